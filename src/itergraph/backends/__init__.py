@@ -1,0 +1,1 @@
+"""Execution backends: `numpy` (reference, always available) and `jax` (compiled, optional)."""

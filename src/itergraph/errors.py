@@ -1,0 +1,43 @@
+"""The exception hierarchy. Every error itergraph raises on purpose derives from `Error`.
+
+Each error names the model element at fault (node name and type, port, iteration) and what
+was expected, so that a user never has to read a traceback from inside a kernel.
+"""
+
+from __future__ import annotations
+
+
+class Error(Exception):
+    """Base of every error itergraph raises on purpose."""
+
+
+class ModelError(Error):
+    """The model is malformed: wrong arity, dangling references, inconsistent attributes."""
+
+
+class UnsupportedError(Error):
+    """The model is well formed but uses something this engine (or this writer) cannot handle."""
+
+
+class InputError(Error):
+    """A run was given missing, extra, or ill-typed inputs."""
+
+
+class ExecutionError(Error):
+    """Something went wrong while running a model (shape mismatch inside a loop, bad length, ...)."""
+
+
+class IterationLimitError(ExecutionError):
+    """A loop ran past the `max_iterations` limit given to `run`."""
+
+
+class SecurityError(ModelError):
+    """The input tried something hostile (XML entity expansion, external entities, ...)."""
+
+
+def where(node) -> str:
+    """A short description of a node for error messages: ``Loop 'name'``."""
+    if node is None:
+        return "graph"
+    name = getattr(node, "name", "") or "<unnamed>"
+    return f"{node.op_type} node '{name}'"

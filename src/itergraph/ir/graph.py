@@ -1,0 +1,170 @@
+"""Values, nodes and graphs: the core of the IR.
+
+Data flow is by object reference. A node's input is the `Value` object some node (or graph
+input, or initializer) produced; names are labels for people and for writers, never used for
+look-up. A node in a subgraph (a loop body, an If branch) may take as input a `Value` that
+belongs to an enclosing graph: that is an outer-scope capture, at any depth.
+
+Op vocabulary: the standard ONNX operators (domain ``""``, with the opset version they were
+read under) plus the canonical `Loop` of :mod:`itergraph.ir.loop` (domain ``"itergraph"``).
+Frontends of other formats translate their operators into this vocabulary.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable, Iterator
+
+from .types import Type
+
+_ids = itertools.count()
+
+
+class Value:
+    """One SSA value: a graph input, an initializer (``const`` set), or a node output."""
+
+    __slots__ = ("name", "type", "producer", "index", "const", "uid", "meta")
+
+    def __init__(self, name: str = "", type: Type | None = None, const: Any = None):
+        self.name = name
+        self.type = type
+        self.producer: Node | None = None
+        self.index = 0  # output index in `producer`
+        self.const = const  # numpy array for initializers / constants
+        self.uid = next(_ids)
+        self.meta: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Value({self.name!r}, {self.type})"
+
+
+class Node:
+    """One operator application.
+
+    `inputs` may hold ``None`` for an omitted optional input (ONNX empty name). `attrs` maps
+    attribute names to Python values: int, float, str, bytes, lists of those, numpy arrays
+    (tensor attributes), `Type`, `Graph` or list of `Graph` (subgraphs).
+    """
+
+    def __init__(
+        self,
+        op_type: str,
+        inputs: Iterable[Value | None] = (),
+        outputs: Iterable[Value] | int = 1,
+        attrs: dict[str, Any] | None = None,
+        *,
+        domain: str = "",
+        version: int | None = None,
+        name: str = "",
+    ):
+        self.op_type = op_type
+        self.domain = domain
+        self.version = version
+        self.name = name
+        self.attrs: dict[str, Any] = dict(attrs or {})
+        self.meta: dict[str, Any] = {}
+        self._inputs: list[Value | None] = list(inputs)
+        if isinstance(outputs, int):
+            outputs = [Value() for _ in range(outputs)]
+        self.outputs: list[Value] = []
+        for v in outputs:
+            self._adopt(v)
+
+    def _adopt(self, v: Value) -> None:
+        v.producer = self
+        v.index = len(self.outputs)
+        self.outputs.append(v)
+
+    @property
+    def inputs(self) -> list[Value | None]:
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, values: Iterable[Value | None]) -> None:
+        self._inputs = list(values)
+
+    def subgraphs(self) -> list["Graph"]:
+        """Graphs held in attributes (If branches, loop bodies), in attribute order."""
+        out: list[Graph] = []
+        for v in self.attrs.values():
+            if isinstance(v, Graph):
+                out.append(v)
+            elif isinstance(v, list) and v and all(isinstance(g, Graph) for g in v):
+                out.extend(v)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<{self.op_type} {self.name!r}>"
+
+
+class Graph:
+    """A list of nodes in topological order, with inputs, outputs and initializers.
+
+    A top-level graph carries `opset_imports` (domain -> version); subgraphs inherit them.
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        inputs: Iterable[Value] = (),
+        outputs: Iterable[Value] = (),
+        nodes: Iterable[Node] = (),
+        initializers: Iterable[Value] = (),
+        opset_imports: dict[str, int] | None = None,
+    ):
+        self.name = name
+        self.inputs: list[Value] = list(inputs)
+        self.outputs: list[Value] = list(outputs)
+        self.nodes: list[Node] = list(nodes)
+        self.initializers: list[Value] = list(initializers)
+        self.opset_imports: dict[str, int] = dict(opset_imports or {})
+        self.meta: dict[str, Any] = {}
+
+    def add(self, node: Node) -> Node:
+        self.nodes.append(node)
+        return node
+
+    def defined(self) -> set[int]:
+        """uids of the values defined in this graph itself (not in subgraphs)."""
+        ids = {v.uid for v in self.inputs}
+        ids.update(v.uid for v in self.initializers)
+        for n in self.nodes:
+            ids.update(v.uid for v in n.outputs)
+        return ids
+
+    def captures(self) -> list[Value]:
+        """Values used in this graph or its subgraphs but defined in an enclosing scope.
+
+        Ordered by first use, without duplicates.
+        """
+        seen: set[int] = set()
+        out: list[Value] = []
+        defined = self.defined()
+
+        def visit(v: Value | None) -> None:
+            if v is not None and v.uid not in defined and v.uid not in seen:
+                seen.add(v.uid)
+                out.append(v)
+
+        for n in self.nodes:
+            for v in n.inputs:
+                visit(v)
+            for g in n.subgraphs():
+                for v in g.captures():
+                    visit(v)
+        for v in self.outputs:
+            visit(v)
+        return out
+
+    def walk(self) -> Iterator[tuple["Graph", Node]]:
+        """Every (graph, node) pair, descending into subgraphs at any depth (pre-order)."""
+        for n in self.nodes:
+            yield self, n
+            for g in n.subgraphs():
+                yield from g.walk()
+
+    def opset(self, domain: str = "") -> int | None:
+        return self.opset_imports.get(domain)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name!r}: {len(self.nodes)} nodes>"

@@ -1,0 +1,250 @@
+"""The canonical loop: one IR node for every loop flavour, with explicit port roles.
+
+ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops all import into
+`Loop`. Its meaning, as a plain Python loop (``body`` computes every body value from the params)::
+
+    state = {p.param: p.value for p in carried}          # Carried: initial values
+    cond = initial_condition if given else True
+    outs = {o: [] for o in concat outputs}
+    k = 0
+    while (trip_count is None or trip_count < 0 or k < trip_count) and cond \
+            and all(k < s.count() for s in sliced):
+        params = {**state, **{s.param: s.piece(k) for s in sliced},
+                  **{i.param: i.value for i in invariant},
+                  iteration_param: k, condition_param: cond}
+        if precondition is not None and not body(params)[precondition]:
+            break                                          # TensorRT kWHILE
+        results = body(params)
+        for o in concat outputs: outs[o].append(results[o.result])
+        state = {c.param: results[c.result] for c in carried}
+        if condition_result is not None: cond = results[condition_result]
+        k += 1
+    Last(r) -> value of r in the last iteration (for a carried result and zero iterations:
+               the carried port's initial value)
+    Concat  -> outs joined along `axis` (stacked on a new axis when `new_axis`), reversed when
+               `reverse`, padded with zeros to `length` when given
+
+The number of iterations is the least of: the trip count, the slice count of every sliced
+input, and the first iteration whose condition is false. A trip count of -1, absent, or
+>= INT32_MAX (what exporters write for "unbounded") is unbounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .graph import Graph, Node, Value
+
+UNBOUNDED_TRIP_COUNT = 2**31 - 1  # a trip count at or above this means "no limit"
+
+
+@dataclass(eq=False)
+class Invariant:
+    """`param` sees `value` unchanged in every iteration."""
+
+    value: Value
+    param: Value
+
+
+@dataclass(eq=False)
+class Sliced:
+    """Iteration k binds `param` to the k-th piece of `value` along `axis`.
+
+    `start` and `end` are fence posts on the axis (between elements): a non-negative post
+    counts from the front, a negative one from the back with -1 being the end of the axis
+    (post ``dim``), as in OpenVINO. The iterated range is ``[min(s, e), max(s, e))`` after
+    resolving. `stride` > 0 walks that range from the front, < 0 from the back, taking
+    ``|stride|`` steps between pieces of `part_size` elements::
+
+        lo, hi = sorted(resolve(start), resolve(end))
+        count = (hi - lo - part_size) // abs(stride) + 1          # 0 if hi - lo < part_size
+        piece(k) = x[lo + k*stride : lo + k*stride + part_size]          if stride > 0
+                 = x[hi - k*|stride| - part_size : hi - k*|stride|]      if stride < 0
+
+    `keep_axis=True` (OpenVINO) keeps the axis with size `part_size`; `False` (ONNX Scan,
+    TensorRT iterators, requires part_size 1) removes it, so the piece has rank one less.
+    """
+
+    value: Value
+    param: Value
+    axis: int = 0
+    start: int = 0
+    end: int = -1
+    stride: int = 1
+    part_size: int = 1
+    keep_axis: bool = False
+
+    @property
+    def reverse(self) -> bool:
+        return self.stride < 0
+
+    def bounds(self, dim: int) -> tuple[int, int]:
+        """Resolved ``(lo, hi)`` fence posts for an axis of length `dim`."""
+        s = self.start if self.start >= 0 else dim + 1 + self.start
+        e = self.end if self.end >= 0 else dim + 1 + self.end
+        lo, hi = (s, e) if s <= e else (e, s)
+        return max(lo, 0), min(hi, dim)
+
+    def count(self, dim: int) -> int:
+        """Number of pieces an axis of length `dim` yields."""
+        lo, hi = self.bounds(dim)
+        if hi - lo < self.part_size:
+            return 0
+        return (hi - lo - self.part_size) // abs(self.stride) + 1
+
+    def piece_start(self, k: int, dim: int) -> int:
+        """Index of the first element of piece k."""
+        lo, hi = self.bounds(dim)
+        if self.stride > 0:
+            return lo + k * self.stride
+        return hi + k * self.stride - self.part_size
+
+
+@dataclass(eq=False)
+class Carried:
+    """The back edge: iteration 0 sees `value` in `param`, iteration k+1 sees `result` of k."""
+
+    value: Value
+    param: Value
+    result: Value
+
+
+InputPort = Union[Invariant, Sliced, Carried]
+
+
+@dataclass(eq=False)
+class Last:
+    """`output` is the value of body value `result` after the last iteration."""
+
+    result: Value
+    output: Value
+
+
+@dataclass(eq=False)
+class Concat:
+    """`output` joins the per-iteration values of body value `result`.
+
+    `new_axis=True` (ONNX scan outputs, TensorRT kCONCATENATE) stacks them on a new axis at
+    `axis`; `False` (OpenVINO) concatenates along the existing `axis`. `reverse` puts the last
+    iteration first. `length`, an outer value (TensorRT), pads the result with zeros to that
+    many entries on the axis; a length below the iteration count is an execution error.
+    """
+
+    result: Value
+    output: Value
+    axis: int = 0
+    reverse: bool = False
+    new_axis: bool = True
+    length: Value | None = None
+
+
+OutputPort = Union[Last, Concat]
+
+
+class Loop(Node):
+    """The canonical loop node (see the module docstring for its meaning).
+
+    ``inputs`` is derived: ``[trip_count, initial_condition, *port values, *concat lengths]``
+    (the first two may be ``None``). ``outputs`` follows ``output_ports``. ``origin`` says which
+    flavour it was read from (``"onnx.Loop"``, ``"onnx.Scan"``, ``"openvino.TensorIterator"``,
+    ``"openvino.Loop"``, ``"network"``), ``origin_attrs`` what that flavour needs to be written
+    back as it was (purely informative: writers must work from the ports alone).
+    """
+
+    def __init__(
+        self,
+        body: Graph,
+        input_ports: list[InputPort] | None = None,
+        output_ports: list[OutputPort] | None = None,
+        *,
+        trip_count: Value | None = None,
+        initial_condition: Value | None = None,
+        condition_result: Value | None = None,
+        condition_param: Value | None = None,
+        precondition: Value | None = None,
+        iteration_param: Value | None = None,
+        name: str = "",
+        origin: str = "",
+        origin_attrs: dict[str, Any] | None = None,
+    ):
+        super().__init__("Loop", (), (), {"body": body}, domain="itergraph", version=1, name=name)
+        self.input_ports: list[InputPort] = list(input_ports or [])
+        self.output_ports: list[OutputPort] = []
+        self.trip_count = trip_count
+        self.initial_condition = initial_condition
+        self.condition_result = condition_result
+        self.condition_param = condition_param
+        self.precondition = precondition
+        self.iteration_param = iteration_param
+        self.origin = origin
+        self.origin_attrs: dict[str, Any] = dict(origin_attrs or {})
+        for p in output_ports or []:
+            self.add_output(p)
+
+    @property
+    def body(self) -> Graph:
+        return self.attrs["body"]
+
+    @body.setter
+    def body(self, g: Graph) -> None:
+        self.attrs["body"] = g
+
+    def add_output(self, port: OutputPort) -> Value:
+        """Append an output port; its `output` value becomes this node's next output."""
+        self.output_ports.append(port)
+        self._adopt(port.output)
+        return port.output
+
+    def set_output_ports(self, ports: list[OutputPort]) -> None:
+        self.output_ports = []
+        self.outputs = []
+        for p in ports:
+            self.add_output(p)
+
+    @property
+    def inputs(self) -> list[Value | None]:  # type: ignore[override]
+        ins: list[Value | None] = [self.trip_count, self.initial_condition]
+        ins.extend(p.value for p in self.input_ports)
+        ins.extend(p.length for p in self.output_ports if isinstance(p, Concat) and p.length is not None)
+        return ins
+
+    @inputs.setter
+    def inputs(self, values) -> None:
+        raise AttributeError("Loop inputs are derived from its ports; edit the ports instead")
+
+    def ports_of(self, kind: type) -> list:
+        return [p for p in self.input_ports if isinstance(p, kind)]
+
+    @property
+    def carried(self) -> list[Carried]:
+        return self.ports_of(Carried)
+
+    @property
+    def sliced(self) -> list[Sliced]:
+        return self.ports_of(Sliced)
+
+    @property
+    def invariant(self) -> list[Invariant]:
+        return self.ports_of(Invariant)
+
+    def carried_for_result(self, result: Value) -> Carried | None:
+        for c in self.carried:
+            if c.result is result:
+                return c
+        return None
+
+    def replace_input(self, old: Value, new: Value) -> None:
+        """Rebind every port (and the special inputs) that read `old` to `new`."""
+        if self.trip_count is old:
+            self.trip_count = new
+        if self.initial_condition is old:
+            self.initial_condition = new
+        for p in self.input_ports:
+            if p.value is old:
+                p.value = new
+        for p in self.output_ports:
+            if isinstance(p, Concat) and p.length is old:
+                p.length = new
+
+
