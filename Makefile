@@ -1,0 +1,31 @@
+# Quick start: `make demo` (set up + run the bundled example), `make test` (set up + whole suite).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,jax]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/make_lstm_models.py --out examples/models
+	$(PY) examples/demo.py examples/models
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench examples
+
+test: $(STAMP) lint
+	$(VENV)/bin/pytest -n 2 --dist loadfile
+
+bench: $(STAMP)
+	$(PY) bench/loops.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models

@@ -1,0 +1,150 @@
+"""The public surface: `load`, `save`, and `Model` (run, explain, info)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .describe import describe
+from .errors import Error, InputError, UnsupportedError
+from .feeds import check_feeds
+from .ir import Graph, verify
+
+BACKENDS = ("numpy", "jax", "auto")
+
+
+class Model:
+    """A loaded model: an IR graph plus compiled plans cached per backend and options."""
+
+    def __init__(self, graph: Graph, source: str = ""):
+        self.graph = graph
+        self.source = source
+        self._numpy_plans: dict[Any, Any] = {}
+        self._jax = None
+
+    @property
+    def inputs(self) -> list:
+        return [v for v in self.graph.inputs if v.const is None]
+
+    @property
+    def outputs(self) -> list:
+        return list(self.graph.outputs)
+
+    def run(self, feeds: dict[str, Any], backend: str = "numpy",
+            max_iterations: int | None = None) -> dict[str, Any]:
+        """Run the model; returns ``{output name: value}`` in the graph's output order.
+
+        `max_iterations` bounds every loop (a runaway loop raises `IterationLimitError`);
+        the default is unlimited. `backend` is ``"numpy"``, ``"jax"`` or ``"auto"``.
+        """
+        feeds = check_feeds(self.graph, feeds)
+        chosen = self.choose_backend(backend)
+        if chosen == "jax":
+            return self._jax_compiled().run(feeds, max_iterations=max_iterations)
+        from .backends.numpy import CompileContext, run_plan
+
+        plan = self._numpy_plans.get(max_iterations)
+        if plan is None:
+            plan = self._numpy_plans[max_iterations] = CompileContext(max_iterations).compile(
+                self.graph)
+        return run_plan(plan, feeds)
+
+    def choose_backend(self, backend: str) -> str:
+        if backend not in BACKENDS:
+            raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
+        if backend == "numpy":
+            return "numpy"
+        from .backends import jax as jax_backend
+
+        if not jax_backend.available():
+            if backend == "jax":
+                raise UnsupportedError("backend 'jax' needs the jax package "
+                                       "(pip install itergraph[jax])")
+            return "numpy"
+        if backend == "auto" and not self._jax_compiled().fully_compiled:
+            return "numpy"
+        return "jax"
+
+    def _jax_compiled(self):
+        if self._jax is None:
+            from .backends import jax as jax_backend
+
+            self._jax = jax_backend.compile_graph(self.graph)
+        return self._jax
+
+    def explain(self, backend: str = "jax") -> str:
+        """Which parts of the model compile on `backend` and why others fall back."""
+        if backend == "numpy":
+            return "backend numpy: the whole graph runs on the NumPy reference backend"
+        from .backends import jax as jax_backend
+
+        if not jax_backend.available():
+            return "backend jax: not installed (pip install itergraph[jax]); numpy runs everything"
+        return jax_backend.explain_text(self.graph)
+
+    def info(self) -> str:
+        return describe(self.graph)
+
+    def save(self, path: str | os.PathLike) -> None:
+        save(self, path)
+
+
+def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
+    """Load an ONNX file/`ModelProto`, an OpenVINO ``.xml`` (+ ``.bin``), a `Graph` or a Network."""
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, Graph):
+        graph, source = model, "graph"
+    elif hasattr(model, "to_graph"):
+        graph, source = model.to_graph(), "network"
+    elif isinstance(model, str | os.PathLike):
+        path = Path(model)
+        suffix = path.suffix.lower()
+        if suffix == ".xml":
+            from .frontends.openvino import read as read_openvino
+
+            graph = read_openvino(path, weights)
+        elif suffix == ".onnx" or suffix == ".pb":
+            from .frontends.onnx import read as read_onnx
+
+            graph = read_onnx(path)
+        else:
+            raise InputError(f"cannot tell the format of '{path}': expected .onnx or .xml")
+        source = str(path)
+    else:
+        try:
+            import onnx
+        except ImportError:  # pragma: no cover - onnx is a core dependency
+            onnx = None
+        if onnx is not None and isinstance(model, onnx.ModelProto | bytes):
+            from .frontends.onnx import read as read_onnx
+
+            graph, source = read_onnx(model), "onnx.ModelProto"
+        else:
+            raise InputError(f"cannot load a {type(model).__name__}: expected a path, an "
+                             "onnx.ModelProto, an itergraph Graph or a Network")
+    verify(graph)
+    return Model(graph, source)
+
+
+def save(model: Model | Graph, path: str | os.PathLike) -> None:
+    """Write `model` in the format its suffix names: ``.onnx`` or ``.xml`` (+ ``.bin``)."""
+    graph = model.graph if isinstance(model, Model) else model
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        import onnx
+
+        from .frontends.onnx import write as write_onnx
+
+        onnx.save(write_onnx(graph), str(path))
+    elif suffix == ".xml":
+        from .frontends.openvino import write as write_openvino
+
+        write_openvino(graph, path)
+    else:
+        raise InputError(f"cannot tell the format to write from '{path}': use .onnx or .xml")
+
+
+__all__ = ["BACKENDS", "Error", "Model", "load", "save"]

@@ -1,0 +1,40 @@
+"""The NumPy reference backend: always available, exact, runs every op the IR can hold.
+
+``run_graph(graph, feeds)`` compiles `graph` into a plan (see `plan.py`) and runs it once;
+`compile_graph` keeps the plan for repeated runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import InputError
+from ...ir import Graph
+from . import control_flow, loop_runner  # noqa: F401  (register the If and Loop kernels)
+from .plan import CompileContext, Plan, compile_graph, node_captures
+
+
+def run_plan(plan: Plan, feeds: dict[str, Any]) -> dict[str, Any]:
+    """Run a top-level plan on `feeds` (name -> value), returning name -> value in output order."""
+    args = []
+    for v in plan.inputs:
+        if v.name in feeds:
+            args.append(feeds[v.name])
+        elif v.const is not None:  # an input with a default (ONNX initializer listed as input)
+            args.append(v.const)
+        else:
+            raise InputError(f"missing input '{v.name}'")
+    if plan.captures:
+        raise InputError(
+            f"graph '{plan.graph.name}' uses undefined values: {[v.name for v in plan.captures]}"
+        )
+    outs = plan.fn(*args)
+    return {v.name: o for v, o in zip(plan.graph.outputs, outs)}
+
+
+def run_graph(graph: Graph, feeds: dict[str, Any], max_iterations: int | None = None) -> dict:
+    """Compile and run `graph` once. Feeds are used as given (see `api.Model.run` for checks)."""
+    return run_plan(compile_graph(graph, max_iterations), feeds)
+
+
+__all__ = ["CompileContext", "Plan", "compile_graph", "node_captures", "run_graph", "run_plan"]

@@ -1,0 +1,101 @@
+"""Human-readable summaries of a graph: its inputs, outputs and the tree of loops."""
+
+from __future__ import annotations
+
+from .ir import Carried, Concat, Graph, Invariant, Last, Loop, Sliced, Value
+
+
+def _value(v: Value | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v.name or '<unnamed>'}: {v.type or '?'}"
+
+
+def _const_or_name(v: Value | None) -> str:
+    if v is None:
+        return "none"
+    if v.const is not None and getattr(v.const, "size", 0) == 1:
+        return str(v.const.reshape(-1)[0].item())
+    if v.producer is not None and v.producer.op_type == "Constant":
+        val = v.producer.attrs.get("value")
+        if val is not None and getattr(val, "size", 0) == 1:
+            return str(val.reshape(-1)[0].item())
+    return f"runtime value '{v.name}'"
+
+
+def describe_port(p) -> str:
+    if isinstance(p, Invariant):
+        return f"invariant  {p.param.name} <- {p.value.name}"
+    if isinstance(p, Carried):
+        return f"carried    {p.param.name} <- {p.value.name}, next = {p.result.name}"
+    if isinstance(p, Sliced):
+        direction = "reverse" if p.reverse else "forward"
+        extra = f", part_size {p.part_size}, keeps axis" if p.keep_axis else ""
+        return (f"sliced     {p.param.name} <- {p.value.name} axis {p.axis} {direction} "
+                f"[{p.start}:{p.end}:{p.stride}]{extra}")
+    if isinstance(p, Last):
+        return f"last       {p.output.name} <- {p.result.name}"
+    if isinstance(p, Concat):
+        how = "stacked on new axis" if p.new_axis else "joined on axis"
+        rev = ", reversed" if p.reverse else ""
+        ln = f", padded to {p.length.name}" if p.length is not None else ""
+        return f"concat     {p.output.name} <- {p.result.name} {how} {p.axis}{rev}{ln}"
+    return repr(p)
+
+
+def describe_loop(loop: Loop, indent: str) -> list[str]:
+    lines = [f"{indent}Loop '{loop.name or '<unnamed>'}' (from {loop.origin or 'itergraph'})"]
+    sub = indent + "    "
+    lines.append(f"{sub}trip count: {_const_or_name(loop.trip_count)}")
+    conds = []
+    if loop.initial_condition is not None:
+        conds.append(f"initial {_const_or_name(loop.initial_condition)}")
+    if loop.condition_result is not None:
+        conds.append(f"next from '{loop.condition_result.name}'")
+    if loop.precondition is not None:
+        conds.append(f"checked before each iteration from '{loop.precondition.name}'")
+    lines.append(f"{sub}condition: {', '.join(conds) or 'none'}")
+    if loop.iteration_param is not None:
+        lines.append(f"{sub}iteration number -> {loop.iteration_param.name}")
+    for p in loop.input_ports:
+        lines.append(f"{sub}in   {describe_port(p)}")
+    for p in loop.output_ports:
+        lines.append(f"{sub}out  {describe_port(p)}")
+    lines.extend(describe_nested(loop.body, sub))
+    return lines
+
+
+def describe_nested(graph: Graph, indent: str) -> list[str]:
+    lines: list[str] = []
+    for n in graph.nodes:
+        if isinstance(n, Loop):
+            lines.extend(describe_loop(n, indent))
+        elif n.subgraphs():
+            inner = [ln for g in n.subgraphs() for ln in describe_nested(g, indent + "    ")]
+            if inner:
+                lines.append(f"{indent}{n.op_type} '{n.name or '<unnamed>'}'")
+                lines.extend(inner)
+    return lines
+
+
+def describe(graph: Graph) -> str:
+    """Inputs, outputs and the loop tree of `graph`, as text."""
+    lines = [f"graph '{graph.name}'"]
+    if graph.opset_imports:
+        lines.append("opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in
+                                            sorted(graph.opset_imports.items())))
+    lines.append("inputs:")
+    lines += [f"    {_value(v)}" for v in graph.inputs if v.const is None]
+    lines.append("outputs:")
+    lines += [f"    {_value(v)}" for v in graph.outputs]
+    tree = describe_nested(graph, "    ")
+    lines.append("loops:" if tree else "loops: none")
+    lines += tree
+    counts: dict[str, int] = {}
+    for _, n in graph.walk():
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    lines.append("ops: " + ", ".join(f"{k} x{v}" for k, v in sorted(counts.items())))
+    return "\n".join(lines)
+
+
+__all__ = ["describe", "describe_loop", "describe_port"]

@@ -1,0 +1,71 @@
+"""Checking and converting the inputs given to `Model.run` against the graph's declared types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .ir import Graph, Value
+from .ir.types import OptionalType, SequenceType, TensorType
+
+
+def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
+    from .backends.numpy.dtypes import to_numpy
+
+    want = to_numpy(t.dtype) if t.dtype is not None else None
+    if not isinstance(x, np.ndarray):
+        if isinstance(x, np.generic | int | float | bool | list | tuple):
+            x = np.asarray(x, dtype=want)
+        else:
+            raise InputError(f"{what}: expected an array, got {type(x).__name__}")
+    if want is not None and x.dtype != want:
+        strings = want == np.dtype(object) and x.dtype.kind in "OUS"
+        if not strings:
+            raise InputError(f"{what}: expected element type {t.dtype}, got {x.dtype}")
+    if t.shape is not None:
+        if x.ndim != len(t.shape):
+            raise InputError(f"{what}: expected rank {len(t.shape)} (shape {_shape(t)}), "
+                             f"got shape {x.shape}")
+        for i, (d, n) in enumerate(zip(t.shape, x.shape)):
+            if isinstance(d, int) and d >= 0 and d != n:
+                raise InputError(f"{what}: dimension {i} must be {d} (shape {_shape(t)}), "
+                                 f"got shape {x.shape}")
+    return x
+
+
+def _shape(t: TensorType) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in t.shape or ()) + "]"
+
+
+def check_value(v: Value, t, x: Any, what: str) -> Any:
+    if t is None:
+        return x
+    if isinstance(t, TensorType):
+        return _check_tensor(v, t, x, what)
+    if isinstance(t, SequenceType):
+        if not isinstance(x, list | tuple):
+            raise InputError(f"{what}: expected a sequence (list), got {type(x).__name__}")
+        return [check_value(v, t.elem, e, f"{what}[{i}]") for i, e in enumerate(x)]
+    if isinstance(t, OptionalType):
+        return None if x is None else check_value(v, t.elem, x, what)
+    return x
+
+
+def check_feeds(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
+    """Validate `feeds` against `graph.inputs`; returns the converted feeds."""
+    if not isinstance(feeds, dict):
+        raise InputError(f"feeds must be a dict name -> value, got {type(feeds).__name__}")
+    known = {v.name: v for v in graph.inputs}
+    extra = [k for k in feeds if k not in known]
+    if extra:
+        raise InputError(f"unknown input(s) {extra}; the model's inputs are {list(known)}")
+    out: dict[str, Any] = {}
+    for v in graph.inputs:
+        if v.name not in feeds:
+            if v.const is not None:
+                continue
+            raise InputError(f"missing input '{v.name}' ({v.type})")
+        out[v.name] = check_value(v, v.type, feeds[v.name], f"input '{v.name}'")
+    return out

@@ -1,0 +1,242 @@
+"""ONNX ModelProto -> IR `Graph`.
+
+`read` accepts a ``ModelProto``, a path, or serialized bytes. Model-local functions are
+inlined first, ONNX shape inference fills in value types where it can, and then every graph
+is converted with ONNX scoping (see :mod:`.scope`): outer names become direct references to
+the outer `Value` objects. Every node gets ``version`` = the opset its domain is imported at.
+``Loop`` and ``Scan`` become the canonical `itergraph.ir.Loop` (:mod:`.loop_import`,
+:mod:`.scan_import`); everything else, ``If`` included, becomes an ordinary `Node` whose graph
+attributes are IR graphs.
+
+An initializer that is also listed as a graph input (IR version < 4 style) is read as an
+initializer (a constant); its name is kept in ``graph.meta["overridable_initializers"]``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import onnx
+
+from ...errors import ModelError, UnsupportedError
+from ...ir.graph import Graph, Node, Value
+from ...ir.traversal import toposort
+from ...ir.types import TensorType
+from .attributes import attr_from_onnx
+from .scope import Scope
+from .types import sparse_from_onnx, tensor_from_onnx, type_from_onnx
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+class UnsupportedOpsetError(ModelError, UnsupportedError):
+    """The model imports an opset this reader does not know (both a model and support error)."""
+
+
+def where(p: onnx.NodeProto) -> str:
+    return f"{p.op_type} node '{p.name or '<unnamed>'}'"
+
+
+def _load(model: Any) -> tuple[onnx.ModelProto, str]:
+    if isinstance(model, onnx.ModelProto):
+        return model, ""
+    if isinstance(model, bytes | bytearray | memoryview):
+        try:
+            return onnx.load_from_string(bytes(model)), ""
+        except Exception as e:  # noqa: BLE001 - protobuf DecodeError and friends
+            raise ModelError(f"cannot parse ONNX model bytes: {e}") from e
+    if isinstance(model, str | os.PathLike):
+        path = os.fspath(model)
+        try:
+            proto = onnx.load(path)
+        except OSError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"cannot parse ONNX model '{path}': {e}") from e
+        return proto, os.path.dirname(os.path.abspath(path))
+    raise TypeError(f"read() expects a ModelProto, a path or bytes, not {type(model).__name__}")
+
+
+def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
+    if len(proto.functions):
+        import onnx.inliner
+
+        try:
+            proto = onnx.inliner.inline_local_functions(proto)
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"cannot inline the model's local functions: {e}") from e
+    try:
+        proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False)
+    except Exception:  # noqa: BLE001 - inference is a convenience; types stay unknown
+        pass
+    return proto
+
+
+def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    opsets: dict[str, int] = {}
+    for o in proto.opset_import:
+        dom = "" if o.domain in DEFAULT_DOMAINS else o.domain
+        opsets[dom] = int(o.version)
+    if not opsets and proto.ir_version < 3:
+        opsets[""] = 1  # IR versions before 3 had no opset imports: opset 1 implied
+    known = onnx.defs.onnx_opset_version()
+    if "" in opsets and not 1 <= opsets[""] <= known:
+        raise UnsupportedOpsetError(
+            f"model imports ONNX opset {opsets['']}; this reader knows opsets 1 to {known} "
+            f"(onnx {onnx.__version__})"
+        )
+    return opsets
+
+
+def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
+    """Convert an ONNX model to an IR graph (the main graph, with ``opset_imports`` set)."""
+    proto, base_dir = _load(model)
+    opsets = _opsets(proto)
+    proto = _prepare(proto)
+    reader = Reader(opsets, base_dir)
+    g = reader.graph(proto.graph, None)
+    g.opset_imports = dict(opsets)
+    g.meta.update(ir_version=int(proto.ir_version), producer_name=proto.producer_name,
+                  producer_version=proto.producer_version, domain=proto.domain,
+                  model_version=int(proto.model_version), doc_string=proto.doc_string,
+                  metadata_props={p.key: p.value for p in proto.metadata_props})
+    return g
+
+
+class Reader:
+    """Converts graphs and nodes; holds what every graph of one model shares."""
+
+    def __init__(self, opsets: dict[str, int], base_dir: str = ""):
+        self.opsets = opsets
+        self.base_dir = base_dir
+
+    # graphs --------------------------------------------------------------------------------
+
+    def graph(self, gp: onnx.GraphProto, parent: Scope | None) -> Graph:
+        """Convert `gp`; names it does not define resolve in `parent` (captures)."""
+        name = gp.name
+        scope = Scope(name, parent)
+        types = {vi.name: vi.type for vi in gp.value_info}
+        types.update((vi.name, vi.type) for vi in gp.output)
+        g = Graph(name)
+        init_names = {t.name for t in gp.initializer} | {t.values.name
+                                                         for t in gp.sparse_initializer}
+        overridable = []
+        for vi in gp.input:
+            if not vi.name:
+                raise ModelError(f"graph '{name}': an input has an empty name")
+            if vi.name in init_names:
+                overridable.append(vi.name)
+                continue
+            v = Value(vi.name, type_from_onnx(vi.type))
+            scope.define(vi.name, v, "graph input")
+            g.inputs.append(v)
+        if overridable:
+            g.meta["overridable_initializers"] = overridable
+        for t in gp.initializer:
+            self._initializer(g, scope, t.name, tensor_from_onnx(t, self.base_dir))
+        for st in gp.sparse_initializer:
+            self._initializer(g, scope, st.values.name, sparse_from_onnx(st, self.base_dir))
+        # Declare every node output first so that a graph out of topological order still reads.
+        declared: list[list[Value]] = []
+        for p in gp.node:
+            outs = []
+            for o in p.output:
+                v = Value(o, type_from_onnx(types.get(o)) if o else None)
+                if o:
+                    scope.define(o, v, f"output of {where(p)}")
+                outs.append(v)
+            declared.append(outs)
+        for p, outs in zip(gp.node, declared):
+            g.nodes.append(self.node(p, scope, outs))
+        for vi in gp.output:
+            v = scope.lookup(vi.name)
+            if v is None:
+                raise ModelError(f"graph '{name}': output '{vi.name}' is not defined")
+            if v.type is None:
+                v.type = type_from_onnx(vi.type)
+            g.outputs.append(v)
+        toposort(g)
+        return g
+
+    def _initializer(self, g: Graph, scope: Scope, name: str, array) -> None:
+        from ...backends.numpy.dtypes import from_numpy
+
+        try:
+            t = TensorType(from_numpy(array.dtype), tuple(array.shape))
+        except KeyError:
+            t = None
+        v = Value(name, t, const=array)
+        scope.define(name, v, "initializer")
+        g.initializers.append(v)
+
+    # nodes ---------------------------------------------------------------------------------
+
+    def version_of(self, p: onnx.NodeProto) -> int:
+        dom = "" if p.domain in DEFAULT_DOMAINS else p.domain
+        if dom not in self.opsets:
+            raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by the model "
+                             "(no opset_import entry)")
+        return self.opsets[dom]
+
+    def resolve(self, p: onnx.NodeProto, scope: Scope) -> list[Value | None]:
+        ins: list[Value | None] = []
+        for i, n in enumerate(p.input):
+            if not n:
+                ins.append(None)
+                continue
+            v = scope.lookup(n)
+            if v is None:
+                raise ModelError(f"{where(p)} in graph '{scope.graph_name}': input {i} '{n}' is "
+                                 "not defined (no graph input, initializer, node output or outer "
+                                 "value has that name)")
+            ins.append(v)
+        return ins
+
+    def attrs(self, p: onnx.NodeProto, scope: Scope) -> tuple[dict[str, Any], dict[str, int]]:
+        vals: dict[str, Any] = {}
+        kinds: dict[str, int] = {}
+        for a in p.attribute:
+            try:
+                vals[a.name] = attr_from_onnx(a, lambda gp: self.graph(gp, scope), self.base_dir)
+            except ModelError as e:
+                raise ModelError(f"{where(p)}: attribute '{a.name}': {e}") from e
+            kinds[a.name] = int(a.type)
+        return vals, kinds
+
+    def node(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> Node:
+        version = self.version_of(p)
+        inputs = self.resolve(p, scope)
+        if p.domain in DEFAULT_DOMAINS and p.op_type in ("Loop", "Scan"):
+            from .loop_import import import_loop
+            from .scan_import import import_scan
+
+            fn = import_loop if p.op_type == "Loop" else import_scan
+            return fn(self, p, scope, inputs, outputs, version)
+        attrs, kinds = self.attrs(p, scope)
+        n = Node(p.op_type, inputs, outputs, attrs, domain="" if p.domain in DEFAULT_DOMAINS
+                 else p.domain, version=version, name=p.name)
+        n.meta["onnx_attr_types"] = kinds
+        if p.doc_string:
+            n.meta["doc_string"] = p.doc_string
+        return n
+
+    def body(self, p: onnx.NodeProto, scope: Scope) -> Graph:
+        """The ``body`` graph attribute of a Loop/Scan node, converted in `scope`."""
+        for a in p.attribute:
+            if a.name == "body":
+                if a.type != onnx.AttributeProto.GRAPH:
+                    raise ModelError(f"{where(p)}: attribute 'body' must be a graph")
+                return self.graph(a.g, scope)
+        raise ModelError(f"{where(p)}: required attribute 'body' is missing")
+
+    def int_attrs(self, p: onnx.NodeProto) -> dict[str, Any]:
+        """The non-graph attributes of `p` (ints and lists of ints), by name."""
+        out: dict[str, Any] = {}
+        for a in p.attribute:
+            if a.type == onnx.AttributeProto.INT:
+                out[a.name] = int(a.i)
+            elif a.type == onnx.AttributeProto.INTS:
+                out[a.name] = [int(x) for x in a.ints]
+        return out
