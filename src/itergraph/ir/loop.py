@@ -25,8 +25,9 @@ ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops a
                `reverse`, padded with zeros to `length` when given
 
 The number of iterations is the least of: the trip count, the slice count of every sliced
-input, and the first iteration whose condition is false. A trip count of -1, absent, or
->= INT32_MAX (what exporters write for "unbounded") is unbounded.
+input, and the first iteration whose condition is false. An absent trip count, or one >=
+INT32_MAX (what exporters write for "unbounded"), is unbounded; a negative one is unbounded or
+zero as `Loop.negative_trip_count` says.
 """
 
 from __future__ import annotations
@@ -150,6 +151,9 @@ class Loop(Node):
     flavour it was read from (``"onnx.Loop"``, ``"onnx.Scan"``, ``"openvino.TensorIterator"``,
     ``"openvino.Loop"``, ``"network"``), ``origin_attrs`` what that flavour needs to be written
     back as it was (purely informative: writers must work from the ports alone).
+    ``negative_trip_count`` says what a negative trip count means at run time: ``"unbounded"``
+    (OpenVINO's -1, the default) or ``"zero"`` (ONNX: ONNX Runtime and the reference evaluator
+    run no iteration).
     """
 
     def __init__(
@@ -167,6 +171,7 @@ class Loop(Node):
         name: str = "",
         origin: str = "",
         origin_attrs: dict[str, Any] | None = None,
+        negative_trip_count: str = "unbounded",
     ):
         super().__init__("Loop", (), (), {"body": body}, domain="itergraph", version=1, name=name)
         self.input_ports: list[InputPort] = list(input_ports or [])
@@ -179,6 +184,9 @@ class Loop(Node):
         self.iteration_param = iteration_param
         self.origin = origin
         self.origin_attrs: dict[str, Any] = dict(origin_attrs or {})
+        if negative_trip_count not in ("unbounded", "zero"):
+            raise ValueError("negative_trip_count must be 'unbounded' or 'zero'")
+        self.negative_trip_count = negative_trip_count
         for p in output_ports or []:
             self.add_output(p)
 

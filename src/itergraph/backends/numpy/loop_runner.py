@@ -145,7 +145,7 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
     sliced = [(j, p, pos[p.param.uid]) for j, p in enumerate(ports) if isinstance(p, Sliced)]
     invariant = [(j, pos[p.param.uid]) for j, p in enumerate(ports) if isinstance(p, Invariant)]
     carried_src = [j for j, p in enumerate(ports) if isinstance(p, Carried)]
-    unbounded_negative = loop.origin_attrs.get("negative_trip_count", "unbounded") == "unbounded"
+    unbounded_negative = loop.negative_trip_count == "unbounded"
     strict_slices = bool(loop.origin_attrs.get("strict_slices"))
     has_condition = loop.condition_result is not None or pre_plan is not None
     body_fn = plan.fn

@@ -1,0 +1,297 @@
+"""Element-wise kernels: arithmetic, math functions, comparisons, logic, bitwise, Where.
+
+All binary ops broadcast NumPy-style (opset >= 7). Before opset 7 the arithmetic ops took a
+``broadcast``/``axis`` attribute pair: B is aligned with A starting at ``axis``. Results keep
+the input element type, as ONNX requires (integer Div truncates toward zero, Pow keeps the
+base's type).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+
+import numpy as np
+
+from ....errors import ModelError, where
+from . import kernel
+from ._common import asarray, attr, attr_str, ndarray
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _unary(ufunc):
+    def factory(node, ctx):
+        def fn(x):
+            r = ufunc(x)
+            return r if r.__class__ is ndarray else asarray(r)
+
+        return fn
+
+    return factory
+
+
+def _binary(ufunc):
+    def factory(node, ctx):
+        legacy = _legacy_broadcast(node)
+        if legacy is not None:
+
+            def fn_legacy(a, b):
+                return asarray(ufunc(a, legacy(a, b)))
+
+            return fn_legacy
+
+        def fn(a, b):
+            r = ufunc(a, b)
+            return r if r.__class__ is ndarray else asarray(r)
+
+        return fn
+
+    return factory
+
+
+def _legacy_broadcast(node):
+    """Opset < 7 ``broadcast``/``axis`` semantics: a function reshaping B to align with A."""
+    if (node.version or 7) >= 7 or not attr(node, "broadcast", 0):
+        return None
+    axis = attr(node, "axis")
+    if axis is None:
+        return lambda a, b: b
+
+    def align(a, b):
+        ax = axis + a.ndim if axis < 0 else axis
+        return b.reshape(b.shape + (1,) * (a.ndim - ax - b.ndim))
+
+    return align
+
+
+def _register_unary(table: dict[str, object], since: int = 1) -> None:
+    for op, uf in table.items():
+        kernel(op, since=since)(_unary(uf))
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+for _op, _uf in {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}.items():
+    kernel(_op, since=1)(_binary(_uf))
+
+
+def _int_div(a, b):
+    """Integer division truncating toward zero (C semantics), as ONNX Runtime does."""
+    q = np.floor_divide(a, b)
+    if a.dtype.kind == "i":
+        r = np.remainder(a, b)
+        adjust = (r != 0) & ((a < 0) ^ (b < 0))
+        q = q + adjust.astype(q.dtype)
+    return q
+
+
+@kernel("Div", since=1)
+def _div(node, ctx):
+    legacy = _legacy_broadcast(node)
+    divide = np.divide
+
+    def fn(a, b):
+        if legacy is not None:
+            b = legacy(a, b)
+        if a.dtype.kind in "iu":
+            return asarray(_int_div(a, b))
+        r = divide(a, b)
+        return r if r.__class__ is ndarray else asarray(r)
+
+    return fn
+
+
+@kernel("Pow", since=1)
+def _pow(node, ctx):
+    """Pow: the result has the base's element type (exponent may be of another type)."""
+    legacy = _legacy_broadcast(node)
+    power = np.power
+
+    def fn(a, b):
+        if legacy is not None:
+            b = legacy(a, b)
+        if a.dtype.kind in "iu" and b.dtype.kind in "iu":
+            if (b < 0).any():  # NumPy refuses; ONNX Runtime computes in floating point
+                r = power(a.astype(np.float64), b).astype(a.dtype)
+            else:
+                r = power(a, b.astype(a.dtype, copy=False))
+        else:
+            r = power(a, b)
+        if r.__class__ is not ndarray:
+            r = asarray(r)
+        return r if r.dtype == a.dtype else r.astype(a.dtype)
+
+    return fn
+
+
+@kernel("Mod", since=10)
+def _mod(node, ctx):
+    """Mod: ``fmod=0`` takes the divisor's sign (np.mod), ``fmod=1`` the dividend's (np.fmod)."""
+    uf = np.fmod if attr(node, "fmod", 0) else np.mod
+
+    def fn(a, b):
+        r = uf(a, b)
+        return r if r.__class__ is ndarray else asarray(r)
+
+    return fn
+
+
+@kernel("BitShift", since=11)
+def _bitshift(node, ctx):
+    """BitShift: LEFT or RIGHT; shifts by >= the bit width give 0 (or -1 for negative >>)."""
+    direction = (attr_str(node, "direction", "") or "").upper()
+    if direction not in ("LEFT", "RIGHT"):
+        raise ModelError(f"{where(node)}: direction must be LEFT or RIGHT, got {direction!r}")
+    uf = np.left_shift if direction == "LEFT" else np.right_shift
+
+    def fn(x, y):
+        return asarray(uf(x, y.astype(x.dtype, copy=False)))
+
+    return fn
+
+
+for _op, _uf in {
+    "BitwiseAnd": np.bitwise_and, "BitwiseOr": np.bitwise_or, "BitwiseXor": np.bitwise_xor,
+}.items():
+    kernel(_op, since=18)(_binary(_uf))
+kernel("BitwiseNot", since=18)(_unary(np.invert))
+
+
+def _variadic(ufunc):
+    def factory(node, ctx):
+        def fn(*xs):
+            if len(xs) == 1:
+                return xs[0]
+            return asarray(reduce(ufunc, xs))
+
+        return fn
+
+    return factory
+
+
+kernel("Max", since=1)(_variadic(np.maximum))
+kernel("Min", since=1)(_variadic(np.minimum))
+kernel("Sum", since=1)(_variadic(np.add))
+
+
+@kernel("Mean", since=1)
+def _mean(node, ctx):
+    def fn(*xs):
+        s = reduce(np.add, xs) if len(xs) > 1 else xs[0]
+        r = asarray(s / len(xs))
+        return r if r.dtype == xs[0].dtype else r.astype(xs[0].dtype)
+
+    return fn
+
+
+@kernel("Clip", since=1)
+def _clip_attrs(node, ctx):
+    """Clip before opset 11: bounds in attributes (defaults: no bound)."""
+    lo = attr(node, "min")
+    hi = attr(node, "max")
+
+    def fn(x):
+        r = x
+        if lo is not None:
+            r = np.maximum(r, np.asarray(lo, dtype=x.dtype))
+        if hi is not None:
+            r = np.minimum(r, np.asarray(hi, dtype=x.dtype))
+        return asarray(r)
+
+    return fn
+
+
+@kernel("Clip", since=11)
+def _clip(node, ctx):
+    """Clip from opset 11: optional `min` and `max` inputs; min > max gives max everywhere."""
+
+    def fn(x, lo=None, hi=None):
+        r = x
+        if lo is not None:
+            r = np.maximum(r, lo)
+        if hi is not None:
+            r = np.minimum(r, hi)
+        return r if r.__class__ is ndarray else asarray(r)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- unary math
+
+_register_unary({
+    "Neg": np.negative, "Abs": np.abs, "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log,
+    "Floor": np.floor, "Ceil": np.ceil, "Tanh": np.tanh,
+})
+_register_unary({"Round": np.rint}, since=11)
+_register_unary({"Sign": np.sign, "Sinh": np.sinh, "Cosh": np.cosh, "Asinh": np.arcsinh,
+                 "Acosh": np.arccosh, "Atanh": np.arctanh}, since=9)
+_register_unary({"Sin": np.sin, "Cos": np.cos, "Tan": np.tan, "Asin": np.arcsin,
+                 "Acos": np.arccos, "Atan": np.arctan}, since=7)
+
+
+_register_unary({"Reciprocal": np.reciprocal})
+
+
+def _erf_impl():
+    try:
+        from scipy.special import erf  # exact and vectorized where available
+
+        return erf
+    except ImportError:  # pragma: no cover - scipy comes with jax, but is not required
+        vec = np.vectorize(math.erf, otypes=[np.float64])
+        return lambda x: vec(x)
+
+
+erf = _erf_impl()
+
+
+@kernel("Erf", since=9)
+def _erf(node, ctx):
+    def fn(x):
+        r = asarray(erf(x))
+        return r if r.dtype == x.dtype else r.astype(x.dtype)
+
+    return fn
+
+
+_register_unary({"IsNaN": np.isnan}, since=9)
+
+
+@kernel("IsInf", since=10)
+def _isinf(node, ctx):
+    neg = bool(attr(node, "detect_negative", 1))
+    pos = bool(attr(node, "detect_positive", 1))
+
+    def fn(x):
+        if neg and pos:
+            return asarray(np.isinf(x))
+        if pos:
+            return asarray(np.isposinf(x))
+        if neg:
+            return asarray(np.isneginf(x))
+        return np.zeros(x.shape, dtype=bool)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- comparisons, logic
+
+for _op, _uf in {
+    "Equal": np.equal, "Less": np.less, "LessOrEqual": np.less_equal, "Greater": np.greater,
+    "GreaterOrEqual": np.greater_equal, "And": np.logical_and, "Or": np.logical_or,
+    "Xor": np.logical_xor,
+}.items():
+    kernel(_op, since=1)(_binary(_uf))
+_register_unary({"Not": np.logical_not})
+
+
+@kernel("Where", since=9)
+def _where(node, ctx):
+    npwhere = np.where
+
+    def fn(c, x, y):
+        r = npwhere(c, x, y)
+        return r if r.__class__ is ndarray else asarray(r)
+
+    return fn

@@ -1,0 +1,202 @@
+"""Indexing kernels: Concat, Split, Slice, Gather, GatherElements.
+
+Slice follows ONNX clamping: after adding the dim to negative starts/ends, starts and ends are
+clamped to ``[0, dim]`` for positive steps and ``[-1, dim - 1]`` for negative steps, where -1
+means "before the first element" (not "the last", as in Python).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, ModelError, where
+from . import kernel
+from ._common import asarray, attr, attr_ints, const_input
+
+# ----------------------------------------------------------------------------- Concat
+
+
+@kernel("Concat", since=1)
+def _concat(node, ctx):
+    axis = int(attr(node, "axis", 1))
+    concatenate = np.concatenate
+
+    def fn(*xs):
+        try:
+            return concatenate(xs, axis=axis)
+        except ValueError as e:
+            shapes = [x.shape for x in xs]
+            raise ExecutionError(
+                f"{where(node)}: cannot concatenate shapes {shapes} on axis {axis}"
+            ) from e
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- Split
+
+
+def _split_sizes(node, dim: int, split, n: int) -> list[int]:
+    if split is None:
+        if dim % n == 0:
+            return [dim // n] * n
+        chunk = -(-dim // n)  # num_outputs that do not divide: the last chunk is smaller
+        sizes = [chunk] * (n - 1)
+        sizes.append(dim - chunk * (n - 1))
+        if sizes[-1] < 0:
+            raise ExecutionError(f"{where(node)}: cannot split {dim} elements into {n} parts")
+        return sizes
+    sizes = [int(s) for s in split]
+    if sum(sizes) != dim:
+        raise ExecutionError(
+            f"{where(node)}: split sizes {sizes} do not add up to the axis length {dim}"
+        )
+    return sizes
+
+
+def _split_fn(node, axis: int, n: int, split_of):
+    def fn(x, split=None):
+        a = axis + x.ndim if axis < 0 else axis
+        sizes = _split_sizes(node, x.shape[a], split_of(split), n)
+        idx = [slice(None)] * x.ndim
+        out = []
+        pos = 0
+        for s in sizes:
+            idx[a] = slice(pos, pos + s)
+            out.append(x[tuple(idx)])
+            pos += s
+        return out[0] if n == 1 else tuple(out)
+
+    return fn
+
+
+@kernel("Split", since=1)
+def _split_v1(node, ctx):
+    """Split 1/2/11: sizes from the ``split`` attribute (opset 1: or from input 2)."""
+    axis = int(attr(node, "axis", 0))
+    split_attr = attr_ints(node, "split")
+    n = len(node.outputs)
+    return _split_fn(
+        node, axis, n, lambda s: split_attr if s is None else s.reshape(-1).tolist()
+    )
+
+
+@kernel("Split", since=13)
+def _split(node, ctx):
+    """Split 13+: sizes from the optional `split` input; 18+: or ``num_outputs`` parts."""
+    axis = int(attr(node, "axis", 0))
+    n = len(node.outputs)
+    num_outputs = attr(node, "num_outputs")
+    if num_outputs is not None and int(num_outputs) != n:
+        raise ModelError(f"{where(node)}: num_outputs={num_outputs} but {n} outputs")
+    return _split_fn(node, axis, n, lambda s: None if s is None else s.reshape(-1).tolist())
+
+
+# ----------------------------------------------------------------------------- Slice
+
+
+def _slice_of(start: int, end: int, step: int, dim: int) -> slice:
+    if step == 0:
+        raise ValueError("slice step cannot be 0")
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start = min(max(start, 0), dim)
+        end = min(max(end, 0), dim)
+        return slice(start, end, step)
+    start = min(max(start, -1), dim - 1)
+    end = min(max(end, -1), dim - 1)
+    if start < 0:
+        return slice(0, 0, 1)
+    return slice(start, None if end < 0 else end, step)
+
+
+def _slicer(node, starts, ends, axes, steps):
+    """A function x -> x[...] for the given (Python list) parameters."""
+    n = len(starts)
+    if len(ends) != n or (axes is not None and len(axes) != n) or (
+        steps is not None and len(steps) != n
+    ):
+        raise ExecutionError(f"{where(node)}: starts/ends/axes/steps lengths differ")
+    axes = list(range(n)) if axes is None else axes
+    steps = [1] * n if steps is None else steps
+
+    def apply(x):
+        idx = [slice(None)] * x.ndim
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            ax = a + x.ndim if a < 0 else a
+            if not 0 <= ax < x.ndim:
+                raise ExecutionError(f"{where(node)}: axis {a} out of range for rank {x.ndim}")
+            try:
+                idx[ax] = _slice_of(s, e, st, x.shape[ax])
+            except ValueError as err:
+                raise ExecutionError(f"{where(node)}: {err}") from None
+        return x[tuple(idx)]
+
+    return apply
+
+
+@kernel("Slice", since=1)
+def _slice_v1(node, ctx):
+    starts = attr_ints(node, "starts") or []
+    ends = attr_ints(node, "ends") or []
+    return _slicer(node, starts, ends, attr_ints(node, "axes"), None)
+
+
+@kernel("Slice", since=10)
+def _slice(node, ctx):
+    """Slice 10+: starts, ends and the optional axes, steps are inputs."""
+    consts = [const_input(node, i) for i in range(1, 5)]
+    given = [i < len(node.inputs) and node.inputs[i] is not None for i in range(1, 5)]
+    if all(c is not None or not g for c, g in zip(consts, given)):
+        lists = [None if c is None else c.reshape(-1).tolist() for c in consts]
+        apply = _slicer(node, *lists)
+
+        def fn_const(x, *_):
+            return apply(x)
+
+        return fn_const
+
+    def fn(x, starts, ends, axes=None, steps=None):
+        return _slicer(
+            node, starts.tolist(), ends.tolist(),
+            None if axes is None else axes.tolist(),
+            None if steps is None else steps.tolist(),
+        )(x)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- Gather
+
+
+@kernel("Gather", since=1)
+def _gather(node, ctx):
+    """Gather: ``np.take`` along `axis`; negative indices count from the end."""
+    axis = int(attr(node, "axis", 0))
+    take = np.take
+
+    def fn(data, indices):
+        try:
+            return asarray(take(data, indices, axis=axis))
+        except IndexError as e:
+            raise ExecutionError(f"{where(node)}: {e}") from None
+
+    return fn
+
+
+@kernel("GatherElements", since=11)
+def _gather_elements(node, ctx):
+    axis = int(attr(node, "axis", 0))
+
+    def fn(data, indices):
+        a = axis + data.ndim if axis < 0 else axis
+        idx = np.where(indices < 0, indices + data.shape[a], indices)
+        try:
+            return np.take_along_axis(data, idx, axis=a)
+        except IndexError as e:
+            raise ExecutionError(f"{where(node)}: {e}") from None
+
+    return fn

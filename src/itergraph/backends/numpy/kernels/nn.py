@@ -1,0 +1,241 @@
+"""Neural-network kernels: activations, Softmax/LogSoftmax, MatMul, Gemm, Identity, Dropout.
+
+Activations keep the input's floating type (Python-float constants do not promote under
+NumPy's scalar rules). Softmax before opset 13 flattens the input to 2-D at `axis` (default
+1) and normalizes each row; from opset 13 it normalizes along `axis` (default -1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernel
+from ._common import asarray, attr, attr_str, ndarray
+from .elementwise import erf
+
+# ----------------------------------------------------------------------------- activations
+
+
+def _act(make):
+    """Register helper: `make(node)` returns ``fn(x)``; the result is wrapped and type-kept."""
+
+    def factory(node, ctx):
+        f = make(node)
+
+        def fn(x):
+            r = f(x)
+            if r.__class__ is not ndarray:
+                r = asarray(r)
+            return r if r.dtype == x.dtype else r.astype(x.dtype)
+
+        return fn
+
+    return factory
+
+
+def sigmoid(x):
+    """Overflow-free logistic function."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def softplus(x):
+    return np.logaddexp(0, x).astype(x.dtype, copy=False)
+
+
+kernel("Relu", since=1)(_act(lambda n: lambda x: np.maximum(x, 0)))
+kernel("Sigmoid", since=1)(_act(lambda n: sigmoid))
+kernel("Softsign", since=1)(_act(lambda n: lambda x: x / (1 + np.abs(x))))
+kernel("Softplus", since=1)(_act(lambda n: softplus))
+
+
+@kernel("LeakyRelu", since=1)
+def _leaky_relu(node, ctx):
+    alpha = float(attr(node, "alpha", 0.01))
+    return _act(lambda n: lambda x: np.where(x >= 0, x, x * alpha))(node, ctx)
+
+
+@kernel("Elu", since=1)
+def _elu(node, ctx):
+    alpha = float(attr(node, "alpha", 1.0))
+    return _act(lambda n: lambda x: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))))(
+        node, ctx
+    )
+
+
+@kernel("Selu", since=1)
+def _selu(node, ctx):
+    alpha = float(attr(node, "alpha", 1.67326319217681884765625))
+    gamma = float(attr(node, "gamma", 1.05070102214813232421875))
+    return _act(
+        lambda n: lambda x: gamma * np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+    )(node, ctx)
+
+
+@kernel("Celu", since=12)
+def _celu(node, ctx):
+    alpha = float(attr(node, "alpha", 1.0))
+    return _act(
+        lambda n: lambda x: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha))
+    )(node, ctx)
+
+
+@kernel("ThresholdedRelu", since=10)
+def _thresholded_relu(node, ctx):
+    alpha = float(attr(node, "alpha", 1.0))
+    return _act(lambda n: lambda x: np.where(x > alpha, x, 0))(node, ctx)
+
+
+@kernel("HardSigmoid", since=1)
+def _hard_sigmoid(node, ctx):
+    alpha = float(attr(node, "alpha", 0.2))
+    beta = float(attr(node, "beta", 0.5))
+    return _act(lambda n: lambda x: np.clip(alpha * x + beta, 0, 1))(node, ctx)
+
+
+@kernel("HardSwish", since=14)
+def _hard_swish(node, ctx):
+    return _act(lambda n: lambda x: x * np.clip(x / 6 + 0.5, 0, 1))(node, ctx)
+
+
+@kernel("Mish", since=18)
+def _mish(node, ctx):
+    return _act(lambda n: lambda x: x * np.tanh(softplus(x)))(node, ctx)
+
+
+@kernel("Gelu", since=20)
+def _gelu(node, ctx):
+    approximate = attr_str(node, "approximate", "none")
+    if approximate == "tanh":
+        k = np.sqrt(2 / np.pi)
+        return _act(lambda n: lambda x: 0.5 * x * (1 + np.tanh(k * (x + 0.044715 * x**3))))(
+            node, ctx
+        )
+    r2 = np.sqrt(2)
+    return _act(lambda n: lambda x: 0.5 * x * (1 + erf(x / r2)))(node, ctx)
+
+
+@kernel("PRelu", since=1)
+def _prelu(node, ctx):
+    """PRelu: ``slope * x`` where x < 0; slope broadcasts unidirectionally to x.
+
+    Before opset 7 a 1-D slope of length C applied per channel (axis 1).
+    """
+    legacy = (node.version or 7) < 7
+
+    def fn(x, slope):
+        if legacy and slope.ndim == 1 and x.ndim > 2 and slope.shape[0] == x.shape[1]:
+            slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
+        r = np.where(x < 0, x * slope, x)
+        return asarray(r if r.dtype == x.dtype else r.astype(x.dtype))
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- softmax
+
+
+def _softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    s = x - m
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def _softmax_factory(impl):
+    def factory(node, ctx):
+        if (node.version or 13) >= 13:
+            axis = int(attr(node, "axis", -1))
+
+            def fn(x):
+                return asarray(impl(x, axis))
+
+            return fn
+        axis = int(attr(node, "axis", 1))
+
+        def fn_coerced(x):
+            a = axis + x.ndim if axis < 0 else axis
+            n = int(np.prod(x.shape[:a], dtype=np.int64))
+            flat = x.reshape(n, -1) if x.size else x.reshape(n, int(np.prod(x.shape[a:])))
+            return asarray(impl(flat, 1)).reshape(x.shape)
+
+        return fn_coerced
+
+    return factory
+
+
+kernel("Softmax", since=1)(_softmax_factory(_softmax))
+kernel("LogSoftmax", since=1)(_softmax_factory(_log_softmax))
+
+
+# ----------------------------------------------------------------------------- linear algebra
+
+
+@kernel("MatMul", since=1)
+def _matmul(node, ctx):
+    mm = np.matmul
+
+    def fn(a, b):
+        r = mm(a, b)
+        return r if r.__class__ is ndarray else asarray(r)
+
+    return fn
+
+
+@kernel("Gemm", since=1)
+def _gemm(node, ctx):
+    """Gemm: ``alpha * A' @ B' + beta * C`` (A', B' optionally transposed; C broadcasts)."""
+    ta = bool(attr(node, "transA", 0))
+    tb = bool(attr(node, "transB", 0))
+    alpha = float(attr(node, "alpha", 1.0))
+    beta = float(attr(node, "beta", 1.0))
+
+    def fn(a, b, c=None):
+        y = (a.T if ta else a) @ (b.T if tb else b)
+        if alpha != 1.0:
+            y = y * alpha
+        if c is not None and beta != 0.0:
+            y = y + (c * beta if beta != 1.0 else c)
+        return y if y.dtype == a.dtype else y.astype(a.dtype)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- identity, dropout
+
+
+@kernel("Identity", since=1)
+def _identity(node, ctx):
+    return lambda x: x
+
+
+@kernel("Dropout", since=1)
+def _dropout(node, ctx):
+    """Dropout: the identity at inference; with ``training_mode`` (opset 12+) a random mask.
+
+    A given `seed` makes the mask reproducible (NumPy ``RandomState(seed)``, as the ONNX
+    reference does). The mask output is bool from opset 7 (before: the input's type).
+    """
+    v = node.version or 12
+    n_out = len(node.outputs)
+    seed = attr(node, "seed")
+    mask_dtype = np.dtype(bool) if v >= 7 else None
+
+    def fn(x, ratio=None, training_mode=None):
+        r = 0.5 if ratio is None else float(ratio)
+        training = v >= 12 and training_mode is not None and bool(training_mode)
+        if not training or r == 0:
+            y = x
+            mask = np.ones(x.shape, dtype=mask_dtype or x.dtype) if n_out > 1 else None
+        else:
+            rnd = np.random.RandomState(None if seed is None else int(seed))
+            mask = rnd.uniform(0.0, 1.0, x.shape) >= r
+            y = asarray(mask * x * (1.0 / (1.0 - r))).astype(x.dtype, copy=False)
+        return (y, mask) if n_out > 1 else y
+
+    return fn

@@ -1,0 +1,224 @@
+"""Shape-changing kernels: Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Expand, Tile,
+Shape, Size.
+
+Reshape, Transpose, Squeeze, Unsqueeze and Flatten return views of their input (kernels never
+write into their inputs). Expand returns a fresh array. Where a shape/axes operand is an
+initializer, the factory resolves it once at compile time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from . import kernel
+from ._common import asarray, attr, attr_ints, const_input
+
+# ----------------------------------------------------------------------------- Reshape
+
+
+def _reshape_target(node, shape, in_shape, allowzero: bool) -> list[int]:
+    s = [int(d) for d in shape]
+    if not allowzero:
+        for i, d in enumerate(s):
+            if d == 0:
+                if i >= len(in_shape):
+                    raise ExecutionError(
+                        f"{where(node)}: shape entry {i} is 0 (copy) but the input has rank "
+                        f"{len(in_shape)}"
+                    )
+                s[i] = in_shape[i]
+    return s
+
+
+@kernel("Reshape", since=1)
+def _reshape_attr(node, ctx):
+    """Reshape before opset 5: target shape in the ``shape`` attribute."""
+    shape = attr_ints(node, "shape") or []
+
+    def fn(x):
+        return x.reshape(_reshape_target(node, shape, x.shape, False))
+
+    return fn
+
+
+@kernel("Reshape", since=5)
+def _reshape(node, ctx):
+    """Reshape: 0 copies the input dim (unless ``allowzero``), -1 is inferred."""
+    allowzero = bool(attr(node, "allowzero", 0))
+    const = const_input(node, 1)
+    if const is not None and (allowzero or 0 not in const.tolist()):
+        target = tuple(int(d) for d in const.reshape(-1))
+
+        def fn_const(x, shape):
+            return x.reshape(target)
+
+        return fn_const
+
+    def fn(x, shape):
+        return x.reshape(_reshape_target(node, shape.tolist(), x.shape, allowzero))
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- Transpose
+
+
+@kernel("Transpose", since=1)
+def _transpose(node, ctx):
+    perm = attr_ints(node, "perm")
+    if perm is None:
+        return lambda x: x.transpose()
+    perm_t = tuple(perm)
+    return lambda x: x.transpose(perm_t)
+
+
+# ----------------------------------------------------------------------------- Squeeze / Unsqueeze
+
+
+def _squeeze_fn(node, axes_of):
+    def fn(x, axes=None):
+        ax = axes_of(axes)
+        if ax is None:
+            return asarray(x.squeeze())
+        if not ax:
+            return x
+        try:
+            return asarray(x.squeeze(tuple(ax)))
+        except ValueError as e:
+            raise ExecutionError(
+                f"{where(node)}: cannot squeeze axes {list(ax)} of shape {x.shape}"
+            ) from e
+
+    return fn
+
+
+@kernel("Squeeze", since=1)
+def _squeeze_attr(node, ctx):
+    axes = attr_ints(node, "axes")
+    return _squeeze_fn(node, lambda _: axes)
+
+
+@kernel("Squeeze", since=13)
+def _squeeze(node, ctx):
+    const = const_input(node, 1)
+    if const is not None:
+        axes = const.reshape(-1).tolist()
+        return _squeeze_fn(node, lambda _: axes)
+    return _squeeze_fn(node, lambda a: None if a is None else a.reshape(-1).tolist())
+
+
+def _unsqueeze_fn(node, axes_of):
+    def fn(x, axes=None):
+        ax = axes_of(axes)
+        try:
+            return np.expand_dims(x, tuple(ax))
+        except (ValueError, np.exceptions.AxisError) as e:
+            raise ExecutionError(
+                f"{where(node)}: cannot unsqueeze shape {x.shape} at axes {list(ax)}"
+            ) from e
+
+    return fn
+
+
+@kernel("Unsqueeze", since=1)
+def _unsqueeze_attr(node, ctx):
+    axes = attr_ints(node, "axes") or []
+    return _unsqueeze_fn(node, lambda _: axes)
+
+
+@kernel("Unsqueeze", since=13)
+def _unsqueeze(node, ctx):
+    const = const_input(node, 1)
+    if const is not None:
+        axes = const.reshape(-1).tolist()
+        return _unsqueeze_fn(node, lambda _: axes)
+    return _unsqueeze_fn(node, lambda a: a.reshape(-1).tolist())
+
+
+# ----------------------------------------------------------------------------- Flatten
+
+
+@kernel("Flatten", since=1)
+def _flatten(node, ctx):
+    """Flatten: 2-D ``(prod(shape[:axis]), prod(shape[axis:]))``; axis may be negative (11+)."""
+    axis = int(attr(node, "axis", 1))
+
+    def fn(x):
+        a = axis + x.ndim if axis < 0 else axis
+        outer = 1
+        for d in x.shape[:a]:
+            outer *= d
+        inner = 1
+        for d in x.shape[a:]:
+            inner *= d
+        return x.reshape(outer, inner)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- Expand, Tile
+
+
+@kernel("Expand", since=8)
+def _expand(node, ctx):
+    """Expand: bidirectional broadcast of the input with `shape`."""
+
+    def fn(x, shape):
+        try:
+            out = np.broadcast_shapes(x.shape, tuple(int(d) for d in shape.reshape(-1)))
+        except ValueError as e:
+            raise ExecutionError(
+                f"{where(node)}: cannot expand shape {x.shape} to {shape.tolist()}"
+            ) from e
+        return np.array(np.broadcast_to(x, out))
+
+    return fn
+
+
+@kernel("Tile", since=1)
+def _tile_v1(node, ctx):
+    """Tile before opset 6: inputs (input, tiles, axis): repeat `tiles` times along `axis`."""
+
+    def fn(x, tiles, axis):
+        reps = [1] * x.ndim
+        reps[int(axis)] = int(tiles)
+        return np.tile(x, reps)
+
+    return fn
+
+
+@kernel("Tile", since=6)
+def _tile(node, ctx):
+    def fn(x, repeats):
+        reps = tuple(int(r) for r in repeats.reshape(-1))
+        if len(reps) != x.ndim:
+            raise ExecutionError(
+                f"{where(node)}: repeats has {len(reps)} entries for an input of rank {x.ndim}"
+            )
+        return asarray(np.tile(x, reps))
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- Shape, Size
+
+
+@kernel("Shape", since=1)
+def _shape(node, ctx):
+    """Shape: int64 1-D; `start`/`end` (opset 15) select a clamped range of dims."""
+    start = attr(node, "start", 0)
+    end = attr(node, "end")
+    sl = slice(int(start), None if end is None else int(end))
+    int64 = np.int64
+
+    def fn(x):
+        return np.array(x.shape[sl], dtype=int64)
+
+    return fn
+
+
+@kernel("Size", since=1)
+def _size(node, ctx):
+    int64 = np.int64
+    return lambda x: np.array(x.size, dtype=int64)

@@ -1,0 +1,210 @@
+"""ONNX ``Scan`` -> canonical `Loop`.
+
+**Scan 9+** (9, 11, 16, 19, 21, 23, 24, 25): ``Scan(init_1..init_N, scan_1..scan_M)`` with body
+``(st_1..st_N, si_1..si_M) -> (st_1..st_N, so_1..so_K)`` becomes one loop with ``Carried``
+states (``Last`` outputs), ``Sliced`` scan inputs (``keep_axis=False``, ``axis`` from
+``scan_input_axes``, stride -1 for direction 1) and ``Concat(new_axis=True)`` outputs (``axis``
+from ``scan_output_axes``, ``reverse`` from ``scan_output_directions``). Negative axes (allowed
+from version 11) are normalized with the rank when it is known; when the rank is unknown a
+negative axis is kept negative (counted from the end at run time: for a sliced input from the
+end of the input's axes, for a concat output from the end of the output's axes).
+
+**Scan 8** (batched): inputs ``(sequence_lens?, init_1..init_N, scan_1..scan_M)`` where every
+state has a leading batch axis and every scan input is ``[batch, time, ...]``. It becomes an
+outer loop over the batch (``Sliced`` axis 0 on states, scan inputs and ``sequence_lens``)
+whose body runs an inner loop over time:
+
+- inner ``trip_count`` = the row's sequence length (no ``sequence_lens``: none, the full axis);
+- a reverse-direction input is first cut to the row's length with an ONNX ``Slice`` so that
+  the reverse walk starts at the row's last valid step;
+- inner scan outputs are ``Concat(new_axis=True, length=T)`` where ``T`` (the time-axis length
+  of the first scan input, computed with ``Shape``/``Gather`` in the outer body) pads them
+  with zeros: outputs past a row's length are zero;
+- outer outputs stack the per-row results with ``Concat(axis=0, new_axis=True)``.
+
+Nodes the reader inserts (``Shape``, ``Gather``, ``Reshape``, ``Slice``) are given
+``version=13`` whatever the model's opset, as the IR allows. A sequence length outside
+``[0, T]`` is not checked here: see the module notes in the report / backend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from ...errors import ModelError
+from ...ir.graph import Graph, Node, Value
+from ...ir.loop import Carried, Concat, Last, Loop, Sliced
+from ...ir.types import DataType, TensorType
+from .reader import Reader, where
+from .scope import Scope
+
+INSERTED_VERSION = 13
+
+
+def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                outputs: list[Value], version: int) -> Loop:
+    if version < 8:
+        raise ModelError(f"{where(p)}: Scan does not exist in opset {version} (it starts at 8)")
+    attrs = r.int_attrs(p)
+    if "num_scan_inputs" not in attrs:
+        raise ModelError(f"{where(p)}: required attribute 'num_scan_inputs' is missing")
+    m = attrs["num_scan_inputs"]
+    seq_lens = None
+    if version == 8:
+        if not inputs:
+            raise ModelError(f"{where(p)}: Scan-8 expects sequence_lens (may be empty) then "
+                             "states and scan inputs")
+        seq_lens, inputs = inputs[0], inputs[1:]
+    if m < 1 or m > len(inputs):
+        raise ModelError(f"{where(p)}: num_scan_inputs={m} but the node has {len(inputs)} "
+                         "state and scan inputs (need 1 <= num_scan_inputs <= that)")
+    n = len(inputs) - m
+    for i, v in enumerate(inputs):
+        if v is None:
+            kind = "state" if i < n else "scan input"
+            raise ModelError(f"{where(p)}: {kind} input {i} is empty")
+    body = r.body(p, scope)
+    if len(body.inputs) != n + m:
+        raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "
+                         f"{n + m} ({n} states, {m} scan inputs)")
+    k = len(body.outputs) - n
+    if k < 0:
+        raise ModelError(f"{where(p)}: body has {len(body.outputs)} outputs; expected at least "
+                         f"N = {n} (the states)")
+    if len(outputs) != n + k:
+        raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
+                         f"{n + k} ({n} states, {k} scan outputs)")
+    if version == 8:
+        dirs = _flags(p, attrs, "directions", m)
+        return _scan8(p, body, seq_lens, inputs[:n], inputs[n:], outputs, dirs)
+    in_axes = _list(p, attrs, "scan_input_axes", m, 0)
+    in_dirs = _flags(p, attrs, "scan_input_directions", m)
+    out_axes = _list(p, attrs, "scan_output_axes", k, 0)
+    out_dirs = _flags(p, attrs, "scan_output_directions", k)
+    ports: list = [Carried(inputs[i], body.inputs[i], body.outputs[i]) for i in range(n)]
+    for j in range(m):
+        x = inputs[n + j]
+        axis = _axis(p, version, in_axes[j], _rank(x), f"scan_input_axes[{j}]")
+        ports.append(Sliced(x, body.inputs[n + j], axis=axis, stride=-1 if in_dirs[j] else 1))
+    outs: list = [Last(body.outputs[i], outputs[i]) for i in range(n)]
+    for j in range(k):
+        res = body.outputs[n + j]
+        r_out = None if _rank(res) is None else _rank(res) + 1
+        axis = _axis(p, version, out_axes[j], r_out, f"scan_output_axes[{j}]")
+        outs.append(Concat(res, outputs[n + j], axis=axis, reverse=bool(out_dirs[j]),
+                           new_axis=True))
+    return Loop(body, ports, outs, name=p.name, origin="onnx.Scan",
+                origin_attrs={"version": version, "num_scan_inputs": m})
+
+
+def _list(p, attrs, name, count, default) -> list[int]:
+    vals = attrs.get(name)
+    if vals is None:
+        return [default] * count
+    if not isinstance(vals, list) or len(vals) != count:
+        raise ModelError(f"{where(p)}: attribute '{name}' must list {count} values, got {vals}")
+    return vals
+
+
+def _flags(p, attrs, name, count) -> list[int]:
+    vals = _list(p, attrs, name, count, 0)
+    for v in vals:
+        if v not in (0, 1):
+            raise ModelError(f"{where(p)}: attribute '{name}' entries must be 0 or 1, got {vals}")
+    return vals
+
+
+def _rank(v: Value) -> int | None:
+    t = v.type
+    return t.rank if isinstance(t, TensorType) else None
+
+
+def _axis(p, version: int, axis: int, rank: int | None, what: str) -> int:
+    if axis < 0 and version < 11:
+        raise ModelError(f"{where(p)}: {what}={axis} is negative; negative axes need Scan-11+")
+    if rank is None:
+        return axis
+    if not -rank <= axis < rank:
+        raise ModelError(f"{where(p)}: {what}={axis} is out of range for rank {rank} "
+                         f"(expected {-rank} <= axis < {rank})")
+    return axis + rank if axis < 0 else axis
+
+
+# Scan 8 ------------------------------------------------------------------------------------
+
+
+def _drop0(t):
+    if isinstance(t, TensorType) and t.shape:
+        return TensorType(t.dtype, t.shape[1:])
+    return TensorType(t.dtype) if isinstance(t, TensorType) else None
+
+
+def _const(g: Graph, name: str, array) -> Value:
+    a = np.asarray(array)
+    v = Value(name, TensorType(DataType(str(a.dtype)), a.shape), const=a)
+    g.initializers.append(v)
+    return v
+
+
+def _op(g: Graph, op: str, inputs, name: str, type_=None, **attrs) -> Value:
+    out = Value(name, type_)
+    g.add(Node(op, inputs, [out], attrs, version=INSERTED_VERSION, name=name))
+    return out
+
+
+def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
+    n, m, k = len(states), len(scans), len(outputs) - len(states)
+    base = p.name or "scan8"
+    for j, x in enumerate(scans):
+        rk = _rank(x)
+        if rk is not None and rk < 2:
+            raise ModelError(f"{where(p)}: Scan-8 scan input {j} has rank {rk}; expected "
+                             "[batch, time, ...] (rank >= 2)")
+    row = Graph(f"{base}/row")
+    s_rows = [Value(f"{base}/state{i}_row", _drop0(v.type)) for i, v in enumerate(states)]
+    x_rows = [Value(f"{base}/scan{j}_row", _drop0(v.type)) for j, v in enumerate(scans)]
+    row.inputs = s_rows + x_rows
+    outer_ports: list = [Sliced(v, pr, axis=0) for v, pr in zip(states, s_rows)]
+    outer_ports += [Sliced(v, pr, axis=0) for v, pr in zip(scans, x_rows)]
+    i64 = TensorType(DataType.INT64, ())
+    length = t_len = None
+    if seq_lens is not None:
+        length = Value(f"{base}/seq_len", i64)
+        row.inputs.append(length)
+        outer_ports.append(Sliced(seq_lens, length, axis=0))
+        shape = _op(row, "Shape", [x_rows[0]], f"{base}/time_shape",
+                    TensorType(DataType.INT64, (None,)))
+        t_len = _op(row, "Gather", [shape, _const(row, f"{base}/zero", np.int64(0))],
+                    f"{base}/time_len", i64, axis=0)
+    inner_x = list(x_rows)
+    if seq_lens is not None and any(dirs):
+        end = _op(row, "Reshape", [length, _const(row, f"{base}/shape1", np.array([1]))],
+                  f"{base}/seq_end", TensorType(DataType.INT64, (1,)))
+        zero1 = _const(row, f"{base}/start0", np.array([0]))
+        for j in range(m):
+            if dirs[j]:
+                inner_x[j] = _op(row, "Slice", [x_rows[j], zero1, end, zero1],
+                                 f"{base}/scan{j}_valid", _unknown_first(x_rows[j].type))
+    ports: list = [Carried(s_rows[i], body.inputs[i], body.outputs[i]) for i in range(n)]
+    ports += [Sliced(inner_x[j], body.inputs[n + j], axis=0, stride=-1 if dirs[j] else 1)
+              for j in range(m)]
+    row_outs = [Value(f"{base}/state{i}_final", None) for i in range(n)]
+    row_outs += [Value(f"{base}/out{j}_row", None) for j in range(k)]
+    outs: list = [Last(body.outputs[i], row_outs[i]) for i in range(n)]
+    outs += [Concat(body.outputs[n + j], row_outs[n + j], axis=0, new_axis=True, length=t_len)
+             for j in range(k)]
+    inner = Loop(body, ports, outs, trip_count=length, name=f"{base}/time", origin="onnx.Scan",
+                 origin_attrs={"version": 8, "part": "time", "sequence_lens": seq_lens is not None})
+    row.add(inner)
+    row.outputs = list(row_outs)
+    outer_outs = [Concat(rv, ov, axis=0, new_axis=True) for rv, ov in zip(row_outs, outputs)]
+    return Loop(row, outer_ports, outer_outs, name=p.name, origin="onnx.Scan",
+                origin_attrs={"version": 8, "part": "batch", "num_scan_inputs": m,
+                              "directions": list(dirs)})
+
+
+def _unknown_first(t):
+    if isinstance(t, TensorType) and t.shape:
+        return TensorType(t.dtype, (None, *t.shape[1:]))
+    return t

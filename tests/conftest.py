@@ -1,0 +1,8 @@
+"""Shared test helpers: building small ONNX models and running them on ORT and itergraph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,83 @@
+"""The public API (load, Model.run, save) and the `itergraph` command line."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx_builders import B, F, I64, body, const, model, run_ort, vi
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.cli import main as cli
+
+
+def loop_model():
+    b = body([h.make_node("Add", ["x_in", "one"], ["x_out"]),
+              h.make_node("Identity", ["c_in"], ["c_out"]),
+              h.make_node("Identity", ["x_in"], ["y"])],
+             [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [2])],
+             [vi("c_out", B, []), vi("x_out", F, [2]), vi("y", F, [2])],
+             [const("one", 1.0, np.float32)])
+    return model([h.make_node("Loop", ["M", "", "x0"], ["x", "ys"], body=b, name="count")],
+                 [vi("M", I64, []), vi("x0", F, [2])], [vi("x", F, [2]), vi("ys", F, [None, 2])])
+
+
+FEEDS = {"M": np.array(3), "x0": np.array([1.0, 2.0], np.float32)}
+
+
+def test_load_from_proto_bytes_and_path(tmp_path):
+    m = loop_model()
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    want = run_ort(m, FEEDS)
+    for src in (m, m.SerializeToString(), path, str(path)):
+        got = ig.load(src).run(FEEDS)
+        assert list(got) == ["x", "ys"]
+        np.testing.assert_array_equal(got["ys"], want["ys"])
+
+
+def test_save_round_trip_runs_in_onnxruntime(tmp_path):
+    ig.save(ig.load(loop_model()), tmp_path / "out.onnx")
+    written = onnx.load(tmp_path / "out.onnx")
+    onnx.checker.check_model(written, full_check=True)
+    np.testing.assert_array_equal(run_ort(written, FEEDS)["ys"], run_ort(loop_model(), FEEDS)["ys"])
+
+
+@pytest.mark.parametrize("feeds,match", [
+    ({"M": np.array(3)}, "missing input 'x0'"),
+    ({**FEEDS, "nope": np.zeros(1)}, "unknown input"),
+    ({**FEEDS, "x0": np.array([1, 2], np.int32)}, "element type float32"),
+    ({**FEEDS, "x0": np.zeros((2, 2), np.float32)}, "rank 1"),
+    ({**FEEDS, "x0": np.zeros(3, np.float32)}, "dimension 0 must be 2"),
+])
+def test_bad_feeds_are_input_errors(feeds, match):
+    with pytest.raises(ig.InputError, match=match):
+        ig.load(loop_model()).run(feeds)
+
+
+def test_unknown_backend_is_an_error():
+    with pytest.raises(ig.InputError, match="unknown backend"):
+        ig.load(loop_model()).run(FEEDS, backend="tpu")
+
+
+def test_cli_run_info_and_output_dir(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    np.save(tmp_path / "M.npy", FEEDS["M"])
+    np.save(tmp_path / "x0.npy", FEEDS["x0"])
+    out_dir = tmp_path / "outs"
+    rc = cli(["run", str(path), "--input", f"M={tmp_path / 'M.npy'}",
+              "--input", f"x0={tmp_path / 'x0.npy'}", "--output-dir", str(out_dir)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "ys: shape (3, 2) dtype float32" in text
+    np.testing.assert_array_equal(np.load(out_dir / "ys.npy"),
+                                  run_ort(loop_model(), FEEDS)["ys"])
+    assert cli(["info", str(path)]) == 0
+    info = capsys.readouterr().out
+    assert "Loop 'count' (from onnx.Loop)" in info and "carried" in info and "concat" in info
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    assert cli(["run", str(path)]) == 2
+    assert "missing input" in capsys.readouterr().err
