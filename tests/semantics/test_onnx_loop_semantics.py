@@ -21,7 +21,7 @@ def counter_loop(elem_shape=(), opset=21):
     return model(
         [h.make_node("Loop", ["M", "cond", "x0"], ["x", "ys"], body=b, name="counter")],
         [vi("M", I64, []), vi("cond", B, []), vi("x0", F, list(elem_shape))],
-        [vi("x", F, list(elem_shape)), vi("ys", F, None)], opset=opset,
+        [vi("x", F, list(elem_shape)), vi("ys", F, [None, *elem_shape])], opset=opset,
     )
 
 
@@ -142,7 +142,7 @@ def test_scan_output_that_changes_shape_is_an_error_naming_loop_output_and_itera
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [None])],
              [vi("c_out", B, []), vi("x_out", F, [None]), vi("y", F, [None])])
     m = model([h.make_node("Loop", ["M", "", "x0"], ["x", "ys"], body=b, name="grower")],
-              [vi("M", I64, []), vi("x0", F, [None])], [vi("x", F, [None]), vi("ys", F, None)])
+              [vi("M", I64, []), vi("x0", F, [None])], [vi("x", F, [None]), vi("ys", F, [None, None])])
     with pytest.raises(ig.Error, match=r"grower.*output 1.*'ys'.*iteration 1"):
         run_ig(m, {"M": np.array(3), "x0": np.array([1.0], np.float32)})
 

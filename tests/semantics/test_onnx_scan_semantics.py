@@ -23,7 +23,7 @@ def scan_sum_model(in_axes, in_dirs, out_axes, out_dirs, opset=21, twice=False):
     scan_ins = ["s0", "X"] + (["X"] if twice else [])
     return model([h.make_node("Scan", scan_ins, ["s", "Y1", "Y2"], body=b, name="scan", **attrs)],
                  [vi("s0", F, [None]), vi("X", F, [None, None])],
-                 [vi("s", F, None), vi("Y1", F, None), vi("Y2", F, None)], opset=opset)
+                 [vi("s", F, [None]), vi("Y1", F, [None, None]), vi("Y2", F, [None, None])], opset=opset)
 
 
 def python_scan(x, in_axis, in_dir, out_axes, out_dirs, s0, x2_dir=None):
@@ -105,11 +105,12 @@ def scan8_model():
                  [vi("s", F, [3, 2]), vi("Y", F, [3, 5, 2])], opset=8)
 
 
-def test_scan8_batching_with_sequence_lens():
+@pytest.mark.parametrize("lens", [[5, 2, 1], [5, 0, 3]])
+def test_scan8_batching_with_sequence_lens(lens):
     m = scan8_model()
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 5, 2)).astype(np.float32)
-    lens = np.array([5, 2, 0])
+    lens = np.array(lens)
     s0 = rng.standard_normal((3, 2)).astype(np.float32)
     feeds = {"lens": lens, "s0": s0, "X": x}
     got = run_ig(m, feeds)
@@ -120,4 +121,5 @@ def test_scan8_batching_with_sequence_lens():
             want_y[bi, t] = want_s[bi]
     np.testing.assert_allclose(got["s"], want_s, rtol=1e-6)
     np.testing.assert_allclose(got["Y"], want_y, rtol=1e-6)  # past a row's length: zeros
-    assert_same(got, run_ort(m, feeds))
+    if lens.min() > 0:  # ONNX Runtime rejects rows of length 0 ("Invalid entries in sequence_lens")
+        assert_same(got, run_ort(m, feeds))

@@ -12,7 +12,8 @@ remembered at reading, else from the Python value.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx

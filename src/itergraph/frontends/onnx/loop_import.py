@@ -54,4 +54,4 @@ def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
     return Loop(body, carried, outs, trip_count=m, initial_condition=cond,
                 condition_result=cond_out, condition_param=cond_param,
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
-                origin_attrs={"version": version})
+                origin_attrs={"opset": version, "version": r.since(p, version)})

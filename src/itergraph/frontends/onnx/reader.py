@@ -25,7 +25,7 @@ from ...ir.traversal import toposort
 from ...ir.types import TensorType
 from .attributes import attr_from_onnx
 from .scope import Scope
-from .types import sparse_from_onnx, tensor_from_onnx, type_from_onnx
+from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -161,12 +161,11 @@ class Reader:
         return g
 
     def _initializer(self, g: Graph, scope: Scope, name: str, array) -> None:
-        from ...backends.numpy.dtypes import from_numpy
-
         try:
-            t = TensorType(from_numpy(array.dtype), tuple(array.shape))
-        except KeyError:
-            t = None
+            dt = dtype_from_onnx(onnx.helper.np_dtype_to_tensor_dtype(array.dtype))
+        except Exception:  # noqa: BLE001 - no ONNX element type for this NumPy dtype
+            dt = None
+        t = TensorType(dt, tuple(array.shape))
         v = Value(name, t, const=array)
         scope.define(name, v, "initializer")
         g.initializers.append(v)
@@ -221,6 +220,15 @@ class Reader:
         if p.doc_string:
             n.meta["doc_string"] = p.doc_string
         return n
+
+    @staticmethod
+    def since(p: onnx.NodeProto, version: int) -> int:
+        """The version of `p`'s operator schema in effect at opset `version`."""
+        try:
+            return onnx.defs.get_schema(p.op_type, version, "").since_version
+        except onnx.defs.SchemaError:
+            raise UnsupportedOpsetError(f"{where(p)}: onnx {onnx.__version__} has no schema "
+                                        f"of {p.op_type} for opset {version}") from None
 
     def body(self, p: onnx.NodeProto, scope: Scope) -> Graph:
         """The ``body`` graph attribute of a Loop/Scan node, converted in `scope`."""

@@ -95,7 +95,8 @@ def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
         outs.append(Concat(res, outputs[n + j], axis=axis, reverse=bool(out_dirs[j]),
                            new_axis=True))
     return Loop(body, ports, outs, name=p.name, origin="onnx.Scan",
-                origin_attrs={"version": version, "num_scan_inputs": m})
+                origin_attrs={"opset": version, "version": r.since(p, version),
+                              "num_scan_inputs": m})
 
 
 def _list(p, attrs, name, count, default) -> list[int]:
@@ -189,8 +190,9 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     ports: list = [Carried(s_rows[i], body.inputs[i], body.outputs[i]) for i in range(n)]
     ports += [Sliced(inner_x[j], body.inputs[n + j], axis=0, stride=-1 if dirs[j] else 1)
               for j in range(m)]
-    row_outs = [Value(f"{base}/state{i}_final", None) for i in range(n)]
-    row_outs += [Value(f"{base}/out{j}_row", None) for j in range(k)]
+    row_outs = [Value(f"{base}/state{i}_final", _drop0(outputs[i].type) or _drop0(states[i].type))
+                for i in range(n)]
+    row_outs += [Value(f"{base}/out{j}_row", _drop0(outputs[n + j].type)) for j in range(k)]
     outs: list = [Last(body.outputs[i], row_outs[i]) for i in range(n)]
     outs += [Concat(body.outputs[n + j], row_outs[n + j], axis=0, new_axis=True, length=t_len)
              for j in range(k)]

@@ -87,7 +87,26 @@ _ML = {
 
 def to_numpy(dt: DataType) -> np.dtype:
     """NumPy dtype of an IR element type (``ml_dtypes`` for the exotic ones)."""
-    return np.dtype(_ML.get(dt, dt.value))
+    if dt in _ML:
+        return np.dtype(_ML[dt])
+    try:
+        return np.dtype(dt.value)
+    except TypeError:
+        raise UnsupportedError(f"element type {dt} has no NumPy equivalent here") from None
+
+
+def from_numpy(dtype) -> DataType:
+    """IR element type of a NumPy dtype."""
+    try:
+        return _FROM_NP[np.dtype(dtype)]
+    except KeyError:
+        raise UnsupportedError(f"NumPy dtype {dtype} has no IR element type") from None
+
+
+_FROM_NP = {to_numpy(dt): dt for dt in list(_ML) + [
+    DataType.BOOL, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64, DataType.INT8,
+    DataType.INT16, DataType.INT32, DataType.INT64, DataType.UINT8, DataType.UINT16,
+    DataType.UINT32, DataType.UINT64]}
 
 
 def from_element_type(name: str, where: str) -> DataType:

@@ -200,3 +200,44 @@ def _gather_elements(node, ctx):
             raise ExecutionError(f"{where(node)}: {e}") from None
 
     return fn
+
+
+# ----------------------------------------------------------------------------- Scatter
+
+
+def _scatter_elements(node, axis: int, reduction: str):
+    """ScatterElements (and the deprecated Scatter): a copy of `data` with `updates` written
+    at `indices` along `axis`; `reduction` combines instead of overwriting (opset 16/18)."""
+    combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    if reduction != "none" and reduction not in combine:
+        raise ModelError(f"{where(node)}: unknown reduction {reduction!r}")
+
+    def fn(data, indices, updates):
+        a = axis + data.ndim if axis < 0 else axis
+        idx = np.where(indices < 0, indices + data.shape[a], indices).astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= data.shape[a]):
+            raise ExecutionError(f"{where(node)}: index out of range for axis of {data.shape[a]}")
+        out = np.array(data, copy=True)
+        grid = list(np.indices(idx.shape, sparse=True))
+        grid[a] = idx
+        key = tuple(grid)
+        if reduction == "none":
+            out[key] = updates
+        else:
+            combine[reduction].at(out, key, updates)
+        return out
+
+    return fn
+
+
+@kernel("Scatter", since=9)
+def _scatter(node, ctx):
+    return _scatter_elements(node, int(attr(node, "axis", 0)), "none")
+
+
+@kernel("ScatterElements", since=11)
+def _scatter_elements_kernel(node, ctx):
+    reduction = attr(node, "reduction", "none")
+    if isinstance(reduction, bytes):
+        reduction = reduction.decode()
+    return _scatter_elements(node, int(attr(node, "axis", 0)), reduction)

@@ -182,7 +182,9 @@ def _matmul(node, ctx):
 
     def fn(a, b):
         r = mm(a, b)
-        return r if r.__class__ is ndarray else asarray(r)
+        if r.__class__ is not ndarray:
+            r = asarray(r)
+        return r if r.dtype == a.dtype else r.astype(a.dtype)  # ml_dtypes matmul gives f32
 
     return fn
 
@@ -219,12 +221,12 @@ def _dropout(node, ctx):
     """Dropout: the identity at inference; with ``training_mode`` (opset 12+) a random mask.
 
     A given `seed` makes the mask reproducible (NumPy ``RandomState(seed)``, as the ONNX
-    reference does). The mask output is bool from opset 7 (before: the input's type).
+    reference does). The mask output is bool from opset 10 (before: the input's type).
     """
     v = node.version or 12
     n_out = len(node.outputs)
     seed = attr(node, "seed")
-    mask_dtype = np.dtype(bool) if v >= 7 else None
+    mask_dtype = np.dtype(bool) if v >= 10 else None  # before 10: the input type
 
     def fn(x, ratio=None, training_mode=None):
         r = 0.5 if ratio is None else float(ratio)

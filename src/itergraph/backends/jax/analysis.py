@@ -1,0 +1,105 @@
+"""Static analysis for `explain` before any run: what can compile, judged without shapes.
+
+Per top-level node: it compiles unless it (or something inside its subgraphs) has no JAX
+lowering, handles sequence or optional values, carries a value whose declared shape changes
+across iterations, or is a loop that can stop early with concatenated outputs nested inside
+another loop or a branch (its output length is data-dependent). Shape-dependent reasons
+(a reshape target computed from run-time data, branches of different shapes) only show up
+when a run traces the graph; `CompiledGraph.explain` reports those after a run.
+"""
+
+from __future__ import annotations
+
+from ...errors import where
+from ...ir import Concat, Graph, Loop, Node
+from ...ir.types import OptionalType, SequenceType, TensorType
+from .context import Scope, TraceContext, needed_nodes
+from .loops import static_truth
+from .program import Record
+from .table import load_all, lookup
+
+
+class _Needed:
+    def __init__(self):
+        self._cache = {}
+
+    def needed(self, graph, outputs):
+        key = (id(graph), tuple(v.uid for v in outputs))
+        if key not in self._cache:
+            self._cache[key] = needed_nodes(graph, outputs)
+        return self._cache[key]
+
+
+def _non_tensor(v) -> bool:
+    return v is not None and isinstance(v.type, (SequenceType, OptionalType))
+
+
+def _may_stop_early(tc, loop: Loop, scope) -> bool:
+    if loop.precondition is not None and not static_truth(tc, loop, scope, loop.precondition, {}):
+        return True
+    if loop.condition_result is not None and not static_truth(
+            tc, loop, scope, loop.condition_result, {}):
+        return True
+    if loop.initial_condition is not None and loop.initial_condition.const is None:
+        return True
+    if loop.trip_count is not None and loop.trip_count.const is None and not loop.sliced:
+        p = loop.trip_count.producer
+        return not (p is not None and p.op_type in ("Constant", "Shape", "Size"))
+    return False
+
+
+def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
+    out: list[str] = []
+    for v in list(node.inputs) + list(node.outputs):
+        if _non_tensor(v):
+            out.append(f"{where(node)} handles the sequence/optional value '{v.name}'")
+            break
+    if isinstance(node, Loop):
+        scope = Scope(tc)
+        for c in node.carried:
+            a, b = c.value.type, c.result.type
+            if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape is not None
+                    and b.shape is not None and all(isinstance(d, int) for d in a.shape + b.shape)
+                    and a.shape != b.shape):
+                out.append(f"{where(node)}: carried value '{c.param.name}' changes shape from "
+                           f"{list(a.shape)} to {list(b.shape)}")
+        early = _may_stop_early(tc, node, scope)
+        concat = any(isinstance(p, Concat) for p in node.output_ports)
+        if early and concat and depth > 0:
+            out.append(f"{where(node)} can stop early and has concatenated outputs: their length "
+                       "is data-dependent, which XLA cannot express inside another loop or "
+                       "branch")
+        how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
+               if early else "lax.scan (if the iteration count is known when compiling)")
+        sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
+        out.extend(sub)
+        if depth > 0 or not out:
+            notes.append(Record(where(node), not out, how if not out else "; ".join(out)))
+        return out
+    if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+        for g in (node.attrs.get("then_branch"), node.attrs.get("else_branch")):
+            if isinstance(g, Graph):
+                for n in g.nodes:
+                    out.extend(_problems(tc, n, depth + 1, notes))
+        return out
+    if lookup(node) is None:
+        out.append(f"{where(node)}: no JAX lowering for op '{node.op_type}'"
+                   + (f" (opset {node.version})" if node.version else ""))
+    elif node.subgraphs():
+        out.append(f"{where(node)} holds subgraphs (only Loop and If are lowered)")
+    return out
+
+
+def analyze(graph: Graph) -> list[Record]:
+    load_all()
+    tc = TraceContext(_Needed())
+    records: list[Record] = []
+    for node in needed_nodes(graph, graph.outputs):
+        notes: list[Record] = []
+        probs = _problems(tc, node, 0, notes)
+        if probs:
+            records.append(Record(where(node), False, "runs on NumPy: " + "; ".join(probs)))
+        elif not (notes and notes[-1].element == where(node)):
+            records.append(Record(where(node), True, "compiles with XLA"))
+        records.extend(notes)
+    return records

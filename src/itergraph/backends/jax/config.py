@@ -1,0 +1,69 @@
+"""Importing JAX lazily, 64-bit types without touching global state, the compilation cache.
+
+**x64.** ONNX models use float64 and int64; JAX computes in 32 bits unless ``jax_enable_x64``
+is set. Flipping that flag globally would change the behaviour of every other user of JAX in
+the process, so this backend never does: it enters ``jax.enable_x64(True)`` (a thread-local
+configuration context) around each trace and each call of its compiled functions, via
+`x64()`. Arrays leave the backend as NumPy arrays, so no 64-bit JAX array escapes into code
+that runs without the flag.
+
+**Persistent compilation cache** (opt-in): `enable_compilation_cache(path)`, or the
+environment variable ``ITERGRAPH_JAX_CACHE_DIR`` read the first time this backend compiles
+something. It sets JAX's global ``jax_compilation_cache_dir`` (the cache is keyed by the
+compiled program, so it is safe to share with other JAX users).
+"""
+
+from __future__ import annotations
+
+import os
+
+_jax = None
+_cache_checked = False
+ENV_CACHE_DIR = "ITERGRAPH_JAX_CACHE_DIR"
+
+
+def available() -> bool:
+    """True when JAX can be imported."""
+    try:
+        jax()
+    except ImportError:
+        return False
+    return True
+
+
+def jax():
+    """The `jax` module (imported on first use)."""
+    global _jax
+    if _jax is None:
+        import jax as _j
+
+        _jax = _j
+        _check_cache_env()
+    return _jax
+
+
+def x64():
+    """A context manager under which JAX uses 64-bit types (thread-local, restores on exit)."""
+    return jax().enable_x64(True)
+
+
+def enable_compilation_cache(path: str | os.PathLike, min_compile_time_s: float = 0.0) -> None:
+    """Persist compiled XLA programs in `path` so that later processes skip compilation."""
+    j = jax()
+    os.makedirs(path, exist_ok=True)
+    j.config.update("jax_compilation_cache_dir", os.fspath(path))
+    j.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_time_s))
+    try:
+        j.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    except AttributeError:  # pragma: no cover - older JAX
+        pass
+
+
+def _check_cache_env() -> None:
+    global _cache_checked
+    if _cache_checked:
+        return
+    _cache_checked = True
+    path = os.environ.get(ENV_CACHE_DIR)
+    if path:
+        enable_compilation_cache(path)

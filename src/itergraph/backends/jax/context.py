@@ -1,0 +1,204 @@
+"""Tracing state: scopes of values (static or traced), error flags, per-op contexts.
+
+A value seen while tracing is either *static* (a NumPy array, known at trace time) or
+*traced* (a JAX array). `Scope` maps IR values to them, one scope per graph being traced,
+chained to the scope of the enclosing graph so that outer-scope captures resolve.
+
+Errors that can only be detected at run time (an iteration limit, a bad index) are recorded
+as flags: each `Frame` (one per traced JAX function: the top level, a loop body, a branch)
+accumulates an int32 error code, 0 for "no error", else an index into the trace's message
+table. Loop bodies and branches hand their code outward, and the top-level function returns
+it; the runner raises the matching exception after the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
+from ...ir import Graph, Node, Value
+
+BIG_CONSTANT = 1 << 14  # constants with more elements are passed as arguments, not embedded
+FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by XLA instead
+
+
+class CannotLower(UnsupportedError):
+    """`element` (a node) cannot be compiled with XLA; the runner falls back to NumPy."""
+
+    def __init__(self, element: Node | None, reason: str):
+        super().__init__(f"{where(element)}: {reason}")
+        self.element = element
+        self.reason = reason
+
+
+class NeedsDriver(Exception):  # noqa: N818 - a signal, not an error
+    """A top-level loop needs the Python-driven buffer-doubling runner (dynamic length)."""
+
+    def __init__(self, loop):
+        super().__init__(f"{where(loop)} needs the loop driver")
+        self.loop = loop
+
+
+def is_static(x: Any) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+class Frame:
+    """The error code of one traced JAX function (see module docstring)."""
+
+    __slots__ = ("err",)
+
+    def __init__(self):
+        self.err = None  # None (no check registered) or a traced int32 scalar
+
+
+class TraceContext:
+    """Everything one trace of one jitted function shares."""
+
+    def __init__(self, program, max_it=None, big: dict[int, Any] | None = None):
+        self.program = program  # the CompiledGraph: node-list cache, options
+        self.max_it = max_it  # traced int64 scalar (iteration limit) or None
+        self.big = big or {}  # uid -> traced argument, for large constants
+        self.messages: list[tuple[type, str]] = [(Error, "")]  # code 0 = no error
+        self.notes: list[tuple[Any, bool, str]] = []  # (element, compiles, how/why)
+        self.depth = 0  # 0 while tracing the top-level graph, >0 inside bodies/branches
+        self.enclosing: list[Node] = []  # loops/Ifs being traced, innermost last
+        self.top_node: Node | None = None  # top-level node being traced (fallback attribution)
+
+    def note(self, element, compiles: bool, reason: str) -> None:
+        self.notes.append((element, compiles, reason))
+
+    def check(self, frame: Frame, bad, message: str, kind: type = ExecutionError) -> None:
+        """Record that `message` is an error when the traced bool `bad` is true."""
+        jnp = _jnp()
+        if isinstance(bad, (bool, np.bool_, np.ndarray)):
+            if bool(bad):
+                raise kind(message)
+            return
+        self.messages.append((kind, message))
+        code = np.int32(len(self.messages) - 1)
+        flag = jnp.where(bad, code, np.int32(0))
+        frame.err = flag if frame.err is None else jnp.where(frame.err != 0, frame.err, flag)
+
+    def merge(self, frame: Frame, err) -> None:
+        """Fold an error code handed out of a nested function into `frame`."""
+        if err is None:
+            return
+        jnp = _jnp()
+        frame.err = err if frame.err is None else jnp.where(frame.err != 0, frame.err, err)
+
+    def raise_for(self, code: int) -> None:
+        if code:
+            kind, message = self.messages[code]
+            raise kind(message)
+
+
+class Scope:
+    """IR value -> static or traced value, for one graph; falls back to the enclosing scope."""
+
+    __slots__ = ("env", "parent", "frame", "tc")
+
+    def __init__(self, tc: TraceContext, parent: Scope | None = None, frame: Frame | None = None):
+        self.tc = tc
+        self.env: dict[int, Any] = {}
+        self.parent = parent
+        self.frame = frame if frame is not None else (parent.frame if parent else Frame())
+
+    def bind(self, v: Value, x: Any) -> None:
+        self.env[v.uid] = x
+
+    def get(self, v: Value) -> Any:
+        uid = v.uid
+        s = self
+        while s is not None:
+            x = s.env.get(uid, _MISSING)
+            if x is not _MISSING:
+                return x
+            s = s.parent
+        big = self.tc.big.get(uid)
+        if big is not None:
+            return big
+        if v.const is not None and v.producer is None:
+            return np.asarray(v.const)
+        raise ModelError(f"value '{v.name}' is used but not defined in any enclosing graph")
+
+
+_MISSING = object()
+
+
+class OpContext:
+    """What a lowering rule sees besides its inputs (see `table`)."""
+
+    __slots__ = ("node", "xp", "tc", "frame")
+
+    def __init__(self, node: Node, xp, tc: TraceContext, frame: Frame):
+        self.node = node
+        self.xp = xp
+        self.tc = tc
+        self.frame = frame
+
+    @property
+    def folding(self) -> bool:
+        return self.xp is np
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        v = self.node.attrs.get(name)
+        return default if v is None else v
+
+    def const(self, x: Any, what: str) -> np.ndarray:
+        """`x` as a NumPy array; CannotLower when it is only known at run time."""
+        if isinstance(x, np.ndarray):
+            return x
+        raise CannotLower(self.node, f"{what} must be known at compile time (it is computed "
+                                     "from run-time data)")
+
+    def ints(self, x: Any, what: str) -> list[int]:
+        return [int(d) for d in self.const(x, what).reshape(-1)]
+
+    def fail(self, reason: str):
+        raise CannotLower(self.node, reason)
+
+    def check(self, bad, message: str, kind: type = ExecutionError) -> None:
+        """`message` (prefixed with the node) is raised when `bad` holds at run time."""
+        self.tc.check(self.frame, bad, f"{where(self.node)}: {message}", kind)
+
+
+def _jnp():
+    import jax.numpy as jnp
+
+    return jnp
+
+
+def needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:
+    """Nodes of `graph` that `outputs` depend on (captures of subgraphs included), in order."""
+    producer = {v.uid: n for n in graph.nodes for v in n.outputs}
+    live: set[int] = set()
+    stack = [producer[v.uid] for v in outputs if v is not None and v.uid in producer]
+    while stack:
+        n = stack.pop()
+        if id(n) in live:
+            continue
+        live.add(id(n))
+        uses = [v for v in n.inputs if v is not None]
+        for g in n.subgraphs():
+            uses.extend(g.captures())
+        for extra in _loop_extras(n):
+            uses.append(extra)
+        for v in uses:
+            if v.uid in producer:
+                stack.append(producer[v.uid])
+    return [n for n in graph.nodes if id(n) in live]
+
+
+def _loop_extras(n: Node) -> list[Value]:
+    """Outer values a Loop's ports name as body results (they may live outside the body)."""
+    from ...ir import Loop
+
+    if not isinstance(n, Loop):
+        return []
+    vals = [n.condition_result, n.precondition]
+    vals += [getattr(p, "result", None) for p in n.input_ports]
+    vals += [p.result for p in n.output_ports]
+    return [v for v in vals if v is not None]

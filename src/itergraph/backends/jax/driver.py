@@ -1,0 +1,189 @@
+"""The Python driver of a top-level loop whose output length is only known at run time.
+
+One jitted *step* per buffer capacity runs the loop as a ``lax.while_loop`` that also stops
+when its output buffers are full, and returns the carried state. The driver starts with a
+capacity (the known bound rounded up to a power of two when nothing can stop the loop early,
+else `CompiledGraph.initial_capacity`), and while a step reports a full buffer it resumes
+from the returned state with twice the capacity. No iteration runs twice, and each capacity
+compiles once. The buffers are then cut to the iterations run, joined, and finished
+(reverse, pad, move or merge) on the host, exactly as the NumPy backend does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import ExecutionError, where
+from ...ir import UNBOUNDED_TRIP_COUNT, Loop
+from . import config
+from .context import Frame, Scope, TraceContext, is_static
+from .loops import (
+    WhileParts,
+    empty_stack,
+    finish_concat,
+    loop_info,
+    setup,
+    static_truth,
+    zero_trip_message,
+)
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, int(n - 1).bit_length())
+
+
+class LoopDriver:
+    def __init__(self, cg, loop: Loop, j: int, static: dict):
+        self.cg, self.loop = cg, loop
+        ins = cg.live_in(j, j + 1)
+        self.static_in = [u for u in ins if u in static]
+        self.traced_in = [u for u in ins if u not in static]
+        from .program import _big_used
+
+        self.big_uids = _big_used([loop], cg.big)
+        self._statics: dict[int, Any] = {}
+        self._jit = None
+        self.messages: dict[int, list] = {}
+        self.notes: list = []
+        self.ran = False
+        self.calls = 0  # steps run by the last `run` (tests look at the doubling)
+        self.capacities: list[int] = []
+
+    # ------------------------------------------------------------------ the step
+    def _scope(self, args, big, max_it) -> tuple[TraceContext, Scope]:
+        tc = TraceContext(self.cg, max_it, dict(zip(self.big_uids, big)))
+        scope = Scope(tc)
+        scope.env.update(self._statics)
+        for u, x in zip(self.traced_in, args):
+            scope.env[u] = x
+        return tc, scope
+
+    def _step(self, args, big, state, max_it, cap: int):
+        import jax.numpy as jnp
+
+        tc, scope = self._scope(args, big, max_it)
+        st = setup(tc, self.loop, scope)
+        parts = WhileParts(tc, st, cap)
+        if state is None:
+            init = parts.initial()
+        else:
+            k, cond, carried, lasts, err = state
+            bufs = parts.initial()[5]
+            init = (k, cond, list(carried), list(lasts), err, bufs, k)
+        final = parts.run(init)
+        frame = Frame()
+        parts.post_checks(frame, final)
+        tc.merge(frame, final[4])
+        k, cond, carried, lasts, err, bufs, k0 = final
+        more = parts.running(final) & (k - k0 >= cap)
+        self.messages[(cap, state is None)] = tc.messages
+        self.notes = [n for n in tc.notes if n[0] is not self.loop]
+        code = frame.err if frame.err is not None else jnp.zeros((), np.int32)
+        return (k, cond, carried, lasts, err), bufs, more, code
+
+    # ------------------------------------------------------------------ host side
+    def _initial_capacity(self, env) -> int:
+        loop = self.loop
+        info = loop_info(loop)
+        bound = None
+        if loop.trip_count is not None:
+            t = env.get(loop.trip_count.uid, loop.trip_count.const)
+            t = int(np.asarray(t).reshape(()))
+            if not (t >= UNBOUNDED_TRIP_COUNT or (t < 0 and loop.negative_trip_count
+                                                  == "unbounded")):
+                bound = max(t, 0)
+        for _, p in info.sliced:
+            x = env.get(p.value.uid, p.value.const)
+            if x is not None:
+                axis = p.axis + x.ndim if p.axis < 0 else p.axis
+                c = p.count(x.shape[axis])
+                bound = c if bound is None else min(bound, c)
+        if bound is None:
+            return self.cg.initial_capacity
+        tc = TraceContext(self.cg)
+        scope = Scope(tc)
+        scope.env.update(self._statics)
+        statics = {p.param.uid: self._statics[p.value.uid] for p in info.invariant
+                   if p.value.uid in self._statics}
+        free = (static_truth(tc, loop, scope, loop.condition_result, statics)
+                and static_truth(tc, loop, scope, loop.precondition, statics))
+        if loop.initial_condition is not None:
+            c = env.get(loop.initial_condition.uid, loop.initial_condition.const)
+            free = free and c is not None and bool(np.asarray(c).reshape(()))
+        if free:
+            return _next_pow2(max(bound, 1))
+        return min(self.cg.initial_capacity, _next_pow2(max(bound, 1)))
+
+    def run(self, env, static, max_it) -> None:
+        jax = config.jax()
+        if self._jit is None:
+            self._statics = {u: env[u] for u in self.static_in}
+            self._jit = jax.jit(self._step, static_argnames=("cap",))
+        from .program import raise_error
+
+        args = [env[u] for u in self.traced_in]
+        big = self.cg.big_args(self.big_uids)
+        mi = np.int64(INT64_MAX if max_it is None else max_it)
+        cap = self._initial_capacity(env)
+        state = None
+        chunks: list[tuple[list, int]] = []
+        k_prev = 0
+        self.capacities = []
+        while True:
+            state, bufs, more, code = self._jit(args, big, state, mi, cap=cap)
+            self.ran = True
+            self.capacities.append(cap)
+            c = int(code)
+            if c:
+                raise_error(self.messages[(cap, len(self.capacities) == 1)], c, max_it)
+            k = int(state[0])
+            if k > k_prev:
+                chunks.append(([np.asarray(b) for b in bufs], k - k_prev))
+            k_prev = k
+            if not bool(more):
+                break
+            cap *= 2
+        self.calls = len(self.capacities)
+        self._outputs(env, state, chunks, k_prev)
+
+    def _outputs(self, env, state, chunks, n: int) -> None:
+        loop = self.loop
+        info = loop_info(loop)
+        _, _, carried, lasts, _ = state
+        ports = loop.output_ports
+        for i, j in info.last_state.items():
+            env[ports[i].output.uid] = np.asarray(carried[j])
+        inv = {p.param.uid: p.value for p in info.invariant}
+        for i, v in info.last_direct.items():
+            src = inv.get(v.uid, v)
+            x = env.get(src.uid, src.const)
+            env[ports[i].output.uid] = x if not hasattr(x, "shape") or is_static(x) \
+                else np.asarray(x)
+        for i, x in zip(info.last_plain, lasts):
+            if n == 0:
+                raise ExecutionError(zero_trip_message(loop, i))
+            env[ports[i].output.uid] = np.asarray(x)
+        for ci, i in enumerate(info.concat_idx):
+            port = ports[i]
+            parts = [bufs[ci][:cnt] for bufs, cnt in chunks]
+            stacked = np.concatenate(parts) if parts else empty_stack(port)
+            length = None
+            if port.length is not None:
+                length = env.get(port.length.uid, port.length.const)
+                length = np.asarray(length)
+            env[port.output.uid] = np.ascontiguousarray(
+                finish_concat(np, loop, i, port, stacked, n, length))
+
+    def records(self):
+        from .program import Record
+
+        out = [Record(where(self.loop), True,
+                      "lax.while_loop with output buffers, driven from Python (buffer capacity "
+                      "doubles when full; capacities used in the last run: "
+                      f"{self.capacities})")]
+        out.extend(Record(where(e), c, r) for e, c, r in self.notes)
+        return out

@@ -1,0 +1,610 @@
+"""Lowering the canonical `Loop` (see `itergraph.ir.loop` for its meaning) to XLA loops.
+
+Three forms, chosen while tracing:
+
+- **scan**: the iteration count is known at trace time (a constant trip count, the slice
+  count of a sliced input) and nothing can stop the loop early (no condition, or one that is
+  statically true, no precondition). Sliced inputs become ``xs`` (axis moved to the front,
+  pieces gathered, reversed for negative strides), concatenated outputs ``ys`` that are
+  reversed/moved/merged/padded afterwards, carried values the carry.
+- **while**: a condition, a precondition or a run-time trip count, and no concatenated
+  output: ``lax.while_loop`` over (iteration, condition, carried values, last values).
+- **driver**: as *while*, with concatenated outputs, whose length is only known at run time.
+  XLA needs static shapes, so such a loop runs (at the top level of a graph only) as a jitted
+  step per buffer capacity: the step fills a buffer per output and stops when the buffer is
+  full; the Python `LoopDriver` then resumes from the carried state with a buffer twice as
+  large (no iteration runs twice; one compilation per capacity). Inside another loop or a
+  branch such a loop cannot be expressed and `CannotLower` sends the enclosing top-level node
+  to NumPy.
+
+Zero iterations follow the NumPy backend exactly: carried outputs are the initial values,
+concatenated outputs are empty with the body's declared element shape (unknown dims as 0),
+and a last value that is neither carried nor loop-invariant is an `ExecutionError`.
+`max_iterations` is a traced argument: while loops stop when they reach it and the runner
+raises `IterationLimitError` naming the loop; a scan longer than the limit raises as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import ExecutionError, InputError, IterationLimitError, where
+from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Loop, Sliced, Value
+from ...ir.types import TensorType
+from ..numpy.dtypes import to_numpy
+from .context import CannotLower, Frame, NeedsDriver, OpContext, Scope, TraceContext, is_static
+from .table import lookup
+from .trace import eval_graph
+
+INT64_MAX = np.iinfo(np.int64).max
+LIMIT_MESSAGE = "stopped after max_iterations={max_iterations} iterations"
+
+
+# ----------------------------------------------------------------------------- static analysis
+
+
+@dataclass
+class LoopInfo:
+    """What does not depend on shapes: which outputs come from where."""
+
+    concat_idx: list[int]
+    last_state: dict[int, int]  # output index -> carried port index
+    last_direct: dict[int, Value]  # output index -> a value that is the same every iteration
+    last_plain: list[int]  # output index -> last iteration's value (carried in the loop)
+    carried: list[Carried]
+    sliced: list[tuple[int, Sliced]]
+    invariant: list[Invariant]
+    length_ports: list[Concat] = field(default_factory=list)
+
+
+def loop_info(loop: Loop) -> LoopInfo:
+    info = loop.meta.get("_jax_info")
+    if info is not None:
+        return info
+    ports = loop.output_ports
+    carried = loop.carried
+    invariant_params = {p.param.uid for p in loop.invariant}
+    body_defined = loop.body.defined()
+    concat_idx, last_state, last_direct, last_plain = [], {}, {}, []
+    for i, p in enumerate(ports):
+        if isinstance(p, Concat):
+            concat_idx.append(i)
+            continue
+        c = loop.carried_for_result(p.result)
+        r = p.result
+        if c is not None:
+            last_state[i] = carried.index(c)
+        elif r.uid in invariant_params or (r.uid not in body_defined) or (
+                r.const is not None and r.producer is None):
+            last_direct[i] = r
+        else:
+            last_plain.append(i)
+    info = LoopInfo(concat_idx, last_state, last_direct, last_plain, carried,
+                    [(j, p) for j, p in enumerate(loop.input_ports) if isinstance(p, Sliced)],
+                    loop.invariant,
+                    [p for p in ports if isinstance(p, Concat) and p.length is not None])
+    loop.meta["_jax_info"] = info
+    return info
+
+
+def static_truth(tc: TraceContext, loop: Loop, scope: Scope, value: Value | None,
+                 invariants: dict[int, Any]) -> bool | None:
+    """The value of a body bool (condition, precondition) when it is the same in every
+    iteration and known at trace time, else None. ``None`` value: True (no condition)."""
+    if value is None:
+        return True
+    known: dict[int, Any] = dict(invariants)
+    if loop.condition_param is not None:
+        known[loop.condition_param.uid] = np.array(True)
+    unknown = {v.uid for v in loop.body.inputs if v.uid not in known}
+
+    def get(v):
+        if v.uid in known:
+            return known[v.uid]
+        if v.uid in unknown:
+            return None
+        try:
+            x = scope.get(v)
+        except Exception:
+            return None
+        return x if is_static(x) else None
+
+    for node in tc.program.needed(loop.body, [value]):
+        outs = None
+        ins = [None if v is None else get(v) for v in node.inputs]
+        rule = lookup(node) if not isinstance(node, Loop) and not node.subgraphs() else None
+        if rule is not None and rule.fold and all(
+                x is not None or v is None for x, v in zip(ins, node.inputs)):
+            try:
+                r = rule.fn(OpContext(node, np, tc, Frame()), *ins)
+                outs = [r] if len(node.outputs) == 1 else list(r)
+            except Exception:
+                outs = None
+        for i, v in enumerate(node.outputs):
+            if outs is None:
+                unknown.add(v.uid)
+            else:
+                known[v.uid] = np.asarray(outs[i])
+    x = get(value)
+    if x is None or x.size != 1:
+        return None
+    return bool(x.reshape(()))
+
+
+# ----------------------------------------------------------------------------- set-up
+
+
+@dataclass
+class Setup:
+    """A loop's inputs resolved for one trace."""
+
+    loop: Loop
+    info: LoopInfo
+    scope: Scope
+    limit: Any  # int (static), traced int64, or None (unbounded)
+    cond0: Any  # True/False (static) or traced bool
+    carried0: list  # initial carried values (static or traced)
+    stacks: list  # per sliced port: (count, *piece) array of all pieces
+    invariants: dict[int, Any]  # param uid -> value
+    lengths: list  # per Concat with length: value
+    cond_free: bool  # no condition / precondition can stop the loop early
+    has_pre: bool
+
+
+def _scalar(loop: Loop, what: str, x):
+    if x.size != 1:
+        raise InputError(f"{where(loop)}: {what} must hold one element, got shape "
+                         f"{tuple(x.shape)}")
+    return x.reshape(())
+
+
+def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
+    import jax.numpy as jnp
+
+    info = loop_info(loop)
+    get = scope.get
+    # trip count -> limit
+    limit: Any = None
+    if loop.trip_count is not None:
+        t = _scalar(loop, "trip count", get(loop.trip_count))
+        unb_neg = loop.negative_trip_count == "unbounded"
+        if is_static(t):
+            t = int(t)
+            limit = None if t >= UNBOUNDED_TRIP_COUNT or (t < 0 and unb_neg) else max(t, 0)
+        else:
+            t = t.astype(np.int64)
+            unbounded = t >= UNBOUNDED_TRIP_COUNT
+            if unb_neg:
+                unbounded = unbounded | (t < 0)
+            limit = jnp.where(unbounded, INT64_MAX, jnp.maximum(t, 0))
+    # sliced inputs
+    strict = bool(loop.origin_attrs.get("strict_slices"))
+    stacks = []
+    for j, p in info.sliced:
+        x = get(p.value)
+        axis = p.axis + x.ndim if p.axis < 0 else p.axis
+        if not 0 <= axis < x.ndim:
+            raise ExecutionError(f"{where(loop)}: sliced input {j} has axis {p.axis}, out of "
+                                 f"range for its rank {x.ndim}")
+        dim = x.shape[axis]
+        if p.keep_axis and (dim % p.part_size) and p.start == 0 and p.end == -1:
+            raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
+                                 f"is not divisible by part_size {p.part_size}")
+        count = p.count(dim)
+        if strict and limit is not None:
+            msg = (f"{where(loop)}: trip count iterates beyond sliced input {j}, which has "
+                   f"{count} entries on axis {axis}")
+            tc.check(scope.frame, limit > count if not is_static(limit) else limit > count, msg)
+        if limit is None:
+            limit = count
+        elif isinstance(limit, int):
+            limit = min(limit, count)
+        else:
+            limit = jnp.minimum(limit, count)
+        stacks.append(stack_pieces(x, p, axis, dim, count))
+    # condition
+    cond0: Any = True
+    if loop.initial_condition is not None:
+        c = _scalar(loop, "initial condition", get(loop.initial_condition))
+        cond0 = bool(c) if is_static(c) else c.astype(bool)
+    invariants = {p.param.uid: get(p.value) for p in info.invariant}
+    carried0 = [get(c.value) for c in info.carried]
+    for c, x in zip(info.carried, carried0):
+        if not hasattr(x, "shape"):
+            raise CannotLower(loop, f"carried value '{c.param.name}' is not a tensor")
+    statics = {k: v for k, v in invariants.items() if is_static(v)}
+    cond_true = static_truth(tc, loop, scope, loop.condition_result, statics)
+    pre_true = static_truth(tc, loop, scope, loop.precondition, statics)
+    lengths = [get(p.length) for p in info.length_ports]
+    return Setup(loop, info, scope, limit, cond0, carried0, stacks, invariants, lengths,
+                 cond_free=bool(cond_true) and bool(pre_true) and cond0 is True,
+                 has_pre=not pre_true)
+
+
+def stack_pieces(x, p: Sliced, axis: int, dim: int, count: int):
+    """All pieces of a sliced input, stacked on a new leading axis: (count, *piece shape)."""
+    xp = np if is_static(x) else _jnp()
+    moved = xp.moveaxis(x, axis, 0) if axis else x
+    rest = tuple(moved.shape[1:])
+    ps = p.part_size
+    if count == 0:
+        shape = (0, *rest) if not p.keep_axis else (0, *_piece_shape(x.shape, axis, ps))
+        return xp.zeros(shape, x.dtype)
+    starts = [p.piece_start(k, dim) for k in range(count)] if count < 3 else None
+    first, last = p.piece_start(0, dim), p.piece_start(count - 1, dim)
+    if ps == 1 and abs(p.stride) == 1:
+        g = moved[first:first + count] if p.stride > 0 else moved[last:first + 1][::-1]
+        g = g.reshape((count, 1, *rest)) if p.keep_axis else g
+    else:
+        if starts is None:
+            starts = [p.piece_start(k, dim) for k in range(count)]
+        idx = (np.asarray(starts, np.int64)[:, None] + np.arange(ps)).reshape(-1)
+        g = xp.take(moved, idx, axis=0).reshape((count, ps, *rest))
+        if not p.keep_axis:
+            g = g.reshape((count, *rest))
+    if p.keep_axis and axis:
+        g = xp.moveaxis(g, 1, axis + 1)
+    return g
+
+
+def _piece_shape(shape, axis, ps):
+    s = list(shape)
+    s[axis] = ps
+    return tuple(s)
+
+
+def _jnp():
+    import jax.numpy as jnp
+
+    return jnp
+
+
+# ----------------------------------------------------------------------------- the body
+
+
+def iteration_value(loop: Loop, k):
+    """The iteration number as the body's iteration parameter wants it (dtype, rank 0 or 1)."""
+    t = loop.iteration_param.type
+    dtype, shape = np.int64, ()
+    if isinstance(t, TensorType):
+        if t.dtype is not None:
+            dtype = to_numpy(t.dtype)
+        if t.shape is not None and len(t.shape) == 1:
+            shape = (1,)
+    return k.astype(dtype).reshape(shape)
+
+
+def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value]):
+    """Trace one iteration; returns (values of `wanted`, error code of the body)."""
+    loop = st.loop
+    frame = Frame()
+    bs = Scope(tc, parent=st.scope, frame=frame)
+    if loop.iteration_param is not None:
+        bs.bind(loop.iteration_param, iteration_value(loop, k))
+    if loop.condition_param is not None:
+        bs.bind(loop.condition_param, np.array(True))
+    for uid, x in st.invariants.items():
+        bs.env[uid] = x
+    for c, x in zip(st.info.carried, state):
+        bs.bind(c.param, x)
+    for (_, p), x in zip(st.info.sliced, pieces):
+        bs.bind(p.param, x)
+    tc.depth += 1
+    tc.enclosing.append(loop)
+    try:
+        vals = eval_graph(tc, loop.body, bs, wanted)
+    finally:
+        tc.depth -= 1
+        tc.enclosing.pop()
+    return vals, frame.err
+
+
+def _as_array(x, dtype=None):
+    jnp = _jnp()
+    return jnp.asarray(x) if dtype is None else jnp.asarray(x, dtype=dtype)
+
+
+def conform(loop: Loop, what: str, x, like):
+    """`x` as a traced array of `like`'s shape and dtype; CannotLower when it differs."""
+    shape, dtype = tuple(like.shape), np.dtype(like.dtype)
+    if tuple(x.shape) != shape or np.dtype(x.dtype) != dtype:
+        raise CannotLower(loop, f"{what} changes from {dtype}{list(shape)} to "
+                                f"{np.dtype(x.dtype)}{list(x.shape)} across iterations "
+                                "(XLA loops need a fixed shape and type)")
+    import jax
+
+    return jax.lax.convert_element_type(_as_array(x), dtype)
+
+
+def _piece_avals(st: Setup):
+    import jax
+
+    return [jax.ShapeDtypeStruct(tuple(s.shape[1:]), s.dtype) for s in st.stacks]
+
+
+def probe(tc: TraceContext, st: Setup, wanted: list[Value]):
+    """Shapes/dtypes of body values `wanted` (traced once abstractly, results discarded)."""
+    import jax
+
+    if not wanted:
+        return []
+    state_avals = [jax.ShapeDtypeStruct(tuple(x.shape), x.dtype) for x in st.carried0]
+    k_aval = jax.ShapeDtypeStruct((), np.int64)
+    notes = len(tc.notes)
+
+    def f(k, state, pieces):
+        vals, _ = run_body(tc, st, k, state, pieces, wanted)
+        return [_as_array(v) for v in vals]
+
+    out = jax.eval_shape(f, k_aval, state_avals, _piece_avals(st))
+    del tc.notes[notes:]
+    return out
+
+
+def _wanted(st: Setup) -> tuple[list[Value], list[Value], list[Value]]:
+    info, ports = st.info, st.loop.output_ports
+    return ([c.result for c in info.carried], [ports[i].result for i in info.concat_idx],
+            [ports[i].result for i in info.last_plain])
+
+
+# ----------------------------------------------------------------------------- lowering
+
+
+def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
+    st = setup(tc, loop, scope)
+    n = None
+    if st.cond0 is False:
+        n = 0
+    elif st.cond_free and isinstance(st.limit, int):
+        n = st.limit
+    if n is not None:
+        if tc.max_it is not None and n > 0:
+            tc.check(scope.frame, tc.max_it < n, f"{where(loop)}: {LIMIT_MESSAGE}",
+                     IterationLimitError)
+        if n == 0:
+            tc.note(loop, True, "runs zero iterations (known at compile time)")
+            return zero_trip_outputs(st)
+        tc.note(loop, True, f"lax.scan over {n} iterations")
+        return _scan(tc, st, n)
+    if st.info.concat_idx:
+        if tc.depth == 0:
+            raise NeedsDriver(loop)
+        outer = tc.enclosing[-1] if tc.enclosing else None
+        raise CannotLower(loop, "a loop that can stop early (condition, precondition or run-time "
+                                "trip count) with concatenated outputs has a data-dependent "
+                                f"output length, which XLA cannot express inside {where(outer)}")
+    tc.note(loop, True, "lax.while_loop" + (" (with precondition)" if st.has_pre else ""))
+    return _while(tc, st)
+
+
+def zero_trip_outputs(st: Setup) -> list:
+    loop, info = st.loop, st.info
+    outs: list = [None] * len(loop.output_ports)
+    for i, j in info.last_state.items():
+        outs[i] = st.carried0[j]
+    for i, v in info.last_direct.items():
+        outs[i] = _direct(st, v)
+    for i in info.last_plain:
+        raise ExecutionError(zero_trip_message(loop, i))
+    for i in info.concat_idx:
+        stacked = empty_stack(loop.output_ports[i])
+        outs[i] = finish_concat(np, loop, i, loop.output_ports[i], stacked, 0,
+                                _length_of(st, loop.output_ports[i]))
+    return outs
+
+
+def _direct(st: Setup, v: Value):
+    if v.uid in st.invariants:
+        return st.invariants[v.uid]
+    return st.scope.get(v)
+
+
+def _length_of(st: Setup, port: Concat):
+    if port.length is None:
+        return None
+    x = st.lengths[st.info.length_ports.index(port)]
+    return x
+
+
+def zero_trip_message(loop: Loop, i: int) -> str:
+    r = loop.output_ports[i].result
+    return (f"{where(loop)}: output {i} ('{r.name}') has no value: the loop ran zero iterations "
+            "and the output is neither a carried value nor loop-invariant")
+
+
+def empty_stack(port: Concat) -> np.ndarray:
+    """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
+    t = port.result.type
+    dtype = to_numpy(t.dtype) if isinstance(t, TensorType) and t.dtype is not None else np.float32
+    shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
+    return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
+
+
+def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, length):
+    """Per-iteration values stacked on axis 0 -> the output (reverse, pad, move or merge)."""
+    if port.reverse:
+        stacked = xp.flip(stacked, 0)
+    if port.length is not None:
+        if not is_static(length):
+            raise CannotLower(loop, f"the length of output {index} must be known at compile time")
+        total = int(_scalar(loop, f"length of output {index}", np.asarray(length)))
+        if total < n:
+            raise ExecutionError(f"{where(loop)}: output {index} ('{port.output.name}') has "
+                                 f"length {total}, below the {n} iterations the loop ran")
+        if total > n:
+            pad = [(0, total - n)] + [(0, 0)] * (stacked.ndim - 1)
+            stacked = xp.pad(stacked, pad)
+    rank = stacked.ndim - 1
+    if port.new_axis:
+        axis = port.axis + rank + 1 if port.axis < 0 else port.axis
+        if not 0 <= axis <= rank:
+            raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range "
+                                 f"for rank {rank + 1}")
+        return xp.moveaxis(stacked, 0, axis) if axis else stacked
+    axis = port.axis + rank if port.axis < 0 else port.axis
+    if not 0 <= axis < rank:
+        raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range for "
+                             f"rank {rank}")
+    moved = xp.moveaxis(stacked, 0, axis)
+    shape = list(stacked.shape[1:])
+    shape[axis] *= stacked.shape[0]
+    return xp.reshape(moved, tuple(shape))
+
+
+def _scan(tc: TraceContext, st: Setup, n: int) -> list:
+    import jax
+    import jax.numpy as jnp
+
+    loop, info = st.loop, st.info
+    carried_res, concat_res, plain_res = _wanted(st)
+    wanted = carried_res + concat_res + plain_res
+    nc, ny = len(carried_res), len(concat_res)
+    init_state = [_as_array(x) for x in st.carried0]
+    plain_avals = probe(tc, st, plain_res)
+    init_lasts = [jnp.zeros(a.shape, a.dtype) for a in plain_avals]
+
+    def step(carry, xs):
+        k, state, lasts, err = carry
+        vals, berr = run_body(tc, st, k, state, xs, wanted)
+        new_state = [conform(loop, f"carried value '{c.param.name}'", v, s)
+                     for c, v, s in zip(info.carried, vals[:nc], state)]
+        ys = [_as_array(v) for v in vals[nc:nc + ny]]
+        new_lasts = [conform(loop, "a last value", v, s) for v, s in zip(vals[nc + ny:], lasts)]
+        if berr is not None:
+            err = jnp.where(err != 0, err, berr)
+        return (k + 1, new_state, new_lasts, err), ys
+
+    init = (jnp.zeros((), np.int64), init_state, init_lasts, jnp.zeros((), np.int32))
+    (k, state, lasts, err), ys = jax.lax.scan(step, init, list(st.stacks), length=n)
+    tc.merge(st.scope.frame, err)
+    outs: list = [None] * len(loop.output_ports)
+    for i, j in info.last_state.items():
+        outs[i] = state[j]
+    for i, v in info.last_direct.items():
+        outs[i] = _direct(st, v)
+    for i, x in zip(info.last_plain, lasts):
+        outs[i] = x
+    for i, y in zip(info.concat_idx, ys):
+        port = loop.output_ports[i]
+        outs[i] = finish_concat(jnp, loop, i, port, y, n, _length_of(st, port))
+    return outs
+
+
+class WhileParts:
+    """cond/body functions of a while loop over the state
+    ``(k, cond, carried, lasts, err, bufs, k0)``; `capacity` None: no buffers."""
+
+    def __init__(self, tc: TraceContext, st: Setup, capacity: int | None):
+        self.tc, self.st, self.capacity = tc, st, capacity
+        carried_res, concat_res, plain_res = _wanted(st)
+        cond_res = [st.loop.condition_result] if st.loop.condition_result is not None else []
+        self.wanted = cond_res + carried_res + concat_res + plain_res
+        self.n_cond, self.nc, self.ny = len(cond_res), len(carried_res), len(concat_res)
+        lim = st.limit
+        self.limit = INT64_MAX if lim is None else lim
+
+    def pieces(self, k):
+        import jax
+
+        return [jax.lax.dynamic_index_in_dim(s, k, 0, keepdims=False) if not is_static(s)
+                else jax.lax.dynamic_index_in_dim(_as_array(s), k, 0, keepdims=False)
+                for s in self.st.stacks]
+
+    def running(self, c):
+        """Would the loop run iteration k, ignoring the precondition and the buffer?"""
+        k, cond = c[0], c[1]
+        return cond & (k < self.limit)
+
+    def cond_fn(self, c):
+        import jax.numpy as jnp
+
+        k = c[0]
+        ok = self.running(c)
+        if self.tc.max_it is not None:
+            ok = ok & (k < self.tc.max_it)
+        if self.capacity is not None:
+            ok = ok & (k - c[6] < self.capacity)
+        if self.st.has_pre:
+            vals, _ = run_body(self.tc, self.st, k, c[2], self.pieces(k),
+                               [self.st.loop.precondition])
+            ok = ok & jnp.asarray(_scalar(self.st.loop, "precondition", vals[0])).astype(bool)
+        return ok
+
+    def body_fn(self, c):
+        import jax
+        import jax.numpy as jnp
+
+        k, cond, state, lasts, err, bufs, k0 = c
+        st, loop = self.st, self.st.loop
+        vals, berr = run_body(self.tc, st, k, state, self.pieces(k), self.wanted)
+        i = 0
+        if self.n_cond:
+            cnd = _scalar(loop, "condition", _as_array(vals[0]))
+            cond = cnd.astype(bool)
+            i = 1
+        new_state = [conform(loop, f"carried value '{cp.param.name}'", v, s)
+                     for cp, v, s in zip(st.info.carried, vals[i:i + self.nc], state)]
+        i += self.nc
+        ys = vals[i:i + self.ny]
+        i += self.ny
+        new_lasts = [conform(loop, "a last value", v, s) for v, s in zip(vals[i:], lasts)]
+        new_bufs = [jax.lax.dynamic_update_index_in_dim(b, _as_array(y, b.dtype), k - k0, 0)
+                    for b, y in zip(bufs, ys)]
+        for b, y in zip(bufs, ys):
+            if tuple(y.shape) != tuple(b.shape[1:]):
+                raise CannotLower(loop, "a concatenated output changes shape across iterations")
+        if berr is not None:
+            err = jnp.where(err != 0, err, berr)
+        return (k + 1, cond, new_state, new_lasts, err, new_bufs, k0)
+
+    def initial(self):
+        import jax.numpy as jnp
+
+        st = self.st
+        _, concat_res, plain_res = _wanted(st)
+        avals = probe(self.tc, st, concat_res + plain_res)
+        ny = len(concat_res)
+        bufs = ([jnp.zeros((self.capacity, *a.shape), a.dtype) for a in avals[:ny]]
+                if self.capacity is not None else [])
+        lasts = [jnp.zeros(a.shape, a.dtype) for a in avals[ny:]]
+        cond0 = jnp.asarray(st.cond0, dtype=bool)
+        return (jnp.zeros((), np.int64), cond0, [_as_array(x) for x in st.carried0], lasts,
+                jnp.zeros((), np.int32), bufs, jnp.zeros((), np.int64))
+
+    def run(self, init):
+        import jax
+
+        return jax.lax.while_loop(self.cond_fn, self.body_fn, init)
+
+    def post_checks(self, frame: Frame, final, k_total=None):
+        """Record the iteration-limit and zero-trip errors of a finished run."""
+        tc, loop = self.tc, self.st.loop
+        k = final[0]
+        if tc.max_it is not None:
+            bad = self.running(final) & (k >= tc.max_it)
+            if self.capacity is not None:
+                bad = bad & (k - final[6] < self.capacity)
+            tc.check(frame, bad, f"{where(loop)}: {LIMIT_MESSAGE}", IterationLimitError)
+        if self.st.info.last_plain and self.capacity is None:
+            i = self.st.info.last_plain[0]
+            tc.check(frame, k == 0, zero_trip_message(loop, i))
+
+
+def _while(tc: TraceContext, st: Setup) -> list:
+    parts = WhileParts(tc, st, None)
+    final = parts.run(parts.initial())
+    k, cond, state, lasts, err, _, _ = final
+    tc.merge(st.scope.frame, err)
+    parts.post_checks(st.scope.frame, final)
+    info, loop = st.info, st.loop
+    outs: list = [None] * len(loop.output_ports)
+    for i, j in info.last_state.items():
+        outs[i] = state[j]
+    for i, v in info.last_direct.items():
+        outs[i] = _direct(st, v)
+    for i, x in zip(info.last_plain, lasts):
+        outs[i] = x
+    return outs

@@ -1,0 +1,44 @@
+"""Helpers shared by the rule modules: attribute readers, dtype handling, legacy broadcast.
+
+Attribute readers are the NumPy backend's (one reading of ONNX attributes for both backends).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...numpy.kernels._common import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
+
+__all__ = ["attr", "attr_floats", "attr_ints", "attr_str", "attr_strs", "np_dtype", "astype",
+           "legacy_broadcast", "norm_axis", "HIGHEST"]
+
+HIGHEST = "highest"  # matmul precision: full float32 on every device (NumPy's results)
+
+
+def astype(cx, x, dtype):
+    """`x` with element type `dtype` (no copy when it already has it)."""
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return x.astype(dtype) if cx.folding else cx.xp.asarray(x).astype(dtype)
+
+
+def legacy_broadcast(cx, a, b):
+    """Opset < 7 ``broadcast``/``axis``: B aligned with A starting at ``axis``."""
+    node = cx.node
+    if (node.version or 7) >= 7 or not attr(node, "broadcast", 0):
+        return b
+    axis = attr(node, "axis")
+    if axis is None:
+        return b
+    ax = axis + a.ndim if axis < 0 else axis
+    return cx.xp.reshape(b, tuple(b.shape) + (1,) * (a.ndim - ax - b.ndim))
+
+
+def norm_axis(cx, axis: int, rank: int) -> int:
+    a = axis + rank if axis < 0 else axis
+    if not 0 <= a < max(rank, 1):
+        from ....errors import ExecutionError, where
+
+        raise ExecutionError(f"{where(cx.node)}: axis {axis} out of range for rank {rank}")
+    return a

@@ -1,0 +1,92 @@
+"""Rules that make tensors: Constant, ConstantOfShape, Range, Cast, CastLike.
+
+Constants are static. ConstantOfShape and Range need their shape/bounds at trace time.
+Casts between the ordinary types are ``astype``; casts involving strings or the float8 /
+float4 / int4 families run on NumPy (folded) when their input is static, and are not lowered
+otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, ModelError, where
+from ...numpy.kernels import KERNELS, load_all
+from ...numpy.kernels.generators import constant_value
+from ..table import lowering
+from ._util import attr, np_dtype
+
+
+@lowering("Constant", since=1, fold=True)
+def _constant(cx):
+    return np.asarray(constant_value(cx.node))
+
+
+@lowering("ConstantOfShape", since=9, fold=True)
+def _constant_of_shape(cx, shape):
+    v = cx.node.attrs.get("value")
+    if v is None:
+        fill = np.zeros((), dtype=np.float32)
+    else:
+        v = np.asarray(v)
+        if v.size != 1:
+            raise ModelError(f"{where(cx.node)}: 'value' must hold one element, has {v.size}")
+        fill = v.reshape(())
+    dims = tuple(cx.ints(shape, "the shape (input 0)"))
+    if any(d < 0 for d in dims):
+        raise ExecutionError(f"{where(cx.node)}: negative dimension in shape {list(dims)}")
+    if fill.dtype.kind == "O":
+        return np.full(dims, fill, dtype=fill.dtype)
+    return cx.xp.full(dims, fill, dtype=fill.dtype)
+
+
+@lowering("Range", since=11, fold=True)
+def _range(cx, start, limit, delta):
+    start = cx.const(start, "start (input 0)")
+    limit = cx.const(limit, "limit (input 1)")
+    delta = cx.const(delta, "delta (input 2)")
+    dtype = start.dtype
+    if delta == 0:
+        raise ExecutionError(f"{where(cx.node)}: delta must not be 0")
+    if dtype.kind in "iu":
+        s, lim, d = int(start), int(limit), int(delta)
+        n = max(-((s - lim) // d), 0)
+        return cx.xp.asarray((s + np.arange(n, dtype=np.int64) * d).astype(dtype))
+    compute = np.dtype(np.float64)
+    stash = attr(cx.node, "stash_type")
+    if stash is not None and dtype.itemsize == 2:
+        compute = np_dtype(int(stash), cx.node)
+    r = np.arange(start.astype(compute).item(), float(limit), float(delta), dtype=compute)
+    return r.astype(dtype)
+
+
+_PLAIN = frozenset("biuf")
+
+
+def _plain(dt: np.dtype) -> bool:
+    return dt.kind in _PLAIN and (dt.type.__module__ == "numpy" or dt.name == "bfloat16")
+
+
+def _cast(cx, x, to: np.dtype):
+    if x.dtype == to:
+        return x
+    if _plain(x.dtype) and _plain(to):
+        return x.astype(to) if cx.folding else cx.xp.asarray(x).astype(to)
+    if cx.folding or isinstance(x, np.ndarray):  # strings, float8, ...: the NumPy kernel
+        load_all()
+        fn = KERNELS.lookup(cx.node.op_type, cx.node.version)(cx.node, None)
+        return fn(x) if cx.node.op_type == "Cast" else fn(x, np.zeros((), to))
+    cx.fail(f"cast from {x.dtype} to {to} is not lowered (only NumPy implements it)")
+
+
+@lowering("Cast", since=1, fold=True)
+def _cast_rule(cx, x):
+    to = cx.node.attrs.get("to")
+    if to is None:
+        raise ModelError(f"{where(cx.node)}: Cast needs the 'to' attribute")
+    return _cast(cx, x, np_dtype(to, cx.node))
+
+
+@lowering("CastLike", since=15, fold=True)
+def _cast_like(cx, x, like):
+    return _cast(cx, x, np.dtype(like.dtype))

@@ -1,0 +1,112 @@
+"""Indexing rules: Concat, Split, Slice, Gather, GatherElements.
+
+Slice clamps as ONNX does (see the NumPy kernel). Gather and GatherElements accept negative
+indices; an out-of-range index is an `ExecutionError` (found at trace time for constant
+indices, else flagged at run time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ...numpy.kernels.indexing import _slice_of, _split_sizes
+from ..table import lowering
+from ._util import attr, attr_ints, norm_axis
+
+
+@lowering("Concat", since=1, fold=True)
+def _concat(cx, *xs):
+    axis = int(attr(cx.node, "axis", 1))
+    ranks = {x.ndim for x in xs}
+    if len(ranks) != 1:
+        raise ExecutionError(f"{where(cx.node)}: cannot concatenate shapes "
+                             f"{[tuple(x.shape) for x in xs]} on axis {axis}")
+    return cx.xp.concatenate(xs, axis=axis)
+
+
+def _split(cx, x, axis: int, split: list[int] | None):
+    n = len(cx.node.outputs)
+    a = norm_axis(cx, axis, x.ndim)
+    sizes = _split_sizes(cx.node, x.shape[a], split, n)
+    idx = [slice(None)] * x.ndim
+    out, pos = [], 0
+    for s in sizes:
+        idx[a] = slice(pos, pos + s)
+        out.append(x[tuple(idx)])
+        pos += s
+    return out[0] if n == 1 else tuple(out)
+
+
+@lowering("Split", since=1, fold=True)
+def _split1(cx, x, split=None):
+    s = attr_ints(cx.node, "split") if split is None else cx.ints(split, "split (input 1)")
+    return _split(cx, x, int(attr(cx.node, "axis", 0)), s)
+
+
+@lowering("Split", since=13, fold=True)
+def _split13(cx, x, split=None):
+    s = None if split is None else cx.ints(split, "split (input 1)")
+    return _split(cx, x, int(attr(cx.node, "axis", 0)), s)
+
+
+def _slice(cx, x, starts, ends, axes, steps):
+    n = len(starts)
+    if len(ends) != n or (axes is not None and len(axes) != n) or (
+            steps is not None and len(steps) != n):
+        raise ExecutionError(f"{where(cx.node)}: starts/ends/axes/steps lengths differ")
+    axes = list(range(n)) if axes is None else axes
+    steps = [1] * n if steps is None else steps
+    idx = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        ax = norm_axis(cx, a, x.ndim)
+        if st == 0:
+            raise ExecutionError(f"{where(cx.node)}: slice step cannot be 0")
+        idx[ax] = _slice_of(s, e, st, x.shape[ax])
+    return x[tuple(idx)]
+
+
+@lowering("Slice", since=1, fold=True)
+def _slice1(cx, x):
+    node = cx.node
+    return _slice(cx, x, attr_ints(node, "starts") or [], attr_ints(node, "ends") or [],
+                  attr_ints(node, "axes"), None)
+
+
+@lowering("Slice", since=10, fold=True)
+def _slice10(cx, x, starts, ends, axes=None, steps=None):
+    return _slice(cx, x, cx.ints(starts, "starts (input 1)"), cx.ints(ends, "ends (input 2)"),
+                  None if axes is None else cx.ints(axes, "axes (input 3)"),
+                  None if steps is None else cx.ints(steps, "steps (input 4)"))
+
+
+def _indices(cx, idx, dim: int, what: str):
+    """Negative indices resolved; out-of-range ones reported (now or at run time)."""
+    xp = cx.xp
+    if isinstance(idx, np.ndarray):
+        bad = (idx < -dim) | (idx >= dim)
+        if bad.any():
+            raise ExecutionError(f"{where(cx.node)}: {what} index {int(idx[bad][0])} is out of "
+                                 f"range for an axis of length {dim}")
+        return np.where(idx < 0, idx + dim, idx)
+    cx.check(xp.any((idx < -dim) | (idx >= dim)),
+             f"{what} index out of range for an axis of length {dim}")
+    return xp.where(idx < 0, idx + dim, idx)
+
+
+@lowering("Gather", since=1, fold=True)
+def _gather(cx, data, indices):
+    a = norm_axis(cx, int(attr(cx.node, "axis", 0)), data.ndim)
+    idx = _indices(cx, indices, data.shape[a], "Gather")
+    if cx.folding:
+        return np.take(data, idx, axis=a)
+    return cx.xp.take(data, idx, axis=a, mode="clip")
+
+
+@lowering("GatherElements", since=11, fold=True)
+def _gather_elements(cx, data, indices):
+    a = norm_axis(cx, int(attr(cx.node, "axis", 0)), data.ndim)
+    idx = _indices(cx, indices, data.shape[a], "GatherElements")
+    if cx.folding:
+        return np.take_along_axis(data, idx, axis=a)
+    return cx.xp.take_along_axis(data, idx, axis=a, mode="clip")

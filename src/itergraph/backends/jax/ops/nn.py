@@ -1,0 +1,182 @@
+"""Neural-network rules: activations, Softmax/LogSoftmax, MatMul, Gemm, Einsum,
+LayerNormalization.
+
+Activations keep the input's floating type. Softmax before opset 13 flattens the input to 2-D
+at `axis` (default 1); from 13 it normalizes along `axis` (default -1). Matrix products use
+full float32 precision on every device, so results match NumPy's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..table import lowering
+from ._util import HIGHEST, astype, attr, attr_str, norm_axis
+
+
+def _act(fn):
+    def rule(cx, x):
+        return astype(cx, fn(cx, x), x.dtype)
+
+    return rule
+
+
+def _jnn():
+    import jax
+
+    return jax.nn
+
+
+def _lax():
+    from jax import lax
+
+    return lax
+
+
+def _alpha(cx, default):
+    return float(attr(cx.node, "alpha", default))
+
+
+def _elu_core(xp, x, alpha):
+    return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, 0)))
+
+
+def _softplus(xp, x):
+    return xp.logaddexp(xp.zeros((), x.dtype), x)
+
+
+_ACTS = {
+    "Relu": (1, lambda cx, x: cx.xp.maximum(x, np.zeros((), x.dtype))),
+    "Sigmoid": (1, lambda cx, x: _lax().logistic(x)),
+    "Softsign": (1, lambda cx, x: x / (1 + cx.xp.abs(x))),
+    "Softplus": (1, lambda cx, x: _softplus(cx.xp, x)),
+    "LeakyRelu": (1, lambda cx, x: cx.xp.where(x >= 0, x, x * _alpha(cx, 0.01))),
+    "Elu": (1, lambda cx, x: _elu_core(cx.xp, x, _alpha(cx, 1.0))),
+    "Selu": (1, lambda cx, x: float(attr(cx.node, "gamma", 1.05070102214813232421875))
+             * _elu_core(cx.xp, x, _alpha(cx, 1.67326319217681884765625))),
+    "Celu": (12, lambda cx, x: cx.xp.maximum(x, 0)
+             + cx.xp.minimum(0, _alpha(cx, 1.0) * cx.xp.expm1(x / _alpha(cx, 1.0)))),
+    "ThresholdedRelu": (10, lambda cx, x: cx.xp.where(x > _alpha(cx, 1.0), x, 0)),
+    "HardSigmoid": (1, lambda cx, x: cx.xp.clip(
+        _alpha(cx, 0.2) * x + float(attr(cx.node, "beta", 0.5)), 0, 1)),
+    "HardSwish": (14, lambda cx, x: x * cx.xp.clip(x / 6 + 0.5, 0, 1)),
+    "Mish": (18, lambda cx, x: x * cx.xp.tanh(_softplus(cx.xp, x))),
+}
+for _op, (_since, _fn) in _ACTS.items():
+    lowering(_op, since=_since)(_act(_fn))
+
+
+@lowering("Gelu", since=20)
+def _gelu(cx, x):
+    xp = cx.xp
+    if attr_str(cx.node, "approximate", "none") == "tanh":
+        k = float(np.sqrt(2 / np.pi))
+        y = 0.5 * x * (1 + xp.tanh(k * (x + 0.044715 * x ** 3)))
+    else:
+        y = 0.5 * x * (1 + _lax().erf(x / float(np.sqrt(2))))
+    return astype(cx, y, x.dtype)
+
+
+@lowering("PRelu", since=1)
+def _prelu(cx, x, slope):
+    legacy = (cx.node.version or 7) < 7
+    if legacy and slope.ndim == 1 and x.ndim > 2 and slope.shape[0] == x.shape[1]:
+        slope = cx.xp.reshape(slope, (-1,) + (1,) * (x.ndim - 2))
+    return astype(cx, cx.xp.where(x < 0, x * slope, x), x.dtype)
+
+
+def _softmax(xp, x, axis):
+    m = xp.max(x, axis=axis, keepdims=True)
+    e = xp.exp(x - m)
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(xp, x, axis):
+    s = x - xp.max(x, axis=axis, keepdims=True)
+    return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+
+
+def _softmax_rule(impl):
+    def rule(cx, x):
+        xp = cx.xp
+        if (cx.node.version or 13) >= 13:
+            return impl(xp, x, norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim))
+        axis = int(attr(cx.node, "axis", 1))
+        a = axis + x.ndim if axis < 0 else axis
+        n = int(np.prod(x.shape[:a], dtype=np.int64))
+        flat = xp.reshape(x, (n, int(np.prod(x.shape[a:], dtype=np.int64))))
+        return xp.reshape(impl(xp, flat, 1), x.shape)
+
+    return rule
+
+
+lowering("Softmax", since=1)(_softmax_rule(_softmax))
+lowering("LogSoftmax", since=1)(_softmax_rule(_log_softmax))
+
+
+@lowering("Hardmax", since=1)
+def _hardmax(cx, x):
+    xp = cx.xp
+    if (cx.node.version or 13) >= 13:
+        a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
+        idx = xp.argmax(x, axis=a)
+        return astype(cx, xp.moveaxis(_one_hot(xp, idx, x.shape[a]), -1, a), x.dtype)
+    axis = int(attr(cx.node, "axis", 1))
+    a = axis + x.ndim if axis < 0 else axis
+    n = int(np.prod(x.shape[:a], dtype=np.int64))
+    flat = xp.reshape(x, (n, -1))
+    return astype(cx, xp.reshape(_one_hot(xp, xp.argmax(flat, axis=1), flat.shape[1]), x.shape),
+                  x.dtype)
+
+
+def _one_hot(xp, idx, n):
+    return xp.asarray(idx)[..., None] == xp.arange(n)
+
+
+@lowering("MatMul", since=1)
+def _matmul(cx, a, b):
+    return cx.xp.matmul(a, b, precision=HIGHEST)
+
+
+@lowering("Gemm", since=1)
+def _gemm(cx, a, b, c=None):
+    xp = cx.xp
+    node = cx.node
+    alpha = float(attr(node, "alpha", 1.0))
+    beta = float(attr(node, "beta", 1.0))
+    a = xp.transpose(a) if attr(node, "transA", 0) else a
+    b = xp.transpose(b) if attr(node, "transB", 0) else b
+    y = xp.matmul(a, b, precision=HIGHEST)
+    if alpha != 1.0:
+        y = y * alpha
+    if c is not None and beta != 0.0:
+        y = y + (c * beta if beta != 1.0 else c)
+    return astype(cx, y, a.dtype)
+
+
+@lowering("Einsum", since=12)
+def _einsum(cx, *xs):
+    eq = attr_str(cx.node, "equation")
+    return cx.xp.einsum(eq.replace(" ", ""), *xs, precision=HIGHEST)
+
+
+@lowering("LayerNormalization", since=17)
+def _layer_norm(cx, x, scale, bias=None):
+    """Normalize over the axes from `axis` on; outputs Y (and Mean, InvStdDev if asked)."""
+    xp = cx.xp
+    node = cx.node
+    a = norm_axis(cx, int(attr(node, "axis", -1)), x.ndim)
+    eps = float(attr(node, "epsilon", 1e-5))
+    stash = np.float32 if int(attr(node, "stash_type", 1)) == 1 else x.dtype
+    axes = tuple(range(a, x.ndim))
+    xs = astype(cx, x, np.promote_types(x.dtype, stash))
+    mean = xp.mean(xs, axis=axes, keepdims=True)
+    d = xs - mean
+    var = xp.mean(d * d, axis=axes, keepdims=True)
+    inv = 1 / xp.sqrt(var + eps)
+    y = astype(cx, d * inv, x.dtype) * scale
+    if bias is not None:
+        y = y + bias
+    outs = [astype(cx, y, x.dtype), astype(cx, mean, stash), astype(cx, inv, stash)]
+    n = len(node.outputs)
+    return outs[0] if n == 1 else tuple(outs[:n])

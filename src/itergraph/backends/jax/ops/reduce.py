@@ -1,0 +1,154 @@
+"""Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax/ArgMin,
+CumSum.
+
+Axes come from the ``axes`` attribute before opset 13 (ReduceSum) or 18 (the others), from
+the optional second input afterwards (it must be known at trace time). No axes reduces
+everything unless ``noop_with_empty_axes``. Results keep the input's element type; Max/Min
+over an empty set give -inf/+inf (the type's extremes for integers), as in the NumPy kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..table import lowering
+from ._util import astype, attr, attr_ints, norm_axis
+
+
+def _sum(cx, x, ax, kd):
+    return cx.xp.sum(x, axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _mean(cx, x, ax, kd):
+    return astype(cx, cx.xp.mean(x, axis=ax, keepdims=kd), x.dtype)
+
+
+def _extreme(name: str, low: bool):
+    def impl(cx, x, ax, kd):
+        fn = getattr(cx.xp, name)
+        if x.size:
+            return fn(x, axis=ax, keepdims=kd)
+        if x.dtype.kind == "f":
+            init = -np.inf if low else np.inf
+        elif x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            init = info.min if low else info.max
+        elif x.dtype.kind == "b":
+            init = not low
+        else:
+            init = 0
+        return fn(x, axis=ax, keepdims=kd, initial=init)
+
+    return impl
+
+
+def _prod(cx, x, ax, kd):
+    return cx.xp.prod(x, axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _l1(cx, x, ax, kd):
+    return cx.xp.sum(cx.xp.abs(x), axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _l2(cx, x, ax, kd):
+    return cx.xp.sqrt(cx.xp.sum(cx.xp.square(x), axis=ax, keepdims=kd, dtype=x.dtype))
+
+
+def _log_sum(cx, x, ax, kd):
+    return cx.xp.log(cx.xp.sum(x, axis=ax, keepdims=kd, dtype=x.dtype))
+
+
+def _log_sum_exp(cx, x, ax, kd):
+    xp = cx.xp
+    if x.size == 0 or x.dtype.kind != "f":
+        return xp.log(xp.sum(xp.exp(x), axis=ax, keepdims=kd))
+    m = xp.max(x, axis=ax, keepdims=True)
+    m = astype(cx, xp.where(xp.isfinite(m), m, 0), x.dtype)
+    r = xp.log(xp.sum(xp.exp(x - m), axis=ax, keepdims=True)) + m
+    return r if kd else xp.squeeze(r, axis=ax if ax is not None else tuple(range(x.ndim)))
+
+
+def _sum_square(cx, x, ax, kd):
+    return cx.xp.sum(cx.xp.square(x), axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+_IMPLS = {
+    "ReduceSum": (_sum, 13),
+    "ReduceMean": (_mean, 18),
+    "ReduceMax": (_extreme("max", True), 18),
+    "ReduceMin": (_extreme("min", False), 18),
+    "ReduceProd": (_prod, 18),
+    "ReduceL1": (_l1, 18),
+    "ReduceL2": (_l2, 18),
+    "ReduceLogSum": (_log_sum, 18),
+    "ReduceLogSumExp": (_log_sum_exp, 18),
+    "ReduceSumSquare": (_sum_square, 18),
+}
+
+
+def _run(cx, impl, x, axes, kd):
+    ax = None if axes is None else tuple(norm_axis(cx, a, x.ndim) for a in axes)
+    return astype(cx, impl(cx, x, ax, kd), x.dtype)
+
+
+def _attr_form(impl):
+    def rule(cx, x):
+        axes = attr_ints(cx.node, "axes")
+        return _run(cx, impl, x, axes or None, bool(attr(cx.node, "keepdims", 1)))
+
+    return rule
+
+
+def _input_form(impl):
+    def rule(cx, x, axes=None):
+        kd = bool(attr(cx.node, "keepdims", 1))
+        ax = None if axes is None else cx.ints(axes, "axes (input 1)")
+        if not ax:
+            if attr(cx.node, "noop_with_empty_axes", 0):
+                return x
+            ax = None
+        return _run(cx, impl, x, ax, kd)
+
+    return rule
+
+
+for _op, (_impl, _since) in _IMPLS.items():
+    lowering(_op, since=1, fold=True)(_attr_form(_impl))
+    lowering(_op, since=_since, fold=True)(_input_form(_impl))
+
+
+def _arg(name: str):
+    def rule(cx, x):
+        xp = cx.xp
+        a = norm_axis(cx, int(attr(cx.node, "axis", 0)), x.ndim)
+        fn = getattr(xp, name)
+        if attr(cx.node, "select_last_index", 0):
+            idx = x.shape[a] - 1 - fn(xp.flip(x, a), axis=a)
+        else:
+            idx = fn(x, axis=a)
+        if attr(cx.node, "keepdims", 1):
+            idx = xp.expand_dims(idx, a)
+        return astype(cx, xp.asarray(idx), np.int64)
+
+    return rule
+
+
+lowering("ArgMax", since=1, fold=True)(_arg("argmax"))
+lowering("ArgMin", since=1, fold=True)(_arg("argmin"))
+
+
+@lowering("CumSum", since=11, fold=True)
+def _cumsum(cx, x, axis):
+    xp = cx.xp
+    a = norm_axis(cx, int(cx.const(axis, "axis (input 1)").reshape(())), x.ndim)
+    rev = bool(attr(cx.node, "reverse", 0))
+    if rev:
+        x = xp.flip(x, a)
+    r = xp.cumsum(x, axis=a, dtype=x.dtype)
+    if attr(cx.node, "exclusive", 0):
+        pad = [(0, 0)] * x.ndim
+        pad[a] = (1, 0)
+        idx = [slice(None)] * x.ndim
+        idx[a] = slice(0, x.shape[a])
+        r = xp.pad(r, pad)[tuple(idx)]
+    return xp.flip(r, a) if rev else r

@@ -1,0 +1,162 @@
+"""Shape-changing rules: Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Expand, Tile, Shape,
+Size, Identity, Dropout (inference).
+
+Target shapes, axes and repeats must be known at trace time (constants, or values computed
+from constants and shapes); Shape and Size are always static, since shapes are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ..table import lowering
+from ._util import attr, attr_ints
+
+
+def _reshape_target(cx, shape: list[int], in_shape, allowzero: bool) -> list[int]:
+    s = list(shape)
+    if not allowzero:
+        for i, d in enumerate(s):
+            if d == 0:
+                if i >= len(in_shape):
+                    raise ExecutionError(f"{where(cx.node)}: shape entry {i} is 0 (copy) but the "
+                                         f"input has rank {len(in_shape)}")
+                s[i] = in_shape[i]
+    return s
+
+
+def _reshape(cx, x, target):
+    try:
+        return cx.xp.reshape(x, tuple(target))
+    except (ValueError, TypeError) as e:
+        raise ExecutionError(f"{where(cx.node)}: cannot reshape {tuple(x.shape)} to "
+                             f"{list(target)}: {e}") from None
+
+
+@lowering("Reshape", since=1, fold=True)
+def _reshape_attr(cx, x):
+    return _reshape(cx, x, _reshape_target(cx, attr_ints(cx.node, "shape") or [], x.shape, False))
+
+
+@lowering("Reshape", since=5, fold=True)
+def _reshape5(cx, x, shape):
+    s = cx.ints(shape, "the target shape (input 1)")
+    return _reshape(cx, x, _reshape_target(cx, s, x.shape, bool(attr(cx.node, "allowzero", 0))))
+
+
+@lowering("Transpose", since=1, fold=True)
+def _transpose(cx, x):
+    perm = attr_ints(cx.node, "perm")
+    return cx.xp.transpose(x, None if perm is None else tuple(perm))
+
+
+def _squeeze(cx, x, axes):
+    if axes is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    if not axes:
+        return x
+    ax = tuple(a + x.ndim if a < 0 else a for a in axes)
+    if any(not 0 <= a < x.ndim or x.shape[a] != 1 for a in ax):
+        raise ExecutionError(f"{where(cx.node)}: cannot squeeze axes {list(axes)} of shape "
+                             f"{tuple(x.shape)}")
+    return cx.xp.squeeze(x, ax)
+
+
+@lowering("Squeeze", since=1, fold=True)
+def _squeeze1(cx, x):
+    return _squeeze(cx, x, attr_ints(cx.node, "axes"))
+
+
+@lowering("Squeeze", since=13, fold=True)
+def _squeeze13(cx, x, axes=None):
+    return _squeeze(cx, x, None if axes is None else cx.ints(axes, "axes (input 1)"))
+
+
+def _unsqueeze(cx, x, axes):
+    rank = x.ndim + len(axes)
+    ax = sorted(a + rank if a < 0 else a for a in axes)
+    if len(set(ax)) != len(ax) or any(not 0 <= a < rank for a in ax):
+        raise ExecutionError(f"{where(cx.node)}: cannot unsqueeze shape {tuple(x.shape)} at "
+                             f"axes {list(axes)}")
+    return cx.xp.expand_dims(x, tuple(ax))
+
+
+@lowering("Unsqueeze", since=1, fold=True)
+def _unsqueeze1(cx, x):
+    return _unsqueeze(cx, x, attr_ints(cx.node, "axes") or [])
+
+
+@lowering("Unsqueeze", since=13, fold=True)
+def _unsqueeze13(cx, x, axes):
+    return _unsqueeze(cx, x, cx.ints(axes, "axes (input 1)"))
+
+
+@lowering("Flatten", since=1, fold=True)
+def _flatten(cx, x):
+    axis = int(attr(cx.node, "axis", 1))
+    a = axis + x.ndim if axis < 0 else axis
+    outer = int(np.prod(x.shape[:a], dtype=np.int64))
+    inner = int(np.prod(x.shape[a:], dtype=np.int64))
+    return cx.xp.reshape(x, (outer, inner))
+
+
+@lowering("Expand", since=8, fold=True)
+def _expand(cx, x, shape):
+    dims = tuple(cx.ints(shape, "the target shape (input 1)"))
+    try:
+        out = np.broadcast_shapes(tuple(x.shape), dims)
+    except ValueError:
+        raise ExecutionError(f"{where(cx.node)}: cannot expand shape {tuple(x.shape)} to "
+                             f"{list(dims)}") from None
+    r = cx.xp.broadcast_to(x, out)
+    return np.array(r) if cx.folding else r
+
+
+@lowering("Tile", since=1, fold=True)
+def _tile1(cx, x, tiles, axis):
+    reps = [1] * x.ndim
+    reps[int(cx.const(axis, "axis (input 2)"))] = int(cx.const(tiles, "tiles (input 1)"))
+    return cx.xp.tile(x, tuple(reps))
+
+
+@lowering("Tile", since=6, fold=True)
+def _tile(cx, x, repeats):
+    reps = cx.ints(repeats, "repeats (input 1)")
+    if len(reps) != x.ndim:
+        raise ExecutionError(f"{where(cx.node)}: repeats has {len(reps)} entries for an input "
+                             f"of rank {x.ndim}")
+    return cx.xp.tile(x, tuple(reps))
+
+
+@lowering("Shape", since=1)
+def _shape(cx, x):
+    start = attr(cx.node, "start", 0)
+    end = attr(cx.node, "end")
+    return np.array(tuple(x.shape)[slice(int(start), None if end is None else int(end))],
+                    dtype=np.int64)
+
+
+@lowering("Size", since=1)
+def _size(cx, x):
+    return np.array(int(np.prod(x.shape, dtype=np.int64)), dtype=np.int64)
+
+
+@lowering("Identity", since=1, fold=True)
+def _identity(cx, x):
+    return x
+
+
+@lowering("Dropout", since=1, fold=True)
+def _dropout(cx, x, ratio=None, training_mode=None):
+    """Inference only: a training-mode Dropout (random mask) is left to NumPy."""
+    v = cx.node.version or 12
+    if v >= 12 and training_mode is not None:
+        if not bool(cx.const(training_mode, "training_mode").reshape(())):
+            training_mode = None
+        else:
+            cx.fail("training-mode Dropout draws a random mask; it is not lowered")
+    if len(cx.node.outputs) == 1:
+        return x
+    mask_dtype = np.dtype(bool) if v >= 7 else x.dtype
+    return x, cx.xp.ones(x.shape, dtype=mask_dtype)

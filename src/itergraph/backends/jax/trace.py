@@ -1,0 +1,123 @@
+"""Tracing IR graphs into JAX computations, node by node, with partial evaluation.
+
+`eval_graph` walks a graph's nodes in order and binds each output in the scope. Each node is
+dispatched to the `Loop` lowering (`loops`), the `If` lowering (`cond`) or its rule in the
+lowering table. A foldable rule whose inputs are all static runs on NumPy and its result
+stays static (see `table`). A node that cannot be lowered raises `CannotLower`; any other
+unexpected failure inside a rule is reported the same way, so that the runner falls back to
+the NumPy backend, which gives the model's own error if there is one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import Error, where
+from ...ir import Graph, Loop, Node, Value
+from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
+from .table import lookup
+
+
+def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
+    """Trace the nodes of `graph` that `outputs` need; return the outputs' values."""
+    for node in tc.program.needed(graph, outputs):
+        eval_node(tc, node, scope)
+    return [scope.get(v) for v in outputs]
+
+
+def eval_nodes(tc: TraceContext, nodes: list[Node], scope: Scope) -> None:
+    for node in nodes:
+        eval_node(tc, node, scope)
+
+
+def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
+    outs = node.outputs
+    if outs and outs[0].uid in tc.big:  # a large Constant node: passed in as an argument
+        scope.bind(outs[0], tc.big[outs[0].uid])
+        return
+    if tc.depth == 0:
+        tc.top_node = node
+    if isinstance(node, Loop):
+        from .loops import lower_loop
+
+        results = _guard(node, lambda: lower_loop(tc, node, scope))
+    elif node.op_type == "If" and node.domain in ("", "ai.onnx"):
+        from .cond import lower_if
+
+        results = _guard(node, lambda: lower_if(tc, node, scope))
+    else:
+        results = _apply_rule(tc, node, scope)
+    if len(results) != len(outs):
+        raise CannotLower(node, f"lowering produced {len(results)} values for {len(outs)} outputs")
+    for v, x in zip(outs, results):
+        scope.bind(v, x)
+
+
+def _guard(node: Node, fn) -> list:
+    try:
+        return fn()
+    except (Error, NeedsDriver):
+        raise
+    except Exception as e:  # a lowering bug or an input XLA cannot take: let NumPy run it
+        raise CannotLower(node, f"lowering failed ({type(e).__name__}: {e})") from e
+
+
+def _apply_rule(tc: TraceContext, node: Node, scope: Scope) -> list:
+    rule = lookup(node)
+    if rule is None:
+        raise CannotLower(node, f"no JAX lowering for op '{node.op_type}'"
+                                + (f" of domain '{node.domain}'" if node.domain else "")
+                                + (f" (opset {node.version})" if node.version else ""))
+    if node.subgraphs():
+        raise CannotLower(node, "ops holding subgraphs other than Loop and If are not lowered")
+    inputs = [None if v is None else scope.get(v) for v in node.inputs]
+    for i, x in enumerate(inputs):
+        if x is not None and not hasattr(x, "shape"):
+            kind = "a sequence" if isinstance(x, list | tuple) else type(x).__name__
+            raise CannotLower(node, f"input {i} is {kind}; XLA handles tensors only")
+    if rule.fold and all(x is None or isinstance(x, np.ndarray) for x in inputs):
+        folded = _fold(tc, node, rule, scope, inputs)
+        if folded is not None:
+            return folded
+    import jax.numpy as jnp
+
+    try:
+        out = rule.fn(OpContext(node, jnp, tc, scope.frame), *inputs)
+    except (Error, NeedsDriver):
+        raise
+    except Exception as e:
+        shapes = [None if x is None else (tuple(x.shape), str(x.dtype)) for x in inputs]
+        raise CannotLower(node, f"lowering failed for inputs {shapes} "
+                                f"({type(e).__name__}: {e})") from e
+    return _results(node, out)
+
+
+def _fold(tc, node, rule, scope, inputs) -> list | None:
+    """Run a foldable rule on NumPy; None when the result is too large to embed (or it fails)."""
+    try:
+        out = rule.fn(OpContext(node, np, tc, scope.frame), *inputs)
+    except CannotLower:
+        raise
+    except Error:
+        raise
+    except Exception:
+        return None  # e.g. an out-of-range index: the traced path reports it at run time
+    res = _results(node, out)
+    res = [np.asarray(r) if not isinstance(r, np.ndarray) else r for r in res]
+    if any(r.size > FOLD_MAX_ELEMENTS and r.dtype.kind != "O" for r in res):
+        return None
+    return res
+
+
+def _results(node: Node, out) -> list:
+    if len(node.outputs) == 1:
+        out = [out]
+    else:
+        out = list(out)
+    return [np.asarray(r) if isinstance(r, np.generic) else r for r in out]
+
+
+def describe_node(node: Node) -> str:
+    return where(node)

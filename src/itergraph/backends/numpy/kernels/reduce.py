@@ -1,0 +1,175 @@
+"""Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax/ArgMin.
+
+Axes come from the ``axes`` attribute before opset 13 (ReduceSum) or 18 (the others), from the
+optional second input afterwards. No axes (absent or empty) reduces everything, unless
+``noop_with_empty_axes`` is set, in which case the input passes through. ``keepdims`` defaults
+to 1. Results keep the input's element type. Max/Min over an empty set give -inf/+inf (or the
+type's extreme value for integers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from . import kernel
+from ._common import asarray, attr, attr_ints, const_input
+
+# ----------------------------------------------------------------------------- implementations
+# Each takes (x, axes tuple or None, keepdims) and may return a NumPy scalar or another type.
+
+
+def _sum(x, ax, kd):
+    return np.sum(x, axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _mean(x, ax, kd):
+    return np.mean(x, axis=ax, keepdims=kd)
+
+
+def _extreme(np_fn, low: bool):
+    def impl(x, ax, kd):
+        if x.size:
+            return np_fn(x, axis=ax, keepdims=kd)
+        if x.dtype.kind == "f":
+            init = -np.inf if low else np.inf
+        elif x.dtype.kind in "iu":
+            info = np.iinfo(x.dtype)
+            init = info.min if low else info.max
+        elif x.dtype.kind == "b":
+            init = not low
+        else:
+            init = 0
+        return np_fn(x, axis=ax, keepdims=kd, initial=init)
+
+    return impl
+
+
+def _prod(x, ax, kd):
+    return np.prod(x, axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _l1(x, ax, kd):
+    return np.sum(np.abs(x), axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+def _l2(x, ax, kd):
+    return np.sqrt(np.sum(np.square(x), axis=ax, keepdims=kd, dtype=x.dtype))
+
+
+def _log_sum(x, ax, kd):
+    return np.log(np.sum(x, axis=ax, keepdims=kd, dtype=x.dtype))
+
+
+def _log_sum_exp(x, ax, kd):
+    if x.size == 0 or x.dtype.kind != "f":
+        return np.log(np.sum(np.exp(x), axis=ax, keepdims=kd))
+    m = np.max(x, axis=ax, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+    r = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+    return r if kd else np.squeeze(r, axis=ax)
+
+
+def _sum_square(x, ax, kd):
+    return np.sum(np.square(x), axis=ax, keepdims=kd, dtype=x.dtype)
+
+
+_IMPLS = {
+    "ReduceSum": (_sum, 13),
+    "ReduceMean": (_mean, 18),
+    "ReduceMax": (_extreme(np.max, True), 18),
+    "ReduceMin": (_extreme(np.min, False), 18),
+    "ReduceProd": (_prod, 18),
+    "ReduceL1": (_l1, 18),
+    "ReduceL2": (_l2, 18),
+    "ReduceLogSum": (_log_sum, 18),
+    "ReduceLogSumExp": (_log_sum_exp, 18),
+    "ReduceSumSquare": (_sum_square, 18),
+}
+
+# ----------------------------------------------------------------------------- factories
+
+
+def _finish(r, dtype):
+    r = asarray(r)
+    return r if r.dtype == dtype else r.astype(dtype)
+
+
+def _checked(node, impl):
+    def run(x, ax, kd):
+        try:
+            return _finish(impl(x, ax, kd), x.dtype)
+        except (ValueError, np.exceptions.AxisError) as e:
+            raise ExecutionError(
+                f"{where(node)}: cannot reduce shape {x.shape} over axes {ax}: {e}"
+            ) from None
+
+    return run
+
+
+def _attr_form(impl):
+    def factory(node, ctx):
+        kd = bool(attr(node, "keepdims", 1))
+        axes = attr_ints(node, "axes")
+        ax = tuple(axes) if axes else None
+        run = _checked(node, impl)
+        return lambda x: run(x, ax, kd)
+
+    return factory
+
+
+def _input_form(impl):
+    def factory(node, ctx):
+        kd = bool(attr(node, "keepdims", 1))
+        noop = bool(attr(node, "noop_with_empty_axes", 0))
+        run = _checked(node, impl)
+        const = const_input(node, 1)
+        if const is not None:
+            ax = tuple(const.reshape(-1).tolist()) or None
+            if ax is None and noop:
+                return lambda x, axes=None: x
+            return lambda x, axes=None: run(x, ax, kd)
+
+        def fn(x, axes=None):
+            if axes is None or axes.size == 0:
+                if noop:
+                    return x
+                return run(x, None, kd)
+            return run(x, tuple(axes.reshape(-1).tolist()), kd)
+
+        return fn
+
+    return factory
+
+
+for _op, (_impl, _since) in _IMPLS.items():
+    kernel(_op, since=1)(_attr_form(_impl))
+    kernel(_op, since=_since)(_input_form(_impl))
+
+
+# ----------------------------------------------------------------------------- ArgMax / ArgMin
+
+
+def _arg(np_fn):
+    def factory(node, ctx):
+        axis = int(attr(node, "axis", 0))
+        kd = bool(attr(node, "keepdims", 1))
+        last = bool(attr(node, "select_last_index", 0))
+
+        def fn(x):
+            a = axis + x.ndim if axis < 0 else axis
+            if last:
+                idx = x.shape[a] - 1 - np_fn(np.flip(x, a), axis=a)
+            else:
+                idx = np_fn(x, axis=a)
+            if kd:
+                idx = np.expand_dims(idx, a)
+            return asarray(idx).astype(np.int64, copy=False)
+
+        return fn
+
+    return factory
+
+
+kernel("ArgMax", since=1)(_arg(np.argmax))
+kernel("ArgMin", since=1)(_arg(np.argmin))

@@ -1,0 +1,340 @@
+"""`build(network) -> ir.Graph`: check a network and translate it into the itergraph IR.
+
+Steps: infer scopes (:mod:`.scopes`), check the rules (:mod:`.validate`), keep what the
+network outputs need, then emit each scope's layers and nested scopes in dependency order:
+a loop becomes a canonical `ir.Loop` (origin ``"network"``), a conditional an ONNX ``If``.
+
+Loop mapping: iterator -> `Sliced` (keep_axis=False, stride -1 when reversed; with a COUNT
+limit a reversed iterator first takes the leading COUNT entries, since TensorRT reads
+``X[M-1-i]`` with M the trip count), recurrence -> `Carried`, COUNT -> ``trip_count`` (int64,
+a negative count runs zero times), WHILE -> ``precondition``, LAST_VALUE -> `Last`,
+CONCATENATE / REVERSE -> `Concat(new_axis=True, reverse=..., length=...)`. TensorRT makes
+iterating past an iterator's end an error, while the canonical loop stops at the shortest
+sliced input: loops with iterators carry ``origin_attrs["strict_slices"] = True`` so that the
+runner reports running out of slices as an ExecutionError.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError
+from ...ir import Carried, Concat, Graph, Last, Loop, Node, Sliced, Value, verify
+from .control import (
+    IfConditional,
+    IfConditionalInputLayer,
+    IfConditionalOutputLayer,
+    IteratorLayer,
+    LoopOutputLayer,
+    RecurrenceLayer,
+)
+from .control import Loop as NetLoop
+from .core import Layer, Tensor
+from .enums import LoopOutput, TripLimit
+from .lower import OPSET, Emitter, lower_layer
+from .scopes import Analysis, analyze, owner
+from .shapes import norm_axis
+from .validate import validate
+
+
+def build(network) -> Graph:
+    an = analyze(network)
+    validate(network, an)
+    live = _liveness(network)
+    reserved = {id(t): t.name for t in [*network._inputs, *network._outputs]}
+    top = Graph(name=network.name, opset_imports={"": OPSET})
+    em = Emitter(top, reserved)
+    for t in network._inputs:
+        v = em.new_value(t)
+        top.inputs.append(v)
+    _Builder(network, an, live, em).emit_scope(None, top, None)
+    for t in network._outputs:
+        top.outputs.append(em.value(t))
+    verify(top)
+    return top
+
+
+class _Live:
+    """Layers and scopes needed by the network outputs."""
+
+    def __init__(self):
+        self.layers: set[int] = set()
+        self.scopes: set[int] = set()
+        self.tensors: set[int] = set()
+
+    def has(self, x) -> bool:
+        return id(x) in self.layers or id(x) in self.scopes
+
+
+def _liveness(network) -> _Live:
+    live = _Live()
+    todo: list = list(network._outputs)
+    while todo:
+        x = todo.pop()
+        if x is None:
+            continue
+        if isinstance(x, Tensor):
+            if id(x) not in live.tensors:
+                live.tensors.add(id(x))
+                todo.append(x.producer)
+        elif isinstance(x, Layer):
+            if id(x) not in live.layers:
+                live.layers.add(id(x))
+                todo.extend(x._inputs)
+                s = owner(x)
+                if s is not None:
+                    todo.append(s)
+        elif id(x) not in live.scopes:  # a loop or conditional
+            live.scopes.add(id(x))
+            if isinstance(x, NetLoop):
+                todo.extend(x._trip_limits)
+                todo.extend(x._iterators)  # they bound the iteration (running out is an error)
+            else:
+                todo.append(x._condition)
+    return live
+
+
+class _Builder:
+    def __init__(self, network, an: Analysis, live: _Live, em: Emitter):
+        self.network = network
+        self.an = an
+        self.live = live
+        self.em = em
+        # every live layer and scope, grouped by the scope it runs in
+        self.members: dict[int, list] = {}
+        for layer in an.order:
+            if live.has(layer) and owner(layer) is None:
+                self.members.setdefault(id(an.layer_scope(layer)), []).append(layer)
+        for s in an.scopes:
+            if live.has(s):
+                self.members.setdefault(id(an.parent[s]), []).append(s)
+        self._external: dict[int, list[Tensor]] = {}
+
+    # -- dependency order inside one scope ------------------------------------------------
+    def unit_of(self, t: Tensor, scope) -> object | None:
+        """The member of `scope` that produces `t` (None: a parameter or an outer value)."""
+        if self.an.tensor_scope(t) is not scope:
+            return None
+        p = t.producer
+        if p is None:
+            return None
+        if isinstance(p, (LoopOutputLayer, IfConditionalOutputLayer)):
+            return owner(p)
+        if isinstance(p, (IteratorLayer, RecurrenceLayer, IfConditionalInputLayer)):
+            return None
+        return p
+
+    def external_inputs(self, s) -> list[Tensor]:
+        """Tensors read by live layers of scope `s` (at any depth) that are defined outside it."""
+        if id(s) not in self._external:
+            out: list[Tensor] = []
+            for layer in self.network._layers:
+                if not self.live.has(layer):
+                    continue
+                where = self.an.layer_scope(layer)
+                if where is None or not self.an.inside(where, s):
+                    continue
+                for t in layer._inputs:
+                    if t is not None and not self.an.inside(self.an.tensor_scope(t), s):
+                        out.append(t)
+            self._external[id(s)] = out
+        return self._external[id(s)]
+
+    def inputs_of(self, unit) -> list[Tensor]:
+        if isinstance(unit, Layer):
+            return [t for t in unit._inputs if t is not None]
+        return self.external_inputs(unit)
+
+    def ordered(self, scope, units: list) -> list:
+        ids = {id(u) for u in units}
+        state: dict[int, int] = {}
+        order: list = []
+
+        def label(u) -> str:
+            return u._what() if isinstance(u, Layer) else u.what()
+
+        for root in units:
+            if id(root) in state:
+                continue
+            stack = [(root, self._preds(root, scope, ids))]
+            state[id(root)] = 1
+            while stack:
+                u, preds = stack[-1]
+                if not preds:
+                    stack.pop()
+                    state[id(u)] = 2
+                    order.append(u)
+                    continue
+                nxt = preds.pop()
+                if state.get(id(nxt)) == 1:
+                    path = [e[0] for e in stack]
+                    cycle = path[path.index(nxt):]
+                    raise ModelError(
+                        "the network has a cycle through a loop or conditional: "
+                        + " -> ".join(label(x) for x in cycle) + " -> " + label(nxt)
+                    )
+                if id(nxt) not in state:
+                    state[id(nxt)] = 1
+                    stack.append((nxt, self._preds(nxt, scope, ids)))
+        return order
+
+    def _preds(self, unit, scope, ids) -> list:
+        preds = []
+        for t in self.inputs_of(unit):
+            p = self.unit_of(t, scope)
+            if p is not None and p is not unit and id(p) in ids:
+                preds.append(p)
+        return preds
+
+    # -- emission -------------------------------------------------------------------------
+    def emit_scope(self, scope, graph: Graph, units: list | None) -> None:
+        units = self.members.get(id(scope), []) if units is None else units
+        for unit in self.ordered(scope, units):
+            self.em.graph = graph
+            if isinstance(unit, NetLoop):
+                self.emit_loop(unit, graph)
+            elif isinstance(unit, IfConditional):
+                self.emit_if(unit, graph)
+            else:
+                lower_layer(unit, self.em)
+            self.em.graph = graph
+
+    def result(self, t: Tensor, body: Graph, name: str, taken=()) -> Value:
+        """The value of `t` as a result of `body`: an Identity node of `body` is added when
+        `t` is not made by a node of `body` (a parameter or an outer value) or when its value
+        is already the result of another carried port (uid in `taken`)."""
+        v = self.em.value(t)
+        if v.uid not in taken and v.producer is not None and any(
+                n is v.producer for n in body.nodes):
+            return v
+        saved, self.em.graph, self.em.prefix = self.em.graph, body, name
+        out = self.em.node("Identity", [v])
+        out.type = v.type
+        self.em.graph = saved
+        return out
+
+    def emit_loop(self, loop: NetLoop, graph: Graph) -> None:
+        em, live = self.em, self.live
+        body = Graph(name=loop.name)
+        em.prefix = loop.name
+        count = next((t for t in loop._trip_limits if t.kind is TripLimit.COUNT), None)
+        cond = next((t for t in loop._trip_limits if t.kind is TripLimit.WHILE), None)
+        trip = self._trip_count(count._input(0)) if count is not None else None
+        ports = []
+        for it in loop._iterators:
+            x = it._input(0)
+            axis = norm_axis(it.axis, len(x.shape), it._what())
+            value = em.value(x)
+            if it.reverse and count is not None and not self._covers(count, x, axis):
+                em.prefix = it.name
+                end = em.node("Unsqueeze", [trip, em.ints([0])])
+                value = em.node("Slice", [value, em.ints([0]), end, em.ints([axis])])
+            param = em.new_value(it._outputs[0])
+            body.inputs.append(param)
+            ports.append(Sliced(value, param, axis=axis, stride=-1 if it.reverse else 1))
+        carried: list[tuple[RecurrenceLayer, Carried]] = []
+        for rec in loop._recurrences:
+            if not live.has(rec):
+                continue
+            param = em.new_value(rec._outputs[0])
+            body.inputs.append(param)
+            port = Carried(em.value(rec._input(0)), param, param)
+            ports.append(port)
+            carried.append((rec, port))
+        self.emit_scope(loop, body, None)
+        taken: set[int] = set()
+        for rec, port in carried:
+            port.result = self.result(rec._inputs[1], body, f"{rec.name}/next", taken)
+            taken.add(port.result.uid)
+        precondition = None
+        if cond is not None:
+            precondition = self.result(cond._input(0), body, cond.name)
+        outs = []
+        for lo in loop._outputs:
+            if not live.has(lo):
+                continue
+            out_v = em.new_value(lo._outputs[0])
+            if lo.kind is LoopOutput.LAST_VALUE:
+                rec = lo._input(0).producer
+                port = next(p for r, p in carried if r is rec)
+                outs.append(Last(port.result, out_v))
+            else:
+                x = lo._input(0)
+                axis = norm_axis(lo.axis, len(x.shape) + 1, lo._what())
+                length = lo.length()
+                em.prefix = lo.name
+                em.graph = graph
+                n = None if length is None else em.as_int64(length)
+                r = self.result(x, body, lo.name)
+                outs.append(Concat(r, out_v, axis=axis,
+                                   reverse=lo.kind is LoopOutput.REVERSE, new_axis=True,
+                                   length=n))
+        results: list[Value] = []
+        for v in [precondition, *(p.result for _, p in carried), *(o.result for o in outs)]:
+            if v is not None and all(v is not r for r in results):
+                results.append(v)
+        body.outputs = results
+        attrs = {"strict_slices": True} if loop._iterators else {}
+        node = Loop(body, ports, outs, trip_count=trip, precondition=precondition,
+                    name=em.fresh(loop.name, em._node_names), origin="network",
+                    origin_attrs=attrs, negative_trip_count="zero")
+        graph.add(node)
+
+    @staticmethod
+    def _covers(count, x: Tensor, axis: int) -> bool:
+        """Is the COUNT known to reach the iterated axis' end (no leading slice needed)?"""
+        c = count._input(0).const_value()
+        return c is not None and 0 <= x.shape[axis] <= int(c.reshape(()))
+
+    def _trip_count(self, t: Tensor) -> Value:
+        """COUNT as an INT64 scalar; negative counts mean zero iterations."""
+        em = self.em
+        c = t.const_value()
+        if c is not None:
+            return em.const(np.array(max(int(c.reshape(())), 0), dtype=np.int64),
+                            f"{t.name}/count")
+        em.prefix = f"{t.name}/count"
+        return em.as_int64(t)  # the Loop says negative_trip_count="zero"
+
+    def emit_if(self, cond: IfConditional, graph: Graph) -> None:
+        em = self.em
+        for inp in cond._inputs:
+            em.alias(inp._outputs[0], em.value(inp._input(0)))
+        outs = [o for o in cond._outputs if self.live.has(o)]
+        units = self.members.get(id(cond), [])
+        branch = {0: self._reach(cond, [o._inputs[0] for o in outs], units),
+                  1: self._reach(cond, [o._inputs[1] for o in outs], units)}
+        both = [u for u in units if id(u) in branch[0] and id(u) in branch[1]]
+        if both:
+            u = both[0]
+            label = u._what() if isinstance(u, Layer) else u.what()
+            raise ModelError(
+                f"{label} is used by both the true and the false branch of {cond.what()}; "
+                "compute it before the conditional, or duplicate it"
+            )
+        graphs = []
+        for side, gname in ((0, "then"), (1, "else")):
+            g = Graph(name=f"{cond.name}/{gname}")
+            self.emit_scope(cond, g, [u for u in units if id(u) in branch[side]])
+            g.outputs = [self.result(o._inputs[side], g, f"{o.name}/{gname}") for o in outs]
+            graphs.append(g)
+        em.graph = graph
+        em.prefix = cond.name
+        c = em.value(cond._condition._input(0))
+        values = [em.new_value(o._outputs[0]) for o in outs]
+        graph.add(Node("If", [c], values, {"then_branch": graphs[0], "else_branch": graphs[1]},
+                       version=OPSET, name=em.fresh(cond.name, em._node_names)))
+
+    def _reach(self, scope, tensors: list[Tensor], units: list) -> set[int]:
+        ids = {id(u) for u in units}
+        seen: set[int] = set()
+        todo = list(tensors)
+        while todo:
+            t = todo.pop()
+            u = self.unit_of(t, scope)
+            if u is None or id(u) in seen or id(u) not in ids:
+                continue
+            seen.add(id(u))
+            todo.extend(self.inputs_of(u))
+        return seen
+

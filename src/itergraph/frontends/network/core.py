@@ -1,0 +1,203 @@
+"""Tensors and the layer base class of the network-definition API (TensorRT's ITensor, ILayer).
+
+Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` and
+`dtype` come from a small static inference that each layer class implements (`_infer`); a
+dimension that is not known before run time is ``-1``, as in TensorRT. Results are cached
+and recomputed after any edit of the network (``set_input``, attribute changes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import ModelError
+from .enums import DataType, LayerType, as_dtype
+
+if TYPE_CHECKING:
+    from .network import Network
+
+Shape = tuple[int, ...]
+
+
+class Tensor:
+    """A tensor of the network (TensorRT's ITensor). `name` is settable."""
+
+    def __init__(self, network: Network, name: str, producer: Layer | None = None, index: int = 0):
+        self._network = network
+        self.name = name
+        self._producer = producer
+        self._index = index
+        self._input_type: tuple[DataType, Shape] | None = None  # network inputs only
+        self._cache: tuple[int, DataType, Shape, Any] | None = None
+
+    # -- TensorRT's ITensor surface -------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self._info()[1]
+
+    @shape.setter
+    def shape(self, dims) -> None:
+        if self._input_type is None:
+            raise ModelError(f"tensor '{self.name}': only a network input's shape can be set")
+        self._input_type = (self._input_type[0], _dims(dims, f"input '{self.name}'"))
+        self._network._touch()
+
+    @property
+    def dtype(self) -> DataType:
+        return self._info()[0]
+
+    @dtype.setter
+    def dtype(self, dt) -> None:
+        if self._input_type is None:
+            raise ModelError(f"tensor '{self.name}': only a network input's dtype can be set")
+        self._input_type = (as_dtype(dt), self._input_type[1])
+        self._network._touch()
+
+    @property
+    def is_network_input(self) -> bool:
+        return self._input_type is not None
+
+    @property
+    def is_network_output(self) -> bool:
+        return any(t is self for t in self._network._outputs)
+
+    @property
+    def is_shape_tensor(self) -> bool:
+        return False
+
+    # -- internals ------------------------------------------------------------------------
+    @property
+    def producer(self) -> Layer | None:
+        return self._producer
+
+    def _info(self) -> tuple[DataType, Shape, Any]:
+        """(dtype, shape, constant value or None), recomputed after network edits."""
+        version = self._network._version
+        if self._cache is None or self._cache[0] != version:
+            if self._input_type is not None:
+                dt, shape = self._input_type
+                self._cache = (version, dt, shape, None)
+            else:
+                self._producer._refresh()
+        return self._cache[1:]
+
+    def const_value(self) -> np.ndarray | None:
+        """The value of this tensor when it is known before run time (constants, shapes...)."""
+        return self._info()[2]
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name!r}, {self.dtype.name}, {self.shape})"
+
+
+def _dims(dims, what: str) -> Shape:
+    try:
+        out = tuple(int(d) for d in dims)
+    except TypeError:
+        raise ModelError(f"{what}: dimensions must be integers, got {dims!r}") from None
+    if any(d < -1 for d in out):
+        raise ModelError(f"{what}: dimensions must be >= -1, got {out}")
+    return out
+
+
+class Layer:
+    """Base of every layer (TensorRT's ILayer).
+
+    Subclasses set `_type`, list their `_inputs` (tensors, or ``None`` for an input not set
+    yet), and implement `_infer` -> ``[(dtype, shape, const_or_None) per output]``.
+    """
+
+    _type: LayerType
+    _n_outputs = 1
+    _optional_inputs: frozenset[int] = frozenset()
+
+    def __init__(self, network: Network, inputs: list[Tensor | None]):
+        object.__setattr__(self, "_network", network)
+        self._inputs: list[Tensor | None] = list(inputs)
+        self._index = len(network._layers)
+        self._name = f"(Unnamed Layer* {self._index}) [{self._type.value}]"
+        self._outputs = [
+            Tensor(network, f"{self._name}_output" + (f"_{i}" if i else ""), self, i)
+            for i in range(self._n_outputs)
+        ]
+        self._refreshing = False
+
+    def __setattr__(self, key: str, value) -> None:
+        object.__setattr__(self, key, value)
+        if not key.startswith("_"):
+            self._network._touch()
+
+    # -- TensorRT's ILayer surface --------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = str(value)
+
+    @property
+    def type(self) -> LayerType:
+        return self._type
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._outputs)
+
+    def get_input(self, index: int) -> Tensor | None:
+        self._check_index(index, len(self._inputs), "input")
+        return self._inputs[index]
+
+    def get_output(self, index: int) -> Tensor:
+        self._check_index(index, len(self._outputs), "output")
+        return self._outputs[index]
+
+    def set_input(self, index: int, tensor: Tensor) -> None:
+        """Replace input `index` (for some layers, set an optional extra input)."""
+        limit = self._max_inputs()
+        self._check_index(index, limit, "input")
+        self._network._own(tensor, f"{self._what()} input {index}")
+        while len(self._inputs) <= index:
+            self._inputs.append(None)
+        self._inputs[index] = tensor
+        self._network._touch()
+
+    # -- internals ------------------------------------------------------------------------
+    def _max_inputs(self) -> int:
+        return len(self._inputs)
+
+    def _check_index(self, index: int, limit: int, what: str) -> None:
+        if not isinstance(index, int) or not 0 <= index < limit:
+            raise ModelError(f"{self._what()}: no {what} {index} (it has {limit})")
+
+    def _what(self) -> str:
+        return f"{self._type.value} layer '{self._name}'"
+
+    def _input(self, i: int) -> Tensor:
+        t = self._inputs[i] if i < len(self._inputs) else None
+        if t is None:
+            raise ModelError(f"{self._what()}: input {i} is not set")
+        return t
+
+    def _refresh(self) -> None:
+        if self._refreshing:
+            raise ModelError(f"{self._what()}: its input depends on its own output (a cycle)")
+        self._refreshing = True
+        try:
+            infos = self._infer()
+        finally:
+            self._refreshing = False
+        version = self._network._version
+        for t, (dt, shape, const) in zip(self._outputs, infos):
+            t._cache = (version, dt, tuple(shape), const)
+
+    def _infer(self) -> list[tuple[DataType, Shape, Any]]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self._type.value} layer {self._name!r}>"

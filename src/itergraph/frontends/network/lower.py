@@ -1,0 +1,331 @@
+"""Lowering of ordinary layers to ONNX-standard IR nodes (opset `OPSET`), TensorRT semantics.
+
+`Emitter` holds the IR being built (current graph, tensor -> IR value map, unique names);
+``LOWER[layer class](layer, em)`` emits the nodes of one layer and returns the IR value of its
+output. TensorRT broadcasting (equal ranks) is a special case of ONNX broadcasting, so
+elementwise layers map one to one; MatrixOperation.VECTOR becomes Unsqueeze/MatMul/Squeeze,
+reduce bitmasks become axes lists, activations without an ONNX twin are composed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import Graph, Node, Value, tensor
+from . import layers as L
+from .enums import (
+    ActivationType,
+    DataType,
+    ElementWiseOperation,
+    MatrixOperation,
+    ReduceOperation,
+    UnaryOperation,
+    to_ir,
+    to_numpy,
+)
+from .shapes import ir_shape, norm_axis
+
+OPSET = 18
+INT64_MIN = np.iinfo(np.int64).min
+
+# ONNX TensorProto element-type codes (Cast's `to`).
+ONNX_TYPE = {
+    DataType.FLOAT: 1, DataType.UINT8: 2, DataType.INT8: 3, DataType.INT32: 6,
+    DataType.INT64: 7, DataType.BOOL: 9, DataType.HALF: 10, DataType.DOUBLE: 11,
+    DataType.BF16: 16, DataType.FP8: 17, DataType.INT4: 22, DataType.FP4: 23, DataType.E8M0: 24,
+}
+
+
+class Emitter:
+    """Builds IR graphs: names values uniquely and maps network tensors to IR values."""
+
+    def __init__(self, top: Graph, reserved: dict[int, str]):
+        self.top = top
+        self.graph = top
+        self.values: dict[int, Value] = {}
+        self._reserved = reserved  # id(tensor) -> exact name (network inputs/outputs)
+        self._names: set[str] = set(reserved.values())
+        self._node_names: set[str] = set()
+        self._scalars: dict[tuple, Value] = {}
+        self.prefix = ""
+
+    # -- names ----------------------------------------------------------------------------
+    def fresh(self, base: str, taken: set[str] | None = None) -> str:
+        taken = self._names if taken is None else taken
+        name, k = base, 1
+        while name in taken:
+            name, k = f"{base}_{k}", k + 1
+        taken.add(name)
+        return name
+
+    # -- values ---------------------------------------------------------------------------
+    def value(self, t) -> Value:
+        return self.values[id(t)]
+
+    def bind(self, t, v: Value) -> Value:
+        """Make `v` the IR value of network tensor `t` (named and typed after it)."""
+        v.name = self._reserved.get(id(t)) or self.fresh(t.name)
+        v.type = tensor(to_ir(t.dtype), ir_shape(t.shape))
+        self.values[id(t)] = v
+        return v
+
+    def alias(self, t, v: Value) -> None:
+        """Let tensor `t` stand for the existing value `v` (no new value)."""
+        self.values[id(t)] = v
+
+    def new_value(self, t) -> Value:
+        """A fresh value (e.g. a body parameter) for tensor `t`."""
+        return self.bind(t, Value())
+
+    def node(self, op: str, inputs, attrs=None, n_out: int = 1):
+        """Append an ONNX-standard node to the current graph; return its output value(s)."""
+        outs = [Value(self.fresh(f"{self.prefix}/{op}_out")) for _ in range(n_out)]
+        name = self.fresh(self.prefix if self.prefix not in self._node_names else
+                          f"{self.prefix}/{op}", self._node_names)
+        self.graph.add(Node(op, list(inputs), outs, attrs or {}, version=OPSET, name=name))
+        return outs[0] if n_out == 1 else outs
+
+    def const(self, array, base: str | None = None) -> Value:
+        """A constant, stored as an initializer of the top graph (usable from any body)."""
+        arr = np.asarray(array)
+        v = Value(self.fresh(base or f"{self.prefix}/const"), None, arr)
+        from ...backends.numpy.dtypes import from_numpy
+
+        v.type = tensor(from_numpy(arr.dtype), arr.shape)
+        self.top.initializers.append(v)
+        return v
+
+    def scalar(self, x, dtype: DataType) -> Value:
+        key = (float(x), dtype)
+        if key not in self._scalars:
+            self._scalars[key] = self.const(np.array(x, dtype=to_numpy(dtype)), f"scalar_{x}")
+        return self._scalars[key]
+
+    def ints(self, xs) -> Value:
+        return self.const(np.array(list(xs), dtype=np.int64), f"{self.prefix}/ints")
+
+    def as_int64(self, t) -> Value:
+        """The IR value of integer tensor `t` as INT64 (folded when `t` is a constant)."""
+        c = t.const_value()
+        if c is not None:
+            return self.const(c.astype(np.int64), f"{self.prefix}/i64")
+        v = self.value(t)
+        return v if t.dtype == DataType.INT64 else self.node("Cast", [v], {"to": 7})
+
+
+# -- per-layer lowering -----------------------------------------------------------------
+
+def _constant(layer: L.ConstantLayer, em: Emitter) -> Value:
+    out = layer._outputs[0]
+    v = em.const(out.const_value(), out.name)
+    em._names.discard(v.name)
+    return v
+
+
+_EW = {
+    ElementWiseOperation.SUM: "Add", ElementWiseOperation.PROD: "Mul",
+    ElementWiseOperation.MAX: "Max", ElementWiseOperation.MIN: "Min",
+    ElementWiseOperation.SUB: "Sub", ElementWiseOperation.DIV: "Div",
+    ElementWiseOperation.POW: "Pow", ElementWiseOperation.AND: "And",
+    ElementWiseOperation.OR: "Or", ElementWiseOperation.XOR: "Xor",
+    ElementWiseOperation.EQUAL: "Equal", ElementWiseOperation.GREATER: "Greater",
+    ElementWiseOperation.LESS: "Less",
+}
+
+
+def _elementwise(layer: L.ElementWiseLayer, em: Emitter) -> Value:
+    a, b = em.value(layer._inputs[0]), em.value(layer._inputs[1])
+    if layer.op is ElementWiseOperation.FLOOR_DIV:
+        if layer._inputs[0].dtype in (DataType.INT32, DataType.INT64, DataType.INT8,
+                                      DataType.UINT8):
+            # exact for integers: (a - mod(a, b)) / b, with mod taking the divisor's sign
+            return em.node("Div", [em.node("Sub", [a, em.node("Mod", [a, b])]), b])
+        return em.node("Floor", [em.node("Div", [a, b])])
+    return em.node(_EW[layer.op], [a, b])
+
+
+def _activation(layer: L.ActivationLayer, em: Emitter) -> Value:
+    x = em.value(layer._inputs[0])
+    dt = layer._inputs[0].dtype
+    alpha, beta = float(layer.alpha), float(layer.beta)
+    A = ActivationType
+    kind = layer.type
+
+    def k(c):
+        return em.scalar(c, dt)
+
+    simple = {A.RELU: "Relu", A.SIGMOID: "Sigmoid", A.TANH: "Tanh", A.SOFTSIGN: "Softsign"}
+    if kind in simple:
+        return em.node(simple[kind], [x])
+    if kind is A.LEAKY_RELU:
+        return em.node("LeakyRelu", [x], {"alpha": alpha})
+    if kind is A.ELU:
+        return em.node("Elu", [x], {"alpha": alpha})
+    if kind is A.SELU:
+        return em.node("Selu", [x], {"alpha": alpha, "gamma": beta})
+    if kind is A.HARD_SIGMOID:
+        return em.node("HardSigmoid", [x], {"alpha": alpha, "beta": beta})
+    if kind is A.THRESHOLDED_RELU:
+        return em.node("ThresholdedRelu", [x], {"alpha": alpha})
+    if kind is A.CLIP:
+        return em.node("Clip", [x, k(alpha), k(beta)])
+    if kind is A.SOFTPLUS:  # alpha * log(exp(beta * x) + 1)
+        return em.node("Mul", [em.node("Softplus", [em.node("Mul", [x, k(beta)])]), k(alpha)])
+    if kind is A.SCALED_TANH:  # alpha * tanh(beta * x)
+        return em.node("Mul", [em.node("Tanh", [em.node("Mul", [x, k(beta)])]), k(alpha)])
+    if kind is A.GELU_ERF:  # 0.5 x (1 + erf(x / sqrt 2))
+        e = em.node("Erf", [em.node("Mul", [x, k(1 / math.sqrt(2))])])
+        return em.node("Mul", [em.node("Mul", [x, k(0.5)]), em.node("Add", [e, k(1.0)])])
+    if kind is A.GELU_TANH:  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = em.node("Mul", [em.node("Mul", [em.node("Mul", [x, x]), x]), k(0.044715)])
+        inner = em.node("Mul", [em.node("Add", [x, cube]), k(math.sqrt(2 / math.pi))])
+        t = em.node("Add", [em.node("Tanh", [inner]), k(1.0)])
+        return em.node("Mul", [em.node("Mul", [x, k(0.5)]), t])
+    raise AssertionError(kind)
+
+
+_UNARY = {
+    UnaryOperation.EXP: "Exp", UnaryOperation.LOG: "Log", UnaryOperation.SQRT: "Sqrt",
+    UnaryOperation.RECIP: "Reciprocal", UnaryOperation.ABS: "Abs", UnaryOperation.NEG: "Neg",
+    UnaryOperation.SIN: "Sin", UnaryOperation.COS: "Cos", UnaryOperation.TAN: "Tan",
+    UnaryOperation.SINH: "Sinh", UnaryOperation.COSH: "Cosh", UnaryOperation.ASIN: "Asin",
+    UnaryOperation.ACOS: "Acos", UnaryOperation.ATAN: "Atan", UnaryOperation.ASINH: "Asinh",
+    UnaryOperation.ACOSH: "Acosh", UnaryOperation.ATANH: "Atanh", UnaryOperation.CEIL: "Ceil",
+    UnaryOperation.FLOOR: "Floor", UnaryOperation.ERF: "Erf", UnaryOperation.NOT: "Not",
+    UnaryOperation.SIGN: "Sign", UnaryOperation.ROUND: "Round", UnaryOperation.ISINF: "IsInf",
+    UnaryOperation.ISNAN: "IsNaN",
+}
+
+
+def _unary(layer: L.UnaryLayer, em: Emitter) -> Value:
+    return em.node(_UNARY[layer.op], [em.value(layer._inputs[0])])
+
+
+def _swap_last(rank: int) -> list[int]:
+    return [*range(rank - 2), rank - 1, rank - 2]
+
+
+def _matmul(layer: L.MatrixMultiplyLayer, em: Emitter) -> Value:
+    a_t, b_t = layer._inputs
+    a, b = em.value(a_t), em.value(b_t)
+    M = MatrixOperation
+    if layer.op0 is M.TRANSPOSE:
+        a = em.node("Transpose", [a], {"perm": _swap_last(len(a_t.shape))})
+    elif layer.op0 is M.VECTOR:
+        a = em.node("Unsqueeze", [a, em.ints([-2])])
+    if layer.op1 is M.TRANSPOSE:
+        b = em.node("Transpose", [b], {"perm": _swap_last(len(b_t.shape))})
+    elif layer.op1 is M.VECTOR:
+        b = em.node("Unsqueeze", [b, em.ints([-1])])
+    y = em.node("MatMul", [a, b])
+    squeeze = [-2] * (layer.op0 is M.VECTOR) + [-1] * (layer.op1 is M.VECTOR)
+    return em.node("Squeeze", [y, em.ints(squeeze)]) if squeeze else y
+
+
+_REDUCE = {
+    ReduceOperation.SUM: "ReduceSum", ReduceOperation.PROD: "ReduceProd",
+    ReduceOperation.MAX: "ReduceMax", ReduceOperation.MIN: "ReduceMin",
+    ReduceOperation.AVG: "ReduceMean",
+}
+
+
+def _reduce(layer: L.ReduceLayer, em: Emitter) -> Value:
+    x = em.value(layer._inputs[0])
+    axes = layer.axis_list()
+    if not axes:
+        return em.node("Identity", [x])
+    return em.node(_REDUCE[layer.op], [x, em.ints(axes)], {"keepdims": int(layer.keep_dims)})
+
+
+def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
+    x_t = layer._inputs[0]
+    x = em.value(x_t)
+    rank = len(x_t.shape)
+    first = L._perm(layer.first_transpose, rank, "")
+    if list(first) != list(range(rank)):
+        x = em.node("Transpose", [x], {"perm": list(first)})
+    target = layer.target_dims()
+    if target is not None:
+        if -2 in target:
+            shape = em.as_int64(layer.shape_input())
+        else:
+            shape = em.ints(target)
+        x = em.node("Reshape", [x, shape], {"allowzero": 0 if layer.zero_is_placeholder else 1})
+    out_rank = len(layer._outputs[0].shape)
+    second = L._perm(layer.second_transpose, out_rank, "")
+    if list(second) != list(range(out_rank)):
+        x = em.node("Transpose", [x], {"perm": list(second)})
+    if x is em.value(x_t):
+        x = em.node("Identity", [x])
+    return x
+
+
+def _concat(layer: L.ConcatenationLayer, em: Emitter) -> Value:
+    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), "")
+    return em.node("Concat", [em.value(t) for t in layer._inputs], {"axis": axis})
+
+
+def _slice(layer: L.SliceLayer, em: Emitter) -> Value:
+    x = em.value(layer._inputs[0])
+    rank = len(layer._inputs[0].shape)
+    if rank == 0:
+        return em.node("Identity", [x])
+    params = [layer.param(i) for i in (1, 2, 3)]
+    if all(isinstance(p, tuple) for p in params):
+        start, shape, stride = params
+        ends = []
+        for s, n, d in zip(start, shape, stride):
+            e = s + n * d
+            ends.append(INT64_MIN if e < 0 else e)  # negative step down to index 0
+        return em.node("Slice", [x, em.ints(start), em.ints(ends), em.ints(range(rank)),
+                                 em.ints(stride)])
+    start, shape, stride = (
+        em.ints(p) if isinstance(p, tuple) else em.as_int64(p) for p in params
+    )
+    raw = em.node("Add", [start, em.node("Mul", [shape, stride])])
+    neg = em.node("Less", [raw, em.scalar(0, DataType.INT64)])
+    ends = em.node("Where", [neg, em.scalar(INT64_MIN, DataType.INT64), raw])
+    return em.node("Slice", [x, start, ends, em.ints(range(rank)), stride])
+
+
+def _gather(layer: L.GatherLayer, em: Emitter) -> Value:
+    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), "")
+    return em.node("Gather", [em.value(t) for t in layer._inputs], {"axis": axis})
+
+
+def _identity(layer, em: Emitter) -> Value:
+    return em.node("Identity", [em.value(layer._inputs[0])])
+
+
+def _cast(layer: L.CastLayer, em: Emitter) -> Value:
+    return em.node("Cast", [em.value(layer._inputs[0])], {"to": ONNX_TYPE[layer.to_type]})
+
+
+def _select(layer: L.SelectLayer, em: Emitter) -> Value:
+    return em.node("Where", [em.value(t) for t in layer._inputs])
+
+
+def _shape(layer: L.ShapeLayer, em: Emitter) -> Value:
+    return em.node("Shape", [em.value(layer._inputs[0])])
+
+
+def _softmax(layer: L.SoftMaxLayer, em: Emitter) -> Value:
+    return em.node("Softmax", [em.value(layer._inputs[0])], {"axis": layer.axis()})
+
+
+LOWER = {
+    L.ConstantLayer: _constant, L.ElementWiseLayer: _elementwise,
+    L.ActivationLayer: _activation, L.UnaryLayer: _unary, L.MatrixMultiplyLayer: _matmul,
+    L.ReduceLayer: _reduce, L.ShuffleLayer: _shuffle, L.ConcatenationLayer: _concat,
+    L.SliceLayer: _slice, L.GatherLayer: _gather, L.IdentityLayer: _identity,
+    L.CastLayer: _cast, L.SelectLayer: _select, L.ShapeLayer: _shape, L.SoftMaxLayer: _softmax,
+}
+
+
+def lower_layer(layer, em: Emitter) -> None:
+    """Emit `layer` into the current graph and bind its output tensor."""
+    em.prefix = layer.name
+    v = LOWER[type(layer)](layer, em)
+    em.bind(layer._outputs[0], v)

@@ -1,0 +1,222 @@
+"""Which layers run inside which loop or conditional, inferred from data flow (TensorRT's rule).
+
+A *scope* is a `Loop` or an `IfConditional`; ``None`` is the network itself. For every tensor
+we compute ``deps``: the scopes whose interior values it depends on. Interior values are
+the outputs of a loop's iterators and recurrences and of a conditional's input layers; a
+loop output (conditional output) carries only what the scope itself depends on::
+
+    deps(iterator/recurrence output of S) = {S} | A(S)
+    deps(loop output of S)                = A(S)
+    deps(output of any other layer)       = union of deps(inputs)
+    A(S) = union of deps(every input of S's boundary layers) - {S}
+
+``A(S)`` is the set of scopes S uses values of, hence is nested in (TensorRT: "if loop B uses
+values defined inside loop A, B is nested inside A"). The equations are recursive, so they are
+solved as a least fixpoint. A layer belongs to the innermost scope in ``deps`` of its
+outputs; a layer that depends on no interior value is loop-invariant and stays outside.
+Nesting must be clean: ``A(S)`` is a chain, and no two scopes use each other's interiors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import ModelError
+from .control import (
+    IfConditional,
+    IfConditionalInputLayer,
+    IfConditionalOutputLayer,
+    IteratorLayer,
+    Loop,
+    LoopOutputLayer,
+    RecurrenceLayer,
+)
+from .core import Layer, Tensor
+
+Scope = Loop | IfConditional
+
+
+def owner(layer: Layer) -> Scope | None:
+    """The loop or conditional a boundary layer belongs to (None for other layers)."""
+    return getattr(layer, "_loop", None) or getattr(layer, "_conditional", None)
+
+
+def scope_name(s: Scope | None) -> str:
+    return "the network (outside every loop)" if s is None else s.what()
+
+
+def tensor_desc(t: Tensor) -> str:
+    p = t.producer
+    return f"'{t.name}' (network input)" if p is None else f"'{t.name}' (output of {p._what()})"
+
+
+@dataclass
+class Analysis:
+    """Result of `analyze`: scopes, nesting, and the scope of every tensor and layer."""
+
+    order: list[Layer]  # every layer, topological without recurrence back edges
+    scopes: list[Scope]
+    deps: dict[int, frozenset] = field(default_factory=dict)  # id(tensor) -> scopes
+    uses: dict[Scope, frozenset] = field(default_factory=dict)  # A(S)
+    parent: dict[Scope, Scope | None] = field(default_factory=dict)
+
+    def deps_of(self, t: Tensor) -> frozenset:
+        return self.deps.get(id(t), frozenset())
+
+    def tensor_scope(self, t: Tensor) -> Scope | None:
+        """The innermost scope `t` is defined in (None: outside every loop)."""
+        p = t.producer
+        if isinstance(p, (IteratorLayer, RecurrenceLayer, IfConditionalInputLayer)):
+            return owner(p)
+        if isinstance(p, (LoopOutputLayer, IfConditionalOutputLayer)):
+            return self.parent[owner(p)]
+        return self.innermost(self.deps_of(t))
+
+    def layer_scope(self, layer: Layer) -> Scope | None:
+        """The scope a layer runs in; a boundary layer belongs to its loop/conditional."""
+        s = owner(layer)
+        if s is not None:
+            return s
+        return self.tensor_scope(layer._outputs[0]) if layer._outputs else None
+
+    def innermost(self, scopes: frozenset) -> Scope | None:
+        if not scopes:
+            return None
+        return max(scopes, key=lambda s: len(self.uses[s]))
+
+    def inside(self, s: Scope | None, outer: Scope | None) -> bool:
+        """Is scope `s` equal to `outer` or nested in it (None is the whole network)?"""
+        return outer is None or s is outer or (s is not None and outer in self.uses[s])
+
+
+def boundary_inputs(s: Scope) -> list[tuple[Layer, int, Tensor]]:
+    out = []
+    for layer in s.boundary_layers():
+        for i, t in enumerate(layer._inputs):
+            if t is not None:
+                out.append((layer, i, t))
+    return out
+
+
+def _back_edge(layer: Layer, index: int) -> bool:
+    return isinstance(layer, RecurrenceLayer) and index == 1
+
+
+def topo_order(layers: list[Layer]) -> list[Layer]:
+    """Layers in dependency order, ignoring recurrence back edges; a cycle is a ModelError."""
+    state: dict[int, int] = {}
+    order: list[Layer] = []
+    stack: list[tuple[Layer, list[Layer]]] = []
+
+    def push(layer: Layer) -> None:
+        preds = [
+            t.producer
+            for i, t in enumerate(layer._inputs)
+            if t is not None and t.producer is not None and not _back_edge(layer, i)
+        ]
+        state[id(layer)] = 1
+        stack.append((layer, preds))
+
+    for root in layers:
+        if id(root) in state:
+            continue
+        push(root)
+        while stack:
+            layer, preds = stack[-1]
+            if not preds:
+                stack.pop()
+                state[id(layer)] = 2
+                order.append(layer)
+                continue
+            nxt = preds.pop()
+            if state.get(id(nxt)) == 1:
+                path = [entry[0] for entry in stack]
+                cycle = path[path.index(nxt):] + [nxt]
+                raise ModelError(
+                    "the network has a cycle that is not a recurrence back edge: "
+                    + " -> ".join(f"'{x.name}'" for x in reversed(cycle))
+                    + " (only input 1 of a recurrence layer may feed back)"
+                )
+            if id(nxt) not in state:
+                push(nxt)
+    return order
+
+
+def analyze(network) -> Analysis:
+    order = topo_order(list(network._layers))
+    scopes: list[Scope] = [*network._loops, *network._conditionals]
+    an = Analysis(order=order, scopes=scopes)
+    uses = {s: frozenset() for s in scopes}
+    while True:
+        an.uses = uses
+        deps = an.deps = {}
+        for layer in order:
+            s = owner(layer)
+            if isinstance(layer, (IteratorLayer, RecurrenceLayer, IfConditionalInputLayer)):
+                d = uses[s] | {s}
+            elif isinstance(layer, (LoopOutputLayer, IfConditionalOutputLayer)):
+                d = uses[s]
+            else:
+                d = frozenset()
+                for t in layer._inputs:
+                    if t is not None:
+                        d |= deps.get(id(t), frozenset())
+            for t in layer._outputs:
+                deps[id(t)] = d
+        new = {
+            s: frozenset().union(*(an.deps_of(t) for _, _, t in boundary_inputs(s))) - {s}
+            for s in scopes
+        }
+        if new == uses:
+            break
+        uses = new
+    _check_nesting(an)
+    for s in scopes:
+        an.parent[s] = an.innermost(an.uses[s])
+    _check_layers(an)
+    return an
+
+
+def _witness(an: Analysis, s: Scope, inner: Scope) -> str:
+    """Why scope `s` uses a value defined inside `inner`: a boundary input of `s`."""
+    for layer, _i, t in boundary_inputs(s):
+        if inner in an.deps_of(t):
+            return f"{layer._what()} reads {tensor_desc(t)}, which depends on {inner.what()}"
+    return "?"
+
+
+def _check_nesting(an: Analysis) -> None:
+    for s in an.scopes:
+        for x in an.uses[s]:
+            if s in an.uses[x]:
+                raise ModelError(
+                    f"{s.what()} and {x.what()} are not cleanly nested: each uses values "
+                    f"defined inside the other ({_witness(an, s, x)}; {_witness(an, x, s)})"
+                )
+        chain = sorted(an.uses[s], key=lambda x: len(an.uses[x]))
+        for a, b in zip(chain, chain[1:]):
+            if a not in an.uses[b]:
+                raise ModelError(
+                    f"{s.what()} uses values defined inside {a.what()} and inside {b.what()}, "
+                    f"which are not nested in one another ({_witness(an, s, a)}; "
+                    f"{_witness(an, s, b)})"
+                )
+
+
+def _check_layers(an: Analysis) -> None:
+    """Every ordinary layer's inputs must come from one chain of nested scopes."""
+    for layer in an.order:
+        if owner(layer) is not None or not layer._outputs:
+            continue
+        d = an.deps_of(layer._outputs[0])
+        inner = an.innermost(d)
+        for x in d:
+            if x is not inner and x not in an.uses[inner]:
+                a = next(t for t in layer._inputs if t is not None and inner in an.deps_of(t))
+                b = next(t for t in layer._inputs if t is not None and x in an.deps_of(t))
+                raise ModelError(
+                    f"{layer._what()} uses values defined inside {inner.what()} "
+                    f"({tensor_desc(a)}) and inside {x.what()} ({tensor_desc(b)}), which are "
+                    "not nested in one another; a value leaves a loop only through a loop "
+                    "output layer"
+                )

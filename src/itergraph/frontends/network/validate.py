@@ -1,0 +1,153 @@
+"""Build-time rules for loops, conditionals and network outputs (each a `ModelError`).
+
+Loops (those with at least one loop output; a loop without outputs is dropped):
+- at most one COUNT and at most one WHILE trip limit, and at least one trip limit;
+- COUNT is a 0-D INT32/INT64 defined outside the loop; WHILE is a 0-D BOOL whose computation
+  involves no iterator and no loop output (only recurrences of this loop and outside values);
+- iterator inputs and recurrence initial values are defined outside the loop;
+- every recurrence has its next value (input 1) set, of the initial value's type and shape;
+- LAST_VALUE reads a recurrence output of the same loop; a CONCATENATE/REVERSE length is a
+  0-D integer defined outside the loop.
+Conditionals: one 0-D BOOL condition defined outside, inputs defined outside, >= 1 output.
+Network outputs are defined outside every loop and conditional. (Cycles and unclean nesting
+are reported by :mod:`.scopes`.)
+"""
+
+from __future__ import annotations
+
+from ...errors import ModelError
+from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
+from .core import Tensor
+from .enums import DataType, LoopOutput, TripLimit
+from .scopes import Analysis, tensor_desc
+from .shapes import same_dims
+
+_INT = (DataType.INT32, DataType.INT64)
+
+
+def validate(network, an: Analysis) -> None:
+    if not network._outputs:
+        raise ModelError("the network has no outputs (use network.mark_output)")
+    names: dict[str, Tensor] = {}
+    for t in network._outputs:
+        if t.name in names and names[t.name] is not t:
+            raise ModelError(f"two network outputs are named '{t.name}'")
+        names[t.name] = t
+        s = an.tensor_scope(t)
+        if s is not None:
+            raise ModelError(
+                f"network output {tensor_desc(t)} is computed inside {s.what()}; a value "
+                "leaves a loop only through a loop output layer (a conditional: through an "
+                "output layer)"
+            )
+    for loop in network._loops:
+        if loop._outputs:
+            _check_loop(loop, an)
+    for cond in network._conditionals:
+        if cond.boundary_layers():
+            _check_conditional(cond, an)
+
+
+def _outside(an: Analysis, s, layer, t: Tensor, role: str) -> None:
+    if s in an.deps_of(t):
+        raise ModelError(
+            f"{layer._what()}: its {role} {tensor_desc(t)} is defined inside {s.what()}; it must "
+            "be defined outside (before the loop starts)"
+        )
+
+
+def _scalar(layer, t: Tensor, types, role: str) -> None:
+    if t.dtype not in types or t.shape != ():
+        want = " or ".join(x.name for x in types)
+        raise ModelError(
+            f"{layer._what()}: the {role} must be a 0-D {want} tensor, got {tensor_desc(t)} of "
+            f"type {t.dtype.name} and shape {t.shape}"
+        )
+
+
+def _check_loop(loop, an: Analysis) -> None:
+    for kind in TripLimit:
+        limits = [t for t in loop._trip_limits if t.kind is kind]
+        if len(limits) > 1:
+            raise ModelError(
+                f"{loop.what()} has {len(limits)} {kind.name} trip limits ("
+                + ", ".join(f"'{x.name}'" for x in limits) + "); at most one is allowed"
+            )
+    if not loop._trip_limits:
+        raise ModelError(
+            f"{loop.what()} has no trip limit: add loop.add_trip_limit(t, TripLimit.COUNT) or "
+            "TripLimit.WHILE"
+        )
+    for tl in loop._trip_limits:
+        t = tl._input(0)
+        if tl.kind is TripLimit.COUNT:
+            _scalar(tl, t, _INT, "COUNT trip limit")
+            _outside(an, loop, tl, t, "trip count")
+        else:
+            _scalar(tl, t, (DataType.BOOL,), "WHILE condition")
+            _check_while(loop, an, tl, t)
+    for it in loop._iterators:
+        _outside(an, loop, it, it._input(0), "input")
+    for rec in loop._recurrences:
+        init = rec._input(0)
+        _outside(an, loop, rec, init, "initial value")
+        nxt = rec._inputs[1]
+        if nxt is None:
+            raise ModelError(
+                f"{rec._what()}: its next value was never set (use set_input(1, tensor))"
+            )
+        if nxt.dtype != init.dtype or not same_dims(nxt.shape, init.shape):
+            raise ModelError(
+                f"{rec._what()}: its next value {tensor_desc(nxt)} has type {nxt.dtype.name} and "
+                f"shape {nxt.shape}, but its initial value {tensor_desc(init)} has type "
+                f"{init.dtype.name} and shape {init.shape}"
+            )
+    for out in loop._outputs:
+        x = out._input(0)
+        if out.kind is LoopOutput.LAST_VALUE:
+            p = x.producer
+            if not (isinstance(p, RecurrenceLayer) and p.loop is loop):
+                raise ModelError(
+                    f"{out._what()}: LAST_VALUE needs the output of a recurrence layer of "
+                    f"{loop.what()}, got {tensor_desc(x)}"
+                )
+        elif out.length() is not None:
+            n = out.length()
+            _scalar(out, n, _INT, "length (input 1)")
+            _outside(an, loop, out, n, "length (input 1)")
+
+
+def _check_while(loop, an: Analysis, tl, cond: Tensor) -> None:
+    """The WHILE condition may depend on this loop's recurrences and on outside values only."""
+    seen: set[int] = set()
+    stack = [cond]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or loop not in an.deps_of(t):
+            continue  # outside values are constants from the loop's point of view
+        seen.add(id(t))
+        p = t.producer
+        if isinstance(p, RecurrenceLayer) and p.loop is loop:
+            continue
+        if isinstance(p, (IteratorLayer, LoopOutputLayer)):
+            raise ModelError(
+                f"{tl._what()}: the WHILE condition {tensor_desc(cond)} is computed from "
+                f"{tensor_desc(t)}; a WHILE condition may depend only on recurrences of its "
+                "loop and on values defined outside the loop, not on iterators or loop outputs"
+            )
+        stack.extend(x for i, x in enumerate(p._inputs) if x is not None)
+
+
+def _check_conditional(cond, an: Analysis) -> None:
+    if cond._condition is None:
+        raise ModelError(f"{cond.what()} has no condition (use set_condition)")
+    c = cond._condition._input(0)
+    _scalar(cond._condition, c, (DataType.BOOL,), "condition")
+    _outside(an, cond, cond._condition, c, "condition")
+    for inp in cond._inputs:
+        _outside(an, cond, inp, inp._input(0), "input")
+    if not cond._outputs:
+        raise ModelError(f"{cond.what()} has no output (use add_output)")
+
+
+__all__ = ["validate"]

@@ -1,0 +1,91 @@
+"""Bringing a node written under one opset to the model's opset.
+
+The IR lets every node carry its own opset version; an ONNX model has one version per
+domain. A node whose operator did not change between its version and the target is written
+as is. Otherwise the node is converted with ``onnx.version_converter`` applied to a one-node
+model (that covers the attribute-to-input moves of Slice, Squeeze, Unsqueeze, Reduce*, Split,
+Pad, ... both upwards and, where ONNX has an adapter, downwards). Nodes holding subgraphs
+(If, ...) only changed their type constraints and are written as is.
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+from ...errors import UnsupportedError
+
+
+def unchanged(op: str, domain: str, from_v: int, to_v: int) -> bool:
+    """Whether `op` means the same under opsets `from_v` and `to_v` (unknown ops: assume so)."""
+    if from_v == to_v:
+        return True
+    try:
+        a = onnx.defs.get_schema(op, from_v, domain).since_version
+        b = onnx.defs.get_schema(op, to_v, domain).since_version
+    except onnx.defs.SchemaError:
+        return True
+    return a == b
+
+
+def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.TypeProto],
+          fresh, consts: dict[str, onnx.TensorProto] | None = None) -> list[onnx.NodeProto]:
+    """`node` (valid under default-domain opset `from_v`) as nodes valid under `to_v`.
+
+    `types` gives known input types by name, `consts` the inputs whose value is a known
+    constant (down-conversions turn some of those into attributes); `fresh(hint)` makes a new
+    unique value name for the intermediate values the conversion introduces.
+    """
+    consts = consts or {}
+    if node.domain not in ("", "ai.onnx") or unchanged(node.op_type, "", from_v, to_v):
+        return [node]
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+           for a in node.attribute):
+        return [node]
+    ins = list(dict.fromkeys(n for n in node.input if n))
+    g = helper.make_graph(
+        [node], "adapt",
+        [onnx.ValueInfoProto(name=n, type=types[n]) if n in types else
+         onnx.ValueInfoProto(name=n) for n in ins],
+        [onnx.ValueInfoProto(name=n) for n in node.output if n],
+    )
+    for n in ins:
+        if n in consts:
+            t = onnx.TensorProto()
+            t.CopyFrom(consts[n])
+            t.name = n
+            g.initializer.append(t)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", from_v)])
+    try:
+        from onnx import version_converter
+
+        conv = version_converter.convert_version(m, to_v)
+    except Exception as e:  # noqa: BLE001 - the converter raises plain RuntimeErrors
+        raise UnsupportedError(
+            f"{node.op_type} node '{node.name}': cannot convert it from opset {from_v} to the "
+            f"model's opset {to_v} ({str(e).strip().splitlines()[0] if str(e) else e})"
+        ) from e
+    keep = set(ins) | set(node.output) | {""}
+    rename = {}
+    out: list[onnx.NodeProto] = []
+    for t in conv.graph.initializer:  # adapters may add initializers: make them Constants
+        if t.name in consts:
+            continue
+        rename[t.name] = fresh(t.name or "const")
+        c = onnx.TensorProto()
+        c.CopyFrom(t)
+        c.name = ""
+        out.append(helper.make_node("Constant", [], [rename[t.name]], value=c))
+    for n in conv.graph.node:
+        for o in n.output:
+            if o not in keep and o not in rename:
+                rename[o] = fresh(o)
+    for n in conv.graph.node:
+        new = onnx.NodeProto()
+        new.CopyFrom(n)
+        new.input[:] = [rename.get(i, i) for i in n.input]
+        new.output[:] = [rename.get(o, o) for o in n.output]
+        if not new.name:
+            new.name = node.name
+        out.append(new)
+    return out

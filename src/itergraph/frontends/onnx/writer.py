@@ -1,0 +1,305 @@
+"""IR `Graph` -> ONNX ``ModelProto``.
+
+Regular nodes map one to one (a node read under another opset than the model's is brought to
+it by :mod:`.versioning`); canonical loops are lowered by :mod:`.loop_export` to ``Scan``
+when their form allows it and to ``Loop`` otherwise.
+
+Names: data flow in the IR is by reference, so the writer names every value itself. Names are
+unique across the whole model (SSA over all scopes). The main graph's inputs and outputs keep
+their names (a later clash is renamed instead); other values keep theirs where free, else get
+a ``_k`` suffix; unnamed values get one made up.
+
+Opset: ``opset`` if given, else the largest of the graph's ``opset_imports[""]``, the
+versions of its default-domain nodes, and what the loop lowerings need (9 for Scan, 11 for
+a Loop with sliced inputs or other rewritten features).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+from onnx import helper
+
+from ...errors import ModelError, UnsupportedError
+from ...ir.graph import Graph, Node, Value
+from ...ir.loop import Loop
+from ...ir.traversal import toposort
+from ...ir.types import OptionalType, SequenceType, TensorType
+from .attributes import attr_to_onnx
+from .types import tensor_to_onnx, type_to_onnx
+from .versioning import adapt
+
+DEFAULT_OPSET = 21
+
+
+class Namer:
+    """Hands out names unique across the model."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+        self._next: dict[str, int] = {}
+
+    def fresh(self, hint: str = "") -> str:
+        base = hint or "v"
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        k = self._next.get(base, 1)
+        while f"{base}_{k}" in self.used:
+            k += 1
+        self._next[base] = k + 1
+        name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+
+class Env:
+    """Names of IR values in one ONNX scope; looks outwards like ONNX scoping does."""
+
+    def __init__(self, parent: Env | None = None):
+        self.parent = parent
+        self.names: dict[int, str] = {}
+
+    def lookup(self, v: Value) -> str | None:
+        e: Env | None = self
+        while e is not None:
+            n = e.names.get(v.uid)
+            if n is not None:
+                return n
+            e = e.parent
+        return None
+
+
+def _complete(t) -> bool:
+    """Whether an IR type is complete enough to declare in ONNX (element types known)."""
+    if isinstance(t, TensorType):
+        return t.dtype is not None
+    if isinstance(t, SequenceType | OptionalType):
+        return t.elem is not None and _complete(t.elem)
+    return False
+
+
+def _declared_type(v: Value):
+    """`v`'s IR type, or for a loop output without one what the loop's ports tell."""
+    if v.type is None and isinstance(v.producer, Loop):
+        from .loop_export import output_type
+
+        return output_type(v.producer, v.producer.output_ports[v.index])
+    return v.type
+
+
+def value_info(name: str, t, shape: bool = True) -> onnx.ValueInfoProto:
+    vi = onnx.ValueInfoProto(name=name)
+    if _complete(t):
+        if not shape and isinstance(t, TensorType):
+            t = TensorType(t.dtype, None)
+        vi.type.CopyFrom(type_to_onnx(t))
+    return vi
+
+
+class Writer:
+    def __init__(self, opset: int):
+        self.opset = opset
+        self.namer = Namer()
+        self.node_names = Namer()
+        self.reserved: dict[int, str] = {}
+        self.domains: dict[str, int] = {}
+
+    # naming ---------------------------------------------------------------------------------
+
+    def fresh(self, hint: str = "") -> str:
+        return self.namer.fresh(hint)
+
+    def define(self, env: Env, v: Value, hint: str | None = None) -> str:
+        name = self.reserved.pop(v.uid, None) or self.fresh(hint or v.name or "v")
+        env.names[v.uid] = name
+        return name
+
+    def name(self, env: Env, v: Value, user: str) -> str:
+        n = env.lookup(v)
+        if n is None:
+            raise ModelError(f"{user}: value '{v.name or v.uid}' is used but not defined in "
+                             "this scope or an enclosing one")
+        return n
+
+    # graphs ---------------------------------------------------------------------------------
+
+    def main(self, g: Graph) -> onnx.GraphProto:
+        for v in g.inputs:
+            if v.name:
+                self.reserved[v.uid] = self.namer.fresh(v.name)
+        for v in g.outputs:
+            if v.name and v.uid not in self.reserved:
+                self.reserved[v.uid] = self.namer.fresh(v.name)
+        return self.graph(g, None, top=True)
+
+    def graph(self, g: Graph, parent: Env | None, top: bool = False) -> onnx.GraphProto:
+        env = Env(parent)
+        nodes: list[onnx.NodeProto] = []
+        inputs = [value_info(self.define(env, v), v.type, shape=True) for v in g.inputs]
+        inits = [tensor_to_onnx(v.const, self.define(env, v)) for v in g.initializers]
+        for n in ordered(g):
+            self.node(n, env, nodes)
+        outputs = self.outputs(nodes, inits, [(self.name(env, v, f"graph '{g.name}'"),
+                                               _declared_type(v), v.name) for v in g.outputs],
+                               top=top)
+        return helper.make_graph(nodes, g.name or ("main" if top else self.fresh("subgraph")),
+                                 inputs, outputs, inits)
+
+    def outputs(self, nodes: list, inits: list, outs: list[tuple[str, Any, str]],
+                top: bool = False) -> list[onnx.ValueInfoProto]:
+        """Output value infos for ``(name, IR type, hint)`` triples of one graph.
+
+        In a subgraph an output that is not computed in it (a graph input or an outer value),
+        and anywhere an output listed twice, is copied with ``Identity`` so that every output
+        has its own name."""
+        local = {t.name for t in inits} | {o for n in nodes for o in n.output}
+        seen: set[str] = set()
+        infos = []
+        for name, t, hint in outs:
+            if name in seen or not (top or name in local):
+                new = self.fresh(hint or name)
+                nodes.append(helper.make_node("Identity", [name], [new],
+                                              name=self.node_names.fresh("Identity_out")))
+                name = new
+            seen.add(name)
+            infos.append(value_info(name, t))
+        return infos
+
+    # nodes ----------------------------------------------------------------------------------
+
+    def node(self, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
+        if isinstance(n, Loop):
+            from .loop_export import emit_loop
+
+            emit_loop(self, n, env, nodes)
+            return
+        if n.domain == "itergraph":
+            raise UnsupportedError(f"{n.op_type} node '{n.name}': itergraph-domain op has no "
+                                   "ONNX form")
+        user = f"{n.op_type} node '{n.name or '<unnamed>'}'"
+        ins = ["" if v is None else self.name(env, v, user) for v in n.inputs]
+        version = n.version if n.version is not None else (
+            self.opset if n.domain == "" else None)
+        attrs = [attr_to_onnx(k, val, self.attr_kind(n, k, version),
+                              lambda sg: self.graph(sg, env))
+                 for k, val in n.attrs.items()]
+        outs = [self.define(env, v) for v in n.outputs]
+        proto = helper.make_node(n.op_type, ins, outs,
+                                 name=self.node_names.fresh(n.name or n.op_type),
+                                 domain=n.domain or None)
+        proto.attribute.extend(attrs)
+        if n.domain == "":
+            types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
+                     if v is not None and _complete(v.type)}
+            consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
+            nodes.extend(adapt(proto, version, self.opset, types, self.fresh,
+                               {k: c for k, c in consts.items() if c is not None}))
+        else:
+            if version is not None:
+                self.domains[n.domain] = max(self.domains.get(n.domain, 0), version)
+            nodes.append(proto)
+
+    def attr_kind(self, n: Node, name: str, version: int | None) -> int | None:
+        try:
+            schema = onnx.defs.get_schema(n.op_type, version or self.opset, n.domain)
+            a = schema.attributes.get(name)
+            if a is not None and int(a.type) != 0:
+                return int(a.type)
+        except onnx.defs.SchemaError:
+            pass
+        return n.meta.get("onnx_attr_types", {}).get(name)
+
+
+def _const_of(v: Value) -> onnx.TensorProto | None:
+    """The constant value of `v` (an initializer or a ``Constant`` output), if it has one."""
+    if v.const is not None:
+        return tensor_to_onnx(v.const)
+    p = v.producer
+    if p is not None and p.op_type == "Constant" and p.domain == "" and "value" in p.attrs:
+        return tensor_to_onnx(p.attrs["value"])
+    return None
+
+
+def ordered(g: Graph) -> list[Node]:
+    """`g`'s nodes in topological order (captures in subgraphs count), without editing `g`."""
+    tmp = Graph(g.name, nodes=g.nodes)
+    toposort(tmp)
+    return tmp.nodes
+
+
+def target_opset(graph: Graph, opset: int | None) -> int:
+    from .loop_export import required_opset
+
+    need = max((required_opset(loop) for _, loop in graph.walk() if isinstance(loop, Loop)),
+               default=1)
+    known = onnx.defs.onnx_opset_version()
+    if opset is not None:
+        if opset < need:
+            raise UnsupportedError(f"the graph's loops need ONNX opset {need} or newer to be "
+                                   f"written; opset {opset} was asked for")
+        if opset > known:
+            raise UnsupportedError(f"onnx {onnx.__version__} knows opsets up to {known}, "
+                                   f"not {opset}")
+        return opset
+    versions = [n.version for _, n in graph.walk()
+                if n.domain == "" and n.version is not None and not isinstance(n, Loop)]
+    base = graph.opset_imports.get("")
+    cands = [v for v in [base, *versions] if v]
+    return min(max([*cands, need]) if cands else max(DEFAULT_OPSET, need), known)
+
+
+def write(graph: Graph, opset: int | None = None, *, producer_name: str = "itergraph",
+          ir_version: int | None = None) -> onnx.ModelProto:
+    """Write `graph` (an IR main graph) as an ONNX model at default-domain opset `opset`."""
+    target = target_opset(graph, opset)
+    w = Writer(target)
+    gp = w.main(graph)
+    domains = {d: v for d, v in graph.opset_imports.items() if d not in ("", "itergraph")}
+    for d, v in w.domains.items():
+        domains[d] = max(domains.get(d, 0), v)
+    opsets = [helper.make_opsetid("", target)]
+    opsets += [helper.make_opsetid(d, v) for d, v in sorted(domains.items())]
+    model = helper.make_model(gp, opset_imports=opsets, producer_name=producer_name)
+    model.ir_version = ir_version or max(
+        helper.find_min_ir_version_for(opsets, ignore_unknown=True), 7)
+    _meta(model, graph.meta)
+    _fill_main_types(model)
+    return model
+
+
+def _meta(model: onnx.ModelProto, meta: dict[str, Any]) -> None:
+    props = meta.get("metadata_props") or {}
+    if props:
+        helper.set_model_props(model, dict(props))
+    if meta.get("doc_string"):
+        model.doc_string = meta["doc_string"]
+
+
+def _incomplete(vi: onnx.ValueInfoProto) -> bool:
+    if not vi.HasField("type"):
+        return True
+    return vi.type.HasField("tensor_type") and not vi.type.tensor_type.HasField("shape")
+
+
+def _fill_main_types(model: onnx.ModelProto) -> None:
+    """Complete main-graph inputs and outputs whose type (or tensor shape) is unknown with
+    what ONNX shape inference finds (the checker wants both on the main graph)."""
+    vis = list(model.graph.input) + list(model.graph.output)
+    if not any(_incomplete(vi) for vi in vis):
+        return
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    keep = [vi for vi in probe.graph.output if not _incomplete(vi)]
+    del probe.graph.output[:]
+    probe.graph.output.extend(keep)  # incomplete outputs then show up in value_info
+    try:
+        inferred = onnx.shape_inference.infer_shapes(probe, strict_mode=False)
+    except Exception:  # noqa: BLE001
+        return
+    found = {vi.name: vi.type for vi in [*inferred.graph.value_info, *inferred.graph.output,
+                                        *inferred.graph.input] if not _incomplete(vi)}
+    for vi in vis:
+        if _incomplete(vi) and vi.name in found:
+            vi.type.CopyFrom(found[vi.name])

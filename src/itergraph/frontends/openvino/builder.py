@@ -1,0 +1,124 @@
+"""Helpers to emit ONNX-standard IR nodes while importing OpenVINO layers.
+
+`Builder` appends nodes and constants to one IR graph (the top graph or a loop body). Every
+node gets ``version = OPSET`` (the ONNX opset the importer targets). Constant-valued inputs
+are folded where a translation needs the value (axes, permutations, gate reordering): see
+`Builder.value_of`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ...errors import ModelError, UnsupportedError
+from ...ir.graph import Graph, Node, Value
+from ...ir.types import DataType, TensorType
+from ..onnx.types import TO_ONNX
+from .elements import from_numpy, to_numpy
+
+OPSET = 21  # ONNX opset of the nodes the importer emits
+
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+
+def dtype_of(v: Value | None) -> DataType | None:
+    t = v.type if v is not None else None
+    return t.dtype if isinstance(t, TensorType) else None
+
+
+def rank_of(v: Value | None) -> int | None:
+    t = v.type if v is not None else None
+    return t.rank if isinstance(t, TensorType) else None
+
+
+def shape_of(v: Value | None):
+    t = v.type if v is not None else None
+    return t.shape if isinstance(t, TensorType) else None
+
+
+def onnx_type(dt: DataType) -> int:
+    """The ONNX ``TensorProto`` element type code (Cast's ``to``)."""
+    try:
+        return TO_ONNX[dt]
+    except KeyError:
+        raise UnsupportedError(f"element type {dt} has no ONNX equivalent") from None
+
+
+class Builder:
+    """Emits nodes and constants into `graph`; `prefix` labels what it creates."""
+
+    _uid = itertools.count()
+
+    def __init__(self, graph: Graph, prefix: str = ""):
+        self.graph = graph
+        self.prefix = prefix
+
+    def _label(self, what: str) -> str:
+        return f"{self.prefix}{what}_{next(self._uid)}"
+
+    # -- constants -------------------------------------------------------------------------
+    def const(self, arr: Any, dtype: Any = None, name: str = "") -> Value:
+        a = np.asarray(arr, dtype=dtype)
+        v = Value(name or self._label("const"), TensorType(from_numpy(a.dtype), a.shape), const=a)
+        self.graph.initializers.append(v)
+        return v
+
+    def i64(self, values) -> Value:
+        return self.const(np.asarray(values, dtype=np.int64))
+
+    @staticmethod
+    def value_of(v: Value | None) -> np.ndarray | None:
+        """The constant value of `v`, or ``None`` when it is computed at run time."""
+        return None if v is None else v.const
+
+    # -- nodes -----------------------------------------------------------------------------
+    def op(self, op_type: str, inputs, attrs: dict | None = None, outputs: int = 1,
+           dtype: DataType | None = None, name: str = ""):
+        """Append an ONNX node; returns its output (or list of outputs when `outputs` != 1)."""
+        node = Node(op_type, list(inputs), outputs, attrs, version=OPSET,
+                    name=name or self._label(op_type))
+        for i, v in enumerate(node.outputs):
+            v.name = f"{node.name}:{i}" if outputs != 1 else node.name
+            if dtype is not None:
+                v.type = TensorType(dtype, None)
+        self.graph.add(node)
+        return node.outputs[0] if outputs == 1 else node.outputs
+
+    def cast(self, v: Value, dt: DataType) -> Value:
+        """`v` as element type `dt` (folded for constants, no node when already `dt`)."""
+        if dtype_of(v) == dt:
+            return v
+        c = self.value_of(v)
+        if c is not None:
+            return self.const(c.astype(to_numpy(dt)))
+        return self.op("Cast", [v], {"to": onnx_type(dt)}, dtype=dt)
+
+    def to_i64(self, v: Value) -> Value:
+        return self.cast(v, DataType.INT64)
+
+    def need_const(self, v: Value, layer, what: str) -> np.ndarray:
+        c = self.value_of(v)
+        if c is None:
+            raise UnsupportedError(f"{layer.where()}: {what} must be a constant")
+        return c
+
+    def unsqueeze(self, v: Value, axes) -> Value:
+        return self.op("Unsqueeze", [v, self.i64(axes)], dtype=dtype_of(v))
+
+    def squeeze(self, v: Value, axes) -> Value:
+        return self.op("Squeeze", [v, self.i64(axes)], dtype=dtype_of(v))
+
+    def transpose(self, v: Value, perm) -> Value:
+        return self.op("Transpose", [v], {"perm": [int(p) for p in perm]}, dtype=dtype_of(v))
+
+
+def require_rank(layer, v: Value, port: int) -> int:
+    """Rank of input `port` of `layer` from its port dims or the value's type."""
+    r = rank_of(v)
+    if r is not None:
+        return r
+    raise ModelError(f"{layer.where()}: the rank of input {port} is needed but unknown")

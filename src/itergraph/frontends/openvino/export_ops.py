@@ -1,0 +1,587 @@
+"""Translators of ONNX ops into OpenVINO layers (opset1 ... opset13 op versions).
+
+ONNX semantics kept where OpenVINO's op differs:
+- integer ``Div`` truncates: ``Divide`` with ``m_pythondiv=false``;
+- ``Mod`` with ``fmod=0`` is ``FloorMod``, with ``fmod=1`` ``Mod``;
+- ``Pow`` may mix types: the exponent is converted to the base's type;
+- ``Max``/``Min``/``Sum``/``Mean`` take any number of inputs: chains of binary layers;
+- ``PRelu`` and ``LeakyRelu`` broadcast the slope NumPy-style: ``Select``/``Multiply``;
+- reductions without axes (or with empty axes and ``noop_with_empty_axes=0``) reduce every
+  axis; ``keepdims`` defaults to 1;
+- ``Softmax``/``LogSoftmax`` before opset 13 normalise over all axes from ``axis`` on;
+- ``Reshape`` ``allowzero=0`` is ``special_zero=true``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError, UnsupportedError, where
+from ...ir.graph import Node
+from ...ir.types import DataType
+from ..onnx.types import FROM_ONNX
+from .elements import to_element_type, to_numpy
+from .export_table import exporter
+from .writer import NetWriter, Out
+
+V1, V3, V4, V5, V7, V8 = "opset1", "opset3", "opset4", "opset5", "opset7", "opset8"
+I64 = DataType.INT64
+BOOL = DataType.BOOL
+
+
+def first_dtype(ins) -> DataType | None:
+    return next((o.dtype for o in ins if o is not None and o.dtype is not None), None)
+
+
+def rank(o: Out | None) -> int | None:
+    return None if o is None or o.shape is None else len(o.shape)
+
+
+def const_value(node: Node, i: int):
+    v = node.inputs[i] if i < len(node.inputs) else None
+    return None if v is None else v.const
+
+
+def need_const(node: Node, i: int, what: str) -> np.ndarray:
+    c = const_value(node, i)
+    if c is None:
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs {what} (input {i}) "
+                               "to be a constant")
+    return np.asarray(c)
+
+
+def _binary(ov_type: str, out_bool: bool = False, version: str = V1):
+    def tr(w: NetWriter, node: Node, ins):
+        return w.one(ov_type, version, ins[:2], {"auto_broadcast": "numpy"},
+                     dtype=BOOL if out_bool else first_dtype(ins))
+
+    return tr
+
+
+for _onnx, _ov in {"Add": "Add", "Sub": "Subtract", "Mul": "Multiply"}.items():
+    exporter(_onnx, since=1)(_binary(_ov))
+for _onnx, _ov in {"Equal": "Equal", "Less": "Less", "LessOrEqual": "LessEqual",
+                   "Greater": "Greater", "GreaterOrEqual": "GreaterEqual",
+                   "And": "LogicalAnd", "Or": "LogicalOr"}.items():
+    exporter(_onnx, since=1)(_binary(_ov, out_bool=True))
+exporter("Xor", since=1)(_binary("LogicalXor", out_bool=True, version="opset2"))
+
+
+@exporter("Div", since=1)
+def _div(w: NetWriter, node: Node, ins):
+    dt = first_dtype(ins)
+    data = {"auto_broadcast": "numpy"}
+    if dt is not None and dt.is_integer:
+        data["m_pythondiv"] = False
+    return w.one("Divide", V1, ins[:2], data, dtype=dt)
+
+
+@exporter("Pow", since=1)
+def _pow(w: NetWriter, node: Node, ins):
+    base, exp = ins[0], ins[1]
+    if base.dtype is not None and exp.dtype != base.dtype:
+        exp = w.one("ConvertLike", V1, [exp, base], dtype=base.dtype, shape=exp.shape)
+    return w.one("Power", V1, [base, exp], {"auto_broadcast": "numpy"}, dtype=base.dtype)
+
+
+@exporter("Mod", since=10)
+def _mod(w: NetWriter, node: Node, ins):
+    ov = "Mod" if node.attrs.get("fmod", 0) else "FloorMod"
+    return w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins))
+
+
+def _variadic(ov_type: str, mean: bool = False):
+    def tr(w: NetWriter, node: Node, ins):
+        vals = [o for o in ins if o is not None]
+        if not vals:
+            raise ModelError(f"{where(node)}: no inputs")
+        dt = first_dtype(vals)
+        acc = vals[0]
+        for o in vals[1:]:
+            acc = w.one(ov_type, V1, [acc, o], {"auto_broadcast": "numpy"}, dtype=dt)
+        if mean and len(vals) > 1:
+            n = w.const(np.array(len(vals), to_numpy(dt) if dt else np.float32))
+            acc = w.one("Divide", V1, [acc, n], {"auto_broadcast": "numpy"}, dtype=dt)
+        if acc is vals[0] and len(vals) == 1:
+            return acc
+        return acc
+
+    return tr
+
+
+exporter("Max", since=1)(_variadic("Maximum"))
+exporter("Min", since=1)(_variadic("Minimum"))
+exporter("Sum", since=1)(_variadic("Add"))
+exporter("Mean", since=1)(_variadic("Add", mean=True))
+
+
+def _unary(ov_type: str, version: str = V1, data: dict | None = None, out: DataType | None = None):
+    def tr(w: NetWriter, node: Node, ins):
+        return w.one(ov_type, version, ins[:1], dict(data or {}), dtype=out or ins[0].dtype,
+                     shape=ins[0].shape)
+
+    return tr
+
+
+for _onnx, _ov in {"Sigmoid": "Sigmoid", "Tanh": "Tanh", "Relu": "ReLU", "Exp": "Exp",
+                   "Log": "Log", "Sqrt": "Sqrt", "Abs": "Abs", "Neg": "Negative",
+                   "Floor": "Floor", "Ceil": "Ceiling", "Sin": "Sin", "Cos": "Cos", "Tan": "Tan",
+                   "Asin": "Asin", "Acos": "Acos", "Atan": "Atan", "Sinh": "Sinh",
+                   "Cosh": "Cosh", "Erf": "Erf", "Sign": "Sign"}.items():
+    exporter(_onnx, since=1)(_unary(_ov))
+for _onnx, _ov in {"Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh"}.items():
+    exporter(_onnx, since=1)(_unary(_ov, "opset4"))
+exporter("Not", since=1)(_unary("LogicalNot", out=BOOL))
+exporter("Softplus", since=1)(_unary("SoftPlus", V4))
+exporter("Mish", since=1)(_unary("Mish", V4))
+exporter("HardSwish", since=1)(_unary("HSwish", V4))
+exporter("Round", since=1)(_unary("Round", V5, {"mode": "half_to_even"}))
+exporter("IsNaN", since=1)(_unary("IsNaN", "opset10", out=BOOL))
+
+
+@exporter("Identity", since=1)
+def _identity(w: NetWriter, node: Node, ins):
+    return ins[0]
+
+
+@exporter("Elu", since=1)
+def _elu(w: NetWriter, node: Node, ins):
+    return w.one("Elu", V1, ins[:1], {"alpha": float(node.attrs.get("alpha", 1.0))},
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+def _scalar(w: NetWriter, value, like: Out) -> Out:
+    return w.const(np.array(value, to_numpy(like.dtype) if like.dtype else np.float32))
+
+
+@exporter("Reciprocal", since=1)
+def _reciprocal(w: NetWriter, node: Node, ins):
+    return w.one("Divide", V1, [_scalar(w, 1, ins[0]), ins[0]], {"auto_broadcast": "numpy"},
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("LeakyRelu", since=1)
+def _leaky_relu(w: NetWriter, node: Node, ins):
+    return _select_neg(w, ins[0], _scalar(w, float(node.attrs.get("alpha", 0.01)), ins[0]))
+
+
+@exporter("PRelu", since=1)
+def _prelu(w: NetWriter, node: Node, ins):
+    return _select_neg(w, ins[0], ins[1])
+
+
+def _select_neg(w: NetWriter, x: Out, slope: Out) -> Out:
+    neg = w.one("Less", V1, [x, _scalar(w, 0, x)], {"auto_broadcast": "numpy"}, dtype=BOOL)
+    scaled = w.one("Multiply", V1, [x, slope], {"auto_broadcast": "numpy"}, dtype=x.dtype)
+    return w.one("Select", V1, [neg, scaled, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
+
+
+@exporter("HardSigmoid", since=1)
+def _hard_sigmoid(w: NetWriter, node: Node, ins):
+    a = _scalar(w, float(node.attrs.get("alpha", 0.2)), ins[0])
+    b = _scalar(w, float(node.attrs.get("beta", 0.5)), ins[0])
+    return w.one("HardSigmoid", V1, [ins[0], a, b], dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("Gelu", since=20)
+def _gelu(w: NetWriter, node: Node, ins):
+    mode = "TANH" if node.attrs.get("approximate", "none") == "tanh" else "ERF"
+    return w.one("Gelu", V7, ins[:1], {"approximation_mode": mode}, dtype=ins[0].dtype,
+                 shape=ins[0].shape)
+
+
+@exporter("Clip", since=1)
+def _clip(w: NetWriter, node: Node, ins):
+    x = ins[0]
+    if "min" in node.attrs or "max" in node.attrs or node.version is not None and \
+            node.version < 11:
+        lo, hi = node.attrs.get("min"), node.attrs.get("max")
+        lo_o = _scalar(w, lo, x) if lo is not None else None
+        hi_o = _scalar(w, hi, x) if hi is not None else None
+    else:
+        lo_o = ins[1] if len(ins) > 1 else None
+        hi_o = ins[2] if len(ins) > 2 else None
+    v = x
+    if lo_o is not None:
+        v = w.one("Maximum", V1, [v, lo_o], {"auto_broadcast": "numpy"}, dtype=x.dtype,
+                  shape=x.shape)
+    if hi_o is not None:
+        v = w.one("Minimum", V1, [v, hi_o], {"auto_broadcast": "numpy"}, dtype=x.dtype,
+                  shape=x.shape)
+    return v
+
+
+def _dtype_from_onnx(node: Node, code) -> DataType:
+    try:
+        return FROM_ONNX[int(code)]
+    except (KeyError, TypeError, ValueError):
+        raise ModelError(f"{where(node)}: unknown element type code {code}") from None
+
+
+@exporter("Cast", since=1)
+def _cast(w: NetWriter, node: Node, ins):
+    dt = _dtype_from_onnx(node, node.attrs.get("to"))
+    return w.one("Convert", V1, ins[:1], {"destination_type": to_element_type(dt, where(node))},
+                 dtype=dt, shape=ins[0].shape)
+
+
+@exporter("CastLike", since=15)
+def _cast_like(w: NetWriter, node: Node, ins):
+    return w.one("ConvertLike", V1, ins[:2], dtype=ins[1].dtype, shape=ins[0].shape)
+
+
+@exporter("MatMul", since=1)
+def _matmul(w: NetWriter, node: Node, ins):
+    return w.one("MatMul", V1, ins[:2], {"transpose_a": False, "transpose_b": False},
+                 dtype=first_dtype(ins))
+
+
+@exporter("Gemm", since=1)
+def _gemm(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    dt = first_dtype(ins)
+    y = w.one("MatMul", V1, ins[:2], {"transpose_a": bool(a.get("transA", 0)),
+                                      "transpose_b": bool(a.get("transB", 0))}, dtype=dt)
+    alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    if alpha != 1.0:
+        y = w.one("Multiply", V1, [y, _scalar(w, alpha, ins[0])], {"auto_broadcast": "numpy"},
+                  dtype=dt)
+    if len(ins) > 2 and ins[2] is not None:
+        c = ins[2]
+        if beta != 1.0:
+            c = w.one("Multiply", V1, [c, _scalar(w, beta, ins[0])], {"auto_broadcast": "numpy"},
+                      dtype=dt)
+        y = w.one("Add", V1, [y, c], {"auto_broadcast": "numpy"}, dtype=dt)
+    return y
+
+
+def i64_port(w: NetWriter, o: Out) -> Out:
+    if o.dtype == I64:
+        return o
+    return w.one("Convert", V1, [o], {"destination_type": "i64"}, dtype=I64, shape=o.shape)
+
+
+@exporter("Reshape", since=5)
+def _reshape(w: NetWriter, node: Node, ins):
+    special_zero = not node.attrs.get("allowzero", 0)
+    return w.one("Reshape", V1, [ins[0], i64_port(w, ins[1])], {"special_zero": special_zero},
+                 dtype=ins[0].dtype)
+
+
+@exporter("Flatten", since=1)
+def _flatten(w: NetWriter, node: Node, ins):
+    axis = int(node.attrs.get("axis", 1))
+    x = ins[0]
+    r = rank(x)
+    if axis < 0:
+        if r is None:
+            raise UnsupportedError(f"{where(node)}: a negative axis needs the input rank")
+        axis += r
+    if axis == 0:
+        pattern = w.i64([1, -1])
+    else:
+        shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+        head = w.one("Slice", V8, [shape, w.i64([0]), w.i64([axis]), w.i64([1])], dtype=I64)
+        prod = w.one("ReduceProd", V1, [head, w.i64([0])], {"keep_dims": True}, dtype=I64)
+        pattern = w.one("Concat", V1, [prod, w.i64([-1])], {"axis": 0}, dtype=I64)
+    return w.one("Reshape", V1, [x, pattern], {"special_zero": False}, dtype=x.dtype)
+
+
+@exporter("Transpose", since=1)
+def _transpose(w: NetWriter, node: Node, ins):
+    perm = node.attrs.get("perm")
+    order = w.i64(list(perm)) if perm is not None else w.const(np.zeros(0, np.int64))
+    shape = None
+    if perm is not None and ins[0].shape is not None and len(perm) == len(ins[0].shape):
+        shape = tuple(ins[0].shape[p] for p in perm)
+    return w.one("Transpose", V1, [ins[0], order], dtype=ins[0].dtype, shape=shape)
+
+
+def _axes_input(w: NetWriter, node: Node, ins, pos: int) -> Out | None:
+    """Axes from the ``axes`` attribute (old opsets) or input `pos` (new), as an i64 port."""
+    if "axes" in node.attrs:
+        return w.i64(list(node.attrs["axes"]))
+    if len(ins) > pos and ins[pos] is not None:
+        return i64_port(w, ins[pos])
+    return None
+
+
+@exporter("Squeeze", since=1)
+def _squeeze(w: NetWriter, node: Node, ins):
+    axes = _axes_input(w, node, ins, 1)
+    return w.one("Squeeze", V1, [ins[0]] + ([axes] if axes is not None else []),
+                 dtype=ins[0].dtype)
+
+
+@exporter("Unsqueeze", since=1)
+def _unsqueeze(w: NetWriter, node: Node, ins):
+    axes = _axes_input(w, node, ins, 1)
+    if axes is None:
+        raise ModelError(f"{where(node)}: Unsqueeze without axes")
+    return w.one("Unsqueeze", V1, [ins[0], axes], dtype=ins[0].dtype)
+
+
+@exporter("Concat", since=1)
+def _concat(w: NetWriter, node: Node, ins):
+    return w.one("Concat", V1, [o for o in ins if o is not None],
+                 {"axis": int(node.attrs.get("axis", 0))}, dtype=first_dtype(ins))
+
+
+@exporter("Split", since=1)
+def _split(w: NetWriter, node: Node, ins):
+    n = len(node.outputs)
+    axis = int(node.attrs.get("axis", 0))
+    dt = ins[0].dtype
+    split = None
+    if "split" in node.attrs:
+        split = w.i64(list(node.attrs["split"]))
+    elif len(ins) > 1 and ins[1] is not None:
+        split = i64_port(w, ins[1])
+    outs = [(dt, None)] * n
+    if split is None:
+        num = int(node.attrs.get("num_outputs", n))
+        if num != n:
+            raise ModelError(f"{where(node)}: num_outputs={num} but {n} outputs")
+        c = None
+        r = rank(ins[0])
+        if ins[0].shape is not None and r and isinstance(ins[0].shape[axis], int):
+            c = ins[0].shape[axis]
+        if c is not None and c % n:  # ONNX 18: the last chunk is smaller
+            size = -(-c // n)
+            split = w.i64([size] * (n - 1) + [c - size * (n - 1)])
+        else:
+            return w.layer("Split", V1, [ins[0], w.i64(axis)], {"num_splits": n}, outs)
+    return w.layer("VariadicSplit", V1, [ins[0], w.i64(axis), split], None, outs)
+
+
+def _ones_like_vector(w: NetWriter, node: Node, i: int, like: Out) -> Out:
+    c = const_value(node, i)
+    if c is not None:
+        return w.i64(np.ones(np.asarray(c).size, np.int64))
+    shape = w.one("ShapeOf", V3, [like], {"output_type": "i64"}, dtype=I64)
+    return w.one("Broadcast", V3, [w.i64(1), shape], {"mode": "numpy"}, dtype=I64)
+
+
+@exporter("Slice", since=1)
+def _slice1(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    starts, ends = list(a["starts"]), list(a["ends"])
+    axes = list(a.get("axes", range(len(starts))))
+    return w.one("Slice", V8, [ins[0], w.i64(starts), w.i64(ends), w.i64([1] * len(starts)),
+                               w.i64(axes)], dtype=ins[0].dtype)
+
+
+@exporter("Slice", since=10)
+def _slice10(w: NetWriter, node: Node, ins):
+    starts, ends = i64_port(w, ins[1]), i64_port(w, ins[2])
+    axes = ins[3] if len(ins) > 3 else None
+    steps = ins[4] if len(ins) > 4 else None
+    steps = i64_port(w, steps) if steps is not None else _ones_like_vector(w, node, 1, starts)
+    args = [ins[0], starts, ends, steps] + ([i64_port(w, axes)] if axes is not None else [])
+    return w.one("Slice", V8, args, dtype=ins[0].dtype)
+
+
+@exporter("Gather", since=1)
+def _gather(w: NetWriter, node: Node, ins):
+    return w.one("Gather", V8, [ins[0], ins[1], w.i64(int(node.attrs.get("axis", 0)))],
+                 {"batch_dims": 0}, dtype=ins[0].dtype)
+
+
+@exporter("GatherElements", since=11)
+def _gather_elements(w: NetWriter, node: Node, ins):
+    return w.one("GatherElements", "opset6", ins[:2], {"axis": int(node.attrs.get("axis", 0))},
+                 dtype=ins[0].dtype)
+
+
+@exporter("GatherND", since=11)
+def _gather_nd(w: NetWriter, node: Node, ins):
+    return w.one("GatherND", V8, ins[:2], {"batch_dims": int(node.attrs.get("batch_dims", 0))},
+                 dtype=ins[0].dtype)
+
+
+@exporter("Shape", since=1)
+def _shape(w: NetWriter, node: Node, ins):
+    s = w.one("ShapeOf", V3, ins[:1], {"output_type": "i64"}, dtype=I64,
+              shape=(rank(ins[0]),) if rank(ins[0]) is not None else None)
+    start, end = node.attrs.get("start"), node.attrs.get("end")
+    if start is None and end is None:
+        return s
+    stop = int(end) if end is not None else np.iinfo(np.int64).max
+    return w.one("Slice", V8, [s, w.i64([int(start or 0)]), w.i64([stop]), w.i64([1])], dtype=I64)
+
+
+@exporter("Size", since=1)
+def _size(w: NetWriter, node: Node, ins):
+    s = w.one("ShapeOf", V3, ins[:1], {"output_type": "i64"}, dtype=I64)
+    return w.one("ReduceProd", V1, [s, w.i64([0])], {"keep_dims": False}, dtype=I64, shape=())
+
+
+@exporter("Constant", since=1)
+def _constant(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    if "value" in a:
+        arr = np.asarray(a["value"])
+    elif "value_float" in a:
+        arr = np.array(a["value_float"], np.float32)
+    elif "value_floats" in a:
+        arr = np.array(a["value_floats"], np.float32)
+    elif "value_int" in a:
+        arr = np.array(a["value_int"], np.int64)
+    elif "value_ints" in a:
+        arr = np.array(a["value_ints"], np.int64)
+    else:
+        raise UnsupportedError(f"{where(node)}: Constant kind {sorted(a)} cannot be written")
+    return w.const(arr, name=node.outputs[0].name)
+
+
+@exporter("ConstantOfShape", since=9)
+def _constant_of_shape(w: NetWriter, node: Node, ins):
+    val = node.attrs.get("value")
+    arr = np.asarray(val).reshape(()) if val is not None else np.array(0, np.float32)
+    return w.one("Broadcast", V3, [w.const(arr), i64_port(w, ins[0])], {"mode": "numpy"},
+                 dtype=w.const(arr).dtype)
+
+
+@exporter("Range", since=11)
+def _range(w: NetWriter, node: Node, ins):
+    dt = first_dtype(ins) or DataType.FLOAT32
+    return w.one("Range", V4, ins[:3], {"output_type": to_element_type(dt, where(node))},
+                 dtype=dt, shape=(None,))
+
+
+@exporter("Expand", since=8)
+def _expand(w: NetWriter, node: Node, ins):
+    return w.one("Broadcast", V3, [ins[0], i64_port(w, ins[1])], {"mode": "bidirectional"},
+                 dtype=ins[0].dtype)
+
+
+@exporter("Where", since=9)
+def _where(w: NetWriter, node: Node, ins):
+    return w.one("Select", V1, ins[:3], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins[1:]))
+
+
+@exporter("Tile", since=6)
+def _tile(w: NetWriter, node: Node, ins):
+    return w.one("Tile", V1, [ins[0], i64_port(w, ins[1])], dtype=ins[0].dtype)
+
+
+def _all_axes(w: NetWriter, x: Out) -> Out:
+    r = rank(x)
+    if r is not None:
+        return w.i64(list(range(r)))
+    shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+    n = w.one("ShapeOf", V3, [shape], {"output_type": "i64"}, dtype=I64, shape=(1,))
+    n0 = w.one("Squeeze", V1, [n, w.i64([0])], dtype=I64, shape=())
+    return w.one("Range", V4, [w.i64(0), n0, w.i64(1)], {"output_type": "i64"}, dtype=I64,
+                 shape=(None,))
+
+
+def _reduce(ov_type: str, pre: str | None = None, post: str | None = None, version=V1):
+    def tr(w: NetWriter, node: Node, ins):
+        x = ins[0]
+        keep = bool(node.attrs.get("keepdims", 1))
+        noop = bool(node.attrs.get("noop_with_empty_axes", 0))
+        axes = _axes_input(w, node, ins, 1)
+        c = np.asarray(node.attrs["axes"]) if "axes" in node.attrs else const_value(node, 1)
+        if axes is None or (c is not None and np.asarray(c).size == 0):
+            if noop:
+                return x
+            axes = _all_axes(w, x)
+        if pre == "square":
+            x = w.one("Multiply", V1, [x, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
+        elif pre == "exp":
+            x = w.one("Exp", V1, [x], dtype=x.dtype)
+        y = w.one(ov_type, version, [x, axes], {"keep_dims": keep}, dtype=x.dtype)
+        if post == "log":
+            y = w.one("Log", V1, [y], dtype=x.dtype)
+        return y
+
+    return tr
+
+
+for _onnx, _ov in {"ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean",
+                   "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+                   "ReduceProd": "ReduceProd"}.items():
+    exporter(_onnx, since=1)(_reduce(_ov))
+exporter("ReduceL1", since=1)(_reduce("ReduceL1", version=V4))
+exporter("ReduceL2", since=1)(_reduce("ReduceL2", version=V4))
+exporter("ReduceSumSquare", since=1)(_reduce("ReduceSum", pre="square"))
+exporter("ReduceLogSumExp", since=1)(_reduce("ReduceSum", pre="exp", post="log"))
+
+
+def _arg(mode: str):
+    def tr(w: NetWriter, node: Node, ins):
+        if node.attrs.get("select_last_index", 0):
+            raise UnsupportedError(f"{where(node)}: select_last_index=1 cannot be written")
+        axis = int(node.attrs.get("axis", 0))
+        outs = w.layer("TopK", "opset11", [ins[0], w.i64(1)],
+                       {"axis": axis, "mode": mode, "sort": "none", "index_element_type": "i64",
+                        "stable": True},
+                       [(ins[0].dtype, None), (I64, None)])
+        idx = outs[1]
+        if not node.attrs.get("keepdims", 1):
+            idx = w.one("Squeeze", V1, [idx, w.i64([axis])], dtype=I64)
+        return idx
+
+    return tr
+
+
+exporter("ArgMax", since=1)(_arg("max"))
+exporter("ArgMin", since=1)(_arg("min"))
+
+
+def _softmax(ov_type: str, version: str, legacy: bool):
+    def tr(w: NetWriter, node: Node, ins):
+        x = ins[0]
+        axis = int(node.attrs.get("axis", 1 if legacy else -1))
+        r = rank(x)
+        if not legacy or (r is not None and (axis == r - 1 or axis == -1)):
+            return w.one(ov_type, version, [x], {"axis": axis}, dtype=x.dtype, shape=x.shape)
+        # legacy: normalise over all axes from `axis` on (input coerced to 2-D)
+        shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+        if axis == 0:
+            pattern = w.i64([1, -1])
+        else:
+            head = w.one("Slice", V8, [shape, w.i64([0]), w.i64([axis]), w.i64([1])], dtype=I64)
+            prod = w.one("ReduceProd", V1, [head, w.i64([0])], {"keep_dims": True}, dtype=I64)
+            pattern = w.one("Concat", V1, [prod, w.i64([-1])], {"axis": 0}, dtype=I64)
+        flat = w.one("Reshape", V1, [x, pattern], {"special_zero": False}, dtype=x.dtype)
+        s = w.one(ov_type, version, [flat], {"axis": 1}, dtype=x.dtype)
+        return w.one("Reshape", V1, [s, shape], {"special_zero": False}, dtype=x.dtype,
+                     shape=x.shape)
+
+    return tr
+
+
+exporter("Softmax", since=1)(_softmax("SoftMax", V8, legacy=True))
+exporter("Softmax", since=13)(_softmax("SoftMax", V8, legacy=False))
+exporter("LogSoftmax", since=1)(_softmax("LogSoftmax", V5, legacy=True))
+exporter("LogSoftmax", since=13)(_softmax("LogSoftmax", V5, legacy=False))
+
+
+@exporter("Einsum", since=12)
+def _einsum(w: NetWriter, node: Node, ins):
+    return w.one("Einsum", V7, [o for o in ins if o is not None],
+                 {"equation": node.attrs["equation"].replace(" ", "")}, dtype=first_dtype(ins))
+
+
+@exporter("CumSum", since=11)
+def _cumsum(w: NetWriter, node: Node, ins):
+    return w.one("CumSum", V3, ins[:2], {"exclusive": bool(node.attrs.get("exclusive", 0)),
+                                         "reverse": bool(node.attrs.get("reverse", 0))},
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("NonZero", since=9)
+def _non_zero(w: NetWriter, node: Node, ins):
+    return w.one("NonZero", V3, ins[:1], {"output_type": "i64"}, dtype=I64)
+
+
+@exporter("Dropout", since=1)
+def _dropout(w: NetWriter, node: Node, ins):
+    if len(node.outputs) > 1 and node.outputs[1] is not None:
+        mask = w.one("Broadcast", V3, [w.const(np.array(True)),
+                                       w.one("ShapeOf", V3, [ins[0]], {"output_type": "i64"},
+                                             dtype=I64)], {"mode": "numpy"}, dtype=BOOL)
+        return [ins[0], mask]
+    return ins[0]

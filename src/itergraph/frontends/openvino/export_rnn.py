@@ -1,0 +1,146 @@
+"""ONNX ``LSTM``/``GRU``/``RNN`` -> OpenVINO ``LSTMSequence-5``/``GRUSequence-5``/``RNNSequence-5``.
+
+The inverse of `import_rnn`: inputs become batch-major, LSTM gates go from ONNX ``i, o, f, c``
+to OpenVINO ``f, i, c, o``, the two ONNX biases are summed (GRU with ``linear_before_reset``
+keeps ``R_bh`` as a fourth block), missing initial states and sequence lengths are filled in
+(zeros, and the full sequence length), and the outputs are transposed back to ONNX's layout.
+Peepholes and ``input_forget`` have no OpenVINO counterpart: refused unless trivial.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import UnsupportedError, where
+from ...ir.graph import Node
+from ...ir.types import DataType
+from .elements import to_numpy
+from .export_ops import const_value, i64_port
+from .export_table import exporter
+from .writer import NetWriter, Out
+
+I64 = DataType.INT64
+_ACTS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}
+
+
+def _reorder_const(c: np.ndarray, order, axis: int) -> np.ndarray:
+    blocks = np.split(c, len(order), axis=axis)
+    return np.concatenate([blocks[i] for i in order], axis=axis)
+
+
+def _reorder(w: NetWriter, o: Out, c, order, axis: int) -> Out:
+    if c is not None:
+        return w.const(_reorder_const(np.asarray(c), order, axis))
+    if order == list(range(len(order))):
+        return o
+    parts = w.layer("Split", "opset1", [o, w.i64(axis)], {"num_splits": len(order)},
+                    [(o.dtype, None)] * len(order))
+    return w.one("Concat", "opset1", [parts[i] for i in order], {"axis": axis}, dtype=o.dtype)
+
+
+def _sequence(kind: str, gates: int, default_acts: list[str]):
+    ov_type = {"LSTM": "LSTMSequence", "GRU": "GRUSequence", "RNN": "RNNSequence"}[kind]
+    order = [2, 0, 3, 1] if kind == "LSTM" else list(range(gates))
+
+    def tr(w: NetWriter, node: Node, ins):
+        a = node.attrs
+        hs = int(a["hidden_size"])
+        direction = a.get("direction", "forward")
+        dirs = 2 if direction == "bidirectional" else 1
+        layout = int(a.get("layout", 0))
+        acts = list(a.get("activations", [x.capitalize() for x in default_acts] * dirs))
+        n_act = len(default_acts)
+        if dirs == 2 and len(acts) == 2 * n_act and acts[:n_act] != acts[n_act:]:
+            raise UnsupportedError(f"{where(node)}: different activations per direction cannot "
+                                   "be written to OpenVINO")
+        try:
+            ov_acts = [_ACTS[x] for x in acts[:n_act]]
+        except KeyError as e:
+            raise UnsupportedError(f"{where(node)}: activation {e} cannot be written") from None
+        if a.get("input_forget", 0):
+            raise UnsupportedError(f"{where(node)}: input_forget=1 cannot be written to OpenVINO")
+        data = {"hidden_size": hs, "direction": direction, "activations": ov_acts,
+                "activations_alpha": list(a.get("activation_alpha", []))[:n_act],
+                "activations_beta": list(a.get("activation_beta", []))[:n_act],
+                "clip": float(a.get("clip", 0.0))}
+        if kind == "GRU":
+            data["linear_before_reset"] = bool(a.get("linear_before_reset", 0))
+        lbr = kind == "GRU" and bool(a.get("linear_before_reset", 0))
+        X = ins[0]
+        dt = X.dtype
+        npdt = to_numpy(dt) if dt is not None else np.float32
+        x = X if layout else w.one("Transpose", "opset1", [X, w.i64([1, 0, 2])], dtype=dt)
+        xshape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64)
+        batch = w.one("Gather", "opset8", [xshape, w.i64([0]), w.i64(0)], {"batch_dims": 0},
+                      dtype=I64)
+        n_states = 2 if kind == "LSTM" else 1
+        states = []
+        for k in range(n_states):
+            s = ins[5 + k] if len(ins) > 5 + k else None
+            if s is None:
+                shape = w.one("Concat", "opset1", [batch, w.i64([dirs, hs])], {"axis": 0},
+                              dtype=I64)
+                s = w.one("Broadcast", "opset3", [w.const(np.array(0, npdt)), shape],
+                          {"mode": "numpy"}, dtype=dt)
+            elif not layout:
+                s = w.one("Transpose", "opset1", [s, w.i64([1, 0, 2])], dtype=dt)
+            states.append(s)
+        lens = ins[4] if len(ins) > 4 else None
+        if lens is None:
+            seq = w.one("Gather", "opset8", [xshape, w.i64([1]), w.i64(0)], {"batch_dims": 0},
+                        dtype=I64)
+            lens = w.one("Broadcast", "opset3", [seq, batch], {"mode": "numpy"}, dtype=I64)
+        else:
+            lens = i64_port(w, lens)
+        W = _reorder(w, ins[1], const_value(node, 1), order, 1)
+        R = _reorder(w, ins[2], const_value(node, 2), order, 1)
+        B = _bias(w, node, ins, hs, gates, dirs, order, lbr, npdt)
+        if len(ins) > 7 and ins[7] is not None:
+            p = const_value(node, 7)
+            if p is None or np.any(np.asarray(p) != 0):
+                raise UnsupportedError(f"{where(node)}: LSTM peepholes cannot be written to "
+                                       "OpenVINO")
+        outs = w.layer(ov_type, "opset5", [x, *states, lens, W, R, B], data,
+                       [(dt, None)] * (1 + n_states))
+        y = outs[0]  # [batch, dirs, seq, hs]
+        y = w.one("Transpose", "opset1", [y, w.i64([0, 2, 1, 3] if layout else [2, 1, 0, 3])],
+                  dtype=dt)
+        res = [y]
+        for o in outs[1:]:
+            res.append(o if layout else w.one("Transpose", "opset1", [o, w.i64([1, 0, 2])],
+                                              dtype=dt))
+        return res[:len(node.outputs)] + [None] * (len(node.outputs) - len(res))
+
+    return tr
+
+
+def _bias(w: NetWriter, node: Node, ins, hs, gates, dirs, order, lbr, npdt) -> Out:
+    n_ov = gates + (1 if lbr else 0)
+    b_in = ins[3] if len(ins) > 3 else None
+    if b_in is None:
+        return w.const(np.zeros((dirs, n_ov * hs), npdt))
+    c = const_value(node, 3)
+    if c is not None:
+        c = np.asarray(c)
+        wb, rb = c[:, :gates * hs], c[:, gates * hs:]
+        if lbr:
+            summed = wb[:, :2 * hs] + rb[:, :2 * hs]
+            return w.const(np.concatenate([summed, wb[:, 2 * hs:], rb[:, 2 * hs:]], axis=1))
+        return w.const(_reorder_const(wb + rb, order, 1))
+    halves = w.layer("Split", "opset1", [b_in, w.i64(1)], {"num_splits": 2},
+                     [(b_in.dtype, None)] * 2)
+    if lbr:
+        wp = w.layer("Split", "opset1", [halves[0], w.i64(1)], {"num_splits": 3},
+                     [(b_in.dtype, None)] * 3)
+        rp = w.layer("Split", "opset1", [halves[1], w.i64(1)], {"num_splits": 3},
+                     [(b_in.dtype, None)] * 3)
+        z = w.one("Add", "opset1", [wp[0], rp[0]], {"auto_broadcast": "numpy"}, dtype=b_in.dtype)
+        r = w.one("Add", "opset1", [wp[1], rp[1]], {"auto_broadcast": "numpy"}, dtype=b_in.dtype)
+        return w.one("Concat", "opset1", [z, r, wp[2], rp[2]], {"axis": 1}, dtype=b_in.dtype)
+    summed = w.one("Add", "opset1", halves, {"auto_broadcast": "numpy"}, dtype=b_in.dtype)
+    return _reorder(w, summed, None, order, 1)
+
+
+exporter("LSTM", since=7)(_sequence("LSTM", 4, ["sigmoid", "tanh", "tanh"]))
+exporter("GRU", since=7)(_sequence("GRU", 3, ["sigmoid", "tanh"]))
+exporter("RNN", since=7)(_sequence("RNN", 1, ["tanh"]))

@@ -1,0 +1,19 @@
+"""The export table: ONNX op (and canonical Loop) -> translator writing OpenVINO layers.
+
+A translator is ``fn(w: NetWriter, node: Node, ins: list[Out | None]) -> list[Out] | Out``:
+`ins` are the ports carrying the node's inputs (``None`` for an omitted optional input); it
+appends layers through `w` and returns one port per node output. Registration follows ONNX
+versions (``@exporter("Softmax", since=13)``), so an op read under an older opset with other
+semantics gets its own translator.
+"""
+
+from __future__ import annotations
+
+from ...registry import OpTable
+
+EXPORTERS = OpTable("openvino export")
+exporter = EXPORTERS.register
+
+
+def load_all() -> None:
+    from . import export_loops, export_ops, export_rnn  # noqa: F401

@@ -1,0 +1,251 @@
+"""OpenVINO ``TensorIterator-1`` and ``Loop-5`` -> the canonical `Loop`.
+
+The body is converted like any network (its Parameters and Results by layer id). The
+``port_map`` entries, taken in ``external_port_id`` order as OpenVINO does, bind the ports:
+
+- input with ``axis`` -> `Sliced` (``keep_axis=True``, ``part_size``; ``start``/``end`` are
+  fence posts where -1 is the end of the axis; a negative ``stride`` walks backwards);
+- input whose Parameter is the target of a back edge -> `Carried` (the back edge's Result);
+- other inputs -> `Invariant`;
+- Loop input with ``purpose="current_iteration"`` -> ``iteration_param``;
+- output with ``axis`` -> `Concat` (``new_axis=False``, reversed for a negative ``stride``);
+- other outputs -> `Last`; Loop output with ``purpose="execution_condition"`` ->
+  ``condition_result``. Outputs with ``external_port_id="-1"`` are not loop outputs.
+
+Loop inputs 0 and 1 are the trip count (-1: unbounded) and the initial execution condition.
+A TensorIterator without sliced inputs runs the number of iterations OpenVINO derives from its
+first concatenated output (``|end - start| / part_size`` pieces of ``stride``), else once: it
+becomes a loop with a constant trip count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError
+from ...ir.graph import Value
+from ...ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
+from ...ir.types import TensorType
+from .netparse import Layer, parse_net
+
+
+def _entries(layer: Layer, section: str, kind: str) -> list[dict]:
+    pm = layer.elem.find(section)
+    if pm is None:
+        raise ModelError(f"{layer.where()}: missing <{section}>")
+    out = []
+    for e in pm.findall(kind):
+        d = dict(e.attrib)
+        for key in ("external_port_id", "internal_layer_id"):
+            if key not in d:
+                raise ModelError(f"{layer.where()}: port_map {kind} without {key}")
+        out.append(d)
+    return out
+
+
+def _int(layer: Layer, d: dict, key: str, default=None) -> int:
+    if key not in d:
+        if default is None:
+            raise ModelError(f"{layer.where()}: port_map entry {d} has no '{key}'")
+        return default
+    try:
+        return int(d[key])
+    except ValueError:
+        raise ModelError(f"{layer.where()}: port_map {key}='{d[key]}' is not an integer") \
+            from None
+
+
+def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+    is_loop = layer.type == "Loop"
+    if is_loop and layer.opset is not None and layer.opset < 5:
+        raise ModelError(f"{layer.where()}: Loop exists from opset5")
+    body_el = layer.elem.find("body")
+    if body_el is None:
+        raise ModelError(f"{layer.where()}: missing <body>")
+    net = parse_net(body_el, scope=f"{layer.where()} body: ")
+    built = reader.build(net, f"{layer.name or layer.type}_body")
+    body = built.graph
+    kinds = {lid: lay.type for lid, lay in net.layers.items()}
+
+    back: dict[int, int] = {}  # parameter layer id -> result layer id
+    be = layer.elem.find("back_edges")
+    for e in (be.findall("edge") if be is not None else []):
+        try:
+            src, dst = int(e.get("from-layer", "")), int(e.get("to-layer", ""))
+        except ValueError:
+            raise ModelError(f"{layer.where()}: back edge with a missing or bad layer id") \
+                from None
+        if kinds.get(src) != "Result":
+            raise ModelError(f"{layer.where()}: back edge from layer {src}: "
+                             f"{'no such layer' if src not in kinds else kinds[src]}, "
+                             "expected a Result of the body")
+        if kinds.get(dst) != "Parameter":
+            raise ModelError(f"{layer.where()}: back edge to layer {dst}: "
+                             f"{'no such layer' if dst not in kinds else kinds[dst]}, "
+                             "expected a Parameter of the body")
+        if dst in back:
+            raise ModelError(f"{layer.where()}: body Parameter {dst} has two back edges")
+        back[dst] = src
+
+    def param(d: dict) -> Value:
+        lid = _int(layer, d, "internal_layer_id")
+        if lid not in built.params:
+            raise ModelError(f"{layer.where()}: port_map input names body layer {lid}, which "
+                             f"{'is a ' + kinds[lid] if lid in kinds else 'does not exist'}; "
+                             "expected a Parameter")
+        return built.params[lid]
+
+    def result(d: dict) -> Value:
+        lid = _int(layer, d, "internal_layer_id")
+        if lid not in built.results:
+            raise ModelError(f"{layer.where()}: port_map output names body layer {lid}, which "
+                             f"{'is a ' + kinds[lid] if lid in kinds else 'does not exist'}; "
+                             "expected a Result")
+        return built.results[lid]
+
+    first_data = 2 if is_loop else 0
+    if is_loop and len(ins) < 2:
+        raise ModelError(f"{layer.where()}: a Loop needs the trip count and execution "
+                         "condition inputs")
+    ports = []
+    iteration_param = None
+    bound: set[int] = set()
+    used_inputs: set[int] = set()
+    for d in sorted(_entries(layer, "port_map", "input"),
+                    key=lambda d: _int(layer, d, "external_port_id")):
+        ext = _int(layer, d, "external_port_id")
+        p = param(d)
+        lid = _int(layer, d, "internal_layer_id")
+        if lid in bound:
+            raise ModelError(f"{layer.where()}: body Parameter {lid} is bound twice in port_map")
+        bound.add(lid)
+        if d.get("purpose") == "current_iteration":
+            if not is_loop:
+                raise ModelError(f"{layer.where()}: current_iteration exists only in Loop")
+            iteration_param = p
+            continue
+        if ext < 0:
+            raise ModelError(f"{layer.where()}: body Parameter {lid} has external_port_id "
+                             f"{ext} and no purpose: it would never get a value")
+        if ext >= len(ins):
+            raise ModelError(f"{layer.where()}: port_map input external_port_id {ext}, but the "
+                             f"layer has {len(ins)} inputs")
+        if ext < first_data:
+            raise ModelError(f"{layer.where()}: port_map input external_port_id {ext} is the "
+                             f"{'trip count' if ext == 0 else 'execution condition'} input")
+        used_inputs.add(ext)
+        value = ins[ext]
+        if "axis" in d:
+            if lid in back:
+                raise ModelError(f"{layer.where()}: body Parameter {lid} is both sliced and "
+                                 "the target of a back edge")
+            ports.append(_sliced(layer, d, value, p, ext))
+        elif lid in back:
+            ports.append(Carried(value, p, built.results[back[lid]]))
+        else:
+            ports.append(Invariant(value, p))
+    for lid, v in built.params.items():
+        if lid not in bound:
+            raise ModelError(f"{layer.where()}: body Parameter {lid} ('{v.name}') is not bound "
+                             "by port_map")
+    for lid in back:
+        if lid not in bound:
+            raise ModelError(f"{layer.where()}: back edge to Parameter {lid}, which has no "
+                             "port_map input for its initial value")
+
+    out_entries = []
+    condition_result = None
+    for d in _entries(layer, "port_map", "output"):
+        ext = _int(layer, d, "external_port_id")
+        r = result(d)
+        if d.get("purpose") == "execution_condition":
+            if not is_loop:
+                raise ModelError(f"{layer.where()}: execution_condition exists only in Loop")
+            condition_result = r
+            continue
+        if ext >= 0:
+            out_entries.append((ext, d, r))
+    out_entries.sort(key=lambda e: e[0])
+    if len(out_entries) != len(layer.outputs):
+        raise ModelError(f"{layer.where()}: port_map maps {len(out_entries)} outputs, the layer "
+                         f"has {len(layer.outputs)} output ports")
+    if len({e[0] for e in out_entries}) != len(out_entries):
+        raise ModelError(f"{layer.where()}: two port_map outputs share an external_port_id")
+    out_ports = []
+    for i, (_ext, d, r) in enumerate(out_entries):
+        port = layer.outputs[i]
+        out = Value(port.names[0] if port.names else f"{layer.name}:{i}",
+                    TensorType(port.dtype, port.shape or None))
+        if "axis" in d:
+            stride = _int(layer, d, "stride", 1)
+            if stride == 0:
+                raise ModelError(f"{layer.where()}: output {i} has stride 0")
+            out_ports.append(Concat(r, out, axis=_int(layer, d, "axis"), reverse=stride < 0,
+                                    new_axis=False))
+        else:
+            out_ports.append(Last(r, out))
+
+    trip_count = initial_condition = None
+    origin_attrs: dict = {}
+    if is_loop:
+        trip_count, initial_condition = ins[0], ins[1]
+    elif not any(isinstance(p, Sliced) for p in ports):
+        n = _ti_count_without_slices(layer, out_entries)
+        trip_count = b.i64(n)
+        origin_attrs["implied_trip_count"] = n
+    loop = Loop(body, ports, out_ports, trip_count=trip_count,
+                initial_condition=initial_condition, condition_result=condition_result,
+                iteration_param=iteration_param, name=layer.name,
+                origin="openvino.Loop" if is_loop else "openvino.TensorIterator",
+                origin_attrs=origin_attrs, negative_trip_count="unbounded")
+    b.graph.add(loop)
+    return list(loop.outputs)
+
+
+def _sliced(layer: Layer, d: dict, value: Value, param: Value, ext: int) -> Sliced:
+    axis = _int(layer, d, "axis")
+    start = _int(layer, d, "start", 0)
+    end = _int(layer, d, "end", -1)
+    stride = _int(layer, d, "stride", 1)
+    part = _int(layer, d, "part_size", 1)
+    if stride == 0:
+        raise ModelError(f"{layer.where()}: sliced input {ext} has stride 0 (it would never "
+                         "advance)")
+    if part < 1:
+        raise ModelError(f"{layer.where()}: sliced input {ext} has part_size {part}")
+    s = Sliced(value, param, axis=axis, start=start, end=end, stride=stride, part_size=part,
+               keep_axis=True)
+    shape = layer.inputs[ext].shape if ext < len(layer.inputs) else ()
+    if shape and -len(shape) <= axis < len(shape) and isinstance(shape[axis], int):
+        dim = shape[axis]
+        lo, hi = s.bounds(dim)
+        span = hi - lo
+        if span > 0 and (span < part or (span - part) % abs(stride)):
+            raise ModelError(
+                f"{layer.where()}: sliced input {ext}: the range [{lo}, {hi}) of axis {axis} "
+                f"(length {dim}) does not divide into pieces of {part} every {abs(stride)}"
+            )
+    elif shape and not -len(shape) <= axis < len(shape):
+        raise ModelError(f"{layer.where()}: sliced input {ext} has axis {axis}, out of range "
+                         f"for rank {len(shape)}")
+    return s
+
+
+def _ti_count_without_slices(layer: Layer, out_entries) -> int:
+    """Iterations of a TensorIterator without sliced inputs, as OpenVINO derives them."""
+    for _ext, d, _r in out_entries:
+        if "axis" not in d:
+            continue
+        start, end = _int(layer, d, "start", 0), _int(layer, d, "end", -1)
+        stride, part = _int(layer, d, "stride", 1), _int(layer, d, "part_size", 1)
+        if part < 1:
+            raise ModelError(f"{layer.where()}: output part_size {part}")
+        dim = abs(end - start) // part * part
+        s = start + dim + 1 if start < 0 else start
+        e = end + dim + 1 if end < 0 else end
+        lo, hi = (e, s) if stride < 0 else (s, e)
+        if lo < 0 or lo >= hi or hi > dim or (hi - lo) % abs(stride):
+            raise ModelError(f"{layer.where()}: the concatenated output range start={start} "
+                             f"end={end} stride={stride} gives no whole number of iterations")
+        return int(np.int64((hi - lo) // abs(stride)))
+    return 1

@@ -1,0 +1,338 @@
+"""Translators of OpenVINO data-movement ops (reshape, slice, gather, broadcast ...) into ONNX.
+
+Differences from ONNX handled here (checked against OpenVINO in tests/openvino):
+- ``Reshape``: ``special_zero=false`` keeps a 0 as a zero dim (ONNX ``allowzero=1``);
+- ``Split``/``VariadicSplit`` take the axis (and lengths) as inputs; a ``-1`` length takes the
+  rest of the axis;
+- ``StridedSlice`` masks (begin/end/new_axis/shrink_axis/ellipsis) become ONNX ``Slice`` +
+  ``Squeeze`` + ``Unsqueeze``; begin and end may be computed at run time;
+- ``Slice-8`` orders its inputs (start, stop, step, axes); ONNX (starts, ends, axes, steps);
+- ``Gather`` with ``batch_dims`` becomes ``GatherND`` between transposes;
+- ``Broadcast`` ``explicit`` mode places the data axes with ``axes_mapping``;
+- ``Tile`` pads the shorter of data rank and repeats with leading ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError, UnsupportedError
+from ...ir.types import DataType
+from .builder import INT64_MAX, INT64_MIN, Builder, dtype_of, rank_of, require_rank
+from .import_ops import out_dtype
+from .import_table import importer
+from .netparse import Layer
+
+
+@importer("Reshape", since=1)
+def _reshape(b: Builder, layer: Layer, x):
+    allowzero = 0 if layer.bool_attr("special_zero", False) else 1
+    shape = b.to_i64(x[1])
+    c = b.value_of(shape)
+    if allowzero and c is not None and 0 not in c.tolist():
+        allowzero = 0  # no zero in the pattern: both readings agree; keep the common form
+    return b.op("Reshape", [x[0], shape], {"allowzero": allowzero}, dtype=out_dtype(layer, x))
+
+
+@importer("Squeeze", since=1)
+def _squeeze(b: Builder, layer: Layer, x):
+    ins = [x[0]] + ([b.to_i64(x[1])] if len(x) > 1 else [])
+    if len(x) > 1 and layer.opset and layer.opset >= 15 and layer.bool_attr("allow_axis_skip"):
+        raise UnsupportedError(f"{layer.where()}: allow_axis_skip=true is not supported")
+    return b.op("Squeeze", ins, dtype=out_dtype(layer, x))
+
+
+@importer("Unsqueeze", since=1)
+def _unsqueeze(b: Builder, layer: Layer, x):
+    return b.op("Unsqueeze", [x[0], b.to_i64(x[1])], dtype=out_dtype(layer, x))
+
+
+@importer("Concat", since=1)
+def _concat(b: Builder, layer: Layer, x):
+    return b.op("Concat", list(x), {"axis": layer.int_attr("axis", 0)}, dtype=out_dtype(layer, x))
+
+
+def _axis(b: Builder, layer: Layer, v) -> int:
+    a = b.need_const(v, layer, "the axis input")
+    if a.size != 1:
+        raise ModelError(f"{layer.where()}: the axis input must hold one value")
+    return int(a.reshape(-1)[0])
+
+
+@importer("Split", since=1)
+def _split(b: Builder, layer: Layer, x):
+    n = layer.int_attr("num_splits", required=True)
+    if n < 1 or n != len(layer.outputs):
+        raise ModelError(f"{layer.where()}: num_splits={n} but the layer has "
+                         f"{len(layer.outputs)} outputs")
+    axis = _axis(b, layer, x[1])
+    outs = b.op("Split", [x[0]], {"axis": axis, "num_outputs": n}, outputs=n,
+                dtype=out_dtype(layer, x))
+    return [outs] if n == 1 else outs
+
+
+@importer("VariadicSplit", since=1)
+def _variadic_split(b: Builder, layer: Layer, x):
+    axis = _axis(b, layer, x[1])
+    n = len(layer.outputs)
+    lengths = b.value_of(x[2])
+    dt = out_dtype(layer, x)
+    if lengths is not None:
+        lengths = [int(v) for v in lengths.reshape(-1)]
+        if len(lengths) != n:
+            raise ModelError(f"{layer.where()}: {len(lengths)} split lengths for {n} outputs")
+        if lengths.count(-1) > 1:
+            raise ModelError(f"{layer.where()}: more than one split length is -1")
+        if -1 in lengths:
+            j = lengths.index(-1)
+            port_dim = layer.outputs[j].shape[axis] if layer.outputs[j].shape else None
+            if isinstance(port_dim, int):
+                lengths[j] = port_dim
+        if -1 not in lengths:
+            split = b.i64(lengths)
+        else:
+            split = _rest_lengths(b, layer, x[0], axis, lengths)
+    else:
+        raise UnsupportedError(f"{layer.where()}: split lengths must be constant")
+    outs = b.op("Split", [x[0], split], {"axis": axis}, outputs=n, dtype=dt)
+    return [outs] if n == 1 else outs
+
+
+def _rest_lengths(b: Builder, layer: Layer, data, axis: int, lengths: list[int]):
+    """Split lengths where the -1 entry becomes the rest of the axis, computed at run time."""
+    r = rank_of(data)
+    if axis < 0:
+        if r is None:
+            raise UnsupportedError(f"{layer.where()}: a negative axis needs the input rank")
+        axis += r
+    dim = b.op("Shape", [data], {"start": axis, "end": axis + 1}, dtype=DataType.INT64)
+    known = sum(v for v in lengths if v != -1)
+    rest = b.op("Sub", [dim, b.i64([known])], dtype=DataType.INT64)
+    j = lengths.index(-1)
+    parts = []
+    if j:
+        parts.append(b.i64(lengths[:j]))
+    parts.append(rest)
+    if j + 1 < len(lengths):
+        parts.append(b.i64(lengths[j + 1:]))
+    return parts[0] if len(parts) == 1 else b.op("Concat", parts, {"axis": 0},
+                                                 dtype=DataType.INT64)
+
+
+def _pick(b: Builder, v, idx: list[int], fill: list[int | None]):
+    """``[fill[k] if fill[k] is not None else v[idx[k]] for k]`` as an int64 vector value."""
+    c = b.value_of(v)
+    if c is not None:
+        flat = c.reshape(-1).astype(np.int64)
+        return b.i64([f if f is not None else int(flat[i]) for i, f in zip(idx, fill)])
+    g = b.op("Gather", [b.to_i64(v), b.i64(idx)], {"axis": 0}, dtype=DataType.INT64)
+    if all(f is None for f in fill):
+        return g
+    mask = np.array([f is not None for f in fill])
+    fills = np.array([0 if f is None else f for f in fill], np.int64)
+    return b.op("Where", [b.const(mask), b.i64(fills), g], dtype=DataType.INT64)
+
+
+@importer("StridedSlice", since=1)
+def _strided_slice(b: Builder, layer: Layer, x):
+    data, begin, end = x[0], x[1], x[2]
+    n = _spec_len(layer, begin, end)
+
+    def mask(name):
+        m = layer.ints_attr(name)
+        return [bool(v) for v in (m + [0] * n)[:n]]
+
+    bm, em = mask("begin_mask"), mask("end_mask")
+    nm, sm, el = mask("new_axis_mask"), mask("shrink_axis_mask"), mask("ellipsis_mask")
+    if sum(el) > 1:
+        raise ModelError(f"{layer.where()}: more than one ellipsis in ellipsis_mask")
+    if len(x) > 3:
+        strides = b.need_const(x[3], layer, "the strides input").reshape(-1).astype(np.int64)
+    else:
+        strides = np.ones(n, np.int64)
+    if len(strides) < n:
+        raise ModelError(f"{layer.where()}: {len(strides)} strides for {n} slice entries")
+    if np.any(strides == 0):
+        raise ModelError(f"{layer.where()}: a stride is 0")
+    rank = None
+    if any(el):
+        rank = require_rank(layer, data, 0)
+    # walk the spec: input axis `ia` and output axis `oa`
+    slice_idx, slice_axes, starts_fill, ends_fill, steps = [], [], [], [], []
+    shrink_idx, shrink_axes, new_axes = [], [], []
+    ia = oa = 0
+    for i in range(n):
+        if el[i]:
+            consumed = sum(1 for k in range(i + 1, n) if not nm[k] and not el[k])
+            span = rank - ia - consumed
+            ia += span
+            oa += span
+        elif nm[i]:
+            new_axes.append(oa)
+            oa += 1
+        elif sm[i]:
+            shrink_idx.append(i)
+            shrink_axes.append(ia)
+            ia += 1
+        else:
+            st = int(strides[i])
+            slice_idx.append(i)
+            slice_axes.append(ia)
+            starts_fill.append((0 if st > 0 else INT64_MAX) if bm[i] else None)
+            ends_fill.append((INT64_MAX if st > 0 else INT64_MIN) if em[i] else None)
+            steps.append(st)
+            ia += 1
+            oa += 1
+    dt = out_dtype(layer, x)
+    v = data
+    all_idx = slice_idx + shrink_idx
+    all_axes = slice_axes + shrink_axes
+    if all_idx:
+        starts = _pick(b, begin, all_idx, starts_fill + [None] * len(shrink_idx))
+        ends_slice = _pick(b, end, slice_idx, ends_fill) if slice_idx else None
+        ends = ends_slice
+        if shrink_idx:
+            shrink_end = _shrink_end(b, begin, shrink_idx)
+            ends = shrink_end if ends is None else b.op("Concat", [ends, shrink_end], {"axis": 0},
+                                                         dtype=DataType.INT64)
+        all_steps = steps + [1] * len(shrink_idx)
+        v = b.op("Slice", [v, starts, ends, b.i64(all_axes), b.i64(all_steps)], dtype=dt)
+    if shrink_axes:
+        v = b.squeeze(v, shrink_axes)
+    if new_axes:
+        v = b.unsqueeze(v, new_axes)
+    if v is data:
+        v = b.op("Identity", [v], dtype=dt)
+    return v
+
+
+def _shrink_end(b: Builder, begin, idx: list[int]):
+    """``begin + 1`` for shrunk axes, with -1 mapped to 'to the end'."""
+    c = b.value_of(begin)
+    if c is not None:
+        flat = c.reshape(-1).astype(np.int64)
+        return b.i64([INT64_MAX if flat[i] == -1 else flat[i] + 1 for i in idx])
+    g = b.op("Gather", [b.to_i64(begin), b.i64(idx)], {"axis": 0}, dtype=DataType.INT64)
+    plus = b.op("Add", [g, b.i64(1)], dtype=DataType.INT64)
+    is_last = b.op("Equal", [g, b.i64(-1)], dtype=DataType.BOOL)
+    return b.op("Where", [is_last, b.i64(INT64_MAX), plus], dtype=DataType.INT64)
+
+
+def _spec_len(layer: Layer, begin, end) -> int:
+    for v, p in ((begin, 1), (end, 2)):
+        c = v.const
+        if c is not None:
+            return int(c.size)
+        shape = layer.inputs[p].shape
+        if len(shape) == 1 and isinstance(shape[0], int):
+            return shape[0]
+    raise UnsupportedError(f"{layer.where()}: the length of begin/end must be known")
+
+
+@importer("Slice", since=8)
+def _slice8(b: Builder, layer: Layer, x):
+    ins = [x[0], b.to_i64(x[1]), b.to_i64(x[2])]
+    axes = b.to_i64(x[4]) if len(x) > 4 else None
+    ins += [axes, b.to_i64(x[3])]
+    return b.op("Slice", ins, dtype=out_dtype(layer, x))
+
+
+def _gather(b: Builder, layer: Layer, x, batch_dims: int):
+    axis = _axis(b, layer, x[2])
+    dt = out_dtype(layer, x)
+    idx = x[1]
+    if dtype_of(idx) not in (DataType.INT32, DataType.INT64):
+        idx = b.to_i64(idx)
+    if batch_dims == 0:
+        return b.op("Gather", [x[0], idx], {"axis": axis}, dtype=dt)
+    r = require_rank(layer, x[0], 0)
+    q = require_rank(layer, x[1], 1)
+    if batch_dims < 0:
+        batch_dims += q
+    if axis < 0:
+        axis += r
+    if not 0 <= batch_dims <= axis < r or batch_dims > q:
+        raise ModelError(f"{layer.where()}: batch_dims={batch_dims} and axis={axis} are "
+                         f"inconsistent with ranks {r} and {q}")
+    if batch_dims == q:  # one index per batch entry: add an index axis
+        idx = b.unsqueeze(idx, [q])
+        q += 1
+        squeeze_after = True
+    else:
+        squeeze_after = False
+    bd = batch_dims
+    perm = list(range(bd)) + [axis] + list(range(bd, axis)) + list(range(axis + 1, r))
+    moved = x[0] if perm == list(range(r)) else b.transpose(x[0], perm)
+    g = b.op("GatherND", [moved, b.unsqueeze(idx, [q])], {"batch_dims": bd}, dtype=dt)
+    # g: [B, I..., M..., N...] -> [B, M..., I..., N...]
+    n_i, n_m = q - bd, axis - bd
+    order = (list(range(bd)) + list(range(bd + n_i, bd + n_i + n_m)) + list(range(bd, bd + n_i))
+             + list(range(bd + n_i + n_m, bd + n_i + n_m + r - axis - 1)))
+    out = g if order == list(range(len(order))) else b.transpose(g, order)
+    if squeeze_after:
+        out = b.squeeze(out, [axis])
+    return out
+
+
+@importer("Gather", since=1)
+def _gather1(b: Builder, layer: Layer, x):
+    return _gather(b, layer, x, 0)
+
+
+@importer("Gather", since=7)
+def _gather7(b: Builder, layer: Layer, x):
+    return _gather(b, layer, x, layer.int_attr("batch_dims", 0))
+
+
+@importer("Transpose", since=1)
+def _transpose(b: Builder, layer: Layer, x):
+    perm = b.need_const(x[1], layer, "the permutation").reshape(-1).astype(np.int64)
+    dt = out_dtype(layer, x)
+    if perm.size == 0:
+        return b.op("Transpose", [x[0]], dtype=dt)
+    r = len(perm)
+    perm = [int(p) + r if p < 0 else int(p) for p in perm]
+    return b.op("Transpose", [x[0]], {"perm": perm}, dtype=dt)
+
+
+@importer("Broadcast", since=1)
+def _broadcast(b: Builder, layer: Layer, x):
+    mode = (layer.attr("mode", "numpy") or "numpy").lower()
+    dt = out_dtype(layer, x)
+    shape = b.to_i64(x[1])
+    if mode in ("numpy", "bidirectional"):
+        return b.op("Expand", [x[0], shape], dtype=dt)
+    if mode != "explicit":
+        raise UnsupportedError(f"{layer.where()}: Broadcast mode '{mode}' is not supported")
+    if len(x) < 3:
+        raise ModelError(f"{layer.where()}: explicit Broadcast needs axes_mapping")
+    mapping = [int(v) for v in b.need_const(x[2], layer, "axes_mapping").reshape(-1)]
+    tshape = layer.inputs[1].shape
+    c = b.value_of(x[1])
+    n = int(c.size) if c is not None else (tshape[0] if len(tshape) == 1 else None)
+    if not isinstance(n, int):
+        raise UnsupportedError(f"{layer.where()}: the target shape length must be known")
+    if sorted(mapping) != mapping:
+        raise UnsupportedError(f"{layer.where()}: axes_mapping must be increasing")
+    missing = [i for i in range(n) if i not in mapping]
+    v = b.unsqueeze(x[0], missing) if missing else x[0]
+    return b.op("Expand", [v, shape], dtype=dt)
+
+
+@importer("Tile", since=1)
+def _tile(b: Builder, layer: Layer, x):
+    dt = out_dtype(layer, x)
+    reps = b.to_i64(x[1])
+    r = require_rank(layer, x[0], 0)
+    c = b.value_of(reps)
+    shape = layer.inputs[1].shape
+    n = int(c.size) if c is not None else (shape[0] if len(shape) == 1 else None)
+    if not isinstance(n, int):
+        raise UnsupportedError(f"{layer.where()}: the length of repeats must be known")
+    data = x[0]
+    if n < r:
+        reps = (b.i64([1] * (r - n) + c.reshape(-1).tolist()) if c is not None else
+                b.op("Concat", [b.i64([1] * (r - n)), reps], {"axis": 0}, dtype=DataType.INT64))
+    elif n > r:
+        data = b.unsqueeze(data, list(range(n - r)))
+    return b.op("Tile", [data, reps], dtype=dt)
