@@ -55,7 +55,7 @@ def configure_threads(n: int) -> None:
 # ----------------------------------------------------------------------------- machine
 
 
-def machine_lines(threads: int) -> list[str]:
+def machine_lines(threads: int, load_before: float | None) -> list[str]:
     cpu = platform.processor() or "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -74,7 +74,17 @@ def machine_lines(threads: int) -> list[str]:
     lines = [f"CPU: {cpu}, {cores} cores available, threads per engine: {threads}",
              "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items())]
     lines.append(f"itergraph-jax device: {jax_device()}")
+    if load_before is not None:
+        lines.append(f"load average (1 min) before/after the run: {load_before:.1f} / "
+                     f"{_load():.1f} (timings are noisy when it exceeds the core count)")
     return lines
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
 def jax_device() -> str:
@@ -253,6 +263,7 @@ def main(argv=None) -> int:
     budget = args.budget if args.budget is not None else (0.15 if args.quick else 1.5)
 
     notes: list[str] = []
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="itergraph-bench-") as tmp:
         cases = build_cases(names, Path(tmp), notes)
         known = {c.name for c in cases}
@@ -270,7 +281,8 @@ def main(argv=None) -> int:
     table_notes = Notes()
     steady, first = tables(cases, all_results, keys, table_notes)
     md = args.markdown
-    out = [*(f"{'- ' if md else ''}{line}" for line in machine_lines(args.threads)), ""]
+    bullet = "- " if md else ""
+    out = [*(bullet + line for line in machine_lines(args.threads, load_before)), ""]
     out += ["Steady state (median after warm-up; lower is better):", "", render(steady, md), ""]
     out += ["First run (load/compile + first run, ms):", "", render(first, md), ""]
     out += ["Workloads:", ""] + [f"- {c.name}: {c.description}" for c in cases]

@@ -12,8 +12,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import itergraph as ig  # noqa: E402
 from make_lstm_models import inputs, lstm_reference, weights  # noqa: E402
+
+import itergraph as ig  # noqa: E402
 
 
 def main(models: Path) -> int:

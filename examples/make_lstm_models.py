@@ -65,7 +65,8 @@ def _vi(name, shape, t=T.FLOAT):
 
 def scan_model(w) -> onnx.ModelProto:
     body = h.make_graph(
-        [*_cell("x_t", "h_in", "c_in", "h_out", "c_out"), h.make_node("Identity", ["h_out"], ["y_t"])],
+        [*_cell("x_t", "h_in", "c_in", "h_out", "c_out"),
+         h.make_node("Identity", ["h_out"], ["y_t"])],
         "lstm_step",
         [_vi("h_in", [BATCH, HIDDEN]), _vi("c_in", [BATCH, HIDDEN]), _vi("x_t", [BATCH, INPUT])],
         [_vi("h_out", [BATCH, HIDDEN]), _vi("c_out", [BATCH, HIDDEN]), _vi("y_t", [BATCH, HIDDEN])],

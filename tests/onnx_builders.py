@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 from onnx import helper as h
-from onnx import numpy_helper
 
 import itergraph as ig
 

@@ -24,7 +24,7 @@ class InputError(Error):
 
 
 class ExecutionError(Error):
-    """Something went wrong while running a model (shape mismatch inside a loop, bad length, ...)."""
+    """Running a model failed (shape mismatch inside a loop, bad length, ...)."""
 
 
 class IterationLimitError(ExecutionError):

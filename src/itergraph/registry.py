@@ -7,7 +7,8 @@ next registered ``since`` for the same op. Look-up with ``version=None`` takes t
 from __future__ import annotations
 
 import bisect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class OpTable:

@@ -64,14 +64,17 @@ def test_loop_iteration_counts_are_data_dependent():
 
 
 def test_ti_lstm_tensoriterator_matches_oracle(tmp_path):
-    """The real OpenVINO TensorIterator form computes the oracle's Y on OpenVINO."""
+    """The real OpenVINO TensorIterator form computes the oracle's Y on OpenVINO and on
+    itergraph's OpenVINO reader."""
     import openvino as ov
 
     feeds, _ = workloads.ti_lstm_openvino(tmp_path / "ti.xml", seq=4, inp=32, hidden=16)
     compiled = ov.Core().compile_model(str(tmp_path / "ti.xml"), "CPU",
                                        {"INFERENCE_PRECISION_HINT": "f32"})
     got = compiled(feeds)[compiled.outputs[0]]
-    _check([got], workloads.ti_lstm_oracle(feeds), "OpenVINO TI")
+    want = workloads.ti_lstm_oracle(feeds)
+    _check([got], want, "OpenVINO TI")
+    _check(list(ig.load(tmp_path / "ti.xml").run(feeds).values()), want, "itergraph TI .xml")
 
 
 def test_compare_flags_differences():

@@ -3,11 +3,11 @@
 import numpy as np
 import onnx
 import pytest
-from onnx_builders import B, F, I64, body, const, model, run_ort, vi
 from onnx import helper as h
 
 import itergraph as ig
 from itergraph.cli import main as cli
+from onnx_builders import I64, B, F, body, const, model, run_ort, vi
 
 
 def loop_model():

@@ -450,3 +450,29 @@ def loop_without_outputs_is_dropped():
     output(net, net.add_activation(x, trt.ActivationType.RELU).get_output(0), "y")
     xv = np.array([-1, 2], np.float32)
     return net, {"x": xv}, {"y": np.maximum(xv, 0)}
+
+
+def _while_iterating(limit: int, count: int | None):
+    """An iterator in a WHILE loop that stops before (or at) the iterator's end."""
+    net = new_network()
+    x = net.add_input("x", trt.float32, X23.shape)
+    loop = net.add_loop()
+    r = loop.add_recurrence(i32(net, 0))
+    loop.add_trip_limit(ew(net, r.get_output(0), i32(net, limit), E.LESS), trt.TripLimit.WHILE)
+    if count is not None:
+        loop.add_trip_limit(i32(net, count), trt.TripLimit.COUNT)
+    r.set_input(1, ew(net, r.get_output(0), i32(net, 1), E.SUM))
+    row = loop.add_iterator(x).get_output(0)
+    output(net, loop.add_loop_output(row, trt.LoopOutput.CONCATENATE).get_output(0), "y")
+    n = min(limit, count if count is not None else limit)
+    return net, {"x": X23}, {"y": X23[:n]}
+
+
+@case
+def while_iterating_to_the_end():
+    return _while_iterating(2, None)
+
+
+@case
+def while_stops_before_a_count_beyond_the_iterator():
+    return _while_iterating(1, 5)  # COUNT 5 > 2 rows is fine: WHILE stops after 1

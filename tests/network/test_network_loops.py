@@ -20,6 +20,13 @@ def test_case_numpy(name):
     assert_outputs(run(net, feeds), want)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_jax(name):
+    pytest.importorskip("jax")
+    net, feeds, want = CASES[name]()
+    assert_outputs(ig.load(net).run(feeds, backend="jax"), want, rtol=1e-5, atol=1e-5)
+
+
 def test_load_and_run_through_public_api():
     net, feeds, want = CASES["recurrence_i_plus_k"]()
     assert_outputs(ig.load(net).run(feeds), want)

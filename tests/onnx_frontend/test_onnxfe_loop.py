@@ -51,7 +51,7 @@ def test_loop_versions_roundtrip(version):
     opset = LOOP_VERSIONS[version]
     for m, c in [(True, True), (True, False), (False, True)]:
         mod = loop_model(opset, m, c)
-        fs = [feeds(m, c), feeds(m, c, trip=0), feeds(m, c, lim=10.0)]
+        fs = [feeds(m, c), feeds(m, c, trip=0), feeds(m, c, lim=10.0), feeds(m, c, trip=-1)]
         if c:
             fs.append(feeds(m, c, start=False))
         g, _ = roundtrip(mod, fs if m else fs[1:] + [feeds(m, c)])

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
-from onnxfe_util import assert_same, check_numpy, model, ort_run, roundtrip, vi
+from onnxfe_util import assert_same, check_numpy, model, numpy_backend, ort_run, roundtrip, vi
 
-from itergraph.frontends.onnx import read
+from itergraph.errors import ExecutionError
+from itergraph.frontends.onnx import read, write
 from itergraph.ir import Carried, Concat, Last, Loop, Sliced
 
 # Scan version -> a model opset under which that version is the current Scan
@@ -176,3 +177,36 @@ def test_scan8_structure():
     time_len = inner.output_ports[1].length
     assert time_len is not None and time_len.producer.op_type == "Gather"
     assert all(o.length is time_len for o in inner.output_ports if isinstance(o, Concat))
+
+
+def test_scan8_sequence_lens_above_time_axis_is_a_run_time_error():
+    g = read(scan8_model(True))
+    inner = next(n for n in g.nodes[0].body.nodes if isinstance(n, Loop))
+    assert inner.origin_attrs["strict_slices"] and inner.negative_trip_count == "zero"
+    run_graph = numpy_backend()
+    assert run_graph is not None
+    with pytest.raises(ExecutionError):
+        run_graph(g, scan8_feeds([2, 5]))  # T = 4
+
+
+def test_scan_with_unknown_ranks_is_written_as_loop():
+    """Without the body's shapes ONNX Runtime's Scan cannot run: the writer uses Loop."""
+    body = h.make_graph([h.make_node("Add", ["s", "x"], ["s2"]),
+                         h.make_node("Neg", ["x"], ["o"])], "body",
+                        [vi("s"), vi("x")], [vi("s2"), vi("o")])
+    node = h.make_node("Scan", ["s0", "X"], ["sf", "O"], body=body, num_scan_inputs=1,
+                       scan_input_directions=[1])
+    mod = model([node], [vi("s0"), vi("X")], [vi("sf"), vi("O")], 11)
+    fs = [{"s0": np.zeros(2, np.float32), "X": np.arange(6, dtype=np.float32).reshape(3, 2)}]
+    g = read(mod)
+    m2 = write(g)
+    assert [n.op_type for n in m2.graph.node].count("Loop") == 1
+    for f in fs:
+        s, outs = f["s0"], []
+        for row in f["X"][::-1]:
+            s = s + row
+            outs.append(-row)
+        want = [s, np.stack(outs)]
+        assert_same(ort_run(m2, f), want)  # (ORT refuses the original Scan itself)
+        run_graph = numpy_backend()
+        assert_same(list(run_graph(g, f).values()), want)

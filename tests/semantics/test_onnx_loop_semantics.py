@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from onnx_builders import B, F, I64, assert_same, body, const, model, run_ig, run_ort, vi
 from onnx import helper as h
 
 import itergraph as ig
+from onnx_builders import I64, B, F, assert_same, body, const, model, run_ig, run_ort, vi
 
 
 def counter_loop(elem_shape=(), opset=21):
@@ -142,7 +142,8 @@ def test_scan_output_that_changes_shape_is_an_error_naming_loop_output_and_itera
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [None])],
              [vi("c_out", B, []), vi("x_out", F, [None]), vi("y", F, [None])])
     m = model([h.make_node("Loop", ["M", "", "x0"], ["x", "ys"], body=b, name="grower")],
-              [vi("M", I64, []), vi("x0", F, [None])], [vi("x", F, [None]), vi("ys", F, [None, None])])
+              [vi("M", I64, []), vi("x0", F, [None])],
+              [vi("x", F, [None]), vi("ys", F, [None, None])])
     with pytest.raises(ig.Error, match=r"grower.*output 1.*'ys'.*iteration 1"):
         run_ig(m, {"M": np.array(3), "x0": np.array([1.0], np.float32)})
 
@@ -223,3 +224,11 @@ def test_body_input_shadows_outer_value_of_the_same_name():
     got = run_ig(m, feeds)
     assert_same(got, run_ort(m, feeds))
     assert float(got["y"]) == 3 + 4 + 9
+
+
+def test_negative_trip_count_runs_no_iteration_as_onnx_runtime_does():
+    m = counter_loop()
+    feeds = {"M": np.array(-1), "cond": np.array(True), "x0": np.ones((), np.float32)}
+    got = run_ig(m, feeds)
+    assert_same(got, run_ort(m, feeds))
+    assert got["ys"].shape == (0,)

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from onnx_builders import F, I64, assert_same, body, model, run_ig, run_ort, vi
 from onnx import helper as h
+
+from onnx_builders import I64, F, assert_same, body, model, run_ig, run_ort, vi
 
 
 def scan_sum_model(in_axes, in_dirs, out_axes, out_dirs, opset=21, twice=False):
@@ -23,7 +24,8 @@ def scan_sum_model(in_axes, in_dirs, out_axes, out_dirs, opset=21, twice=False):
     scan_ins = ["s0", "X"] + (["X"] if twice else [])
     return model([h.make_node("Scan", scan_ins, ["s", "Y1", "Y2"], body=b, name="scan", **attrs)],
                  [vi("s0", F, [None]), vi("X", F, [None, None])],
-                 [vi("s", F, [None]), vi("Y1", F, [None, None]), vi("Y2", F, [None, None])], opset=opset)
+                 [vi("s", F, [None]), vi("Y1", F, [None, None]), vi("Y2", F, [None, None])],
+                 opset=opset)
 
 
 def python_scan(x, in_axis, in_dir, out_axes, out_dirs, s0, x2_dir=None):

@@ -13,7 +13,8 @@ Frontends of other formats translate their operators into this vocabulary.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .types import Type
 
@@ -83,7 +84,7 @@ class Node:
     def inputs(self, values: Iterable[Value | None]) -> None:
         self._inputs = list(values)
 
-    def subgraphs(self) -> list["Graph"]:
+    def subgraphs(self) -> list[Graph]:
         """Graphs held in attributes (If branches, loop bodies), in attribute order."""
         out: list[Graph] = []
         for v in self.attrs.values():
@@ -156,7 +157,7 @@ class Graph:
             visit(v)
         return out
 
-    def walk(self) -> Iterator[tuple["Graph", Node]]:
+    def walk(self) -> Iterator[tuple[Graph, Node]]:
         """Every (graph, node) pair, descending into subgraphs at any depth (pre-order)."""
         for n in self.nodes:
             yield self, n

@@ -214,7 +214,8 @@ class Loop(Node):
     def inputs(self) -> list[Value | None]:  # type: ignore[override]
         ins: list[Value | None] = [self.trip_count, self.initial_condition]
         ins.extend(p.value for p in self.input_ports)
-        ins.extend(p.length for p in self.output_ports if isinstance(p, Concat) and p.length is not None)
+        ins.extend(p.length for p in self.output_ports
+                   if isinstance(p, Concat) and p.length is not None)
         return ins
 
     @inputs.setter

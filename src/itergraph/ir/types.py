@@ -13,8 +13,8 @@ from typing import Union
 Dim = Union[int, str, None]
 
 
-class DataType(str, enum.Enum):
-    """Element types. The value is the NumPy-style name (``ml_dtypes`` names for the exotic ones)."""
+class DataType(enum.StrEnum):
+    """Element types, valued by their NumPy-style name (``ml_dtypes`` names for exotic ones)."""
 
     FLOAT16 = "float16"
     BFLOAT16 = "bfloat16"
@@ -67,7 +67,10 @@ class TensorType:
         return None if self.shape is None else len(self.shape)
 
     def __str__(self) -> str:
-        dims = "?" if self.shape is None else ",".join("?" if d is None else str(d) for d in self.shape)
+        if self.shape is None:
+            dims = "?"
+        else:
+            dims = ",".join("?" if d is None else str(d) for d in self.shape)
         return f"tensor({self.dtype or '?'})[{dims}]"
 
 
@@ -75,7 +78,7 @@ class TensorType:
 class SequenceType:
     """An ordered list of values of type `elem` (ONNX ``seq(...)``)."""
 
-    elem: "Type | None" = None
+    elem: Type | None = None
 
     def __str__(self) -> str:
         return f"seq({self.elem or '?'})"
@@ -85,7 +88,7 @@ class SequenceType:
 class OptionalType:
     """A value of type `elem` or nothing (ONNX ``optional(...)``); at run time ``None`` is empty."""
 
-    elem: "Type | None" = None
+    elem: Type | None = None
 
     def __str__(self) -> str:
         return f"optional({self.elem or '?'})"

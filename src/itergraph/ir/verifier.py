@@ -87,8 +87,10 @@ def _verify_loop(loop: Loop, outer: set[int]) -> None:
             if p.part_size < 1:
                 raise ModelError(f"{where(loop)}: sliced input {i} has part_size {p.part_size}")
             if not p.keep_axis and p.part_size != 1:
-                raise ModelError(f"{where(loop)}: sliced input {i} drops its axis but part_size != 1")
+                raise ModelError(
+                    f"{where(loop)}: sliced input {i} drops its axis but part_size != 1")
     for i, p in enumerate(loop.output_ports):
         need_result(p.result, f"output port {i} result")
         if isinstance(p, Concat) and p.length is not None and p.length.uid not in outer:
-            raise ModelError(f"{where(loop)}: length of output {i} must be defined outside the loop")
+            raise ModelError(
+                f"{where(loop)}: length of output {i} must be defined outside the loop")

@@ -17,6 +17,7 @@ from .context import Scope, TraceContext, needed_nodes
 from .loops import static_truth
 from .program import Record
 from .table import load_all, lookup
+from .trace import no_lowering_reason
 
 
 class _Needed:
@@ -83,8 +84,7 @@ def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
                     out.extend(_problems(tc, n, depth + 1, notes))
         return out
     if lookup(node) is None:
-        out.append(f"{where(node)}: no JAX lowering for op '{node.op_type}'"
-                   + (f" (opset {node.version})" if node.version else ""))
+        out.append(f"{where(node)}: {no_lowering_reason(node)}")
     elif node.subgraphs():
         out.append(f"{where(node)} holds subgraphs (only Loop and If are lowered)")
     return out

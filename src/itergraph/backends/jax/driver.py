@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from . import config
-from .context import Frame, Scope, TraceContext, is_static
+from .context import Scope, TraceContext, is_static
 from .loops import (
     WhileParts,
     empty_stack,
@@ -75,7 +75,7 @@ class LoopDriver:
             bufs = parts.initial()[5]
             init = (k, cond, list(carried), list(lasts), err, bufs, k)
         final = parts.run(init)
-        frame = Frame()
+        frame = scope.frame
         parts.post_checks(frame, final)
         tc.merge(frame, final[4])
         k, cond, carried, lasts, err, bufs, k0 = final

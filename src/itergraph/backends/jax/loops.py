@@ -37,7 +37,7 @@ from ...ir.types import TensorType
 from ..numpy.dtypes import to_numpy
 from .context import CannotLower, Frame, NeedsDriver, OpContext, Scope, TraceContext, is_static
 from .table import lookup
-from .trace import eval_graph
+from .trace import eval_graph, eval_nodes
 
 INT64_MAX = np.iinfo(np.int64).max
 LIMIT_MESSAGE = "stopped after max_iterations={max_iterations} iterations"
@@ -197,7 +197,7 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
         if strict and limit is not None:
             msg = (f"{where(loop)}: trip count iterates beyond sliced input {j}, which has "
                    f"{count} entries on axis {axis}")
-            tc.check(scope.frame, limit > count if not is_static(limit) else limit > count, msg)
+            tc.check(scope.frame, limit > count, msg)
         if limit is None:
             limit = count
         elif isinstance(limit, int):
@@ -233,14 +233,12 @@ def stack_pieces(x, p: Sliced, axis: int, dim: int, count: int):
     if count == 0:
         shape = (0, *rest) if not p.keep_axis else (0, *_piece_shape(x.shape, axis, ps))
         return xp.zeros(shape, x.dtype)
-    starts = [p.piece_start(k, dim) for k in range(count)] if count < 3 else None
     first, last = p.piece_start(0, dim), p.piece_start(count - 1, dim)
     if ps == 1 and abs(p.stride) == 1:
         g = moved[first:first + count] if p.stride > 0 else moved[last:first + 1][::-1]
         g = g.reshape((count, 1, *rest)) if p.keep_axis else g
     else:
-        if starts is None:
-            starts = [p.piece_start(k, dim) for k in range(count)]
+        starts = [p.piece_start(k, dim) for k in range(count)]
         idx = (np.asarray(starts, np.int64)[:, None] + np.arange(ps)).reshape(-1)
         g = xp.take(moved, idx, axis=0).reshape((count, ps, *rest))
         if not p.keep_axis:
@@ -277,8 +275,12 @@ def iteration_value(loop: Loop, k):
     return k.astype(dtype).reshape(shape)
 
 
-def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value]):
-    """Trace one iteration; returns (values of `wanted`, error code of the body)."""
+def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
+             hoisted: tuple[set[int], dict[int, Any]] | None = None, only=None):
+    """Trace one iteration; returns (values of `wanted`, error code of the body).
+
+    `hoisted`: (ids of body nodes not to trace, values of their outputs the rest reads).
+    `only`: trace just these body nodes (in order) instead of what `wanted` needs."""
     loop = st.loop
     frame = Frame()
     bs = Scope(tc, parent=st.scope, frame=frame)
@@ -295,7 +297,16 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value])
     tc.depth += 1
     tc.enclosing.append(loop)
     try:
-        vals = eval_graph(tc, loop.body, bs, wanted)
+        if hoisted is None and only is None:
+            vals = eval_graph(tc, loop.body, bs, wanted)
+        else:
+            nodes = only if only is not None else tc.program.needed(loop.body, wanted)
+            if hoisted is not None:
+                skip, bound = hoisted
+                bs.env.update(bound)
+                nodes = [n for n in nodes if id(n) not in skip]
+            eval_nodes(tc, nodes, bs)
+            vals = [bs.get(v) for v in wanted]
     finally:
         tc.depth -= 1
         tc.enclosing.pop()
@@ -355,6 +366,10 @@ def _wanted(st: Setup) -> tuple[list[Value], list[Value], list[Value]]:
 
 def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
     st = setup(tc, loop, scope)
+    if any(not is_static(x) for x in st.lengths):  # padded lengths shape the outputs
+        if tc.depth == 0:
+            raise NeedsDriver(loop)
+        raise CannotLower(loop, "a concatenated output's length is computed from run-time data")
     n = None
     if st.cond0 is False:
         n = 0
@@ -367,7 +382,6 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
         if n == 0:
             tc.note(loop, True, "runs zero iterations (known at compile time)")
             return zero_trip_outputs(st)
-        tc.note(loop, True, f"lax.scan over {n} iterations")
         return _scan(tc, st, n)
     if st.info.concat_idx:
         if tc.depth == 0:
@@ -454,6 +468,91 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
     return xp.reshape(moved, tuple(shape))
 
 
+HOIST_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "MatMulInteger"})
+HOIST_MAX_BYTES = 1 << 28
+
+
+def hoist_candidates(tc: TraceContext, loop: Loop, wanted: list[Value]):
+    """Body nodes worth computing for all iterations at once, before the scan: matrix
+    products that read no carried value (only sliced pieces, the iteration number,
+    invariants and constants), with the nodes they need. Returns (nodes in order, frontier
+    values the rest of the body or the ports read), or None."""
+    key = ("_jax_hoist", tuple(v.uid for v in wanted))
+    if key in loop.meta:
+        return loop.meta[key]
+    needed = tc.program.needed(loop.body, wanted)
+    varying = {c.param.uid for c in loop.carried}
+    for n in needed:
+        if isinstance(n, Loop) or n.subgraphs() or any(
+                v is not None and v.uid in varying for v in n.inputs):
+            varying.update(v.uid for v in n.outputs)
+    per_iter = {p.param.uid for _, p in loop_info(loop).sliced}
+    if loop.iteration_param is not None:
+        per_iter.add(loop.iteration_param.uid)
+    depends: set[int] = set(per_iter)
+    for n in needed:
+        if any(v is not None and v.uid in depends for v in n.inputs):
+            depends.update(v.uid for v in n.outputs)
+    producer = {v.uid: n for n in needed for v in n.outputs}
+    chosen: set[int] = set()
+    stack = [n for n in needed if n.op_type in HOIST_OPS and n.domain in ("", "ai.onnx")
+             and n.outputs[0].uid not in varying and n.outputs[0].uid in depends]
+    while stack:
+        n = stack.pop()
+        if id(n) in chosen:
+            continue
+        chosen.add(id(n))
+        stack.extend(producer[v.uid] for v in n.inputs if v is not None and v.uid in producer)
+    result = None
+    if chosen:
+        nodes = [n for n in needed if id(n) in chosen]
+        made = {v.uid for n in nodes for v in n.outputs}
+        reads = {v.uid for n in needed if id(n) not in chosen for v in n.inputs if v is not None}
+        reads.update(v.uid for n in needed if id(n) not in chosen for g in n.subgraphs()
+                     for v in g.captures())
+        reads.update(v.uid for v in wanted)
+        frontier = [v for n in nodes for v in n.outputs if v.uid in reads and v.uid in made]
+        result = (nodes, frontier)
+    loop.meta[key] = result
+    return result
+
+
+def _hoist(tc: TraceContext, st: Setup, n: int, wanted: list[Value]):
+    """Compute the hoisted nodes for all `n` iterations with one vmapped trace. Returns
+    (skip ids, static bindings, traced frontier values, their stacked arrays) or None."""
+    import jax
+    import jax.numpy as jnp
+
+    cand = hoist_candidates(tc, st.loop, wanted)
+    if cand is None:
+        return None
+    nodes, frontier = cand
+    statics: dict[int, Any] = {}
+    traced_vals: list[Value] = []
+
+    def pre(k, pieces):
+        vals, err = run_body(tc, st, k, [None] * len(st.info.carried), pieces, frontier,
+                             only=nodes)
+        out = []
+        statics.clear()
+        traced_vals.clear()
+        for v, x in zip(frontier, vals):
+            if is_static(x):
+                statics[v.uid] = x
+            else:
+                traced_vals.append(v)
+                out.append(x)
+        return out, (err if err is not None else jnp.zeros((), np.int32))
+
+    shapes = jax.eval_shape(pre, jax.ShapeDtypeStruct((), np.int64), _piece_avals(st))[0]
+    size = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in shapes) * n
+    if size > HOIST_MAX_BYTES:
+        return None
+    stacked, err = jax.vmap(pre)(jnp.arange(n, dtype=np.int64), list(st.stacks))
+    tc.merge(st.scope.frame, jnp.max(err))
+    return {id(x) for x in nodes}, dict(statics), list(traced_vals), list(stacked)
+
+
 def _scan(tc: TraceContext, st: Setup, n: int) -> list:
     import jax
     import jax.numpy as jnp
@@ -465,10 +564,21 @@ def _scan(tc: TraceContext, st: Setup, n: int) -> list:
     init_state = [_as_array(x) for x in st.carried0]
     plain_avals = probe(tc, st, plain_res)
     init_lasts = [jnp.zeros(a.shape, a.dtype) for a in plain_avals]
+    hoisted = _hoist(tc, st, n, wanted) if n > 1 else None
+    n_sliced = len(st.stacks)
+    xs_all = list(st.stacks) + (hoisted[3] if hoisted else [])
+    tc.note(loop, True, f"lax.scan over {n} iterations" + (
+        f"; {len(hoisted[0])} node(s) that read no carried value (matrix products) computed "
+        "for all iterations at once before it" if hoisted else ""))
 
     def step(carry, xs):
         k, state, lasts, err = carry
-        vals, berr = run_body(tc, st, k, state, xs, wanted)
+        pre = None
+        if hoisted:
+            bound = dict(hoisted[1])
+            bound.update((v.uid, x) for v, x in zip(hoisted[2], xs[n_sliced:]))
+            pre = (hoisted[0], bound)
+        vals, berr = run_body(tc, st, k, state, xs[:n_sliced], wanted, pre)
         new_state = [conform(loop, f"carried value '{c.param.name}'", v, s)
                      for c, v, s in zip(info.carried, vals[:nc], state)]
         ys = [_as_array(v) for v in vals[nc:nc + ny]]
@@ -478,7 +588,7 @@ def _scan(tc: TraceContext, st: Setup, n: int) -> list:
         return (k + 1, new_state, new_lasts, err), ys
 
     init = (jnp.zeros((), np.int64), init_state, init_lasts, jnp.zeros((), np.int32))
-    (k, state, lasts, err), ys = jax.lax.scan(step, init, list(st.stacks), length=n)
+    (k, state, lasts, err), ys = jax.lax.scan(step, init, xs_all, length=n)
     tc.merge(st.scope.frame, err)
     outs: list = [None] * len(loop.output_ports)
     for i, j in info.last_state.items():

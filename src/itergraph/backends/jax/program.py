@@ -146,6 +146,7 @@ class CompiledGraph:
         self._needed: dict[tuple, list[Node]] = {}
         self.big = _collect_big(graph)
         self._big_dev: dict[int, Any] = {}
+        self._max_it_args: dict[Any, Any] = {}
         self._reads = [[v.uid for v in _reads(n)] for n in self.nodes]
         self._defined_at: dict[int, int] = {}
         for i, n in enumerate(self.nodes):
@@ -189,6 +190,15 @@ class CompiledGraph:
         later.update(self._out_uids)
         return [v.uid for n in self.nodes[a:b] for v in n.outputs if v.uid in later]
 
+    def max_it_arg(self, max_it: int | None):
+        """The iteration limit as a device scalar (cached: no transfer per call)."""
+        a = self._max_it_args.get(max_it)
+        if a is None:
+            a = config.jax().device_put(np.int64(INT64_MAX if max_it is None else max_it))
+            if len(self._max_it_args) < 16:
+                self._max_it_args[max_it] = a
+        return a
+
     def big_args(self, uids: list[int]) -> tuple:
         jax = config.jax()
         out = []
@@ -210,19 +220,20 @@ class CompiledGraph:
                     raise InputError(f"missing input '{name}'")
                 x = const
             env[uid] = x if isinstance(x, np.ndarray) else np.asarray(x)
+        static: dict[int, Any] = {}
         with config.x64():
-            self._root.run(env, {}, max_iterations)
+            self._root.run(env, static, max_iterations)
         out: dict[str, Any] = {}
         for v in self.graph.outputs:
             x = env.get(v.uid)
             if x is None and v.uid not in env:
                 x = v.const
-            if isinstance(x, np.ndarray):
+            if x is None or isinstance(x, (list, tuple)):
                 out[v.name] = x
-            elif x is None or isinstance(x, (list, tuple)):
-                out[v.name] = x
-            else:
-                out[v.name] = np.asarray(x)
+            elif isinstance(x, np.ndarray) and v.uid not in static:
+                out[v.name] = x  # a feed passed through, or a fresh NumPy result
+            else:  # device arrays and values shared with the plan: writable copies
+                out[v.name] = np.array(x)
         return out
 
     def explain(self) -> list[Record]:
@@ -276,7 +287,13 @@ class Tail:
         self.last_plan: Plan | None = None
 
     def run(self, env, static, max_it) -> None:
-        key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
+        if static:
+            key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
+        else:
+            try:
+                key = tuple([(x.shape, x.dtype) for x in [env[u] for u in self.live_in]])
+            except AttributeError:  # a sequence or None from a NumPy segment
+                key = tuple(_key_of(env[u], None) for u in self.live_in)
         plan = self.plans.get(key)
         if plan is not None:
             self.last_plan = plan
@@ -387,18 +404,19 @@ class JitStep:
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jax().jit(self._fn)
-        args = [env[u] for u in self.traced_in]
-        mi = np.int64(INT64_MAX if max_it is None else max_it)
-        outs, err = self._jit(args, self.cg.big_args(self.big_uids), mi)
+            self._big = self.cg.big_args(self.big_uids)
+        outs, err = self._jit([env[u] for u in self.traced_in], self._big,
+                              self.cg.max_it_arg(max_it))
         if len(self.messages) > 1:
             code = int(err)
             if code:
                 raise_error(self.messages, code, max_it)
         for u, x in zip(self.traced_out, outs):
             env[u] = x
-        for u, x in self.static_out.items():
-            env[u] = x
-            static[u] = ("static", id(x))
+        if self.static_out:
+            for u, x in self.static_out.items():
+                env[u] = x
+                static[u] = ("static", id(x))
 
     def records(self) -> list[Record]:
         out = []

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import Error, where
+from ...errors import Error
 from ...ir import Graph, Loop, Node, Value
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import lookup
@@ -67,9 +67,7 @@ def _guard(node: Node, fn) -> list:
 def _apply_rule(tc: TraceContext, node: Node, scope: Scope) -> list:
     rule = lookup(node)
     if rule is None:
-        raise CannotLower(node, f"no JAX lowering for op '{node.op_type}'"
-                                + (f" of domain '{node.domain}'" if node.domain else "")
-                                + (f" (opset {node.version})" if node.version else ""))
+        raise CannotLower(node, no_lowering_reason(node))
     if node.subgraphs():
         raise CannotLower(node, "ops holding subgraphs other than Loop and If are not lowered")
     inputs = [None if v is None else scope.get(v) for v in node.inputs]
@@ -119,5 +117,13 @@ def _results(node: Node, out) -> list:
     return [np.asarray(r) if isinstance(r, np.generic) else r for r in out]
 
 
-def describe_node(node: Node) -> str:
-    return where(node)
+SEQUENCE_OPS = ("SplitToSequence", "ConcatFromSequence")
+
+
+def no_lowering_reason(node: Node) -> str:
+    why = (f"no JAX lowering for op '{node.op_type}'"
+           + (f" of domain '{node.domain}'" if node.domain else "")
+           + (f" (opset {node.version})" if node.version else ""))
+    if node.op_type.startswith(("Sequence", "Optional")) or node.op_type in SEQUENCE_OPS:
+        why += ": XLA has no sequence or optional values"
+    return why

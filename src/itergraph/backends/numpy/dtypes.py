@@ -20,7 +20,9 @@ _EXOTIC = {
     DataType.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
     DataType.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu,
 }
-_TO_NP = {dt: np.dtype(_EXOTIC.get(dt, dt.value if dt != DataType.STRING else object)) for dt in DataType}
+_TO_NP = {
+    dt: np.dtype(_EXOTIC.get(dt, dt.value if dt != DataType.STRING else object)) for dt in DataType
+}
 _FROM_NP = {v: k for k, v in _TO_NP.items()}
 _FROM_NP[np.dtype(object)] = DataType.STRING
 

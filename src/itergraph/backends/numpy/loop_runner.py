@@ -28,23 +28,25 @@ def _scalar(loop: Loop, what: str, x) -> np.ndarray:
 class _Accumulator:
     """Per-iteration values of one Concat output, stacked on a new leading axis."""
 
-    __slots__ = ("loop", "index", "port", "buf", "count", "shape", "dtype")
+    __slots__ = ("loop", "index", "port", "buf", "count", "shape", "dtype", "capacity")
 
-    def __init__(self, loop: Loop, index: int, port: Concat):
+    def __init__(self, loop: Loop, index: int, port: Concat, capacity: int):
         self.loop, self.index, self.port = loop, index, port
         self.buf = None
         self.count = 0
+        self.capacity = max(capacity, 1)
 
-    def append(self, x, capacity: int) -> None:
-        x = np.asarray(x)
+    def append(self, x) -> None:
         buf = self.buf
         if buf is None:
+            x = np.asarray(x)
             self.shape, self.dtype = x.shape, x.dtype
-            buf = self.buf = np.empty((max(capacity, 1), *x.shape), x.dtype)
+            buf = self.buf = np.empty((self.capacity, *x.shape), x.dtype)
         elif x.shape != self.shape:
             raise ExecutionError(
-                f"{where(self.loop)}: output {self.index} ('{self.port.output.name}') changes shape "
-                f"in iteration {self.count}: {x.shape} after {self.shape} in earlier iterations; "
+                f"{where(self.loop)}: output {self.index} ('{self.port.output.name}') changes "
+                f"shape in iteration {self.count}: {x.shape} after {self.shape} in earlier "
+                "iterations; "
                 "concatenated outputs must keep one shape"
             )
         if self.count == len(buf):
@@ -110,9 +112,7 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
     last_plain = [i for i in last_idx if i not in last_from_state]
 
     results: list[Value] = []
-    cond_slot = None
     if loop.condition_result is not None:
-        cond_slot = 0
         results.append(loop.condition_result)
     state_slots = [len(results) + j for j in range(len(carried))]
     results.extend(c.result for c in carried)
@@ -129,29 +129,22 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
     cap_pos = {v.uid: i for i, v in enumerate(caps)}
     body_cap_idx = [cap_pos[v.uid] for v in plan.captures]
     pre_cap_idx = [cap_pos[v.uid] for v in pre_plan.captures] if pre_plan else []
-    pos = {v.uid: i for i, v in enumerate(params)}
-    n_ports = len(loop.input_ports)
     ports = loop.input_ports
+    n_ports = len(ports)
     length_ports = [p for p in out_ports if isinstance(p, Concat) and p.length is not None]
-
-    it_pos = pos.get(loop.iteration_param.uid) if loop.iteration_param is not None else None
     it_dtype, it_shape = np.int64, ()
     if loop.iteration_param is not None and isinstance(loop.iteration_param.type, TensorType):
         t = loop.iteration_param.type
         it_dtype = to_numpy(t.dtype) if t.dtype is not None else np.int64
         it_shape = (1,) if t.shape is not None and len(t.shape) == 1 else ()
-    cond_pos = pos.get(loop.condition_param.uid) if loop.condition_param is not None else None
-    carried_pos = [pos[c.param.uid] for c in carried]
-    sliced = [(j, p, pos[p.param.uid]) for j, p in enumerate(ports) if isinstance(p, Sliced)]
-    invariant = [(j, pos[p.param.uid]) for j, p in enumerate(ports) if isinstance(p, Invariant)]
+    sliced = [(j, p) for j, p in enumerate(ports) if isinstance(p, Sliced)]
+    invariant = [j for j, p in enumerate(ports) if isinstance(p, Invariant)]
     carried_src = [j for j, p in enumerate(ports) if isinstance(p, Carried)]
     unbounded_negative = loop.negative_trip_count == "unbounded"
     strict_slices = bool(loop.origin_attrs.get("strict_slices"))
-    has_condition = loop.condition_result is not None or pre_plan is not None
-    body_fn = plan.fn
-    pre_fn = pre_plan.fn if pre_plan else None
+    known_count = loop.condition_result is None and pre_plan is None
+    drive = _make_driver(loop, plan, pre_plan, state_slots, concat_slots, ctx.max_iterations)
     n_out = len(out_ports)
-    n_params = len(params)
 
     def run(trip, cond0, *rest):
         values = rest[:n_ports]
@@ -164,72 +157,31 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
                 limit = None
             else:
                 limit = max(t, 0)
-        args: list = [None] * n_params
-        pieces = []
-        for j, p, slot in sliced:
-            x = np.asarray(values[j])
-            axis = p.axis + x.ndim if p.axis < 0 else p.axis
-            if not 0 <= axis < x.ndim:
-                raise ExecutionError(f"{where(loop)}: sliced input {j} has axis {p.axis}, "
-                                     f"out of range for its rank {x.ndim}")
-            dim = x.shape[axis]
-            if p.keep_axis and (dim % p.part_size) and p.start == 0 and p.end == -1:
-                raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
-                                     f"is not divisible by part_size {p.part_size}")
-            count = p.count(dim)
+        seqs = []
+        for j, p in sliced:
+            seq, count = _sequence(loop, j, p, np.asarray(values[j]))
             if strict_slices and limit is not None and limit > count:
                 raise ExecutionError(f"{where(loop)}: trip count {limit} iterates beyond sliced "
-                                     f"input {j}, which has {count} entries on axis {axis}")
+                                     f"input {j}, which has {count} entries on axis {p.axis}")
             limit = count if limit is None else min(limit, count)
-            moved = np.moveaxis(x, axis, 0) if axis else x
-            pieces.append((slot, moved, p, axis, dim))
-        for j, slot in invariant:
-            args[slot] = values[j]
-        state = [values[j] for j in carried_src]
-        cond = True if cond0 is None else bool(_scalar(loop, "initial condition", cond0))
-        max_it = ctx.max_iterations
-        known = limit is not None and not has_condition
-        capacity = limit if known else 16
-        accs = [_Accumulator(loop, i, out_ports[i]) for i in concat_idx]
-        body_caps = [outer[i] for i in body_cap_idx]
-        pre_caps = [outer[i] for i in pre_cap_idx]
-        last = None
-        k = 0
-        while cond and (limit is None or k < limit):
-            if max_it is not None and k >= max_it:
-                raise IterationLimitError(
-                    f"{where(loop)}: stopped after max_iterations={max_it} iterations")
-            if it_pos is not None:
-                args[it_pos] = np.full(it_shape, k, it_dtype)
-            if cond_pos is not None:
-                args[cond_pos] = np.array(cond)
-            for slot, s in zip(carried_pos, state):
-                args[slot] = s
-            for slot, moved, p, axis, dim in pieces:
-                if p.keep_axis:
-                    st = p.piece_start(k, dim)
-                    piece = moved[st:st + p.part_size]
-                    args[slot] = np.moveaxis(piece, 0, axis) if axis else piece
-                else:
-                    args[slot] = moved[p.piece_start(k, dim)]
-            if pre_fn is not None and not bool(_scalar(loop, "precondition",
-                                                       pre_fn(*args, *pre_caps)[0])):
-                break
-            last = body_fn(*args, *body_caps)
-            if cond_slot is not None:
-                cond = bool(_scalar(loop, f"condition at iteration {k}", last[cond_slot]))
-            state = [last[s] for s in state_slots]
-            for acc, s in zip(accs, concat_slots):
-                acc.append(last[s], capacity)
-            k += 1
+            seqs.append(seq)
+        cond = np.array(True) if cond0 is None else _scalar(loop, "initial condition", cond0)
+        capacity = limit if known_count and limit is not None else 16
+        accs = [_Accumulator(loop, i, out_ports[i], capacity) for i in concat_idx]
+        try:
+            k, state, last = drive(
+                _UNBOUNDED if limit is None else limit, cond,
+                [values[j] for j in carried_src], seqs, [values[j] for j in invariant],
+                [outer[i] for i in body_cap_idx], [outer[i] for i in pre_cap_idx],
+                [a.append for a in accs], lambda k: np.full(it_shape, k, it_dtype))
+        except ValueError as e:  # a condition that is not one boolean
+            raise ExecutionError(f"{where(loop)}: condition must hold one boolean: {e}") from e
         outs: list = [None] * n_out
         for i, j in last_from_state.items():
             outs[i] = state[j]
         for i, s in zip(last_plain, plain_slots):
-            if last is None:
-                outs[i] = _zero_trip_last(loop, i, out_ports[i].result, args, pos, outer, caps)
-            else:
-                outs[i] = last[s]
+            outs[i] = _zero_trip_last(loop, i, out_ports[i].result, values, outer, caps) \
+                if last is None else last[s]
         length_of = {id(p): v for p, v in zip(length_ports, lengths)}
         for i, acc in zip(concat_idx, accs):
             outs[i] = acc.finish(length_of.get(id(out_ports[i])))
@@ -238,10 +190,98 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
     return run
 
 
-def _zero_trip_last(loop: Loop, i: int, result: Value, args, pos, outer, caps):
+_UNBOUNDED = float("inf")
+
+
+def _sequence(loop: Loop, j: int, p: Sliced, x: np.ndarray):
+    """A view (or list of views) whose k-th entry is piece k of sliced input `j`, and its count."""
+    axis = p.axis + x.ndim if p.axis < 0 else p.axis
+    if not 0 <= axis < x.ndim:
+        raise ExecutionError(f"{where(loop)}: sliced input {j} has axis {p.axis}, "
+                             f"out of range for its rank {x.ndim}")
+    dim = x.shape[axis]
+    if p.keep_axis and p.start == 0 and p.end == -1 and dim % p.part_size:
+        raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
+                             f"is not divisible by part_size {p.part_size}")
+    count = p.count(dim)
+    moved = np.moveaxis(x, axis, 0) if axis else x
+    if p.keep_axis:
+        starts = [p.piece_start(k, dim) for k in range(count)]
+        pieces = [moved[s:s + p.part_size] for s in starts]
+        return ([np.moveaxis(q, 0, axis) for q in pieces] if axis else pieces), count
+    lo, hi = p.bounds(dim)
+    if p.stride > 0:
+        return moved[lo:hi:p.stride], count
+    return moved[hi - 1:(lo - 1 if lo > 0 else None):p.stride], count
+
+
+def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iterations):
+    """Generate the iteration loop for this `loop`'s port layout as straight-line Python.
+
+    ``drive(limit, cond, state, seqs, invs, caps, pre_caps, appends, it)`` returns
+    ``(iterations run, final state, results of the last iteration or None)``.
+    """
+    pos = {v.uid: i for i, v in enumerate(plan.inputs)}
+    carried, sliced = loop.carried, loop.sliced
+    invariant = loop.invariant
+
+    def names(prefix: str, n: int) -> str:
+        return "".join(f"{prefix}{i}, " for i in range(n))
+
+    args = ["None"] * len(plan.inputs)
+    needs_it = plan.uses(loop.iteration_param) or (pre_plan and pre_plan.uses(loop.iteration_param))
+    if loop.iteration_param is not None and needs_it:
+        args[pos[loop.iteration_param.uid]] = "it(k)"
+    if loop.condition_param is not None:
+        args[pos[loop.condition_param.uid]] = "cond"
+    for i, c in enumerate(carried):
+        args[pos[c.param.uid]] = f"s{i}"
+    for i, p in enumerate(sliced):
+        args[pos[p.param.uid]] = f"q{i}[k]"
+    for i, p in enumerate(invariant):
+        args[pos[p.param.uid]] = f"n{i}"
+    arglist = ", ".join(args)
+    call_caps = "".join(f", c{i}" for i in range(len(plan.captures)))
+    lines = [
+        "def drive(limit, cond, S, Q, N, C, P, A, it):",
+        f"    {names('s', len(carried))}= S" if carried else "    pass",
+        f"    {names('q', len(sliced))}= Q" if sliced else "    pass",
+        f"    {names('n', len(invariant))}= N" if invariant else "    pass",
+        f"    {names('c', len(plan.captures))}= C" if plan.captures else "    pass",
+        f"    {names('a', len(concat_slots))}= A" if concat_slots else "    pass",
+        "    k = 0",
+        "    r = None",
+        "    while k < limit and cond:",
+    ]
+    if max_iterations is not None:
+        lines += [f"        if k >= {int(max_iterations)}:", "            _limit()"]
+    if pre_plan is not None:
+        pre_caps = "".join(f", P[{i}]" for i in range(len(pre_plan.captures)))
+        lines += [f"        if not pre({arglist}{pre_caps})[0]:", "            break"]
+    lines.append(f"        r = body({arglist}{call_caps})")
+    for i, slot in enumerate(state_slots):
+        lines.append(f"        s{i} = r[{slot}]")
+    if loop.condition_result is not None:
+        lines.append("        cond = r[0]")
+    for i, slot in enumerate(concat_slots):
+        lines.append(f"        a{i}(r[{slot}])")
+    lines += ["        k += 1", f"    return k, ({names('s', len(carried))}), r", ""]
+    source = "\n".join(lines)
+
+    def limit_reached():
+        raise IterationLimitError(
+            f"{where(loop)}: stopped after max_iterations={max_iterations} iterations")
+
+    env = {"body": plan.fn, "pre": pre_plan.fn if pre_plan else None, "_limit": limit_reached}
+    exec(compile(source, f"<itergraph loop driver: {loop.name}>", "exec"), env)  # noqa: S102
+    return env["drive"]
+
+
+def _zero_trip_last(loop: Loop, i: int, result: Value, values, outer, caps):
     """A Last output that is not a carried value, after zero iterations."""
-    if result.uid in pos and args[pos[result.uid]] is not None:
-        return args[pos[result.uid]]  # an invariant input passed straight through
+    for p, v in zip(loop.input_ports, values):
+        if isinstance(p, Invariant) and p.param is result:
+            return v  # an invariant input passed straight through
     for c, v in zip(caps, outer):
         if c is result:
             return v

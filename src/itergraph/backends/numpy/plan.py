@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
@@ -45,6 +46,10 @@ class Plan:
     outputs: list[Value]
     fn: Callable[..., tuple]
     source: str
+    used_inputs: frozenset[int] = frozenset()  # uids of the inputs the plan reads
+
+    def uses(self, v: Value | None) -> bool:
+        return v is not None and v.uid in self.used_inputs
 
 
 class CompileContext:
@@ -122,10 +127,14 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
         env[f"c{i}"] = v.const
     defined = set(local) | {v.uid for n in nodes for v in n.outputs}
     captures: list[Value] = []
+    input_ids = {v.uid for v in inputs}
+    used: set[int] = set()
 
     def ref(v: Value | None) -> str:
         if v is None:
             return "None"
+        if v.uid in input_ids:
+            used.add(v.uid)
         name = local.get(v.uid)
         if name is None:
             if v.uid in defined:
@@ -143,6 +152,9 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     lines: list[str] = []
     line_nodes: dict[int, Node] = {}
     for k, node in enumerate(nodes):
+        if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
+            local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
+            continue
         env[f"k{k}"] = make_kernel(node, ctx)
         args = ", ".join(ref(v) for v in [*node.inputs, *node_captures(node)])
         names = []
@@ -153,17 +165,16 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
         lines.append(f"        {lhs} = k{k}({args})")
         line_nodes[len(lines) + 2] = node  # +2: the def and try lines come first
     ret = "".join(ref(v) + ", " for v in outputs)
-    for v in outputs:
-        ref(v)
     pid = next(_plan_ids)
     filename = f"<itergraph plan {pid}: {graph.name or 'graph'}>"
     source = "\n".join(
         [f"def plan({', '.join(params)}):", "    try:", *lines, f"        return ({ret})",
-         "    except _Error:", "        raise", "    except Exception as e:", "        _fail(e)", ""]
+         "    except _Error:", "        raise",
+         "    except Exception as e:", "        _fail(e)", ""]
     )
     env["_fail"] = _failure_reporter(filename, line_nodes)
     exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated from our own IR
-    return Plan(graph, inputs, captures, outputs, env["plan"], source)
+    return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
 
 
 def _failure_reporter(filename: str, line_nodes: dict[int, Node]) -> Callable:

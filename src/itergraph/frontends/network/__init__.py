@@ -65,7 +65,19 @@ from .layers import (
     SoftMaxLayer,
     UnaryLayer,
 )
-from .network import Builder, INetworkDefinition, Logger, Network, Weights
+from .network import (
+    Builder,
+    Dims,
+    Dims2,
+    Dims3,
+    Dims4,
+    DimsHW,
+    INetworkDefinition,
+    Logger,
+    Network,
+    Permutation,
+    Weights,
+)
 
 # TensorRT's interface names (ILoop, ITensor, ...) as aliases.
 ILayer, ITensor, ILoop, IIfConditional = Layer, Tensor, Loop, IfConditional
@@ -81,7 +93,8 @@ IGatherLayer, IIdentityLayer, ICastLayer = GatherLayer, IdentityLayer, CastLayer
 ISelectLayer, IShapeLayer, ISoftMaxLayer = SelectLayer, ShapeLayer, SoftMaxLayer
 
 __all__ = [
-    "ActivationLayer", "ActivationType", "Builder", "CastLayer", "ConcatenationLayer",
+    "ActivationLayer", "ActivationType", "Builder", "Dims", "Dims2", "Dims3", "Dims4", "DimsHW",
+    "Permutation", "CastLayer", "ConcatenationLayer",
     "ConditionLayer", "ConstantLayer", "DataType", "ElementWiseLayer", "ElementWiseOperation",
     "GatherLayer", "IActivationLayer", "ICastLayer", "IConcatenationLayer", "IConditionLayer",
     "IConstantLayer", "IElementWiseLayer", "IGatherLayer", "IIdentityLayer", "IIfConditional",

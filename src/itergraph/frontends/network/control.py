@@ -117,6 +117,7 @@ class TripLimitLayer(_LoopBoundary):
 
 class IteratorLayer(_LoopBoundary):
     _type = LayerType.ITERATOR
+    _check_at_creation = False
 
     def __init__(self, loop, tensor, axis, reverse):
         super().__init__(loop, [tensor])
@@ -146,6 +147,7 @@ class RecurrenceLayer(_LoopBoundary):
 
 class LoopOutputLayer(_LoopBoundary):
     _type = LayerType.LOOP_OUTPUT
+    _check_at_creation = False
 
     def __init__(self, loop, tensor, kind, axis):
         super().__init__(loop, [tensor])

@@ -105,12 +105,14 @@ class Layer:
     """Base of every layer (TensorRT's ILayer).
 
     Subclasses set `_type`, list their `_inputs` (tensors, or ``None`` for an input not set
-    yet), and implement `_infer` -> ``[(dtype, shape, const_or_None) per output]``.
+    yet), and implement `_infer` -> ``[(dtype, shape, const_or_None) per output]``. Errors
+    found by `_infer` are raised when the layer is added, unless `_check_at_creation` is
+    False (layers whose attributes are set after creation); then when a shape is read.
     """
 
     _type: LayerType
     _n_outputs = 1
-    _optional_inputs: frozenset[int] = frozenset()
+    _check_at_creation = True  # False: attributes set after creation can make it valid
 
     def __init__(self, network: Network, inputs: list[Tensor | None]):
         object.__setattr__(self, "_network", network)

@@ -204,6 +204,7 @@ class ReduceLayer(Layer):
     """Reduce `op` over the axes whose bits are set in `axes`; `keep_dims` keeps them as 1."""
 
     _type = LayerType.REDUCE
+    _check_at_creation = False
 
     def __init__(self, network, x, op, axes, keep_dims):
         super().__init__(network, [x])
@@ -251,6 +252,7 @@ class ShuffleLayer(Layer):
     again (`second_transpose`)."""
 
     _type = LayerType.SHUFFLE
+    _check_at_creation = False
 
     def __init__(self, network, x):
         super().__init__(network, [x])
@@ -333,6 +335,7 @@ class ConcatenationLayer(Layer):
     """Join inputs along `axis` (default: rank - 3, or 0 below rank 3, as in TensorRT)."""
 
     _type = LayerType.CONCATENATION
+    _check_at_creation = False
 
     def __init__(self, network, inputs):
         super().__init__(network, list(inputs))
@@ -375,6 +378,7 @@ class SliceLayer(Layer):
     """
 
     _type = LayerType.SLICE
+    _check_at_creation = False
 
     def __init__(self, network, x, start, shape, stride):
         super().__init__(network, [x])
@@ -437,6 +441,7 @@ class GatherLayer(Layer):
     """``out = take(data, indices, axis)`` (TensorRT's default gather mode)."""
 
     _type = LayerType.GATHER
+    _check_at_creation = False
 
     def __init__(self, network, data, indices, axis):
         super().__init__(network, [data, indices])
@@ -522,6 +527,7 @@ class SoftMaxLayer(Layer):
     """Softmax over the single axis whose bit is set in `axes` (default: rank - 3, or 0)."""
 
     _type = LayerType.SOFTMAX
+    _check_at_creation = False
 
     def __init__(self, network, x):
         super().__init__(network, [x])

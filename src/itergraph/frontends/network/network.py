@@ -79,7 +79,13 @@ class Network:
     def _add(self, layer: Layer) -> Layer:
         self._layers.append(layer)
         self._touch()
-        layer._refresh()  # infer now, so that mistakes are reported where they are made
+        try:
+            layer._refresh()  # infer now, so that mistakes are reported where they are made
+        except ModelError:
+            if layer._check_at_creation:
+                raise
+            # attributes set after creation (axis, reshape_dims...) may still fix it: the
+            # error is raised when the output's shape is read, or when the network is built
         return layer
 
     def _layer(self, cls, *inputs: Tensor, args=()) -> Layer:
@@ -209,6 +215,15 @@ class Network:
 
 
 INetworkDefinition = Network
+
+
+def Dims(shape=()) -> tuple[int, ...]:  # noqa: N802 - TensorRT's name
+    """TensorRT's ``trt.Dims``: here a plain tuple (anywhere a shape is taken, any sequence
+    of ints works)."""
+    return tuple(int(d) for d in shape)
+
+
+Dims2 = Dims3 = Dims4 = DimsHW = Permutation = Dims
 
 
 class Logger:

@@ -19,6 +19,7 @@ Nesting must be clean: ``A(S)`` is a chain, and no two scopes use each other's i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ...errors import ModelError
@@ -34,6 +35,7 @@ from .control import (
 from .core import Layer, Tensor
 
 Scope = Loop | IfConditional
+_DEFAULT_NAME = re.compile(r"\(Unnamed Layer\* \d+\) \[\w+\]_output(_\d+)?$")
 
 
 def owner(layer: Layer) -> Scope | None:
@@ -46,8 +48,13 @@ def scope_name(s: Scope | None) -> str:
 
 
 def tensor_desc(t: Tensor) -> str:
+    """``'name' (output of Layer 'x')``, or just the layer when the tensor has its default name."""
     p = t.producer
-    return f"'{t.name}' (network input)" if p is None else f"'{t.name}' (output of {p._what()})"
+    if p is None:
+        return f"network input '{t.name}'"
+    if _DEFAULT_NAME.match(t.name) or t.name.startswith(f"{p.name}_output"):
+        return f"the output of {p._what()}"
+    return f"'{t.name}' (output of {p._what()})"
 
 
 @dataclass

@@ -28,6 +28,12 @@ _INT = (DataType.INT32, DataType.INT64)
 def validate(network, an: Analysis) -> None:
     if not network._outputs:
         raise ModelError("the network has no outputs (use network.mark_output)")
+    for loop in network._loops:
+        if loop._outputs:
+            _check_loop(loop, an)
+    for cond in network._conditionals:
+        if cond.boundary_layers():
+            _check_conditional(cond, an)
     names: dict[str, Tensor] = {}
     for t in network._outputs:
         if t.name in names and names[t.name] is not t:
@@ -40,12 +46,6 @@ def validate(network, an: Analysis) -> None:
                 "leaves a loop only through a loop output layer (a conditional: through an "
                 "output layer)"
             )
-    for loop in network._loops:
-        if loop._outputs:
-            _check_loop(loop, an)
-    for cond in network._conditionals:
-        if cond.boundary_layers():
-            _check_conditional(cond, an)
 
 
 def _outside(an: Analysis, s, layer, t: Tensor, role: str) -> None:
@@ -135,7 +135,7 @@ def _check_while(loop, an: Analysis, tl, cond: Tensor) -> None:
                 f"{tensor_desc(t)}; a WHILE condition may depend only on recurrences of its "
                 "loop and on values defined outside the loop, not on iterators or loop outputs"
             )
-        stack.extend(x for i, x in enumerate(p._inputs) if x is not None)
+        stack.extend(x for x in p._inputs if x is not None)
 
 
 def _check_conditional(cond, an: Analysis) -> None:

@@ -15,6 +15,7 @@ from onnx import helper
 from .types import tensor_to_onnx
 
 Int = int | str  # a known int, or the name of an int64 scalar tensor
+INT64_MAX = 2**63 - 1
 
 
 class Emitter:

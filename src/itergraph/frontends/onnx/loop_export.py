@@ -1,24 +1,17 @@
 """Lowering the canonical `Loop` to ONNX ``Scan`` or ``Loop``.
 
-**Scan** (opset 9+) is used when the loop has that form: no trip count, no conditions, no
-precondition, no iteration parameter; every sliced input drops a full-range axis one element
-at a time (``keep_axis=False``, ``part_size`` 1, stride ±1, start/end 0 and -1); every output
-is ``Last`` of a carried result or ``Concat(new_axis=True)`` without ``length``; and, with
-several sliced inputs, their lengths are equal (known statically, or the loop came from an
-ONNX Scan, which requires it).
+**Scan** (opset 9+) is used when the loop has that form (see :mod:`.scan_export`).
 
 **Loop** handles everything else:
 
 - sliced inputs: the slice bounds and counts are computed before the loop (folded when the
   shapes are static); inside the body piece k is a ``Gather`` (axis dropped) or ``Slice``
   (axis kept) at the index computed from the iteration number;
-- ``M`` = min(trip count, slice counts); a negative trip count means unbounded (``Where``);
+- ``M`` = min(trip count, slice counts); a negative trip count means no iteration in ONNX,
+  so where the loop says it means unbounded (``negative_trip_count``) a ``Where`` maps it to
+  INT64_MAX;
 - invariant inputs become outer-scope captures;
-- ``Concat`` outputs are ONNX scan outputs ``[n, ...]`` rewritten after the loop: reversed
-  (a ``Slice`` with step -1 on the iteration axis), moved to `axis` (``Transpose``), merged
-  into an existing axis (``Reshape``) and padded to ``length`` (``Concat`` with zeros from
-  ``ConstantOfShape``, which fails at run time when the length is below the iteration count;
-  when the element type is unknown a ``Pad`` is used instead and that check is lost);
+- ``Concat`` outputs are ONNX scan outputs rewritten after the loop (:mod:`.concat_export`);
 - ``Last`` of a value that is not a carried result is a scan output whose last entry is
   taken after the loop (with zero iterations ONNX Runtime then fails on the ``Gather``);
 - a ``precondition`` (TensorRT WHILE) becomes ONNX's condition: its computation is cloned
@@ -31,91 +24,30 @@ ONNX Scan, which requires it).
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from onnx import helper
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
-from ...ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
+from ...ir.loop import Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
-from .emit import Emitter, Int
+from .concat_export import post_concat
+from .emit import INT64_MAX, Emitter, Int
+from .export_common import (
+    bind_invariants,
+    copy_last,
+    dim_of,
+    dtype_of,
+    emit_body,
+    final_names,
+    no_shape,
+    norm_axis,
+    rank_of,
+    subgraph,
+)
+from .scan_export import emit_scan, scan_form
 from .types import dtype_to_onnx
 
-I64 = onnx.TensorProto.INT64
-INT64_MAX = 2**63 - 1
-
-
-def _rank(v: Value | None) -> int | None:
-    t = None if v is None else v.type
-    return t.rank if isinstance(t, TensorType) else None
-
-
-def _dim(v: Value, axis: int) -> int | None:
-    t = v.type
-    if isinstance(t, TensorType) and t.shape is not None and 0 <= axis < len(t.shape):
-        d = t.shape[axis]
-        return d if isinstance(d, int) else None
-    return None
-
-
-def _dtype(v: Value | None) -> DataType | None:
-    t = None if v is None else v.type
-    return t.dtype if isinstance(t, TensorType) else None
-
-
-def _no_shape(t):
-    """Carried values may change shape across iterations: declare their element type only."""
-    return TensorType(t.dtype, None) if isinstance(t, TensorType) else t
-
-
-def output_type(loop: Loop, port) -> TensorType | None:
-    """The type of a loop output as far as the ports tell (for declaring graph outputs)."""
-    r = port.result.type
-    if isinstance(port, Last):
-        c = loop.carried_for_result(port.result)
-        return r if r is not None or c is None else c.value.type
-    if not isinstance(r, TensorType) or r.shape is None:
-        return TensorType(r.dtype) if isinstance(r, TensorType) else None
-    shape = list(r.shape)
-    axis = port.axis
-    if port.new_axis:
-        axis = axis + len(shape) + 1 if axis < 0 else axis
-        shape.insert(axis, None)
-    else:
-        axis = axis + len(shape) if axis < 0 else axis
-        shape[axis] = None
-    return TensorType(r.dtype, tuple(shape))
-
-
-# form selection ----------------------------------------------------------------------------
-
-
-def scan_form(loop: Loop) -> bool:
-    """Whether `loop` can be written as an ONNX Scan (see the module docstring)."""
-    if any(x is not None for x in (loop.trip_count, loop.initial_condition, loop.condition_result,
-                                   loop.condition_param, loop.precondition,
-                                   loop.iteration_param)):
-        return False
-    sliced = loop.sliced
-    if not sliced:
-        return False
-    for s in sliced:
-        if s.keep_axis or s.part_size != 1 or abs(s.stride) != 1 or {s.start, s.end} != {0, -1}:
-            return False
-    for o in loop.output_ports:
-        if isinstance(o, Last) and loop.carried_for_result(o.result) is None:
-            return False
-        if isinstance(o, Concat) and (not o.new_axis or o.length is not None):
-            return False
-    results = [c.result for c in loop.carried]
-    results += [o.result for o in loop.output_ports if isinstance(o, Concat)]
-    if any(_rank(r) is None for r in results):
-        return False  # ONNX Runtime's Scan wants the shapes of its body outputs
-    if len(sliced) > 1 and loop.origin != "onnx.Scan":
-        lens = {_dim(s.value, s.axis) for s in sliced}
-        if len(lens) != 1 or None in lens:
-            return False
-    return True
+I64 = 7  # onnx.TensorProto.INT64
 
 
 def required_opset(loop: Loop) -> int:
@@ -128,96 +60,9 @@ def required_opset(loop: Loop) -> int:
         or isinstance(o, Concat) and o.new_axis and o.axis == 0 and not o.reverse
         and o.length is None for o in loop.output_ports))
     if simple:
-        return 9 if loop.trip_count is not None else 1
+        guard = loop.trip_count is not None and loop.negative_trip_count == "unbounded"
+        return 9 if guard else 1
     return 11
-
-
-# shared helpers ----------------------------------------------------------------------------
-
-
-def _bind_invariants(w, loop: Loop, env, benv) -> None:
-    for p in loop.invariant:
-        benv.names[p.param.uid] = w.name(env, p.value, where(loop))
-
-
-def _final_names(w, loop: Loop, env, nodes, E: Emitter) -> tuple[list[str], list]:
-    """ONNX output names of the carried finals; and the Last ports left for later."""
-    finals = []
-    done: set[int] = set()
-    for c in loop.carried:
-        name = None
-        for o in loop.output_ports:
-            if isinstance(o, Last) and o.result is c.result and id(o) not in done:
-                done.add(id(o))
-                name = w.define(env, o.output)
-                break
-        finals.append(name or w.fresh(f"{loop.name or 'loop'}_final"))
-    rest = [o for o in loop.output_ports if isinstance(o, Last) and id(o) not in done]
-    return finals, rest
-
-
-def _copy_last(w, loop: Loop, env, E: Emitter, finals: list[str], rest: list) -> list:
-    """Last ports sharing a carried result with an earlier one: Identity of its final."""
-    left = []
-    for o in rest:
-        c = loop.carried_for_result(o.result)
-        if c is None:
-            left.append(o)
-            continue
-        i = loop.carried.index(c)
-        E.op("Identity", [finals[i]], out=w.define(env, o.output))
-    return left
-
-
-def _emit_body(w, body: Graph, benv, bnodes) -> list[onnx.TensorProto]:
-    from .types import tensor_to_onnx
-    from .writer import ordered
-
-    inits = [tensor_to_onnx(v.const, w.define(benv, v)) for v in body.initializers]
-    for n in ordered(body):
-        w.node(n, benv, bnodes)
-    return inits
-
-
-def _subgraph(w, name: str, nodes, inputs, outputs, inits) -> onnx.GraphProto:
-    return helper.make_graph(nodes, w.fresh(name), inputs, outputs, inits)
-
-
-# Scan ------------------------------------------------------------------------------------
-
-
-def _emit_scan(w, loop: Loop, env, nodes) -> None:
-    from .writer import Env, value_info
-
-    E = Emitter(nodes, w.namer, w.opset)
-    lname = where(loop)
-    benv = Env(env)
-    carried, sliced = loop.carried, loop.sliced
-    b_inputs = [value_info(w.define(benv, c.param), c.param.type or c.value.type, shape=False)
-                for c in carried]
-    b_inputs += [value_info(w.define(benv, s.param), s.param.type, shape=False) for s in sliced]
-    _bind_invariants(w, loop, env, benv)
-    bnodes: list = []
-    inits = _emit_body(w, loop.body, benv, bnodes)
-    concats = [o for o in loop.output_ports if isinstance(o, Concat)]
-    outs = [(w.name(benv, c.result, lname), c.result.type, c.result.name) for c in carried]
-    outs += [(w.name(benv, o.result, lname), o.result.type, o.result.name) for o in concats]
-    b_outputs = w.outputs(bnodes, inits, outs)
-    body = _subgraph(w, f"{loop.name or 'scan'}_body", bnodes, b_inputs, b_outputs, inits)
-    finals, rest = _final_names(w, loop, env, nodes, E)
-    scan_outs = [w.define(env, o.output) for o in concats]
-    ins = [w.name(env, c.value, lname) for c in carried] + [w.name(env, s.value, lname)
-                                                             for s in sliced]
-    attrs = dict(body=body, num_scan_inputs=len(sliced),
-                 scan_input_axes=[s.axis for s in sliced],
-                 scan_input_directions=[1 if s.stride < 0 else 0 for s in sliced])
-    if concats:
-        attrs.update(scan_output_axes=[o.axis for o in concats],
-                     scan_output_directions=[1 if o.reverse else 0 for o in concats])
-    nodes.append(helper.make_node("Scan", ins, finals + scan_outs,
-                                  name=w.node_names.fresh(loop.name or "Scan"), **attrs))
-    left = _copy_last(w, loop, env, E, finals, rest)
-    assert not left  # scan_form admits only Last of carried results
 
 
 # Loop ------------------------------------------------------------------------------------
@@ -228,19 +73,10 @@ class _SliceInfo:
         self.port, self.axis, self.lo, self.hi, self.count = port, axis, lo, hi, count
 
 
-def _norm_axis(loop: Loop, axis: int, rank: int | None, what: str) -> int:
-    if axis >= 0:
-        return axis
-    if rank is None:
-        raise UnsupportedError(f"{where(loop)}: {what} has negative axis {axis} and unknown rank; "
-                               "the ONNX Loop lowering needs the rank")
-    return axis + rank
-
-
 def _slice_info(w, loop: Loop, env, E: Emitter, i: int, s: Sliced) -> _SliceInfo:
     x = w.name(env, s.value, where(loop))
-    axis = _norm_axis(loop, s.axis, _rank(s.value), f"sliced input {i}")
-    dim = E.dim(x, axis, _dim(s.value, axis))
+    axis = norm_axis(loop, s.axis, rank_of(s.value), f"sliced input {i}")
+    dim = E.dim(x, axis, dim_of(s.value, axis))
 
     def post(p: int) -> Int:
         return p if p >= 0 else E.add(dim, p + 1)
@@ -264,12 +100,15 @@ def _trip(w, loop: Loop, env, E: Emitter) -> Int | None:
     tc = loop.trip_count
     if tc is None:
         return None
+    zero = loop.negative_trip_count == "zero"
     if tc.const is not None and np.asarray(tc.const).size == 1:
         n = int(np.asarray(tc.const).reshape(()))
-        return None if n < 0 else n
+        return (0 if zero else None) if n < 0 else n
     name = w.name(env, tc, where(loop))
-    if _dtype(tc) != DataType.INT64:
+    if dtype_of(tc) != DataType.INT64:
         name = E.op("Cast", [name], "trip_count", to=I64)
+    if zero:
+        return name  # ONNX Loop runs no iteration for a negative M as well
     neg = E.op("Less", [name, E.const(0, "zero")], "trip_negative")
     return E.op("Where", [neg, E.const(INT64_MAX, "unbounded"), name], "trip_count")
 
@@ -316,8 +155,12 @@ def _clone_precondition(w, loop: Loop, base_env, nodes, E: Emitter, state: list[
     env = Env(base_env)
     for c, name in zip(loop.carried, state):
         env.names[c.param.uid] = name
-    if loop.iteration_param is not None:
-        env.names[loop.iteration_param.uid] = E.name_of(iteration)
+    ip = loop.iteration_param
+    if ip is not None:
+        k = E.name_of(iteration)
+        if dtype_of(ip) not in (None, DataType.INT64):
+            k = E.op("Cast", [k], "iteration", to=dtype_to_onnx(dtype_of(ip)))
+        env.names[ip.uid] = k
     if outside:
         for p in loop.invariant:
             env.names[p.param.uid] = w.name(base_env, p.value, where(loop))
@@ -360,19 +203,19 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
     iter_name = w.fresh(f"{loop.name or 'loop'}_iter")
     b_inputs = [value_info(iter_name, TensorType(DataType.INT64, ()))]
     if ip is not None:
-        if _dtype(ip) in (None, DataType.INT64):
+        if dtype_of(ip) in (None, DataType.INT64):
             benv.names[ip.uid] = iter_name
         else:
-            B.op("Cast", [iter_name], out=w.define(benv, ip), to=dtype_to_onnx(_dtype(ip)))
+            B.op("Cast", [iter_name], out=w.define(benv, ip), to=dtype_to_onnx(dtype_of(ip)))
     cp = loop.condition_param
     cond_in = w.define(benv, cp) if cp is not None else w.fresh(f"{loop.name or 'loop'}_cond")
     b_inputs.append(value_info(cond_in, TensorType(DataType.BOOL, ())))
     b_inputs += [value_info(w.define(benv, c.param), c.param.type or c.value.type, shape=False)
                  for c in carried]
-    _bind_invariants(w, loop, env, benv)
+    bind_invariants(w, loop, env, benv)
     for info in infos:
         _emit_piece(w, loop, env, benv, B, info, iter_name)
-    inits = _emit_body(w, loop.body, benv, bnodes)
+    inits = emit_body(w, loop.body, benv, bnodes)
     results = [w.name(benv, c.result, lname) for c in carried]
     cond_out = cond_in if loop.condition_result is None else w.name(benv, loop.condition_result,
                                                                      lname)
@@ -381,14 +224,14 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
                                   outside=False)
         cond_out = B.op("And", [cond_out, nxt], "cond_next")
     concats = [o for o in loop.output_ports if isinstance(o, Concat)]
-    finals, rest = _final_names(w, loop, env, nodes, E)
+    finals, rest = final_names(w, loop, env, nodes, E)
     lasts = [o for o in rest if loop.carried_for_result(o.result) is None]
     scanned = concats + lasts
     outs = [(cond_out, TensorType(DataType.BOOL, ()), "cond_out")]
-    outs += [(r, _no_shape(c.result.type), c.result.name) for r, c in zip(results, carried)]
+    outs += [(r, no_shape(c.result.type), c.result.name) for r, c in zip(results, carried)]
     outs += [(w.name(benv, o.result, lname), o.result.type, o.result.name) for o in scanned]
     b_outputs = w.outputs(bnodes, inits, outs)
-    body = _subgraph(w, f"{loop.name or 'loop'}_body", bnodes, b_inputs, b_outputs, inits)
+    body = subgraph(w, f"{loop.name or 'loop'}_body", bnodes, b_inputs, b_outputs, inits)
 
     # node and post-processing ----------------------------------------------------------
     raw = []
@@ -402,8 +245,8 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
         if isinstance(o, Last):
             E.op("Gather", [r, E.const(-1, "last")], out=w.define(env, o.output), axis=0)
         elif env.names.get(o.output.uid) != r:
-            _post_concat(w, loop, env, E, o, r)
-    _copy_last(w, loop, env, E, finals, [o for o in rest if o not in lasts])
+            post_concat(w, loop, env, E, o, r)
+    copy_last(w, loop, env, E, finals, [o for o in rest if o not in lasts])
 
 
 def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str) -> None:
@@ -421,87 +264,12 @@ def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str) -> Non
                        B.const([info.axis], "axes")], out=out)
 
 
-def _post_concat(w, loop: Loop, env, E: Emitter, o: Concat, raw: str) -> None:
-    """Turn ONNX scan output `raw` (``[n, *elem]``) into the canonical concat output."""
-    i = loop.output_ports.index(o)
-    er = _rank(o.result)
-    if er is None and o.output.type is not None and _rank(o.output) is not None:
-        er = _rank(o.output) - (1 if o.new_axis else 0)
-    cur = raw
-    if o.reverse:
-        cur = E.reverse(cur, 0)
-    if o.new_axis:
-        axis = _norm_axis(loop, o.axis, None if er is None else er + 1, f"output {i}")
-        if axis != 0:
-            if er is None:
-                raise UnsupportedError(f"{where(loop)}: output {i} concatenates on axis {axis} "
-                                       "but the rank of its body value is unknown")
-            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, er + 1))
-            cur = E.op("Transpose", [cur], "concat_t", perm=perm)
-    else:
-        if er is None:
-            raise UnsupportedError(f"{where(loop)}: output {i} concatenates on an existing axis "
-                                   "but the rank of its body value is unknown")
-        axis = _norm_axis(loop, o.axis, er, f"output {i}")
-        if axis != 0:
-            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, er + 1))
-            cur = E.op("Transpose", [cur], "concat_t", perm=perm)
-        shape = E.shape(cur)
-        merged = E.mul(E.dim(cur, axis), E.dim(cur, axis + 1))
-        parts = []
-        if axis > 0:
-            parts.append(E.slice(shape, [0], [axis], [0]))
-        parts.append(E.vec1(merged))
-        if axis + 2 <= er:
-            parts.append(E.slice(shape, [axis + 2], [INT64_MAX], [0]))
-        new_shape = parts[0] if len(parts) == 1 else E.op("Concat", parts, "shape", axis=0)
-        cur = E.op("Reshape", [cur, new_shape], "concat")
-    if o.length is not None:
-        cur = _pad(w, loop, env, E, o, cur, axis, er if o.new_axis is False else
-                   (None if er is None else er + 1), i)
-    last = E.nodes[-1]
-    if last.output and last.output[0] == cur:
-        name = w.define(env, o.output)
-        last.output[0] = name
-    else:  # pragma: no cover - every path above ends with a node making `cur`
-        E.op("Identity", [cur], out=w.define(env, o.output))
-
-
-def _pad(w, loop, env, E: Emitter, o: Concat, cur: str, axis: int, rank: int | None,
-         i: int) -> str:
-    length = w.name(env, o.length, where(loop))
-    if _dtype(o.length) != DataType.INT64:
-        length = E.op("Cast", [length], "length", to=I64)
-    amount = E.sub(length, E.dim(cur, axis))
-    dt = _dtype(o.result)
-    if dt is not None and dt != DataType.STRING:
-        shape = E.shape(cur)
-        parts = []
-        if axis > 0:
-            parts.append(E.slice(shape, [0], [axis], [0]))
-        parts.append(E.vec1(amount))
-        if rank is None or axis + 1 < rank:
-            parts.append(E.slice(shape, [axis + 1], [INT64_MAX], [0]))
-        block_shape = parts[0] if len(parts) == 1 else E.op("Concat", parts, "pad_shape", axis=0)
-        from .types import tensor_to_onnx
-
-        zero = tensor_to_onnx(np.zeros((1,), dtype=helper.tensor_dtype_to_np_dtype(
-            dtype_to_onnx(dt))))
-        zeros = E.op("ConstantOfShape", [block_shape], "pad_zeros", value=zero)
-        return E.op("Concat", [cur, zeros], "padded", axis=axis)
-    if rank is None:
-        raise UnsupportedError(f"{where(loop)}: output {i} is padded to a length but neither its "
-                               "element type nor its rank is known")
-    pads = E._vec([0] * (rank + axis) + [amount] + [0] * (rank - axis - 1))
-    return E.op("Pad", [cur, pads], "padded")
-
-
 def emit_loop(w, loop: Loop, env, nodes: list) -> None:
     """Append the ONNX form of canonical `loop` to `nodes` (names defined in `env`)."""
     if scan_form(loop) and w.opset >= 9:
-        _emit_scan(w, loop, env, nodes)
+        emit_scan(w, loop, env, nodes)
     else:
         _emit_loop(w, loop, env, nodes)
 
 
-__all__ = ["Carried", "Invariant", "emit_loop", "required_opset", "scan_form"]
+__all__ = ["emit_loop", "required_opset", "scan_form"]

@@ -9,6 +9,9 @@ Node ``Loop(M, cond, v_1..v_N) -> (v_final_1..v_final_N, scan_1..scan_K)`` with 
 - ``Carried(v_i, v_in_i, v_out_i)`` with a ``Last`` output for each loop-carried value,
 - a ``Concat(so_j, axis=0, new_axis=True)`` output for each scan output.
 
+A negative ``M`` runs no iteration (ONNX Runtime and the reference evaluator agree):
+``negative_trip_count="zero"``.
+
 The versions differ only in the types they allow (sequences from 13, optionals from 16, new
 element types later), which the conversion does not depend on.
 """
@@ -54,4 +57,5 @@ def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
     return Loop(body, carried, outs, trip_count=m, initial_condition=cond,
                 condition_result=cond_out, condition_param=cond_param,
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
-                origin_attrs={"opset": version, "version": r.since(p, version)})
+                origin_attrs={"opset": version, "version": r.since(p, version)},
+                negative_trip_count="zero")

@@ -23,6 +23,7 @@ from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.traversal import toposort
 from ...ir.types import TensorType
+from ...ir.verifier import verify
 from .attributes import attr_from_onnx
 from .scope import Scope
 from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
@@ -101,6 +102,7 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
                   producer_version=proto.producer_version, domain=proto.domain,
                   model_version=int(proto.model_version), doc_string=proto.doc_string,
                   metadata_props={p.key: p.value for p in proto.metadata_props})
+    verify(g)
     return g
 
 

@@ -23,8 +23,13 @@ whose body runs an inner loop over time:
 - outer outputs stack the per-row results with ``Concat(axis=0, new_axis=True)``.
 
 Nodes the reader inserts (``Shape``, ``Gather``, ``Reshape``, ``Slice``) are given
-``version=13`` whatever the model's opset, as the IR allows. A sequence length outside
-``[0, T]`` is not checked here: see the module notes in the report / backend.
+``version=13`` whatever the model's opset, as the IR allows.
+
+A sequence length above ``T`` is an error in ONNX; canonical loop semantics would silently
+run ``min(length, T)`` iterations, and no standard ONNX op can raise the error, so the inner
+loop is marked ``origin_attrs["strict_slices"] = True``: backends then raise an execution
+error when its trip count goes beyond its sliced inputs. A negative length runs no iteration
+(``negative_trip_count="zero"``; ONNX Runtime rejects lengths below 1, zero included).
 """
 
 from __future__ import annotations
@@ -197,7 +202,9 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     outs += [Concat(body.outputs[n + j], row_outs[n + j], axis=0, new_axis=True, length=t_len)
              for j in range(k)]
     inner = Loop(body, ports, outs, trip_count=length, name=f"{base}/time", origin="onnx.Scan",
-                 origin_attrs={"version": 8, "part": "time", "sequence_lens": seq_lens is not None})
+                 origin_attrs={"version": 8, "part": "time", "sequence_lens": seq_lens is not None,
+                               "strict_slices": seq_lens is not None},
+                 negative_trip_count="zero")
     row.add(inner)
     row.outputs = list(row_outs)
     outer_outs = [Concat(rv, ov, axis=0, new_axis=True) for rv, ov in zip(row_outs, outputs)]

@@ -28,7 +28,7 @@ from ...ir.traversal import toposort
 from ...ir.types import OptionalType, SequenceType, TensorType
 from .attributes import attr_to_onnx
 from .types import tensor_to_onnx, type_to_onnx
-from .versioning import adapt
+from .versioning import adapt, unchanged
 
 DEFAULT_OPSET = 21
 
@@ -83,7 +83,7 @@ def _complete(t) -> bool:
 def _declared_type(v: Value):
     """`v`'s IR type, or for a loop output without one what the loop's ports tell."""
     if v.type is None and isinstance(v.producer, Loop):
-        from .loop_export import output_type
+        from .export_common import output_type
 
         return output_type(v.producer, v.producer.output_ports[v.index])
     return v.type
@@ -190,12 +190,14 @@ class Writer:
                                  name=self.node_names.fresh(n.name or n.op_type),
                                  domain=n.domain or None)
         proto.attribute.extend(attrs)
-        if n.domain == "":
+        if n.domain == "" and not unchanged(n.op_type, "", version, self.opset):
             types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
                      if v is not None and _complete(v.type)}
             consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
             nodes.extend(adapt(proto, version, self.opset, types, self.fresh,
                                {k: c for k, c in consts.items() if c is not None}))
+        elif n.domain == "":
+            nodes.append(proto)
         else:
             if version is not None:
                 self.domains[n.domain] = max(self.domains.get(n.domain, 0), version)

@@ -107,10 +107,25 @@ class Builder:
         return c
 
     def unsqueeze(self, v: Value, axes) -> Value:
-        return self.op("Unsqueeze", [v, self.i64(axes)], dtype=dtype_of(v))
+        c = self.value_of(v)
+        if c is not None:
+            return self.const(np.expand_dims(c, tuple(axes)))
+        out = self.op("Unsqueeze", [v, self.i64(axes)], dtype=dtype_of(v))
+        shape = shape_of(v)
+        if shape is not None and all(a >= 0 for a in axes):
+            dims = list(shape)
+            for a in sorted(axes):
+                dims.insert(a, 1)
+            out.type = TensorType(dtype_of(v), tuple(dims))
+        return out
 
     def squeeze(self, v: Value, axes) -> Value:
-        return self.op("Squeeze", [v, self.i64(axes)], dtype=dtype_of(v))
+        out = self.op("Squeeze", [v, self.i64(axes)], dtype=dtype_of(v))
+        shape = shape_of(v)
+        if shape is not None and all(0 <= a < len(shape) for a in axes):
+            out.type = TensorType(dtype_of(v), tuple(d for i, d in enumerate(shape)
+                                                     if i not in axes))
+        return out
 
     def transpose(self, v: Value, perm) -> Value:
         return self.op("Transpose", [v], {"perm": [int(p) for p in perm]}, dtype=dtype_of(v))

@@ -9,9 +9,8 @@ bit first. ``u1`` has no IR type: it is unpacked to ``uint8`` 0/1 values.
 
 from __future__ import annotations
 
-import numpy as np
-
 import ml_dtypes
+import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
@@ -140,7 +139,8 @@ def to_element_type(dt: DataType, where: str = "") -> str:
     try:
         return _WRITE[dt][0]
     except KeyError:
-        raise UnsupportedError(f"{where}: element type {dt} cannot be written to OpenVINO IR") from None
+        raise UnsupportedError(f"{where}: element type {dt} cannot be written to OpenVINO IR") \
+            from None
 
 
 def to_precision(dt: DataType | None) -> str:

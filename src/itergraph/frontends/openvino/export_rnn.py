@@ -67,6 +67,13 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
             data["linear_before_reset"] = bool(a.get("linear_before_reset", 0))
         lbr = kind == "GRU" and bool(a.get("linear_before_reset", 0))
         X = ins[0]
+        if len(ins) > 7 and ins[7] is not None:
+            p = const_value(node, 7)
+            if p is None or np.any(np.asarray(p) != 0):
+                raise UnsupportedError(f"{where(node)}: LSTM peepholes cannot be written to "
+                                       "OpenVINO")
+        if dirs == 1 and _single_step(node, X, layout):
+            return _as_cell(w, node, ins, kind, data, order, gates, hs, lbr, layout)
         dt = X.dtype
         npdt = to_numpy(dt) if dt is not None else np.float32
         x = X if layout else w.one("Transpose", "opset1", [X, w.i64([1, 0, 2])], dtype=dt)
@@ -95,11 +102,6 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         W = _reorder(w, ins[1], const_value(node, 1), order, 1)
         R = _reorder(w, ins[2], const_value(node, 2), order, 1)
         B = _bias(w, node, ins, hs, gates, dirs, order, lbr, npdt)
-        if len(ins) > 7 and ins[7] is not None:
-            p = const_value(node, 7)
-            if p is None or np.any(np.asarray(p) != 0):
-                raise UnsupportedError(f"{where(node)}: LSTM peepholes cannot be written to "
-                                       "OpenVINO")
         outs = w.layer(ov_type, "opset5", [x, *states, lens, W, R, B], data,
                        [(dt, None)] * (1 + n_states))
         y = outs[0]  # [batch, dirs, seq, hs]
@@ -112,6 +114,61 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         return res[:len(node.outputs)] + [None] * (len(node.outputs) - len(res))
 
     return tr
+
+
+def _single_step(node: Node, X: Out, layout: int) -> bool:
+    """True when the sequence is one step long (a cell: OpenVINO keeps cells in loop bodies)."""
+    if X.shape is None or len(X.shape) != 3 or X.shape[1 if layout else 0] != 1:
+        return False
+    lens = node.inputs[4] if len(node.inputs) > 4 else None
+    if lens is None:
+        return True
+    c = lens.const
+    return c is not None and bool(np.all(np.asarray(c) == 1))
+
+
+def _as_cell(w: NetWriter, node: Node, ins, kind, data, order, gates, hs, lbr, layout):
+    """A one-step ONNX sequence as an OpenVINO cell (LSTMCell-4, GRUCell-3, RNNCell-1)."""
+    X = ins[0]
+    dt = X.dtype
+    npdt = to_numpy(dt) if dt is not None else np.float32
+    seq_axis = 1 if layout else 0
+
+    def drop(o: Out, axis: int) -> Out:
+        return w.one("Squeeze", "opset1", [o, w.i64([axis])], dtype=o.dtype)
+
+    def first(i: int, axis: int = 1):
+        c = const_value(node, i)
+        if c is not None:
+            return w.const(_reorder_const(np.asarray(c), order, axis)[0])
+        return drop(_reorder(w, ins[i], None, order, axis), 0)
+
+    x = drop(X, seq_axis)
+    n_states = 2 if kind == "LSTM" else 1
+    states = []
+    for k in range(n_states):
+        s = ins[5 + k] if len(ins) > 5 + k else None
+        if s is None:
+            shape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64)
+            batch = w.one("Gather", "opset8", [shape, w.i64([0]), w.i64(0)], {"batch_dims": 0},
+                          dtype=I64)
+            dims = w.one("Concat", "opset1", [batch, w.i64([hs])], {"axis": 0}, dtype=I64)
+            s = w.one("Broadcast", "opset3", [w.const(np.array(0, npdt)), dims],
+                      {"mode": "numpy"}, dtype=dt)
+        else:
+            s = drop(s, 1 if layout else 0)
+        states.append(s)
+    W, R = first(1), first(2)
+    B = drop(_bias(w, node, ins, hs, gates, 1, order, lbr, npdt), 0)
+    cell = {"LSTM": ("LSTMCell", "opset4"), "GRU": ("GRUCell", "opset3"),
+            "RNN": ("RNNCell", "opset1")}[kind]
+    cdata = {k: v for k, v in data.items() if k != "direction"}
+    outs = w.layer(cell[0], cell[1], [x, *states, W, R, B], cdata, [(dt, None)] * n_states)
+    h = outs[0]
+    y = w.one("Unsqueeze", "opset1", [h, w.i64([0, 1] if not layout else [1, 2])], dtype=dt)
+    res = [y] + [w.one("Unsqueeze", "opset1", [o, w.i64([1 if layout else 0])], dtype=dt)
+                 for o in outs]
+    return res[:len(node.outputs)] + [None] * (len(node.outputs) - len(res))
 
 
 def _bias(w: NetWriter, node: Node, ins, hs, gates, dirs, order, lbr, npdt) -> Out:

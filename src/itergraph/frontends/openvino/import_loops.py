@@ -249,3 +249,64 @@ def _ti_count_without_slices(layer: Layer, out_entries) -> int:
                              f"end={end} stride={stride} gives no whole number of iterations")
         return int(np.int64((hi - lo) // abs(stride)))
     return 1
+
+
+def import_if(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+    """OpenVINO ``If-8`` -> ONNX ``If``: branch Parameters become the outer values they map."""
+    from ...ir.graph import Node
+    from ...ir.traversal import replace_all_uses
+    from .builder import OPSET
+
+    if not ins:
+        raise ModelError(f"{layer.where()}: If needs a condition input")
+    branches = []
+    for tag in ("then", "else"):
+        body_el = layer.elem.find(f"{tag}_body")
+        if body_el is None:
+            raise ModelError(f"{layer.where()}: missing <{tag}_body>")
+        net = parse_net(body_el, scope=f"{layer.where()} {tag}_body: ")
+        built = reader.build(net, f"{layer.name or 'If'}_{tag}")
+        g = built.graph
+        kinds = {lid: lay.type for lid, lay in net.layers.items()}
+        for d in _entries(layer, f"{tag}_port_map", "input"):
+            ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
+            if lid not in built.params:
+                what = f"is a {kinds[lid]}" if lid in kinds else "does not exist"
+                raise ModelError(f"{layer.where()}: {tag}_port_map input names body layer {lid}, "
+                                 f"which {what}; expected a Parameter")
+            if not 1 <= ext < len(ins):
+                raise ModelError(f"{layer.where()}: {tag}_port_map input external_port_id {ext} "
+                                 f"is not a data input (1..{len(ins) - 1})")
+            p = built.params.pop(lid)
+            replace_all_uses(g, p, ins[ext])
+            g.inputs = [v for v in g.inputs if v is not p]
+        if built.params:
+            lid = next(iter(built.params))
+            raise ModelError(f"{layer.where()}: {tag} branch Parameter {lid} is not bound by "
+                             f"{tag}_port_map")
+        outs = []
+        for d in _entries(layer, f"{tag}_port_map", "output"):
+            ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
+            if lid not in built.results:
+                raise ModelError(f"{layer.where()}: {tag}_port_map output names body layer "
+                                 f"{lid}, which is not a Result")
+            outs.append((ext, built.results[lid]))
+        outs.sort(key=lambda e: e[0])
+        if len(outs) != len(layer.outputs):
+            raise ModelError(f"{layer.where()}: {tag}_port_map maps {len(outs)} outputs, the "
+                             f"layer has {len(layer.outputs)}")
+        defined = g.defined()
+        values = []
+        for _, v in outs:
+            if v.uid not in defined:  # an outer value passed straight through
+                w = Value(f"{g.name}/{v.name}", v.type)
+                g.add(Node("Identity", [v], [w], version=OPSET, name=w.name))
+                v = w
+            values.append(v)
+        g.outputs = values
+        branches.append(g)
+    node = Node("If", [ins[0]], len(layer.outputs),
+                {"then_branch": branches[0], "else_branch": branches[1]}, version=OPSET,
+                name=layer.name)
+    b.graph.add(node)
+    return list(node.outputs)

@@ -21,6 +21,7 @@ import numpy as np
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
 from .builder import Builder, dtype_of, rank_of
+from .elements import to_numpy
 from .import_ops import out_dtype
 from .import_table import importer
 from .netparse import Layer
@@ -61,8 +62,6 @@ def reorder(b: Builder, v, order: list[int], axis: int, dt=None):
 
 
 def _zeros_like_blocks(b: Builder, v, blocks: int, hs: int, lead: tuple, dt) -> object:
-    from .elements import to_numpy
-
     return b.const(np.zeros(lead + (blocks * hs,), to_numpy(dt) if dt else np.float32))
 
 

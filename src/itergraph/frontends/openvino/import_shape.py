@@ -336,3 +336,24 @@ def _tile(b: Builder, layer: Layer, x):
     elif n > r:
         data = b.unsqueeze(data, list(range(n - r)))
     return b.op("Tile", [data, reps], dtype=dt)
+
+
+@importer("Pad", since=1)
+def _pad(b: Builder, layer: Layer, x):
+    mode = (layer.attr("pad_mode", "constant") or "constant").lower()
+    if mode not in ("constant", "edge", "reflect"):
+        raise UnsupportedError(f"{layer.where()}: pad_mode '{mode}' is not supported")
+    pads = b.op("Concat", [b.to_i64(x[1]), b.to_i64(x[2])], {"axis": 0}, dtype=DataType.INT64)
+    ins = [x[0], pads]
+    if mode == "constant" and len(x) > 3:
+        ins.append(x[3])
+    return b.op("Pad", ins, {"mode": mode}, dtype=out_dtype(layer, x))
+
+
+@importer("ScatterUpdate", since=3)
+def _scatter_update(b: Builder, layer: Layer, x):
+    axis = _axis(b, layer, x[3])
+    if axis != 0:
+        raise UnsupportedError(f"{layer.where()}: ScatterUpdate on axis {axis} is not supported")
+    idx = b.op("Unsqueeze", [b.to_i64(x[1]), b.i64([-1])], dtype=DataType.INT64)
+    return b.op("ScatterND", [x[0], idx, x[2]], dtype=out_dtype(layer, x))

@@ -223,8 +223,8 @@ def parse_net(root: ET.Element, scope: str = "") -> Net:
             if p.id in port_ids:
                 raise ModelError(f"{what}: port id {p.id} is used by an input and an output")
             port_ids.add(p.id)
-        layers[lid] = Layer(lid, el.get("name") or "", el.get("type") or "", el.get("version") or "",
-                            data, ins, outs, el, scope)
+        layers[lid] = Layer(lid, el.get("name") or "", el.get("type") or "",
+                            el.get("version") or "", data, ins, outs, el, scope)
         if not layers[lid].type:
             raise ModelError(f"{what}: layer has no type")
     edges = []

@@ -124,8 +124,14 @@ class Reader:
             elif t == "Result":
                 if len(ins) != 1:
                     raise ModelError(f"{layer.where()}: a Result has exactly one input")
-                built.results[layer.id] = ins[0]
-                result_order.append((layer.id, ins[0]))
+                v = ins[0]
+                if not top and any(v is r for r in built.results.values()):
+                    # each body Result gets its own value: a loop binds ports to Results, and
+                    # two ports must not be confused through a shared value
+                    v = b.op("Identity", [v], dtype=dtype_of(v), name=f"{layer.name}/copy")
+                    v.type = ins[0].type
+                built.results[layer.id] = v
+                result_order.append((layer.id, v))
                 continue
             else:
                 outs = self._translate(b, layer, ins)
@@ -136,7 +142,8 @@ class Reader:
                 self._label(layer, i, v)
                 values[(layer.id, i)] = v
         outputs = []
-        for lid, v in sorted(result_order, key=lambda e: list(net.layers).index(e[0])):
+        position = {lid: i for i, lid in enumerate(net.layers)}
+        for lid, v in sorted(result_order, key=lambda e: position[e[0]]):
             if top and (v.producer is None or any(v is o for o in outputs)):
                 # a graph output that is an input, a constant, or listed twice: give it its own
                 # value so that every output has its own name
@@ -208,6 +215,14 @@ class Reader:
             self.depth += 1
             try:
                 return import_loop(self, b, layer, ins)
+            finally:
+                self.depth -= 1
+        if layer.type == "If":
+            from .import_loops import import_if
+
+            self.depth += 1
+            try:
+                return import_if(self, b, layer, ins)
             finally:
                 self.depth -= 1
         opset = layer.opset

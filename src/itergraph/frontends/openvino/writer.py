@@ -188,11 +188,12 @@ class NetWriter:
         return out
 
     # -- graphs ----------------------------------------------------------------------------
-    def write_nodes(self, graph: Graph) -> None:
+    def write_nodes(self, graph: Graph, nodes: list[Node] | None = None) -> None:
+        """Write `nodes` (default: all) of `graph`, in graph order."""
         from .export_table import EXPORTERS, load_all
 
         load_all()
-        for node in graph.nodes:
+        for node in (graph.nodes if nodes is None else nodes):
             fn = EXPORTERS.lookup(node.op_type, node.version, node.domain)
             if fn is None:
                 raise UnsupportedError(
@@ -210,6 +211,29 @@ class NetWriter:
             for v, o in zip(node.outputs, outs):
                 if o is not None:
                     self.bind(v, o)
+
+    def eval_cone(self, graph: Graph, target: Value, subst: dict[int, Out]) -> Out:
+        """Write again the nodes of `graph` that `target` depends on, with the values in
+        `subst` (uid -> port) in place of theirs; returns the port carrying `target`."""
+        producers = {v.uid: n for n in graph.nodes for v in n.outputs}
+        needed: set[int] = set()
+        stack = [target]
+        while stack:
+            v = stack.pop()
+            n = producers.get(v.uid) if v is not None and v.uid not in subst else None
+            if n is None or id(n) in needed:
+                continue
+            needed.add(id(n))
+            stack.extend(x for x in n.inputs if x is not None)
+            for g in n.subgraphs():
+                stack.extend(g.captures())
+        saved = self.env
+        self.env = {**saved, **subst}
+        try:
+            self.write_nodes(graph, [n for n in graph.nodes if id(n) in needed])
+            return self.get(target)
+        finally:
+            self.env = saved
 
     def element(self, tag: str = "body") -> ET.Element:
         root = ET.Element(tag)

@@ -10,9 +10,21 @@ import numpy as np
 from ...numpy.kernels._common import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
 
 __all__ = ["attr", "attr_floats", "attr_ints", "attr_str", "attr_strs", "np_dtype", "astype",
-           "legacy_broadcast", "norm_axis", "HIGHEST"]
+           "legacy_broadcast", "norm_axis", "precision"]
 
-HIGHEST = "highest"  # matmul precision: full float32 on every device (NumPy's results)
+_precision: list = []
+
+
+def precision():
+    """Matrix-product precision giving full float32 results (as NumPy) on every device.
+
+    That is XLA's default on CPU, where asking for "highest" selects a much slower kernel;
+    on GPU/TPU the default would use TF32/bfloat16, so "highest" is requested there."""
+    if not _precision:
+        import jax
+
+        _precision.append(None if jax.default_backend() == "cpu" else "highest")
+    return _precision[0]
 
 
 def astype(cx, x, dtype):

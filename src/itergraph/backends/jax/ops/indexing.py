@@ -110,3 +110,38 @@ def _gather_elements(cx, data, indices):
     if cx.folding:
         return np.take_along_axis(data, idx, axis=a)
     return cx.xp.take_along_axis(data, idx, axis=a, mode="clip")
+
+
+def _scatter_elements(cx, data, indices, updates, axis: int, reduction: str):
+    """A copy of `data` with `updates` written (or combined) at `indices` along `axis`."""
+    xp = cx.xp
+    if reduction not in ("none", "add", "mul", "max", "min"):
+        raise ExecutionError(f"{where(cx.node)}: unknown reduction {reduction!r}")
+    a = norm_axis(cx, axis, data.ndim)
+    idx = _indices(cx, indices, data.shape[a], "ScatterElements")
+    grid = list(np.indices(tuple(indices.shape), sparse=True))
+    grid[a] = idx
+    key = tuple(grid)
+    if cx.folding:
+        out = np.array(data, copy=True)
+        if reduction == "none":
+            out[key] = updates
+        else:
+            {"add": np.add, "mul": np.multiply, "max": np.maximum,
+             "min": np.minimum}[reduction].at(out, key, updates)
+        return out
+    ref = xp.asarray(data).at[key]
+    return {"none": ref.set, "add": ref.add, "mul": ref.multiply, "max": ref.max,
+            "min": ref.min}[reduction](updates)
+
+
+@lowering("Scatter", since=9, fold=True)
+def _scatter(cx, data, indices, updates):
+    return _scatter_elements(cx, data, indices, updates, int(attr(cx.node, "axis", 0)), "none")
+
+
+@lowering("ScatterElements", since=11, fold=True)
+def _scatter_elements_rule(cx, data, indices, updates):
+    red = attr(cx.node, "reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
+    return _scatter_elements(cx, data, indices, updates, int(attr(cx.node, "axis", 0)), red)

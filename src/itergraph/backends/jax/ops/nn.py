@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..table import lowering
-from ._util import HIGHEST, astype, attr, attr_str, norm_axis
+from ._util import astype, attr, attr_str, norm_axis, precision
 
 
 def _act(fn):
@@ -135,7 +135,7 @@ def _one_hot(xp, idx, n):
 
 @lowering("MatMul", since=1)
 def _matmul(cx, a, b):
-    return cx.xp.matmul(a, b, precision=HIGHEST)
+    return cx.xp.matmul(a, b, precision=precision())
 
 
 @lowering("Gemm", since=1)
@@ -146,7 +146,7 @@ def _gemm(cx, a, b, c=None):
     beta = float(attr(node, "beta", 1.0))
     a = xp.transpose(a) if attr(node, "transA", 0) else a
     b = xp.transpose(b) if attr(node, "transB", 0) else b
-    y = xp.matmul(a, b, precision=HIGHEST)
+    y = xp.matmul(a, b, precision=precision())
     if alpha != 1.0:
         y = y * alpha
     if c is not None and beta != 0.0:
@@ -157,7 +157,7 @@ def _gemm(cx, a, b, c=None):
 @lowering("Einsum", since=12)
 def _einsum(cx, *xs):
     eq = attr_str(cx.node, "equation")
-    return cx.xp.einsum(eq.replace(" ", ""), *xs, precision=HIGHEST)
+    return cx.xp.einsum(eq.replace(" ", ""), *xs, precision=precision())
 
 
 @lowering("LayerNormalization", since=17)

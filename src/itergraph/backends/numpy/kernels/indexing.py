@@ -47,6 +47,8 @@ def _split_sizes(node, dim: int, split, n: int) -> list[int]:
             raise ExecutionError(f"{where(node)}: cannot split {dim} elements into {n} parts")
         return sizes
     sizes = [int(s) for s in split]
+    if len(sizes) != n:
+        raise ExecutionError(f"{where(node)}: {len(sizes)} split sizes for {n} outputs")
     if sum(sizes) != dim:
         raise ExecutionError(
             f"{where(node)}: split sizes {sizes} do not add up to the axis length {dim}"
@@ -113,36 +115,33 @@ def _slice_of(start: int, end: int, step: int, dim: int) -> slice:
     return slice(start, None if end < 0 else end, step)
 
 
-def _slicer(node, starts, ends, axes, steps):
-    """A function x -> x[...] for the given (Python list) parameters."""
+def _slice_index(node, shape, starts, ends, axes, steps) -> tuple:
+    """The NumPy index for ONNX Slice parameters (Python lists; axes/steps may be None)."""
     n = len(starts)
     if len(ends) != n or (axes is not None and len(axes) != n) or (
         steps is not None and len(steps) != n
     ):
         raise ExecutionError(f"{where(node)}: starts/ends/axes/steps lengths differ")
-    axes = list(range(n)) if axes is None else axes
-    steps = [1] * n if steps is None else steps
-
-    def apply(x):
-        idx = [slice(None)] * x.ndim
-        for s, e, a, st in zip(starts, ends, axes, steps):
-            ax = a + x.ndim if a < 0 else a
-            if not 0 <= ax < x.ndim:
-                raise ExecutionError(f"{where(node)}: axis {a} out of range for rank {x.ndim}")
-            try:
-                idx[ax] = _slice_of(s, e, st, x.shape[ax])
-            except ValueError as err:
-                raise ExecutionError(f"{where(node)}: {err}") from None
-        return x[tuple(idx)]
-
-    return apply
+    rank = len(shape)
+    idx = [slice(None)] * rank
+    for k in range(n):
+        a = k if axes is None else axes[k]
+        ax = a + rank if a < 0 else a
+        if not 0 <= ax < rank:
+            raise ExecutionError(f"{where(node)}: axis {a} out of range for rank {rank}")
+        try:
+            idx[ax] = _slice_of(starts[k], ends[k], 1 if steps is None else steps[k], shape[ax])
+        except ValueError as err:
+            raise ExecutionError(f"{where(node)}: {err}") from None
+    return tuple(idx)
 
 
 @kernel("Slice", since=1)
 def _slice_v1(node, ctx):
     starts = attr_ints(node, "starts") or []
     ends = attr_ints(node, "ends") or []
-    return _slicer(node, starts, ends, attr_ints(node, "axes"), None)
+    axes = attr_ints(node, "axes")
+    return lambda x: x[_slice_index(node, x.shape, starts, ends, axes, None)]
 
 
 @kernel("Slice", since=10)
@@ -151,20 +150,18 @@ def _slice(node, ctx):
     consts = [const_input(node, i) for i in range(1, 5)]
     given = [i < len(node.inputs) and node.inputs[i] is not None for i in range(1, 5)]
     if all(c is not None or not g for c, g in zip(consts, given)):
-        lists = [None if c is None else c.reshape(-1).tolist() for c in consts]
-        apply = _slicer(node, *lists)
+        st, en, ax, sp = [None if c is None else c.reshape(-1).tolist() for c in consts]
 
         def fn_const(x, *_):
-            return apply(x)
+            return x[_slice_index(node, x.shape, st, en, ax, sp)]
 
         return fn_const
 
     def fn(x, starts, ends, axes=None, steps=None):
-        return _slicer(
-            node, starts.tolist(), ends.tolist(),
-            None if axes is None else axes.tolist(),
-            None if steps is None else steps.tolist(),
-        )(x)
+        return x[_slice_index(
+            node, x.shape, starts.tolist(), ends.tolist(),
+            None if axes is None else axes.tolist(), None if steps is None else steps.tolist(),
+        )]
 
     return fn
 

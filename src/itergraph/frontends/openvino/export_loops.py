@@ -1,0 +1,538 @@
+"""Canonical `Loop` -> OpenVINO ``TensorIterator-1`` / ``Loop-5``; ONNX ``If`` -> ``If-8``.
+
+A loop is written as a TensorIterator when that form says it all: no trip count, initial
+condition, condition, precondition or iteration parameter, at least one sliced input. Anything
+else becomes a Loop-5 (trip count -1 when absent, initial condition ``true`` when absent,
+a constant ``true`` execution condition when the loop has none).
+
+Port translation:
+- `Sliced` -> ``axis``/``start``/``end``/``stride``/``part_size`` (OpenVINO only runs whole-axis
+  ranges with ``part_size == |stride|``: a partial range is cut out by a ``Slice`` before the
+  loop; ``keep_axis=False`` adds a ``Squeeze`` in the body);
+- `Invariant`, values the body captures from enclosing graphs, and the ONNX condition
+  parameter (always true inside a running body) -> inputs without ``axis``;
+- `Carried` -> input plus back edge;
+- `Last` -> output without ``axis``; `Concat` -> output with ``axis`` (``new_axis=True`` adds an
+  ``Unsqueeze`` in the body; the per-iteration size along the axis must be known, it is the
+  stride; ``reverse`` is a negative stride); a ``length`` pads the result with zeros after
+  the loop;
+- ``negative_trip_count="zero"`` (ONNX) clamps the trip count at 0, since OpenVINO treats -1 as
+  unbounded.
+A TensorRT precondition has no OpenVINO form and is refused, naming the loop.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ...errors import UnsupportedError, where
+from ...ir.graph import Graph, Node, Value
+from ...ir.loop import Carried, Last, Loop, Sliced
+from ...ir.types import DataType
+from .elements import to_element_type
+from .export_table import exporter
+from .writer import NetWriter, Out, value_dtype, value_shape
+
+I64 = DataType.INT64
+BOOL = DataType.BOOL
+INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _merge_shape(a, b):
+    return a if a is not None else b
+
+
+class _Body:
+    """A body network under construction, with its port_map and back edges."""
+
+    def __init__(self, w: NetWriter, scope: str):
+        self.w = w
+        self.bw = NetWriter(w.weights, parent=w, scope=scope)
+        self.inputs: list[Out] = []  # outer ports feeding the layer (data inputs)
+        self.in_entries: list[dict] = []
+        self.out_entries: list[dict] = []
+        self.back_edges: list[tuple[int, int]] = []
+        self.result_of: dict[int, int] = {}  # value uid -> Result layer id
+        self.sliced: list[tuple[Out, int]] = []  # Loop-5 sliced inputs (tensor, axis)
+        self.param_layers: set[int] = set()
+
+    def add_input(self, outer: Out | None, name: str, dtype, shape, ext_offset: int,
+                  **attrs) -> Out:
+        """A body Parameter fed by `outer` (``None``: not a layer input, e.g. the iteration)."""
+        p = self.bw.parameter(name, dtype, shape, f"{self.bw.scope}parameter '{name}'")
+        self.param_layers.add(p.layer)
+        entry = {"internal_layer_id": p.layer, **attrs}
+        if outer is not None:
+            entry["external_port_id"] = ext_offset + len(self.inputs)
+            self.inputs.append(outer)
+        else:
+            entry["external_port_id"] = -1
+        self.in_entries.append(entry)
+        return p
+
+    def result(self, v: Value, out: Out | None = None) -> int:
+        if out is None and v.uid in self.result_of:
+            return self.result_of[v.uid]
+        src = out if out is not None else self.bw.get(v)
+        if src.layer in self.param_layers:
+            src = _pass_through(self.bw, src)
+        lid = self.bw.result(src)
+        if out is None:
+            self.result_of[v.uid] = lid
+        return lid
+
+
+def _pass_through(bw: NetWriter, src: Out) -> Out:
+    """A copy of a body Parameter for a Result: OpenVINO's loop optimisations mishandle
+    Results fed straight by Parameters (EliminateLoopInputsOutputs fails on them)."""
+    if src.dtype is not None:
+        return bw.one("Convert", "opset1", [src],
+                      {"destination_type": to_element_type(src.dtype)}, dtype=src.dtype,
+                      shape=src.shape)
+    shape = bw.one("ShapeOf", "opset3", [src], {"output_type": "i64"}, dtype=I64)
+    return bw.one("Reshape", "opset1", [src, shape], {"special_zero": False}, shape=src.shape)
+
+
+def _param_shape(v: Value, outer: Out | None):
+    return _merge_shape(value_shape(v), outer.shape if outer is not None else None)
+
+
+def _full_range(p: Sliced) -> bool:
+    return (p.start, p.end) in ((0, -1), (-1, 0))
+
+
+def _pre_slice(w: NetWriter, loop: Loop, p: Sliced, outer: Out) -> Out:
+    """Cut the range ``[lo, hi)`` of a partial slicing out of `outer` before the loop."""
+    def post(f: int) -> int:  # fence post -> numpy-style slice index
+        if f >= 0:
+            return f
+        return INT64_MAX if f == -1 else f + 1
+
+    s, e = p.start, p.end
+    if (s >= 0) == (e >= 0):
+        lo, hi = (s, e) if s <= e else (e, s)
+    else:
+        lo, hi = (s, e) if s >= 0 else (e, s)
+    return w.one("Slice", "opset8", [outer, w.i64([post(lo)]), w.i64([post(hi)]), w.i64([1]),
+                                     w.i64([p.axis])], dtype=outer.dtype)
+
+
+@exporter("Loop", since=1, domain="itergraph")
+def _loop(w: NetWriter, loop: Loop, _ins):
+    body = loop.body
+    if loop.precondition is not None:
+        _check_precondition(loop)
+    as_ti = (loop.trip_count is None and loop.initial_condition is None
+             and loop.condition_result is None and loop.iteration_param is None
+             and loop.condition_param is None and loop.precondition is None
+             and any(True for _ in loop.sliced))
+    ext_offset = 0 if as_ti else 2
+    bd = _Body(w, f"{where(loop)} body: ")
+    bw = bd.bw
+
+    for i, p in enumerate(loop.input_ports):
+        outer = w.get(p.value, loop)
+        name = p.param.name or f"param_{i}"
+        if isinstance(p, Sliced):
+            _sliced_input(w, bd, loop, i, p, outer, name, as_ti, ext_offset)
+        else:
+            dt = outer.dtype or value_dtype(p.param)
+            param = bd.add_input(outer, name, dt, _param_shape(p.param, outer), ext_offset)
+            bw.bind(p.param, param)
+            if isinstance(p, Carried):
+                bd.back_edges.append((p, param.layer))  # type: ignore[arg-type]
+    for v in body.captures():
+        if v.const is not None:
+            continue  # constants are repeated inside the body
+        outer = w.get(v, loop)
+        param = bd.add_input(outer, v.name or "capture", outer.dtype, outer.shape, ext_offset)
+        bw.env[v.uid] = param
+    if loop.condition_param is not None:  # true whenever the body runs
+        bw.bind(loop.condition_param, bw.const(np.array(True)))
+    if loop.iteration_param is not None:
+        it = loop.iteration_param
+        dt = value_dtype(it) or I64
+        if dt not in (I64, DataType.INT32):
+            dt = I64
+        shape = value_shape(it)
+        shape = (1,) if shape is not None and len(shape) == 1 else ()
+        param = bd.add_input(None, it.name or "iteration", dt, shape, ext_offset,
+                             purpose="current_iteration")
+        bw.bind(it, param)
+
+    bw.write_nodes(body)
+
+    back = []
+    for c, plid in bd.back_edges:  # type: ignore[misc]
+        back.append((bd.result(c.result), plid))
+    out_specs = []
+    n_in = len(bd.inputs) + ext_offset
+    pads = []
+    posts = []
+    for j, op in enumerate(loop.output_ports):
+        ext = n_in + j
+        if isinstance(op, Last):
+            rid = bd.result(op.result)
+            bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid})
+            src = bw.get(op.result)
+            out_specs.append((value_dtype(op.output) or src.dtype,
+                              value_shape(op.output) or src.shape))
+            continue
+        spec, post = _concat_output(w, bd, loop, j, op, ext, as_ti)
+        out_specs.append(spec)
+        if post is not None:
+            posts.append((j, post))
+        if op.length is not None:
+            pads.append((j, op, w.get(op.length, loop)))
+
+    if not as_ti:
+        if loop.condition_result is not None:
+            cond_src = bw.get(loop.condition_result)
+        else:
+            cond_src = bw.const(np.array(True))
+        if loop.precondition is not None:  # the precondition of the next iteration
+            nxt = _precondition_next(bw, loop)
+            cond_src = nxt if loop.condition_result is None else bw.one(
+                "LogicalAnd", "opset1", [cond_src, nxt], {"auto_broadcast": "numpy"}, dtype=BOOL)
+        rid = bw.result(cond_src)
+        bd.out_entries.append({"external_port_id": -1, "internal_layer_id": rid,
+                               "purpose": "execution_condition"})
+        trip = w.get(loop.trip_count, loop) if loop.trip_count is not None else w.i64(-1)
+        if loop.trip_count is not None and loop.negative_trip_count == "zero":
+            zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
+            trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
+                         dtype=trip.dtype, shape=trip.shape)
+        if bd.sliced:  # OpenVINO's Loop does not stop at the end of its sliced inputs
+            trip = _bound_by_slices(w, trip, bd.sliced)
+        cond = (w.get(loop.initial_condition, loop) if loop.initial_condition is not None
+                else w.const(np.array(True)))
+        if loop.precondition is not None:  # ... and of the first one, on the initial values
+            first = _precondition_first(w, loop)
+            cond = first if loop.initial_condition is None else w.one(
+                "LogicalAnd", "opset1", [cond, first], {"auto_broadcast": "numpy"}, dtype=BOOL)
+        layer_inputs = [trip, cond] + bd.inputs
+        outs = w.layer("Loop", "opset5", layer_inputs, None, out_specs, name=loop.name)
+    else:
+        outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
+    el = w.layers[-1]
+    pm = ET.Element("port_map")
+    for e in bd.in_entries:
+        ET.SubElement(pm, "input", {k: str(v) for k, v in e.items()})
+    for e in bd.out_entries:
+        ET.SubElement(pm, "output", {k: str(v) for k, v in e.items()})
+    be = ET.Element("back_edges")
+    for rid, plid in back:
+        ET.SubElement(be, "edge", {"from-layer": str(rid), "to-layer": str(plid)})
+    el.insert(0, be)
+    el.insert(0, pm)
+    el.append(bw.element("body"))
+    for j, post in posts:
+        outs[j] = post(outs[j])
+    for j, op, length in pads:
+        axis = op.axis
+        if axis < 0:
+            r = len(outs[j].shape) if outs[j].shape is not None else None
+            if r is None:
+                raise UnsupportedError(f"{where(loop)}: output {j} pads along a negative axis "
+                                       "of unknown rank")
+            axis += r
+        outs[j] = _pad_to_length(w, outs[j], axis, length)
+    return outs
+
+
+def _shape_parts(w: NetWriter, x: Out, lo: int, hi: int | None) -> Out:
+    """``shape(x)[lo:hi]`` as an i64 vector port."""
+    shape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64)
+    stop = INT64_MAX if hi is None else hi
+    return w.one("Slice", "opset8", [shape, w.i64([lo]), w.i64([stop]), w.i64([1])], dtype=I64)
+
+
+def _reverse(w: NetWriter, x: Out, axis: int) -> Out:
+    return w.one("Slice", "opset8", [x, w.i64([-1]), w.i64([-INT64_MAX - 1]), w.i64([-1]),
+                                     w.i64([axis])], dtype=x.dtype, shape=x.shape)
+
+
+def _sliced_input(w: NetWriter, bd: _Body, loop: Loop, i: int, p: Sliced, outer: Out,
+                  name: str, as_ti: bool, ext_offset: int) -> None:
+    bw = bd.bw
+    if p.part_size != abs(p.stride):
+        raise UnsupportedError(
+            f"{where(loop)}: sliced input {i} takes pieces of {p.part_size} every "
+            f"{abs(p.stride)}: OpenVINO only slices with part_size == |stride|")
+    if not _full_range(p):
+        outer = _pre_slice(w, loop, p, outer)
+    shape = outer.shape
+    axis = p.axis
+    if shape is not None and axis < 0:
+        axis += len(shape)
+    if axis < 0:
+        raise UnsupportedError(f"{where(loop)}: sliced input {i} has a negative axis and an "
+                               "unknown rank")
+    part = p.part_size
+    pshape = None
+    if shape is not None:
+        pshape = tuple(part if k == axis else d for k, d in enumerate(shape))
+    if as_ti:  # TensorIterator slices both ways, in pieces of |stride|
+        attrs = {"axis": axis, "start": 0 if p.stride > 0 else -1,
+                 "end": -1 if p.stride > 0 else 0, "stride": p.stride, "part_size": part}
+        param = bd.add_input(outer, name, outer.dtype, pshape, ext_offset, **attrs)
+        piece = param
+    else:  # Loop-5 slices forward one by one: split the axis into [count, part], reverse it
+        x = outer
+        if part > 1:
+            if shape is not None and all(isinstance(d, int) for d in shape):
+                pattern = w.i64(list(shape[:axis]) + [-1, part] + list(shape[axis + 1:]))
+            else:
+                pattern = w.one("Concat", "opset1", [_shape_parts(w, x, 0, axis),
+                                                     w.i64([-1, part]),
+                                                     _shape_parts(w, x, axis + 1, None)],
+                                {"axis": 0}, dtype=I64)
+            x = w.one("Reshape", "opset1", [x, pattern], {"special_zero": False},
+                      dtype=x.dtype)
+        if p.stride < 0:
+            x = _reverse(w, x, axis)
+        pshape1 = None if shape is None else tuple(
+            (1 if k == axis else d) for k, d in enumerate(shape))
+        if part > 1 and pshape1 is not None:
+            pshape1 = pshape1[:axis + 1] + (part,) + pshape1[axis + 1:]
+        attrs = {"axis": axis, "start": 0, "end": -1, "stride": 1, "part_size": 1}
+        bd.sliced.append((x, axis))
+        param = bd.add_input(x, name, outer.dtype, pshape1, ext_offset, **attrs)
+        piece = param
+        if part > 1:
+            piece = bw.one("Squeeze", "opset1", [param, bw.i64([axis])], dtype=param.dtype,
+                           shape=pshape)
+    if p.keep_axis:
+        bw.bind(p.param, piece)
+    else:
+        bw.bind(p.param, bw.one("Squeeze", "opset1", [piece, bw.i64([axis])],
+                                dtype=piece.dtype))
+
+
+def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int, as_ti: bool):
+    """Port-map entry of a Concat output; returns (type spec, post-processing or None)."""
+    bw = bd.bw
+    src = bw.get(op.result)
+    shape = src.shape
+    axis = op.axis
+    rank = None if shape is None else len(shape)
+    if op.new_axis:
+        if axis < 0:
+            if rank is None:
+                raise UnsupportedError(f"{where(loop)}: output {j} stacks on a negative axis "
+                                       "of unknown rank")
+            axis += rank + 1
+        chunk = 1
+    else:
+        if rank is None or not -rank <= axis < rank:
+            raise UnsupportedError(f"{where(loop)}: output {j} concatenates along axis {axis} "
+                                   "of a body value of unknown rank")
+        axis = axis + rank if axis < 0 else axis
+        chunk = shape[axis] if isinstance(shape[axis], int) else None
+    dt = value_dtype(op.output) or src.dtype
+    if as_ti and (op.new_axis or chunk is not None):
+        if op.new_axis:
+            src = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
+                         shape=None if shape is None else shape[:axis] + (1,) + shape[axis:])
+        elif chunk < 1:
+            raise UnsupportedError(f"{where(loop)}: output {j} concatenates empty pieces")
+        rid = bd.result(op.result, out=src)
+        stride = -chunk if op.reverse else chunk
+        bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid, "axis": axis,
+                               "start": -1 if op.reverse else 0, "end": 0 if op.reverse else -1,
+                               "stride": stride, "part_size": chunk})
+        return (dt, None), None
+    # Loop-5 (and pieces of unknown size): stack on a new axis, then reverse and merge
+    stacked = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
+                     shape=None if shape is None else shape[:axis] + (1,) + shape[axis:])
+    rid = bd.result(op.result, out=stacked)
+    bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid, "axis": axis,
+                           "start": 0, "end": -1, "stride": 1, "part_size": 1})
+
+    def post(out: Out) -> Out:
+        if op.reverse:
+            out = _reverse(w, out, axis)
+        if not op.new_axis:
+            n = w.one("ReduceProd", "opset1", [_shape_parts(w, out, axis, axis + 2),
+                                               w.i64([0])], {"keep_dims": True}, dtype=I64)
+            pattern = w.one("Concat", "opset1", [_shape_parts(w, out, 0, axis), n,
+                                                 _shape_parts(w, out, axis + 2, None)],
+                            {"axis": 0}, dtype=I64)
+            out = w.one("Reshape", "opset1", [out, pattern], {"special_zero": False},
+                        dtype=out.dtype)
+        return out
+
+    return (dt, None), post
+
+
+def _precondition_params(loop: Loop) -> set[int]:
+    """uids of the body parameters the precondition depends on."""
+    body = loop.body
+    params = {v.uid for v in body.inputs}
+    producers = {v.uid: n for n in body.nodes for v in n.outputs}
+    seen: set[int] = set()
+    used: set[int] = set()
+    stack = [loop.precondition]
+    while stack:
+        v = stack.pop()
+        if v is None or v.uid in seen:
+            continue
+        seen.add(v.uid)
+        if v.uid in params:
+            used.add(v.uid)
+        n = producers.get(v.uid)
+        if n is not None:
+            stack.extend(n.inputs)
+            for g in n.subgraphs():
+                stack.extend(g.captures())
+    return used
+
+
+def _check_precondition(loop: Loop) -> None:
+    used = _precondition_params(loop)
+    for p in loop.sliced:
+        if p.param.uid in used:
+            raise UnsupportedError(
+                f"{where(loop)}: its precondition (TensorRT while condition) reads the sliced "
+                f"input '{p.param.name}'; OpenVINO checks conditions after each iteration, "
+                "so only conditions on carried, invariant and outside values can be written")
+
+
+def _precondition_first(w: NetWriter, loop: Loop) -> Out:
+    """The precondition evaluated before the loop, on the initial values."""
+    subst: dict[int, Out] = {}
+    for p in loop.input_ports:
+        if not isinstance(p, Sliced):
+            subst[p.param.uid] = w.get(p.value, loop)
+    it = loop.iteration_param
+    if it is not None:
+        dt = value_dtype(it) or I64
+        shape = value_shape(it)
+        subst[it.uid] = w.const(np.zeros(shape if shape is not None else (), _np_int(dt)))
+    if loop.condition_param is not None:
+        subst[loop.condition_param.uid] = w.const(np.array(True))
+    return w.eval_cone(loop.body, loop.precondition, subst)
+
+
+def _precondition_next(bw: NetWriter, loop: Loop) -> Out:
+    """The precondition evaluated in the body on the values the next iteration will see."""
+    subst: dict[int, Out] = {}
+    for c in loop.carried:
+        subst[c.param.uid] = bw.get(c.result, loop)
+    it = loop.iteration_param
+    if it is not None:
+        cur = bw.get(it, loop)
+        one = bw.const(np.ones(cur.shape if cur.shape is not None else (), _np_int(cur.dtype)))
+        subst[it.uid] = bw.one("Add", "opset1", [cur, one], {"auto_broadcast": "numpy"},
+                               dtype=cur.dtype, shape=cur.shape)
+    return bw.eval_cone(loop.body, loop.precondition, subst)
+
+
+def _bound_by_slices(w: NetWriter, trip: Out, sliced: list[tuple[Out, int]]) -> Out:
+    """``count if trip < 0 else min(trip, count)``, count the fewest slices of any input."""
+    count = None
+    for x, axis in sliced:
+        n = w.one("Gather", "opset8", [w.one("ShapeOf", "opset3", [x], {"output_type": "i64"},
+                                             dtype=I64), w.i64(axis), w.i64(0)],
+                  {"batch_dims": 0}, dtype=I64, shape=())
+        count = n if count is None else w.one("Minimum", "opset1", [count, n],
+                                              {"auto_broadcast": "numpy"}, dtype=I64, shape=())
+    if trip.dtype != I64:
+        trip = w.one("Convert", "opset1", [trip], {"destination_type": "i64"}, dtype=I64,
+                     shape=trip.shape)
+    if trip.shape != ():
+        trip = w.one("Reshape", "opset1", [trip, w.i64([])], {"special_zero": False},
+                     dtype=I64, shape=())
+    low = w.one("Minimum", "opset1", [trip, count], {"auto_broadcast": "numpy"}, dtype=I64,
+                shape=())
+    negative = w.one("Less", "opset1", [trip, w.i64(0)], {"auto_broadcast": "numpy"},
+                     dtype=BOOL, shape=())
+    return w.one("Select", "opset1", [negative, count, low], {"auto_broadcast": "numpy"},
+                 dtype=I64, shape=())
+
+
+def _np_int(dt):
+    return np.int32 if dt == DataType.INT32 else np.int64
+
+
+def _pad_to_length(w: NetWriter, out: Out, axis: int, length: Out) -> Out:
+    """Zero-pad `out` along `axis` up to `length` entries (TensorRT concatenation length)."""
+    shape = w.one("ShapeOf", "opset3", [out], {"output_type": "i64"}, dtype=I64)
+    have = w.one("Gather", "opset8", [shape, w.i64([axis]), w.i64(0)], {"batch_dims": 0},
+                 dtype=I64)
+    want = w.one("Reshape", "opset1", [w.one("Convert", "opset1", [length],
+                                             {"destination_type": "i64"}, dtype=I64),
+                                       w.i64([1])], {"special_zero": False}, dtype=I64)
+    extra = w.one("Subtract", "opset1", [want, have], {"auto_broadcast": "numpy"}, dtype=I64)
+    extra = w.one("Maximum", "opset1", [extra, w.i64([0])], {"auto_broadcast": "numpy"},
+                  dtype=I64)
+    r = len(out.shape) if out.shape is not None else None
+    if r is not None:
+        zeros = w.i64([0] * r)
+        parts = ([w.i64([0] * axis)] if axis else []) + [extra] + \
+            ([w.i64([0] * (r - axis - 1))] if axis + 1 < r else [])
+        ends = parts[0] if len(parts) == 1 else w.one("Concat", "opset1", parts, {"axis": 0},
+                                                      dtype=I64)
+    else:
+        rank = w.one("ShapeOf", "opset3", [shape], {"output_type": "i64"}, dtype=I64)
+        zeros = w.one("Broadcast", "opset3", [w.i64(0), rank], {"mode": "numpy"}, dtype=I64)
+        ends = w.one("ScatterUpdate", "opset3", [zeros, w.i64([axis]), extra, w.i64(0)],
+                     dtype=I64)
+    fill = w.const(np.zeros((), dtype=np.float32)) if out.dtype is None else \
+        w.const(np.zeros((), dtype=_to_np(out.dtype)))
+    return w.one("Pad", "opset12", [out, zeros, ends, fill], {"pad_mode": "constant"},
+                 dtype=out.dtype)
+
+
+def _to_np(dt):
+    from .elements import to_numpy
+
+    return to_numpy(dt)
+
+
+@exporter("If", since=1)
+def _if(w: NetWriter, node: Node, ins):
+    branches: list[Graph] = [node.attrs["then_branch"], node.attrs["else_branch"]]
+    caps: list[Value] = []
+    seen: set[int] = set()
+    for g in branches:
+        for v in g.captures():
+            if v.uid not in seen:
+                seen.add(v.uid)
+                caps.append(v)
+    outer = [w.get(v, node) for v in caps]
+    elems = []
+    out_specs = []
+    for bi, g in enumerate(branches):
+        tag = "then" if bi == 0 else "else"
+        bw = NetWriter(w.weights, parent=w, scope=f"{where(node)} {tag} branch: ")
+        pm = ET.Element(f"{tag}_port_map")
+        used = {v.uid for v in g.captures()}
+        for k, (v, o) in enumerate(zip(caps, outer)):
+            if v.uid not in used:
+                continue
+            p = bw.parameter(v.name or f"in_{k}", o.dtype, o.shape, f"{bw.scope}'{v.name}'")
+            bw.env[v.uid] = p
+            ET.SubElement(pm, "input", {"external_port_id": str(k + 1),
+                                        "internal_layer_id": str(p.layer)})
+        bw.write_nodes(g)
+        if len(g.outputs) != len(node.outputs):
+            raise UnsupportedError(f"{where(node)}: {tag} branch has {len(g.outputs)} outputs, "
+                                   f"the node {len(node.outputs)}")
+        for j, v in enumerate(g.outputs):
+            src = bw.get(v, node)
+            rid = bw.result(src)
+            ET.SubElement(pm, "output", {"external_port_id": str(len(caps) + 1 + j),
+                                         "internal_layer_id": str(rid)})
+            if bi == 0:
+                out_specs.append((value_dtype(node.outputs[j]) or src.dtype, None))
+        elems.append((pm, bw.element(f"{tag}_body")))
+    outs = w.layer("If", "opset8", [ins[0]] + outer, None, out_specs, name=node.name)
+    el = w.layers[-1]
+    for pm, body in elems:
+        el.insert(0, pm)
+        el.append(body)
+    return outs
+

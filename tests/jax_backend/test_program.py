@@ -1,0 +1,129 @@
+"""Whole-graph behaviour: static partial evaluation, 64-bit types without global state,
+large constants as arguments, run-time errors, the persistent compilation cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from jaxutil import compare, onnx_graph, vi
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.backends import jax as jb
+
+
+def test_shape_gather_concat_reshape_chain_stays_static():
+    nodes = [h.make_node("Shape", ["x"], ["s"]),
+             h.make_node("Gather", ["s", "i0"], ["d0"], axis=0),
+             h.make_node("Unsqueeze", ["d0", "ax"], ["d0v"]),
+             h.make_node("Concat", ["d0v", "m1"], ["shape"], axis=0),
+             h.make_node("Reshape", ["x", "shape"], ["r"]),
+             h.make_node("Shape", ["r"], ["rs"]),
+             h.make_node("ReduceProd", ["rs"], ["n"], keepdims=0),
+             h.make_node("Range", ["zero", "n", "one"], ["idx"]),
+             h.make_node("Cast", ["idx"], ["y"], to=T.FLOAT)]
+    g = onnx_graph(nodes, [vi("x", T.FLOAT, None)], [vi("r", T.FLOAT, None),
+                                                     vi("y", T.FLOAT, None)],
+                   {"i0": np.array(0), "ax": np.array([0]), "m1": np.array([-1]),
+                    "zero": np.array(0), "one": np.array(1)})
+    for shape in [(2, 3, 4), (5, 1)]:
+        _, cg = compare(g, {"x": np.ones(shape, np.float32)})
+    step = cg._root.last_plan.steps[0]
+    assert set(step.static_out) == {v.uid for v in g.outputs if v.name == "y"}  # folded
+
+
+def test_loop_trip_count_from_a_shape_is_a_scan():
+    body = h.make_graph([h.make_node("Identity", ["c"], ["co"]),
+                         h.make_node("Add", ["a", "one"], ["ao"])], "b",
+                        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("a", T.FLOAT, [])],
+                        [vi("co", T.BOOL, []), vi("ao", T.FLOAT, [])],
+                        [h.make_tensor("one", T.FLOAT, [], [1.0])])
+    nodes = [h.make_node("Shape", ["x"], ["s"]),
+             h.make_node("ReduceProd", ["s"], ["n"], keepdims=0),
+             h.make_node("Loop", ["n", "", "a0"], ["a"], body=body, name="L")]
+    g = onnx_graph(nodes, [vi("x", T.FLOAT, None), vi("a0", T.FLOAT, [])],
+                   [vi("a", T.FLOAT, [])])
+    got, cg = compare(g, {"x": np.ones((3, 4), np.float32), "a0": np.float32(0)})
+    assert float(got["a"]) == 12
+    assert [r.reason for r in cg.explain() if r.element == "Loop node 'L'"] == [
+        "lax.scan over 12 iterations"]
+
+
+def test_64_bit_types_are_exact_and_do_not_leak_into_global_jax_state():
+    import jax
+    import jax.numpy as jnp
+
+    before = jax.config.jax_enable_x64
+    nodes = [h.make_node("Mul", ["a", "b"], ["p"]), h.make_node("Add", ["i", "j"], ["s"])]
+    g = onnx_graph(nodes, [vi("a", T.DOUBLE, [2]), vi("b", T.DOUBLE, [2]),
+                           vi("i", T.INT64, [2]), vi("j", T.INT64, [2])],
+                   [vi("p", T.DOUBLE, [2]), vi("s", T.INT64, [2])])
+    big = np.array([2**40 + 1, -(2**50)], np.int64)
+    got, _ = compare(g, {"a": np.array([1 / 3, 1e-200]), "b": np.array([3.0, 1e-10]),
+                         "i": big, "j": big})
+    assert got["p"].dtype == np.float64 and got["s"].dtype == np.int64
+    assert got["p"][1] == 1e-200 * 1e-10 and got["s"][0] == 2 * (2**40 + 1)
+    assert jax.config.jax_enable_x64 == before
+    if not before:
+        assert jnp.asarray(1.0).dtype == np.float32
+
+
+def test_large_constants_are_arguments_not_embedded():
+    w = np.random.default_rng(0).standard_normal((200, 100)).astype(np.float32)
+    g = onnx_graph([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", T.FLOAT, [3, 200])],
+                   [vi("y", T.FLOAT, None)], {"w": w})
+    _, cg = compare(g, {"x": np.ones((3, 200), np.float32)}, rtol=1e-4)
+    assert cg._root.last_plan.steps[0].big_uids  # passed as a device array
+
+
+def test_run_time_index_error_is_reported():
+    g = onnx_graph([h.make_node("Gather", ["x", "i"], ["y"], name="g")],
+                   [vi("x", T.FLOAT, [3]), vi("i", T.INT64, [])], [vi("y", T.FLOAT, [])])
+    cg = jb.compile_graph(g)
+    assert float(cg.run({"x": np.arange(3, dtype=np.float32), "i": np.array(-1)})["y"]) == 2
+    with pytest.raises(ig.ExecutionError, match="Gather node 'g'.*out of range"):
+        cg.run({"x": np.arange(3, dtype=np.float32), "i": np.array(3)})
+
+
+def test_outputs_are_numpy_arrays_including_inputs_passed_through():
+    g = onnx_graph([h.make_node("Identity", ["x"], ["y"])], [vi("x", T.FLOAT, [2])],
+                   [vi("y", T.FLOAT, [2]), vi("x", T.FLOAT, [2])])
+    out = jb.compile_graph(g).run({"x": np.ones(2, np.float32)})
+    assert list(out) == ["y", "x"] and all(type(v) is np.ndarray for v in out.values())
+
+
+def test_model_run_with_the_jax_backend():
+    from onnx import numpy_helper
+
+    m = h.make_model(h.make_graph([h.make_node("Tanh", ["x"], ["y"])], "g",
+                                  [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, [2])]),
+                     opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    assert numpy_helper  # (models go through ig.load like any user's)
+    model = ig.load(m)
+    x = np.array([0.5, -1], np.float32)
+    np.testing.assert_allclose(model.run({"x": x}, backend="jax")["y"], np.tanh(x), rtol=1e-6)
+
+
+def test_persistent_compilation_cache_is_opt_in(tmp_path):
+    script = (
+        "import numpy as np\n"
+        "from onnx import helper as h, TensorProto as T\n"
+        "from itergraph.frontends.onnx import read\n"
+        "from itergraph.backends import jax as jb\n"
+        "g = h.make_graph([h.make_node('Sin', ['x'], ['y'])], 'g',\n"
+        "    [h.make_tensor_value_info('x', T.FLOAT, [3])],\n"
+        "    [h.make_tensor_value_info('y', T.FLOAT, [3])])\n"
+        "m = h.make_model(g, opset_imports=[h.make_opsetid('', 17)], ir_version=8)\n"
+        "print(jb.compile_graph(read(m)).run({'x': np.ones(3, np.float32)})['y'][0])\n"
+    )
+    env = dict(os.environ, ITERGRAPH_JAX_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert abs(float(out.stdout.strip()) - np.sin(1.0)) < 1e-6
+    assert any((tmp_path / "cache").iterdir())

@@ -1,0 +1,70 @@
+"""Helpers for the OpenVINO frontend tests: OpenVINO is the oracle.
+
+`check_model(model, feeds, tmp_path)` saves an ``ov.Model`` as IR, reads it with itergraph, runs
+it on the NumPy backend and compares with OpenVINO; then writes the graph back with
+itergraph's writer and has OpenVINO run the written files, comparing again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+
+from itergraph.backends.numpy import run_graph
+from itergraph.frontends.openvino import read, write
+from itergraph.ir import verify
+
+CORE = ov.Core()
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+def run_ov(model_or_path, feeds: dict) -> list[np.ndarray]:
+    """Run with OpenVINO's CPU plugin in f32; outputs in model order."""
+    m = CORE.read_model(str(model_or_path)) if isinstance(model_or_path, str | Path) \
+        else model_or_path
+    c = CORE.compile_model(m, "CPU", CONFIG)
+    r = c(feeds)
+    return [np.asarray(r[o]) for o in c.outputs]
+
+
+def save(model: ov.Model, tmp_path: Path, name: str = "model") -> Path:
+    path = tmp_path / f"{name}.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
+
+
+def assert_close(got, want, rtol=1e-5, atol=1e-5, what=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer):
+        np.testing.assert_array_equal(got, want, err_msg=what)
+    else:
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+def run_itergraph(xml: Path, feeds: dict) -> list[np.ndarray]:
+    g = read(xml)
+    verify(g)
+    return list(run_graph(g, feeds).values())
+
+
+def check_model(model: ov.Model, feeds: dict, tmp_path: Path, rtol=1e-5, atol=1e-5,
+                write_back: bool = True):
+    """OpenVINO vs itergraph on the saved model, then OpenVINO on itergraph's written copy."""
+    xml = save(model, tmp_path)
+    want = run_ov(xml, feeds)
+    g = read(xml)
+    verify(g)
+    got = list(run_graph(g, feeds).values())
+    assert len(got) == len(want)
+    for i, (a, b) in enumerate(zip(got, want)):
+        assert_close(a, b, rtol, atol, f"itergraph output {i}")
+    if write_back:
+        out = tmp_path / "written.xml"
+        write(g, out)
+        again = run_ov(out, feeds)
+        for i, (a, b) in enumerate(zip(again, want)):
+            assert_close(a, b, rtol, atol, f"written model, OpenVINO output {i}")
+    return g, want
