@@ -582,3 +582,14 @@ def test_matrix_products_of_sliced_inputs_are_hoisted_out_of_the_scan():
     np.testing.assert_allclose(got["Y"], ys, rtol=1e-5, atol=1e-6)
     (how,) = _how(cg, "RNN")
     assert how.startswith("lax.scan over 6 iterations; 1 node(s)")
+
+
+def test_later_runs_start_from_the_capacity_an_earlier_run_needed():
+    g = while_graph()
+    cg = jb.compile_graph(g, initial_capacity=2)
+    feeds = {"x0": np.array(0), "lim": np.array(20)}
+    first = cg.run(feeds)
+    driver = cg._root.last_plan.steps[-1].driver
+    assert driver.capacities == [2, 4, 8, 16]
+    assert_same(cg.run(feeds), first)
+    assert driver.capacities == [32]  # one step now

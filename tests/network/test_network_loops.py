@@ -91,6 +91,15 @@ def test_count_beyond_iterator_is_an_error():
         run(net, feeds)
 
 
+@pytest.mark.parametrize("count", [None, 5])
+def test_while_still_true_when_the_iterator_runs_out_is_an_error(count):
+    from net_cases import _while_iterating
+
+    net, feeds, _ = _while_iterating(3, count)  # WHILE i < 3 over an iterator of 2 rows
+    with pytest.raises(ig.ExecutionError, match="beyond sliced input"):
+        run(net, feeds)
+
+
 def _count_beyond():
     net = new_network()
     x = net.add_input("x", trt.float32, X23.shape)

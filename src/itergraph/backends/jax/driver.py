@@ -3,8 +3,9 @@
 One jitted *step* per buffer capacity runs the loop as a ``lax.while_loop`` that also stops
 when its output buffers are full, and returns the carried state. The driver starts with a
 capacity (the known bound rounded up to a power of two when nothing can stop the loop early,
-else `CompiledGraph.initial_capacity`), and while a step reports a full buffer it resumes
-from the returned state with twice the capacity. No iteration runs twice, and each capacity
+else `CompiledGraph.initial_capacity`, or what an earlier run needed if that is more), and
+while a step reports a full buffer it resumes from the returned state with twice the
+capacity. No iteration runs twice, and each capacity
 compiles once. The buffers are then cut to the iterations run, joined, and finished
 (reverse, pad, move or merge) on the host, exactly as the NumPy backend does.
 """
@@ -30,6 +31,7 @@ from .loops import (
 )
 
 INT64_MAX = np.iinfo(np.int64).max
+LEARN_MAX = 1 << 16  # a run of more iterations than this still starts small next time
 
 
 def _next_pow2(n: int) -> int:
@@ -50,8 +52,8 @@ class LoopDriver:
         self.messages: dict[int, list] = {}
         self.notes: list = []
         self.ran = False
-        self.calls = 0  # steps run by the last `run` (tests look at the doubling)
-        self.capacities: list[int] = []
+        self.capacities: list[int] = []  # of the last run's steps (tests check the doubling)
+        self.learned = 0  # capacity that held a whole earlier run: where later runs start
 
     # ------------------------------------------------------------------ the step
     def _scope(self, args, big, max_it) -> tuple[TraceContext, Scope]:
@@ -128,7 +130,7 @@ class LoopDriver:
         args = [env[u] for u in self.traced_in]
         big = self.cg.big_args(self.big_uids)
         mi = np.int64(INT64_MAX if max_it is None else max_it)
-        cap = self._initial_capacity(env)
+        cap = max(self._initial_capacity(env), self.learned)
         state = None
         chunks: list[tuple[list, int]] = []
         k_prev = 0
@@ -147,7 +149,7 @@ class LoopDriver:
             if not bool(more):
                 break
             cap *= 2
-        self.calls = len(self.capacities)
+        self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))
         self._outputs(env, state, chunks, k_prev)
 
     def _outputs(self, env, state, chunks, n: int) -> None:

@@ -146,6 +146,20 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
     drive = _make_driver(loop, plan, pre_plan, state_slots, concat_slots, ctx.max_iterations)
     n_out = len(out_ports)
 
+    def pre_holds(k, cond, state, values, outer) -> bool:
+        """The precondition for iteration `k` (sliced inputs, exhausted by then, read as None)."""
+        args = [None] * len(params)
+        at = {v.uid: i for i, v in enumerate(params)}
+        if loop.iteration_param is not None:
+            args[at[loop.iteration_param.uid]] = np.full(it_shape, k, it_dtype)
+        if loop.condition_param is not None:
+            args[at[loop.condition_param.uid]] = cond
+        for c, v in zip(carried, state):
+            args[at[c.param.uid]] = v
+        for j in invariant:
+            args[at[ports[j].param.uid]] = values[j]
+        return bool(pre_plan.fn(*args, *[outer[i] for i in pre_cap_idx])[0])
+
     def run(trip, cond0, *rest):
         values = rest[:n_ports]
         lengths = rest[n_ports:n_ports + len(length_ports)]
@@ -157,25 +171,32 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
                 limit = None
             else:
                 limit = max(t, 0)
+        trip_limit = limit
         seqs = []
+        shortest = None  # (count, port index) of the shortest sliced input
         for j, p in sliced:
             seq, count = _sequence(loop, j, p, np.asarray(values[j]))
-            if strict_slices and limit is not None and limit > count:
-                raise ExecutionError(f"{where(loop)}: trip count {limit} iterates beyond sliced "
-                                     f"input {j}, which has {count} entries on axis {p.axis}")
+            if shortest is None or count < shortest[0]:
+                shortest = (count, j)
+            if strict_slices and known_count and limit is not None and limit > count:
+                raise _beyond(loop, j, count, p)
             limit = count if limit is None else min(limit, count)
             seqs.append(seq)
         cond = np.array(True) if cond0 is None else _scalar(loop, "initial condition", cond0)
         capacity = limit if known_count and limit is not None else 16
         accs = [_Accumulator(loop, i, out_ports[i], capacity) for i in concat_idx]
         try:
-            k, state, last = drive(
+            k, cond, state, last = drive(
                 _UNBOUNDED if limit is None else limit, cond,
                 [values[j] for j in carried_src], seqs, [values[j] for j in invariant],
                 [outer[i] for i in body_cap_idx], [outer[i] for i in pre_cap_idx],
                 [a.append for a in accs], lambda k: np.full(it_shape, k, it_dtype))
         except ValueError as e:  # a condition that is not one boolean
             raise ExecutionError(f"{where(loop)}: condition must hold one boolean: {e}") from e
+        if (strict_slices and shortest is not None and k == shortest[0] and cond
+                and (trip_limit is None or trip_limit > k)
+                and (pre_plan is None or pre_holds(k, cond, state, values, outer))):
+            raise _beyond(loop, shortest[1], k, ports[shortest[1]])
         outs: list = [None] * n_out
         for i, j in last_from_state.items():
             outs[i] = state[j]
@@ -191,6 +212,11 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
 
 
 _UNBOUNDED = float("inf")
+
+
+def _beyond(loop: Loop, j: int, count: int, p: Sliced) -> ExecutionError:
+    return ExecutionError(f"{where(loop)}: the loop iterates beyond sliced input {j}, which has "
+                          f"{count} entries on axis {p.axis}")
 
 
 def _sequence(loop: Loop, j: int, p: Sliced, x: np.ndarray):
@@ -219,7 +245,7 @@ def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iter
     """Generate the iteration loop for this `loop`'s port layout as straight-line Python.
 
     ``drive(limit, cond, state, seqs, invs, caps, pre_caps, appends, it)`` returns
-    ``(iterations run, final state, results of the last iteration or None)``.
+    ``(iterations run, last condition, final state, results of the last iteration or None)``.
     """
     pos = {v.uid: i for i, v in enumerate(plan.inputs)}
     carried, sliced = loop.carried, loop.sliced
@@ -265,7 +291,7 @@ def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iter
         lines.append("        cond = r[0]")
     for i, slot in enumerate(concat_slots):
         lines.append(f"        a{i}(r[{slot}])")
-    lines += ["        k += 1", f"    return k, ({names('s', len(carried))}), r", ""]
+    lines += ["        k += 1", f"    return k, cond, ({names('s', len(carried))}), r", ""]
     source = "\n".join(lines)
 
     def limit_reached():

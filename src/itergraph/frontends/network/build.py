@@ -10,9 +10,9 @@ limit a reversed iterator first takes the leading COUNT entries, since TensorRT 
 a negative count runs zero times), WHILE -> ``precondition``, LAST_VALUE -> `Last`,
 CONCATENATE / REVERSE -> `Concat(new_axis=True, reverse=..., length=...)`. TensorRT makes
 iterating past an iterator's end an error, while the canonical loop stops at the shortest
-sliced input: COUNT-limited loops with iterators carry ``origin_attrs["strict_slices"] =
-True`` so that the runner reports a count beyond an iterator's end as an ExecutionError
-(loops with a WHILE limit stop at the end of their shortest iterator instead).
+sliced input: loops with iterators carry ``origin_attrs["strict_slices"] = True`` so that
+the runner reports iterating beyond an iterator's end as an ExecutionError (a COUNT beyond
+it, or a WHILE condition still true when the shortest iterator runs out).
 """
 
 from __future__ import annotations
@@ -275,11 +275,9 @@ class _Builder:
             if v is not None and all(v is not r for r in results):
                 results.append(v)
         body.outputs = results
-        # COUNT alone: a count beyond an iterator's end is an error (checked by the runner
-        # before the loop starts). With a WHILE limit the loop may stop before the end, and
-        # whether it would run past it is known only there; the runner cannot tell yet, so
-        # such loops stop at the end of their shortest iterator.
-        attrs = {"strict_slices": True} if loop._iterators and cond is None else {}
+        # Iterating past an iterator's end is an error: the runner checks a COUNT before the
+        # loop starts, and a WHILE (evaluated once more) when the shortest iterator runs out.
+        attrs = {"strict_slices": True} if loop._iterators else {}
         node = Loop(body, ports, outs, trip_count=trip, precondition=precondition,
                     name=em.fresh(loop.name, em._node_names), origin="network",
                     origin_attrs=attrs, negative_trip_count="zero")
