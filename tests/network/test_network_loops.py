@@ -22,7 +22,6 @@ def test_case_numpy(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_jax(name):
-    pytest.importorskip("jax")
     net, feeds, want = CASES[name]()
     assert_outputs(ig.load(net).run(feeds, backend="jax"), want, rtol=1e-5, atol=1e-5)
 

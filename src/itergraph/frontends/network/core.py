@@ -8,6 +8,7 @@ and recomputed after any edit of the network (``set_input``, attribute changes).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,7 +102,7 @@ def _dims(dims, what: str) -> Shape:
     return out
 
 
-class Layer:
+class Layer(ABC):
     """Base of every layer (TensorRT's ILayer).
 
     Subclasses set `_type`, list their `_inputs` (tensors, or ``None`` for an input not set
@@ -198,8 +199,9 @@ class Layer:
         for t, (dt, shape, const) in zip(self._outputs, infos):
             t._cache = (version, dt, tuple(shape), const)
 
+    @abstractmethod
     def _infer(self) -> list[tuple[DataType, Shape, Any]]:
-        raise NotImplementedError
+        """(dtype, shape, constant value or None) of each output, from the current inputs."""
 
     def __repr__(self) -> str:
         return f"<{self._type.value} layer {self._name!r}>"
