@@ -115,3 +115,27 @@ def test_plans_are_cached_per_signature_and_fast_paths_are_one_jit():
                for p in cg._root.plans.values())
     assert cg.fully_compiled
     assert NumpyStep and DriverStep  # the other kinds of step, exercised elsewhere
+
+
+def test_a_driven_loop_whose_body_cannot_compile_runs_on_numpy():
+    """A loop that can stop early, with a concatenated output, and a NonZero in its body."""
+    x0 = Value("x0", tensor("float32", (3,)))
+    lim = Value("lim", tensor("float32", ()))
+    body = Graph("body")
+    p = Value("p", tensor("float32", (3,)))
+    body.inputs = [p]
+    one = Value("one", const=np.ones((), np.float32))
+    nxt = body.add(Node("Add", [p, one], 1, version=17)).outputs[0]
+    nz = body.add(Node("NonZero", [nxt], 1, version=17, name="nz")).outputs[0]
+    cnt = body.add(Node("Size", [nz], 1, version=17)).outputs[0]
+    s = body.add(Node("ReduceSum", [nxt], 1, {"keepdims": 0}, version=17)).outputs[0]
+    cond = body.add(Node("Less", [s, lim], 1, version=17)).outputs[0]
+    loop = Loop(body, [Carried(x0, p, nxt)], condition_result=cond, name="W")
+    from itergraph.ir import Concat
+
+    outs = [loop.add_output(Last(nxt, Value("y"))), loop.add_output(Concat(cnt, Value("ns")))]
+    g = Graph("g", [x0, lim], outs, [loop], opset_imports={"": 17})
+    got, cg = compare(g, {"x0": np.array([-2, 0, 1], np.float32), "lim": np.float32(12)},
+                      compiled=False)
+    (rec,) = cg.explain()
+    assert not rec.compiles and "NonZero node 'nz'" in rec.reason

@@ -581,7 +581,7 @@ def test_matrix_products_of_sliced_inputs_are_hoisted_out_of_the_scan():
         ys.append(hv)
     np.testing.assert_allclose(got["Y"], ys, rtol=1e-5, atol=1e-6)
     (how,) = _how(cg, "RNN")
-    assert how.startswith("lax.scan over 6 iterations; 1 node(s)")
+    assert how.startswith("lax.scan over 6 iterations; 1 matrix product(s)")
 
 
 def test_later_runs_start_from_the_capacity_an_earlier_run_needed():

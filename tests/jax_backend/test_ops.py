@@ -191,6 +191,51 @@ case("CumSum", "CumSum", {"x": r(3, 4), "a": np.array(1, np.int64)}, static={"a"
 case("CumSum-excl-rev", "CumSum", {"x": ri(3, 4), "a": np.array(0, np.int64)},
      {"exclusive": 1, "reverse": 1}, static={"a"})
 
+# --- more tensor ops, convolution, pooling, normalization
+case("Pad-constant", "Pad", {"x": r(2, 3), "p": np.array([0, 1, 1, 2], np.int64),
+                             "v": np.array(9.0, f32)}, static={"p"})
+for mode in ("reflect", "edge", "wrap"):
+    case(f"Pad-{mode}", "Pad", {"x": r(3, 4), "p": np.array([1, 2, 1, 1], np.int64)},
+         {"mode": mode}, static={"p"})
+case("Pad-axes", "Pad", {"x": r(3, 4), "p": np.array([1, 2], np.int64),
+                                  "v": np.array(1.0, f32), "a": np.array([1], np.int64)},
+     static={"p", "a"})
+case("Pad-2", "Pad", {"x": r(2, 2)}, {"pads": [1, 0, 0, 1], "value": 3.0}, opset=2)
+case("Trilu-upper", "Trilu", {"x": r(3, 4), "k": np.array(1, np.int64)}, static={"k"})
+case("Trilu-lower", "Trilu", {"x": r(4, 3)}, {"upper": 0})
+case("OneHot", "OneHot", {"i": np.array([[0, 2], [-1, 1]], np.int64),
+                          "d": np.array(3, np.int64), "v": np.array([0, 5], f32)}, {"axis": 1},
+     static={"d"})
+case("TopK-largest", "TopK", {"x": np.array([[3, 1, 3, 2], [0, 5, 5, 1]], f32),
+                              "k": np.array([2], np.int64)}, {"axis": 1}, static={"k"}, n_out=2)
+case("TopK-smallest", "TopK", {"x": r(3, 5), "k": np.array([3], np.int64)},
+     {"axis": 0, "largest": 0}, static={"k"}, n_out=2)
+case("GatherND", "GatherND", {"x": r(2, 3, 4), "i": np.array([[0, 1], [1, -1]], np.int64)})
+case("GatherND-batch", "GatherND", {"x": r(2, 3, 4), "i": np.array([[[1]], [[2]]], np.int64)},
+     {"batch_dims": 1})
+case("DepthToSpace-DCR", "DepthToSpace", {"x": r(1, 8, 2, 3)}, {"blocksize": 2})
+case("DepthToSpace-CRD", "DepthToSpace", {"x": r(1, 8, 2, 3)}, {"blocksize": 2, "mode": "CRD"})
+case("SpaceToDepth", "SpaceToDepth", {"x": r(1, 2, 4, 6)}, {"blocksize": 2})
+case("EyeLike", "EyeLike", {"x": r(3, 4)}, {"k": 1, "dtype": 7})
+case("Shrink", "Shrink", {"x": r(6, lo=-2, hi=2)}, {"bias": 0.5, "lambd": 0.7})
+case("Conv", "Conv", {"x": r(1, 4, 6, 7), "w": r(6, 2, 3, 2), "b": r(6)},
+     {"group": 2, "strides": [2, 1], "pads": [1, 0, 0, 1], "dilations": [1, 2]})
+case("Conv-same-1d", "Conv", {"x": r(2, 3, 9), "w": r(4, 3, 4)},
+     {"auto_pad": "SAME_UPPER", "strides": [2]})
+case("MaxPool", "MaxPool", {"x": r(1, 2, 5, 6)}, {"kernel_shape": [3, 2], "strides": [2, 2],
+                                                   "pads": [1, 0, 1, 1]})
+case("AveragePool-exclude-pad", "AveragePool", {"x": r(1, 2, 5, 5)},
+     {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+case("AveragePool-include-pad", "AveragePool", {"x": r(1, 2, 5, 5)},
+     {"kernel_shape": [2, 3], "pads": [1, 1, 0, 1], "count_include_pad": 1})
+case("GlobalAveragePool", "GlobalAveragePool", {"x": r(2, 3, 4, 5)})
+case("GlobalMaxPool", "GlobalMaxPool", {"x": r(2, 3, 4, 5)})
+case("BatchNormalization", "BatchNormalization", {"x": r(2, 3, 4), "s": r(3), "b": r(3),
+                                                  "m": r(3), "v": r(3, lo=0.5, hi=2)})
+case("InstanceNormalization", "InstanceNormalization", {"x": r(2, 3, 4), "s": r(3), "b": r(3)})
+case("RMSNormalization", "RMSNormalization", {"x": r(2, 3, 4), "s": r(4)}, opset=23)
+case("Swish", "Swish", {"x": r(5)}, {"alpha": 0.7}, opset=24)
+
 
 def _graph(op_type, inputs, attrs, opset, as_consts, n_out):
     names = list(inputs)

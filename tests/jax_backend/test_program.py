@@ -127,3 +127,59 @@ def test_persistent_compilation_cache_is_opt_in(tmp_path):
     assert out.returncode == 0, out.stderr
     assert abs(float(out.stdout.strip()) - np.sin(1.0)) < 1e-6
     assert any((tmp_path / "cache").iterdir())
+
+
+def test_small_integer_inputs_needed_as_constants_become_known_values():
+    """A reshape target or reduction axes given as a graph input: plans are made per value
+    of it (the input is promoted to a known value), instead of falling back to NumPy."""
+    nodes = [h.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0),
+             h.make_node("Reshape", ["s", "shape"], ["y"])]
+    g = onnx_graph(nodes, [vi("x", T.FLOAT, None), vi("axes", T.INT64, [1]),
+                           vi("shape", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    cg = None
+    for axes, shape in [([0], [4, 3]), ([1], [2, 4]), ([0], [4, 3]), ([0], [2, 6])]:
+        feeds = {"x": x, "axes": np.array(axes), "shape": np.array(shape)}
+        got, cg = compare(g, feeds) if cg is None else (cg.run(feeds), cg)
+        np.testing.assert_array_equal(got["y"], x.sum(axis=axes[0]).reshape(shape))
+    assert len(cg._root.plans) == 3  # one per distinct (axes, shape)
+    assert all(r.compiles for r in cg.explain())
+
+
+def test_dynamic_slice_by_the_iteration_number_and_bailout_to_numpy():
+    """x[i : i + 2] in a loop body: a dynamic slice of static size; when the run-time bounds
+    would give another size (past the end), the run is redone on NumPy."""
+    body = h.make_graph(
+        [h.make_node("Identity", ["c"], ["co"]),
+         h.make_node("Add", ["i", "two"], ["e"]),
+         h.make_node("Unsqueeze", ["i", "ax"], ["s1"]),
+         h.make_node("Unsqueeze", ["e", "ax"], ["e1"]),
+         h.make_node("Slice", ["x", "s1", "e1"], ["piece"]),
+         h.make_node("ReduceSum", ["piece"], ["ps"], keepdims=0),
+         h.make_node("Add", ["a", "ps"], ["ao"])], "b",
+        [vi("i", T.INT64, []), vi("c", T.BOOL, []), vi("a", T.FLOAT, [])],
+        [vi("co", T.BOOL, []), vi("ao", T.FLOAT, [])],
+        [h.make_tensor("two", T.INT64, [], [2]), h.make_tensor("ax", T.INT64, [1], [0])])
+    g = onnx_graph([h.make_node("Loop", ["M", "", "a0"], ["a"], body=body, name="L")],
+                   [vi("M", T.INT64, []), vi("a0", T.FLOAT, []), vi("x", T.FLOAT, [6])],
+                   [vi("a", T.FLOAT, [])])
+    x = np.arange(1, 7, dtype=np.float32)
+    feeds = {"M": np.array(5), "a0": np.float32(0), "x": x}
+    got, cg = compare(g, feeds)
+    assert float(got["a"]) == sum(x[k:k + 2].sum() for k in range(5)) and cg.bailouts == 0
+    feeds["M"] = np.array(6)  # the last slice x[5:7] holds one element: NumPy's answer
+    want = sum(x[k:k + 2].sum() for k in range(6))
+    assert float(cg.run(feeds)["a"]) == want and cg.bailouts == 1
+
+
+def test_sequence_and_empty_optional_inputs_go_to_numpy():
+    nodes = [h.make_node("SequenceLength", ["seq"], ["n"]),
+             h.make_node("Cast", ["n"], ["nf"], to=T.FLOAT),
+             h.make_node("Mul", ["nf", "x"], ["y"])]
+    seq_t = h.make_tensor_sequence_value_info("seq", T.FLOAT, None)
+    g = onnx_graph(nodes, [seq_t, vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, None)])
+    feeds = {"seq": [np.ones(2, np.float32)] * 3, "x": np.array([1, 2], np.float32)}
+    got, cg = compare(g, feeds, compiled=False)
+    np.testing.assert_array_equal(got["y"], [3, 6])
+    (rec,) = [r for r in cg.explain() if not r.compiles]
+    assert "SequenceLength" in rec.element and "sequence" in rec.reason

@@ -102,3 +102,43 @@ def test_lstm_matches_onnxruntime():
     got = jb.compile_graph(read(m)).run({k: d[k] for k in names})
     for g_, w_ in zip(got.values(), want):
         np.testing.assert_allclose(g_, w_, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_cell_inside_a_scan_has_its_input_projection_hoisted():
+    """OpenVINO's TensorIterator + LSTMCell pattern: an LSTM node of one step in a loop body.
+    Its X W^T + Wb is computed for all iterations before the scan."""
+    from jaxutil import compare as cmp
+
+    from itergraph.ir import Carried, Concat, Graph, Last, Loop, Node, Sliced, Value, tensor
+
+    H, I, T_ = 5, 3, 6
+    X = Value("X", tensor("float32", (T_, 2, I)))
+    h0 = Value("h0", tensor("float32", (2, H)))
+    c0 = Value("c0", tensor("float32", (2, H)))
+    body = Graph("body")
+    xt = Value("xt", tensor("float32", (2, I)))
+    hp = Value("hp", tensor("float32", (2, H)))
+    cp = Value("cp", tensor("float32", (2, H)))
+    body.inputs = [xt, hp, cp]
+
+    def add(op, *ins, n=1, **attrs):
+        return body.add(Node(op, ins, n, attrs, version=14)).outputs
+
+    zero = Value("zero", const=np.array([0]))
+    W = Value("W", const=(rng.standard_normal((1, 4 * H, I)) * 0.5).astype(np.float32))
+    R = Value("R", const=(rng.standard_normal((1, 4 * H, H)) * 0.5).astype(np.float32))
+    B = Value("B", const=(rng.standard_normal((1, 8 * H)) * 0.1).astype(np.float32))
+    (x3,) = add("Unsqueeze", xt, zero)
+    (h3,) = add("Unsqueeze", hp, zero)
+    (c3,) = add("Unsqueeze", cp, zero)
+    _, yh, yc = add("LSTM", x3, W, R, B, None, h3, c3, n=3, hidden_size=H)
+    (hn,) = add("Squeeze", yh, zero)
+    (cn,) = add("Squeeze", yc, zero)
+    loop = Loop(body, [Sliced(X, xt), Carried(h0, hp, hn), Carried(c0, cp, cn)], name="TI")
+    outs = [loop.add_output(Concat(hn, Value("Y"))), loop.add_output(Last(cn, Value("C")))]
+    g = Graph("g", [X, h0, c0], outs, [loop], opset_imports={"": 14})
+    feeds = {"X": rng.standard_normal((T_, 2, I)).astype(np.float32),
+             "h0": np.zeros((2, H), np.float32), "c0": np.zeros((2, H), np.float32)}
+    _, cg = cmp(g, feeds, rtol=1e-5, atol=1e-6)
+    (rec,) = cg.explain()
+    assert "1 matrix product(s)" in rec.reason

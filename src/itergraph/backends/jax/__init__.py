@@ -33,7 +33,7 @@ __all__ = ["LOWERINGS", "CompiledGraph", "Record", "Rule", "available", "compile
            "enable_compilation_cache", "explain", "explain_text", "lowering", "run_graph"]
 
 
-def compile_graph(graph, initial_capacity: int = 64):
+def compile_graph(graph, initial_capacity: int | None = None):
     """Prepare `graph` for the JAX backend (tracing and compiling happen on the first run
     for each input signature). `initial_capacity`: see `CompiledGraph`."""
     from .program import CompiledGraph

@@ -72,10 +72,11 @@ def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
                        "branch")
         how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
                if early else "lax.scan (if the iteration count is known when compiling)")
+        at = len(notes)
         sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
         out.extend(sub)
-        if depth > 0 or not out:
-            notes.append(Record(where(node), not out, how if not out else "; ".join(out)))
+        if depth > 0 or not out:  # outer loop first, then what is inside it
+            notes.insert(at, Record(where(node), not out, how if not out else "; ".join(out)))
         return out
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         for g in (node.attrs.get("then_branch"), node.attrs.get("else_branch")):
@@ -99,7 +100,7 @@ def analyze(graph: Graph) -> list[Record]:
         probs = _problems(tc, node, 0, notes)
         if probs:
             records.append(Record(where(node), False, "runs on NumPy: " + "; ".join(probs)))
-        elif not (notes and notes[-1].element == where(node)):
+        elif not (notes and notes[0].element == where(node)):
             records.append(Record(where(node), True, "compiles with XLA"))
         records.extend(notes)
     return records

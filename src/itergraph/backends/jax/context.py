@@ -27,10 +27,16 @@ FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by X
 class CannotLower(UnsupportedError):
     """`element` (a node) cannot be compiled with XLA; the runner falls back to NumPy."""
 
-    def __init__(self, element: Node | None, reason: str):
+    def __init__(self, element: Node | None, reason: str, needs_static: bool = False):
         super().__init__(f"{where(element)}: {reason}")
         self.element = element
         self.reason = reason
+        self.needs_static = needs_static  # a value computed at run time was needed at trace
+
+
+class Bailout(ExecutionError):
+    """A compiled run met a case only the NumPy backend handles (e.g. a dynamic slice whose
+    run-time bounds give another size than the static one): the run is redone on NumPy."""
 
 
 class NeedsDriver(Exception):  # noqa: N818 - a signal, not an error
@@ -66,6 +72,8 @@ class TraceContext:
         self.depth = 0  # 0 while tracing the top-level graph, >0 inside bodies/branches
         self.enclosing: list[Node] = []  # loops/Ifs being traced, innermost last
         self.top_node: Node | None = None  # top-level node being traced (fallback attribution)
+        self.affine: dict[int, tuple] = {}  # id(traced int) -> (base, offset, value); `affine`
+        self.cell_inputs: dict[int, Any] = {}  # id(LSTM/GRU/RNN node) -> input projection
 
     def note(self, element, compiles: bool, reason: str) -> None:
         self.notes.append((element, compiles, reason))
@@ -152,7 +160,7 @@ class OpContext:
         if isinstance(x, np.ndarray):
             return x
         raise CannotLower(self.node, f"{what} must be known at compile time (it is computed "
-                                     "from run-time data)")
+                                     "from run-time data)", needs_static=True)
 
     def ints(self, x: Any, what: str) -> list[int]:
         return [int(d) for d in self.const(x, what).reshape(-1)]

@@ -18,6 +18,8 @@ import numpy as np
 
 from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
+from ...ir.types import TensorType
+from ..numpy.dtypes import to_numpy
 from . import config
 from .context import Scope, TraceContext, is_static
 from .loops import (
@@ -31,6 +33,7 @@ from .loops import (
 )
 
 INT64_MAX = np.iinfo(np.int64).max
+AUTO_MIN, AUTO_MAX, AUTO_BYTES = 64, 4096, 1 << 18  # automatic initial capacity
 LEARN_MAX = 1 << 16  # a run of more iterations than this still starts small next time
 
 
@@ -104,8 +107,9 @@ class LoopDriver:
                 axis = p.axis + x.ndim if p.axis < 0 else p.axis
                 c = p.count(x.shape[axis])
                 bound = c if bound is None else min(bound, c)
+        base = self.cg.initial_capacity or self._auto_capacity()
         if bound is None:
-            return self.cg.initial_capacity
+            return base
         tc = TraceContext(self.cg)
         scope = Scope(tc)
         scope.env.update(self._statics)
@@ -118,7 +122,21 @@ class LoopDriver:
             free = free and c is not None and bool(np.asarray(c).reshape(()))
         if free:
             return _next_pow2(max(bound, 1))
-        return min(self.cg.initial_capacity, _next_pow2(max(bound, 1)))
+        return min(base, _next_pow2(max(bound, 1)))
+
+    def _auto_capacity(self) -> int:
+        """A 256 KiB buffer's worth of iterations (64..4096), from the declared types of the
+        concatenated values; 64 when they are not all known."""
+        total = 0
+        for i in loop_info(self.loop).concat_idx:
+            t = self.loop.output_ports[i].result.type
+            if not (isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
+                    and all(isinstance(d, int) for d in t.shape)):
+                return AUTO_MIN
+            total += int(np.prod(t.shape, dtype=np.int64)) * to_numpy(t.dtype).itemsize
+        if total == 0:
+            return AUTO_MAX
+        return max(AUTO_MIN, min(AUTO_MAX, _next_pow2(AUTO_BYTES // total + 1) // 2))
 
     def run(self, env, static, max_it) -> None:
         jax = config.jax()

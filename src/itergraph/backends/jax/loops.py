@@ -36,6 +36,7 @@ from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Loop, Sliced
 from ...ir.types import TensorType
 from ..numpy.dtypes import to_numpy
 from .context import CannotLower, Frame, NeedsDriver, OpContext, Scope, TraceContext, is_static
+from .ops.rnn import cell_input_projection
 from .table import lookup
 from .trace import eval_graph, eval_nodes
 
@@ -284,7 +285,7 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
     loop = st.loop
     frame = Frame()
     bs = Scope(tc, parent=st.scope, frame=frame)
-    if loop.iteration_param is not None:
+    if loop.iteration_param is not None and k is not None:
         bs.bind(loop.iteration_param, iteration_value(loop, k))
     if loop.condition_param is not None:
         bs.bind(loop.condition_param, np.array(True))
@@ -293,7 +294,8 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
     for c, x in zip(st.info.carried, state):
         bs.bind(c.param, x)
     for (_, p), x in zip(st.info.sliced, pieces):
-        bs.bind(p.param, x)
+        if x is not None:
+            bs.bind(p.param, x)
     tc.depth += 1
     tc.enclosing.append(loop)
     try:
@@ -304,7 +306,8 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
             if hoisted is not None:
                 skip, bound = hoisted
                 bs.env.update(bound)
-                nodes = [n for n in nodes if id(n) not in skip]
+                if only is None:
+                    nodes = [n for n in nodes if id(n) not in skip]
             eval_nodes(tc, nodes, bs)
             vals = [bs.get(v) for v in wanted]
     finally:
@@ -470,87 +473,140 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
 
 HOIST_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "MatMulInteger"})
 HOIST_MAX_BYTES = 1 << 28
+CELL_OPS = frozenset({"LSTM", "GRU", "RNN"})
 
 
-def hoist_candidates(tc: TraceContext, loop: Loop, wanted: list[Value]):
-    """Body nodes worth computing for all iterations at once, before the scan: matrix
-    products that read no carried value (only sliced pieces, the iteration number,
-    invariants and constants), with the nodes they need. Returns (nodes in order, frontier
-    values the rest of the body or the ports read), or None."""
+@dataclass
+class HoistPlan:
+    """Body nodes a scan computes outside its loop (shape-independent, cached per loop).
+
+    `invariant`: nodes reading nothing that changes across iterations (invariant inputs,
+    outer values, constants), traced once before the scan. `batched`: matrix products that
+    read no carried value (only sliced pieces, the iteration number and invariants), with
+    the nodes they need, computed for all iterations at once by one vmapped trace (one large
+    product instead of one small product per step). `*_out`: their values the rest reads."""
+
+    invariant: list
+    invariant_out: list[Value]
+    batched: list
+    batched_out: list[Value]
+    cells: list = field(default_factory=list)  # LSTM/GRU/RNN nodes: input projection batched
+
+
+def hoist_plan(tc: TraceContext, loop: Loop, wanted: list[Value]) -> HoistPlan:
     key = ("_jax_hoist", tuple(v.uid for v in wanted))
-    if key in loop.meta:
-        return loop.meta[key]
+    plan = loop.meta.get(key)
+    if plan is not None:
+        return plan
     needed = tc.program.needed(loop.body, wanted)
-    varying = {c.param.uid for c in loop.carried}
-    for n in needed:
-        if isinstance(n, Loop) or n.subgraphs() or any(
-                v is not None and v.uid in varying for v in n.inputs):
-            varying.update(v.uid for v in n.outputs)
+    carried = {c.param.uid for c in loop.carried}
     per_iter = {p.param.uid for _, p in loop_info(loop).sliced}
     if loop.iteration_param is not None:
         per_iter.add(loop.iteration_param.uid)
-    depends: set[int] = set(per_iter)
+    varying = set(carried)  # depends on the carried state (or on a nested loop/branch)
+    changing = set(carried) | per_iter  # differs between iterations
+    invariant = []
     for n in needed:
-        if any(v is not None and v.uid in depends for v in n.inputs):
-            depends.update(v.uid for v in n.outputs)
+        reads = {v.uid for v in n.inputs if v is not None}
+        for g in n.subgraphs():
+            reads.update(v.uid for v in g.captures())
+        outs = {v.uid for v in n.outputs}
+        if n.subgraphs() or isinstance(n, Loop) or reads & varying:
+            varying |= outs
+        if n.subgraphs() or isinstance(n, Loop) or reads & changing:
+            changing |= outs
+        else:
+            invariant.append(n)
+    inv_ids = {id(n) for n in invariant}
     producer = {v.uid: n for n in needed for v in n.outputs}
     chosen: set[int] = set()
     stack = [n for n in needed if n.op_type in HOIST_OPS and n.domain in ("", "ai.onnx")
-             and n.outputs[0].uid not in varying and n.outputs[0].uid in depends]
+             and id(n) not in inv_ids and n.outputs[0].uid not in varying]
+    cells = []
+    for n in needed:  # recurrent cells: X @ W^T + Wb reads no state
+        ins = list(n.inputs) + [None] * 5
+        if (n.op_type in CELL_OPS and n.domain in ("", "ai.onnx") and id(n) not in inv_ids
+                and ins[0] is not None and ins[0].uid not in varying and ins[4] is None
+                and all(v is None or v.uid not in changing for v in (ins[1], ins[3]))):
+            cells.append(n)
+            if ins[0].uid in producer:
+                stack.append(producer[ins[0].uid])
     while stack:
         n = stack.pop()
-        if id(n) in chosen:
+        if id(n) in chosen or id(n) in inv_ids:
             continue
         chosen.add(id(n))
         stack.extend(producer[v.uid] for v in n.inputs if v is not None and v.uid in producer)
-    result = None
-    if chosen:
-        nodes = [n for n in needed if id(n) in chosen]
-        made = {v.uid for n in nodes for v in n.outputs}
-        reads = {v.uid for n in needed if id(n) not in chosen for v in n.inputs if v is not None}
-        reads.update(v.uid for n in needed if id(n) not in chosen for g in n.subgraphs()
-                     for v in g.captures())
+    batched = [n for n in needed if id(n) in chosen]
+
+    def frontier(nodes, later):
+        made = [v for n in nodes for v in n.outputs]
+        reads = {v.uid for n in later for v in n.inputs if v is not None}
+        reads.update(v.uid for n in later for g in n.subgraphs() for v in g.captures())
         reads.update(v.uid for v in wanted)
-        frontier = [v for n in nodes for v in n.outputs if v.uid in reads and v.uid in made]
-        result = (nodes, frontier)
-    loop.meta[key] = result
-    return result
+        return [v for v in made if v.uid in reads]
+
+    rest = [n for n in needed if id(n) not in inv_ids and id(n) not in chosen]
+    plan = HoistPlan(invariant, frontier(invariant, batched + rest),
+                     batched, frontier(batched, rest), cells)
+    loop.meta[key] = plan
+    return plan
 
 
 def _hoist(tc: TraceContext, st: Setup, n: int, wanted: list[Value]):
-    """Compute the hoisted nodes for all `n` iterations with one vmapped trace. Returns
-    (skip ids, static bindings, traced frontier values, their stacked arrays) or None."""
+    """Compute the hoisted parts of a scan body (see `HoistPlan`) outside the loop. Returns
+    (ids of nodes the body skips, values bound in the body, batched frontier values, their
+    stacked arrays, count of batched nodes)."""
     import jax
     import jax.numpy as jnp
 
-    cand = hoist_candidates(tc, st.loop, wanted)
-    if cand is None:
-        return None
-    nodes, frontier = cand
+    hp = hoist_plan(tc, st.loop, wanted)
+    skip: set[int] = set()
+    bound: dict[int, Any] = {}
+    nc = len(st.info.carried)
+    if hp.invariant:
+        vals, err = run_body(tc, st, None, [None] * nc, [None] * len(st.stacks),
+                             hp.invariant_out, only=hp.invariant)
+        tc.merge(st.scope.frame, err)
+        skip.update(id(x) for x in hp.invariant)
+        bound.update((v.uid, x) for v, x in zip(hp.invariant_out, vals))
+    if not (hp.batched or hp.cells) or n < 2:
+        return skip, bound, [], [], 0
     statics: dict[int, Any] = {}
-    traced_vals: list[Value] = []
+    traced_vals: list = []  # Values, or cell nodes (their input projection)
+    cell_ins = [v for c in hp.cells for v in (c.inputs[0], c.inputs[1],
+                                                 c.inputs[3] if len(c.inputs) > 3 else None)]
 
     def pre(k, pieces):
-        vals, err = run_body(tc, st, k, [None] * len(st.info.carried), pieces, frontier,
-                             only=nodes)
+        wanted_pre = hp.batched_out + [v for v in cell_ins if v is not None]
+        vals, err = run_body(tc, st, k, [None] * nc, pieces, wanted_pre,
+                             hoisted=(skip, bound), only=hp.batched)
         out = []
         statics.clear()
         traced_vals.clear()
-        for v, x in zip(frontier, vals):
+        for v, x in zip(hp.batched_out, vals):
             if is_static(x):
                 statics[v.uid] = x
             else:
                 traced_vals.append(v)
                 out.append(x)
+        got = dict(zip([v.uid for v in wanted_pre], vals))
+        for j, c in enumerate(hp.cells):
+            x, w, b = (None if v is None else got[v.uid] for v in cell_ins[3 * j:3 * j + 3])
+            traced_vals.append(c)
+            out.append(cell_input_projection(c, x, w, b))
         return out, (err if err is not None else jnp.zeros((), np.int32))
 
     shapes = jax.eval_shape(pre, jax.ShapeDtypeStruct((), np.int64), _piece_avals(st))[0]
     size = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in shapes) * n
     if size > HOIST_MAX_BYTES:
-        return None
+        return skip, bound, [], [], 0
     stacked, err = jax.vmap(pre)(jnp.arange(n, dtype=np.int64), list(st.stacks))
     tc.merge(st.scope.frame, jnp.max(err))
-    return {id(x) for x in nodes}, dict(statics), list(traced_vals), list(stacked)
+    skip = skip | {id(x) for x in hp.batched}
+    bound = {**bound, **statics}
+    products = sum(1 for x in hp.batched if x.op_type in HOIST_OPS) + len(hp.cells)
+    return skip, bound, list(traced_vals), list(stacked), products
 
 
 def _scan(tc: TraceContext, st: Setup, n: int) -> list:
@@ -564,21 +620,31 @@ def _scan(tc: TraceContext, st: Setup, n: int) -> list:
     init_state = [_as_array(x) for x in st.carried0]
     plain_avals = probe(tc, st, plain_res)
     init_lasts = [jnp.zeros(a.shape, a.dtype) for a in plain_avals]
-    hoisted = _hoist(tc, st, n, wanted) if n > 1 else None
+    skip, bound, batched_vals, batched, n_batched = _hoist(tc, st, n, wanted)
     n_sliced = len(st.stacks)
-    xs_all = list(st.stacks) + (hoisted[3] if hoisted else [])
+    xs_all = list(st.stacks) + batched
     tc.note(loop, True, f"lax.scan over {n} iterations" + (
-        f"; {len(hoisted[0])} node(s) that read no carried value (matrix products) computed "
-        "for all iterations at once before it" if hoisted else ""))
+        f"; {n_batched} matrix product(s) that read no carried value computed for all "
+        "iterations at once before it" if n_batched else ""))
 
     def step(carry, xs):
         k, state, lasts, err = carry
         pre = None
-        if hoisted:
-            bound = dict(hoisted[1])
-            bound.update((v.uid, x) for v, x in zip(hoisted[2], xs[n_sliced:]))
-            pre = (hoisted[0], bound)
-        vals, berr = run_body(tc, st, k, state, xs[:n_sliced], wanted, pre)
+        cells = []
+        if skip or batched_vals:
+            b = dict(bound)
+            for v, x in zip(batched_vals, xs[n_sliced:]):
+                if isinstance(v, Value):
+                    b[v.uid] = x
+                else:  # a cell's input projection for this iteration
+                    tc.cell_inputs[id(v)] = x
+                    cells.append(v)
+            pre = (skip, b)
+        try:
+            vals, berr = run_body(tc, st, k, state, xs[:n_sliced], wanted, pre)
+        finally:
+            for c in cells:
+                tc.cell_inputs.pop(id(c), None)
         new_state = [conform(loop, f"carried value '{c.param.name}'", v, s)
                      for c, v, s in zip(info.carried, vals[:nc], state)]
         ys = [_as_array(v) for v in vals[nc:nc + ny]]

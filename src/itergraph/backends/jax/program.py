@@ -8,14 +8,21 @@ tracing stops at a top-level node, the graph is split there:
     [jitted segment] [that node] [rest of the graph, planned the same way]
 
 where "that node" is a `LoopDriver` (a top-level loop whose output length is only known at
-run time, see `loops`) or a NumPy segment (a node that cannot be lowered, with the
+run time, see `driver`) or a NumPy segment (a node that cannot be lowered, with the
 consecutive nodes after it that have no lowering either), run by the NumPy backend. The rest
 is planned lazily per signature of the values it receives, since a NumPy node may produce
 data-dependent shapes. Small integer results of NumPy segments are treated as known values
 (part of the rest's signature), so that shape computations done by NumPy stay static.
+Likewise, when a node needs a value at trace time (a reshape target, reduction axes) and
+that value is a small input given at run time, the input is *promoted*: plans are then made
+per value of it. Values XLA cannot hold (sequences, empty optionals, strings) send the
+first node reading them to NumPy.
 
 Values that are known while tracing (constants, shapes and what is computed from them) never
-cross a jitted function's boundary: they are recorded at trace time and reused.
+cross a jitted function's boundary: they are recorded at trace time and reused. Constants
+larger than `context.BIG_CONSTANT` elements are passed as (cached) device arguments instead
+of being embedded in the program. A run-time condition only NumPy handles (`Bailout`)
+redoes the whole run on the NumPy backend.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from ...ir import Graph, Loop, Node, Value
 from . import config
 from .context import (
     BIG_CONSTANT,
+    Bailout,
     CannotLower,
     NeedsDriver,
     Scope,
@@ -134,25 +142,29 @@ class CompiledGraph:
     """A graph prepared for the JAX backend. ``run(feeds)`` -> ``{output name: ndarray}``.
 
     `initial_capacity` is the buffer size (iterations) a run-time-length loop starts with
-    before doubling.
+    before doubling; None (the default) picks it per loop from the declared size of its
+    concatenated values (a 256 KiB buffer, 64 to 4096 iterations).
     """
 
-    def __init__(self, graph: Graph, initial_capacity: int = 64):
+    def __init__(self, graph: Graph, initial_capacity: int | None = None):
         load_all()
         self.graph = graph
-        self.initial_capacity = max(1, int(initial_capacity))
+        self.initial_capacity = None if initial_capacity is None else max(1, int(initial_capacity))
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
         self._needed: dict[tuple, list[Node]] = {}
         self.big = _collect_big(graph)
         self._big_dev: dict[int, Any] = {}
         self._max_it_args: dict[Any, Any] = {}
+        self._numpy_plans: dict[Any, Any] = {}
+        self.bailouts = 0  # runs redone on NumPy (see `context.Bailout`)
         self._reads = [[v.uid for v in _reads(n)] for n in self.nodes]
         self._defined_at: dict[int, int] = {}
         for i, n in enumerate(self.nodes):
             for v in n.outputs:
                 self._defined_at[v.uid] = i
         self._input_specs = [(v.name, v.uid, v.const) for v in graph.inputs]
+        self._input_uids = {v.uid for v in graph.inputs}
         self._out_uids = [v.uid for v in graph.outputs]
         self._root = Tail(self, 0)
         self._analysis: list[Record] | None = None
@@ -175,14 +187,11 @@ class CompiledGraph:
         for u in reads:
             d = self._defined_at.get(u)
             if u not in seen and (d is None or d < a):
-                if d is None and not self._is_input(u):
+                if d is None and u not in self._input_uids:
                     continue  # an initializer: resolved in the trace, never passed
                 seen.add(u)
                 out.append(u)
         return out
-
-    def _is_input(self, uid: int) -> bool:
-        return any(u == uid for _, u, _ in self._input_specs)
 
     def live_out(self, a: int, b: int) -> list[int]:
         """uids defined by nodes[a:b] that nodes[b:] or the graph outputs read."""
@@ -214,15 +223,21 @@ class CompiledGraph:
         """Run on `feeds` (name -> array); returns name -> NumPy array in output order."""
         env: dict[int, Any] = {}
         for name, uid, const in self._input_specs:
-            x = feeds.get(name)
-            if x is None:
-                if const is None:
-                    raise InputError(f"missing input '{name}'")
+            if name in feeds:
+                x = feeds[name]
+            elif const is not None:
                 x = const
-            env[uid] = x if isinstance(x, np.ndarray) else np.asarray(x)
+            else:
+                raise InputError(f"missing input '{name}'")
+            if not (x is None or isinstance(x, (np.ndarray, list, tuple))):
+                x = np.asarray(x)  # (sequences stay lists, an empty optional None)
+            env[uid] = x
         static: dict[int, Any] = {}
-        with config.x64():
-            self._root.run(env, static, max_iterations)
+        try:
+            with config.x64():
+                self._root.run(env, static, max_iterations)
+        except Bailout:
+            return self._numpy_run(feeds, max_iterations)
         out: dict[str, Any] = {}
         for v in self.graph.outputs:
             x = env.get(v.uid)
@@ -235,6 +250,17 @@ class CompiledGraph:
             else:  # device arrays and values shared with the plan: writable copies
                 out[v.name] = np.array(x)
         return out
+
+    def _numpy_run(self, feeds, max_iterations):
+        """The whole run on the NumPy backend (after a `Bailout`)."""
+        from ..numpy import CompileContext, run_plan
+
+        plan = self._numpy_plans.get(max_iterations)
+        if plan is None:
+            plan = self._numpy_plans[max_iterations] = CompileContext(max_iterations).compile(
+                self.graph)
+        self.bailouts += 1
+        return run_plan(plan, feeds)
 
     def explain(self) -> list[Record]:
         """Per element: does it compile, and how (or why not). After a run: what that run's
@@ -285,8 +311,13 @@ class Tail:
         self.live_in = cg.live_in(start, len(cg.nodes))
         self.plans: dict[tuple, Plan] = {}
         self.last_plan: Plan | None = None
+        self.promoted: list[int] = []  # small integer inputs treated as known values
 
     def run(self, env, static, max_it) -> None:
+        for u in self.promoted:
+            x = env[u]
+            if _promotable(x):
+                static[u] = ("value", x.dtype.str, x.shape, x.tobytes())
         if static:
             key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
         else:
@@ -299,7 +330,10 @@ class Tail:
             self.last_plan = plan
             plan.run(env, static, max_it)
             return
+        n_promoted = len(self.promoted)
         plan = self._build_and_run(env, static, max_it)
+        if len(self.promoted) != n_promoted:  # the key now includes the promoted values
+            key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
         self.plans[key] = plan
         self.last_plan = plan
 
@@ -307,22 +341,38 @@ class Tail:
         cg, i, n = self.cg, self.start, len(self.cg.nodes)
         if i == n:
             return Plan([], None)
-        whole = JitStep(cg, i, n, static)
-        try:
-            whole.run(env, static, max_it)
-            return Plan([whole], None)
-        except CannotLower as e:
-            top = whole.failed_at
-            j = cg.index[id(top)] if top is not None else i
-            exc: Exception = e
-        except NeedsDriver as e:
-            j = cg.index[id(e.loop)]
-            exc = e
+        # Values XLA cannot hold (lists, None, strings): the first node reading one runs on
+        # NumPy; try to compile everything before it.
+        limit, exc = n, None
+        untraceable = {u for u in self.live_in if u not in static and not _traceable(env[u])}
+        if untraceable:
+            limit = next((k for k in range(i, n) if untraceable & set(cg._reads[k])), n)
+            if limit < n:
+                v = next(v for v in _reads(cg.nodes[limit]) if v.uid in untraceable)
+                exc = CannotLower(cg.nodes[limit], f"it reads '{v.name}', a "
+                                  f"{_kind(env[v.uid])}, which XLA cannot hold")
         steps: list = []
-        if j > i:
-            prefix = JitStep(cg, i, j, static)
-            prefix.run(env, static, max_it)
-            steps.append(prefix)
+        j = limit
+        if limit > i:
+            trial = JitStep(cg, i, limit, static)
+            try:
+                trial.run(env, static, max_it)
+                steps.append(trial)
+            except CannotLower as e:
+                top = trial.failed_at
+                j = cg.index[id(top)] if top is not None else i
+                exc = e
+                if e.needs_static and self._promote(cg.nodes[j], env, static):
+                    return self._build_and_run(env, static, max_it)
+            except NeedsDriver as e:
+                j = cg.index[id(e.loop)]
+                exc = e
+            if not steps and j > i:
+                prefix = JitStep(cg, i, j, static)
+                prefix.run(env, static, max_it)
+                steps.append(prefix)
+        if exc is None:
+            return Plan(steps, None)
         if isinstance(exc, NeedsDriver):
             special = DriverStep(cg, j, static)
             end = j + 1
@@ -337,6 +387,45 @@ class Tail:
         if tail is not None:
             tail.run(env, static, max_it)
         return Plan(steps, tail)
+
+    def _promote(self, node: Node, env, static) -> bool:
+        """Treat the small integer inputs of `node` given at run time (not computed by XLA)
+        as known values: plans are then made per value of them. True if any was promoted."""
+        done = False
+        for v in node.inputs:
+            if v is None or v.uid in static or v.uid not in env or v.uid not in self.live_in:
+                continue
+            if _promotable(env[v.uid]):
+                self.promoted.append(v.uid)
+                x = env[v.uid]
+                static[v.uid] = ("value", x.dtype.str, x.shape, x.tobytes())
+                done = True
+        return done
+
+
+def _promotable(x) -> bool:
+    """Small integer arrays, or single numbers of any type (a Range bound, a Clip limit)."""
+    return isinstance(x, np.ndarray) and (
+        (x.dtype.kind in "iub" and x.size <= HOST_STATIC_MAX)
+        or (x.dtype.kind == "f" and x.size == 1))
+
+
+def _traceable(x) -> bool:
+    """Can `x` be an argument of a jitted function? (Numbers and bfloat16; not strings,
+    sequences, empty optionals or the float8/int4 families.)"""
+    dt = getattr(x, "dtype", None)
+    if dt is None or not hasattr(x, "shape"):
+        return False
+    dt = np.dtype(dt)
+    return dt.kind in "biufc" or dt.name == "bfloat16"
+
+
+def _kind(x) -> str:
+    if x is None:
+        return "empty optional"
+    if isinstance(x, (list, tuple)):
+        return "sequence"
+    return f"{x.dtype} tensor"
 
 
 def _lowerable(node: Node) -> bool:

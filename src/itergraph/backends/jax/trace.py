@@ -16,8 +16,12 @@ import numpy as np
 
 from ...errors import Error
 from ...ir import Graph, Loop, Node, Value
+from .affine import propagate
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import lookup
+
+AFFINE_OPS = frozenset({"Add", "Sub", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
+                        "Cast", "Expand", "Concat"})
 
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
@@ -89,7 +93,10 @@ def _apply_rule(tc: TraceContext, node: Node, scope: Scope) -> list:
         shapes = [None if x is None else (tuple(x.shape), str(x.dtype)) for x in inputs]
         raise CannotLower(node, f"lowering failed for inputs {shapes} "
                                 f"({type(e).__name__}: {e})") from e
-    return _results(node, out)
+    res = _results(node, out)
+    if node.op_type in AFFINE_OPS:
+        propagate(tc, node, inputs, res)
+    return res
 
 
 def _fold(tc, node, rule, scope, inputs) -> list | None:

@@ -8,9 +8,11 @@ iteration count, or one that doubles when the count is not known in advance.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from ...errors import ExecutionError, InputError, IterationLimitError, where
+from ...errors import Error, ExecutionError, InputError, IterationLimitError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Last, Loop, Sliced, Value
 from ...ir.types import TensorType
 from .dtypes import to_numpy
@@ -26,22 +28,49 @@ def _scalar(loop: Loop, what: str, x) -> np.ndarray:
 
 
 class _Accumulator:
-    """Per-iteration values of one Concat output, stacked on a new leading axis."""
+    """Per-iteration values of one Concat output.
 
-    __slots__ = ("loop", "index", "port", "buf", "count", "shape", "dtype", "capacity")
+    ``buf[k]`` receives the value of iteration k. Where it can, ``buf`` is a view of `out`,
+    the output itself laid out as the port says (entries on `axis`, reversed when the port is
+    reversed): then a loop that runs exactly `capacity` iterations returns `out` as it is,
+    without a final copy. Otherwise (growth past the capacity, fewer iterations, padding to a
+    length) ``buf`` holds the entries stacked on a new leading axis and `finish` joins them.
+    """
+
+    __slots__ = ("loop", "index", "port", "buf", "count", "shape", "dtype", "capacity", "out")
 
     def __init__(self, loop: Loop, index: int, port: Concat, capacity: int):
         self.loop, self.index, self.port = loop, index, port
         self.buf = None
+        self.out = None
         self.count = 0
         self.capacity = max(capacity, 1)
+
+    def _allocate(self, x: np.ndarray) -> np.ndarray:
+        self.shape, self.dtype = x.shape, x.dtype
+        cap, port, shape, rank = self.capacity, self.port, x.shape, x.ndim
+        if port.length is None:
+            if port.new_axis:
+                a = port.axis + rank + 1 if port.axis < 0 else port.axis
+                if 0 <= a <= rank:
+                    self.out = np.empty((*shape[:a], cap, *shape[a:]), x.dtype)
+                    view = np.moveaxis(self.out, a, 0) if a else self.out
+                    return view[::-1] if port.reverse else view
+            else:
+                a = port.axis + rank if port.axis < 0 else port.axis
+                if 0 <= a < rank:
+                    d = shape[a]
+                    self.out = np.empty((*shape[:a], cap * d, *shape[a + 1:]), x.dtype)
+                    split = self.out.reshape(*shape[:a], cap, d, *shape[a + 1:])
+                    view = np.moveaxis(split, a, 0) if a else split
+                    return view[::-1] if port.reverse else view
+        return np.empty((cap, *shape), x.dtype)
 
     def append(self, x) -> None:
         buf = self.buf
         if buf is None:
             x = np.asarray(x)
-            self.shape, self.dtype = x.shape, x.dtype
-            buf = self.buf = np.empty((self.capacity, *x.shape), x.dtype)
+            buf = self.buf = self._allocate(x)
         elif x.shape != self.shape:
             raise ExecutionError(
                 f"{where(self.loop)}: output {self.index} ('{self.port.output.name}') changes "
@@ -53,11 +82,21 @@ class _Accumulator:
             grown = np.empty((2 * len(buf), *self.shape), self.dtype)
             grown[: self.count] = buf
             buf = self.buf = grown
+            self.out = None
         buf[self.count] = x
         self.count += 1
 
+    def put(self, k: int, x) -> tuple:
+        """Append `x` as entry `k` (the driver writes entries into `buf` itself while they fit
+        and keep the shape); returns ``(buf, shape, capacity)`` for the driver's fast path."""
+        self.count = k
+        self.append(x)
+        return self.buf, self.shape, len(self.buf)
+
     def finish(self, length) -> np.ndarray:
         port = self.port
+        if self.out is not None and self.count == len(self.buf):
+            return self.out  # every entry written in place
         if self.buf is None:
             stacked = _empty_stack(self.loop, self.index, port)
         else:
@@ -101,6 +140,54 @@ def _empty_stack(loop: Loop, index: int, port: Concat) -> np.ndarray:
 
 @kernel("Loop", domain="itergraph")
 def loop_kernel(loop: Loop, ctx: CompileContext):
+    if ctx.optimize and id(loop) not in ctx.loops_done:
+        fast = _rewritten_kernel(loop, ctx)
+        if fast is not None:
+            return fast
+    return _loop_kernel(loop, ctx)
+
+
+def _rewritten_kernel(loop: Loop, ctx: CompileContext):
+    """The kernel of a rewritten copy of `loop` (`passes.optimize_loops`), or None when the
+    rewrites change nothing.
+
+    The copy, with the nodes moved out of its body in front of it, is compiled as a small
+    graph reading the loop's own inputs and captures. If running it raises, the original loop
+    runs instead: its errors (or its success, e.g. when it runs zero iterations and a moved
+    node fails on its inputs) are the ones the user gets.
+    """
+    from ...ir import Graph
+    from ...ir.clone import clone_node
+    from ...passes.optimize_loops import optimize_loops
+
+    copy = clone_node(loop, {})
+    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
+    changed = optimize_loops(wrapper)
+    for g in (wrapper, loop.body):
+        for _, n in g.walk():
+            if isinstance(n, Loop):
+                ctx.loops_done.add(id(n))
+    if not changed:
+        return None
+    args = [*loop.inputs, *node_captures(loop)]
+    keep = [i for i, v in enumerate(args) if v is not None]
+    fn = ctx.compile(wrapper, inputs=[args[i] for i in keep]).fn
+    n_out = len(loop.outputs)
+    original = []
+
+    def run(*a):
+        try:
+            outs = fn(*[a[i] for i in keep])
+        except Error:
+            if not original:
+                original.append(_loop_kernel(loop, ctx))
+            return original[0](*a)
+        return outs[0] if n_out == 1 else list(outs)
+
+    return run
+
+
+def _loop_kernel(loop: Loop, ctx: CompileContext):
     body = loop.body
     carried = loop.carried
     out_ports = loop.output_ports
@@ -190,9 +277,11 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
                 _UNBOUNDED if limit is None else limit, cond,
                 [values[j] for j in carried_src], seqs, [values[j] for j in invariant],
                 [outer[i] for i in body_cap_idx], [outer[i] for i in pre_cap_idx],
-                [a.append for a in accs], lambda k: np.full(it_shape, k, it_dtype))
+                accs, lambda k: np.full(it_shape, k, it_dtype))
         except ValueError as e:  # a condition that is not one boolean
             raise ExecutionError(f"{where(loop)}: condition must hold one boolean: {e}") from e
+        for acc in accs:
+            acc.count = k  # the driver wrote entries 0..k-1
         if (strict_slices and shortest is not None and k == shortest[0] and cond
                 and (trip_limit is None or trip_limit > k)
                 and (pre_plan is None or pre_holds(k, cond, state, values, outer))):
@@ -244,8 +333,13 @@ def _sequence(loop: Loop, j: int, p: Sliced, x: np.ndarray):
 def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iterations):
     """Generate the iteration loop for this `loop`'s port layout as straight-line Python.
 
-    ``drive(limit, cond, state, seqs, invs, caps, pre_caps, appends, it)`` returns
+    ``drive(limit, cond, state, seqs, invs, caps, pre_caps, accumulators, it)`` returns
     ``(iterations run, last condition, final state, results of the last iteration or None)``.
+    Concatenated results are written straight into their accumulator's buffer while they fit
+    and keep their shape (``_Accumulator.put`` handles the first entry, growth and errors);
+    the caller sets each accumulator's count to the iterations run. A loop whose condition
+    never changes and that has no precondition runs as a ``for`` over ``range(limit)``.
+    Body parameters the plan does not read are passed as None (sliced ones are not indexed).
     """
     pos = {v.uid: i for i, v in enumerate(plan.inputs)}
     carried, sliced = loop.carried, loop.sliced
@@ -254,31 +348,40 @@ def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iter
     def names(prefix: str, n: int) -> str:
         return "".join(f"{prefix}{i}, " for i in range(n))
 
+    def used(v) -> bool:
+        return plan.uses(v) or (pre_plan is not None and pre_plan.uses(v))
+
     args = ["None"] * len(plan.inputs)
-    needs_it = plan.uses(loop.iteration_param) or (pre_plan and pre_plan.uses(loop.iteration_param))
-    if loop.iteration_param is not None and needs_it:
+    if loop.iteration_param is not None and used(loop.iteration_param):
         args[pos[loop.iteration_param.uid]] = "it(k)"
     if loop.condition_param is not None:
         args[pos[loop.condition_param.uid]] = "cond"
     for i, c in enumerate(carried):
         args[pos[c.param.uid]] = f"s{i}"
     for i, p in enumerate(sliced):
-        args[pos[p.param.uid]] = f"q{i}[k]"
+        if used(p.param):
+            args[pos[p.param.uid]] = f"q{i}[k]"
     for i, p in enumerate(invariant):
         args[pos[p.param.uid]] = f"n{i}"
     arglist = ", ".join(args)
     call_caps = "".join(f", c{i}" for i in range(len(plan.captures)))
+    counted = loop.condition_result is None and pre_plan is None
     lines = [
         "def drive(limit, cond, S, Q, N, C, P, A, it):",
         f"    {names('s', len(carried))}= S" if carried else "    pass",
         f"    {names('q', len(sliced))}= Q" if sliced else "    pass",
         f"    {names('n', len(invariant))}= N" if invariant else "    pass",
         f"    {names('c', len(plan.captures))}= C" if plan.captures else "    pass",
-        f"    {names('a', len(concat_slots))}= A" if concat_slots else "    pass",
-        "    k = 0",
-        "    r = None",
-        "    while k < limit and cond:",
     ]
+    for i in range(len(concat_slots)):
+        lines.append(f"    a{i} = A[{i}]; b{i} = sh{i} = None; m{i} = 0")
+    lines.append("    r = None")
+    if counted:
+        lines += ["    if not cond:", f"        return 0, cond, ({names('s', len(carried))}), r",
+                  "    k = -1",
+                  "    for k in (_count() if limit == _inf else range(limit)):"]
+    else:
+        lines += ["    k = 0", "    while k < limit and cond:"]
     if max_iterations is not None:
         lines += [f"        if k >= {int(max_iterations)}:", "            _limit()"]
     if pre_plan is not None:
@@ -290,15 +393,24 @@ def _make_driver(loop: Loop, plan, pre_plan, state_slots, concat_slots, max_iter
     if loop.condition_result is not None:
         lines.append("        cond = r[0]")
     for i, slot in enumerate(concat_slots):
-        lines.append(f"        a{i}(r[{slot}])")
-    lines += ["        k += 1", f"    return k, cond, ({names('s', len(carried))}), r", ""]
+        lines += [f"        x = r[{slot}]",
+                  f"        if k < m{i} and x.shape == sh{i}:",
+                  f"            b{i}[k] = x",
+                  "        else:",
+                  f"            b{i}, sh{i}, m{i} = a{i}.put(k, x)"]
+    if not counted:
+        lines.append("        k += 1")
+    else:
+        lines.append("    k += 1")
+    lines += [f"    return k, cond, ({names('s', len(carried))}), r", ""]
     source = "\n".join(lines)
 
     def limit_reached():
         raise IterationLimitError(
             f"{where(loop)}: stopped after max_iterations={max_iterations} iterations")
 
-    env = {"body": plan.fn, "pre": pre_plan.fn if pre_plan else None, "_limit": limit_reached}
+    env = {"body": plan.fn, "pre": pre_plan.fn if pre_plan else None, "_limit": limit_reached,
+           "_count": itertools.count, "_inf": _UNBOUNDED}
     exec(compile(source, f"<itergraph loop driver: {loop.name}>", "exec"), env)  # noqa: S102
     return env["drive"]
 

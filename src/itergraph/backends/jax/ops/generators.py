@@ -42,9 +42,9 @@ def _constant_of_shape(cx, shape):
 
 @lowering("Range", since=11, fold=True)
 def _range(cx, start, limit, delta):
-    start = cx.const(start, "start (input 0)")
-    limit = cx.const(limit, "limit (input 1)")
-    delta = cx.const(delta, "delta (input 2)")
+    start = cx.const(start, "start (input 0)").reshape(-1)[:1].reshape(())
+    limit = cx.const(limit, "limit (input 1)").reshape(-1)[:1].reshape(())
+    delta = cx.const(delta, "delta (input 2)").reshape(-1)[:1].reshape(())
     dtype = start.dtype
     if delta == 0:
         raise ExecutionError(f"{where(cx.node)}: delta must not be 0")
@@ -64,7 +64,7 @@ _PLAIN = frozenset("biuf")
 
 
 def _plain(dt: np.dtype) -> bool:
-    return dt.kind in _PLAIN and (dt.type.__module__ == "numpy" or dt.name == "bfloat16")
+    return (dt.kind in _PLAIN and dt.type.__module__ == "numpy") or dt.name == "bfloat16"
 
 
 def _cast(cx, x, to: np.dtype):

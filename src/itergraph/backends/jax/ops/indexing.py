@@ -75,9 +75,53 @@ def _slice1(cx, x):
 
 @lowering("Slice", since=10, fold=True)
 def _slice10(cx, x, starts, ends, axes=None, steps=None):
+    axes = None if axes is None else cx.ints(axes, "axes (input 3)")
+    steps = None if steps is None else cx.ints(steps, "steps (input 4)")
+    if not (isinstance(starts, np.ndarray) and isinstance(ends, np.ndarray)):
+        return _dynamic_slice(cx, x, starts, ends, axes, steps)
     return _slice(cx, x, cx.ints(starts, "starts (input 1)"), cx.ints(ends, "ends (input 2)"),
-                  None if axes is None else cx.ints(axes, "axes (input 3)"),
-                  None if steps is None else cx.ints(steps, "steps (input 4)"))
+                  axes, steps)
+
+
+def _dynamic_slice(cx, x, starts, ends, axes, steps):
+    """Run-time starts/ends whose difference is known (``x[i : i + k]``): a dynamic slice of
+    static size. Bounds that would give another size (out of range, wrapping negative
+    indices) are handled by redoing the run on NumPy."""
+    from jax import lax
+
+    from ..affine import affine_of
+    from ..context import Bailout, CannotLower
+
+    sa, ea = affine_of(cx.tc, starts), affine_of(cx.tc, ends)
+    if sa is None or ea is None or sa[0] is None or sa[0] is not ea[0] or \
+            sa[1].size != ea[1].size:
+        raise CannotLower(cx.node, "starts/ends (inputs 1, 2) must be known at compile time, or "
+                                   "differ by a known amount (it is computed from run-time "
+                                   "data)", needs_static=True)
+    n = sa[1].size
+    axes = list(range(n)) if axes is None else axes
+    steps = [1] * n if steps is None else steps
+    if len(axes) != n or len(steps) != n:
+        raise ExecutionError(f"{where(cx.node)}: starts/ends/axes/steps lengths differ")
+    if any(st != 1 for st in steps):
+        raise CannotLower(cx.node, "run-time starts with a step other than 1 are not lowered")
+    xp = cx.xp
+    sizes = (ea[1] - sa[1]).reshape(-1)
+    svec = xp.reshape(xp.asarray(starts), (-1,)).astype(np.int64)
+    evec = xp.reshape(xp.asarray(ends), (-1,)).astype(np.int64)
+    y = x
+    for k, a in enumerate(axes):
+        ax = norm_axis(cx, a, x.ndim)
+        dim, size = x.shape[ax], int(sizes[k])
+        if size <= 0:
+            y = lax.slice_in_dim(y, 0, 0, axis=ax)
+            continue
+        s_eff = xp.where(svec[k] < 0, svec[k] + dim, svec[k])
+        e_eff = xp.where(evec[k] < 0, evec[k] + dim, evec[k])
+        cx.check((s_eff < 0) | (e_eff > dim) | (e_eff - s_eff != size),
+                 f"run-time bounds leave the static slice size {size} on axis {ax}", Bailout)
+        y = lax.dynamic_slice_in_dim(y, s_eff, size, axis=ax)
+    return y
 
 
 def _indices(cx, idx, dim: int, what: str):

@@ -130,6 +130,38 @@ def _time_reverse(xp, x, lens, baxis: int = 1):
     return xp.take_along_axis(x, xp.reshape(idx, shape), axis=0)
 
 
+def _projection(x, w, b, lens, direction: str, gh: int):
+    """The input projection of every step and direction, ``xw[t, d] = x_d[t] @ W[d]^T +
+    Wb[d]`` (x_d: x in that direction's time order), x already in layout 0."""
+    jnp = _jnp()
+    dirs = 2 if direction == "bidirectional" else 1
+    xs = []
+    for d in range(dirs):
+        reverse = direction == "reverse" or d == 1
+        xs.append(_time_reverse(jnp, x, lens) if reverse else x)
+    xd = jnp.stack(xs, axis=1)  # [seq, dirs, batch, input]
+    xw = jnp.einsum("tdbi,dgi->tdbg", xd, w, precision=precision())
+    if b is not None:
+        xw = xw + b[None, :, None, :gh]
+    return xw
+
+
+CELLS = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+
+def cell_input_projection(node, x, w, b):
+    """`_projection` for a cell node without sequence_lens, from its raw X, W, B (the loop
+    lowering computes it for all iterations of an enclosing scan at once)."""
+    jnp = _jnp()
+    if int(attr(node, "layout", 0)):
+        x = jnp.swapaxes(x, 0, 1)
+    direction = attr_str(node, "direction", "forward")
+    hidden = attr(node, "hidden_size")
+    gh = CELLS[node.op_type] * (int(hidden) if hidden is not None else w.shape[1] //
+                                CELLS[node.op_type])
+    return _projection(x, w, b, None, direction, gh)
+
+
 def _recurrent(cx, spec: _Spec, make_step, x, w, r, b, seq_lens, init):
     import jax
 
@@ -161,19 +193,11 @@ def _recurrent(cx, spec: _Spec, make_step, x, w, r, b, seq_lens, init):
             s = jnp.swapaxes(s, 0, 1)
         states0.append(jnp.asarray(s, dtype=dt))
     extra = list(init[spec.states:])
-    # input projection for all steps and directions: xw[t, d] = x_d[t] @ W[d]^T (+ Wb[d])
-    xs = []
-    for d in range(dirs):
-        reverse = direction == "reverse" or d == 1
-        xs.append(_time_reverse(jnp, x, lens) if reverse else x)
-    xd = jnp.stack(xs, axis=1)  # [seq, dirs, batch, input]
-    xw = jnp.einsum("tdbi,dgi->tdbg", xd, w, precision=precision())
-    rb = None
-    if b is not None:
-        xw = xw + b[None, :, None, : G * H]
-        rb = jnp.asarray(b)[:, None, G * H:]  # [dirs, 1, G*H]
-    rt = jnp.swapaxes(jnp.asarray(r), 1, 2)  # [dirs, H, G*H]
-    step = make_step(H, rt, rb, acts, extra)
+    xw = cx.tc.cell_inputs.get(id(node))  # computed before the enclosing scan (`loops`)
+    if xw is None:
+        xw = _projection(x, w, b, lens, direction, G * H)
+    rb = jnp.asarray(b)[:, None, G * H:] if b is not None else None  # [dirs, 1, G*H]
+    step = make_step(H, jnp.asarray(r), rb, acts, extra)  # r: [dirs, G*H, H], not transposed
     steps = np.arange(seq, dtype=np.int64)
 
     def body(states, inp):
@@ -188,7 +212,11 @@ def _recurrent(cx, spec: _Spec, make_step, x, w, r, b, seq_lens, init):
         new = [n_.astype(dt) for n_ in new]
         return new, y.astype(dt)
 
-    finals, y = jax.lax.scan(body, states0, (xw, steps))  # y: [seq, dirs, batch, H]
+    if seq == 1:  # e.g. a cell inside a loop body (OpenVINO LSTMCell): no inner loop
+        finals, y0 = body(states0, (xw[0], steps[0]))
+        y = y0[None]
+    else:
+        finals, y = jax.lax.scan(body, states0, (xw, steps))  # y: [seq, dirs, batch, H]
     if direction == "reverse":
         y = _time_reverse(jnp, y, lens, baxis=2)
     elif dirs == 2:
@@ -210,8 +238,10 @@ def _clipper(node):
     return lambda v: _jnp().clip(v, -c, c)
 
 
-def _mm(a, b):
-    return _jnp().matmul(a, b, precision=precision())
+def _mm(h, r):
+    """``h @ r^T`` per direction: h [dirs, batch, H], r [dirs, G*H, H] (a transposed operand
+    of a dot costs nothing, a materialized transpose would be redone every step)."""
+    return _jnp().einsum("dbh,dgh->dbg", h, r, precision=precision())
 
 
 def _args(x, w, r, b=None, seq_lens=None, *init):
@@ -264,7 +294,7 @@ def _gru(cx, *inputs):
 
     def make_step(H, rt, rb, acts, extra):
         f, g = acts
-        r_zr, r_h = rt[..., : 2 * H], rt[..., 2 * H:]
+        r_zr, r_h = rt[:, : 2 * H], rt[:, 2 * H:]
         rb_zr = rb[..., : 2 * H] if rb is not None else None
         rb_h = rb[..., 2 * H:] if rb is not None else None
 

@@ -11,7 +11,9 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from . import kernel
-from ._common import asarray, attr, attr_ints, const_input
+from ._common import asarray, attr, attr_ints, const_input, has_input, ndarray
+
+_CACHE_SIZE = 64  # entries kept per kernel in the per-shape caches below
 
 # ----------------------------------------------------------------------------- Concat
 
@@ -56,8 +58,12 @@ def _split_sizes(node, dim: int, split, n: int) -> list[int]:
     return sizes
 
 
-def _split_fn(node, axis: int, n: int, split_of):
-    def fn(x, split=None):
+def _split_fn(node, axis: int, n: int, split_of, const_sizes: bool = False):
+    """The Split closure. With `const_sizes` (the sizes do not depend on the `split` value
+    given at run time: an attribute, an initializer, or equal parts) the index tuples are
+    kept per (rank, axis length), so a repeated call only slices."""
+
+    def slow(x, split=None):
         a = axis + x.ndim if axis < 0 else axis
         sizes = _split_sizes(node, x.shape[a], split_of(split), n)
         idx = [slice(None)] * x.ndim
@@ -65,11 +71,31 @@ def _split_fn(node, axis: int, n: int, split_of):
         pos = 0
         for s in sizes:
             idx[a] = slice(pos, pos + s)
-            out.append(x[tuple(idx)])
+            out.append(tuple(idx))
             pos += s
+        return out
+
+    def fn(x, split=None):
+        out = [x[i] for i in slow(x, split)]
         return out[0] if n == 1 else tuple(out)
 
-    return fn
+    if not const_sizes:
+        return fn
+    cache: dict[tuple[int, int], list] = {}
+
+    def fn_cached(x, split=None):
+        rank = x.ndim
+        if not -rank <= axis < rank:
+            return fn(x, split)  # reports the error
+        key = (rank, x.shape[axis])
+        idx = cache.get(key)
+        if idx is None:
+            idx = cache[key] = slow(x, split)
+        if n == 1:
+            return x[idx[0]]
+        return tuple([x[i] for i in idx])
+
+    return fn_cached
 
 
 @kernel("Split", since=1)
@@ -79,7 +105,8 @@ def _split_v1(node, ctx):
     split_attr = attr_ints(node, "split")
     n = len(node.outputs)
     return _split_fn(
-        node, axis, n, lambda s: split_attr if s is None else s.reshape(-1).tolist()
+        node, axis, n, lambda s: split_attr if s is None else s.reshape(-1).tolist(),
+        const_sizes=not has_input(node, 1),
     )
 
 
@@ -91,7 +118,9 @@ def _split(node, ctx):
     num_outputs = attr(node, "num_outputs")
     if num_outputs is not None and int(num_outputs) != n:
         raise ModelError(f"{where(node)}: num_outputs={num_outputs} but {n} outputs")
-    return _split_fn(node, axis, n, lambda s: None if s is None else s.reshape(-1).tolist())
+    const = const_input(node, 1)
+    return _split_fn(node, axis, n, lambda s: None if s is None else s.reshape(-1).tolist(),
+                     const_sizes=not has_input(node, 1) or const is not None)
 
 
 # ----------------------------------------------------------------------------- Slice
@@ -152,8 +181,16 @@ def _slice(node, ctx):
     if all(c is not None or not g for c, g in zip(consts, given)):
         st, en, ax, sp = [None if c is None else c.reshape(-1).tolist() for c in consts]
 
+        cache: dict[tuple, tuple] = {}  # input shape -> index
+
         def fn_const(x, *_):
-            return x[_slice_index(node, x.shape, st, en, ax, sp)]
+            idx = cache.get(x.shape)
+            if idx is None:
+                idx = _slice_index(node, x.shape, st, en, ax, sp)
+                if len(cache) >= _CACHE_SIZE:
+                    cache.clear()
+                cache[x.shape] = idx
+            return x[idx]
 
         return fn_const
 
@@ -174,8 +211,18 @@ def _gather(node, ctx):
     """Gather: ``np.take`` along `axis`; negative indices count from the end."""
     axis = int(attr(node, "axis", 0))
     take = np.take
+    heads = [(slice(None),) * a for a in range(8)]  # index prefixes for axis 0..7
 
     def fn(data, indices):
+        if indices.ndim == 0 and indices.dtype.kind in "iu":  # one index: basic indexing
+            rank = data.ndim
+            a = axis + rank if axis < 0 else axis
+            if 0 <= a < rank and a < 8:
+                try:
+                    r = data[heads[a] + (indices,)]
+                except IndexError as e:
+                    raise ExecutionError(f"{where(node)}: {e}") from None
+                return r if r.__class__ is ndarray else asarray(r)
         try:
             return asarray(take(data, indices, axis=axis))
         except IndexError as e:

@@ -7,6 +7,8 @@ NumPy's scalar rules). Softmax before opset 13 flattens the input to 2-D at `axi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import kernel
@@ -33,10 +35,47 @@ def _act(make):
     return factory
 
 
-def sigmoid(x):
-    """Overflow-free logistic function."""
+def _sigmoid_generic(x):
+    """Overflow-free logistic function for any floating type."""
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _expit_impl():
+    try:
+        from scipy.special import expit  # one vectorized call: fastest on small arrays
+
+        return expit
+    except ImportError:  # pragma: no cover - scipy is optional
+        return None
+
+
+_expit = _expit_impl()
+# Where ``exp(-x)`` is clamped so that it cannot overflow (the result is then below the
+# smallest normal number, as the exact logistic is).
+_EXP_CLAMP = {np.dtype(np.float32): 88.0, np.dtype(np.float64): 709.0}
+_EXPIT_MAX_SIZE = 768  # above this, NumPy's SIMD exp beats scipy's scalar loop
+
+
+def sigmoid(x):
+    """Logistic function ``1 / (1 + exp(-x))``, overflow-free, within a few ulp.
+
+    float32/float64 take a fast path (scipy's ``expit`` for small arrays when scipy is
+    installed, else ``1 / (1 + exp(min(-x, clamp)))`` computed in place); other floating
+    types use the branch-free ``where`` formulation.
+    """
+    clamp = _EXP_CLAMP.get(x.dtype)
+    if clamp is None:
+        return _sigmoid_generic(x)
+    if _expit is not None and x.size <= _EXPIT_MAX_SIZE:
+        return _expit(x)
+    e = np.negative(x)
+    if e.__class__ is not np.ndarray:  # a 0-d input gives a NumPy scalar
+        e = np.asarray(e)
+    np.minimum(e, clamp, out=e)
+    np.exp(e, out=e)
+    e += 1.0
+    return np.reciprocal(e, out=e)
 
 
 def softplus(x):
@@ -44,7 +83,22 @@ def softplus(x):
 
 
 kernel("Relu", since=1)(_act(lambda n: lambda x: np.maximum(x, 0)))
-kernel("Sigmoid", since=1)(_act(lambda n: sigmoid))
+
+
+@kernel("Sigmoid", since=1)
+def _sigmoid(node, ctx):
+    generic = _act(lambda n: sigmoid)(node, ctx)
+    expit = _expit
+
+    def fn(x):
+        if expit is not None and x.dtype.char in "fd" and x.size <= _EXPIT_MAX_SIZE:
+            r = expit(x)  # keeps the type
+            return r if r.__class__ is ndarray else asarray(r)
+        return generic(x)
+
+    return fn
+
+
 kernel("Softsign", since=1)(_act(lambda n: lambda x: x / (1 + np.abs(x))))
 kernel("Softplus", since=1)(_act(lambda n: softplus))
 
@@ -178,9 +232,22 @@ kernel("LogSoftmax", since=1)(_softmax_factory(_log_softmax))
 
 @kernel("MatMul", since=1)
 def _matmul(node, ctx):
+    """MatMul: ``np.matmul``; float32/float64 with a 2-D right-hand side go to one BLAS call
+    (``np.dot``; a stacked left-hand side is flattened to 2-D first: one large product
+    instead of one per matrix)."""
     mm = np.matmul
+    dot = np.dot
+    prod = math.prod
 
     def fn(a, b):
+        if b.ndim == 2 and a.ndim >= 2 and a.dtype.char in "fd" and b.dtype == a.dtype:
+            try:
+                if a.ndim == 2:
+                    return dot(a, b)
+                lead = a.shape[:-1]
+                return dot(a.reshape(prod(lead), a.shape[-1]), b).reshape(*lead, b.shape[1])
+            except ValueError:
+                pass  # the shapes do not match: np.matmul reports it as it always did
         r = mm(a, b)
         if r.__class__ is not ndarray:
             r = asarray(r)

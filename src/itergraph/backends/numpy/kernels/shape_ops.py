@@ -93,10 +93,28 @@ def _squeeze_fn(node, axes_of):
     return fn
 
 
+def _by_shape(fn):
+    """For axes fixed at compile time: remember the result shape per input shape, so that a
+    repeated call is one ``reshape`` (a view, as the uncached kernel gives)."""
+    cache: dict[tuple, tuple] = {}
+
+    def cached(x, axes=None):
+        shape = cache.get(x.shape)
+        if shape is not None:
+            return x.reshape(shape)
+        r = fn(x, axes)
+        if len(cache) >= 64:
+            cache.clear()
+        cache[x.shape] = r.shape
+        return r
+
+    return cached
+
+
 @kernel("Squeeze", since=1)
 def _squeeze_attr(node, ctx):
     axes = attr_ints(node, "axes")
-    return _squeeze_fn(node, lambda _: axes)
+    return _by_shape(_squeeze_fn(node, lambda _: axes))
 
 
 @kernel("Squeeze", since=13)
@@ -104,7 +122,9 @@ def _squeeze(node, ctx):
     const = const_input(node, 1)
     if const is not None:
         axes = const.reshape(-1).tolist()
-        return _squeeze_fn(node, lambda _: axes)
+        return _by_shape(_squeeze_fn(node, lambda _: axes))
+    if len(node.inputs) < 2 or node.inputs[1] is None:
+        return _by_shape(_squeeze_fn(node, lambda _: None))
     return _squeeze_fn(node, lambda a: None if a is None else a.reshape(-1).tolist())
 
 
@@ -124,7 +144,7 @@ def _unsqueeze_fn(node, axes_of):
 @kernel("Unsqueeze", since=1)
 def _unsqueeze_attr(node, ctx):
     axes = attr_ints(node, "axes") or []
-    return _unsqueeze_fn(node, lambda _: axes)
+    return _by_shape(_unsqueeze_fn(node, lambda _: axes))
 
 
 @kernel("Unsqueeze", since=13)
@@ -132,7 +152,7 @@ def _unsqueeze(node, ctx):
     const = const_input(node, 1)
     if const is not None:
         axes = const.reshape(-1).tolist()
-        return _unsqueeze_fn(node, lambda _: axes)
+        return _by_shape(_unsqueeze_fn(node, lambda _: axes))
     return _unsqueeze_fn(node, lambda a: a.reshape(-1).tolist())
 
 

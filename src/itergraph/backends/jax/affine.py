@@ -1,0 +1,75 @@
+"""Tracking integer values of the form ``base + constant`` through a trace.
+
+A loop body that slices ``x[i : i + 1]`` with the iteration number ``i`` has run-time starts
+and ends, but a slice size known at trace time (``(i + 1) - i``). XLA can express that as a
+dynamic slice of static size. To see it, the tracer records, for small traced integer
+values, that they equal a traced scalar `base` plus a constant offset (per element), and
+carries that through Add/Sub with constants and reshaping ops. `Slice` asks for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .context import TraceContext, is_static
+
+MAX_ELEMENTS = 8
+
+
+def affine_of(tc: TraceContext, x) -> tuple[Any, np.ndarray] | None:
+    """(base, offset) with x == base + offset, or None. Static x: (None, x)."""
+    if is_static(x):
+        return (None, x.astype(np.int64)) if x.dtype.kind in "iu" else None
+    e = tc.affine.get(id(x))
+    if e is not None and e[2] is x:
+        return e[0], e[1]
+    if getattr(x, "size", 0) == 1 and np.dtype(x.dtype).kind in "iu":
+        return x, np.zeros(tuple(x.shape), np.int64)
+    return None
+
+
+def _record(tc: TraceContext, out, base, off) -> None:
+    if base is None or is_static(out) or not hasattr(out, "shape"):
+        return
+    off = np.broadcast_to(np.asarray(off, np.int64), tuple(out.shape)).copy() \
+        if off.size != int(np.prod(out.shape)) else np.asarray(off, np.int64).reshape(out.shape)
+    tc.affine[id(out)] = (base, off, out)  # keep `out` alive so its id stays unique
+
+
+def propagate(tc: TraceContext, node, inputs: list, outputs: list) -> None:
+    """After `node` was traced: record the affine form of its output when one follows."""
+    if len(outputs) != 1:
+        return
+    out = outputs[0]
+    if is_static(out) or not hasattr(out, "size") or out.size > MAX_ELEMENTS \
+            or np.dtype(out.dtype).kind not in "iu":
+        return
+    op = node.op_type
+    try:
+        if op in ("Add", "Sub") and len(inputs) == 2:
+            a, b = (affine_of(tc, x) if x is not None else None for x in inputs)
+            if a is None or b is None or (a[0] is not None and b[0] is not None):
+                return
+            if op == "Add":
+                base = a[0] if a[0] is not None else b[0]
+                _record(tc, out, base, np.broadcast_to(a[1] + b[1], tuple(out.shape)))
+            elif a[0] is not None:  # base + c - d
+                _record(tc, out, a[0], np.broadcast_to(a[1] - b[1], tuple(out.shape)))
+        elif op in ("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast",
+                    "Expand") and inputs and inputs[0] is not None:
+            a = affine_of(tc, inputs[0])
+            if a is not None and a[0] is not None and a[1].size in (1, out.size):
+                _record(tc, out, a[0], a[1].reshape(-1) if a[1].size == out.size else a[1])
+        elif op == "Concat":
+            parts = [affine_of(tc, x) for x in inputs]
+            bases = {id(p[0]) for p in parts if p is not None and p[0] is not None}
+            if any(p is None for p in parts) or len(bases) != 1:
+                return
+            if any(p[0] is None for p in parts):
+                return  # mixed constants and base: offsets alone would lie for constants
+            base = next(p[0] for p in parts if p[0] is not None)
+            _record(tc, out, base, np.concatenate([p[1].reshape(-1) for p in parts]))
+    except (ValueError, TypeError):
+        return

@@ -1,0 +1,145 @@
+"""Convolution, pooling and normalization: Conv, MaxPool, AveragePool, GlobalAveragePool,
+GlobalMaxPool, BatchNormalization (inference), InstanceNormalization, RMSNormalization.
+
+``auto_pad`` (NOTSET, VALID, SAME_UPPER, SAME_LOWER), strides, dilations and groups follow
+the ONNX specification. Pooling with ``ceil_mode`` and MaxPool's indices output are left to
+NumPy, as is training-mode BatchNormalization.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..table import lowering
+from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
+
+
+def _pads(cx, spatial, kernel, strides, dilations):
+    """Per spatial axis (before, after) padding from ``auto_pad``/``pads``."""
+    auto = attr_str(cx.node, "auto_pad", "NOTSET")
+    n = len(spatial)
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+            target = -(-size // s)
+            total = max((target - 1) * s + (k - 1) * d + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            out.append((small, big) if auto == "SAME_UPPER" else (big, small))
+        return out
+    if auto == "VALID":
+        return [(0, 0)] * n
+    pads = attr_ints(cx.node, "pads") or [0] * (2 * n)
+    return list(zip(pads[:n], pads[n:]))
+
+
+def _geometry(cx, x, kernel=None):
+    n = x.ndim - 2
+    kernel = kernel or attr_ints(cx.node, "kernel_shape")
+    strides = attr_ints(cx.node, "strides") or [1] * n
+    dilations = attr_ints(cx.node, "dilations") or [1] * n
+    return kernel, strides, dilations, _pads(cx, x.shape[2:], kernel, strides, dilations)
+
+
+@lowering("Conv", since=1)
+def _conv(cx, x, w, b=None):
+    from jax import lax
+
+    kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
+    _, strides, dilations, pads = _geometry(cx, x, kernel)
+    n = x.ndim - 2
+    spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:]) if n <= 3 else None
+    if spec is None:
+        cx.fail("Conv with more than 3 spatial axes is not lowered")
+    y = lax.conv_general_dilated(x, w, tuple(strides), pads, rhs_dilation=tuple(dilations),
+                                 dimension_numbers=spec,
+                                 feature_group_count=int(attr(cx.node, "group", 1)),
+                                 precision=precision())
+    if b is not None:
+        y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
+    return astype(cx, y, x.dtype)
+
+
+def _pool_window(cx, x):
+    if attr(cx.node, "ceil_mode", 0):
+        cx.fail("pooling with ceil_mode=1 is not lowered")
+    kernel, strides, dilations, pads = _geometry(cx, x)
+    return ((1, 1, *kernel), (1, 1, *strides), (1, 1, *dilations),
+            [(0, 0), (0, 0), *pads])
+
+
+@lowering("MaxPool", since=1)
+def _max_pool(cx, x):
+    from jax import lax
+
+    if len(cx.node.outputs) > 1:
+        cx.fail("MaxPool's indices output is not lowered")
+    win, st, dil, pads = _pool_window(cx, x)
+    init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, pads,
+                             window_dilation=dil)
+
+
+@lowering("AveragePool", since=1)
+def _avg_pool(cx, x):
+    from jax import lax
+
+    win, st, dil, pads = _pool_window(cx, x)
+    zero = np.array(0, x.dtype)
+    s = lax.reduce_window(x, zero, lax.add, win, st, pads, window_dilation=dil)
+    if attr(cx.node, "count_include_pad", 0):
+        count = float(np.prod(win))
+        return astype(cx, s / count, x.dtype)
+    ones = cx.xp.ones(x.shape[2:], x.dtype)[None, None]
+    cnt = lax.reduce_window(ones, zero, lax.add, win, st, pads, window_dilation=dil)
+    return astype(cx, s / cnt, x.dtype)
+
+
+@lowering("GlobalAveragePool", since=1)
+def _gap(cx, x):
+    return cx.xp.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype)
+
+
+@lowering("GlobalMaxPool", since=1)
+def _gmp(cx, x):
+    return cx.xp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+@lowering("BatchNormalization", since=1)
+def _batch_norm(cx, x, scale, b, mean, var, *rest):
+    if attr(cx.node, "training_mode", 0) or len(cx.node.outputs) > 1:
+        cx.fail("training-mode BatchNormalization is not lowered")
+    if (cx.node.version or 15) < 7 and not attr(cx.node, "spatial", 1):
+        cx.fail("BatchNormalization with spatial=0 is not lowered")
+    xp = cx.xp
+    eps = float(attr(cx.node, "epsilon", 1e-5))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+
+    def r(v):
+        return xp.reshape(v, shape)
+
+    y = (x - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b)
+    return astype(cx, y, x.dtype)
+
+
+@lowering("InstanceNormalization", since=1)
+def _instance_norm(cx, x, scale, b):
+    xp = cx.xp
+    eps = float(attr(cx.node, "epsilon", 1e-5))
+    axes = tuple(range(2, x.ndim))
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    var = xp.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x - mean) / xp.sqrt(var + eps) * xp.reshape(scale, shape) + xp.reshape(b, shape)
+    return astype(cx, y, x.dtype)
+
+
+@lowering("RMSNormalization", since=23)
+def _rms_norm(cx, x, scale):
+    xp = cx.xp
+    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
+    eps = float(attr(cx.node, "epsilon", 1e-5))
+    stash = np.float32 if int(attr(cx.node, "stash_type", 1)) == 1 else x.dtype
+    xs = astype(cx, x, np.promote_types(x.dtype, stash))
+    ms = xp.mean(xs * xs, axis=tuple(range(a, x.ndim)), keepdims=True)
+    y = astype(cx, xs / xp.sqrt(ms + eps), x.dtype) * scale
+    return astype(cx, y, x.dtype)

@@ -1,0 +1,217 @@
+"""More tensor rules: Pad, Trilu, OneHot, TopK, GatherND, CumProd, DepthToSpace,
+SpaceToDepth, EyeLike, Shrink, Swish.
+
+Semantics as in the ONNX specification (the NumPy backend runs these through
+``onnx.reference``). Pads, k, depth and block sizes must be known at trace time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ..table import lowering
+from ._util import astype, attr, attr_ints, attr_str, norm_axis, np_dtype
+
+# ----------------------------------------------------------------------------- Pad
+
+
+def _pad(cx, x, pads: list[int], mode: str, value, axes: list[int] | None):
+    xp = cx.xp
+    r = x.ndim
+    axes = list(range(r)) if axes is None else [norm_axis(cx, a, r) for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise ExecutionError(f"{where(cx.node)}: pads has {len(pads)} entries for "
+                             f"{len(axes)} axes")
+    before, after = [0] * r, [0] * r
+    for k, a in enumerate(axes):
+        before[a], after[a] = pads[k], pads[k + len(axes)]
+    # negative pads crop
+    idx = tuple(slice(max(-b, 0), x.shape[a] - max(-e, 0)) for a, (b, e) in
+                enumerate(zip(before, after)))
+    x = x[idx]
+    width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
+    if not any(b or e for b, e in width):
+        return x
+    if mode == "constant":
+        v = np.zeros((), x.dtype) if value is None else value
+        return xp.pad(x, width, mode="constant", constant_values=astype(cx, xp.reshape(
+            xp.asarray(v), ()), x.dtype) if not isinstance(v, np.ndarray) else
+            v.reshape(()).astype(x.dtype))
+    if mode in ("reflect", "edge", "wrap"):
+        return xp.pad(x, width, mode=mode)
+    cx.fail(f"Pad mode {mode!r} is not lowered")
+
+
+@lowering("Pad", since=2, fold=True)
+def _pad2(cx, x):
+    mode = attr_str(cx.node, "mode", "constant")
+    value = np.asarray(float(attr(cx.node, "value", 0.0)), x.dtype)
+    return _pad(cx, x, attr_ints(cx.node, "pads") or [], mode, value, None)
+
+
+@lowering("Pad", since=11, fold=True)
+def _pad11(cx, x, pads, value=None, axes=None):
+    mode = attr_str(cx.node, "mode", "constant")
+    return _pad(cx, x, cx.ints(pads, "pads (input 1)"), mode, value,
+                None if axes is None else cx.ints(axes, "axes (input 3)"))
+
+
+# ----------------------------------------------------------------------------- Trilu, EyeLike
+
+
+@lowering("Trilu", since=14, fold=True)
+def _trilu(cx, x, k=None):
+    kk = 0 if k is None else int(cx.const(k, "k (input 1)").reshape(()))
+    fn = cx.xp.triu if attr(cx.node, "upper", 1) else cx.xp.tril
+    return fn(x, kk)
+
+
+@lowering("EyeLike", since=9, fold=True)
+def _eye_like(cx, x):
+    dt = attr(cx.node, "dtype")
+    dtype = x.dtype if dt is None else np_dtype(dt, cx.node)
+    return cx.xp.eye(x.shape[0], x.shape[1], k=int(attr(cx.node, "k", 0)), dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- OneHot
+
+
+@lowering("OneHot", since=9, fold=True)
+def _one_hot(cx, indices, depth, values):
+    xp = cx.xp
+    d = int(cx.const(depth, "depth (input 1)").reshape(-1)[0])
+    axis = int(attr(cx.node, "axis", -1))
+    r = indices.ndim + 1
+    a = axis + r if axis < 0 else axis
+    idx = xp.asarray(indices)
+    idx = xp.where(idx < 0, idx + d, idx).astype(np.int64)
+    hot = xp.expand_dims(idx, -1) == xp.arange(d)
+    hot = xp.moveaxis(hot, -1, a)
+    off, on = values[0], values[1]
+    return xp.where(hot, on, off).astype(values.dtype)
+
+
+# ----------------------------------------------------------------------------- TopK
+
+
+def _topk(cx, x, k: int):
+    import jax
+    import jax.numpy as jnp
+
+    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
+    largest = bool(attr(cx.node, "largest", 1))
+    if k < 0 or k > x.shape[a]:
+        raise ExecutionError(f"{where(cx.node)}: k={k} out of range for axis length "
+                             f"{x.shape[a]}")
+    xm = jnp.moveaxis(jnp.asarray(x), a, -1)
+    if x.dtype.kind == "f" or largest:
+        key = xm if largest else -xm
+        vals, idx = jax.lax.top_k(key, k)  # ties: lower index first, as ONNX asks
+        vals = vals if largest else -vals
+    else:  # smallest of unsigned/ints: sort ascending, stable
+        idx = jnp.argsort(xm, axis=-1, stable=True)[..., :k]
+        vals = jnp.take_along_axis(xm, idx, axis=-1)
+    return jnp.moveaxis(vals, -1, a), jnp.moveaxis(idx.astype(np.int64), -1, a)
+
+
+@lowering("TopK", since=1)
+def _topk1(cx, x):
+    return _topk(cx, x, int(attr(cx.node, "k")))
+
+
+@lowering("TopK", since=10)
+def _topk10(cx, x, k):
+    return _topk(cx, x, int(cx.const(k, "k (input 1)").reshape(-1)[0]))
+
+
+# ----------------------------------------------------------------------------- GatherND
+
+
+@lowering("GatherND", since=11, fold=True)
+def _gather_nd(cx, data, indices):
+    xp = cx.xp
+    b = int(attr(cx.node, "batch_dims", 0))
+    m = indices.shape[-1]
+    idx = xp.asarray(indices).astype(np.int64)
+    dims = np.asarray(data.shape[b:b + m], np.int64)
+    idx = xp.where(idx < 0, idx + dims, idx)
+    if b == 0:
+        return data[tuple(xp.moveaxis(idx, -1, 0))]
+    batch = int(np.prod(data.shape[:b], dtype=np.int64))
+    d2 = xp.reshape(data, (batch, *data.shape[b:]))
+    i2 = xp.reshape(idx, (batch, -1, m))
+    bi = xp.arange(batch)[:, None]
+    g = d2[(bi, *tuple(xp.moveaxis(i2, -1, 0)))]
+    return xp.reshape(g, (*indices.shape[:-1], *data.shape[b + m:]))
+
+
+# ----------------------------------------------------------------------------- CumProd
+
+
+@lowering("CumProd", since=26, fold=True)
+def _cumprod(cx, x, axis):
+    xp = cx.xp
+    a = norm_axis(cx, int(cx.const(axis, "axis (input 1)").reshape(())), x.ndim)
+    rev = bool(attr(cx.node, "reverse", 0))
+    if rev:
+        x = xp.flip(x, a)
+    r = xp.cumprod(x, axis=a, dtype=x.dtype)
+    if attr(cx.node, "exclusive", 0):
+        pad = [(0, 0)] * x.ndim
+        pad[a] = (1, 0)
+        idx = [slice(None)] * x.ndim
+        idx[a] = slice(0, x.shape[a])
+        r = xp.pad(r, pad, constant_values=1)[tuple(idx)]
+    return xp.flip(r, a) if rev else r
+
+
+# ----------------------------------------------------------------------------- space/depth
+
+
+@lowering("DepthToSpace", since=1, fold=True)
+def _depth_to_space(cx, x):
+    xp = cx.xp
+    bs = int(attr(cx.node, "blocksize"))
+    n, c, hh, ww = x.shape
+    if attr_str(cx.node, "mode", "DCR") == "DCR":
+        t = xp.reshape(x, (n, bs, bs, c // bs ** 2, hh, ww))
+        t = xp.transpose(t, (0, 3, 4, 1, 5, 2))
+    else:
+        t = xp.reshape(x, (n, c // bs ** 2, bs, bs, hh, ww))
+        t = xp.transpose(t, (0, 1, 4, 2, 5, 3))
+    return xp.reshape(t, (n, c // bs ** 2, hh * bs, ww * bs))
+
+
+@lowering("SpaceToDepth", since=1, fold=True)
+def _space_to_depth(cx, x):
+    xp = cx.xp
+    bs = int(attr(cx.node, "blocksize"))
+    n, c, hh, ww = x.shape
+    t = xp.reshape(x, (n, c, hh // bs, bs, ww // bs, bs))
+    crd = attr_str(cx.node, "mode", "DCR") == "CRD"  # (opset 28)
+    t = xp.transpose(t, (0, 1, 3, 5, 2, 4) if crd else (0, 3, 5, 1, 2, 4))
+    return xp.reshape(t, (n, c * bs * bs, hh // bs, ww // bs))
+
+
+# ----------------------------------------------------------------------------- activations
+
+
+@lowering("Shrink", since=9)
+def _shrink(cx, x):
+    xp = cx.xp
+    bias = float(attr(cx.node, "bias", 0.0))
+    lambd = float(attr(cx.node, "lambd", 0.5))
+    y = xp.where(x < -lambd, x + bias, xp.where(x > lambd, x - bias, 0))
+    return astype(cx, y, x.dtype)
+
+
+@lowering("Swish", since=24)
+def _swish(cx, x):
+    from jax import lax
+
+    alpha = float(attr(cx.node, "alpha", 1.0))
+    return astype(cx, x * lax.logistic(alpha * x), x.dtype)
+
+
+
