@@ -11,6 +11,7 @@ from onnx import helper as h
 import itergraph as ig
 
 F, I64, B, I32 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL, TensorProto.INT32
+BACKEND = "numpy"  # what `run_ig` runs on; the `backend` fixtures of test folders switch it
 
 
 def vi(name: str, elem=F, shape=None) -> onnx.ValueInfoProto:
@@ -45,6 +46,7 @@ def run_ort(m: onnx.ModelProto, feeds: dict) -> dict:
 
 
 def run_ig(m: onnx.ModelProto, feeds: dict, **kw) -> dict:
+    kw.setdefault("backend", BACKEND)
     return ig.load(m).run(feeds, **kw)
 
 

@@ -162,7 +162,7 @@ def test_strict_slices_trip_count_beyond_the_input_is_an_error():
     e = Value("e")
     body.inputs = [e]
     loop = Loop(body, [Sliced(x, e)], trip_count=trip, name="T",
-                origin_attrs={"strict_slices": True})
+                strict_slices=True)
     g = Graph("g", [x, trip], [loop.add_output(Concat(e, Value("y")))], [loop])
     cg = jb.compile_graph(g)
     xv = np.arange(3, dtype=np.float32)

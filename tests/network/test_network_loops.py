@@ -52,7 +52,7 @@ def test_iterator_ports_and_strictness_flag():
     (loop, _), = _loops(net.to_graph())
     (s,) = loop.sliced
     assert s.axis == 1 and s.stride == -1 and not s.keep_axis
-    assert loop.origin_attrs.get("strict_slices") is True
+    assert loop.strict_slices is True
 
 
 def test_while_becomes_precondition():

@@ -182,7 +182,7 @@ def test_scan8_structure():
 def test_scan8_sequence_lens_above_time_axis_is_a_run_time_error():
     g = read(scan8_model(True))
     inner = next(n for n in g.nodes[0].body.nodes if isinstance(n, Loop))
-    assert inner.origin_attrs["strict_slices"] and inner.negative_trip_count == "zero"
+    assert inner.strict_slices and inner.negative_trip_count == "zero"
     run_graph = numpy_backend()
     assert run_graph is not None
     with pytest.raises(ExecutionError):

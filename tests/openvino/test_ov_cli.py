@@ -1,4 +1,4 @@
-"""`itergraph info` and `itergraph convert` on OpenVINO IR, both directions, checked by the engines."""
+"""`itergraph info` and `itergraph convert` on OpenVINO IR, both directions, checked by engines."""
 
 from __future__ import annotations
 

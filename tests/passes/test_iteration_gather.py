@@ -46,8 +46,7 @@ def test_gather_by_iteration_becomes_a_sliced_input(axis):
     assert "Gather" not in ops(loop.body)
     port = loop.input_ports[-1]
     assert isinstance(port, Sliced) and port.value.name == "X" and port.axis == axis
-    assert loop.origin_attrs["strict_slices"] and not loops(g)[0].origin_attrs.get(
-        "strict_slices")
+    assert loop.strict_slices and not loops(g)[0].strict_slices
     for m in (0, 3, 5):
         assert_same_outputs(g, t, _feeds(m, shape, axis), exact=True)
 

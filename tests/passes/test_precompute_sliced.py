@@ -71,7 +71,8 @@ def _scan_one(nodes, out, x_shape, xt_shape, inits=(), out_shape=("d0", "d1"), a
 
 
 def test_elementwise_chain_moves_whole_and_is_exact():
-    m = _scan_one([h.make_node("Mul", ["x_t", "c"], ["a"]),
+    m = _scan_one([h.make_node("Identity", ["x_t"], ["xi"]),
+                   h.make_node("Mul", ["xi", "c"], ["a"]),
                    h.make_node("Add", ["a", "b"], ["s"]),
                    h.make_node("Sigmoid", ["s"], ["g"]),
                    h.make_node("Cast", ["g"], ["gd"], to=11),
@@ -80,7 +81,7 @@ def test_elementwise_chain_moves_whole_and_is_exact():
                   [const("c", np.float32([1.5, -2.0, 0.5])), const("b", np.float32(0.25))])
     g = load(m)
     t, n = transformed(g, precompute_sliced)
-    assert n == 5 and ops(t) == ["Mul", "Add", "Sigmoid", "Cast", "Cast", "Loop"]
+    assert n == 6 and ops(t) == ["Identity", "Mul", "Add", "Sigmoid", "Cast", "Cast", "Loop"]
     loop = loops(t)[0]
     assert ops(loop.body) == [] and loop.output_ports[0].result is loop.body.inputs[-1]
     assert_same_outputs(g, t, {"X": rng(4).standard_normal((T, B, IN)).astype(np.float32)},

@@ -86,7 +86,8 @@ def _clone_loop(loop: Loop, m: dict[int, Value]) -> Loop:
                precondition=_get(loop.precondition, m),
                iteration_param=_get(loop.iteration_param, m), name=loop.name,
                origin=loop.origin, origin_attrs=loop.origin_attrs,
-               negative_trip_count=loop.negative_trip_count)
+               negative_trip_count=loop.negative_trip_count,
+               strict_slices=loop.strict_slices)
     for k, a in loop.attrs.items():  # attributes besides the body (rare), shared
         if k != "body":
             new.attrs[k] = a

@@ -153,7 +153,10 @@ class Loop(Node):
     back as it was (purely informative: writers must work from the ports alone).
     ``negative_trip_count`` says what a negative trip count means at run time: ``"unbounded"``
     (OpenVINO's -1, the default) or ``"zero"`` (ONNX: ONNX Runtime and the reference evaluator
-    run no iteration).
+    run no iteration). ``strict_slices`` makes iterating beyond the end of a sliced input an
+    execution error (TensorRT iterators, ONNX Scan-8 ``sequence_lens``) instead of the end of
+    the loop: a trip count above a slice count, or a condition still true when the shortest
+    sliced input runs out.
     """
 
     def __init__(
@@ -172,6 +175,7 @@ class Loop(Node):
         origin: str = "",
         origin_attrs: dict[str, Any] | None = None,
         negative_trip_count: str = "unbounded",
+        strict_slices: bool = False,
     ):
         super().__init__("Loop", (), (), {"body": body}, domain="itergraph", version=1, name=name)
         self.input_ports: list[InputPort] = list(input_ports or [])
@@ -187,6 +191,7 @@ class Loop(Node):
         if negative_trip_count not in ("unbounded", "zero"):
             raise ValueError("negative_trip_count must be 'unbounded' or 'zero'")
         self.negative_trip_count = negative_trip_count
+        self.strict_slices = strict_slices
         for p in output_ports or []:
             self.add_output(p)
 

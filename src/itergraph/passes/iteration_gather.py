@@ -11,7 +11,7 @@ Contract of `iteration_gather(graph) -> int` (the number of Gathers replaced):
 - Applies to a loop whose iteration parameter has a known rank, 0 (the ONNX iteration
   number: the piece drops the axis) or 1 (OpenVINO's ``[1]`` current iteration: the piece
   keeps the axis with size 1), and that either has no sliced input yet or is already marked
-  ``origin_attrs["strict_slices"]``. The Gather's output becomes the parameter of a new
+  ``strict_slices``. The Gather's output becomes the parameter of a new
   ``Sliced(data, axis=a, stride=1)`` port, and the loop is marked ``strict_slices``:
   iterating beyond the end of `data` stays an execution error (as the Gather's index error
   was) instead of ending the loop. Only the error's text changes.
@@ -44,7 +44,7 @@ def _convert(graph: Graph, loop: Loop) -> int:
         return 0
     if it.type.rank == 1 and it.type.shape[0] not in (1, None):
         return 0
-    if loop.sliced and not loop.origin_attrs.get("strict_slices"):
+    if loop.sliced and not loop.strict_slices:
         return 0
     keep_axis = it.type.rank == 1
     scope = LoopScope(loop)
@@ -72,5 +72,5 @@ def _convert(graph: Graph, loop: Loop) -> int:
         body.inputs.append(piece)
         loop.input_ports.append(Sliced(outer, piece, axis=int(n.attrs.get("axis", 0)),
                                        keep_axis=keep_axis))
-    loop.origin_attrs["strict_slices"] = True
+    loop.strict_slices = True
     return len(picked)

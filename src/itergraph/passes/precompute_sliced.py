@@ -17,13 +17,13 @@ Contract of `precompute_sliced(graph) -> int` (the number of nodes moved):
   known rank, or the output of a moved node. A pure single-output body node moves when it
   reads at least one sliced value, everything else it reads is loop-invariant
   (`loop_motion.LoopScope`), and it is one of:
-  * an element-wise op (unary, ``Clip``, ``Cast``, binary/variadic arithmetic, comparison,
-    logic, ``Where``, ``PRelu``): sliced operands must come from slices with the same axis,
-    rank, bounds and stride over inputs of equal static length on that axis (or from the
-    same port); invariant operands must have a known rank that covers only axes after the
-    sliced axis (so they broadcast the same way against the whole input); and the result
-    must not be provably larger than the sliced operands (no broadcast that multiplies the
-    work and memory by the loop length);
+  * an element-wise op (unary, ``Identity``, ``Clip``, ``Cast``, binary/variadic arithmetic,
+    comparison, logic, ``Where``, ``PRelu``): sliced operands must come from slices with the
+    same axis, rank, bounds and stride over inputs of equal static length on that axis (or
+    from the same port); invariant operands must have a known rank that covers only axes
+    after the sliced axis (so they broadcast the same way against the whole input); and the
+    result must not be provably larger than the sliced operands (no broadcast that
+    multiplies the work and memory by the loop length);
   * ``MatMul`` with the sliced operand on the left and an invariant rank-2 right-hand side,
     the sliced axis not being the contracted one; or with an invariant rank-2 left-hand side
     and the sliced axis being a batch axis of the right-hand side;
@@ -52,8 +52,8 @@ from .loop_motion import LoopScope, body_value_uses, is_pure, move_out
 
 UNARY = frozenset("""
 Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Cast Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu
-HardSigmoid HardSwish IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal Relu Round Selu Shrink
-Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh ThresholdedRelu
+HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal Relu Round Selu
+Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh ThresholdedRelu
 """.split())
 BROADCASTING = frozenset("""
 Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less

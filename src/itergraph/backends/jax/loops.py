@@ -17,6 +17,10 @@ Three forms, chosen while tracing:
   branch such a loop cannot be expressed and `CannotLower` sends the enclosing top-level node
   to NumPy.
 
+A scan also moves work out of its body (`HoistPlan`): nodes that read nothing changing
+across iterations are traced once before it, and matrix products that read no carried value
+(``x_t W``, a recurrent cell's input projection) are computed for all iterations at once.
+
 Zero iterations follow the NumPy backend exactly: carried outputs are the initial values,
 concatenated outputs are empty with the body's declared element shape (unknown dims as 0),
 and a last value that is neither carried nor loop-invariant is an `ExecutionError`.
@@ -153,6 +157,10 @@ class Setup:
     lengths: list  # per Concat with length: value
     cond_free: bool  # no condition / precondition can stop the loop early
     has_pre: bool
+    trip: Any = None  # the trip count's limit alone (int, traced, or None: unbounded)
+    # strict slices with a condition: (count, port) of the shortest sliced input, checked
+    # after the loop (running out of pieces while the loop would go on is an error)
+    strict_after: tuple | None = None
 
 
 def _scalar(loop: Loop, what: str, x):
@@ -182,8 +190,11 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
                 unbounded = unbounded | (t < 0)
             limit = jnp.where(unbounded, INT64_MAX, jnp.maximum(t, 0))
     # sliced inputs
-    strict = bool(loop.origin_attrs.get("strict_slices"))
+    trip = limit
+    strict = loop.strict_slices
+    counted = loop.condition_result is None and loop.precondition is None
     stacks = []
+    shortest = None  # (count, port index) of the sliced input with fewest pieces
     for j, p in info.sliced:
         x = get(p.value)
         axis = p.axis + x.ndim if p.axis < 0 else p.axis
@@ -195,10 +206,10 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
             raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
                                  f"is not divisible by part_size {p.part_size}")
         count = p.count(dim)
-        if strict and limit is not None:
-            msg = (f"{where(loop)}: trip count iterates beyond sliced input {j}, which has "
-                   f"{count} entries on axis {axis}")
-            tc.check(scope.frame, limit > count, msg)
+        if shortest is None or count < shortest[0]:
+            shortest = (count, j)
+        if strict and counted and limit is not None:
+            tc.check(scope.frame, limit > count, beyond_message(loop, j, count, p))
         if limit is None:
             limit = count
         elif isinstance(limit, int):
@@ -222,7 +233,13 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
     lengths = [get(p.length) for p in info.length_ports]
     return Setup(loop, info, scope, limit, cond0, carried0, stacks, invariants, lengths,
                  cond_free=bool(cond_true) and bool(pre_true) and cond0 is True,
-                 has_pre=not pre_true)
+                 has_pre=not pre_true, trip=trip,
+                 strict_after=shortest if strict and not counted else None)
+
+
+def beyond_message(loop: Loop, j: int, count: int, p: Sliced) -> str:
+    return (f"{where(loop)}: the loop iterates beyond sliced input {j}, which has {count} "
+            f"entries on axis {p.axis}")
 
 
 def stack_pieces(x, p: Sliced, axis: int, dim: int, count: int):
@@ -379,6 +396,11 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
     elif st.cond_free and isinstance(st.limit, int):
         n = st.limit
     if n is not None:
+        if st.strict_after is not None and st.cond0 is not False:
+            count, j = st.strict_after
+            if n == count:
+                bad = True if st.trip is None else st.trip > n
+                tc.check(scope.frame, bad, beyond_message(loop, j, count, loop.input_ports[j]))
         if tc.max_it is not None and n > 0:
             tc.check(scope.frame, tc.max_it < n, f"{where(loop)}: {LIMIT_MESSAGE}",
                      IterationLimitError)
@@ -695,7 +717,6 @@ class WhileParts:
         return cond & (k < self.limit)
 
     def cond_fn(self, c):
-        import jax.numpy as jnp
 
         k = c[0]
         ok = self.running(c)
@@ -704,10 +725,16 @@ class WhileParts:
         if self.capacity is not None:
             ok = ok & (k - c[6] < self.capacity)
         if self.st.has_pre:
-            vals, _ = run_body(self.tc, self.st, k, c[2], self.pieces(k),
-                               [self.st.loop.precondition])
-            ok = ok & jnp.asarray(_scalar(self.st.loop, "precondition", vals[0])).astype(bool)
+            ok = ok & self.precondition(c)
         return ok
+
+    def precondition(self, c):
+        """The precondition for iteration k on the state `c` (sliced pieces clamped)."""
+        import jax.numpy as jnp
+
+        k = c[0]
+        vals, _ = run_body(self.tc, self.st, k, c[2], self.pieces(k), [self.st.loop.precondition])
+        return jnp.asarray(_scalar(self.st.loop, "precondition", vals[0])).astype(bool)
 
     def body_fn(self, c):
         import jax
@@ -764,6 +791,15 @@ class WhileParts:
             if self.capacity is not None:
                 bad = bad & (k - final[6] < self.capacity)
             tc.check(frame, bad, f"{where(loop)}: {LIMIT_MESSAGE}", IterationLimitError)
+        st = self.st
+        if st.strict_after is not None:
+            count, j = st.strict_after
+            bad = (k == count) & final[1]
+            if st.trip is not None:
+                bad = bad & (st.trip > k)
+            if st.has_pre:
+                bad = bad & self.precondition(final)
+            tc.check(frame, bad, beyond_message(loop, j, count, loop.input_ports[j]))
         if self.st.info.last_plain and self.capacity is None:
             i = self.st.info.last_plain[0]
             tc.check(frame, k == 0, zero_trip_message(loop, i))

@@ -171,7 +171,13 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
         return None
     args = [*loop.inputs, *node_captures(loop)]
     keep = [i for i, v in enumerate(args) if v is not None]
-    fn = ctx.compile(wrapper, inputs=[args[i] for i in keep]).fn
+    try:
+        plan = ctx.compile(wrapper, inputs=[args[i] for i in keep])
+    except Error:
+        return None  # compiling the original reports what is wrong
+    if plan.captures:  # the copy reads something the loop does not: leave it
+        return None
+    fn = plan.fn
     n_out = len(loop.outputs)
     original = []
 
@@ -228,7 +234,7 @@ def _loop_kernel(loop: Loop, ctx: CompileContext):
     invariant = [j for j, p in enumerate(ports) if isinstance(p, Invariant)]
     carried_src = [j for j, p in enumerate(ports) if isinstance(p, Carried)]
     unbounded_negative = loop.negative_trip_count == "unbounded"
-    strict_slices = bool(loop.origin_attrs.get("strict_slices"))
+    strict_slices = loop.strict_slices
     known_count = loop.condition_result is None and pre_plan is None
     drive = _make_driver(loop, plan, pre_plan, state_slots, concat_slots, ctx.max_iterations)
     n_out = len(out_ports)

@@ -10,7 +10,7 @@ limit a reversed iterator first takes the leading COUNT entries, since TensorRT 
 a negative count runs zero times), WHILE -> ``precondition``, LAST_VALUE -> `Last`,
 CONCATENATE / REVERSE -> `Concat(new_axis=True, reverse=..., length=...)`. TensorRT makes
 iterating past an iterator's end an error, while the canonical loop stops at the shortest
-sliced input: loops with iterators carry ``origin_attrs["strict_slices"] = True`` so that
+sliced input: loops with iterators are marked ``strict_slices`` so that
 the runner reports iterating beyond an iterator's end as an ExecutionError (a COUNT beyond
 it, or a WHILE condition still true when the shortest iterator runs out).
 """
@@ -277,10 +277,9 @@ class _Builder:
         body.outputs = results
         # Iterating past an iterator's end is an error: the runner checks a COUNT before the
         # loop starts, and a WHILE (evaluated once more) when the shortest iterator runs out.
-        attrs = {"strict_slices": True} if loop._iterators else {}
         node = Loop(body, ports, outs, trip_count=trip, precondition=precondition,
                     name=em.fresh(loop.name, em._node_names), origin="network",
-                    origin_attrs=attrs, negative_trip_count="zero")
+                    negative_trip_count="zero", strict_slices=bool(loop._iterators))
         graph.add(node)
 
     @staticmethod

@@ -27,7 +27,7 @@ Nodes the reader inserts (``Shape``, ``Gather``, ``Reshape``, ``Slice``) are giv
 
 A sequence length above ``T`` is an error in ONNX; canonical loop semantics would silently
 run ``min(length, T)`` iterations, and no standard ONNX op can raise the error, so the inner
-loop is marked ``origin_attrs["strict_slices"] = True``: backends then raise an execution
+loop is marked ``strict_slices``: backends then raise an execution
 error when its trip count goes beyond its sliced inputs. A negative length runs no iteration
 (``negative_trip_count="zero"``; ONNX Runtime rejects lengths below 1, zero included).
 """
@@ -202,9 +202,8 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     outs += [Concat(body.outputs[n + j], row_outs[n + j], axis=0, new_axis=True, length=t_len)
              for j in range(k)]
     inner = Loop(body, ports, outs, trip_count=length, name=f"{base}/time", origin="onnx.Scan",
-                 origin_attrs={"version": 8, "part": "time", "sequence_lens": seq_lens is not None,
-                               "strict_slices": seq_lens is not None},
-                 negative_trip_count="zero")
+                 origin_attrs={"version": 8, "part": "time", "sequence_lens": seq_lens is not None},
+                 negative_trip_count="zero", strict_slices=seq_lens is not None)
     row.add(inner)
     row.outputs = list(row_outs)
     outer_outs = [Concat(rv, ov, axis=0, new_axis=True) for rv, ov in zip(row_outs, outputs)]

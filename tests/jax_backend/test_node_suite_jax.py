@@ -1,0 +1,33 @@
+"""The ONNX node-suite cases about loops, branches and recurrent cells, on the JAX backend.
+
+Same expectations as ``tests/conformance`` (outputs of every data set match the suite's),
+through ``itergraph.backend`` with ``backend="jax"``; parts that cannot compile fall back to
+NumPy, so every case must pass.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from conformance.node_suite import _normalize, assert_similar, cases, known_failures
+
+KEYS = ("loop", "scan", "_if", "range", "lstm", "gru", "_rnn_", "slice", "top_k")
+KNOWN = known_failures()
+CASES = [c for c in cases() if any(k in c.name for k in KEYS) and c.name not in KNOWN]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_node_case_on_jax(case):
+    import itergraph.backend as backend
+
+    rep = backend.prepare(case.model, "CPU", backend="jax")
+    for inputs, expected in case.data_sets:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outs = rep.run([_normalize(x) for x in inputs])
+        expected = [_normalize(x) for x in expected]
+        assert len(outs) == len(expected)
+        for i, (r, o) in enumerate(zip(expected, outs)):
+            assert_similar(r, o, case.rtol, case.atol, f"output {i}")
