@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 
+import itergraph as ig
 from itergraph.backends.numpy import run_graph
 from itergraph.frontends.openvino import read, write
 from itergraph.ir import verify
@@ -61,6 +62,9 @@ def check_model(model: ov.Model, feeds: dict, tmp_path: Path, rtol=1e-5, atol=1e
     assert len(got) == len(want)
     for i, (a, b) in enumerate(zip(got, want)):
         assert_close(a, b, rtol, atol, f"itergraph output {i}")
+    compiled = list(ig.load(g).run(feeds, backend="jax").values())
+    for i, (a, b) in enumerate(zip(compiled, want)):
+        assert_close(a, b, max(rtol, 1e-4), max(atol, 1e-4), f"itergraph jax output {i}")
     if write_back:
         out = tmp_path / "written.xml"
         write(g, out)
