@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...numpy.kernels.reduce import extreme_identity
 from ..table import lowering
 from ._util import astype, attr, attr_ints, norm_axis
 
@@ -28,16 +29,7 @@ def _extreme(name: str, low: bool):
         fn = getattr(cx.xp, name)
         if x.size:
             return fn(x, axis=ax, keepdims=kd)
-        if x.dtype.kind == "f":
-            init = -np.inf if low else np.inf
-        elif x.dtype.kind in "iu":
-            info = np.iinfo(x.dtype)
-            init = info.min if low else info.max
-        elif x.dtype.kind == "b":
-            init = not low
-        else:
-            init = 0
-        return fn(x, axis=ax, keepdims=kd, initial=init)
+        return fn(x, axis=ax, keepdims=kd, initial=extreme_identity(x.dtype, low))
 
     return impl
 

@@ -30,20 +30,24 @@ def _mean(x, ax, kd):
     return np.mean(x, axis=ax, keepdims=kd)
 
 
+def extreme_identity(dtype, low: bool):
+    """What ReduceMax (`low`) / ReduceMin of an empty set gives: the dtype's lowest/highest."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return -np.inf if low else np.inf
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if low else info.max
+    if dtype.kind == "b":
+        return not low
+    return 0
+
+
 def _extreme(np_fn, low: bool):
     def impl(x, ax, kd):
         if x.size:
             return np_fn(x, axis=ax, keepdims=kd)
-        if x.dtype.kind == "f":
-            init = -np.inf if low else np.inf
-        elif x.dtype.kind in "iu":
-            info = np.iinfo(x.dtype)
-            init = info.min if low else info.max
-        elif x.dtype.kind == "b":
-            init = not low
-        else:
-            init = 0
-        return np_fn(x, axis=ax, keepdims=kd, initial=init)
+        return np_fn(x, axis=ax, keepdims=kd, initial=extreme_identity(x.dtype, low))
 
     return impl
 
