@@ -25,7 +25,7 @@ test: $(STAMP) lint
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(PY) bench/loops.py
+	$(PY) bench/loops.py --markdown
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models
