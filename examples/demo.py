@@ -1,4 +1,4 @@
-"""The demo: load the two LSTM models, run them with itergraph, compare with plain NumPy.
+"""The demo: load the two LSTM models, run them on both backends, compare with plain NumPy.
 
 ``python examples/demo.py examples/models`` (after ``make_lstm_models.py``), or ``make demo``.
 """
@@ -25,13 +25,15 @@ def main(models: Path) -> int:
         model = ig.load(models / f"{name}.onnx")
         print(f"== {name}.onnx")
         print(model.info())
-        outs = model.run(feeds)
-        for out_name, ref in (("Y", y_ref), ("h_last", h_ref), ("c_last", c_ref)):
-            got = outs[out_name]
-            diff = float(np.max(np.abs(got - ref)))
-            worst = max(worst, diff)
-            print(f"  {out_name:7s} itergraph {got.shape} {got.reshape(-1)[:4].round(5)} | numpy "
-                  f"{ref.reshape(-1)[:4].round(5)} | max |diff| {diff:.2e}")
+        for backend in ("numpy", "jax"):
+            outs = model.run(feeds, backend=backend)
+            print(f"  on itergraph's {backend} backend:")
+            for out_name, ref in (("Y", y_ref), ("h_last", h_ref), ("c_last", c_ref)):
+                got = outs[out_name]
+                diff = float(np.max(np.abs(got - ref)))
+                worst = max(worst, diff)
+                print(f"    {out_name:7s} itergraph {got.shape} {got.reshape(-1)[:4].round(5)} | "
+                      f"numpy {ref.reshape(-1)[:4].round(5)} | max |diff| {diff:.2e}")
     ok = worst < 1e-5
     print(f"\nitergraph matches the plain NumPy LSTM: {'yes' if ok else 'NO'} "
           f"(worst difference {worst:.2e})")

@@ -82,8 +82,7 @@ def test_every_scan_version(opset):
     x = np.random.default_rng(opset).standard_normal((6, 2)).astype(np.float32)
     feeds = {"s0": np.zeros(2, np.float32), "X": x}
     got = run_ig(m, feeds)
-    if opset <= 23:  # ORT 1.31 implements Scan up to opset 23
-        assert_same(got, run_ort(m, feeds))
+    assert_same(got, run_ort(m, feeds))
     s, y1, y2 = python_scan(x, 0, 0, [0, 0], [0, 0], feeds["s0"])
     np.testing.assert_allclose(got["Y2"], y2, rtol=1e-6)
 
