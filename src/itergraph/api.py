@@ -101,6 +101,8 @@ def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
     elif isinstance(model, str | os.PathLike):
         path = Path(model)
         suffix = path.suffix.lower()
+        if not path.is_file():
+            raise InputError(f"cannot load '{path}': no such file")
         if suffix == ".xml":
             from .frontends.openvino import read as read_openvino
 

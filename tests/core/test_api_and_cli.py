@@ -54,6 +54,17 @@ def test_bad_feeds_are_input_errors(feeds, match):
         ig.load(loop_model()).run(feeds)
 
 
+@pytest.mark.parametrize("source,error,match", [
+    ("no/such/model.onnx", ig.InputError, "no such file"),
+    (b"not a protobuf", ig.ModelError, "cannot parse ONNX"),
+    (42, ig.InputError, "cannot load a int"),
+    ("model.txt", ig.InputError, "no such file|cannot tell the format"),
+])
+def test_bad_sources_are_itergraph_errors(source, error, match):
+    with pytest.raises(error, match=match):
+        ig.load(source)
+
+
 def test_unknown_backend_is_an_error():
     with pytest.raises(ig.InputError, match="unknown backend"):
         ig.load(loop_model()).run(FEEDS, backend="tpu")
