@@ -7,6 +7,8 @@ configuration context) around each trace and each call of its compiled functions
 `x64()`. Arrays leave the backend as NumPy arrays, so no 64-bit JAX array escapes into code
 that runs without the flag.
 
+**XLA options**: `jit` compiles with `compiler_options()` (512-bit vectors on AVX-512 CPUs).
+
 **Persistent compilation cache** (opt-in): `enable_compilation_cache(path)`, or the
 environment variable ``ITERGRAPH_JAX_CACHE_DIR`` read the first time this backend compiles
 something. It sets JAX's global ``jax_compilation_cache_dir`` (the cache is keyed by the
@@ -20,6 +22,7 @@ import os
 _jax = None
 _cache_checked = False
 ENV_CACHE_DIR = "ITERGRAPH_JAX_CACHE_DIR"
+ENV_XLA_OPTIONS = "ITERGRAPH_XLA_OPTIONS"
 
 
 def available() -> bool:
@@ -67,3 +70,50 @@ def _check_cache_env() -> None:
     path = os.environ.get(ENV_CACHE_DIR)
     if path:
         enable_compilation_cache(path)
+
+
+# ----------------------------------------------------------------------------- XLA options
+
+_options: dict | None = None
+
+
+def _host_has_avx512() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return " avx512f " in f" {line.split(':', 1)[1].strip()} "
+    except OSError:
+        pass
+    return False
+
+
+def compiler_options() -> dict:
+    """XLA options for this backend's programs on the CPU.
+
+    On a CPU with AVX-512, XLA is asked for 512-bit vectors (its default prefers 256 bits):
+    element-wise code with transcendental functions (tanh, exp, sigmoid in recurrent cells)
+    runs up to about twice as fast. Results are unchanged up to float rounding. Set
+    ``ITERGRAPH_XLA_OPTIONS`` ("name=value name=value", XLA debug option names) to replace
+    the choice; an empty string selects XLA's defaults.
+    """
+    global _options
+    if _options is None:
+        spec = os.environ.get(ENV_XLA_OPTIONS)
+        if spec is None:
+            cpu = jax().default_backend() == "cpu"
+            _options = {"xla_cpu_prefer_vector_width": 512} if cpu and _host_has_avx512() else {}
+        else:
+            _options = {}
+            for item in spec.split():
+                k, _, v = item.partition("=")
+                _options[k] = int(v) if v.lstrip("-").isdigit() else v
+    return dict(_options)
+
+
+def jit(fn, **kw):
+    """`jax.jit` with this backend's XLA compiler options (`compiler_options`)."""
+    opts = compiler_options()
+    if opts:
+        kw["compiler_options"] = opts
+    return jax().jit(fn, **kw)

@@ -139,10 +139,9 @@ class LoopDriver:
         return max(AUTO_MIN, min(AUTO_MAX, _next_pow2(AUTO_BYTES // total + 1) // 2))
 
     def run(self, env, static, max_it) -> None:
-        jax = config.jax()
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
-            self._jit = jax.jit(self._step, static_argnames=("cap",))
+            self._jit = config.jit(self._step, static_argnames=("cap",))
         from .program import raise_error
 
         args = [env[u] for u in self.traced_in]

@@ -138,6 +138,20 @@ def _key_of(x: Any, token: Any) -> Any:
     return (shape, x.dtype)
 
 
+def _rewritten(graph: Graph) -> Graph:
+    """`graph`, or a rewritten copy when `passes.gate_fission` applies (recurrent cells'
+    gate splits become one product per gate: XLA's CPU code reads separate arrays much
+    faster than column blocks of one). The caller's graph is never changed."""
+    from ...ir.clone import clone_graph
+    from ...passes.gate_fission import applicable, gate_fission
+
+    if not applicable(graph):
+        return graph
+    copy = clone_graph(graph)
+    gate_fission(copy)
+    return copy
+
+
 class CompiledGraph:
     """A graph prepared for the JAX backend. ``run(feeds)`` -> ``{output name: ndarray}``.
 
@@ -148,7 +162,7 @@ class CompiledGraph:
 
     def __init__(self, graph: Graph, initial_capacity: int | None = None):
         load_all()
-        self.graph = graph
+        self.graph = graph = _rewritten(graph)
         self.initial_capacity = None if initial_capacity is None else max(1, int(initial_capacity))
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
@@ -492,7 +506,7 @@ class JitStep:
     def run(self, env, static, max_it) -> None:
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
-            self._jit = config.jax().jit(self._fn)
+            self._jit = config.jit(self._fn)
             self._big = self.cg.big_args(self.big_uids)
         outs, err = self._jit([env[u] for u in self.traced_in], self._big,
                               self.cg.max_it_arg(max_it))
