@@ -12,6 +12,7 @@ import numpy as np
 from ....errors import ExecutionError, where
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, np_dtype
+from .reduce import cumulative
 
 # ----------------------------------------------------------------------------- Pad
 
@@ -151,19 +152,7 @@ def _gather_nd(cx, data, indices):
 
 @lowering("CumProd", since=26, fold=True)
 def _cumprod(cx, x, axis):
-    xp = cx.xp
-    a = norm_axis(cx, int(cx.const(axis, "axis (input 1)").reshape(())), x.ndim)
-    rev = bool(attr(cx.node, "reverse", 0))
-    if rev:
-        x = xp.flip(x, a)
-    r = xp.cumprod(x, axis=a, dtype=x.dtype)
-    if attr(cx.node, "exclusive", 0):
-        pad = [(0, 0)] * x.ndim
-        pad[a] = (1, 0)
-        idx = [slice(None)] * x.ndim
-        idx[a] = slice(0, x.shape[a])
-        r = xp.pad(r, pad, constant_values=1)[tuple(idx)]
-    return xp.flip(r, a) if rev else r
+    return cumulative(cx, x, axis, "cumprod", 1)
 
 
 # ----------------------------------------------------------------------------- space/depth

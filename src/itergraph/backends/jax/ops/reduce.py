@@ -129,18 +129,24 @@ lowering("ArgMax", since=1, fold=True)(_arg("argmax"))
 lowering("ArgMin", since=1, fold=True)(_arg("argmin"))
 
 
-@lowering("CumSum", since=11, fold=True)
-def _cumsum(cx, x, axis):
+def cumulative(cx, x, axis, name: str, identity):
+    """CumSum / CumProd (`name` is the array-module function): ``reverse`` and ``exclusive``
+    attributes as ONNX defines them; an exclusive scan starts from `identity`."""
     xp = cx.xp
     a = norm_axis(cx, int(cx.const(axis, "axis (input 1)").reshape(())), x.ndim)
     rev = bool(attr(cx.node, "reverse", 0))
     if rev:
         x = xp.flip(x, a)
-    r = xp.cumsum(x, axis=a, dtype=x.dtype)
+    r = getattr(xp, name)(x, axis=a, dtype=x.dtype)
     if attr(cx.node, "exclusive", 0):
         pad = [(0, 0)] * x.ndim
         pad[a] = (1, 0)
         idx = [slice(None)] * x.ndim
         idx[a] = slice(0, x.shape[a])
-        r = xp.pad(r, pad)[tuple(idx)]
+        r = xp.pad(r, pad, constant_values=identity)[tuple(idx)]
     return xp.flip(r, a) if rev else r
+
+
+@lowering("CumSum", since=11, fold=True)
+def _cumsum(cx, x, axis):
+    return cumulative(cx, x, axis, "cumsum", 0)
