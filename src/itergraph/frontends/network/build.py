@@ -33,7 +33,7 @@ from .control import Loop as NetLoop
 from .core import Layer, Tensor
 from .enums import LoopOutput, TripLimit
 from .lower import OPSET, Emitter, lower_layer
-from .scopes import Analysis, analyze, owner
+from .scopes import Analysis, analyze, dependency_order, owner
 from .shapes import norm_axis
 from .validate import validate
 
@@ -148,36 +148,15 @@ class _Builder:
 
     def ordered(self, scope, units: list) -> list:
         ids = {id(u) for u in units}
-        state: dict[int, int] = {}
-        order: list = []
 
         def label(u) -> str:
             return u._what() if isinstance(u, Layer) else u.what()
 
-        for root in units:
-            if id(root) in state:
-                continue
-            stack = [(root, self._preds(root, scope, ids))]
-            state[id(root)] = 1
-            while stack:
-                u, preds = stack[-1]
-                if not preds:
-                    stack.pop()
-                    state[id(u)] = 2
-                    order.append(u)
-                    continue
-                nxt = preds.pop()
-                if state.get(id(nxt)) == 1:
-                    path = [e[0] for e in stack]
-                    cycle = path[path.index(nxt):]
-                    raise ModelError(
-                        "the network has a cycle through a loop or conditional: "
-                        + " -> ".join(label(x) for x in cycle) + " -> " + label(nxt)
-                    )
-                if id(nxt) not in state:
-                    state[id(nxt)] = 1
-                    stack.append((nxt, self._preds(nxt, scope, ids)))
-        return order
+        def cycle(path: list) -> None:
+            raise ModelError("the network has a cycle through a loop or conditional: "
+                             + " -> ".join(label(x) for x in path))
+
+        return dependency_order(units, lambda u: self._preds(u, scope, ids), cycle)
 
     def _preds(self, unit, scope, ids) -> list:
         preds = []

@@ -109,44 +109,49 @@ def _back_edge(layer: Layer, index: int) -> bool:
     return isinstance(layer, RecurrenceLayer) and index == 1
 
 
-def topo_order(layers: list[Layer]) -> list[Layer]:
-    """Layers in dependency order, ignoring recurrence back edges; a cycle is a ModelError."""
-    state: dict[int, int] = {}
-    order: list[Layer] = []
-    stack: list[tuple[Layer, list[Layer]]] = []
-
-    def push(layer: Layer) -> None:
-        preds = [
-            t.producer
-            for i, t in enumerate(layer._inputs)
-            if t is not None and t.producer is not None and not _back_edge(layer, i)
-        ]
-        state[id(layer)] = 1
-        stack.append((layer, preds))
-
-    for root in layers:
+def dependency_order(roots: list, preds, on_cycle) -> list:
+    """Depth-first post-order of `roots` and everything they depend on (``preds(u)`` lists
+    what u reads). On a cycle, ``on_cycle(path)`` is called with ``[a, ..., a]`` and must raise.
+    """
+    state: dict[int, int] = {}  # 1: on the stack, 2: done
+    order: list = []
+    for root in roots:
         if id(root) in state:
             continue
-        push(root)
+        state[id(root)] = 1
+        stack = [(root, list(preds(root)))]
         while stack:
-            layer, preds = stack[-1]
-            if not preds:
+            u, ps = stack[-1]
+            if not ps:
                 stack.pop()
-                state[id(layer)] = 2
-                order.append(layer)
+                state[id(u)] = 2
+                order.append(u)
                 continue
-            nxt = preds.pop()
+            nxt = ps.pop()
             if state.get(id(nxt)) == 1:
                 path = [entry[0] for entry in stack]
-                cycle = path[path.index(nxt):] + [nxt]
-                raise ModelError(
-                    "the network has a cycle that is not a recurrence back edge: "
-                    + " -> ".join(f"'{x.name}'" for x in reversed(cycle))
-                    + " (only input 1 of a recurrence layer may feed back)"
-                )
+                on_cycle(path[path.index(nxt):] + [nxt])
             if id(nxt) not in state:
-                push(nxt)
+                state[id(nxt)] = 1
+                stack.append((nxt, list(preds(nxt))))
     return order
+
+
+def topo_order(layers: list[Layer]) -> list[Layer]:
+    """Layers in dependency order, ignoring recurrence back edges; a cycle is a ModelError."""
+
+    def preds(layer: Layer) -> list[Layer]:
+        return [t.producer for i, t in enumerate(layer._inputs)
+                if t is not None and t.producer is not None and not _back_edge(layer, i)]
+
+    def cycle(path: list[Layer]) -> None:
+        raise ModelError(
+            "the network has a cycle that is not a recurrence back edge: "
+            + " -> ".join(f"'{x.name}'" for x in reversed(path))
+            + " (only input 1 of a recurrence layer may feed back)"
+        )
+
+    return dependency_order(layers, preds, cycle)
 
 
 def analyze(network) -> Analysis:
