@@ -87,21 +87,19 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
             raise ModelError(f"{layer.where()}: body Parameter {dst} has two back edges")
         back[dst] = src
 
-    def param(d: dict) -> Value:
+    def body_value(d: dict, table: dict, entry: str, kind: str) -> Value:
         lid = _int(layer, d, "internal_layer_id")
-        if lid not in built.params:
-            raise ModelError(f"{layer.where()}: port_map input names body layer {lid}, which "
+        if lid not in table:
+            raise ModelError(f"{layer.where()}: port_map {entry} names body layer {lid}, which "
                              f"{'is a ' + kinds[lid] if lid in kinds else 'does not exist'}; "
-                             "expected a Parameter")
-        return built.params[lid]
+                             f"expected a {kind}")
+        return table[lid]
+
+    def param(d: dict) -> Value:
+        return body_value(d, built.params, "input", "Parameter")
 
     def result(d: dict) -> Value:
-        lid = _int(layer, d, "internal_layer_id")
-        if lid not in built.results:
-            raise ModelError(f"{layer.where()}: port_map output names body layer {lid}, which "
-                             f"{'is a ' + kinds[lid] if lid in kinds else 'does not exist'}; "
-                             "expected a Result")
-        return built.results[lid]
+        return body_value(d, built.results, "output", "Result")
 
     first_data = 2 if is_loop else 0
     if is_loop and len(ins) < 2:
