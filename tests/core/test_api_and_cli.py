@@ -92,3 +92,32 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
     onnx.save(loop_model(), path)
     assert cli(["run", str(path)]) == 2
     assert "missing input" in capsys.readouterr().err
+
+
+def test_auto_backend_picks_jax_when_the_whole_graph_compiles_and_says_so():
+    m = ig.load(loop_model())
+    assert m.choose_backend("auto") == "jax"
+    np.testing.assert_array_equal(m.run(FEEDS, backend="auto")["ys"],
+                                  m.run(FEEDS, backend="numpy")["ys"])
+    assert "everything compiles" in m.explain(backend="jax")
+
+
+def test_auto_backend_falls_back_to_numpy_for_sequences():
+    from onnx import TensorProto
+
+    seq = h.make_tensor_sequence_value_info
+    b = body([h.make_node("Cast", ["i"], ["fi"], to=F),
+              h.make_node("SequenceInsert", ["s_in", "fi"], ["s_out"]),
+              h.make_node("Identity", ["c_in"], ["c_out"])],
+             [vi("i", I64, []), vi("c_in", B, []), seq("s_in", TensorProto.FLOAT, None)],
+             [vi("c_out", B, []), seq("s_out", TensorProto.FLOAT, None)])
+    m = ig.load(model([h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
+                       h.make_node("Loop", ["M", "", "s0"], ["s"], body=b, name="seqloop"),
+                       h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)],
+                      [vi("M", I64, [])], [vi("y", F, [None])]))
+    assert m.choose_backend("auto") == "numpy"
+    assert "seqloop" in m.explain(backend="jax") or "Sequence" in m.explain(backend="jax")
+    np.testing.assert_array_equal(m.run({"M": np.array(4)}, backend="auto")["y"],
+                                  np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(m.run({"M": np.array(4)}, backend="jax")["y"],
+                                  np.arange(4, dtype=np.float32))
