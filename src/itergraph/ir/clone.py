@@ -2,7 +2,8 @@
 
 `clone_graph(g)` copies `g` and every subgraph below it: each value *defined* in the copied
 region (graph inputs, initializers, node outputs, at any depth) gets a fresh `Value` with the
-same name, type, constant data and a copy of its ``meta``; a value used but defined outside
+same name, type, constant data and a copy of its ``meta`` (less the private ``_`` keys:
+backend caches); a value used but defined outside
 the region (an outer-scope capture) stays the very same object, so the copy reads the same
 outer values as the original. `clone_node(n, mapping)` copies one node the same way, its inputs
 translated through `mapping` (uid -> `Value`) where present.
@@ -17,10 +18,22 @@ from .graph import Graph, Node, Value
 from .loop import Carried, Concat, Invariant, Last, Loop, Sliced
 
 
+def _public(meta: dict) -> dict:
+    """A copy of `meta` without private keys (a string, or a tuple whose first item is a
+    string, starting with ``_``): caches that backends keep on IR objects (e.g. port layouts)
+    would describe the original, not the copy."""
+
+    def private(k) -> bool:
+        head = k[0] if isinstance(k, tuple) and k else k
+        return isinstance(head, str) and head.startswith("_")
+
+    return {k: v for k, v in meta.items() if not private(k)}
+
+
 def clone_value(v: Value) -> Value:
     """A fresh value with `v`'s name, type, constant data and a copy of its meta."""
     c = Value(v.name, v.type, v.const)
-    c.meta = dict(v.meta)
+    c.meta = _public(v.meta)
     return c
 
 
@@ -31,7 +44,7 @@ def clone_graph(graph: Graph, mapping: dict[int, Value] | None = None) -> Graph:
     inputs = [_fresh(v, m) for v in graph.inputs]
     inits = [_fresh(v, m) for v in graph.initializers]
     g = Graph(graph.name, inputs, (), (), inits, graph.opset_imports)
-    g.meta = dict(graph.meta)
+    g.meta = _public(graph.meta)
     for n in graph.nodes:
         g.nodes.append(clone_node(n, m))
     g.outputs = [_get(v, m) for v in graph.outputs]
@@ -53,7 +66,7 @@ def clone_node(node: Node, mapping: dict[int, Value]) -> Node:
     n = Node(node.op_type, [_get(v, mapping) for v in node.inputs],
              [_fresh(v, mapping) for v in node.outputs], attrs,
              domain=node.domain, version=node.version, name=node.name)
-    n.meta = dict(node.meta)
+    n.meta = _public(node.meta)
     return n
 
 
@@ -91,7 +104,7 @@ def _clone_loop(loop: Loop, m: dict[int, Value]) -> Loop:
     for k, a in loop.attrs.items():  # attributes besides the body (rare), shared
         if k != "body":
             new.attrs[k] = a
-    new.meta = dict(loop.meta)
+    new.meta = _public(loop.meta)
     return new
 
 

@@ -139,16 +139,23 @@ def _key_of(x: Any, token: Any) -> Any:
 
 
 def _rewritten(graph: Graph) -> Graph:
-    """`graph`, or a rewritten copy when `passes.gate_fission` applies (recurrent cells'
-    gate splits become one product per gate: XLA's CPU code reads separate arrays much
-    faster than column blocks of one). The caller's graph is never changed."""
+    """`graph`, or a rewritten copy when a layout pass applies: `passes.gate_fission`
+    (recurrent cells' gate splits become one product per gate: XLA's CPU code reads separate
+    arrays much faster than column blocks of one) and `passes.carried_layout` (a tall, thin
+    carried state is carried transposed, its long axis last, so XLA vectorises along it).
+    The caller's graph is never changed."""
     from ...ir.clone import clone_graph
-    from ...passes.gate_fission import applicable, gate_fission
+    from ...passes import carried_layout, gate_fission
 
-    if not applicable(graph):
+    fission = gate_fission.applicable(graph)
+    layout = carried_layout.applicable(graph)
+    if not (fission or layout):
         return graph
     copy = clone_graph(graph)
-    gate_fission(copy)
+    if fission:
+        gate_fission.gate_fission(copy)
+    if layout:
+        carried_layout.carried_layout(copy)
     return copy
 
 
