@@ -7,8 +7,8 @@ ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops a
     cond = initial_condition if given else True
     outs = {o: [] for o in concat outputs}
     k = 0
-    while (trip_count is None or trip_count < 0 or k < trip_count) and cond \
-            and all(k < s.count() for s in sliced):
+    while (trip_count is None or k < trip_count) and cond \
+            and all(k < s.count() for s in sliced):       # (strict_slices: running out is an error)
         params = {**state, **{s.param: s.piece(k) for s in sliced},
                   **{i.param: i.value for i in invariant},
                   iteration_param: k, condition_param: cond}
