@@ -1,4 +1,5 @@
-"""The ONNX node-suite cases about loops, branches and recurrent cells, on the JAX backend.
+"""The ONNX node-suite cases about loops, branches, sequences, optionals and recurrent cells,
+on the JAX backend.
 
 Same expectations as ``tests/conformance`` (outputs of every data set match the suite's),
 through ``itergraph.backend`` with ``backend="jax"``; parts that cannot compile fall back to
@@ -13,7 +14,8 @@ import pytest
 
 from conformance.node_suite import _normalize, assert_similar, cases, known_failures
 
-KEYS = ("loop", "scan", "_if", "range", "lstm", "gru", "_rnn_", "slice", "top_k")
+KEYS = ("loop", "scan", "_if", "range", "lstm", "gru", "_rnn_", "slice", "top_k", "sequence",
+        "optional")
 KNOWN = known_failures()
 CASES = [c for c in cases() if any(k in c.name for k in KEYS) and c.name not in KNOWN]
 
