@@ -35,10 +35,12 @@ def test_network_case_written_to_openvino(tmp_path, name):
     again = list(run_graph(read(xml), feeds).values())
     for i, (a, b) in enumerate(zip(again, want.values())):
         assert_close(a, b, what=f"itergraph on the written IR, output {i}")
-    if name in OPENVINO_WRONG:
-        return
     got = run_ov(xml, feeds)
     assert len(got) == len(want)
+    if name in OPENVINO_WRONG:  # still wrong: when OpenVINO is fixed, move the case back
+        assert any(not np.allclose(a, b, rtol=1e-5, atol=1e-5)
+                   for a, b in zip(got, want.values()))
+        return
     for i, (a, b) in enumerate(zip(got, want.values())):
         assert_close(a, b, what=f"OpenVINO on the written IR, output {i}")
 
