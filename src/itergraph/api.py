@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .describe import describe
-from .errors import Error, InputError, UnsupportedError
+from .errors import Error, InputError, ModelError, UnsupportedError
 from .feeds import check_feeds
 from .ir import Graph, verify
 
@@ -92,6 +92,13 @@ class Model:
 
 def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
     """Load an ONNX file/`ModelProto`, an OpenVINO ``.xml`` (+ ``.bin``), a `Graph` or a Network."""
+    try:
+        return _load(model, weights)
+    except RecursionError as e:  # hostile or absurd nesting of subgraphs
+        raise ModelError("the model nests subgraphs too deeply to be read") from e
+
+
+def _load(model: Any, weights) -> Model:
     if isinstance(model, Model):
         return model
     if isinstance(model, Graph):

@@ -121,3 +121,19 @@ def test_auto_backend_falls_back_to_numpy_for_sequences():
                                   np.arange(4, dtype=np.float32))
     np.testing.assert_array_equal(m.run({"M": np.array(4)}, backend="jax")["y"],
                                   np.arange(4, dtype=np.float32))
+
+
+def test_absurdly_deep_nesting_is_a_model_error_not_a_recursion_crash():
+    from itergraph.ir import Graph, Node, Value
+
+    x = Value("x")
+    top = Graph("top", inputs=[x])
+    cur = top
+    for d in range(5000):
+        sub = Graph(f"g{d}", outputs=[x])
+        n = Node("If", [x], 1, {"then_branch": sub, "else_branch": sub}, version=17)
+        cur.nodes.append(n)
+        cur.outputs = [n.outputs[0]]
+        cur = sub
+    with pytest.raises(ig.ModelError, match="too deeply"):
+        ig.load(top)
