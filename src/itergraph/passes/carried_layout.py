@@ -42,9 +42,8 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Loop
 from ..ir.types import TensorType
-from .loop_motion import LoopScope, body_value_uses, is_pure
+from .loop_motion import STD, LoopScope, body_value_uses, const_value, is_pure, static_shape
 
-STD = ("", "ai.onnx")
 MAX_SHORT = 32  # the short axis is at most this long ...
 RATIO = 4  # ... and the long axis at least this many times longer
 PULL_DEPTH = 6  # how far a transpose of a non-state operand is pulled up through its producers
@@ -87,34 +86,15 @@ def applicable(graph: Graph) -> bool:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _static_shape(v: Value | None) -> tuple[int, ...] | None:
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return tuple(np.shape(v.const))
-    t = v.type
-    if isinstance(t, TensorType) and t.shape is not None and all(
-            isinstance(d, int) for d in t.shape):
-        return tuple(t.shape)
-    return None
 
 
-def _const(v: Value | None):
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return np.asarray(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and p.domain in STD and "value" in p.attrs:
-        return np.asarray(p.attrs["value"])
-    return None
 
 
 def _unsqueeze_axes(n: Node) -> list[int] | None:
     if "axes" in n.attrs:
         return [int(a) for a in np.asarray(n.attrs["axes"]).reshape(-1)]
     if len(n.inputs) > 1:
-        c = _const(n.inputs[1])
+        c = const_value(n.inputs[1])
         if c is not None:
             return [int(a) for a in c.reshape(-1)]
     return None
@@ -127,7 +107,7 @@ def _rank(v: Value | None, depth: int = 0) -> int | None:
     t = v.type
     if isinstance(t, TensorType) and t.shape is not None:
         return len(t.shape)
-    c = _const(v)
+    c = const_value(v)
     if c is not None:
         return c.ndim
     p = v.producer
@@ -153,7 +133,7 @@ def _reduce_axes(n: Node) -> tuple[list[int] | None, str]:
     if "axes" in n.attrs:
         return [int(a) for a in np.asarray(n.attrs["axes"]).reshape(-1)], "attr"
     if len(n.inputs) > 1 and n.inputs[1] is not None:
-        c = _const(n.inputs[1])
+        c = const_value(n.inputs[1])
         return (None if c is None else [int(a) for a in c.reshape(-1)]), "input"
     return [], "none"
 
@@ -177,7 +157,7 @@ def _transposed_type(t):
 def _plan(loop: Loop, port: Carried) -> dict | None:
     """How to rewrite `port` of `loop`: {"t": uids of transposed values, "actions": node id ->
     action}, or None when the port does not qualify or a use cannot be rewritten."""
-    shape = _static_shape(port.param) or _static_shape(port.value)
+    shape = static_shape(port.param) or static_shape(port.value)
     if shape is None or len(shape) != 2:
         return None
     a, b = shape

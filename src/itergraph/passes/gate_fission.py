@@ -36,10 +36,14 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
-from ..ir.types import TensorType
-from .loop_motion import LoopScope, body_value_uses, loop_results
-
-STD = ("", "ai.onnx")
+from .loop_motion import (
+    STD,
+    LoopScope,
+    body_value_uses,
+    const_value,
+    loop_results,
+    static_shape,
+)
 
 
 def gate_fission(graph: Graph) -> int:
@@ -62,25 +66,8 @@ def applicable(graph: Graph) -> bool:
     return False
 
 
-def _static_shape(v: Value) -> tuple[int, ...] | None:
-    if v.const is not None and v.producer is None:
-        return tuple(np.shape(v.const))
-    t = v.type
-    if isinstance(t, TensorType) and t.shape is not None and all(
-            isinstance(d, int) for d in t.shape):
-        return tuple(t.shape)
-    return None
 
 
-def _const(v: Value | None):
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return np.asarray(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and p.domain in STD and "value" in p.attrs:
-        return np.asarray(p.attrs["value"])
-    return None
 
 
 def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
@@ -104,7 +91,7 @@ def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
                 return collect(p.inputs[0], False) and collect(p.inputs[1], False)
             if p.op_type == "MatMul" and None not in p.inputs:
                 w = p.inputs[1]
-                shape = _static_shape(w)
+                shape = static_shape(w)
                 if scope.is_invariant(w) and shape is not None and len(shape) == 2:
                     inner.append(v)
                     leaves.append(("mm", p, shape))
@@ -121,18 +108,18 @@ def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
     rank = None
     for leaf in leaves:
         if leaf[0] == "value":
-            shape = _static_shape(leaf[1])
+            shape = static_shape(leaf[1])
             if shape is None:
                 return None
             if shape and shape[-1] not in (1, dim):
                 return None
     mm_in = leaves[[leaf[0] for leaf in leaves].index("mm")][1].inputs[0]
-    in_shape = _static_shape(mm_in)
+    in_shape = static_shape(mm_in)
     if in_shape is not None:
         rank = max(len(in_shape), 2)
     if axis != -1 and (rank is None or axis != rank - 1):
         return None
-    sizes = _const(split.inputs[1]) if len(split.inputs) > 1 and split.inputs[1] is not None \
+    sizes = const_value(split.inputs[1]) if len(split.inputs) > 1 and split.inputs[1] is not None \
         else None
     n = len(split.outputs)
     if sizes is not None:
@@ -201,7 +188,7 @@ def _rewrite(loop: Loop, split: Node, sizes: list[int], root: Value, inner: set[
                          version=p.version, name=f"{p.name}_g{k}")
                 new_nodes.extend([s, m])
                 return m.outputs[0]
-            shape = _static_shape(v)
+            shape = static_shape(v)
             if not shape or shape[-1] == 1:
                 return v
             s = Node("Slice", [v, starts, ends, axes], [Value(f"{v.name}_g{k}")],
