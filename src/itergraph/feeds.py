@@ -8,13 +8,12 @@ import numpy as np
 
 from .errors import InputError
 from .ir import Graph, Value
-from .ir.types import OptionalType, SequenceType, TensorType
+from .ir.types import DataType, OptionalType, SequenceType, TensorType
 
 
 def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
-    from .backends.numpy.dtypes import to_numpy
 
-    want = to_numpy(t.dtype) if t.dtype is not None else None
+    want = DataType(t.dtype).numpy if t.dtype is not None else None
     if not isinstance(x, np.ndarray):
         if isinstance(x, np.generic | int | float | bool | list | tuple):
             x = np.asarray(x, dtype=want)

@@ -10,6 +10,9 @@ import enum
 from dataclasses import dataclass
 from typing import Union
 
+import ml_dtypes
+import numpy as np
+
 Dim = Union[int, str, None]
 
 
@@ -53,6 +56,63 @@ class DataType(enum.StrEnum):
     @property
     def is_integer(self) -> bool:
         return self.value.startswith(("int", "uint"))
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The NumPy dtype holding this element type (``object`` for strings)."""
+        return _TO_NUMPY[self]
+
+    @classmethod
+    def from_numpy(cls, dtype) -> DataType:
+        """The element type of a NumPy dtype; ``KeyError`` when it has none."""
+        dtype = np.dtype(dtype)
+        if dtype.kind in "USO":
+            return cls.STRING
+        try:
+            return _FROM_NUMPY[dtype]
+        except KeyError:
+            raise KeyError(f"no IR element type for NumPy dtype {dtype}") from None
+
+    @property
+    def onnx(self) -> int:
+        """The ``onnx.TensorProto.DataType`` code (the numbers are fixed by onnx.proto)."""
+        return _ONNX_CODES[self]
+
+    @classmethod
+    def from_onnx(cls, code: int) -> DataType | None:
+        """The element type of an ONNX code: ``None`` for 0 (undefined), ``KeyError`` if unknown."""
+        if code == 0:
+            return None
+        return _FROM_ONNX[int(code)]
+
+
+_EXOTIC = {
+    DataType.BFLOAT16: ml_dtypes.bfloat16,
+    DataType.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn,
+    DataType.FLOAT8E4M3FNUZ: ml_dtypes.float8_e4m3fnuz,
+    DataType.FLOAT8E5M2: ml_dtypes.float8_e5m2,
+    DataType.FLOAT8E5M2FNUZ: ml_dtypes.float8_e5m2fnuz,
+    DataType.INT4: ml_dtypes.int4,
+    DataType.UINT4: ml_dtypes.uint4,
+    DataType.INT2: ml_dtypes.int2,
+    DataType.UINT2: ml_dtypes.uint2,
+    DataType.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
+    DataType.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu,
+}
+_TO_NUMPY = {
+    dt: np.dtype(_EXOTIC.get(dt, dt.value if dt != DataType.STRING else object)) for dt in DataType
+}
+_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
+_ONNX_CODES = {
+    DataType.FLOAT32: 1, DataType.UINT8: 2, DataType.INT8: 3, DataType.UINT16: 4,
+    DataType.INT16: 5, DataType.INT32: 6, DataType.INT64: 7, DataType.STRING: 8,
+    DataType.BOOL: 9, DataType.FLOAT16: 10, DataType.FLOAT64: 11, DataType.UINT32: 12,
+    DataType.UINT64: 13, DataType.COMPLEX64: 14, DataType.COMPLEX128: 15, DataType.BFLOAT16: 16,
+    DataType.FLOAT8E4M3FN: 17, DataType.FLOAT8E4M3FNUZ: 18, DataType.FLOAT8E5M2: 19,
+    DataType.FLOAT8E5M2FNUZ: 20, DataType.UINT4: 21, DataType.INT4: 22, DataType.FLOAT4E2M1: 23,
+    DataType.FLOAT8E8M0: 24, DataType.UINT2: 25, DataType.INT2: 26,
+}
+_FROM_ONNX = {code: dt for dt, code in _ONNX_CODES.items()}
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ import numpy as np
 
 from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
-from ...ir.types import TensorType
-from ..numpy.dtypes import to_numpy
+from ...ir.types import DataType, TensorType
 from . import config
 from .context import Scope, TraceContext, is_static
 from .loops import (
@@ -133,7 +132,7 @@ class LoopDriver:
             if not (isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
                     and all(isinstance(d, int) for d in t.shape)):
                 return AUTO_MIN
-            total += int(np.prod(t.shape, dtype=np.int64)) * to_numpy(t.dtype).itemsize
+            total += int(np.prod(t.shape, dtype=np.int64)) * DataType(t.dtype).numpy.itemsize
         if total == 0:
             return AUTO_MAX
         return max(AUTO_MIN, min(AUTO_MAX, _next_pow2(AUTO_BYTES // total + 1) // 2))

@@ -37,8 +37,7 @@ import numpy as np
 
 from ...errors import ExecutionError, InputError, IterationLimitError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Loop, Sliced, Value
-from ...ir.types import TensorType
-from ..numpy.dtypes import to_numpy
+from ...ir.types import DataType, TensorType
 from .context import CannotLower, Frame, NeedsDriver, OpContext, Scope, TraceContext, is_static
 from .ops.rnn import cell_input_projection
 from .table import lookup
@@ -287,7 +286,7 @@ def iteration_value(loop: Loop, k):
     dtype, shape = np.int64, ()
     if isinstance(t, TensorType):
         if t.dtype is not None:
-            dtype = to_numpy(t.dtype)
+            dtype = DataType(t.dtype).numpy
         if t.shape is not None and len(t.shape) == 1:
             shape = (1,)
     return k.astype(dtype).reshape(shape)
@@ -457,7 +456,8 @@ def zero_trip_message(loop: Loop, i: int) -> str:
 def empty_stack(port: Concat) -> np.ndarray:
     """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
     t = port.result.type
-    dtype = to_numpy(t.dtype) if isinstance(t, TensorType) and t.dtype is not None else np.float32
+    known = isinstance(t, TensorType) and t.dtype is not None
+    dtype = DataType(t.dtype).numpy if known else np.float32
     shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
     return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
 

@@ -19,8 +19,7 @@ import numpy as np
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph
-from ...ir.types import OptionalType, SequenceType, TensorType
-from .dtypes import to_numpy
+from ...ir.types import DataType, OptionalType, SequenceType, TensorType
 
 _DOMAIN_ALIASES = {"ai.onnx": ""}
 
@@ -231,7 +230,7 @@ def type_proto(t):
     from onnx import TypeProto, helper
 
     if isinstance(t, TensorType):
-        elem = 0 if t.dtype is None else _elem_type(to_numpy(t.dtype))
+        elem = 0 if t.dtype is None else _elem_type(DataType(t.dtype).numpy)
         return helper.make_tensor_type_proto(elem, None if t.shape is None else list(t.shape))
     if isinstance(t, SequenceType):
         return helper.make_sequence_type_proto(

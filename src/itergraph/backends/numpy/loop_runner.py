@@ -14,8 +14,7 @@ import numpy as np
 
 from ...errors import Error, ExecutionError, InputError, IterationLimitError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Last, Loop, Sliced, Value
-from ...ir.types import TensorType
-from .dtypes import to_numpy
+from ...ir.types import DataType, TensorType
 from .kernels import kernel
 from .plan import CompileContext, node_captures
 
@@ -131,7 +130,7 @@ def _empty_stack(loop: Loop, index: int, port: Concat) -> np.ndarray:
     """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
     t = port.result.type
     if isinstance(t, TensorType) and t.dtype is not None:
-        dtype = to_numpy(t.dtype)
+        dtype = DataType(t.dtype).numpy
     else:
         dtype = np.float32
     shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
@@ -228,7 +227,7 @@ def _loop_kernel(loop: Loop, ctx: CompileContext):
     it_dtype, it_shape = np.int64, ()
     if loop.iteration_param is not None and isinstance(loop.iteration_param.type, TensorType):
         t = loop.iteration_param.type
-        it_dtype = to_numpy(t.dtype) if t.dtype is not None else np.int64
+        it_dtype = DataType(t.dtype).numpy if t.dtype is not None else np.int64
         it_shape = (1,) if t.shape is not None and len(t.shape) == 1 else ()
     sliced = [(j, p) for j, p in enumerate(ports) if isinstance(p, Sliced)]
     invariant = [j for j, p in enumerate(ports) if isinstance(p, Invariant)]

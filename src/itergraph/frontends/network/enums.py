@@ -81,9 +81,8 @@ def to_ir(dt: DataType) -> IRType:
 
 
 def to_numpy(dt: DataType) -> np.dtype:
-    from ...backends.numpy.dtypes import to_numpy as ir_to_numpy
 
-    return ir_to_numpy(to_ir(dt))
+    return to_ir(dt).numpy
 
 
 def nptype(dt) -> type:

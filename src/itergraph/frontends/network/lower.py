@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ...ir import DataType as IRDataType
 from ...ir import Graph, Node, Value, tensor
 from . import layers as L
 from .enums import (
@@ -91,9 +92,8 @@ class Emitter:
         """A constant, stored as an initializer of the top graph (usable from any body)."""
         arr = np.asarray(array)
         v = Value(self.fresh(base or f"{self.prefix}/const"), None, arr)
-        from ...backends.numpy.dtypes import from_numpy
 
-        v.type = tensor(from_numpy(arr.dtype), arr.shape)
+        v.type = tensor(IRDataType.from_numpy(arr.dtype), arr.shape)
         self.top.initializers.append(v)
         return v
 

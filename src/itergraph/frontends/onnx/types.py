@@ -17,30 +17,11 @@ from onnx import TensorProto, TypeProto, numpy_helper
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType, OptionalType, SequenceType, TensorType, Type
 
-_ONNX_NAMES = {
-    DataType.FLOAT16: "FLOAT16", DataType.BFLOAT16: "BFLOAT16", DataType.FLOAT32: "FLOAT",
-    DataType.FLOAT64: "DOUBLE", DataType.INT4: "INT4", DataType.INT8: "INT8",
-    DataType.INT16: "INT16", DataType.INT32: "INT32", DataType.INT64: "INT64",
-    DataType.UINT4: "UINT4", DataType.UINT8: "UINT8", DataType.UINT16: "UINT16",
-    DataType.UINT32: "UINT32", DataType.UINT64: "UINT64", DataType.BOOL: "BOOL",
-    DataType.STRING: "STRING", DataType.COMPLEX64: "COMPLEX64",
-    DataType.COMPLEX128: "COMPLEX128", DataType.FLOAT8E4M3FN: "FLOAT8E4M3FN",
-    DataType.FLOAT8E4M3FNUZ: "FLOAT8E4M3FNUZ", DataType.FLOAT8E5M2: "FLOAT8E5M2",
-    DataType.FLOAT8E5M2FNUZ: "FLOAT8E5M2FNUZ", DataType.FLOAT4E2M1: "FLOAT4E2M1",
-    DataType.FLOAT8E8M0: "FLOAT8E8M0", DataType.INT2: "INT2", DataType.UINT2: "UINT2",
-}
-TO_ONNX: dict[DataType, int] = {
-    dt: getattr(TensorProto, n) for dt, n in _ONNX_NAMES.items() if hasattr(TensorProto, n)
-}
-FROM_ONNX: dict[int, DataType] = {v: k for k, v in TO_ONNX.items()}
-
 
 def dtype_from_onnx(elem_type: int) -> DataType | None:
     """IR element type of an ONNX ``TensorProto.DataType`` (0 -> ``None``)."""
-    if elem_type == TensorProto.UNDEFINED:
-        return None
     try:
-        return FROM_ONNX[elem_type]
+        return DataType.from_onnx(elem_type)
     except KeyError:
         name = TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() \
             else str(elem_type)
@@ -48,7 +29,8 @@ def dtype_from_onnx(elem_type: int) -> DataType | None:
 
 
 def dtype_to_onnx(dt: DataType | str | None) -> int:
-    return TensorProto.UNDEFINED if dt is None else TO_ONNX[DataType(dt)]
+    """ONNX element type code of `dt` (``UNDEFINED`` for ``None``)."""
+    return TensorProto.UNDEFINED if dt is None else DataType(dt).onnx
 
 
 def _shape_from_onnx(shape: onnx.TensorShapeProto) -> tuple:

@@ -16,7 +16,6 @@ import numpy as np
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import DataType, TensorType
-from ..onnx.types import TO_ONNX
 from .elements import from_numpy, to_numpy
 
 OPSET = 21  # ONNX opset of the nodes the importer emits
@@ -43,7 +42,7 @@ def shape_of(v: Value | None):
 def onnx_type(dt: DataType) -> int:
     """The ONNX ``TensorProto`` element type code (Cast's ``to``)."""
     try:
-        return TO_ONNX[dt]
+        return DataType(dt).onnx
     except KeyError:
         raise UnsupportedError(f"element type {dt} has no ONNX equivalent") from None
 

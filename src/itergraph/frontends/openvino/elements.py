@@ -9,7 +9,6 @@ bit first. ``u1`` has no IR type: it is unpacked to ``uint8`` 0/1 values.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from ...errors import ModelError, UnsupportedError
@@ -76,36 +75,19 @@ _WRITE: dict[DataType, tuple[str, str]] = {
 }
 
 
-_ML = {
-    DataType.BFLOAT16: ml_dtypes.bfloat16, DataType.INT4: ml_dtypes.int4,
-    DataType.UINT4: ml_dtypes.uint4, DataType.UINT2: ml_dtypes.uint2,
-    DataType.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn, DataType.FLOAT8E5M2: ml_dtypes.float8_e5m2,
-    DataType.FLOAT8E8M0: ml_dtypes.float8_e8m0fnu, DataType.FLOAT4E2M1: ml_dtypes.float4_e2m1fn,
-}
-
-
 def to_numpy(dt: DataType) -> np.dtype:
-    """NumPy dtype of an IR element type (``ml_dtypes`` for the exotic ones)."""
-    if dt in _ML:
-        return np.dtype(_ML[dt])
-    try:
-        return np.dtype(dt.value)
-    except TypeError:
-        raise UnsupportedError(f"element type {dt} has no NumPy equivalent here") from None
+    """NumPy dtype of an IR element type that OpenVINO can hold."""
+    if dt == DataType.STRING:
+        raise UnsupportedError(f"element type {dt} has no NumPy equivalent here")
+    return DataType(dt).numpy
 
 
 def from_numpy(dtype) -> DataType:
     """IR element type of a NumPy dtype."""
     try:
-        return _FROM_NP[np.dtype(dtype)]
+        return DataType.from_numpy(dtype)
     except KeyError:
         raise UnsupportedError(f"NumPy dtype {dtype} has no IR element type") from None
-
-
-_FROM_NP = {to_numpy(dt): dt for dt in list(_ML) + [
-    DataType.BOOL, DataType.FLOAT16, DataType.FLOAT32, DataType.FLOAT64, DataType.INT8,
-    DataType.INT16, DataType.INT32, DataType.INT64, DataType.UINT8, DataType.UINT16,
-    DataType.UINT32, DataType.UINT64]}
 
 
 def from_element_type(name: str, where: str) -> DataType:

@@ -19,7 +19,6 @@ import numpy as np
 from ...errors import ModelError, UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType
-from ..onnx.types import FROM_ONNX
 from .elements import to_element_type, to_numpy
 from .export_table import exporter
 from .writer import NetWriter, Out
@@ -213,9 +212,12 @@ def _clip(w: NetWriter, node: Node, ins):
 
 def _dtype_from_onnx(node: Node, code) -> DataType:
     try:
-        return FROM_ONNX[int(code)]
+        dt = DataType.from_onnx(int(code))
+        if dt is not None:
+            return dt
     except (KeyError, TypeError, ValueError):
-        raise ModelError(f"{where(node)}: unknown element type code {code}") from None
+        pass
+    raise ModelError(f"{where(node)}: unknown element type code {code}")
 
 
 @exporter("Cast", since=1)

@@ -12,7 +12,6 @@ import numpy as np
 
 from ....errors import ModelError, where
 from ....ir.types import DataType
-from ..dtypes import to_numpy
 
 ndarray = np.ndarray
 asarray = np.asarray
@@ -79,7 +78,7 @@ def np_dtype(to: Any, node=None) -> np.dtype:
     if isinstance(to, np.dtype):
         return to
     if isinstance(to, DataType):
-        return to_numpy(to)
+        return to.numpy
     if isinstance(to, (int, np.integer)):
         from onnx import TensorProto, helper
 
@@ -93,7 +92,7 @@ def np_dtype(to: Any, node=None) -> np.dtype:
         to = to.decode()
     if isinstance(to, str):
         try:
-            return to_numpy(DataType(to.lower()))
+            return DataType(to.lower()).numpy
         except ValueError:
             pass
         try:
