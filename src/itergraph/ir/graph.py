@@ -84,6 +84,27 @@ class Node:
     def inputs(self, values: Iterable[Value | None]) -> None:
         self._inputs = list(values)
 
+    def reads(self) -> list[Value]:
+        """Every value this node reads, deduplicated in a fixed order: its inputs, then what its
+        subgraphs capture at any depth (`captured`).
+
+        This is the one answer to "what does this node depend on?" for every consumer: the
+        verifier, the backends' planners, the passes and the writers.
+        """
+        return _unique([*(v for v in self.inputs if v is not None), *self.captured()])
+
+    def captured(self) -> list[Value]:
+        """Outer values this node's subgraphs read, at any depth, including `body_results`
+        that are defined outside the subgraph."""
+        results = self.body_results()
+        return _unique([v for g in self.subgraphs() for v in g.captures(results)])
+
+    def body_results(self) -> list[Value]:
+        """Values this node takes from its subgraphs besides their outputs (a loop's port
+        results, condition and precondition). Such a value may be a body value or, read like a
+        capture, a value of an enclosing scope."""
+        return []
+
     def subgraphs(self) -> list[Graph]:
         """Graphs held in attributes (If branches, loop bodies), in attribute order."""
         out: list[Graph] = []
@@ -96,6 +117,16 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.op_type} {self.name!r}>"
+
+
+def _unique(values: Iterable[Value]) -> list[Value]:
+    seen: set[int] = set()
+    out: list[Value] = []
+    for v in values:
+        if v.uid not in seen:
+            seen.add(v.uid)
+            out.append(v)
+    return out
 
 
 class Graph:
@@ -133,29 +164,17 @@ class Graph:
             ids.update(v.uid for v in n.outputs)
         return ids
 
-    def captures(self) -> list[Value]:
+    def captures(self, results: Iterable[Value | None] = ()) -> list[Value]:
         """Values used in this graph or its subgraphs but defined in an enclosing scope.
 
-        Ordered by first use, without duplicates.
+        `results` are further values the owning node takes from this graph (see
+        `Node.body_results`); those defined outside it count as captures too. Ordered by first
+        use, without duplicates.
         """
-        seen: set[int] = set()
-        out: list[Value] = []
         defined = self.defined()
-
-        def visit(v: Value | None) -> None:
-            if v is not None and v.uid not in defined and v.uid not in seen:
-                seen.add(v.uid)
-                out.append(v)
-
-        for n in self.nodes:
-            for v in n.inputs:
-                visit(v)
-            for g in n.subgraphs():
-                for v in g.captures():
-                    visit(v)
-        for v in self.outputs:
-            visit(v)
-        return out
+        used = [v for n in self.nodes for v in n.reads()]
+        used += [v for v in [*self.outputs, *results] if v is not None]
+        return _unique(v for v in used if v.uid not in defined)
 
     def walk(self) -> Iterator[tuple[Graph, Node]]:
         """Every (graph, node) pair, descending into subgraphs at any depth (pre-order)."""
@@ -169,3 +188,8 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes>"
+
+
+def reads(node: Node) -> list[Value]:
+    """Every value `node` reads: inputs, captures at any depth, a loop's outer port results."""
+    return node.reads()

@@ -227,6 +227,14 @@ class Loop(Node):
     def inputs(self, values) -> None:
         raise AttributeError("Loop inputs are derived from its ports; edit the ports instead")
 
+    def body_results(self) -> list[Value]:
+        """Port results, condition result and precondition: body values, or outer values read
+        like captures (a `Last` of an outer value is that value whenever the loop runs)."""
+        vals = [self.condition_result, self.precondition]
+        vals += [p.result for p in self.input_ports if isinstance(p, Carried)]
+        vals += [p.result for p in self.output_ports]
+        return [v for v in vals if v is not None]
+
     def ports_of(self, kind: type) -> list:
         return [p for p in self.input_ports if isinstance(p, kind)]
 

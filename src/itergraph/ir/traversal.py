@@ -46,9 +46,7 @@ def toposort(graph: Graph) -> None:
             producer[v.uid] = n
 
     def deps(n: Node) -> list[Node]:
-        uses = [v for v in n.inputs if v is not None]
-        for g in n.subgraphs():
-            uses.extend(g.captures())
+        uses = n.reads()
         return [producer[v.uid] for v in uses if v.uid in producer and producer[v.uid] is not n]
 
     order: list[Node] = []

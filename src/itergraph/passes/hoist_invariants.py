@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..ir.graph import Graph
 from ..ir.loop import Loop
-from .loop_motion import LoopScope, is_pure, move_out, node_uses
+from .loop_motion import LoopScope, is_pure, move_out
 
 
 def hoist_invariants(graph: Graph) -> int:
@@ -43,7 +43,7 @@ def _hoist(graph: Graph, loop: Loop) -> int:
     scope = LoopScope(loop)
     chosen = []
     for n in loop.body.nodes:
-        if is_pure(n) and all(scope.is_invariant(v) for v in node_uses(n)):
+        if is_pure(n) and all(scope.is_invariant(v) for v in n.reads()):
             chosen.append(n)
             for v in n.outputs:
                 scope.add_invariant(v)

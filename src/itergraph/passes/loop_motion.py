@@ -76,14 +76,6 @@ def is_pure(node: Node) -> bool:
     return all(is_pure(n) for g in node.subgraphs() for n in g.nodes)
 
 
-def node_uses(node: Node) -> list[Value]:
-    """Every value `node` reads: its inputs and what its subgraphs capture."""
-    uses = [v for v in node.inputs if v is not None]
-    for g in node.subgraphs():
-        uses.extend(g.captures())
-    return uses
-
-
 class LoopScope:
     """What is loop-invariant in `loop`'s body, and where invariant parameters come from.
 
@@ -124,7 +116,7 @@ def body_value_uses(loop: Loop) -> dict[int, int]:
             count[v.uid] = count.get(v.uid, 0) + 1
 
     for n in body.nodes:
-        for v in node_uses(n):
+        for v in n.reads():
             use(v)
     for v in loop_results(loop):
         use(v)
@@ -152,7 +144,7 @@ def move_out(graph: Graph, loop: Loop, scope: LoopScope, nodes: list[Node]) -> N
     body = loop.body
     moved = {id(n) for n in nodes}
     for n in nodes:
-        uses = node_uses(n)
+        uses = n.reads()
         for v in uses:
             outer = scope.bound.get(v.uid)
             if outer is not None:

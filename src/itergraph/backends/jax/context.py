@@ -189,24 +189,7 @@ def needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:
         if id(n) in live:
             continue
         live.add(id(n))
-        uses = [v for v in n.inputs if v is not None]
-        for g in n.subgraphs():
-            uses.extend(g.captures())
-        for extra in _loop_extras(n):
-            uses.append(extra)
-        for v in uses:
+        for v in n.reads():
             if v.uid in producer:
                 stack.append(producer[v.uid])
     return [n for n in graph.nodes if id(n) in live]
-
-
-def _loop_extras(n: Node) -> list[Value]:
-    """Outer values a Loop's ports name as body results (they may live outside the body)."""
-    from ...ir import Loop
-
-    if not isinstance(n, Loop):
-        return []
-    vals = [n.condition_result, n.precondition]
-    vals += [getattr(p, "result", None) for p in n.input_ports]
-    vals += [p.result for p in n.output_ports]
-    return [v for v in vals if v is not None]

@@ -41,7 +41,6 @@ from .context import (
     NeedsDriver,
     Scope,
     TraceContext,
-    _loop_extras,
     is_static,
     needed_nodes,
 )
@@ -57,14 +56,6 @@ class Record(NamedTuple):
     element: str
     compiles: bool
     reason: str
-
-
-def _reads(node: Node) -> list[Value]:
-    vals = [v for v in node.inputs if v is not None]
-    for g in node.subgraphs():
-        vals.extend(g.captures())
-    vals.extend(_loop_extras(node))
-    return vals
 
 
 def _collect_big(graph: Graph) -> dict[int, np.ndarray]:
@@ -109,7 +100,7 @@ def _big_used(nodes: list[Node], big: dict[int, np.ndarray]) -> list[int]:
 
     def visit(ns):
         for n in ns:
-            for v in _reads(n):
+            for v in n.reads():
                 add(v.uid)
             for v in n.outputs:
                 add(v.uid)
@@ -179,7 +170,7 @@ class CompiledGraph:
         self._max_it_args: dict[Any, Any] = {}
         self._numpy_plans: dict[Any, Any] = {}
         self.bailouts = 0  # runs redone on NumPy (see `context.Bailout`)
-        self._reads = [[v.uid for v in _reads(n)] for n in self.nodes]
+        self._reads = [[v.uid for v in n.reads()] for n in self.nodes]
         self._defined_at: dict[int, int] = {}
         for i, n in enumerate(self.nodes):
             for v in n.outputs:
@@ -369,7 +360,7 @@ class Tail:
         if untraceable:
             limit = next((k for k in range(i, n) if untraceable & set(cg._reads[k])), n)
             if limit < n:
-                v = next(v for v in _reads(cg.nodes[limit]) if v.uid in untraceable)
+                v = next(v for v in cg.nodes[limit].reads() if v.uid in untraceable)
                 exc = CannotLower(cg.nodes[limit], f"it reads '{v.name}', a "
                                   f"{_kind(env[v.uid])}, which XLA cannot hold")
         steps: list = []

@@ -11,7 +11,7 @@ from typing import Any
 from ...errors import InputError
 from ...ir import Graph
 from . import control_flow, loop_runner  # noqa: F401  (register the If and Loop kernels)
-from .plan import CompileContext, Plan, compile_graph, node_captures
+from .plan import CompileContext, Plan, compile_graph
 
 
 def run_plan(plan: Plan, feeds: dict[str, Any]) -> dict[str, Any]:
@@ -37,4 +37,4 @@ def run_graph(graph: Graph, feeds: dict[str, Any], max_iterations: int | None = 
     return run_plan(compile_graph(graph, max_iterations), feeds)
 
 
-__all__ = ["CompileContext", "Plan", "compile_graph", "node_captures", "run_graph", "run_plan"]
+__all__ = ["CompileContext", "Plan", "compile_graph", "run_graph", "run_plan"]

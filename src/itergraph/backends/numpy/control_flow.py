@@ -7,13 +7,13 @@ import numpy as np
 from ...errors import ExecutionError, where
 from ...ir import Node
 from .kernels import kernel
-from .plan import CompileContext, node_captures
+from .plan import CompileContext
 
 
 @kernel("If", since=1)
 def if_kernel(node: Node, ctx: CompileContext):
     """``outs = then_branch() if cond else else_branch()``."""
-    caps = node_captures(node)
+    caps = node.captured()
     cap_pos = {v.uid: i for i, v in enumerate(caps)}
     branches = []
     for attr in ("else_branch", "then_branch"):

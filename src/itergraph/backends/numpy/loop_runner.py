@@ -16,7 +16,7 @@ from ...errors import Error, ExecutionError, InputError, IterationLimitError, wh
 from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Last, Loop, Sliced, Value
 from ...ir.types import DataType, TensorType
 from .kernels import kernel
-from .plan import CompileContext, node_captures
+from .plan import CompileContext
 
 
 def _scalar(loop: Loop, what: str, x) -> np.ndarray:
@@ -168,7 +168,7 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
                 ctx.loops_done.add(id(n))
     if not changed:
         return None
-    args = [*loop.inputs, *node_captures(loop)]
+    args = [*loop.inputs, *loop.captured()]
     keep = [i for i, v in enumerate(args) if v is not None]
     try:
         plan = ctx.compile(wrapper, inputs=[args[i] for i in keep])
@@ -217,7 +217,7 @@ def _loop_kernel(loop: Loop, ctx: CompileContext):
     plan = ctx.compile(body, outputs=results, inputs=params)
     pre_plan = (ctx.compile(body, outputs=[loop.precondition], inputs=params)
                 if loop.precondition is not None else None)
-    caps = node_captures(loop)
+    caps = loop.captured()
     cap_pos = {v.uid: i for i, v in enumerate(caps)}
     body_cap_idx = [cap_pos[v.uid] for v in plan.captures]
     pre_cap_idx = [cap_pos[v.uid] for v in pre_plan.captures] if pre_plan else []

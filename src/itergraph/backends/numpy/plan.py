@@ -6,7 +6,7 @@ time, so running a plan does no dict look-up, no name resolution and no attribut
 that is what keeps the per-iteration cost of a loop body low.
 
 A node that holds subgraphs (If, Loop) receives, after its own inputs, the outer values its
-subgraphs capture, in the order `node_captures` gives.
+subgraphs capture, in the order `Node.captured` gives.
 """
 
 from __future__ import annotations
@@ -22,18 +22,6 @@ from ...ir import Graph, Node, Value
 from .kernels import KERNELS, load_all
 
 _plan_ids = itertools.count()
-
-
-def node_captures(node: Node) -> list[Value]:
-    """Outer values that `node`'s subgraphs use, deduplicated, in a fixed order."""
-    seen: set[int] = set()
-    out: list[Value] = []
-    for g in node.subgraphs():
-        for v in g.captures():
-            if v.uid not in seen:
-                seen.add(v.uid)
-                out.append(v)
-    return out
 
 
 @dataclass
@@ -115,7 +103,7 @@ def _needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:
         if id(n) in live:
             continue
         live.add(id(n))
-        for v in [*n.inputs, *node_captures(n)]:
+        for v in [*n.inputs, *n.captured()]:
             if v is not None and v.uid in producer:
                 stack.append(producer[v.uid])
     return [n for n in graph.nodes if id(n) in live]
@@ -163,7 +151,7 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
         env[f"k{k}"] = make_kernel(node, ctx)
-        args = ", ".join(ref(v) for v in [*node.inputs, *node_captures(node)])
+        args = ", ".join(ref(v) for v in [*node.inputs, *node.captured()])
         names = []
         for v in node.outputs:
             local[v.uid] = f"v{v.uid}"

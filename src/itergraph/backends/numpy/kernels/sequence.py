@@ -176,9 +176,8 @@ def _sequence_map(node, ctx):
 
 def _captures(node) -> list[int]:
     """uids of the outer values the node's subgraphs capture, in the executor's order."""
-    from ..plan import node_captures
 
-    return [v.uid for v in node_captures(node)]
+    return [v.uid for v in node.captured()]
 
 
 # ----------------------------------------------------------------------------- optionals

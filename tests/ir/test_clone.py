@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, rng
 
 from itergraph.ir import Graph, Node, Value, verify
 from itergraph.ir.clone import clone_graph, clone_node
 from onnx_builders import I64, F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, rng
 
 
 def _nested():
