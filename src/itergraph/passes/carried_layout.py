@@ -41,6 +41,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Loop
+from ..ir.traits import ELEMENTWISE, Trait, traits
 from ..ir.types import TensorType
 from .loop_motion import STD, LoopScope, body_value_uses, const_value, is_pure, static_shape
 
@@ -48,20 +49,6 @@ MAX_SHORT = 32  # the short axis is at most this long ...
 RATIO = 4  # ... and the long axis at least this many times longer
 PULL_DEPTH = 6  # how far a transpose of a non-state operand is pulled up through its producers
 
-UNARY = frozenset("""
-Abs Neg Exp Log Tanh Sigmoid Relu Sqrt Reciprocal Sin Cos Erf Softplus Softsign Sign Floor Ceil
-Round Identity Not Cast IsNaN IsInf HardSigmoid LeakyRelu Elu Selu Celu Gelu Mish HardSwish
-ThresholdedRelu Shrink
-""".split())
-BROADCAST = frozenset("""
-Add Sub Mul Div Pow Max Min Sum Mean Where Equal Less Greater LessOrEqual GreaterOrEqual And Or
-Xor Mod PRelu Clip BitwiseAnd BitwiseOr BitwiseXor
-""".split())
-ELEMENTWISE = UNARY | BROADCAST
-REDUCE = frozenset("""
-ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceSumSquare ReduceL1 ReduceL2
-ReduceLogSum ReduceLogSumExp
-""".split())
 
 
 def carried_layout(graph: Graph) -> int:
@@ -114,7 +101,7 @@ def _rank(v: Value | None, depth: int = 0) -> int | None:
     if p is None or p.domain not in STD or depth > 24 or isinstance(p, Loop):
         return None
     op = p.op_type
-    if op in ELEMENTWISE:
+    if traits(op) & ELEMENTWISE:
         ranks = [_rank(x, depth + 1) for x in p.inputs if x is not None]
         return None if not ranks or None in ranks else max(ranks)
     if op == "Gather" and len(p.inputs) == 2:
@@ -196,14 +183,14 @@ def _action(n: Node, t: set[int]) -> str | None:
     if n.domain not in STD or isinstance(n, Loop) or n.subgraphs() or len(n.outputs) != 1:
         return None
     op = n.op_type
-    if op in ELEMENTWISE:
+    if traits(op) & ELEMENTWISE:
         for v in n.inputs:
             if v is not None and v.uid not in t:
                 r = _rank(v)
                 if r is None or r > 2:
                     return None
         return "elementwise"
-    if op in REDUCE:
+    if Trait.REDUCTION in traits(op):
         if n.inputs[0] is None or n.inputs[0].uid not in t or any(
                 v is not None and v.uid in t for v in n.inputs[1:]):
             return None
@@ -283,7 +270,7 @@ class _Rewriter:
                     ax = 1 if axes[0] % 2 == 0 else 0
                     return self._node("Unsqueeze", [p.inputs[0], self._i64(f"{name}_ax", [ax])],
                                       name, out_type=typ)
-            if p.op_type in ELEMENTWISE and all(
+            if traits(p.op_type, p.domain) & ELEMENTWISE and all(
                     x is None or (_rank(x) is not None and _rank(x) <= 2) for x in p.inputs):
                 ins = [self.to_t(x, depth + 1) for x in p.inputs]
                 return self._node(p.op_type, ins, name, dict(p.attrs), p.version, typ)

@@ -2,11 +2,11 @@
 
 Not a pass itself: `hoist_invariants`, `precompute_sliced` and `iteration_gather` use it.
 
-- `PURE_OPS`: ONNX operators that are deterministic functions of their tensor inputs (no
-  random numbers, no sequences or optionals whose Python lists could be shared): only these
-  may run somewhere else, or a different number of times, than the graph says.
-- `is_pure(node)`: a node of such an op, or an ``If`` / bounded canonical ``Loop`` whose
-  subgraphs hold only pure nodes.
+- `is_pure(node)`: a node of an op with the ``PURE`` trait (`ir.traits`: deterministic
+  functions of their tensor inputs, no random numbers, no sequences or optionals whose Python
+  lists could be shared), or an ``If`` / bounded canonical ``Loop`` whose subgraphs hold only
+  pure nodes: only these may run somewhere else, or a different number of times, than the
+  graph says.
 - `LoopScope`: for one loop, which body values are loop-invariant and the outer value each
   invariant parameter stands for; and `move_out`, which takes body nodes out of the loop into
   the enclosing graph, right before the loop.
@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Invariant, Loop
+from ..ir.traits import Trait, has
 from ..ir.traversal import replace_all_uses, replace_input
 from ..ir.types import TensorType
 
@@ -48,19 +49,6 @@ def const_value(v: Value | None):
         return np.asarray(p.attrs["value"])
     return None
 
-PURE_OPS = frozenset("""
-Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool BatchNormalization
-BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor Cast CastLike Ceil Celu Clip Concat Constant
-ConstantOfShape Conv ConvTranspose Cos Cosh CumSum DepthToSpace Div Einsum Elu Equal Erf Exp
-Expand EyeLike Flatten Floor GRU Gather GatherElements GatherND Gelu Gemm GlobalAveragePool
-GlobalMaxPool Greater GreaterOrEqual GroupNormalization HardSigmoid HardSwish Hardmax Identity
-InstanceNormalization IsInf IsNaN LRN LSTM LayerNormalization LeakyRelu Less LessOrEqual Log
-LogSoftmax MatMul Max MaxPool Mean Min Mish Mod Mul Neg NonZero Not OneHot Or PRelu Pad Pow
-RNN Range Reciprocal ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean
-ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu Reshape ReverseSequence Round Selu Shape
-Shrink Sigmoid Sign Sin Sinh Size Slice Softmax Softplus Softsign SpaceToDepth Split Sqrt
-Squeeze Sub Sum Tan Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Where Xor
-""".split())
 
 
 def is_pure(node: Node) -> bool:
@@ -71,7 +59,7 @@ def is_pure(node: Node) -> bool:
         if node.trip_count is None and not node.sliced:
             return False
         return all(is_pure(n) for n in node.body.nodes)
-    if node.domain not in ("", "ai.onnx") or node.op_type not in PURE_OPS | {"If"}:
+    if not (has(node, Trait.PURE) or (node.op_type == "If" and node.domain in STD)):
         return False
     return all(is_pure(n) for g in node.subgraphs() for n in g.nodes)
 

@@ -47,18 +47,9 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop, Sliced
+from ..ir.traits import Trait, traits
 from ..ir.types import DataType, TensorType
 from .loop_motion import LoopScope, body_value_uses, is_pure, move_out
-
-UNARY = frozenset("""
-Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Cast Ceil Celu Cos Cosh Elu Erf Exp Floor Gelu
-HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal Relu Round Selu
-Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh ThresholdedRelu
-""".split())
-BROADCASTING = frozenset("""
-Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less
-LessOrEqual Max Mean Min Mod Mul Or Pow PRelu Sub Sum Where Xor
-""".split())
 
 Shape = tuple  # element dims: int or None (unknown)
 
@@ -301,13 +292,13 @@ def _precompute(graph: Graph, loop: Loop) -> int:
 def _result_piece(n: Node, args: list, scope: LoopScope):
     op = n.op_type
     present = [a for a in args if a is not None]
-    if op in UNARY and len(present) == 1:
+    if Trait.UNARY in traits(op, n.domain) and len(present) == 1:
         return args[0], None
     if op == "Clip" and isinstance(args[0], _Piece) and all(
             isinstance(a, Value) or a is None for a in args[1:]):
         return args[0], None
-    if (op in BROADCASTING and len(present) == len(args) >= 2 and (n.version or 7) >= 7
-            and "broadcast" not in n.attrs):
+    if (Trait.BROADCAST in traits(op, n.domain) and len(present) == len(args) >= 2
+            and (n.version or 7) >= 7 and "broadcast" not in n.attrs):
         p = _elementwise(n, args, scope)
         return None if p is None else (p, None)
     if op == "MatMul" and len(present) == len(args) == 2:

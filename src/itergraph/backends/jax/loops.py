@@ -37,6 +37,7 @@ import numpy as np
 
 from ...errors import ExecutionError, InputError, IterationLimitError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Loop, Sliced, Value
+from ...ir.traits import Trait, has
 from ...ir.types import DataType, TensorType
 from .context import CannotLower, Frame, NeedsDriver, OpContext, Scope, TraceContext, is_static
 from .ops.rnn import cell_input_projection
@@ -493,9 +494,7 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
     return xp.reshape(moved, tuple(shape))
 
 
-HOIST_OPS = frozenset({"MatMul", "Gemm", "Einsum", "Conv", "ConvTranspose", "MatMulInteger"})
 HOIST_MAX_BYTES = 1 << 28
-CELL_OPS = frozenset({"LSTM", "GRU", "RNN"})
 
 
 @dataclass
@@ -542,12 +541,12 @@ def hoist_plan(tc: TraceContext, loop: Loop, wanted: list[Value]) -> HoistPlan:
     inv_ids = {id(n) for n in invariant}
     producer = {v.uid: n for n in needed for v in n.outputs}
     chosen: set[int] = set()
-    stack = [n for n in needed if n.op_type in HOIST_OPS and n.domain in ("", "ai.onnx")
+    stack = [n for n in needed if has(n, Trait.MATMUL)
              and id(n) not in inv_ids and n.outputs[0].uid not in varying]
     cells = []
     for n in needed:  # recurrent cells: X @ W^T + Wb reads no state
         ins = list(n.inputs) + [None] * 5
-        if (n.op_type in CELL_OPS and n.domain in ("", "ai.onnx") and id(n) not in inv_ids
+        if (has(n, Trait.CELL) and id(n) not in inv_ids
                 and ins[0] is not None and ins[0].uid not in varying and ins[4] is None
                 and all(v is None or v.uid not in changing for v in (ins[1], ins[3]))):
             cells.append(n)
@@ -627,7 +626,7 @@ def _hoist(tc: TraceContext, st: Setup, n: int, wanted: list[Value]):
     tc.merge(st.scope.frame, jnp.max(err))
     skip = skip | {id(x) for x in hp.batched}
     bound = {**bound, **statics}
-    products = sum(1 for x in hp.batched if x.op_type in HOIST_OPS) + len(hp.cells)
+    products = sum(1 for x in hp.batched if has(x, Trait.MATMUL)) + len(hp.cells)
     return skip, bound, list(traced_vals), list(stacked), products
 
 

@@ -1,0 +1,95 @@
+"""Op traits: what kind of computation each operator is, in one table.
+
+Passes and backends ask these questions here and nowhere else ("may this node move out of a
+loop?", "is it element-wise?"). An op of the standard ONNX domain has the traits of its row;
+an op that has no row (or another domain) has none, which every consumer must read as "make no
+assumption". Adding an op means adding its name to the one row that describes it.
+
+Traits:
+
+- ``PURE``: a deterministic function of its inputs and captures: same inputs, same outputs, no
+  state, no randomness. Only pure nodes may be moved, duplicated or removed by passes.
+- ``UNARY``: element-wise on one tensor ``X`` (output shape = ``X``'s shape); further inputs,
+  if any, are scalars (``Clip``'s bounds).
+- ``BROADCAST``: element-wise over its inputs after multidirectional (NumPy) broadcasting;
+  ``PRelu``'s slope broadcasts unidirectionally to ``X``.
+- ``REDUCTION``: ``Reduce*``: folds the ``axes`` of one input.
+- ``MATMUL``: a contraction (matrix product, convolution) whose cost dominates a loop body;
+  worth batching over a loop's iterations.
+- ``CELL``: a recurrent-cell op (``LSTM``, ``GRU``, ``RNN``): a loop of its own over time.
+- ``SHAPE_ONLY``: reads only the shapes of its inputs, never their values.
+- ``RANDOM``: draws random numbers; never pure.
+- ``CONTROL_FLOW``: holds subgraphs (``If``, ``Loop``, ``Scan``, ``SequenceMap``); whether it
+  is pure depends on its bodies, which a pass must inspect itself.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Trait(enum.Flag):
+    NONE = 0
+    PURE = enum.auto()
+    UNARY = enum.auto()
+    BROADCAST = enum.auto()
+    REDUCTION = enum.auto()
+    MATMUL = enum.auto()
+    CELL = enum.auto()
+    SHAPE_ONLY = enum.auto()
+    RANDOM = enum.auto()
+    CONTROL_FLOW = enum.auto()
+
+
+ELEMENTWISE = Trait.UNARY | Trait.BROADCAST
+
+_P = Trait.PURE
+
+# One row per kind of op; every op name appears in exactly one row.
+_ROWS: dict[Trait, str] = {
+    _P | Trait.UNARY: """
+        Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Cast Ceil Celu Clip Cos Cosh Elu Erf Exp
+        Floor Gelu HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not
+        Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh
+        ThresholdedRelu""",
+    _P | Trait.BROADCAST: """
+        Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less
+        LessOrEqual Max Mean Min Mod Mul Or Pow PRelu Sub Sum Where Xor""",
+    _P | Trait.REDUCTION: """
+        ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd
+        ReduceSum ReduceSumSquare""",
+    _P | Trait.MATMUL: "Conv ConvTranspose Einsum Gemm MatMul MatMulInteger",
+    _P | Trait.CELL: "GRU LSTM RNN",
+    _P | Trait.SHAPE_ONLY: "Shape Size",
+    _P: """
+        ArgMax ArgMin AveragePool BatchNormalization CastLike Concat Constant ConstantOfShape
+        CumSum DepthToSpace Expand EyeLike Flatten Gather GatherElements GatherND
+        GlobalAveragePool GlobalMaxPool GroupNormalization Hardmax InstanceNormalization LRN
+        LayerNormalization LogSoftmax MaxPool NonZero OneHot Pad Range Reshape ReverseSequence
+        Slice Softmax SpaceToDepth Split Squeeze Tile TopK Transpose Trilu Unsqueeze""",
+    Trait.RANDOM: """
+        Bernoulli Dropout Multinomial RandomNormal RandomNormalLike RandomUniform
+        RandomUniformLike""",
+    Trait.CONTROL_FLOW: "If Loop Scan SequenceMap",
+}
+
+TRAITS: dict[str, Trait] = {op: t for t, ops in _ROWS.items() for op in ops.split()}
+
+STANDARD_DOMAINS = ("", "ai.onnx")
+
+
+def traits(op_type: str, domain: str = "") -> Trait:
+    """The traits of a standard op (``Trait.NONE`` for unknown ops and other domains)."""
+    if domain not in STANDARD_DOMAINS:
+        return Trait.NONE
+    return TRAITS.get(op_type, Trait.NONE)
+
+
+def has(node, trait: Trait) -> bool:
+    """Whether `node` has every trait in `trait` (``has(n, Trait.PURE | Trait.UNARY)``)."""
+    return trait in traits(node.op_type, node.domain)
+
+
+def ops_with(trait: Trait) -> frozenset[str]:
+    """Names of the standard ops having every trait in `trait`."""
+    return frozenset(op for op, t in TRAITS.items() if trait in t)
