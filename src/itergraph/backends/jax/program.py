@@ -60,7 +60,7 @@ class Record(NamedTuple):
 
 def _collect_big(graph: Graph) -> dict[int, np.ndarray]:
     """Large constants anywhere in the graph: passed to jitted functions as arguments."""
-    from ..numpy.kernels.generators import constant_value
+    from ..common.attributes import constant_value
 
     big: dict[int, np.ndarray] = {}
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
+from ...common.attributes import constant_value
 from ...numpy.kernels import KERNELS, load_all
-from ...numpy.kernels.generators import constant_value
 from ..table import lowering
 from ._util import attr, np_dtype
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ...numpy.kernels.indexing import _slice_of, _split_sizes
+from ...common.slicing import slice_of, split_sizes
 from ..table import lowering
 from ._util import attr, attr_ints, norm_axis
 
@@ -28,7 +28,7 @@ def _concat(cx, *xs):
 def _split(cx, x, axis: int, split: list[int] | None):
     n = len(cx.node.outputs)
     a = norm_axis(cx, axis, x.ndim)
-    sizes = _split_sizes(cx.node, x.shape[a], split, n)
+    sizes = split_sizes(cx.node, x.shape[a], split, n)
     idx = [slice(None)] * x.ndim
     out, pos = [], 0
     for s in sizes:
@@ -62,7 +62,7 @@ def _slice(cx, x, starts, ends, axes, steps):
         ax = norm_axis(cx, a, x.ndim)
         if st == 0:
             raise ExecutionError(f"{where(cx.node)}: slice step cannot be 0")
-        idx[ax] = _slice_of(s, e, st, x.shape[ax])
+        idx[ax] = slice_of(s, e, st, x.shape[ax])
     return x[tuple(idx)]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...numpy.kernels.reduce import extreme_identity
+from ...common.reduce import extreme_identity
 from ..table import lowering
 from ._util import astype, attr, attr_ints, norm_axis
 

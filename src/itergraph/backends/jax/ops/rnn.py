@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ...rnn_common import RnnAttrs, check_lens, make_step, reverse_index
+from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index
 from ..table import lowering
 from ._util import precision
 

@@ -1,8 +1,5 @@
-"""Helpers shared by the kernel modules: attribute reading, constant inputs, result wrapping.
-
-Attributes arrive as the ONNX reader left them in ``node.attrs``: ints, floats, ``str`` or
-``bytes``, lists of those, NumPy arrays (tensor attributes), IR types and graphs.
-"""
+"""Helpers shared by the NumPy kernel modules: result wrapping (attribute readers live in
+`backends.common.attributes`, shared with the JAX backend)."""
 
 from __future__ import annotations
 
@@ -10,106 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ....errors import ModelError, where
-from ....ir.types import DataType
-
 ndarray = np.ndarray
 asarray = np.asarray
-
-
-def attr(node, name: str, default: Any = None) -> Any:
-    """The attribute `name` of `node`, or `default` when absent."""
-    v = node.attrs.get(name)
-    return default if v is None else v
-
-
-def attr_str(node, name: str, default: str | None = None) -> str | None:
-    """A string attribute, decoded to ``str``."""
-    v = node.attrs.get(name)
-    if v is None:
-        return default
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
-def attr_strs(node, name: str) -> list[str] | None:
-    v = node.attrs.get(name)
-    if v is None:
-        return None
-    return [s.decode() if isinstance(s, bytes) else str(s) for s in v]
-
-
-def attr_ints(node, name: str) -> list[int] | None:
-    v = node.attrs.get(name)
-    if v is None:
-        return None
-    if isinstance(v, np.ndarray):
-        return [int(x) for x in v.reshape(-1)]
-    if isinstance(v, (int, np.integer)):
-        return [int(v)]
-    return [int(x) for x in v]
-
-
-def attr_floats(node, name: str) -> list[float] | None:
-    v = node.attrs.get(name)
-    if v is None:
-        return None
-    if isinstance(v, (int, float, np.number)):
-        return [float(v)]
-    return [float(x) for x in v]
-
-
-def const_input(node, i: int) -> np.ndarray | None:
-    """The value of input `i` when it is a compile-time constant (initializer), else None."""
-    if i >= len(node.inputs):
-        return None
-    v = node.inputs[i]
-    if v is None or v.const is None:
-        return None
-    c = v.const
-    return c if isinstance(c, np.ndarray) else None
-
-
-def has_input(node, i: int) -> bool:
-    return i < len(node.inputs) and node.inputs[i] is not None
-
-
-def np_dtype(to: Any, node=None) -> np.dtype:
-    """A NumPy dtype from a ``to``/``dtype`` attribute: ONNX enum int, `DataType`, or name."""
-    if isinstance(to, np.dtype):
-        return to
-    if isinstance(to, DataType):
-        return to.numpy
-    if isinstance(to, (int, np.integer)):
-        from onnx import TensorProto, helper
-
-        if int(to) == TensorProto.STRING:
-            return np.dtype(object)
-        try:
-            return np.dtype(helper.tensor_dtype_to_np_dtype(int(to)))
-        except Exception as e:
-            raise ModelError(f"{where(node)}: unknown element type {to}") from e
-    if isinstance(to, bytes):
-        to = to.decode()
-    if isinstance(to, str):
-        try:
-            return DataType(to.lower()).numpy
-        except ValueError:
-            pass
-        try:
-            return np.dtype(to)
-        except TypeError as e:
-            raise ModelError(f"{where(node)}: unknown element type {to!r}") from e
-    raise ModelError(f"{where(node)}: unknown element type {to!r}")
 
 
 def wrap(x: Any) -> np.ndarray:
     """`x` as an ndarray (NumPy ufuncs return NumPy scalars for 0-d operands)."""
     return x if x.__class__ is ndarray else asarray(x)
-
-
-def axis_of(axis: int, rank: int, node=None) -> int:
-    """Normalize a possibly negative axis against `rank` (error naming the node if out of range)."""
-    a = axis + rank if axis < 0 else axis
-    if not 0 <= a < max(rank, 1):
-        raise ModelError(f"{where(node)}: axis {axis} out of range for rank {rank}")
-    return a

@@ -14,8 +14,9 @@ from functools import reduce
 import numpy as np
 
 from ....errors import ModelError, where
+from ...common.attributes import attr, attr_str
 from . import kernel
-from ._common import asarray, attr, attr_str, ndarray
+from ._common import asarray, ndarray
 
 # ----------------------------------------------------------------------------- helpers
 

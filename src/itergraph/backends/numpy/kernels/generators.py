@@ -10,42 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
+from ...common.attributes import attr, attr_str, constant_value, np_dtype
 from . import kernel
-from ._common import attr, attr_str, np_dtype
 
 # ----------------------------------------------------------------------------- Constant
-
-_SCALAR_ATTRS = {
-    "value_float": np.float32, "value_floats": np.float32,
-    "value_int": np.int64, "value_ints": np.int64,
-    "value_string": object, "value_strings": object,
-}
-
-
-def _strings(v):
-    if isinstance(v, (list, tuple)):
-        return [_strings(s) for s in v]
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def constant_value(node) -> np.ndarray:
-    """The tensor a Constant node produces, from whichever attribute form it uses."""
-    for name in ("value", "sparse_value"):
-        v = node.attrs.get(name)
-        if v is not None:
-            if isinstance(v, np.ndarray):
-                return v
-            if hasattr(v, "todense"):
-                return np.asarray(v.todense())
-            raise ModelError(f"{where(node)}: attribute '{name}' is not a tensor")
-    for name, dt in _SCALAR_ATTRS.items():
-        v = node.attrs.get(name)
-        if v is not None:
-            if dt is object:
-                return np.array(_strings(v), dtype=object)
-            return np.array(v, dtype=dt)
-    raise ModelError(f"{where(node)}: Constant has no value attribute")
-
 
 @kernel("Constant", since=1)
 def _constant(node, ctx):

@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
+from ...common.attributes import attr, attr_ints, const_input, has_input
+from ...common.slicing import slice_of, split_sizes
 from . import kernel
-from ._common import asarray, attr, attr_ints, const_input, has_input, ndarray
+from ._common import asarray, ndarray
 
 _CACHE_SIZE = 64  # entries kept per kernel in the per-shape caches below
 
@@ -38,26 +40,6 @@ def _concat(node, ctx):
 # ----------------------------------------------------------------------------- Split
 
 
-def _split_sizes(node, dim: int, split, n: int) -> list[int]:
-    if split is None:
-        if dim % n == 0:
-            return [dim // n] * n
-        chunk = -(-dim // n)  # num_outputs that do not divide: the last chunk is smaller
-        sizes = [chunk] * (n - 1)
-        sizes.append(dim - chunk * (n - 1))
-        if sizes[-1] < 0:
-            raise ExecutionError(f"{where(node)}: cannot split {dim} elements into {n} parts")
-        return sizes
-    sizes = [int(s) for s in split]
-    if len(sizes) != n:
-        raise ExecutionError(f"{where(node)}: {len(sizes)} split sizes for {n} outputs")
-    if sum(sizes) != dim:
-        raise ExecutionError(
-            f"{where(node)}: split sizes {sizes} do not add up to the axis length {dim}"
-        )
-    return sizes
-
-
 def _split_fn(node, axis: int, n: int, split_of, const_sizes: bool = False):
     """The Split closure. With `const_sizes` (the sizes do not depend on the `split` value
     given at run time: an attribute, an initializer, or equal parts) the index tuples are
@@ -65,7 +47,7 @@ def _split_fn(node, axis: int, n: int, split_of, const_sizes: bool = False):
 
     def slow(x, split=None):
         a = axis + x.ndim if axis < 0 else axis
-        sizes = _split_sizes(node, x.shape[a], split_of(split), n)
+        sizes = split_sizes(node, x.shape[a], split_of(split), n)
         idx = [slice(None)] * x.ndim
         out = []
         pos = 0
@@ -126,24 +108,6 @@ def _split(node, ctx):
 # ----------------------------------------------------------------------------- Slice
 
 
-def _slice_of(start: int, end: int, step: int, dim: int) -> slice:
-    if step == 0:
-        raise ValueError("slice step cannot be 0")
-    if start < 0:
-        start += dim
-    if end < 0:
-        end += dim
-    if step > 0:
-        start = min(max(start, 0), dim)
-        end = min(max(end, 0), dim)
-        return slice(start, end, step)
-    start = min(max(start, -1), dim - 1)
-    end = min(max(end, -1), dim - 1)
-    if start < 0:
-        return slice(0, 0, 1)
-    return slice(start, None if end < 0 else end, step)
-
-
 def _slice_index(node, shape, starts, ends, axes, steps) -> tuple:
     """The NumPy index for ONNX Slice parameters (Python lists; axes/steps may be None)."""
     n = len(starts)
@@ -159,7 +123,7 @@ def _slice_index(node, shape, starts, ends, axes, steps) -> tuple:
         if not 0 <= ax < rank:
             raise ExecutionError(f"{where(node)}: axis {a} out of range for rank {rank}")
         try:
-            idx[ax] = _slice_of(starts[k], ends[k], 1 if steps is None else steps[k], shape[ax])
+            idx[ax] = slice_of(starts[k], ends[k], 1 if steps is None else steps[k], shape[ax])
         except ValueError as err:
             raise ExecutionError(f"{where(node)}: {err}") from None
     return tuple(idx)

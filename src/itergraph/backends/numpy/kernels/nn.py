@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
+from ...common.attributes import attr, attr_str
 from . import kernel
-from ._common import asarray, attr, attr_str, ndarray
+from ._common import asarray, ndarray
 from .elementwise import erf
 
 # ----------------------------------------------------------------------------- activations

@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
+from ...common.attributes import attr, attr_ints, const_input
+from ...common.reduce import extreme_identity
 from . import kernel
-from ._common import asarray, attr, attr_ints, const_input
+from ._common import asarray
 
 # ----------------------------------------------------------------------------- implementations
 # Each takes (x, axes tuple or None, keepdims) and may return a NumPy scalar or another type.
@@ -28,19 +30,6 @@ def _sum(x, ax, kd):
 
 def _mean(x, ax, kd):
     return np.mean(x, axis=ax, keepdims=kd)
-
-
-def extreme_identity(dtype, low: bool):
-    """What ReduceMax (`low`) / ReduceMin of an empty set gives: the dtype's lowest/highest."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return -np.inf if low else np.inf
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return info.min if low else info.max
-    if dtype.kind == "b":
-        return not low
-    return 0
 
 
 def _extreme(np_fn, low: bool):

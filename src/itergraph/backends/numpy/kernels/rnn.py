@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...rnn_common import RnnAttrs, check_lens, make_step, reverse_index
+from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index
 from . import kernel
 from .nn import sigmoid, softplus
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
+from ...common.attributes import attr
 from . import kernel
-from ._common import attr
 
 # ----------------------------------------------------------------------------- sequences
 

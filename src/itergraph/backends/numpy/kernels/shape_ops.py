@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
+from ...common.attributes import attr, attr_ints, const_input
 from . import kernel
-from ._common import asarray, attr, attr_ints, const_input
+from ._common import asarray
 
 # ----------------------------------------------------------------------------- Reshape
 

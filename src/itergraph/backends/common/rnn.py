@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ExecutionError, ModelError, where
-from .numpy.kernels._common import attr, attr_floats, attr_str, attr_strs
+from ...errors import ExecutionError, ModelError, where
+from .attributes import attr, attr_floats, attr_str, attr_strs
 
 # ----------------------------------------------------------------------------- cell kinds
 

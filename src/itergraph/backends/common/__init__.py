@@ -1,0 +1,1 @@
+"""What both backends share: attribute readers, ONNX index arithmetic, recurrent cells."""

@@ -1,0 +1,45 @@
+"""Index arithmetic of ONNX Slice and Split, shared by both backends."""
+
+from __future__ import annotations
+
+from ...errors import ExecutionError, where
+
+
+def split_sizes(node, dim: int, split, n: int) -> list[int]:
+    """Part sizes of ONNX Split: the `split` input/attribute, or `n` (nearly) equal parts."""
+    if split is None:
+        if dim % n == 0:
+            return [dim // n] * n
+        chunk = -(-dim // n)  # num_outputs that do not divide: the last chunk is smaller
+        sizes = [chunk] * (n - 1)
+        sizes.append(dim - chunk * (n - 1))
+        if sizes[-1] < 0:
+            raise ExecutionError(f"{where(node)}: cannot split {dim} elements into {n} parts")
+        return sizes
+    sizes = [int(s) for s in split]
+    if len(sizes) != n:
+        raise ExecutionError(f"{where(node)}: {len(sizes)} split sizes for {n} outputs")
+    if sum(sizes) != dim:
+        raise ExecutionError(
+            f"{where(node)}: split sizes {sizes} do not add up to the axis length {dim}"
+        )
+    return sizes
+
+
+def slice_of(start: int, end: int, step: int, dim: int) -> slice:
+    """The Python slice for one axis of ONNX Slice (start/end clamped as ONNX says)."""
+    if step == 0:
+        raise ValueError("slice step cannot be 0")
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start = min(max(start, 0), dim)
+        end = min(max(end, 0), dim)
+        return slice(start, end, step)
+    start = min(max(start, -1), dim - 1)
+    end = min(max(end, -1), dim - 1)
+    if start < 0:
+        return slice(0, 0, 1)
+    return slice(start, None if end < 0 else end, step)
