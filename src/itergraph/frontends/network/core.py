@@ -1,4 +1,4 @@
-"""Tensors and the layer base class of the network-definition API (TensorRT's ITensor, ILayer).
+"""Tensors, the layer base class and the network's bookkeeping (TensorRT's ITensor, ILayer).
 
 Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` and
 `dtype` come from a small static inference that each layer class implements (`_infer`); a
@@ -9,15 +9,12 @@ and recomputed after any edit of the network (``set_input``, attribute changes).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ...errors import ModelError
 from .enums import DataType, LayerType, as_dtype
-
-if TYPE_CHECKING:
-    from .network import Network
 
 Shape = tuple[int, ...]
 
@@ -25,7 +22,8 @@ Shape = tuple[int, ...]
 class Tensor:
     """A tensor of the network (TensorRT's ITensor). `name` is settable."""
 
-    def __init__(self, network: Network, name: str, producer: Layer | None = None, index: int = 0):
+    def __init__(self, network: NetworkBase, name: str, producer: Layer | None = None,
+                 index: int = 0):
         self._network = network
         self.name = name
         self._producer = producer
@@ -115,7 +113,7 @@ class Layer(ABC):
     _n_outputs = 1
     _check_at_creation = True  # False: attributes set after creation can make it valid
 
-    def __init__(self, network: Network, inputs: list[Tensor | None]):
+    def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
         object.__setattr__(self, "_network", network)
         self._inputs: list[Tensor | None] = list(inputs)
         self._index = len(network._layers)
@@ -205,3 +203,37 @@ class Layer(ABC):
 
     def __repr__(self) -> str:
         return f"<{self._type.value} layer {self._name!r}>"
+
+
+class NetworkBase:
+    """What tensors and layers see of the network that holds them: its layers, inputs and
+    outputs, and an edit counter (`_version`) that invalidates their cached inference.
+    `Network` (:mod:`.network`) adds TensorRT's ``add_*`` API on top.
+    """
+
+    def __init__(self):
+        self._layers: list[Layer] = []
+        self._inputs: list[Tensor] = []
+        self._outputs: list[Tensor] = []
+        self._version = 0
+
+    def _touch(self) -> None:
+        self._version += 1
+
+    def _own(self, t, what: str) -> None:
+        if not isinstance(t, Tensor):
+            raise ModelError(f"{what}: expected a network tensor, got {type(t).__name__}")
+        if t._network is not self:
+            raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
+
+    def _add(self, layer: Layer) -> Layer:
+        self._layers.append(layer)
+        self._touch()
+        try:
+            layer._refresh()  # infer now, so that mistakes are reported where they are made
+        except ModelError:
+            if layer._check_at_creation:
+                raise
+            # attributes set after creation (axis, reshape_dims...) may still fix it: the
+            # error is raised when the output's shape is read, or when the network is built
+        return layer
