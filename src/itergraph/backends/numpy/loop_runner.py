@@ -147,7 +147,7 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
 
 
 def _rewritten_kernel(loop: Loop, ctx: CompileContext):
-    """The kernel of a rewritten copy of `loop` (`passes.optimize_loops`), or None when the
+    """The kernel of a rewritten copy of `loop` (`passes.pipelines.NUMPY`), or None when the
     rewrites change nothing.
 
     The copy, with the nodes moved out of its body in front of it, is compiled as a small
@@ -157,11 +157,11 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     """
     from ...ir import Graph
     from ...ir.clone import clone_node
-    from ...passes.optimize_loops import optimize_loops
+    from ...passes.pipelines import NUMPY, run_pipeline
 
     copy = clone_node(loop, {})
     wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
-    changed = optimize_loops(wrapper)
+    changed = run_pipeline(NUMPY, wrapper)
     for g in (wrapper, loop.body):
         for _, n in g.walk():
             if isinstance(n, Loop):

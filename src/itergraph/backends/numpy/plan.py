@@ -45,12 +45,12 @@ class CompileContext:
 
     With `optimize` (the default) each loop is compiled from a rewritten copy (invariant
     code hoisted, work on sliced inputs done once before the loop; see
-    `itergraph.passes.optimize_loops`); the graph itself is never changed.
+    `itergraph.passes.pipelines.NUMPY`); the graph itself is never changed.
     """
 
     def __init__(self, max_iterations: int | None = None, optimize: bool = True):
         self.max_iterations = max_iterations
-        self.optimize = optimize  # apply the loop rewrites of `passes.optimize_loops`
+        self.optimize = optimize  # apply the loop rewrites of `passes.pipelines.NUMPY`
         self.loops_done: set[int] = set()  # ids of loops the rewrites were tried on
         self._cache: dict[tuple, Plan] = {}
 
