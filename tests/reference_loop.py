@@ -92,6 +92,18 @@ class Reference:
         k = 0
         while (limit is None or k < limit) and _truth(loop, cond):
             short = [(j, s, len(ps)) for j, s, ps in pieces if k >= len(ps)]
+            params = {**state, **invariant}
+            if not short:
+                params.update({s.param: ps[k] for _, s, ps in pieces})
+            if loop.iteration_param is not None:
+                params[loop.iteration_param] = _as_param(k, loop.iteration_param, np.int64)
+            if loop.condition_param is not None:
+                params[loop.condition_param] = _as_param(cond, loop.condition_param, np.bool_)
+            scope = {**outer, **params}
+            if loop.precondition is not None:  # TensorRT kWHILE, tested before the slices
+                pre = self.graph(loop.body, scope, [loop.precondition])[loop.precondition]
+                if not _truth(loop, pre):
+                    break
             if short:
                 if loop.strict_slices:  # running out of a sliced input is an error
                     j, s, n = short[0]
@@ -101,16 +113,6 @@ class Reference:
             if self.max_iterations is not None and k >= self.max_iterations:
                 raise IterationLimitError(f"reference: loop '{loop.name}' ran past "
                                           f"{self.max_iterations} iterations")
-            params = {**state, **{s.param: ps[k] for _, s, ps in pieces}, **invariant}
-            if loop.iteration_param is not None:
-                params[loop.iteration_param] = _as_param(k, loop.iteration_param, np.int64)
-            if loop.condition_param is not None:
-                params[loop.condition_param] = _as_param(cond, loop.condition_param, np.bool_)
-            scope = {**outer, **params}
-            if loop.precondition is not None:
-                pre = self.graph(loop.body, scope, [loop.precondition])[loop.precondition]
-                if not _truth(loop, pre):
-                    break  # TensorRT kWHILE
             results = self.graph(loop.body, scope, wanted)
             for o in concat_ports:
                 outs[id(o)].append(results[o.result])
@@ -185,6 +187,9 @@ def _pieces(loop: Loop, j: int, s: Sliced, x: np.ndarray) -> list[np.ndarray]:
         raise ExecutionError(f"reference: loop '{loop.name}': sliced input {j} has axis "
                              f"{s.axis}, out of range for rank {x.ndim}")
     dim = x.shape[axis]
+    if s.keep_axis and s.start == 0 and s.end == -1 and dim % s.part_size:
+        raise ExecutionError(f"reference: loop '{loop.name}': sliced input {j}: axis {axis} of "
+                             f"length {dim} is not divisible by part_size {s.part_size}")
 
     def resolve(post: int) -> int:  # -1 is the end of the axis (post dim)
         return post if post >= 0 else dim + 1 + post

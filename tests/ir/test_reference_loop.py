@@ -364,12 +364,16 @@ def test_zero_iteration_last_of_a_body_value_has_no_value():
 # --- where the backends and ir/loop.py's docstring part ways --------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=ig.ExecutionError, reason=(
-    "both backends reject a keep_axis input sliced over the whole axis when part_size does not "
-    "divide the axis (OpenVINO's rule); the docstring's count formula drops the remainder"))
-def test_keep_axis_remainder_is_dropped():
+def test_keep_axis_whole_axis_not_divisible_by_part_size_is_an_error():
     g = sliced_loop(dict(keep_axis=True, part_size=2, stride=2), dict(axis=1, new_axis=False),
                     x_shape=(3, 7))
+    x = np.arange(21, dtype=f32).reshape(3, 7)
+    all_raise(g, {"X": x, "s0": np.zeros(3, f32)}, ig.ExecutionError, "not divisible")
+
+
+def test_keep_axis_remainder_outside_explicit_posts_is_dropped():
+    g = sliced_loop(dict(keep_axis=True, part_size=2, stride=2, end=6),
+                    dict(axis=1, new_axis=False), x_shape=(3, 7))
     x = np.arange(21, dtype=f32).reshape(3, 7)
     agree(g, {"X": x, "s0": np.zeros(3, f32)}, {"ys": x[:, :6] * 2})
 
@@ -388,9 +392,6 @@ def strict_loop_with_precondition():
     return single_loop_graph(loop, [X, s0])
 
 
-@pytest.mark.xfail(strict=True, raises=ig.ExecutionError, reason=(
-    "the docstring's pseudocode tests the slices (strict: an error) before the precondition; "
-    "both backends test the precondition first and end the loop without an error"))
 def test_precondition_ending_the_loop_as_strict_slices_run_out():
     feeds = {"X": np.ones(3, f32), "s0": np.zeros((), f32)}
     agree(strict_loop_with_precondition(), feeds, {"out": 3.0})
