@@ -12,11 +12,11 @@ import itertools
 
 import numpy as np
 
-from ...errors import Error, ExecutionError, InputError, IterationLimitError, where
-from ...ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Last, Loop, Sliced, Value
-from ...ir.types import DataType, TensorType
-from .kernels import kernel
-from .plan import CompileContext
+from ....errors import Error, ExecutionError, InputError, IterationLimitError, where
+from ....ir import UNBOUNDED_TRIP_COUNT, Carried, Concat, Invariant, Last, Loop, Sliced, Value
+from ....ir.types import DataType, TensorType
+from ..plan import CompileContext
+from . import kernel
 
 
 def _scalar(loop: Loop, what: str, x) -> np.ndarray:
@@ -155,9 +155,9 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     runs instead: its errors (or its success, e.g. when it runs zero iterations and a moved
     node fails on its inputs) are the ones the user gets.
     """
-    from ...ir import Graph
-    from ...ir.clone import clone_node
-    from ...passes.optimize_loops import optimize_loops
+    from ....ir import Graph
+    from ....ir.clone import clone_node
+    from ....passes.optimize_loops import optimize_loops
 
     copy = clone_node(loop, {})
     wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
