@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
-from .kernels import KERNELS, load_all
+from .kernels import factory_for
 
 _plan_ids = itertools.count()
 
@@ -72,19 +72,13 @@ def compile_graph(graph: Graph, max_iterations: int | None = None) -> Plan:
 
 
 def make_kernel(node: Node, ctx: CompileContext) -> Callable:
-    """The run-time closure for `node`, from the kernel table or the onnx.reference fallback."""
-    load_all()
-    factory = KERNELS.lookup(node.op_type, node.version, node.domain)
+    """The run-time closure for `node`, from the kernel table or its domain's default factory."""
+    factory = factory_for(node.op_type, node.version, node.domain)
     if factory is None:
-        if node.domain in ("", "ai.onnx", "ai.onnx.ml"):
-            from .fallback import fallback_factory
-
-            factory = fallback_factory
-        else:
-            raise UnsupportedError(
-                f"{where(node)}: no NumPy kernel for op '{node.op_type}' of domain "
-                f"'{node.domain}' (version {node.version})"
-            )
+        raise UnsupportedError(
+            f"{where(node)}: no NumPy kernel for op '{node.op_type}' of domain "
+            f"'{node.domain}' (version {node.version})"
+        )
     try:
         return factory(node, ctx)
     except Error:

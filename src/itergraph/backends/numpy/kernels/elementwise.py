@@ -12,11 +12,11 @@ import math
 from functools import reduce
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from ....errors import ModelError, where
 from ...common.attributes import attr, attr_str
 from . import kernel
-from ._common import asarray, ndarray
 
 # ----------------------------------------------------------------------------- helpers
 

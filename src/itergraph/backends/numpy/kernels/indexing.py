@@ -8,12 +8,12 @@ means "before the first element" (not "the last", as in Python).
 from __future__ import annotations
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
 from ...common.attributes import attr, attr_ints, const_input, has_input
 from ...common.slicing import slice_of, split_sizes
 from . import kernel
-from ._common import asarray, ndarray
 
 _CACHE_SIZE = 64  # entries kept per kernel in the per-shape caches below
 

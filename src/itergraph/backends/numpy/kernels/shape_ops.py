@@ -9,11 +9,11 @@ initializer, the factory resolves it once at compile time.
 from __future__ import annotations
 
 import numpy as np
+from numpy import asarray
 
 from ....errors import ExecutionError, where
 from ...common.attributes import attr, attr_ints, const_input
 from . import kernel
-from ._common import asarray
 
 # ----------------------------------------------------------------------------- Reshape
 
