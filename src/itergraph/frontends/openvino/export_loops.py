@@ -33,7 +33,7 @@ from ...ir.loop import Carried, Last, Loop, Sliced
 from ...ir.types import DataType
 from .elements import to_element_type
 from .export_table import exporter
-from .writer import NetWriter, Out, value_dtype, value_shape
+from .net_writer import NetWriter, Out, value_dtype, value_shape
 
 I64 = DataType.INT64
 BOOL = DataType.BOOL

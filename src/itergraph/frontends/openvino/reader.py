@@ -21,10 +21,12 @@ import numpy as np
 from ...errors import Error, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import TensorType
-from . import xmlsafe
+
+# the translator modules register their ops in the import table when imported
+from . import import_ops, import_rnn, import_shape, xmlsafe  # noqa: F401
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
-from .import_table import IMPORTERS, load_all
+from .import_table import IMPORTERS
 from .netparse import Layer, Net, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -54,7 +56,6 @@ def read(xml, bin=None) -> Graph:
         raise ModelError(f"OpenVINO IR: bad IR version '{root.get('version')}'") from None
     if version not in SUPPORTED_VERSIONS:
         raise UnsupportedError(f"OpenVINO IR version {version} is not supported (only 10 and 11)")
-    load_all()
     reader = Reader(weights)
     try:
         built = reader.build(parse_net(root), root.get("name") or "openvino_model", top=True)
