@@ -122,22 +122,26 @@ def _pre_slice(w: NetWriter, loop: Loop, p: Sliced, outer: Out) -> Out:
 
 
 @exporter("Loop", since=1, domain="itergraph")
-def _loop(w: NetWriter, loop: Loop, _ins):
+def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
+    # `ins` follow `Loop.inputs`: trip count, initial condition, port values, Concat lengths
+    trip_in, cond_in = ins[:2]
+    port_ins = ins[2:2 + len(loop.input_ports)]
+    length_ins = ins[2 + len(loop.input_ports):]
     if loop.precondition is not None:
         _check_precondition(loop)
     bd = _Body(w, f"{where(loop)} body: ", as_ti=_as_tensor_iterator(loop))
-    _bind_input_ports(w, bd, loop)
+    _bind_input_ports(w, bd, loop, port_ins)
     _bind_captures(w, bd, loop)
     _bind_special_params(bd, loop)
     bd.bw.write_nodes(loop.body)
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
-    out_specs, posts, pads = _output_ports(w, bd, loop)
+    out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
     if bd.as_ti:
         outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
     else:
         _execution_condition(bd, loop)
-        trip = _trip_count(w, bd, loop)
-        cond = _initial_condition(w, loop)
+        trip = _trip_count(w, bd, loop, trip_in)
+        cond = _initial_condition(w, loop, cond_in)
         outs = w.layer("Loop", "opset5", [trip, cond] + bd.inputs, None, out_specs,
                        name=loop.name)
     _attach_body(w.layers[-1], bd, back)
@@ -156,10 +160,10 @@ def _as_tensor_iterator(loop: Loop) -> bool:
             and any(True for _ in loop.sliced))
 
 
-def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop) -> None:
-    """A body Parameter per input port (plus a back edge for a `Carried` one)."""
-    for i, p in enumerate(loop.input_ports):
-        outer = w.get(p.value, loop)
+def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop, outers: list[Out]) -> None:
+    """A body Parameter per input port, fed by `outers` (plus a back edge for a `Carried`
+    one)."""
+    for i, (p, outer) in enumerate(zip(loop.input_ports, outers, strict=True)):
         name = p.param.name or f"param_{i}"
         if isinstance(p, Sliced):
             _sliced_input(w, bd, loop, i, p, outer, name)
@@ -200,9 +204,11 @@ def _bind_special_params(bd: _Body, loop: Loop) -> None:
         bw.bind(it, param)
 
 
-def _output_ports(w: NetWriter, bd: _Body, loop: Loop):
+def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
     """The port_map outputs; returns the layer's output types, the post-processing of Concat
-    outputs stacked on a new axis (``(j, fn)``) and the outputs to pad (``(j, port, length)``)."""
+    outputs stacked on a new axis (``(j, fn)``) and the outputs to pad to their `lengths`
+    (``(j, port, length)``)."""
+    length_of = iter(lengths)
     out_specs = []
     posts = []
     pads = []
@@ -221,7 +227,7 @@ def _output_ports(w: NetWriter, bd: _Body, loop: Loop):
         if post is not None:
             posts.append((j, post))
         if op.length is not None:
-            pads.append((j, op, w.get(op.length, loop)))
+            pads.append((j, op, next(length_of)))
     return out_specs, posts, pads
 
 
@@ -242,11 +248,12 @@ def _execution_condition(bd: _Body, loop: Loop) -> None:
                            "purpose": "execution_condition"})
 
 
-def _trip_count(w: NetWriter, bd: _Body, loop: Loop) -> Out:
-    """Loop-5's trip count input: -1 (unbounded) when absent, clamped at 0 for ONNX, and
-    bounded by the slice count of sliced inputs."""
-    trip = w.get(loop.trip_count, loop) if loop.trip_count is not None else w.i64(-1)
-    if loop.trip_count is not None and loop.negative_trip_count == "zero":
+def _trip_count(w: NetWriter, bd: _Body, loop: Loop, trip: Out | None) -> Out:
+    """Loop-5's trip count input: the loop's (`trip`, the port carrying it), -1 (unbounded)
+    when absent, clamped at 0 for ONNX, and bounded by the slice count of sliced inputs."""
+    if trip is None:
+        trip = w.i64(-1)
+    elif loop.negative_trip_count == "zero":
         zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
         trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
                      dtype=trip.dtype, shape=trip.shape)
@@ -255,11 +262,11 @@ def _trip_count(w: NetWriter, bd: _Body, loop: Loop) -> Out:
     return trip
 
 
-def _initial_condition(w: NetWriter, loop: Loop) -> Out:
-    """Loop-5's execution condition input: the initial condition (true when absent), and with
-    a precondition, the precondition on the initial values."""
-    cond = (w.get(loop.initial_condition, loop) if loop.initial_condition is not None
-            else w.const(np.array(True)))
+def _initial_condition(w: NetWriter, loop: Loop, cond: Out | None) -> Out:
+    """Loop-5's execution condition input: the initial condition `cond` (true when absent),
+    and with a precondition, the precondition on the initial values."""
+    if cond is None:
+        cond = w.const(np.array(True))
     if loop.precondition is not None:
         first = _precondition_first(w, loop)
         cond = first if loop.initial_condition is None else w.one(

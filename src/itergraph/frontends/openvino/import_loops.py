@@ -29,7 +29,8 @@ from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
 from ...ir.traversal import replace_all_uses
 from ...ir.types import TensorType
-from .builder import OPSET
+from .builder import OPSET, Builder
+from .import_table import importer
 from .netparse import Layer, parse_net
 
 
@@ -59,11 +60,13 @@ def _int(layer: Layer, d: dict, key: str, default=None) -> int:
             from None
 
 
-def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+@importer("TensorIterator", since=1)
+@importer("Loop", since=1)  # an older version is refused by name below
+def import_loop(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
     is_loop = layer.type == "Loop"
     if is_loop and layer.opset is not None and layer.opset < 5:
         raise ModelError(f"{layer.where()}: Loop exists from opset5")
-    body = _Body.convert(reader, layer)
+    body = _Body.convert(b, layer)
     back = _back_edges(layer, body.kinds)
     ports, iteration_param = _input_ports(body, ins, back, is_loop)
     out_entries, condition_result = _output_entries(body, is_loop)
@@ -97,12 +100,12 @@ class _Body:
     kinds: dict[int, str]  # body layer id -> layer type
 
     @classmethod
-    def convert(cls, reader, layer: Layer) -> _Body:
+    def convert(cls, b: Builder, layer: Layer) -> _Body:
         body_el = layer.elem.find("body")
         if body_el is None:
             raise ModelError(f"{layer.where()}: missing <body>")
         net = parse_net(body_el, scope=f"{layer.where()} body: ")
-        built = reader.build(net, f"{layer.name or layer.type}_body")
+        built = b.body(net, f"{layer.name or layer.type}_body", layer.where())
         return cls(layer, built.graph, built.params, built.results,
                    {lid: lay.type for lid, lay in net.layers.items()})
 
@@ -288,11 +291,12 @@ def _ti_count_without_slices(layer: Layer, out_entries) -> int:
     return 1
 
 
-def import_if(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+@importer("If", since=1)
+def import_if(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
     """OpenVINO ``If-8`` -> ONNX ``If``: branch Parameters become the outer values they map."""
     if not ins:
         raise ModelError(f"{layer.where()}: If needs a condition input")
-    branches = [_branch(reader, layer, ins, tag) for tag in ("then", "else")]
+    branches = [_branch(b, layer, ins, tag) for tag in ("then", "else")]
     node = Node("If", [ins[0]], len(layer.outputs),
                 {"then_branch": branches[0], "else_branch": branches[1]}, version=OPSET,
                 name=layer.name)
@@ -300,14 +304,14 @@ def import_if(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
     return list(node.outputs)
 
 
-def _branch(reader, layer: Layer, ins: list[Value], tag: str) -> Graph:
+def _branch(b: Builder, layer: Layer, ins: list[Value], tag: str) -> Graph:
     """The ``then`` or ``else`` branch of an If layer as a graph without inputs: its
     Parameters are replaced by the layer inputs they map, its outputs follow the port_map."""
     body_el = layer.elem.find(f"{tag}_body")
     if body_el is None:
         raise ModelError(f"{layer.where()}: missing <{tag}_body>")
     net = parse_net(body_el, scope=f"{layer.where()} {tag}_body: ")
-    built = reader.build(net, f"{layer.name or 'If'}_{tag}")
+    built = b.body(net, f"{layer.name or 'If'}_{tag}", layer.where())
     g = built.graph
     kinds = {lid: lay.type for lid, lay in net.layers.items()}
     for d in _entries(layer, f"{tag}_port_map", "input"):

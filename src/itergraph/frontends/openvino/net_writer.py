@@ -193,7 +193,7 @@ class NetWriter:
                     f"{(node.domain + '.') if node.domain else ''}{node.op_type}"
                     f"{'-' + str(node.version) if node.version else ''}"
                 )
-            ins = [self.get(v, node) for v in node.inputs] if node.op_type != "Loop" else []
+            ins = [self.get(v, node) for v in node.inputs]
             outs = fn(self, node, ins)
             if isinstance(outs, Out):
                 outs = [outs]
