@@ -176,9 +176,10 @@ def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop, outers: list[Out]) ->
 
 
 def _bind_captures(w: NetWriter, bd: _Body, loop: Loop) -> None:
-    """A body Parameter per value the body takes from enclosing graphs: OpenVINO bodies see
-    nothing but their Parameters. Constants are repeated inside the body instead."""
-    for v in loop.body.captures():
+    """A body Parameter per value the body takes from enclosing graphs (port results that are
+    outer values included): OpenVINO bodies see nothing but their Parameters. Constants are
+    repeated inside the body instead."""
+    for v in loop.captured():
         if v.const is not None:
             continue
         outer = w.get(v, loop)
@@ -443,9 +444,7 @@ def _precondition_params(loop: Loop) -> set[int]:
             used.add(v.uid)
         n = producers.get(v.uid)
         if n is not None:
-            stack.extend(n.inputs)
-            for g in n.subgraphs():
-                stack.extend(g.captures())
+            stack.extend(n.reads())
     return used
 
 
@@ -548,13 +547,7 @@ def _pad_to_length(w: NetWriter, out: Out, axis: int, length: Out) -> Out:
 @exporter("If", since=1)
 def _if(w: NetWriter, node: Node, ins):
     branches: list[Graph] = [node.attrs["then_branch"], node.attrs["else_branch"]]
-    caps: list[Value] = []
-    seen: set[int] = set()
-    for g in branches:
-        for v in g.captures():
-            if v.uid not in seen:
-                seen.add(v.uid)
-                caps.append(v)
+    caps = node.captured()
     outer = [w.get(v, node) for v in caps]
     elems = []
     out_specs = []

@@ -216,9 +216,7 @@ class NetWriter:
             if n is None or id(n) in needed:
                 continue
             needed.add(id(n))
-            stack.extend(x for x in n.inputs if x is not None)
-            for g in n.subgraphs():
-                stack.extend(g.captures())
+            stack.extend(n.reads())
         saved = self.env
         self.env = {**saved, **subst}
         try:
