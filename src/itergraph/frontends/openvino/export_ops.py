@@ -21,7 +21,7 @@ from ...ir.graph import Node
 from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
 from .export_table import exporter
-from .writer import NetWriter, Out
+from .net_writer import NetWriter, Out
 
 V1, V3, V4, V5, V7, V8 = "opset1", "opset3", "opset4", "opset5", "opset7", "opset8"
 I64 = DataType.INT64

@@ -6,9 +6,11 @@ the ``.xml`` (none when the document is given as text and a constant needs weigh
 
 Each layer becomes ONNX-standard IR nodes through the import table (`import_table`):
 ``Parameter`` -> graph input, ``Const`` -> initializer (offset/size checked against the
-``.bin`` and against shape x element size), ``Result`` -> graph output (in XML order),
-``TensorIterator``/``Loop`` -> the canonical `Loop` (`import_loops`). An op without a
-translator is an `UnsupportedError` naming the layer id, name, type and version.
+``.bin`` and against shape x element size), ``Result`` -> graph output (in XML order); every
+other layer, ``TensorIterator``/``Loop`` (-> the canonical `Loop`) and ``If`` included, goes
+through the table (their bodies come back here through `Builder.body`, at most
+`MAX_BODY_DEPTH` deep). An op without a translator is an `UnsupportedError` naming the layer
+id, name, type and version.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import numpy as np
 from ...errors import Error, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import TensorType
-from . import xmlsafe
+
+# the translator modules register their ops in the import table when imported
+from . import import_loops, import_ops, import_rnn, import_shape, xmlsafe  # noqa: F401
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
-from .import_table import IMPORTERS, load_all
+from .import_table import IMPORTERS
 from .netparse import Layer, Net, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
@@ -54,7 +58,6 @@ def read(xml, bin=None) -> Graph:
         raise ModelError(f"OpenVINO IR: bad IR version '{root.get('version')}'") from None
     if version not in SUPPORTED_VERSIONS:
         raise UnsupportedError(f"OpenVINO IR version {version} is not supported (only 10 and 11)")
-    load_all()
     reader = Reader(weights)
     try:
         built = reader.build(parse_net(root), root.get("name") or "openvino_model", top=True)
@@ -107,7 +110,7 @@ class Reader:
     def build(self, net: Net, name: str, top: bool = False) -> Built:
         graph = Graph(name)
         built = Built(graph, layers=net.layers)
-        b = Builder(graph, prefix=f"{name}/" if not top else "")
+        b = Builder(graph, prefix=f"{name}/" if not top else "", reader=self)
         values: dict[tuple[int, int], Value] = {}
         claimed: set[int] = set()
         result_order: list[tuple[int, Value]] = []
@@ -155,6 +158,17 @@ class Reader:
             outputs.append(v)
         graph.outputs = outputs
         return built
+
+    def body(self, net: Net, name: str, where: str) -> Built:
+        """Convert a loop body or If branch of the layer at `where` (see `Builder.body`)."""
+        if self.depth >= MAX_BODY_DEPTH:
+            raise ModelError(f"{where}: loop bodies and If branches nest deeper than "
+                             f"{MAX_BODY_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.build(net, name)
+        finally:
+            self.depth -= 1
 
     # -- layers ----------------------------------------------------------------------------
     def _parameter(self, layer: Layer) -> Value:
@@ -206,25 +220,6 @@ class Reader:
         return v
 
     def _translate(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
-        if layer.type in ("TensorIterator", "Loop"):
-            from .import_loops import import_loop
-
-            if self.depth >= MAX_BODY_DEPTH:
-                raise ModelError(f"{layer.where()}: loop bodies nest deeper than "
-                                 f"{MAX_BODY_DEPTH} levels")
-            self.depth += 1
-            try:
-                return import_loop(self, b, layer, ins)
-            finally:
-                self.depth -= 1
-        if layer.type == "If":
-            from .import_loops import import_if
-
-            self.depth += 1
-            try:
-                return import_if(self, b, layer, ins)
-            finally:
-                self.depth -= 1
         opset = layer.opset
         fn = IMPORTERS.lookup(layer.type, opset) if opset is not None else None
         if fn is None:
