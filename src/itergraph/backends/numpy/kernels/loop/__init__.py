@@ -14,7 +14,7 @@ import numpy as np
 from .....errors import Error, ExecutionError, where
 from .....ir import Graph, Loop
 from .....ir.clone import clone_node
-from .....passes.optimize_loops import optimize_loops
+from .....passes.pipelines import NUMPY, run_pipeline
 from ...plan import CompileContext
 from .. import kernel
 from .bounds import check_exhaustion, scalar, sliced_views, trip_limit
@@ -33,7 +33,7 @@ def loop_kernel(loop: Loop, ctx: CompileContext):
 
 
 def _rewritten_kernel(loop: Loop, ctx: CompileContext):
-    """The kernel of a rewritten copy of `loop` (`passes.optimize_loops`), or None when the
+    """The kernel of a rewritten copy of `loop` (`passes.pipelines.NUMPY`), or None when the
     rewrites change nothing.
 
     The copy, with the nodes moved out of its body in front of it, is compiled as a small
@@ -43,7 +43,7 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     """
     copy = clone_node(loop, {})
     wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
-    changed = optimize_loops(wrapper)
+    changed = run_pipeline(NUMPY, wrapper)
     for g in (wrapper, loop.body):
         for _, n in g.walk():
             if isinstance(n, Loop):
