@@ -24,78 +24,21 @@ from onnx import helper
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
-from ...ir.traversal import toposort
-from ...ir.types import OptionalType, SequenceType, TensorType
 from .attributes import attr_to_onnx
+from .export_common import declarable, ordered, output_type, value_info
+from .loop_export import emit_loop, required_opset
+from .naming import Env, Namer
 from .types import tensor_to_onnx, type_to_onnx
 from .versioning import adapt, unchanged
 
 DEFAULT_OPSET = 21
 
 
-class Namer:
-    """Hands out names unique across the model."""
-
-    def __init__(self):
-        self.used: set[str] = set()
-        self._next: dict[str, int] = {}
-
-    def fresh(self, hint: str = "") -> str:
-        base = hint or "v"
-        if base not in self.used:
-            self.used.add(base)
-            return base
-        k = self._next.get(base, 1)
-        while f"{base}_{k}" in self.used:
-            k += 1
-        self._next[base] = k + 1
-        name = f"{base}_{k}"
-        self.used.add(name)
-        return name
-
-
-class Env:
-    """Names of IR values in one ONNX scope; looks outwards like ONNX scoping does."""
-
-    def __init__(self, parent: Env | None = None):
-        self.parent = parent
-        self.names: dict[int, str] = {}
-
-    def lookup(self, v: Value) -> str | None:
-        e: Env | None = self
-        while e is not None:
-            n = e.names.get(v.uid)
-            if n is not None:
-                return n
-            e = e.parent
-        return None
-
-
-def _complete(t) -> bool:
-    """Whether an IR type is complete enough to declare in ONNX (element types known)."""
-    if isinstance(t, TensorType):
-        return t.dtype is not None
-    if isinstance(t, SequenceType | OptionalType):
-        return t.elem is not None and _complete(t.elem)
-    return False
-
-
 def _declared_type(v: Value):
     """`v`'s IR type, or for a loop output without one what the loop's ports tell."""
     if v.type is None and isinstance(v.producer, Loop):
-        from .export_common import output_type
-
         return output_type(v.producer, v.producer.output_ports[v.index])
     return v.type
-
-
-def value_info(name: str, t, shape: bool = True) -> onnx.ValueInfoProto:
-    vi = onnx.ValueInfoProto(name=name)
-    if _complete(t):
-        if not shape and isinstance(t, TensorType):
-            t = TensorType(t.dtype, None)
-        vi.type.CopyFrom(type_to_onnx(t))
-    return vi
 
 
 class Writer:
@@ -171,8 +114,6 @@ class Writer:
 
     def node(self, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
         if isinstance(n, Loop):
-            from .loop_export import emit_loop
-
             emit_loop(self, n, env, nodes)
             return
         if n.domain == "itergraph":
@@ -192,7 +133,7 @@ class Writer:
         proto.attribute.extend(attrs)
         if n.domain == "" and not unchanged(n.op_type, "", version, self.opset):
             types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
-                     if v is not None and _complete(v.type)}
+                     if v is not None and declarable(v.type)}
             consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
             nodes.extend(adapt(proto, version, self.opset, types, self.fresh,
                                {k: c for k, c in consts.items() if c is not None}))
@@ -224,16 +165,7 @@ def _const_of(v: Value) -> onnx.TensorProto | None:
     return None
 
 
-def ordered(g: Graph) -> list[Node]:
-    """`g`'s nodes in topological order (captures in subgraphs count), without editing `g`."""
-    tmp = Graph(g.name, nodes=g.nodes)
-    toposort(tmp)
-    return tmp.nodes
-
-
 def target_opset(graph: Graph, opset: int | None) -> int:
-    from .loop_export import required_opset
-
     need = max((required_opset(loop) for _, loop in graph.walk() if isinstance(loop, Loop)),
                default=1)
     known = onnx.defs.onnx_opset_version()
