@@ -131,9 +131,7 @@ def _param_deps(body: Graph, target: Value) -> tuple[list[Node], set[int]]:
         if n is None or id(n) in need:
             continue
         need.add(id(n))
-        stack.extend(x for x in n.inputs if x is not None)
-        for g in n.subgraphs():
-            stack.extend(g.captures())
+        stack.extend(n.reads())
     return [n for n in ordered(body) if id(n) in need], reached
 
 
@@ -162,9 +160,7 @@ def _clone_precondition(w, loop: Loop, base_env, nodes, E: Emitter, state: list[
     if outside:
         for p in loop.invariant:
             env.names[p.param.uid] = w.name(base_env, p.value, where(loop))
-        used = {x.uid for n in deps for x in n.inputs if x is not None} | {pre.uid}
-        for g in (sg for n in deps for sg in n.subgraphs()):
-            used.update(v.uid for v in g.captures())
+        used = {x.uid for n in deps for x in n.reads()} | {pre.uid}
         for v in body.initializers:
             if v.uid in used:
                 E.op("Constant", [], out=w.define(env, v), value=tensor_to_onnx(v.const))
