@@ -23,11 +23,11 @@ import onnx
 from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.loop import Carried, Concat, Last, Loop
-from .reader import Reader, where
+from .node_import import where
 from .scope import Scope
 
 
-def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 outputs: list[Value], version: int) -> Loop:
     if len(inputs) < 2:
         raise ModelError(f"{where(p)}: expects at least 2 inputs (M, cond; either may be the "

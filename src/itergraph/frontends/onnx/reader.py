@@ -4,9 +4,10 @@
 inlined first, ONNX shape inference fills in value types where it can, and then every graph
 is converted with ONNX scoping (see :mod:`.scope`): outer names become direct references to
 the outer `Value` objects. Every node gets ``version`` = the opset its domain is imported at.
+Each node is converted by its entry in :mod:`.import_table` (op, domain and version):
 ``Loop`` and ``Scan`` become the canonical `itergraph.ir.Loop` (:mod:`.loop_import`,
 :mod:`.scan_import`); everything else, ``If`` included, becomes an ordinary `Node` whose graph
-attributes are IR graphs.
+attributes are IR graphs (:mod:`.node_import`).
 
 An initializer that is also listed as a graph input (IR version < 4 style) is read as an
 initializer (a constant); its name is kept in ``graph.meta["overridable_initializers"]``.
@@ -25,18 +26,14 @@ from ...ir.traversal import toposort
 from ...ir.types import TensorType
 from ...ir.verifier import verify
 from .attributes import attr_from_onnx
+from .import_table import importer_for
+from .node_import import DEFAULT_DOMAINS, domain_of, where
 from .scope import Scope
 from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
-
-DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 class UnsupportedOpsetError(ModelError, UnsupportedError):
     """The model imports an opset this reader does not know (both a model and support error)."""
-
-
-def where(p: onnx.NodeProto) -> str:
-    return f"{p.op_type} node '{p.name or '<unnamed>'}'"
 
 
 def _load(model: Any) -> tuple[onnx.ModelProto, str]:
@@ -175,7 +172,7 @@ class Reader:
     # nodes ---------------------------------------------------------------------------------
 
     def version_of(self, p: onnx.NodeProto) -> int:
-        dom = "" if p.domain in DEFAULT_DOMAINS else p.domain
+        dom = domain_of(p)
         if dom not in self.opsets:
             raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by the model "
                              "(no opset_import entry)")
@@ -209,19 +206,8 @@ class Reader:
     def node(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> Node:
         version = self.version_of(p)
         inputs = self.resolve(p, scope)
-        if p.domain in DEFAULT_DOMAINS and p.op_type in ("Loop", "Scan"):
-            from .loop_import import import_loop
-            from .scan_import import import_scan
-
-            fn = import_loop if p.op_type == "Loop" else import_scan
-            return fn(self, p, scope, inputs, outputs, version)
-        attrs, kinds = self.attrs(p, scope)
-        n = Node(p.op_type, inputs, outputs, attrs, domain="" if p.domain in DEFAULT_DOMAINS
-                 else p.domain, version=version, name=p.name)
-        n.meta["onnx_attr_types"] = kinds
-        if p.doc_string:
-            n.meta["doc_string"] = p.doc_string
-        return n
+        convert = importer_for(p.op_type, version, domain_of(p))
+        return convert(self, p, scope, inputs, outputs, version)
 
     @staticmethod
     def since(p: onnx.NodeProto, version: int) -> int:

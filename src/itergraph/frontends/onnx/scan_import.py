@@ -41,48 +41,35 @@ from ...errors import ModelError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
-from .reader import Reader, where
+from .node_import import where
 from .scope import Scope
 
 INSERTED_VERSION = 13
 
 
-def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+def scan_before_8(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                  outputs: list[Value], version: int) -> Loop:
+    """The entry for opsets 1 to 7, where ONNX has no Scan."""
+    raise ModelError(f"{where(p)}: Scan does not exist in opset {version} (it starts at 8)")
+
+
+def import_scan8(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                 outputs: list[Value], version: int) -> Loop:
+    """Scan-8 (batched, optional ``sequence_lens`` first)."""
+    if not inputs:
+        raise ModelError(f"{where(p)}: Scan-8 expects sequence_lens (may be empty) then "
+                         "states and scan inputs")
+    seq_lens, inputs = inputs[0], inputs[1:]
+    attrs, m, n, body = _checked(r, p, scope, inputs, outputs)
+    dirs = _flags(p, attrs, "directions", m)
+    return _scan8(p, body, seq_lens, inputs[:n], inputs[n:], outputs, dirs)
+
+
+def import_scan(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 outputs: list[Value], version: int) -> Loop:
-    if version < 8:
-        raise ModelError(f"{where(p)}: Scan does not exist in opset {version} (it starts at 8)")
-    attrs = r.int_attrs(p)
-    if "num_scan_inputs" not in attrs:
-        raise ModelError(f"{where(p)}: required attribute 'num_scan_inputs' is missing")
-    m = attrs["num_scan_inputs"]
-    seq_lens = None
-    if version == 8:
-        if not inputs:
-            raise ModelError(f"{where(p)}: Scan-8 expects sequence_lens (may be empty) then "
-                             "states and scan inputs")
-        seq_lens, inputs = inputs[0], inputs[1:]
-    if m < 1 or m > len(inputs):
-        raise ModelError(f"{where(p)}: num_scan_inputs={m} but the node has {len(inputs)} "
-                         "state and scan inputs (need 1 <= num_scan_inputs <= that)")
-    n = len(inputs) - m
-    for i, v in enumerate(inputs):
-        if v is None:
-            kind = "state" if i < n else "scan input"
-            raise ModelError(f"{where(p)}: {kind} input {i} is empty")
-    body = r.body(p, scope)
-    if len(body.inputs) != n + m:
-        raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "
-                         f"{n + m} ({n} states, {m} scan inputs)")
-    k = len(body.outputs) - n
-    if k < 0:
-        raise ModelError(f"{where(p)}: body has {len(body.outputs)} outputs; expected at least "
-                         f"N = {n} (the states)")
-    if len(outputs) != n + k:
-        raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
-                         f"{n + k} ({n} states, {k} scan outputs)")
-    if version == 8:
-        dirs = _flags(p, attrs, "directions", m)
-        return _scan8(p, body, seq_lens, inputs[:n], inputs[n:], outputs, dirs)
+    """Scan 9 and later."""
+    attrs, m, n, body = _checked(r, p, scope, inputs, outputs)
+    k = len(outputs) - n
     in_axes = _list(p, attrs, "scan_input_axes", m, 0)
     in_dirs = _flags(p, attrs, "scan_input_directions", m)
     out_axes = _list(p, attrs, "scan_output_axes", k, 0)
@@ -102,6 +89,36 @@ def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
     return Loop(body, ports, outs, name=p.name, origin="onnx.Scan",
                 origin_attrs={"opset": version, "version": r.since(p, version),
                               "num_scan_inputs": m})
+
+
+def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+             outputs: list[Value]) -> tuple[dict, int, int, Graph]:
+    """The checks every Scan version shares, on its state and scan inputs: the int
+    attributes, ``num_scan_inputs`` (M), the number of states (N) and the converted body."""
+    attrs = r.int_attrs(p)
+    if "num_scan_inputs" not in attrs:
+        raise ModelError(f"{where(p)}: required attribute 'num_scan_inputs' is missing")
+    m = attrs["num_scan_inputs"]
+    if m < 1 or m > len(inputs):
+        raise ModelError(f"{where(p)}: num_scan_inputs={m} but the node has {len(inputs)} "
+                         "state and scan inputs (need 1 <= num_scan_inputs <= that)")
+    n = len(inputs) - m
+    for i, v in enumerate(inputs):
+        if v is None:
+            kind = "state" if i < n else "scan input"
+            raise ModelError(f"{where(p)}: {kind} input {i} is empty")
+    body = r.body(p, scope)
+    if len(body.inputs) != n + m:
+        raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "
+                         f"{n + m} ({n} states, {m} scan inputs)")
+    k = len(body.outputs) - n
+    if k < 0:
+        raise ModelError(f"{where(p)}: body has {len(body.outputs)} outputs; expected at least "
+                         f"N = {n} (the states)")
+    if len(outputs) != n + k:
+        raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
+                         f"{n + k} ({n} states, {k} scan outputs)")
+    return attrs, m, n, body
 
 
 def _list(p, attrs, name, count, default) -> list[int]:
