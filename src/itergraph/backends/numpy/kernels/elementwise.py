@@ -296,3 +296,16 @@ def _where(node, ctx):
         return r if r.__class__ is ndarray else asarray(r)
 
     return fn
+
+
+@kernel("Shrink", since=9)
+def _shrink(node, ctx):
+    """``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, else 0."""
+    lambd = float(attr(node, "lambd", 0.5))
+    bias = float(attr(node, "bias", 0.0))
+
+    def fn(x):
+        y = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
+        return asarray(y.astype(x.dtype, copy=False))
+
+    return fn
