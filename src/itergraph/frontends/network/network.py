@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import ModelError
 from . import layers as L
 from .control import IfConditional, Loop
-from .core import Layer, Tensor, _dims
+from .core import Layer, Tensor, _dims, checked_arguments
 from .enums import (
     ActivationType,
     ElementWiseOperation,
@@ -53,6 +53,7 @@ class Weights:
         return self._array
 
 
+@checked_arguments
 class Network:
     """A network definition. Layers are added with ``add_*``; `to_graph` builds the IR."""
 
