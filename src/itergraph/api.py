@@ -78,6 +78,8 @@ class Model:
 
     def explain(self, backend: str = "jax") -> str:
         """Which parts of the model compile on `backend` and why others fall back."""
+        if backend not in BACKENDS:
+            raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
         if backend == "numpy":
             return "backend numpy: the whole graph runs on the NumPy reference backend"
         from .backends import jax as jax_backend
@@ -179,8 +181,9 @@ def save(model: Model | Graph, path: str | os.PathLike) -> None:
             from .frontends.openvino import write as write_openvino
 
             write_openvino(graph, path)
-    except OSError as e:
-        raise InputError(f"cannot write '{path}': {e.strerror or e}") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise InputError(f"cannot write '{path}': {getattr(e, 'strerror', None) or e}") \
+            from None
 
 
 __all__ = ["BACKENDS", "Error", "Model", "load", "save"]

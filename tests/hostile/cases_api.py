@@ -421,3 +421,35 @@ def _(c):
       Raises(ModelError, "'inc'", "later"))
 def _(c):
     ig.load(_ir_loop(body_reads="later"))
+
+
+@case("api/explain_on_backend_tpu", Raises(InputError, "'tpu'"))
+def _(c):
+    ig.load(_relu()).explain(backend="tpu")
+
+
+@case("api/save_to_a_path_with_a_nul_byte", Raises(InputError, "cannot write"))
+def _(c):
+    ig.save(ig.load(_relu()), str(c.path("a\0b.onnx")))
+
+
+@case("api/load_a_path_with_a_nul_byte", Raises(InputError, "no such file"))
+def _(c):
+    ig.load(str(c.path("a\0b.onnx")))
+
+
+@case("api/backend_run_node_with_a_dict_missing_an_input", Raises(InputError, "'a'"))
+def _(c):
+    import itergraph.backend as backend
+
+    backend.run_node(h.make_node("Relu", ["a"], ["b"]), {"z": np.ones(2, np.float32)})
+
+
+@case("api/feed_a_structured_array", Raises(InputError, "input 'x'", "float32"))
+def _(c):
+    _run(c, _relu(), {"x": np.zeros(2, dtype=[("a", np.float32)])})
+
+
+@case("api/feed_bytes_for_a_tensor", Raises(InputError, "input 'x'", "bytes"))
+def _(c):
+    _run(c, _relu(), {"x": b"ab"})

@@ -349,3 +349,53 @@ def _(c):
     out = ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
     assert_close(out["last"], np.ones(2, np.float32))
     assert out["seq"].shape == (0, 2)
+
+
+# -- attributes set after creation --------------------------------------------------------------
+
+@case("network/shuffle_reshape_dims_set_to_a_string", Raises(ModelError, "Shuffle layer",
+                                                             "'a'"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = "abc"
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/shuffle_reshape_dims_beyond_int64", Raises(ModelError, "Shuffle layer"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = (10**20,)
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/activation_alpha_set_to_a_string", Raises(ModelError, "Activation layer",
+                                                         "'big'"))
+def _(c):
+    net = _net()
+    a = net.add_activation(_x(net), trt.ActivationType.LEAKY_RELU)
+    a.alpha = "big"
+    net.mark_output(a.get_output(0))
+    ig.load(net)
+
+
+@case("network/if_condition_of_type_float", Raises(ModelError, "condition"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    cond = net.add_if_conditional()
+    cond.set_condition(net.add_input("c", trt.float32, ()))
+    t = cond.add_input(x).get_output(0)
+    out = cond.add_output(t, t).get_output(0)
+    net.mark_output(out)
+    ig.load(net)
+
+
+@case("network/slice_of_a_huge_size", Raises(ModelError, "Slice layer", "outside"))
+def _(c):
+    net = _net()
+    net.mark_output(net.add_slice(_x(net), (0, 0), (10**12, 1), (1, 1)).get_output(0))
+    ig.load(net)

@@ -1205,3 +1205,115 @@ def _(c):
     seq = h.make_tensor_sequence_value_info("s", F, [2])
     m = model([node], [seq], [vi("n", I64, [])])
     ig_run(c, m, {"s": np.ones(2, np.float32)})
+
+
+# -- more nodes ---------------------------------------------------------------------------------
+
+@case("onnx/if_branches_of_different_types", Raises(ModelError, "choose", "tensor(int64)"))
+def _(c):
+    then = graph([h.make_node("Constant", [], ["a"], value=const("", np.float32(1)))], [],
+                 [vi("a", F, [])], name="t")
+    other = graph([h.make_node("Constant", [], ["b"], value=const("", np.int64(1)))], [],
+                  [vi("b", I64, [])], name="e")
+    m = model([h.make_node("If", ["c"], ["y"], name="choose", then_branch=then,
+                           else_branch=other)], [vi("c", B, [])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.array(False)})
+    ig_run(c, m, {"c": np.array(False)})
+
+
+@case("onnx/one_hot_with_negative_depth", Raises(ExecutionError, "oh", "depth"))
+def _(c):
+    m = _one_node("OneHot", [("i", I64, [2]), ("d", I64, []), ("v", F, [2])], ["y"], name="oh")
+    feeds = {"i": np.array([0, 1], np.int64), "d": np.array(-3, np.int64),
+             "v": np.array([0, 1], np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/split_num_outputs_disagrees_with_the_outputs", Raises(ModelError, "sp"),
+      isolate=True)
+def _(c):
+    # (ONNX's own shape inference and ONNX Runtime abort the process on this one)
+    m = model([h.make_node("Split", ["x"], ["a", "b", "c2"], name="sp", axis=0, num_outputs=2)],
+              [vi("x", F, [4])], [vi(o, F, None) for o in ("a", "b", "c2")], opset=18)
+    ig_run(c, m, {"x": np.ones(4, np.float32)})
+
+
+@case("onnx/loop_body_condition_with_two_elements", Raises(ExecutionError, "'L'", "condition"))
+def _(c):
+    body = graph([h.make_node("Constant", [], ["c_out"], value=const("", np.array([True, False]))),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, None), vi("x_out", F, None)])
+    m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
+              [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
+    ig_run(c, m, {"M": np.array(3, np.int64), "x0": np.ones(1, np.float32)})
+
+
+@case("onnx/softmax_axis_out_of_range", Raises(ExecutionError, "sm", "axis"))
+def _(c):
+    m = _one_node("Softmax", [("x", F, [2, 3])], ["y"], name="sm", axis=4)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/cast_to_element_type_999", Raises(ModelError, "cast", "999"))
+def _(c):
+    m = _one_node("Cast", [("x", F, [2])], ["y"], name="cast", to=999)
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/sequence_insert_position_out_of_range", Raises(ExecutionError, "ins", "position"))
+def _(c):
+    nodes = [h.make_node("SequenceConstruct", ["x"], ["s"]),
+             h.make_node("SequenceInsert", ["s", "x", "p"], ["s2"], name="ins"),
+             h.make_node("SequenceLength", ["s2"], ["n"])]
+    m = model(nodes, [vi("x", F, [2]), vi("p", I64, [])], [vi("n", I64, [])])
+    feeds = {"x": np.ones(2, np.float32), "p": np.array(9, np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/reshape_with_two_minus_ones", Raises(ExecutionError, "rs"), backends=BOTH)
+def _(c):
+    m = _one_node("Reshape", [("x", F, [2, 3]), ("s", I64, [2])], ["y"], name="rs")
+    feeds = {"x": X, "s": np.array([-1, -1], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/pad_with_negative_pads_beyond_the_input", Raises(ExecutionError, "pad"))
+def _(c):
+    m = _one_node("Pad", [("x", F, [2]), ("p", I64, [2])], ["y"], name="pad")
+    feeds = {"x": np.ones(2, np.float32), "p": np.array([-5, 0], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/constant_without_a_value", Raises(ModelError, "'k'"))
+def _(c):
+    m = model([h.make_node("Constant", [], ["y"], name="k")], [], [vi("y", F, [])])
+    ort_refuses(m, {})
+    ig_run(c, m, {})
+
+
+@case("onnx/constant_of_shape_value_of_two_elements", Raises(ModelError, "cos", "value"))
+def _(c):
+    m = _one_node("ConstantOfShape", [("s", I64, [1])], ["y"], name="cos",
+                  value=const("", np.ones(2, np.float32)))
+    ort_refuses(m, {"s": np.array([3], np.int64)})
+    ig_run(c, m, {"s": np.array([3], np.int64)})
+
+
+@case("onnx/loop_carried_value_doubling_stopped_by_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=20"), backends=BOTH)
+def _(c):
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Concat", ["x", "x"], ["x_out"], axis=0, name="dbl")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)])
+    m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
+              [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
+    ig_run(c, m, {"M": np.array(10**6, np.int64), "x0": np.ones(1, np.float32)},
+           max_iterations=20)

@@ -17,7 +17,8 @@ a child dies or hangs the parent knows which case did it, records a crash or han
 case, and starts a fresh child for the rest of the group.
 
 Run from the command line (``python tests/hostile/harness.py [module ...] [-k text]``) to see
-every case's outcome without pytest; ``pending_cases`` can be run that way too.
+every case's outcome without pytest; ``pending_cases`` can be run that way too. Set
+``HOSTILE_ITERGRAPH_SRC`` to another checkout's ``src`` to run the cases against it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SRC = HERE.parent.parent / "src"
+# the itergraph the children import: this checkout's, or another (to measure a baseline)
+SRC = Path(os.environ.get("HOSTILE_ITERGRAPH_SRC") or HERE.parent.parent / "src")
 
 # The cap catches unbounded allocations. JAX's CPU client starts under 2 GiB of address
 # space (measured: it fails to start under 1 GiB), so 4 GiB leaves it room and still stops

@@ -222,6 +222,8 @@ class Layer(ABC):
         self._refreshing = True
         try:
             infos = self._infer()
+        except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+            raise ModelError(f"{self._what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
         version = self._network._version

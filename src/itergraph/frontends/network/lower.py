@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ...errors import ModelError
 from ...ir import DataType as IRDataType
 from ...ir import Graph, Node, Value, tensor
 from . import layers as L
@@ -327,5 +328,8 @@ LOWER = {
 def lower_layer(layer, em: Emitter) -> None:
     """Emit `layer` into the current graph and bind its output tensor."""
     em.prefix = layer.name
-    v = LOWER[type(layer)](layer, em)
+    try:
+        v = LOWER[type(layer)](layer, em)
+    except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+        raise ModelError(f"{layer._what()}: {type(e).__name__}: {e}") from None
     em.bind(layer._outputs[0], v)

@@ -22,7 +22,7 @@ from onnx import AttributeProto, TensorProto
 from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.types import OptionalType, SequenceType, TensorType
-from .types import dtype_to_onnx
+from .types import dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -180,8 +180,17 @@ def _allowed(allowed: set[str]) -> str:
 
 
 def _check_if(p) -> None:
-    for a in p.attribute:
-        if a.name in ("then_branch", "else_branch") and a.type == AttributeProto.GRAPH:
-            if len(a.g.output) != len(p.output):
-                raise ModelError(f"{_where(p)}: {a.name} has {len(a.g.output)} outputs; the "
-                                 f"node has {len(p.output)} (each branch must have as many)")
+    branches = {a.name: a.g for a in p.attribute
+                if a.name in ("then_branch", "else_branch") and a.type == AttributeProto.GRAPH}
+    for name, g in branches.items():
+        if len(g.output) != len(p.output):
+            raise ModelError(f"{_where(p)}: {name} has {len(g.output)} outputs; the node has "
+                             f"{len(p.output)} (each branch must have as many)")
+    if len(branches) == 2:
+        for k, (a, b) in enumerate(zip(branches["then_branch"].output,
+                                       branches["else_branch"].output)):
+            ta, tb = (type_string(type_from_onnx(v.type)) for v in (a, b))
+            if ta is not None and tb is not None and ta != tb:
+                raise ModelError(f"{_where(p)}: output {k} is {ta} in then_branch ('{a.name}') "
+                                 f"but {tb} in else_branch ('{b.name}'); both branches must "
+                                 "give one type")

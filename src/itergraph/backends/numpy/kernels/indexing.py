@@ -249,3 +249,26 @@ def _scatter_elements_kernel(node, ctx):
     if isinstance(reduction, bytes):
         reduction = reduction.decode()
     return _scatter_elements(node, int(attr(node, "axis", 0)), reduction)
+
+
+# ----------------------------------------------------------------------------- OneHot
+
+
+@kernel("OneHot", since=9)
+def _one_hot(node, ctx):
+    """OneHot through the reference implementation, after checking `depth` (a negative depth
+    is an error, as in ONNX Runtime, not an empty result)."""
+    from ..fallback import fallback_factory
+
+    inner = fallback_factory(node, ctx)
+
+    def fn(indices, depth, values):
+        d = np.asarray(depth)
+        if d.size != 1:
+            raise ExecutionError(f"{where(node)}: depth must hold one element, got {d.shape}")
+        if d.reshape(()) < 0:
+            raise ExecutionError(f"{where(node)}: depth must not be negative, got "
+                                 f"{d.reshape(()).item()}")
+        return inner(indices, depth, values)
+
+    return fn
