@@ -13,7 +13,12 @@ A negative ``M`` runs no iteration (ONNX Runtime and the reference evaluator agr
 ``negative_trip_count="zero"``.
 
 The versions differ only in the types they allow (sequences from 13, optionals from 16, new
-element types later), which the conversion does not depend on.
+element types later), which the conversion does not depend on but checks: a body value of a
+type the node's version does not allow is a `ModelError`, as are a body whose input count is
+not 2 + N (checked before the body is read), an iteration number or condition of the wrong
+type, a trip count or condition that statically holds more than one element, and a carried
+value whose type changes (an optional and its contents count as one type). An error inside
+the body names the Loop too.
 """
 
 from __future__ import annotations

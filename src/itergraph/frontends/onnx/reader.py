@@ -10,6 +10,11 @@ attributes are IR graphs.
 
 An initializer that is also listed as a graph input (IR version < 4 style) is read as an
 initializer (a constant); its name is kept in ``graph.meta["overridable_initializers"]``.
+
+Refused with a `ModelError` (an `UnsupportedError` for what is merely too new): an empty or
+unparsable file, an ``ir_version`` below 1 or above what the installed onnx knows, a graph
+without outputs, and any standard node that breaks its schema (:mod:`.schema_check`). External
+data is read per tensor, from regular files inside the model's directory only (`types`).
 """
 
 from __future__ import annotations

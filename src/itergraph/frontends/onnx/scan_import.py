@@ -30,6 +30,11 @@ run ``min(length, T)`` iterations, and no standard ONNX op can raise the error, 
 loop is marked ``strict_slices``: backends then raise an execution
 error when its trip count goes beyond its sliced inputs. A negative length runs no iteration
 (``negative_trip_count="zero"``; ONNX Runtime rejects lengths below 1, zero included).
+
+Checked when reading, as ONNX Runtime checks when running: scan inputs whose sequence lengths
+are known must agree (Scan-8: so must the batch sizes of states, scan inputs and
+``sequence_lens``); states keep their type; a scan input's element type is the one its body
+input declares; body values hold types the Scan version allows.
 """
 
 from __future__ import annotations
