@@ -11,6 +11,7 @@ from .errors import (
     ExecutionError,
     InputError,
     IterationLimitError,
+    LeniencyWarning,
     ModelError,
     SecurityError,
     UnsupportedError,
@@ -20,7 +21,8 @@ from .ir import Graph
 __version__ = "0.1.0"
 
 __all__ = [
-    "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "Model",
+    "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "LeniencyWarning",
+    "Model",
     "ModelError", "SecurityError", "UnsupportedError", "load", "save",
 ]
 

@@ -99,6 +99,9 @@ class ItergraphBackend(Backend):
         """Run one node: `inputs` are positional (the node's non-empty inputs) or by name."""
         names = [n for n in node.input if n]
         if isinstance(inputs, dict):
+            missing = [n for n in names if n not in inputs]
+            if missing:
+                raise InputError(f"node {node.op_type}: no value given for input(s) {missing}")
             values = [inputs[n] for n in names]
         else:
             values = list(inputs)

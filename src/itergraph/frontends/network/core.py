@@ -8,6 +8,7 @@ and recomputed after any edit of the network (``set_input``, attribute changes).
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -91,13 +92,41 @@ class Tensor:
 
 
 def _dims(dims, what: str) -> Shape:
+    if isinstance(dims, str | bytes):
+        raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     try:
         out = tuple(int(d) for d in dims)
-    except TypeError:
+        exact = all(d == o for d, o in zip(dims, out))
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{what}: dimensions must be integers, got {dims!r}") from None
+    if not exact:
+        raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     if any(d < -1 for d in out):
         raise ModelError(f"{what}: dimensions must be >= -1, got {out}")
+    if any(d >= 2**63 for d in out):
+        raise ModelError(f"{what}: dimensions must fit in int64, got {out}")
     return out
+
+
+def checked_arguments(cls):
+    """Class decorator: a bad argument to an ``add_*`` method (a `ValueError`, `TypeError` or
+    `OverflowError` while converting it: an unknown enum value, an axis that is not an
+    integer) becomes a `ModelError` naming the method and the value, as TensorRT refuses it."""
+
+    def wrap(name, fn):
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (ValueError, TypeError, OverflowError) as e:
+                raise ModelError(f"{name}: bad argument: {e}") from None
+
+        return method
+
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("add_") and callable(fn):
+            setattr(cls, name, wrap(name, fn))
+    return cls
 
 
 class Layer(ABC):
@@ -191,6 +220,8 @@ class Layer(ABC):
         self._refreshing = True
         try:
             infos = self._infer()
+        except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+            raise ModelError(f"{self._what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
         version = self._network._version

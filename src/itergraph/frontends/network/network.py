@@ -16,7 +16,7 @@ from ...errors import ModelError
 from . import layers as L
 from .build import build
 from .control import IfConditional, Loop
-from .core import Layer, NetworkBase, Tensor, _dims
+from .core import Layer, NetworkBase, Tensor, _dims, checked_arguments
 from .enums import (
     ActivationType,
     ElementWiseOperation,
@@ -53,6 +53,7 @@ class Weights:
         return self._array
 
 
+@checked_arguments
 class Network(NetworkBase):
     """A network definition. Layers are added with ``add_*``; `to_graph` builds the IR."""
 

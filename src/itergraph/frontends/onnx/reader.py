@@ -11,6 +11,11 @@ attributes are IR graphs (:mod:`.node_import`).
 
 An initializer that is also listed as a graph input (IR version < 4 style) is read as an
 initializer (a constant); its name is kept in ``graph.meta["overridable_initializers"]``.
+
+Refused with a `ModelError` (an `UnsupportedError` for what is merely too new): an empty or
+unparsable file, an ``ir_version`` below 1 or above what the installed onnx knows, a graph
+without outputs, and any standard node that breaks its schema (:mod:`.schema_check`). External
+data is read per tensor, from regular files inside the model's directory only (`types`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 import onnx
 
-from ...errors import ModelError, UnsupportedError
+from ...errors import InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.traversal import toposort
 from ...ir.types import TensorType
@@ -28,6 +33,7 @@ from ...ir.verifier import verify
 from .attributes import attr_from_onnx
 from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
+from .schema_check import check_node
 from .scope import Scope
 from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
 
@@ -40,20 +46,26 @@ def _load(model: Any) -> tuple[onnx.ModelProto, str]:
     if isinstance(model, onnx.ModelProto):
         return model, ""
     if isinstance(model, bytes | bytearray | memoryview):
-        try:
-            return onnx.load_from_string(bytes(model)), ""
-        except Exception as e:  # noqa: BLE001 - protobuf DecodeError and friends
-            raise ModelError(f"cannot parse ONNX model bytes: {e}") from e
+        return _parse(bytes(model), "ONNX model bytes"), ""
     if isinstance(model, str | os.PathLike):
         path = os.fspath(model)
         try:
-            proto = onnx.load(path)
-        except OSError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise ModelError(f"cannot parse ONNX model '{path}': {e}") from e
-        return proto, os.path.dirname(os.path.abspath(path))
-    raise TypeError(f"read() expects a ModelProto, a path or bytes, not {type(model).__name__}")
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModelError(f"cannot read ONNX model '{path}': {e.strerror}") from None
+        # external data is read per tensor, where its location is checked (`types`)
+        return _parse(data, f"ONNX model '{path}'"), os.path.dirname(os.path.abspath(path))
+    raise InputError(f"read() expects a ModelProto, a path or bytes, not {type(model).__name__}")
+
+
+def _parse(data: bytes, what: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelError(f"cannot parse {what}: it is empty")
+    try:
+        return onnx.load_from_string(data)
+    except Exception as e:  # noqa: BLE001 - protobuf DecodeError and friends
+        raise ModelError(f"cannot parse {what}: {e}") from e
 
 
 def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
@@ -71,7 +83,18 @@ def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
     return proto
 
 
+def _check_ir_version(proto: onnx.ModelProto) -> None:
+    ir = int(proto.ir_version)
+    if ir < 1:
+        raise ModelError(f"the model's ir_version {ir} is not valid: an ONNX model states the "
+                         "IR version it was written for (1 or more)")
+    if ir > onnx.IR_VERSION:
+        raise UnsupportedError(f"the model's ir_version {ir} is newer than this reader knows "
+                               f"(onnx {onnx.__version__} reads up to {onnx.IR_VERSION})")
+
+
 def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    _check_ir_version(proto)
     opsets: dict[str, int] = {}
     for o in proto.opset_import:
         dom = "" if o.domain in DEFAULT_DOMAINS else o.domain
@@ -91,6 +114,8 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
     """Convert an ONNX model to an IR graph (the main graph, with ``opset_imports`` set)."""
     proto, base_dir = _load(model)
     opsets = _opsets(proto)
+    if not proto.graph.output:
+        raise ModelError(f"the model's graph '{proto.graph.name}' has no outputs")
     proto = _prepare(proto)
     reader = Reader(opsets, base_dir)
     g = reader.graph(proto.graph, None)
@@ -206,6 +231,7 @@ class Reader:
     def node(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> Node:
         version = self.version_of(p)
         inputs = self.resolve(p, scope)
+        check_node(p, version, inputs, outputs)
         convert = importer_for(p.op_type, version, domain_of(p))
         return convert(self, p, scope, inputs, outputs, version)
 

@@ -31,6 +31,7 @@ from ...ir.traversal import replace_all_uses
 from ...ir.types import TensorType
 from .builder import OPSET, Builder
 from .import_table import importer
+from .loop_ports import check_loop_layer
 from .netparse import Layer, parse_net
 
 
@@ -66,6 +67,7 @@ def import_loop(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
     is_loop = layer.type == "Loop"
     if is_loop and layer.opset is not None and layer.opset < 5:
         raise ModelError(f"{layer.where()}: Loop exists from opset5")
+    check_loop_layer(layer, ins)
     body = _Body.convert(b, layer)
     back = _back_edges(layer, body.kinds)
     ports, iteration_param = _input_ports(body, ins, back, is_loop)

@@ -15,12 +15,11 @@ id, name, type and version.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ...errors import Error, ModelError, UnsupportedError
+from ...errors import Error, InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import TensorType
 
@@ -32,6 +31,7 @@ from .import_table import IMPORTERS
 from .netparse import Layer, Net, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
+MAX_OPSET = 16  # the newest opset OpenVINO's IR reader accepts
 MAX_BODY_DEPTH = 32
 
 
@@ -74,7 +74,11 @@ def _load_xml(xml) -> tuple[bytes, str | None]:
         return bytes(xml), None
     if isinstance(xml, str) and xml.lstrip().startswith("<"):
         return xml.encode("utf-8"), None
-    path = os.fspath(xml)
+    try:
+        path = os.fspath(xml)
+    except TypeError:
+        raise InputError(f"an OpenVINO model is a path, bytes or XML text, not "
+                         f"{type(xml).__name__}") from None
     try:
         with open(path, "rb") as f:
             return f.read(), path
@@ -92,7 +96,11 @@ def _load_bin(bin, xml_path: str | None) -> bytes | None:
         if not os.path.exists(path):
             return None
     else:
-        path = os.fspath(bin)
+        try:
+            path = os.fspath(bin)
+        except TypeError:
+            raise InputError(f"OpenVINO weights must be a path or bytes, not "
+                             f"{type(bin).__name__}") from None
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -204,7 +212,7 @@ class Reader:
         size = layer.int_attr("size", required=True)
         if offset < 0 or size < 0:
             raise ModelError(f"{where}: negative offset {offset} or size {size}")
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        count = math.prod(shape)  # Python integers: no int64 overflow to hide a huge shape
         need = byte_size(name, count)
         if size != need:
             raise ModelError(f"{where}: size {size} bytes does not match shape {list(shape)} "
@@ -220,6 +228,17 @@ class Reader:
         return v
 
     def _translate(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
+        first = len(b.graph.nodes)
+        outs = self._translate_layer(b, layer, ins)
+        element = f"OpenVINO {layer.where()}"
+        for node in b.graph.nodes[first:]:  # every node the layer became names the layer
+            node.meta.setdefault("element", element)
+        return outs
+
+    def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
+        if layer.opset is not None and layer.opset > MAX_OPSET:
+            raise UnsupportedError(f"{layer.where()}: OpenVINO has no {layer.version} (this "
+                                   f"reader knows opset1 to opset{MAX_OPSET})")
         opset = layer.opset
         fn = IMPORTERS.lookup(layer.type, opset) if opset is not None else None
         if fn is None:
