@@ -15,7 +15,7 @@ from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import OptionalType, SequenceType, TensorType
 from .context import Scope, TraceContext, needed_nodes
 from .loops import static_truth
-from .program import Record
+from .records import Record
 from .table import load_all, lookup
 from .trace import no_lowering_reason
 

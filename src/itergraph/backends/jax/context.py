@@ -17,10 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
+from ...errors import (
+    Error,
+    ExecutionError,
+    IterationLimitError,
+    ModelError,
+    UnsupportedError,
+    where,
+)
 from ...ir import Graph, Node, Value
 
-BIG_CONSTANT = 1 << 14  # constants with more elements are passed as arguments, not embedded
 FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by XLA instead
 
 
@@ -171,6 +177,14 @@ class OpContext:
     def check(self, bad, message: str, kind: type = ExecutionError) -> None:
         """`message` (prefixed with the node) is raised when `bad` holds at run time."""
         self.tc.check(self.frame, bad, f"{where(self.node)}: {message}", kind)
+
+
+def raise_error(messages: list[tuple[type, str]], code: int, max_it) -> None:
+    """Raise the error a finished run flagged: `code` indexes a trace's `messages`."""
+    kind, message = messages[code]
+    if kind is IterationLimitError:
+        message = message.replace("{max_iterations}", str(max_it))
+    raise kind(message)
 
 
 def _jnp():

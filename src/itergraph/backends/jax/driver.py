@@ -20,7 +20,8 @@ from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from ...ir.types import DataType, TensorType
 from . import config
-from .context import Scope, TraceContext, is_static
+from .big_constants import big_used
+from .context import Scope, TraceContext, is_static, raise_error
 from .loops import (
     WhileParts,
     empty_stack,
@@ -30,6 +31,7 @@ from .loops import (
     static_truth,
     zero_trip_message,
 )
+from .records import Record
 
 INT64_MAX = np.iinfo(np.int64).max
 AUTO_MIN, AUTO_MAX, AUTO_BYTES = 64, 4096, 1 << 18  # automatic initial capacity
@@ -46,9 +48,7 @@ class LoopDriver:
         ins = cg.live_in(j, j + 1)
         self.static_in = [u for u in ins if u in static]
         self.traced_in = [u for u in ins if u not in static]
-        from .program import _big_used
-
-        self.big_uids = _big_used([loop], cg.big)
+        self.big_uids = big_used([loop], cg.big)
         self._statics: dict[int, Any] = {}
         self._jit = None
         self.messages: dict[int, list] = {}
@@ -141,8 +141,6 @@ class LoopDriver:
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jit(self._step, static_argnames=("cap",))
-        from .program import raise_error
-
         args = [env[u] for u in self.traced_in]
         big = self.cg.big_args(self.big_uids)
         mi = np.int64(INT64_MAX if max_it is None else max_it)
@@ -197,8 +195,6 @@ class LoopDriver:
                 finish_concat(np, loop, i, port, stacked, n, length))
 
     def records(self):
-        from .program import Record
-
         out = [Record(where(self.loop), True,
                       "lax.while_loop with output buffers, driven from Python (buffer capacity "
                       "doubles when full; capacities used in the last run: "

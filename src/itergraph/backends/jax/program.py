@@ -20,22 +20,22 @@ first node reading them to NumPy.
 
 Values that are known while tracing (constants, shapes and what is computed from them) never
 cross a jitted function's boundary: they are recorded at trace time and reused. Constants
-larger than `context.BIG_CONSTANT` elements are passed as (cached) device arguments instead
+larger than `big_constants.BIG_CONSTANT` elements are passed as (cached) device arguments instead
 of being embedded in the program. A run-time condition only NumPy handles (`Bailout`)
 redoes the whole run on the NumPy backend.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ...errors import Error, InputError, IterationLimitError, where
+from ...errors import InputError, where
 from ...ir import Graph, Loop, Node, Value
 from . import config
+from .big_constants import big_used, collect_big
 from .context import (
-    BIG_CONSTANT,
     Bailout,
     CannotLower,
     NeedsDriver,
@@ -43,74 +43,13 @@ from .context import (
     TraceContext,
     is_static,
     needed_nodes,
+    raise_error,
 )
+from .records import Record
 from .table import load_all, lookup
 
 INT64_MAX = np.iinfo(np.int64).max
 HOST_STATIC_MAX = 64  # NumPy-segment results of integer type up to this size count as known
-
-
-class Record(NamedTuple):
-    """One line of `explain`: a model element, whether it compiles, and how or why not."""
-
-    element: str
-    compiles: bool
-    reason: str
-
-
-def _collect_big(graph: Graph) -> dict[int, np.ndarray]:
-    """Large constants anywhere in the graph: passed to jitted functions as arguments."""
-    from ..common.attributes import constant_value
-
-    big: dict[int, np.ndarray] = {}
-
-    def visit(g: Graph) -> None:
-        for v in g.initializers:
-            c = v.const
-            if isinstance(c, np.ndarray) and c.size > BIG_CONSTANT and c.dtype.kind != "O":
-                big[v.uid] = c
-        for n in g.nodes:
-            for v in n.inputs:
-                if v is not None and v.producer is None and isinstance(v.const, np.ndarray):
-                    c = v.const
-                    if c.size > BIG_CONSTANT and c.dtype.kind != "O":
-                        big[v.uid] = c
-            if n.op_type == "Constant" and n.domain == "" and len(n.outputs) == 1:
-                try:
-                    c = np.asarray(constant_value(n))
-                except Error:
-                    c = None
-                if c is not None and c.size > BIG_CONSTANT and c.dtype.kind != "O":
-                    big[n.outputs[0].uid] = c
-            for sg in n.subgraphs():
-                visit(sg)
-
-    visit(graph)
-    return big
-
-
-def _big_used(nodes: list[Node], big: dict[int, np.ndarray]) -> list[int]:
-    used: list[int] = []
-    seen: set[int] = set()
-
-    def add(uid):
-        if uid in big and uid not in seen:
-            seen.add(uid)
-            used.append(uid)
-
-    def visit(ns):
-        for n in ns:
-            for v in n.reads():
-                add(v.uid)
-            for v in n.outputs:
-                add(v.uid)
-            for g in n.subgraphs():
-                for v in g.initializers:
-                    add(v.uid)
-                visit(g.nodes)
-
-    visit(nodes)
-    return used
 
 
 def _host(x: Any) -> Any:
@@ -165,7 +104,7 @@ class CompiledGraph:
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
         self._needed: dict[tuple, list[Node]] = {}
-        self.big = _collect_big(graph)
+        self.big = collect_big(graph)
         self._big_dev: dict[int, Any] = {}
         self._max_it_args: dict[Any, Any] = {}
         self._numpy_plans: dict[Any, Any] = {}
@@ -446,13 +385,6 @@ def _lowerable(node: Node) -> bool:
     return lookup(node) is not None
 
 
-def raise_error(messages, code: int, max_it) -> None:
-    kind, message = messages[code]
-    if kind is IterationLimitError:
-        message = message.replace("{max_iterations}", str(max_it))
-    raise kind(message)
-
-
 class JitStep:
     """Top-level nodes [a, b) traced into one jitted function."""
 
@@ -464,7 +396,7 @@ class JitStep:
         self.traced_in = [u for u in ins if u not in static]
         self.out = cg.live_out(a, b) if b < len(cg.nodes) else [
             u for u in dict.fromkeys(cg._out_uids) if cg._defined_at.get(u, -1) >= a]
-        self.big_uids = _big_used(self.nodes, cg.big)
+        self.big_uids = big_used(self.nodes, cg.big)
         self.failed_at: Node | None = None
         self.static_out: dict[int, np.ndarray] = {}
         self.traced_out: list[int] = []
