@@ -120,7 +120,7 @@ def static_truth(tc: TraceContext, loop: Loop, scope: Scope, value: Value | None
     for node in tc.program.needed(loop.body, [value]):
         outs = None
         ins = [None if v is None else get(v) for v in node.inputs]
-        rule = lookup(node) if not isinstance(node, Loop) and not node.subgraphs() else None
+        rule = lookup(node) if not node.subgraphs() else None
         if rule is not None and rule.fold and all(
                 x is not None or v is None for x, v in zip(ins, node.inputs)):
             try:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError, where
-from ...ir import Graph, Loop, Node, Value
+from ...ir import Graph, Node, Value
 from . import config
 from .big_constants import big_used, collect_big
 from .context import (
@@ -380,8 +380,6 @@ def _kind(x) -> str:
 
 
 def _lowerable(node: Node) -> bool:
-    if isinstance(node, Loop) or (node.op_type == "If" and node.domain in ("", "ai.onnx")):
-        return True
     return lookup(node) is not None
 
 
