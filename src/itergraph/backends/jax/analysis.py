@@ -14,7 +14,7 @@ from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import OptionalType, SequenceType, TensorType
 from .context import Scope, TraceContext, needed_nodes
-from .loops import static_truth
+from .loops.info import static_truth
 from .records import Record
 from .table import load_all, lookup
 from .trace import no_lowering_reason

@@ -5,9 +5,12 @@ when its output buffers are full, and returns the carried state. The driver star
 capacity (the known bound rounded up to a power of two when nothing can stop the loop early,
 else `CompiledGraph.initial_capacity`, or what an earlier run needed if that is more), and
 while a step reports a full buffer it resumes from the returned state with twice the
-capacity. No iteration runs twice, and each capacity
-compiles once. The buffers are then cut to the iterations run, joined, and finished
-(reverse, pad, move or merge) on the host, exactly as the NumPy backend does.
+capacity. No iteration runs twice, and each capacity compiles once. The buffers are then
+cut to the iterations run, joined, and finished (reverse, pad, move or merge) on the host,
+exactly as the NumPy backend does.
+
+`DriverStep` is the plan step (see `planner`) that runs such a loop with a `LoopDriver`, or
+on NumPy when the loop cannot be traced.
 """
 
 from __future__ import annotations
@@ -21,16 +24,13 @@ from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from ...ir.types import DataType, TensorType
 from . import config
 from .big_constants import big_used
-from .context import Scope, TraceContext, is_static, raise_error
-from .loops import (
-    WhileParts,
-    empty_stack,
-    finish_concat,
-    loop_info,
-    setup,
-    static_truth,
-    zero_trip_message,
-)
+from .context import CannotLower, Scope, TraceContext, is_static, raise_error
+from .loops.info import loop_info, static_truth
+from .loops.messages import zero_trip_message
+from .loops.outputs import empty_stack, finish_concat
+from .loops.setup import setup
+from .loops.while_loop import WhileParts
+from .numpy_step import NumpyStep
 from .records import Record
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -201,3 +201,31 @@ class LoopDriver:
                       f"{self.capacities})")]
         out.extend(Record(where(e), c, r) for e, c, r in self.notes)
         return out
+
+
+class DriverStep:
+    """A top-level loop with run-time output length: `LoopDriver`, or NumPy if that
+    cannot be traced."""
+
+    def __init__(self, cg, j: int, static: dict):
+        self.cg, self.j = cg, j
+        self.loop = cg.nodes[j]
+        self.driver = LoopDriver(cg, self.loop, j, static)
+        self.fallback: NumpyStep | None = None
+
+    def run(self, env, static, max_it) -> None:
+        if self.fallback is not None:
+            self.fallback.run(env, static, max_it)
+            return
+        try:
+            self.driver.run(env, static, max_it)
+        except CannotLower as e:
+            if self.driver.ran:
+                raise
+            self.fallback = NumpyStep(self.cg, self.j, self.j + 1, e)
+            self.fallback.run(env, static, max_it)
+
+    def records(self) -> list[Record]:
+        if self.fallback is not None:
+            return self.fallback.records()
+        return self.driver.records()
