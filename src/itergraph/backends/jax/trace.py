@@ -21,9 +21,6 @@ from .affine import propagate
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
 
-AFFINE_OPS = frozenset({"Add", "Sub", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
-                        "Cast", "Expand", "Concat"})
-
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
     """Trace the nodes of `graph` that `outputs` need; return the outputs' values."""
@@ -89,8 +86,7 @@ def _apply_rule(tc: TraceContext, node: Node, rule: Rule, scope: Scope) -> list:
         raise CannotLower(node, f"lowering failed for inputs {shapes} "
                                 f"({type(e).__name__}: {e})") from e
     res = _results(node, out)
-    if node.op_type in AFFINE_OPS:
-        propagate(tc, node, inputs, res)
+    propagate(tc, node, inputs, res)
     return res
 
 
