@@ -13,22 +13,11 @@ from __future__ import annotations
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import OptionalType, SequenceType, TensorType
-from .context import Scope, TraceContext, needed_nodes
+from .context import CompileCache, Scope, TraceContext, needed_nodes
 from .loops.info import static_truth
 from .records import Record
 from .table import load_all, lookup
 from .trace import no_lowering_reason
-
-
-class _Needed:
-    def __init__(self):
-        self._cache = {}
-
-    def needed(self, graph, outputs):
-        key = (id(graph), tuple(v.uid for v in outputs))
-        if key not in self._cache:
-            self._cache[key] = needed_nodes(graph, outputs)
-        return self._cache[key]
 
 
 def _non_tensor(v) -> bool:
@@ -97,7 +86,7 @@ def _loop_problems(tc, node: Loop, depth: int, notes: list[Record]) -> list[str]
 
 def analyze(graph: Graph) -> list[Record]:
     load_all()
-    tc = TraceContext(_Needed())
+    tc = TraceContext(CompileCache())
     records: list[Record] = []
     for node in needed_nodes(graph, graph.outputs):
         notes: list[Record] = []

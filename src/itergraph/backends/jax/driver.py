@@ -59,7 +59,7 @@ class LoopDriver:
 
     # ------------------------------------------------------------------ the step
     def _scope(self, args, big, max_it) -> tuple[TraceContext, Scope]:
-        tc = TraceContext(self.cg, max_it, dict(zip(self.big_uids, big)))
+        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
         scope = Scope(tc)
         scope.env.update(self._statics)
         for u, x in zip(self.traced_in, args):
@@ -92,7 +92,7 @@ class LoopDriver:
     # ------------------------------------------------------------------ host side
     def _initial_capacity(self, env) -> int:
         loop = self.loop
-        info = loop_info(loop)
+        info = loop_info(self.cg.cache, loop)
         bound = None
         if loop.trip_count is not None:
             t = env.get(loop.trip_count.uid, loop.trip_count.const)
@@ -109,7 +109,7 @@ class LoopDriver:
         base = self.cg.initial_capacity or self._auto_capacity()
         if bound is None:
             return base
-        tc = TraceContext(self.cg)
+        tc = TraceContext(self.cg.cache)
         scope = Scope(tc)
         scope.env.update(self._statics)
         statics = {p.param.uid: self._statics[p.value.uid] for p in info.invariant
@@ -127,7 +127,7 @@ class LoopDriver:
         """A 256 KiB buffer's worth of iterations (64..4096), from the declared types of the
         concatenated values; 64 when they are not all known."""
         total = 0
-        for i in loop_info(self.loop).concat_idx:
+        for i in loop_info(self.cg.cache, self.loop).concat_idx:
             t = self.loop.output_ports[i].result.type
             if not (isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
                     and all(isinstance(d, int) for d in t.shape)):
@@ -168,7 +168,7 @@ class LoopDriver:
 
     def _outputs(self, env, state, chunks, n: int) -> None:
         loop = self.loop
-        info = loop_info(loop)
+        info = loop_info(self.cg.cache, loop)
         _, _, carried, lasts, _ = state
         ports = loop.output_ports
         for i, j in info.last_state.items():

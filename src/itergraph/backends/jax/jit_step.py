@@ -38,7 +38,7 @@ class JitStep:
 
         from .trace import eval_nodes
 
-        tc = TraceContext(self.cg, max_it, dict(zip(self.big_uids, big)))
+        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
         scope = Scope(tc)
         scope.env.update(self._statics)
         for u, x in zip(self.traced_in, args):

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
-from ...ir import Graph, Node, Value
+from ...ir import Graph
 from . import config
 from .big_constants import collect_big
-from .context import Bailout, needed_nodes
+from .context import Bailout, CompileCache, needed_nodes
 from .planner import Tail
 from .records import Record
 from .table import load_all
@@ -62,7 +62,7 @@ class CompiledGraph:
         self.initial_capacity = None if initial_capacity is None else max(1, int(initial_capacity))
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
-        self._needed: dict[tuple, list[Node]] = {}
+        self.cache = CompileCache()
         self.big = collect_big(graph)
         self._big_dev: dict[int, Any] = {}
         self._max_it_args: dict[Any, Any] = {}
@@ -80,13 +80,6 @@ class CompiledGraph:
         self._analysis: list[Record] | None = None
 
     # ------------------------------------------------------------------ helpers for steps
-    def needed(self, graph: Graph, outputs: list[Value]) -> list[Node]:
-        key = (id(graph), tuple(v.uid for v in outputs))
-        nodes = self._needed.get(key)
-        if nodes is None:
-            nodes = self._needed[key] = needed_nodes(graph, outputs)
-        return nodes
-
     def live_in(self, a: int, b: int) -> list[int]:
         """uids read by nodes[a:b] (or graph outputs when b is the end) defined before a."""
         out: list[int] = []

@@ -24,7 +24,7 @@ from .table import Rule, lookup
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
     """Trace the nodes of `graph` that `outputs` need; return the outputs' values."""
-    for node in tc.program.needed(graph, outputs):
+    for node in tc.cache.needed(graph, outputs):
         eval_node(tc, node, scope)
     return [scope.get(v) for v in outputs]
 

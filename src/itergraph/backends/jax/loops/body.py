@@ -51,7 +51,7 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
         if hoisted is None and only is None:
             vals = eval_graph(tc, loop.body, bs, wanted)
         else:
-            nodes = only if only is not None else tc.program.needed(loop.body, wanted)
+            nodes = only if only is not None else tc.cache.needed(loop.body, wanted)
             if hoisted is not None:
                 skip, bound = hoisted
                 bs.env.update(bound)

@@ -36,13 +36,15 @@ class HoistPlan:
 
 
 def hoist_plan(tc: TraceContext, loop: Loop, wanted: list[Value]) -> HoistPlan:
-    key = ("_jax_hoist", tuple(v.uid for v in wanted))
-    plan = loop.meta.get(key)
-    if plan is not None:
-        return plan
-    needed = tc.program.needed(loop.body, wanted)
+    """`loop`'s `HoistPlan` for the body results `wanted` (computed once per compilation)."""
+    key = "hoist_plan " + " ".join(str(v.uid) for v in wanted)
+    return tc.cache.of(key, loop, lambda: _hoist_plan(tc, loop, wanted))
+
+
+def _hoist_plan(tc: TraceContext, loop: Loop, wanted: list[Value]) -> HoistPlan:
+    needed = tc.cache.needed(loop.body, wanted)
     carried = {c.param.uid for c in loop.carried}
-    per_iter = {p.param.uid for _, p in loop_info(loop).sliced}
+    per_iter = {p.param.uid for _, p in loop_info(tc.cache, loop).sliced}
     if loop.iteration_param is not None:
         per_iter.add(loop.iteration_param.uid)
     varying = set(carried)  # depends on the carried state (or on a nested loop/branch)
@@ -89,10 +91,8 @@ def hoist_plan(tc: TraceContext, loop: Loop, wanted: list[Value]) -> HoistPlan:
         return [v for v in made if v.uid in reads]
 
     rest = [n for n in needed if id(n) not in inv_ids and id(n) not in chosen]
-    plan = HoistPlan(invariant, frontier(invariant, batched + rest),
+    return HoistPlan(invariant, frontier(invariant, batched + rest),
                      batched, frontier(batched, rest), cells)
-    loop.meta[key] = plan
-    return plan
 
 
 def hoist(tc: TraceContext, st: Setup, n: int, wanted: list[Value]):

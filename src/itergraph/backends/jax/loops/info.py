@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ....ir import Carried, Concat, Invariant, Loop, Sliced, Value
-from ..context import Frame, OpContext, Scope, TraceContext, is_static
+from ..context import CompileCache, Frame, OpContext, Scope, TraceContext, is_static
 from ..table import lookup
 
 
@@ -26,10 +26,12 @@ class LoopInfo:
     length_ports: list[Concat] = field(default_factory=list)
 
 
-def loop_info(loop: Loop) -> LoopInfo:
-    info = loop.meta.get("_jax_info")
-    if info is not None:
-        return info
+def loop_info(cache: CompileCache, loop: Loop) -> LoopInfo:
+    """`loop`'s `LoopInfo` (computed once per compilation)."""
+    return cache.of("loop_info", loop, lambda: _loop_info(loop))
+
+
+def _loop_info(loop: Loop) -> LoopInfo:
     ports = loop.output_ports
     carried = loop.carried
     invariant_params = {p.param.uid for p in loop.invariant}
@@ -52,7 +54,6 @@ def loop_info(loop: Loop) -> LoopInfo:
                     [(j, p) for j, p in enumerate(loop.input_ports) if isinstance(p, Sliced)],
                     loop.invariant,
                     [p for p in ports if isinstance(p, Concat) and p.length is not None])
-    loop.meta["_jax_info"] = info
     return info
 
 
@@ -78,7 +79,7 @@ def static_truth(tc: TraceContext, loop: Loop, scope: Scope, value: Value | None
             return None
         return x if is_static(x) else None
 
-    for node in tc.program.needed(loop.body, [value]):
+    for node in tc.cache.needed(loop.body, [value]):
         outs = None
         ins = [None if v is None else get(v) for v in node.inputs]
         rule = lookup(node) if not node.subgraphs() else None

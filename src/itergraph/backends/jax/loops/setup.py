@@ -47,7 +47,7 @@ def scalar(loop: Loop, what: str, x):
 def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
     import jax.numpy as jnp
 
-    info = loop_info(loop)
+    info = loop_info(tc.cache, loop)
     get = scope.get
     # trip count -> limit
     limit: Any = None
