@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InputError
-from ...ir import Graph
+from ...errors import Error, InputError
+from ...ir import Graph, Loop
+from ...ir.clone import clone_graph
 from . import config
 from .big_constants import collect_big
 from .context import Bailout, CompileCache, needed_nodes
@@ -27,13 +28,12 @@ from .table import load_all
 INT64_MAX = np.iinfo(np.int64).max
 
 
-def _rewritten(graph: Graph) -> Graph:
+def _laid_out(graph: Graph) -> Graph:
     """`graph`, or a rewritten copy when a layout pass applies: `passes.gate_fission`
     (recurrent cells' gate splits become one product per gate: XLA's CPU code reads separate
     arrays much faster than column blocks of one) and `passes.carried_layout` (a tall, thin
     carried state is carried transposed, its long axis last, so XLA vectorises along it).
     The caller's graph is never changed."""
-    from ...ir.clone import clone_graph
     from ...passes import carried_layout, gate_fission
 
     fission = gate_fission.applicable(graph)
@@ -48,17 +48,47 @@ def _rewritten(graph: Graph) -> Graph:
     return copy
 
 
+def _hoisted(graph: Graph) -> Graph | None:
+    """A copy of `graph` with the loop-invariant work of its loops moved out of them
+    (`passes.hoist_invariants`, the one loop-invariant hoister of both backends: computed
+    once, before the loop), or None when there is none. This runs after the layout passes,
+    which leave invariant slices and transposes of weights in loop bodies for it.
+
+    `passes.precompute_sliced` is not run: a scan batches the products of sliced pieces
+    itself (`loops.batching`), with the shapes known while tracing, which the pass, working
+    from declared types, often lacks."""
+    from ...passes.hoist_invariants import hoist_invariants
+
+    if not any(isinstance(n, Loop) for _, n in graph.walk()):
+        return None
+    copy = clone_graph(graph)
+    return copy if hoist_invariants(copy) else None
+
+
 class CompiledGraph:
     """A graph prepared for the JAX backend. ``run(feeds)`` -> ``{output name: ndarray}``.
 
     `initial_capacity` is the buffer size (iterations) a run-time-length loop starts with
     before doubling; None (the default) picks it per loop from the declared size of its
     concatenated values (a 256 KiB buffer, 64 to 4096 iterations).
+
+    The graph is compiled from a rewritten copy (`_laid_out`, `_hoisted`). Hoisting moves
+    nodes before their loop, where they run even when the loop runs zero times; so when a
+    run of the hoisted copy fails, the run is redone on the copy before hoisting, whose
+    errors (or success) are the original graph's. `rewrite=False` compiles `graph` as it is.
     """
 
-    def __init__(self, graph: Graph, initial_capacity: int | None = None):
+    def __init__(self, graph: Graph, initial_capacity: int | None = None,
+                 rewrite: bool = True):
         load_all()
-        self.graph = graph = _rewritten(graph)
+        hoisted = None
+        if rewrite:
+            graph = _laid_out(graph)
+            hoisted = _hoisted(graph)
+        self._unhoisted_graph = None if hoisted is None else graph
+        self._unhoisted: CompiledGraph | None = None
+        self._ran_unhoisted = False  # the last run was redone on `_unhoisted`
+        self.graph = graph = hoisted or graph
         self.initial_capacity = None if initial_capacity is None else max(1, int(initial_capacity))
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
@@ -131,6 +161,19 @@ class CompiledGraph:
     # ------------------------------------------------------------------ public
     def run(self, feeds: dict[str, Any], max_iterations: int | None = None) -> dict[str, Any]:
         """Run on `feeds` (name -> array); returns name -> NumPy array in output order."""
+        if self._unhoisted_graph is None:
+            return self._run(feeds, max_iterations)
+        self._ran_unhoisted = False
+        try:
+            return self._run(feeds, max_iterations)
+        except Error:
+            if self._unhoisted is None:
+                self._unhoisted = CompiledGraph(self._unhoisted_graph, self.initial_capacity,
+                                                rewrite=False)
+            self._ran_unhoisted = True
+            return self._unhoisted.run(feeds, max_iterations)
+
+    def _run(self, feeds: dict[str, Any], max_iterations: int | None) -> dict[str, Any]:
         env: dict[int, Any] = {}
         for name, uid, const in self._input_specs:
             if name in feeds:
@@ -175,6 +218,8 @@ class CompiledGraph:
     def explain(self) -> list[Record]:
         """Per element: does it compile, and how (or why not). After a run: what that run's
         plan did; before any run: a static analysis of the graph (shapes not known)."""
+        if self._ran_unhoisted:
+            return self._unhoisted.explain()
         plan = self._root.last_plan
         if plan is None:
             from .analysis import analyze

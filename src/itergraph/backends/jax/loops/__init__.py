@@ -17,9 +17,10 @@ Three forms, chosen while tracing:
   branch such a loop cannot be expressed and `CannotLower` sends the enclosing top-level node
   to NumPy.
 
-A scan also moves work out of its body (`hoist.HoistPlan`): nodes that read nothing changing
-across iterations are traced once before it, and matrix products that read no carried value
-(``x_t W``, a recurrent cell's input projection) are computed for all iterations at once.
+Loop-invariant work is moved out of loop bodies before tracing, by the IR pass
+`passes.hoist_invariants` (see `program`). A scan batches what reads no carried value but
+changes per iteration (`batching.BatchPlan`): matrix products such as ``x_t W`` and recurrent
+cells' input projections are computed for all iterations at once, before it.
 
 Zero iterations follow the NumPy backend exactly: carried outputs are the initial values,
 concatenated outputs are empty with the body's declared element shape (unknown dims as 0),
@@ -28,8 +29,8 @@ and a last value that is neither carried nor loop-invariant is an `ExecutionErro
 raises `IterationLimitError` naming the loop; a scan longer than the limit raises as well.
 
 Modules, by job: `info` (what a loop's ports mean, independent of shapes), `setup` (its
-inputs resolved for one trace), `body` (tracing one iteration), `hoist` (work moved out of a
-scan body), `scan` and `while_loop` (the two XLA forms), `outputs` (finishing the outputs),
-`messages` (error texts shared with the driver), `lowering` (choosing the form: the rule
-registered for ``Loop``).
+inputs resolved for one trace), `body` (tracing one iteration), `batching` (products batched
+over a scan's iterations), `scan` and `while_loop` (the two XLA forms), `outputs`
+(finishing the outputs), `messages` (error texts shared with the driver), `lowering`
+(choosing the form: the rule registered for ``Loop``).
 """

@@ -26,10 +26,10 @@ def iteration_value(loop: Loop, k):
 
 
 def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
-             hoisted: tuple[set[int], dict[int, Any]] | None = None, only=None):
+             batched: tuple[set[int], dict[int, Any]] | None = None, only=None):
     """Trace one iteration; returns (values of `wanted`, error code of the body).
 
-    `hoisted`: (ids of body nodes not to trace, values of their outputs the rest reads).
+    `batched`: (ids of body nodes not to trace, values of their outputs the rest reads).
     `only`: trace just these body nodes (in order) instead of what `wanted` needs."""
     loop = st.loop
     frame = Frame()
@@ -48,12 +48,12 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
     tc.depth += 1
     tc.enclosing.append(loop)
     try:
-        if hoisted is None and only is None:
+        if batched is None and only is None:
             vals = eval_graph(tc, loop.body, bs, wanted)
         else:
             nodes = only if only is not None else tc.cache.needed(loop.body, wanted)
-            if hoisted is not None:
-                skip, bound = hoisted
+            if batched is not None:
+                skip, bound = batched
                 bs.env.update(bound)
                 if only is None:
                     nodes = [n for n in nodes if id(n) not in skip]

@@ -6,8 +6,8 @@ import numpy as np
 
 from ....ir import Value
 from ..context import TraceContext
+from .batching import batch
 from .body import as_array, conform, port_results, probe, run_body
-from .hoist import hoist
 from .outputs import finish_concat, last_outputs, length_of
 from .setup import Setup
 
@@ -23,7 +23,7 @@ def lower_scan(tc: TraceContext, st: Setup, n: int) -> list:
     init_state = [as_array(x) for x in st.carried0]
     plain_avals = probe(tc, st, plain_res)
     init_lasts = [jnp.zeros(a.shape, a.dtype) for a in plain_avals]
-    skip, bound, batched_vals, batched, n_batched = hoist(tc, st, n, wanted)
+    skip, bound, batched_vals, batched, n_batched = batch(tc, st, n, wanted)
     n_sliced = len(st.stacks)
     xs_all = list(st.stacks) + batched
     tc.note(loop, True, f"lax.scan over {n} iterations" + (
