@@ -8,7 +8,9 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from itergraph.backends import jax as jb
-from itergraph.backends.jax.program import DriverStep, JitStep, NumpyStep
+from itergraph.backends.jax.driver import DriverStep
+from itergraph.backends.jax.jit_step import JitStep
+from itergraph.backends.jax.numpy_step import NumpyStep
 from itergraph.ir import Carried, Graph, Last, Loop, Node, Value, tensor
 
 

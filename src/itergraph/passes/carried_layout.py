@@ -301,7 +301,6 @@ class _Rewriter:
         self._drop_bypassed()
         for v in self._t_values():
             v.type = _transposed_type(v.type)
-        loop.meta.pop("_jax_info", None)  # a backend's cached port analysis is stale now
         # outside: transposed initial value, inverse transposes of the outputs
         at = self.graph.nodes.index(loop)
         init = port.value

@@ -7,13 +7,20 @@
 3. `hoist_invariants`: loop-invariant body nodes move out of the loop;
 4. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
 
-`XLA`: what the JAX backend applies to a copy of the graph, before tracing, where a pass
-applies:
+`XLA` = `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy of the graph,
+before tracing. `XLA_LAYOUT`, where a pass applies:
 
 1. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
    reads separate arrays much faster than column blocks of one);
 2. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
    XLA vectorises along it.
+
+`XLA_MOTION`, on a further copy (the backend keeps the copy before it: hoisted work runs even
+when its loop runs zero times, so a run that fails is redone without it):
+
+3. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
+   not in it: a JAX scan batches the products of sliced pieces itself
+   (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
 Each pass keeps every output's value on every input the original runs without error (see
 their contracts, `passes.base.Pass`).
@@ -37,7 +44,9 @@ from .precompute_sliced import precompute_sliced
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, hoist_invariants,
                            precompute_sliced)
-XLA: tuple[Pass, ...] = (gate_fission, carried_layout)
+XLA_LAYOUT: tuple[Pass, ...] = (gate_fission, carried_layout)
+XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
+XLA: tuple[Pass, ...] = XLA_LAYOUT + XLA_MOTION
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

@@ -74,8 +74,12 @@ def explain_text(graph, feeds: dict[str, Any] | None = None) -> str:
 
 
 def __getattr__(name):
-    if name in ("CompiledGraph", "Record"):
-        from . import program
+    if name == "CompiledGraph":
+        from .program import CompiledGraph
 
-        return getattr(program, name)
+        return CompiledGraph
+    if name == "Record":
+        from .records import Record
+
+        return Record
     raise AttributeError(name)

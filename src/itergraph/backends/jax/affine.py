@@ -38,38 +38,58 @@ def _record(tc: TraceContext, out, base, off) -> None:
     tc.affine[id(out)] = (base, off, out)  # keep `out` alive so its id stays unique
 
 
+def _add_sub(tc: TraceContext, node, inputs: list, out) -> None:
+    if len(inputs) != 2:
+        return
+    a, b = (affine_of(tc, x) if x is not None else None for x in inputs)
+    if a is None or b is None or (a[0] is not None and b[0] is not None):
+        return
+    if node.op_type == "Add":
+        base = a[0] if a[0] is not None else b[0]
+        _record(tc, out, base, np.broadcast_to(a[1] + b[1], tuple(out.shape)))
+    elif a[0] is not None:  # base + c - d
+        _record(tc, out, a[0], np.broadcast_to(a[1] - b[1], tuple(out.shape)))
+
+
+def _same_elements(tc: TraceContext, node, inputs: list, out) -> None:
+    """Ops that keep the elements (reshaping, casting): the offsets follow them."""
+    if not inputs or inputs[0] is None:
+        return
+    a = affine_of(tc, inputs[0])
+    if a is not None and a[0] is not None and a[1].size in (1, out.size):
+        _record(tc, out, a[0], a[1].reshape(-1) if a[1].size == out.size else a[1])
+
+
+def _concat(tc: TraceContext, node, inputs: list, out) -> None:
+    parts = [affine_of(tc, x) for x in inputs]
+    bases = {id(p[0]) for p in parts if p is not None and p[0] is not None}
+    if any(p is None for p in parts) or len(bases) != 1:
+        return
+    if any(p[0] is None for p in parts):
+        return  # mixed constants and base: offsets alone would lie for constants
+    base = next(p[0] for p in parts if p[0] is not None)
+    _record(tc, out, base, np.concatenate([p[1].reshape(-1) for p in parts]))
+
+
+# op -> rule recording the affine form of the op's output from its inputs' forms
+RULES = {
+    "Add": _add_sub, "Sub": _add_sub, "Concat": _concat,
+    **dict.fromkeys(("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast", "Expand"),
+                    _same_elements),
+}
+
+
 def propagate(tc: TraceContext, node, inputs: list, outputs: list) -> None:
-    """After `node` was traced: record the affine form of its output when one follows."""
-    if len(outputs) != 1:
+    """After `node` was traced: record the affine form of its output when one follows (the
+    op has a rule in `RULES`)."""
+    rule = RULES.get(node.op_type)
+    if rule is None or len(outputs) != 1:
         return
     out = outputs[0]
     if is_static(out) or not hasattr(out, "size") or out.size > MAX_ELEMENTS \
             or np.dtype(out.dtype).kind not in "iu":
         return
-    op = node.op_type
     try:
-        if op in ("Add", "Sub") and len(inputs) == 2:
-            a, b = (affine_of(tc, x) if x is not None else None for x in inputs)
-            if a is None or b is None or (a[0] is not None and b[0] is not None):
-                return
-            if op == "Add":
-                base = a[0] if a[0] is not None else b[0]
-                _record(tc, out, base, np.broadcast_to(a[1] + b[1], tuple(out.shape)))
-            elif a[0] is not None:  # base + c - d
-                _record(tc, out, a[0], np.broadcast_to(a[1] - b[1], tuple(out.shape)))
-        elif op in ("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast",
-                    "Expand") and inputs and inputs[0] is not None:
-            a = affine_of(tc, inputs[0])
-            if a is not None and a[0] is not None and a[1].size in (1, out.size):
-                _record(tc, out, a[0], a[1].reshape(-1) if a[1].size == out.size else a[1])
-        elif op == "Concat":
-            parts = [affine_of(tc, x) for x in inputs]
-            bases = {id(p[0]) for p in parts if p is not None and p[0] is not None}
-            if any(p is None for p in parts) or len(bases) != 1:
-                return
-            if any(p[0] is None for p in parts):
-                return  # mixed constants and base: offsets alone would lie for constants
-            base = next(p[0] for p in parts if p[0] is not None)
-            _record(tc, out, base, np.concatenate([p[1].reshape(-1) for p in parts]))
+        rule(tc, node, inputs, out)
     except (ValueError, TypeError):
         return

@@ -13,22 +13,11 @@ from __future__ import annotations
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import OptionalType, SequenceType, TensorType
-from .context import Scope, TraceContext, needed_nodes
-from .loops import static_truth
-from .program import Record
+from .context import CompileCache, Scope, TraceContext, needed_nodes
+from .loops.info import static_truth
+from .records import Record
 from .table import load_all, lookup
 from .trace import no_lowering_reason
-
-
-class _Needed:
-    def __init__(self):
-        self._cache = {}
-
-    def needed(self, graph, outputs):
-        key = (id(graph), tuple(v.uid for v in outputs))
-        if key not in self._cache:
-            self._cache[key] = needed_nodes(graph, outputs)
-        return self._cache[key]
 
 
 def _non_tensor(v) -> bool:
@@ -55,45 +44,49 @@ def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
         if _non_tensor(v):
             out.append(f"{where(node)} handles the sequence/optional value '{v.name}'")
             break
-    if isinstance(node, Loop):
-        scope = Scope(tc)
-        for c in node.carried:
-            a, b = c.value.type, c.result.type
-            if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape is not None
-                    and b.shape is not None and all(isinstance(d, int) for d in a.shape + b.shape)
-                    and a.shape != b.shape):
-                out.append(f"{where(node)}: carried value '{c.param.name}' changes shape from "
-                           f"{list(a.shape)} to {list(b.shape)}")
-        early = _may_stop_early(tc, node, scope)
-        concat = any(isinstance(p, Concat) for p in node.output_ports)
-        if early and concat and depth > 0:
-            out.append(f"{where(node)} can stop early and has concatenated outputs: their length "
-                       "is data-dependent, which XLA cannot express inside another loop or "
-                       "branch")
-        how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
-               if early else "lax.scan (if the iteration count is known when compiling)")
-        at = len(notes)
-        sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
-        out.extend(sub)
-        if depth > 0 or not out:  # outer loop first, then what is inside it
-            notes.insert(at, Record(where(node), not out, how if not out else "; ".join(out)))
-        return out
-    if node.op_type == "If" and node.domain in ("", "ai.onnx"):
-        for g in (node.attrs.get("then_branch"), node.attrs.get("else_branch")):
-            if isinstance(g, Graph):
-                for n in g.nodes:
-                    out.extend(_problems(tc, n, depth + 1, notes))
-        return out
-    if lookup(node) is None:
+    rule = lookup(node)
+    if rule is None:
         out.append(f"{where(node)}: {no_lowering_reason(node)}")
+    elif isinstance(node, Loop):
+        out.extend(_loop_problems(tc, node, depth, notes))
+    elif rule.traces_subgraphs:  # If: what its branches hold
+        for g in node.subgraphs():
+            for n in g.nodes:
+                out.extend(_problems(tc, n, depth + 1, notes))
     elif node.subgraphs():
         out.append(f"{where(node)} holds subgraphs (only Loop and If are lowered)")
     return out
 
 
+def _loop_problems(tc, node: Loop, depth: int, notes: list[Record]) -> list[str]:
+    out: list[str] = []
+    scope = Scope(tc)
+    for c in node.carried:
+        a, b = c.value.type, c.result.type
+        if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape is not None
+                and b.shape is not None and all(isinstance(d, int) for d in a.shape + b.shape)
+                and a.shape != b.shape):
+            out.append(f"{where(node)}: carried value '{c.param.name}' changes shape from "
+                       f"{list(a.shape)} to {list(b.shape)}")
+    early = _may_stop_early(tc, node, scope)
+    concat = any(isinstance(p, Concat) for p in node.output_ports)
+    if early and concat and depth > 0:
+        out.append(f"{where(node)} can stop early and has concatenated outputs: their length "
+                   "is data-dependent, which XLA cannot express inside another loop or "
+                   "branch")
+    how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
+           if early else "lax.scan (if the iteration count is known when compiling)")
+    at = len(notes)
+    sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
+    out.extend(sub)
+    if depth > 0 or not out:  # outer loop first, then what is inside it
+        notes.insert(at, Record(where(node), not out, how if not out else "; ".join(out)))
+    return out
+
+
 def analyze(graph: Graph) -> list[Record]:
     load_all()
-    tc = TraceContext(_Needed())
+    tc = TraceContext(CompileCache())
     records: list[Record] = []
     for node in needed_nodes(graph, graph.outputs):
         notes: list[Record] = []

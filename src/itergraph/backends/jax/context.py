@@ -13,14 +13,21 @@ it; the runner raises the matching exception after the call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
+from ...errors import (
+    Error,
+    ExecutionError,
+    IterationLimitError,
+    ModelError,
+    UnsupportedError,
+    where,
+)
 from ...ir import Graph, Node, Value
 
-BIG_CONSTANT = 1 << 14  # constants with more elements are passed as arguments, not embedded
 FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by XLA instead
 
 
@@ -63,8 +70,8 @@ class Frame:
 class TraceContext:
     """Everything one trace of one jitted function shares."""
 
-    def __init__(self, program, max_it=None, big: dict[int, Any] | None = None):
-        self.program = program  # the CompiledGraph: node-list cache, options
+    def __init__(self, cache: CompileCache, max_it=None, big: dict[int, Any] | None = None):
+        self.cache = cache  # what the compilation knows of its nodes (shape-independent)
         self.max_it = max_it  # traced int64 scalar (iteration limit) or None
         self.big = big or {}  # uid -> traced argument, for large constants
         self.messages: list[tuple[type, str]] = [(Error, "")]  # code 0 = no error
@@ -96,11 +103,6 @@ class TraceContext:
             return
         jnp = _jnp()
         frame.err = err if frame.err is None else jnp.where(frame.err != 0, frame.err, err)
-
-    def raise_for(self, code: int) -> None:
-        if code:
-            kind, message = self.messages[code]
-            raise kind(message)
 
 
 class Scope:
@@ -173,10 +175,45 @@ class OpContext:
         self.tc.check(self.frame, bad, f"{where(self.node)}: {message}", kind)
 
 
+def raise_error(messages: list[tuple[type, str]], code: int, max_it) -> None:
+    """Raise the error a finished run flagged: `code` indexes a trace's `messages`."""
+    kind, message = messages[code]
+    if kind is IterationLimitError:
+        message = message.replace("{max_iterations}", str(max_it))
+    raise kind(message)
+
+
 def _jnp():
     import jax.numpy as jnp
 
     return jnp
+
+
+class CompileCache:
+    """What one compilation learns about its graph's nodes, independent of shapes: the nodes
+    that values need, and analyses of single nodes (a loop's ports). Keyed by node identity
+    and kept here, never in the IR's `meta`: the IR stays free of backend state, and a graph
+    changed by a pass is analysed afresh by its next compilation."""
+
+    def __init__(self):
+        self._needed: dict[tuple, list[Node]] = {}
+        self._of: dict[tuple[str, int], tuple[Node, Any]] = {}
+
+    def needed(self, graph: Graph, outputs: list[Value]) -> list[Node]:
+        """`needed_nodes(graph, outputs)`, computed once."""
+        key = (id(graph), tuple(v.uid for v in outputs))
+        nodes = self._needed.get(key)
+        if nodes is None:
+            nodes = self._needed[key] = needed_nodes(graph, outputs)
+        return nodes
+
+    def of(self, what: str, node: Node, make: Callable[[], Any]) -> Any:
+        """The analysis `what` of `node`: ``make()``, computed once per node."""
+        key = (what, id(node))
+        hit = self._of.get(key)
+        if hit is None:
+            hit = self._of[key] = (node, make())  # holding `node` keeps its id unique
+        return hit[1]
 
 
 def needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:

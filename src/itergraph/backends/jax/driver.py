@@ -5,9 +5,12 @@ when its output buffers are full, and returns the carried state. The driver star
 capacity (the known bound rounded up to a power of two when nothing can stop the loop early,
 else `CompiledGraph.initial_capacity`, or what an earlier run needed if that is more), and
 while a step reports a full buffer it resumes from the returned state with twice the
-capacity. No iteration runs twice, and each capacity
-compiles once. The buffers are then cut to the iterations run, joined, and finished
-(reverse, pad, move or merge) on the host, exactly as the NumPy backend does.
+capacity. No iteration runs twice, and each capacity compiles once. The buffers are then
+cut to the iterations run, joined, and finished (reverse, pad, move or merge) on the host,
+exactly as the NumPy backend does.
+
+`DriverStep` is the plan step (see `planner`) that runs such a loop with a `LoopDriver`, or
+on NumPy when the loop cannot be traced.
 """
 
 from __future__ import annotations
@@ -20,16 +23,15 @@ from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from ...ir.types import DataType, TensorType
 from . import config
-from .context import Scope, TraceContext, is_static
-from .loops import (
-    WhileParts,
-    empty_stack,
-    finish_concat,
-    loop_info,
-    setup,
-    static_truth,
-    zero_trip_message,
-)
+from .big_constants import big_used
+from .context import CannotLower, Scope, TraceContext, is_static, raise_error
+from .loops.info import loop_info, static_truth
+from .loops.messages import zero_trip_message
+from .loops.outputs import empty_stack, finish_concat
+from .loops.setup import setup
+from .loops.while_loop import WhileParts
+from .numpy_step import NumpyStep
+from .records import Record
 
 INT64_MAX = np.iinfo(np.int64).max
 AUTO_MIN, AUTO_MAX, AUTO_BYTES = 64, 4096, 1 << 18  # automatic initial capacity
@@ -46,9 +48,7 @@ class LoopDriver:
         ins = cg.live_in(j, j + 1)
         self.static_in = [u for u in ins if u in static]
         self.traced_in = [u for u in ins if u not in static]
-        from .program import _big_used
-
-        self.big_uids = _big_used([loop], cg.big)
+        self.big_uids = big_used([loop], cg.big)
         self._statics: dict[int, Any] = {}
         self._jit = None
         self.messages: dict[int, list] = {}
@@ -59,7 +59,7 @@ class LoopDriver:
 
     # ------------------------------------------------------------------ the step
     def _scope(self, args, big, max_it) -> tuple[TraceContext, Scope]:
-        tc = TraceContext(self.cg, max_it, dict(zip(self.big_uids, big)))
+        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
         scope = Scope(tc)
         scope.env.update(self._statics)
         for u, x in zip(self.traced_in, args):
@@ -92,7 +92,7 @@ class LoopDriver:
     # ------------------------------------------------------------------ host side
     def _initial_capacity(self, env) -> int:
         loop = self.loop
-        info = loop_info(loop)
+        info = loop_info(self.cg.cache, loop)
         bound = None
         if loop.trip_count is not None:
             t = env.get(loop.trip_count.uid, loop.trip_count.const)
@@ -109,7 +109,7 @@ class LoopDriver:
         base = self.cg.initial_capacity or self._auto_capacity()
         if bound is None:
             return base
-        tc = TraceContext(self.cg)
+        tc = TraceContext(self.cg.cache)
         scope = Scope(tc)
         scope.env.update(self._statics)
         statics = {p.param.uid: self._statics[p.value.uid] for p in info.invariant
@@ -127,7 +127,7 @@ class LoopDriver:
         """A 256 KiB buffer's worth of iterations (64..4096), from the declared types of the
         concatenated values; 64 when they are not all known."""
         total = 0
-        for i in loop_info(self.loop).concat_idx:
+        for i in loop_info(self.cg.cache, self.loop).concat_idx:
             t = self.loop.output_ports[i].result.type
             if not (isinstance(t, TensorType) and t.dtype is not None and t.shape is not None
                     and all(isinstance(d, int) for d in t.shape)):
@@ -141,8 +141,6 @@ class LoopDriver:
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jit(self._step, static_argnames=("cap",))
-        from .program import raise_error
-
         args = [env[u] for u in self.traced_in]
         big = self.cg.big_args(self.big_uids)
         mi = np.int64(INT64_MAX if max_it is None else max_it)
@@ -170,7 +168,7 @@ class LoopDriver:
 
     def _outputs(self, env, state, chunks, n: int) -> None:
         loop = self.loop
-        info = loop_info(loop)
+        info = loop_info(self.cg.cache, loop)
         _, _, carried, lasts, _ = state
         ports = loop.output_ports
         for i, j in info.last_state.items():
@@ -197,11 +195,37 @@ class LoopDriver:
                 finish_concat(np, loop, i, port, stacked, n, length))
 
     def records(self):
-        from .program import Record
-
         out = [Record(where(self.loop), True,
                       "lax.while_loop with output buffers, driven from Python (buffer capacity "
                       "doubles when full; capacities used in the last run: "
                       f"{self.capacities})")]
         out.extend(Record(where(e), c, r) for e, c, r in self.notes)
         return out
+
+
+class DriverStep:
+    """A top-level loop with run-time output length: `LoopDriver`, or NumPy if that
+    cannot be traced."""
+
+    def __init__(self, cg, j: int, static: dict):
+        self.cg, self.j = cg, j
+        self.loop = cg.nodes[j]
+        self.driver = LoopDriver(cg, self.loop, j, static)
+        self.fallback: NumpyStep | None = None
+
+    def run(self, env, static, max_it) -> None:
+        if self.fallback is not None:
+            self.fallback.run(env, static, max_it)
+            return
+        try:
+            self.driver.run(env, static, max_it)
+        except CannotLower as e:
+            if self.driver.ran:
+                raise
+            self.fallback = NumpyStep(self.cg, self.j, self.j + 1, e)
+            self.fallback.run(env, static, max_it)
+
+    def records(self) -> list[Record]:
+        if self.fallback is not None:
+            return self.fallback.records()
+        return self.driver.records()

@@ -12,6 +12,11 @@ so when all its inputs are static it runs with ``xp = numpy`` and its result sta
 that is what keeps ``Shape -> Gather -> Concat -> Reshape`` chains static inside a trace.
 Rules without `fold` always run with ``xp = jax.numpy``.
 
+Control flow (``Loop``, ``If``) is registered here like any other op, with
+``traces_subgraphs=True``: such a rule is called as ``fn(tc, node, scope)`` (the
+`TraceContext`, the node, the `Scope` of the graph holding it), traces the node's subgraphs
+itself and returns the list of the node's output values.
+
 This module imports no JAX, so the table can be inspected without it.
 """
 
@@ -29,14 +34,17 @@ LOWERINGS = OpTable("jax lowering")
 class Rule:
     fn: Callable
     fold: bool = False
+    traces_subgraphs: bool = False  # fn(tc, node, scope) -> outputs (control flow)
 
 
-def lowering(op: str | list[str], since: int = 1, domain: str = "", fold: bool = False):
-    """Decorator: ``@lowering("Add", since=7, fold=True)`` registers ``fn(cx, *inputs)``."""
+def lowering(op: str | list[str], since: int = 1, domain: str = "", fold: bool = False,
+             traces_subgraphs: bool = False):
+    """Decorator: ``@lowering("Add", since=7, fold=True)`` registers ``fn(cx, *inputs)``;
+    ``@lowering("If", traces_subgraphs=True)`` registers ``fn(tc, node, scope)``."""
     names = [op] if isinstance(op, str) else list(op)
 
     def deco(fn):
-        rule = Rule(fn, fold)
+        rule = Rule(fn, fold, traces_subgraphs)
         for name in names:
             LOWERINGS.add(name, rule, since=since, domain=domain)
         return fn

@@ -1,11 +1,12 @@
 """Tracing IR graphs into JAX computations, node by node, with partial evaluation.
 
 `eval_graph` walks a graph's nodes in order and binds each output in the scope. Each node is
-dispatched to the `Loop` lowering (`loops`), the `If` lowering (`cond`) or its rule in the
-lowering table. A foldable rule whose inputs are all static runs on NumPy and its result
-stays static (see `table`). A node that cannot be lowered raises `CannotLower`; any other
-unexpected failure inside a rule is reported the same way, so that the runner falls back to
-the NumPy backend, which gives the model's own error if there is one.
+dispatched to its rule in the lowering table; control flow (``Loop``, ``If``) has rules there
+too, which trace the node's subgraphs themselves (see `table`). A foldable rule whose inputs
+are all static runs on NumPy and its result stays static. A node that cannot be lowered
+raises `CannotLower`; any other unexpected failure inside a rule is reported the same way, so
+that the runner falls back to the NumPy backend, which gives the model's own error if there
+is one.
 """
 
 from __future__ import annotations
@@ -15,18 +16,15 @@ from typing import Any
 import numpy as np
 
 from ...errors import Error
-from ...ir import Graph, Loop, Node, Value
+from ...ir import Graph, Node, Value
 from .affine import propagate
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
-from .table import lookup
-
-AFFINE_OPS = frozenset({"Add", "Sub", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
-                        "Cast", "Expand", "Concat"})
+from .table import Rule, lookup
 
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
     """Trace the nodes of `graph` that `outputs` need; return the outputs' values."""
-    for node in tc.program.needed(graph, outputs):
+    for node in tc.cache.needed(graph, outputs):
         eval_node(tc, node, scope)
     return [scope.get(v) for v in outputs]
 
@@ -43,16 +41,13 @@ def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
         return
     if tc.depth == 0:
         tc.top_node = node
-    if isinstance(node, Loop):
-        from .loops import lower_loop
-
-        results = _guard(node, lambda: lower_loop(tc, node, scope))
-    elif node.op_type == "If" and node.domain in ("", "ai.onnx"):
-        from .cond import lower_if
-
-        results = _guard(node, lambda: lower_if(tc, node, scope))
+    rule = lookup(node)
+    if rule is None:
+        raise CannotLower(node, no_lowering_reason(node))
+    if rule.traces_subgraphs:
+        results = _guard(node, lambda: rule.fn(tc, node, scope))
     else:
-        results = _apply_rule(tc, node, scope)
+        results = _apply_rule(tc, node, rule, scope)
     if len(results) != len(outs):
         raise CannotLower(node, f"lowering produced {len(results)} values for {len(outs)} outputs")
     for v, x in zip(outs, results):
@@ -68,10 +63,7 @@ def _guard(node: Node, fn) -> list:
         raise CannotLower(node, f"lowering failed ({type(e).__name__}: {e})") from e
 
 
-def _apply_rule(tc: TraceContext, node: Node, scope: Scope) -> list:
-    rule = lookup(node)
-    if rule is None:
-        raise CannotLower(node, no_lowering_reason(node))
+def _apply_rule(tc: TraceContext, node: Node, rule: Rule, scope: Scope) -> list:
     if node.subgraphs():
         raise CannotLower(node, "ops holding subgraphs other than Loop and If are not lowered")
     inputs = [None if v is None else scope.get(v) for v in node.inputs]
@@ -94,8 +86,7 @@ def _apply_rule(tc: TraceContext, node: Node, scope: Scope) -> list:
         raise CannotLower(node, f"lowering failed for inputs {shapes} "
                                 f"({type(e).__name__}: {e})") from e
     res = _results(node, out)
-    if node.op_type in AFFINE_OPS:
-        propagate(tc, node, inputs, res)
+    propagate(tc, node, inputs, res)
     return res
 
 

@@ -2,8 +2,8 @@
 
 Constants are static. ConstantOfShape and Range need their shape/bounds at trace time.
 Casts between the ordinary types are ``astype``; casts involving strings or the float8 /
-float4 / int4 families run on NumPy (folded) when their input is static, and are not lowered
-otherwise.
+float4 / int4 families run on the host (`backends.common.cast`, folded) when their input is
+static, and are not lowered otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from ...common.attributes import constant_value
-from ...numpy.kernels import KERNELS, load_all
+from ...common.cast import cast, cast_options
 from ..table import lowering
 from ._util import attr, np_dtype
 
@@ -72,10 +72,8 @@ def _cast(cx, x, to: np.dtype):
         return x
     if _plain(x.dtype) and _plain(to):
         return x.astype(to) if cx.folding else cx.xp.asarray(x).astype(to)
-    if cx.folding or isinstance(x, np.ndarray):  # strings, float8, ...: the NumPy kernel
-        load_all()
-        fn = KERNELS.lookup(cx.node.op_type, cx.node.version)(cx.node, None)
-        return fn(x) if cx.node.op_type == "Cast" else fn(x, np.zeros((), to))
+    if cx.folding or isinstance(x, np.ndarray):  # strings, float8, ...: on the host
+        return cast(x, to, *cast_options(cx.node))
     cx.fail(f"cast from {x.dtype} to {to} is not lowered (only NumPy implements it)")
 
 

@@ -21,12 +21,6 @@ def _act(fn):
     return rule
 
 
-def _jnn():
-    import jax
-
-    return jax.nn
-
-
 def _lax():
     from jax import lax
 

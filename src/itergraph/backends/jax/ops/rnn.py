@@ -138,7 +138,7 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
             s = jnp.swapaxes(s, 0, 1)
         states0.append(jnp.asarray(s, dtype=dt))
     peep = init[kind.states] if len(init) > kind.states else None
-    xw = cx.tc.cell_inputs.get(id(node))  # computed before the enclosing scan (`loops`)
+    xw = cx.tc.cell_inputs.get(id(node))  # computed before the enclosing scan (`loops.batching`)
     if xw is None:
         xw = _projection(x, w, b, lens, at, G * H)
     rb = jnp.asarray(b)[:, None, G * H:] if b is not None else None  # [dirs, 1, G*H]

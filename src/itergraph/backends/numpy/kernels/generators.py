@@ -1,8 +1,6 @@
 """Kernels that make tensors: Constant, ConstantOfShape, Range, Cast, CastLike.
 
-Cast between the ordinary NumPy types is ``astype``; casts that involve the ``ml_dtypes`` types
-(bfloat16, float8, float4, int4, ...) follow the ONNX reference rules (``saturate`` for float8,
-``round_mode`` for float8e8m0). Casting to string gives NumPy's text form of each element.
+Cast and CastLike follow `backends.common.cast` (ONNX rules for every element type).
 """
 
 from __future__ import annotations
@@ -10,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import attr, attr_str, constant_value, np_dtype
+from ...common.attributes import attr, constant_value, np_dtype
+from ...common.cast import cast, cast_options
 from . import kernel
 
 # ----------------------------------------------------------------------------- Constant
@@ -70,48 +69,17 @@ def _range(node, ctx):
 
 # ----------------------------------------------------------------------------- Cast
 
-_PLAIN = frozenset("biufc")
-
-
-def _plain(dt: np.dtype) -> bool:
-    return dt.kind in _PLAIN and dt.type.__module__ == "numpy"
-
-
-def _caster(node, saturate: bool, round_mode: str):
-    def cast(x: np.ndarray, to: np.dtype) -> np.ndarray:
-        if x.dtype == to:
-            return x
-        if to.kind == "O":
-            return x.astype(np.str_).astype(object)
-        if x.dtype.kind == "O":
-            if not _plain(to):
-                x = x.astype(np.float32)
-            else:
-                return x.astype(to)
-        if _plain(x.dtype) and _plain(to):
-            return x.astype(to)
-        from onnx.helper import np_dtype_to_tensor_dtype
-        from onnx.reference.ops.op_cast import cast_to
-
-        try:
-            return cast_to(x, np_dtype_to_tensor_dtype(to), saturate, round_mode)
-        except TypeError:
-            return cast_to(x, np_dtype_to_tensor_dtype(to), saturate)
-
-    return cast
-
-
 @kernel("Cast", since=1)
 def _cast(node, ctx):
     to = node.attrs.get("to")
     if to is None:
         raise ModelError(f"{where(node)}: Cast needs the 'to' attribute")
     dtype = np_dtype(to, node)
-    cast = _caster(node, bool(attr(node, "saturate", 1)), attr_str(node, "round_mode", "up"))
-    return lambda x: cast(x, dtype)
+    saturate, round_mode = cast_options(node)
+    return lambda x: cast(x, dtype, saturate, round_mode)
 
 
 @kernel("CastLike", since=15)
 def _cast_like(node, ctx):
-    cast = _caster(node, bool(attr(node, "saturate", 1)), attr_str(node, "round_mode", "up"))
-    return lambda x, like: cast(x, like.dtype)
+    saturate, round_mode = cast_options(node)
+    return lambda x, like: cast(x, like.dtype, saturate, round_mode)

@@ -1,0 +1,73 @@
+"""Large constants: passed to jitted functions as (cached) device arguments, not embedded.
+
+XLA embeds every constant of a traced function in the compiled program; a constant of more
+than `BIG_CONSTANT` elements (a weight matrix) would make tracing and compiling slow and the
+program large, so it becomes an argument instead (see `Scope.get`, `TraceContext.big`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import Error
+from ...ir import Graph, Node
+from ..common.attributes import constant_value
+
+BIG_CONSTANT = 1 << 14  # constants with more elements are passed as arguments, not embedded
+
+
+def _big(c) -> bool:
+    return isinstance(c, np.ndarray) and c.size > BIG_CONSTANT and c.dtype.kind != "O"
+
+
+def collect_big(graph: Graph) -> dict[int, np.ndarray]:
+    """uid -> value of the large constants anywhere in `graph` (initializers, constant inputs,
+    standard ``Constant`` nodes), subgraphs included."""
+    big: dict[int, np.ndarray] = {}
+
+    def visit(g: Graph) -> None:
+        for v in g.initializers:
+            if _big(v.const):
+                big[v.uid] = v.const
+        for n in g.nodes:
+            for v in n.inputs:
+                if v is not None and v.producer is None and _big(v.const):
+                    big[v.uid] = v.const
+            if n.op_type == "Constant" and n.domain == "" and len(n.outputs) == 1:
+                try:
+                    c = np.asarray(constant_value(n))
+                except Error:
+                    c = None
+                if _big(c):
+                    big[n.outputs[0].uid] = c
+            for sg in n.subgraphs():
+                visit(sg)
+
+    visit(graph)
+    return big
+
+
+def big_used(nodes: list[Node], big: dict[int, np.ndarray]) -> list[int]:
+    """uids of the large constants in `big` that `nodes` (subgraphs included) read or make,
+    in first-use order."""
+    used: list[int] = []
+    seen: set[int] = set()
+
+    def add(uid):
+        if uid in big and uid not in seen:
+            seen.add(uid)
+            used.append(uid)
+
+    def visit(ns):
+        for n in ns:
+            for v in n.reads():
+                add(v.uid)
+            for v in n.outputs:
+                add(v.uid)
+            for g in n.subgraphs():
+                for v in g.initializers:
+                    add(v.uid)
+                visit(g.nodes)
+
+    visit(nodes)
+    return used

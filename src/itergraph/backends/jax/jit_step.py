@@ -1,0 +1,89 @@
+"""A plan step: top-level nodes [a, b) traced into one jitted function."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import where
+from ...ir import Node
+from . import config
+from .big_constants import big_used
+from .context import CannotLower, NeedsDriver, Scope, TraceContext, is_static, raise_error
+from .records import Record
+
+
+class JitStep:
+    """Top-level nodes [a, b) traced into one jitted function."""
+
+    def __init__(self, cg, a: int, b: int, static: dict):
+        self.cg, self.a, self.b = cg, a, b
+        self.nodes = cg.nodes[a:b]
+        ins = cg.live_in(a, b)
+        self.static_in = {u for u in ins if u in static}
+        self.traced_in = [u for u in ins if u not in static]
+        self.out = cg.step_outputs(a, b)
+        self.big_uids = big_used(self.nodes, cg.big)
+        self.failed_at: Node | None = None
+        self.static_out: dict[int, np.ndarray] = {}
+        self.traced_out: list[int] = []
+        self.messages: list = []
+        self.notes: list = []
+        self._statics: dict[int, Any] = {}
+        self._jit = None
+
+    def _fn(self, args, big, max_it):
+        import jax.numpy as jnp
+
+        from .trace import eval_nodes
+
+        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
+        scope = Scope(tc)
+        scope.env.update(self._statics)
+        for u, x in zip(self.traced_in, args):
+            scope.env[u] = x
+        try:
+            eval_nodes(tc, self.nodes, scope)
+        except (CannotLower, NeedsDriver):
+            self.failed_at = tc.top_node
+            raise
+        static_out, traced_uids, traced = {}, [], []
+        for u in self.out:
+            x = scope.env[u]
+            if is_static(x):
+                static_out[u] = x
+            else:
+                traced_uids.append(u)
+                traced.append(x)
+        self.static_out, self.traced_out = static_out, traced_uids
+        self.messages, self.notes = tc.messages, tc.notes
+        err = scope.frame.err if scope.frame.err is not None else jnp.zeros((), np.int32)
+        return traced, err
+
+    def run(self, env, static, max_it) -> None:
+        if self._jit is None:
+            self._statics = {u: env[u] for u in self.static_in}
+            self._jit = config.jit(self._fn)
+            self._big = self.cg.big_args(self.big_uids)
+        outs, err = self._jit([env[u] for u in self.traced_in], self._big,
+                              self.cg.max_it_arg(max_it))
+        if len(self.messages) > 1:
+            code = int(err)
+            if code:
+                raise_error(self.messages, code, max_it)
+        for u, x in zip(self.traced_out, outs):
+            env[u] = x
+        if self.static_out:
+            for u, x in self.static_out.items():
+                env[u] = x
+                static[u] = ("static", id(x))
+
+    def records(self) -> list[Record]:
+        out = []
+        noted = {id(e) for e, _, _ in self.notes}
+        for n in self.nodes:
+            if id(n) not in noted:
+                out.append(Record(where(n), True, "compiled with XLA"))
+        out.extend(Record(where(e), c, r) for e, c, r in self.notes)
+        return out

@@ -1,0 +1,36 @@
+"""Lowering the canonical `Loop` (see `itergraph.ir.loop` for its meaning) to XLA loops.
+
+Three forms, chosen while tracing:
+
+- **scan**: the iteration count is known at trace time (a constant trip count, the slice
+  count of a sliced input) and nothing can stop the loop early (no condition, or one that is
+  statically true, no precondition). Sliced inputs become ``xs`` (axis moved to the front,
+  pieces gathered, reversed for negative strides), concatenated outputs ``ys`` that are
+  reversed/moved/merged/padded afterwards, carried values the carry.
+- **while**: a condition, a precondition or a run-time trip count, and no concatenated
+  output: ``lax.while_loop`` over (iteration, condition, carried values, last values).
+- **driver**: as *while*, with concatenated outputs, whose length is only known at run time.
+  XLA needs static shapes, so such a loop runs (at the top level of a graph only) as a jitted
+  step per buffer capacity: the step fills a buffer per output and stops when the buffer is
+  full; the Python `LoopDriver` then resumes from the carried state with a buffer twice as
+  large (no iteration runs twice; one compilation per capacity). Inside another loop or a
+  branch such a loop cannot be expressed and `CannotLower` sends the enclosing top-level node
+  to NumPy.
+
+Loop-invariant work is moved out of loop bodies before tracing, by the IR pass
+`passes.hoist_invariants` (see `program`). A scan batches what reads no carried value but
+changes per iteration (`batching.BatchPlan`): matrix products such as ``x_t W`` and recurrent
+cells' input projections are computed for all iterations at once, before it.
+
+Zero iterations follow the NumPy backend exactly: carried outputs are the initial values,
+concatenated outputs are empty with the body's declared element shape (unknown dims as 0),
+and a last value that is neither carried nor loop-invariant is an `ExecutionError`.
+`max_iterations` is a traced argument: while loops stop when they reach it and the runner
+raises `IterationLimitError` naming the loop; a scan longer than the limit raises as well.
+
+Modules, by job: `info` (what a loop's ports mean, independent of shapes), `setup` (its
+inputs resolved for one trace), `body` (tracing one iteration), `batching` (products batched
+over a scan's iterations), `scan` and `while_loop` (the two XLA forms), `outputs`
+(finishing the outputs), `messages` (error texts shared with the driver), `lowering`
+(choosing the form: the rule registered for ``Loop``).
+"""

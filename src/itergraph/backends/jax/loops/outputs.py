@@ -1,0 +1,95 @@
+"""Finishing a loop's outputs: last values, concatenated outputs, the zero-trip case."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ....ir import Concat, Loop, Value
+from ....ir.types import DataType, TensorType
+from ..context import CannotLower, is_static
+from .messages import zero_trip_message
+from .setup import Setup, scalar
+
+
+def last_outputs(st: Setup, state: list, lasts: list) -> list:
+    """The loop's outputs with the non-concatenated ones filled in (concatenated ones None)
+    from the final carried `state` and the `lasts` of the last iteration."""
+    info = st.info
+    outs: list = [None] * len(st.loop.output_ports)
+    for i, j in info.last_state.items():
+        outs[i] = state[j]
+    for i, v in info.last_direct.items():
+        outs[i] = _direct(st, v)
+    for i, x in zip(info.last_plain, lasts):
+        outs[i] = x
+    return outs
+
+
+def zero_trip_outputs(st: Setup) -> list:
+    loop, info = st.loop, st.info
+    outs: list = [None] * len(loop.output_ports)
+    for i, j in info.last_state.items():
+        outs[i] = st.carried0[j]
+    for i, v in info.last_direct.items():
+        outs[i] = _direct(st, v)
+    for i in info.last_plain:
+        raise ExecutionError(zero_trip_message(loop, i))
+    for i in info.concat_idx:
+        stacked = empty_stack(loop.output_ports[i])
+        outs[i] = finish_concat(np, loop, i, loop.output_ports[i], stacked, 0,
+                                length_of(st, loop.output_ports[i]))
+    return outs
+
+
+def _direct(st: Setup, v: Value):
+    if v.uid in st.invariants:
+        return st.invariants[v.uid]
+    return st.scope.get(v)
+
+
+def length_of(st: Setup, port: Concat):
+    if port.length is None:
+        return None
+    x = st.lengths[st.info.length_ports.index(port)]
+    return x
+
+
+def empty_stack(port: Concat) -> np.ndarray:
+    """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
+    t = port.result.type
+    known = isinstance(t, TensorType) and t.dtype is not None
+    dtype = DataType(t.dtype).numpy if known else np.float32
+    shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
+    return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
+
+
+def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, length):
+    """Per-iteration values stacked on axis 0 -> the output (reverse, pad, move or merge)."""
+    if port.reverse:
+        stacked = xp.flip(stacked, 0)
+    if port.length is not None:
+        if not is_static(length):
+            raise CannotLower(loop, f"the length of output {index} must be known at compile time")
+        total = int(scalar(loop, f"length of output {index}", np.asarray(length)))
+        if total < n:
+            raise ExecutionError(f"{where(loop)}: output {index} ('{port.output.name}') has "
+                                 f"length {total}, below the {n} iterations the loop ran")
+        if total > n:
+            pad = [(0, total - n)] + [(0, 0)] * (stacked.ndim - 1)
+            stacked = xp.pad(stacked, pad)
+    rank = stacked.ndim - 1
+    if port.new_axis:
+        axis = port.axis + rank + 1 if port.axis < 0 else port.axis
+        if not 0 <= axis <= rank:
+            raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range "
+                                 f"for rank {rank + 1}")
+        return xp.moveaxis(stacked, 0, axis) if axis else stacked
+    axis = port.axis + rank if port.axis < 0 else port.axis
+    if not 0 <= axis < rank:
+        raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range for "
+                             f"rank {rank}")
+    moved = xp.moveaxis(stacked, 0, axis)
+    shape = list(stacked.shape[1:])
+    shape[axis] *= stacked.shape[0]
+    return xp.reshape(moved, tuple(shape))

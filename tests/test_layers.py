@@ -1,0 +1,169 @@
+"""The layers of DESIGN.md, enforced: data flows format -> IR -> backend, never back up.
+
+Every ``import`` statement of the package counts, module-level or inside a function.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+import itergraph
+
+PKG = "itergraph"
+SRC = Path(itergraph.__file__).resolve().parents[1]
+
+# Cycles that are the natural shape of the code, not accidents, would be listed here, one
+# strongly connected component per entry. There are none: body importers receive the graph
+# importer as an argument instead of importing it.
+ALLOWED_CYCLES: list[frozenset[str]] = []
+# What ir/ may import besides itself: the error classes (a leaf) and numpy's element types.
+IR_MAY_IMPORT = {"numpy", "ml_dtypes", f"{PKG}.errors"}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(imported module, names imported from it) for every import statement in `path`."""
+    mod = _module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.extend((a.name, []) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            out.append((target, [a.name for a in node.names]))
+    return out
+
+
+def _graph() -> dict[str, list[tuple[str, list[str]]]]:
+    return {_module_name(p): _imports(p) for p in sorted((SRC / PKG).rglob("*.py"))}
+
+
+GRAPH = _graph()
+MODULES = set(GRAPH)
+
+
+def _resolve(target: str, names: list[str]) -> list[str]:
+    """The package modules an import statement loads (a ``from pkg import mod`` loads mod)."""
+    out = []
+    for n in names:
+        if f"{target}.{n}" in MODULES:
+            out.append(f"{target}.{n}")
+    if target in MODULES and len(out) < max(len(names), 1):
+        out.append(target)
+    return out
+
+
+def _edges() -> dict[str, set[str]]:
+    return {m: {t for target, names in imps for t in _resolve(target, names) if t != m}
+            for m, imps in GRAPH.items()}
+
+
+def _layer(mod: str) -> str:
+    parts = mod.split(".")
+    return ".".join(parts[:3]) if len(parts) > 2 and parts[1] in ("frontends", "backends") \
+        else ".".join(parts[:2])
+
+
+def test_ir_imports_only_stdlib_numpy_and_itself():
+    bad = []
+    for mod, imps in GRAPH.items():
+        if not mod.startswith(f"{PKG}.ir"):
+            continue
+        for target, _ in imps:
+            top = target.split(".")[0]
+            if target.startswith(f"{PKG}.ir") or target in IR_MAY_IMPORT or top in IR_MAY_IMPORT:
+                continue
+            if top in sys.stdlib_module_names or top == "__future__":
+                continue
+            bad.append(f"{mod} imports {target}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("src,dst", [("backends", "frontends"), ("frontends", "backends"),
+                                     ("ir", "frontends"), ("ir", "backends"),
+                                     ("passes", "frontends"), ("passes", "backends")])
+def test_no_upward_or_sideways_arrow(src, dst):
+    bad = [f"{m} imports {t}" for m, ts in _edges().items() if m.startswith(f"{PKG}.{src}.")
+           or m == f"{PKG}.{src}" for t in ts if t.startswith(f"{PKG}.{dst}")]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_backend_imports_another_backends_private_names():
+    bad = []
+    for mod, imps in GRAPH.items():
+        if not mod.startswith(f"{PKG}.backends."):
+            continue
+        own = _layer(mod)
+        for target, names in imps:
+            if not target.startswith(f"{PKG}.backends.") or _layer(target) == own:
+                continue
+            if _layer(target) == f"{PKG}.backends.common":
+                continue
+            private = [n for n in names if n.startswith("_")]
+            private_mod = any(p.startswith("_") and p != "__init__" for p in target.split("."))
+            if private or private_mod:
+                bad.append(f"{mod} imports {target}: {names}")
+    assert not bad, "\n".join(bad)
+
+
+def _sccs(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components with more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[set[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_accidental_import_cycle():
+    # A package's __init__ re-exporting its modules is not a cycle of the code.
+    edges = {m: {t for t in ts if not (m.startswith(t + ".") and t in MODULES)}
+             for m, ts in _edges().items()}
+    bad = [sorted(c) for c in _sccs(edges) if frozenset(c) not in ALLOWED_CYCLES]
+    assert not bad, "\n".join(" <-> ".join(c) for c in bad)
