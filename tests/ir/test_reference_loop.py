@@ -180,12 +180,7 @@ def test_strict_slices_trip_count_beyond_the_slices_is_an_error():
     all_raise(g, x_and_s0(), ig.ExecutionError, "beyond sliced input 1")
 
 
-@pytest.mark.parametrize("backend", [
-    "numpy",
-    pytest.param("jax", marks=pytest.mark.xfail(
-        strict=True, reason="the JAX backend stops at the end of the slices without an error "
-        "when the loop has neither a trip count nor a condition")),
-])
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
 def test_strict_slices_without_trip_count_is_an_error_when_the_slices_run_out(backend):
     g = sliced_loop({}, {}, strict=True)
     all_raise(g, x_and_s0(), ig.ExecutionError, "beyond sliced input 1", [backend])

@@ -32,8 +32,8 @@ class Setup:
     cond_free: bool  # no condition / precondition can stop the loop early
     has_pre: bool
     trip: Any = None  # the trip count's limit alone (int, traced, or None: unbounded)
-    # strict slices with a condition: (count, port) of the shortest sliced input, checked
-    # after the loop (running out of pieces while the loop would go on is an error)
+    # strict slices with a condition or no trip count: (count, port) of the shortest sliced
+    # input, checked after the loop (running out of pieces while it would go on is an error)
     strict_after: tuple | None = None
 
 
@@ -108,7 +108,8 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
     return Setup(loop, info, scope, limit, cond0, carried0, stacks, invariants, lengths,
                  cond_free=bool(cond_true) and bool(pre_true) and cond0 is True,
                  has_pre=not pre_true, trip=trip,
-                 strict_after=shortest if strict and not counted else None)
+                 strict_after=shortest if strict and not (counted and trip is not None)
+                 else None)
 
 
 def stack_pieces(x, p: Sliced, axis: int, dim: int, count: int):
