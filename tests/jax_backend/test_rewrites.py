@@ -16,8 +16,6 @@ from itergraph.errors import ExecutionError
 from itergraph.ir import Loop
 from onnx_builders import I64, F, body, const, model, vi
 
-pytestmark = pytest.mark.skipif(not jb.available(), reason="JAX not installed")
-
 BOOL = 9
 
 
