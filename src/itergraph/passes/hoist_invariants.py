@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..ir.graph import Graph
 from ..ir.loop import Loop
-from .base import Pass
+from .base import LoopPass
 from .loop_motion import LoopScope, is_pure, move_out
 
 
-class HoistInvariants(Pass):
+class HoistInvariants(LoopPass):
     """Loop-invariant code motion: body nodes whose inputs never change move out of the loop.
 
     Applies to: every canonical `Loop` at any depth, innermost first, so that code moved out
@@ -35,14 +35,8 @@ class HoistInvariants(Pass):
     name = "hoist_invariants"
     in_place = True
 
-    def __call__(self, graph: Graph) -> int:
-        moved = 0
-        for node in list(graph.nodes):
-            for g in node.subgraphs():
-                moved += self(g)
-            if isinstance(node, Loop):
-                moved += _hoist(graph, node)
-        return moved
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        return _hoist(graph, loop)
 
 
 hoist_invariants = HoistInvariants()

@@ -11,11 +11,11 @@ from __future__ import annotations
 from ..ir.graph import Graph
 from ..ir.loop import Loop, Sliced
 from ..ir.types import TensorType
-from .base import Pass
+from .base import LoopPass
 from .loop_motion import LoopScope
 
 
-class IterationGather(Pass):
+class IterationGather(LoopPass):
     """Gathers indexed by the iteration number become sliced loop inputs.
 
     Applies to: body nodes ``Gather(data, i, axis=a)`` of every canonical `Loop` at any
@@ -38,14 +38,8 @@ class IterationGather(Pass):
     name = "iteration_gather"
     in_place = True
 
-    def __call__(self, graph: Graph) -> int:
-        done = 0
-        for node in list(graph.nodes):
-            for g in node.subgraphs():
-                done += self(g)
-            if isinstance(node, Loop):
-                done += _convert(graph, node)
-        return done
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        return _convert(graph, loop)
 
 
 iteration_gather = IterationGather()

@@ -18,7 +18,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop, Sliced
 from ..ir.traits import Trait, traits
 from ..ir.types import DataType, TensorType
-from .base import Pass
+from .base import LoopPass
 from .loop_motion import LoopScope, body_value_uses, is_pure, move_out
 
 Shape = tuple  # element dims: int or None (unknown)
@@ -46,7 +46,7 @@ class _Piece:
                                     o.keep_axis)
 
 
-class PrecomputeSliced(Pass):
+class PrecomputeSliced(LoopPass):
     """Computation on sliced inputs runs once over the whole input, before the loop.
 
     Applies to: every canonical `Loop` at any depth, innermost first, whose iteration count
@@ -87,14 +87,8 @@ class PrecomputeSliced(Pass):
     name = "precompute_sliced"
     in_place = True
 
-    def __call__(self, graph: Graph) -> int:
-        moved = 0
-        for node in list(graph.nodes):
-            for g in node.subgraphs():
-                moved += self(g)
-            if isinstance(node, Loop):
-                moved += _precompute(graph, node)
-        return moved
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        return _precompute(graph, loop)
 
 
 precompute_sliced = PrecomputeSliced()
