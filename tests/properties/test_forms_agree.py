@@ -10,7 +10,7 @@ from onnx_builders import assert_same, run_ort
 FORMS = ("scan", "loop", "unrolled")
 
 
-@bounded(25)
+@bounded(60)
 @given(spec=step_specs(), seed=st.integers(0, 3))
 def test_scan_loop_and_unrolled_agree_on_both_backends(spec, seed):
     feeds = step_feeds(spec, seed)

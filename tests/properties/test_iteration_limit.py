@@ -33,7 +33,7 @@ def check_limit(loaded, feeds, needed, limits, want=None):
                     assert_same(got, want)
 
 
-@bounded(30)
+@bounded(60)
 @given(spec=loop_specs(terminating=False), seed=st.integers(0, 3), runaway=st.integers(0, 5))
 def test_loop_limit_is_exact(spec, seed, runaway):
     m = build_loop(spec)
@@ -49,7 +49,7 @@ def test_loop_limit_is_exact(spec, seed, runaway):
     check_limit(ig.load(m), feeds, needed, limits, want)
 
 
-@bounded(20)
+@bounded(40)
 @given(spec=scan_specs(), seed=st.integers(0, 3))
 def test_scan_limit_is_exact(spec, seed):
     m = build_scan(spec)

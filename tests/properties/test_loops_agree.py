@@ -23,7 +23,7 @@ def run_both(m, feeds) -> dict:
     return {b: loaded.run(feeds, backend=b) for b in ("numpy", "jax")}
 
 
-@bounded(40)
+@bounded(100)
 @given(spec=loop_specs(), seed=st.integers(0, 3))
 def test_random_loop_agrees_with_onnxruntime(spec, seed):
     m = build_loop(spec)
@@ -33,7 +33,7 @@ def test_random_loop_agrees_with_onnxruntime(spec, seed):
         assert_same(got, want)
 
 
-@bounded(40)
+@bounded(80)
 @given(spec=scan_specs(), seed=st.integers(0, 3))
 def test_random_scan_agrees_with_onnxruntime(spec, seed):
     m = build_scan(spec)
