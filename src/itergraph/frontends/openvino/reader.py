@@ -25,7 +25,7 @@ from . import xmlsafe
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
 from .import_table import IMPORTERS, load_all
-from .netparse import Layer, Net, parse_net, parse_shape_attr
+from .netparse import Layer, Net, NetworkBuilder, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
 MAX_BODY_DEPTH = 32
@@ -43,9 +43,14 @@ class Built:
 
 def read(xml, bin=None) -> Graph:
     """Read an OpenVINO IR model into an IR `Graph` (see the module docstring)."""
-    data, xml_path = _load_xml(xml)
-    weights = _load_bin(bin, xml_path)
-    root = xmlsafe.parse(data, what=xml_path or "OpenVINO IR")
+    source, xml_path = _open_xml(xml)
+    try:
+        weights = _load_bin(bin, xml_path)
+        root = xmlsafe.parse(_chunks(source, xml_path) if xml_path else source,
+                             what=xml_path or "OpenVINO IR", builder=NetworkBuilder())
+    finally:
+        if xml_path:
+            source.close()
     if root.tag != "net":
         raise ModelError(f"OpenVINO IR: the root element is <{root.tag}>, expected <net>")
     try:
@@ -66,17 +71,29 @@ def read(xml, bin=None) -> Graph:
     return g
 
 
-def _load_xml(xml) -> tuple[bytes, str | None]:
+def _open_xml(xml):
+    """(the document as bytes, None), or (an open binary file, its path)."""
     if isinstance(xml, bytes | bytearray | memoryview):
         return bytes(xml), None
     if isinstance(xml, str) and xml.lstrip().startswith("<"):
         return xml.encode("utf-8"), None
     path = os.fspath(xml)
     try:
-        with open(path, "rb") as f:
-            return f.read(), path
+        return open(path, "rb"), path  # closed by `read`
     except OSError as e:
         raise ModelError(f"cannot read OpenVINO IR '{path}': {e.strerror}") from None
+
+
+def _chunks(f, path: str):
+    """The file's bytes, `xmlsafe.CHUNK` at a time (the document is never held whole)."""
+    while True:
+        try:
+            chunk = f.read(xmlsafe.CHUNK)
+        except OSError as e:
+            raise ModelError(f"cannot read OpenVINO IR '{path}': {e.strerror}") from None
+        if not chunk:
+            return
+        yield chunk
 
 
 def _load_bin(bin, xml_path: str | None) -> bytes | None:
