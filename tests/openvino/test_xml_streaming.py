@@ -71,3 +71,8 @@ def test_a_declaration_split_across_chunks_is_refused(monkeypatch):
     monkeypatch.setattr(xmlsafe, "CHUNK", 5)
     with pytest.raises(SecurityError, match="DOCTYPE"):
         read(b'<?xml version="1.0"?><!DOCTYPE net []><net version="11"/>')
+
+
+def test_an_encoding_expat_cannot_read_is_a_model_error():
+    with pytest.raises(ModelError, match="declared encoding cannot be read"):
+        read(b'<?xml version="1.0" encoding="UTF-7"?><net version="11"/>')

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import Error, ModelError, UnsupportedError
+from ...errors import Error, InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import TensorType
 from . import xmlsafe
@@ -77,7 +77,11 @@ def _open_xml(xml):
         return bytes(xml), None
     if isinstance(xml, str) and xml.lstrip().startswith("<"):
         return xml.encode("utf-8"), None
-    path = os.fspath(xml)
+    try:
+        path = os.fspath(xml)
+    except TypeError:
+        raise InputError(f"an OpenVINO model is a path, bytes or XML text, not "
+                         f"{type(xml).__name__}") from None
     try:
         return open(path, "rb"), path  # closed by `read`
     except OSError as e:

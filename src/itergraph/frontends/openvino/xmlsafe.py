@@ -88,6 +88,9 @@ def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None
         raise SecurityError(f"{what}: refused: {e} (not allowed in OpenVINO IR)") from None
     except expat.ExpatError as e:
         raise ModelError(f"{what}: not well-formed XML: {e}") from None
+    except (ValueError, LookupError) as e:  # an encoding expat cannot decode (UTF-7, ...)
+        raise ModelError(f"{what}: the document's declared encoding cannot be read ({e}); "
+                         "OpenVINO IR is UTF-8") from None
     root = builder.close()
     if root is None:
         raise ModelError(f"{what}: empty document")
