@@ -11,6 +11,7 @@ from .errors import (
     ExecutionError,
     InputError,
     IterationLimitError,
+    LeniencyWarning,
     ModelError,
     SecurityError,
     UnsupportedError,
@@ -20,7 +21,8 @@ from .ir import Graph
 __version__ = "0.1.0"
 
 __all__ = [
-    "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "Model",
+    "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "LeniencyWarning",
+    "Model",
     "ModelError", "SecurityError", "UnsupportedError", "load", "save",
 ]
 
@@ -32,3 +34,24 @@ def __getattr__(name):
 
         return getattr(api, name)
     raise AttributeError(name)
+
+
+def _register_onnx_reference_fallback() -> None:
+    """Ops of the ONNX domains with no NumPy kernel run through ``onnx.reference``.
+
+    The runner is a service of the ONNX frontend, registered here as the NumPy kernels'
+    default so that the backend imports no frontend; it is imported on first use, so that
+    ``import itergraph`` does not load onnx.
+    """
+    from .backends.numpy.kernels import set_default_factory
+
+    def onnx_reference(node, ctx):
+        from .frontends.onnx.reference_fallback import fallback_factory
+
+        return fallback_factory(node, ctx)
+
+    set_default_factory(onnx_reference, ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview",
+                                         "ai.onnx.preview.training"))
+
+
+_register_onnx_reference_fallback()

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .describe import describe
 from .errors import Error, InputError, ModelError, UnsupportedError
 from .feeds import check_feeds
@@ -38,6 +40,7 @@ class Model:
         `max_iterations` bounds every loop (a runaway loop raises `IterationLimitError`);
         the default is unlimited. `backend` is ``"numpy"``, ``"jax"`` or ``"auto"``.
         """
+        max_iterations = check_max_iterations(max_iterations)
         feeds = check_feeds(self.graph, feeds)
         chosen = self.choose_backend(backend)
         if chosen == "jax":
@@ -75,6 +78,8 @@ class Model:
 
     def explain(self, backend: str = "jax") -> str:
         """Which parts of the model compile on `backend` and why others fall back."""
+        if backend not in BACKENDS:
+            raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
         if backend == "numpy":
             return "backend numpy: the whole graph runs on the NumPy reference backend"
         from .backends import jax as jax_backend
@@ -90,6 +95,20 @@ class Model:
         save(self, path)
 
 
+def check_max_iterations(value: Any) -> int | None:
+    """`value` as the bound on every loop: ``None`` (no bound) or an integer in
+    ``[0, 2**63 - 1]``; anything else is the caller's error (`InputError`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InputError(f"max_iterations must be a non-negative integer or None, got "
+                         f"{value!r} ({type(value).__name__})")
+    value = int(value)
+    if not 0 <= value <= 2**63 - 1:
+        raise InputError(f"max_iterations must lie between 0 and 2**63 - 1, got {value}")
+    return value
+
+
 def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
     """Load an ONNX file/`ModelProto`, an OpenVINO ``.xml`` (+ ``.bin``), a `Graph` or a Network."""
     try:
@@ -99,6 +118,11 @@ def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
 
 
 def _load(model: Any, weights) -> Model:
+    is_xml = isinstance(model, str | os.PathLike) and Path(model).suffix.lower() == ".xml"
+    if weights is not None and not is_xml:
+        raise InputError("weights apply to an OpenVINO .xml model only, not to a "
+                         f"{type(model).__name__}" + (f" ('{model}')" if isinstance(
+                             model, str | os.PathLike) else ""))
     if isinstance(model, Model):
         return model
     if isinstance(model, Graph):
@@ -140,20 +164,26 @@ def _load(model: Any, weights) -> Model:
 def save(model: Model | Graph, path: str | os.PathLike) -> None:
     """Write `model` in the format its suffix names: ``.onnx`` or ``.xml`` (+ ``.bin``)."""
     graph = model.graph if isinstance(model, Model) else model
+    if not isinstance(graph, Graph):
+        raise InputError(f"cannot save a {type(model).__name__}: expected a Model or a Graph")
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix == ".onnx":
-        import onnx
-
-        from .frontends.onnx import write as write_onnx
-
-        onnx.save(write_onnx(graph), str(path))
-    elif suffix == ".xml":
-        from .frontends.openvino import write as write_openvino
-
-        write_openvino(graph, path)
-    else:
+    if suffix not in (".onnx", ".xml"):
         raise InputError(f"cannot tell the format to write from '{path}': use .onnx or .xml")
+    try:
+        if suffix == ".onnx":
+            import onnx
+
+            from .frontends.onnx import write as write_onnx
+
+            onnx.save(write_onnx(graph), str(path))
+        else:
+            from .frontends.openvino import write as write_openvino
+
+            write_openvino(graph, path)
+    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
+        raise InputError(f"cannot write '{path}': {getattr(e, 'strerror', None) or e}") \
+            from None
 
 
 __all__ = ["BACKENDS", "Error", "Model", "load", "save"]

@@ -1,6 +1,7 @@
 """The ``itergraph`` command: a thin layer over `itergraph.api`.
 
     itergraph run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--backend numpy|jax|auto]
+                                  (DIR/NAME.npy per output; see `safe_file_names`)
     itergraph info MODEL
     itergraph explain MODEL [--backend jax]
     itergraph convert IN OUT          (.onnx <-> .xml)
@@ -9,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -44,25 +46,87 @@ def _parse_inputs(items: list[str]) -> dict:
             raise InputError(f"--input expects NAME=FILE.npy, got '{item}'")
         try:
             feeds[name] = np.load(file, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read input '{name}' from '{file}': {e}") from e
+        except (OSError, ValueError, MemoryError) as e:
+            raise InputError(f"cannot read input '{name}' from '{file}': "
+                             f"{type(e).__name__}: {e}") from None
     return feeds
+
+
+_SAFE_PUNCTUATION = "._-+="
+_MAX_STEM = 200  # characters; file systems allow 255 bytes per name
+
+
+def safe_file_names(names: list[str]) -> dict[str, str]:
+    """A file name (``STEM.npy``) for each output name, safe to create inside one directory:
+    characters other than letters, digits and ``._-+=`` become ``_`` (so no ``/``, ``\\``,
+    ``..`` path or NUL survives), a leading dot gets a ``_`` before it, long names are cut,
+    and names that would collide (letter case aside) get a ``_2``, ``_3`` ... suffix."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        stem = "".join(ch if ch.isalnum() or ch in _SAFE_PUNCTUATION else "_" for ch in name)
+        if not stem or stem.startswith("."):
+            stem = "_" + stem
+        stem = stem[:_MAX_STEM]
+        candidate, k = stem, 1
+        while candidate.casefold() in taken:
+            k += 1
+            candidate = f"{stem}_{k}"
+        taken.add(candidate.casefold())
+        out[name] = f"{candidate}.npy"
+    return out
+
+
+def _prepare_output_dir(out_dir: Path, names: list[str]) -> dict[str, Path]:
+    """Create `out_dir` and plan one file per output inside it. An existing link or non-file
+    where a file would go is refused before anything is written: no file is ever written
+    outside `out_dir`, and no link is followed."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the output directory '{out_dir}': "
+                         f"{e.strerror or e}") from None
+    if not out_dir.is_dir():
+        raise InputError(f"the output directory '{out_dir}' is not a directory")
+    files = {}
+    for name, file in safe_file_names(names).items():
+        path = out_dir / file
+        if os.path.lexists(path) and (path.is_symlink() or not path.is_file()):
+            what = "a symbolic link" if path.is_symlink() else "not a regular file"
+            raise InputError(f"output '{name}': '{path}' is {what}; itergraph does not write "
+                             "through it (remove it or choose another --output-dir)")
+        files[name] = path
+    return files
+
+
+def _write_npy(path: Path, value) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        raise InputError(f"cannot write '{path}': {e.strerror or e}") from None
+    with os.fdopen(fd, "wb") as f:
+        np.save(f, np.asarray(value), allow_pickle=False)
 
 
 def cmd_run(args) -> int:
     model = api.load(args.model)
+    files = None
+    if args.output_dir:
+        files = _prepare_output_dir(Path(args.output_dir), [v.name for v in model.outputs])
     outs = model.run(_parse_inputs(args.input), backend=args.backend,
                      max_iterations=args.max_iterations)
-    out_dir = Path(args.output_dir) if args.output_dir else None
-    if out_dir:
-        out_dir.mkdir(parents=True, exist_ok=True)
     for name, value in outs.items():
         print(f"{name}: {_summary(value)}")
-        if out_dir is not None:
-            if isinstance(value, list) or value is None:
-                print(f"  (not written: {name} is not a tensor)")
-            else:
-                np.save(out_dir / f"{name}.npy", np.asarray(value))
+        if files is None:
+            continue
+        if isinstance(value, list) or value is None:
+            print(f"  (not written: {name} is not a tensor)")
+            continue
+        path = files[name]
+        if path.name != f"{name}.npy":
+            print(f"  (written as {path}: the output's name is not a safe file name)")
+        _write_npy(path, value)
     return 0
 
 

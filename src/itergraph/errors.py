@@ -35,9 +35,17 @@ class SecurityError(ModelError):
     """The input tried something hostile (XML entity expansion, external entities, ...)."""
 
 
+class LeniencyWarning(UserWarning):
+    """itergraph runs something that a peer engine (ONNX Runtime, OpenVINO) refuses, by a
+    documented choice; the message names the element and the choice."""
+
+
 def where(node) -> str:
-    """A short description of a node for error messages: ``Loop 'name'``."""
+    """A short description of a node for error messages: ``Loop node 'name'``, followed by
+    the element of the user's file it was translated from when that is not the node itself
+    (``meta["element"]``, e.g. an OpenVINO layer's id, name and type)."""
     if node is None:
         return "graph"
     name = getattr(node, "name", "") or "<unnamed>"
-    return f"{node.op_type} node '{name}'"
+    element = (getattr(node, "meta", None) or {}).get("element")
+    return f"{node.op_type} node '{name}'" + (f" ({element})" if element else "")

@@ -16,7 +16,7 @@ def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
     want = DataType(t.dtype).numpy if t.dtype is not None else None
     if not isinstance(x, np.ndarray):
         if isinstance(x, np.generic | int | float | bool | list | tuple):
-            x = np.asarray(x, dtype=want)
+            x = _from_python(x, want, what)
         else:
             raise InputError(f"{what}: expected an array, got {type(x).__name__}")
     if want is not None and x.dtype != want:
@@ -32,6 +32,27 @@ def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
                 raise InputError(f"{what}: dimension {i} must be {d} (shape {_shape(t)}), "
                                  f"got shape {x.shape}")
     return x
+
+
+def _from_python(x: Any, want: np.dtype | None, what: str) -> np.ndarray:
+    """An array from a Python/NumPy scalar or (nested) list: a ragged list, an element that is
+    not a number, a value out of the element type's range, or a conversion of another kind
+    (floats to an integer type, numbers to bool) is the caller's error, never a silent cast."""
+    try:
+        a = np.asarray(x)
+        if a.dtype == object:
+            raise ValueError("the elements are not numbers of one kind")
+        if want is None or a.dtype == want:
+            return a
+        if want != np.dtype(object) and not np.can_cast(a.dtype, want, "same_kind"):
+            raise ValueError(f"{a.dtype} values do not convert to {want} without loss")
+        out = np.asarray(x, dtype=want)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise InputError(f"{what}: cannot make an array of element type {want} from the "
+                         f"given {type(x).__name__}: {e}") from None
+    if a.dtype.kind in "iu" and want.kind in "iu" and a.size and not np.array_equal(out, a):
+        raise InputError(f"{what}: values out of the range of {want}")
+    return out
 
 
 def _shape(t: TensorType) -> str:

@@ -85,11 +85,11 @@ def assert_similar(ref, out, rtol: float, atol: float, where: str = "output",
 
 
 def run_case(case, values: bool = True) -> list:
-    """Run one case through ``itergraph.backend``; raises on any mismatch or error.
+    """Run one case through ``itergraph.onnx_backend``; raises on any mismatch or error.
 
     Returns the outputs of the last data set. ``values=False``: see `assert_similar`.
     """
-    import itergraph.backend as backend
+    import itergraph.onnx_backend as backend
 
     rep = backend.prepare(case.model, "CPU")
     for inputs, expected in case.data_sets:

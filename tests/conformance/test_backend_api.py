@@ -1,4 +1,4 @@
-"""``itergraph.backend``: the ONNX backend API (prepare / run / run_model / run_node)."""
+"""``itergraph.onnx_backend``: the ONNX backend API (prepare / run / run_model / run_node)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from onnx import TensorProto
 from onnx import helper as h
 
-import itergraph.backend as backend
+import itergraph.onnx_backend as backend
 from itergraph import InputError, UnsupportedError
 from onnx_builders import const, model, run_ort, vi
 
@@ -69,3 +69,13 @@ def test_sequences_and_optionals_come_back_as_lists_and_none():
     assert isinstance(seq, list) and len(seq) == 3
     np.testing.assert_array_equal(seq[1], x[1])
     assert none is None
+
+
+def test_public_name_itergraph_backend_still_works():
+    import itergraph.backend as public
+
+    for name in public.__all__:
+        assert getattr(public, name) is getattr(backend, name)
+    assert set(public.__all__) == set(backend.__all__)
+    out = public.run_model(_model(), [np.ones(2, np.float32), np.ones(2, np.float32)])
+    np.testing.assert_allclose(out["p"], [11.0, 21.0])

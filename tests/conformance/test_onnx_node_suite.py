@@ -1,4 +1,4 @@
-"""The ONNX backend node suite through ``itergraph.backend`` (one test per case).
+"""The ONNX backend node suite through ``itergraph.onnx_backend`` (one test per case).
 
 Every case must pass except those in ``known_failures.txt``, which must still fail (so the
 list stays honest). Two kinds of listed case are checked differently, by the prefix of their

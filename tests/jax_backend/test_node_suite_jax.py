@@ -2,7 +2,7 @@
 on the JAX backend.
 
 Same expectations as ``tests/conformance`` (outputs of every data set match the suite's),
-through ``itergraph.backend`` with ``backend="jax"``; parts that cannot compile fall back to
+through ``itergraph.onnx_backend`` with ``backend="jax"``; parts that cannot compile fall back to
 NumPy, so every case must pass.
 """
 
@@ -22,7 +22,7 @@ CASES = [c for c in cases() if any(k in c.name for k in KEYS) and c.name not in 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_node_case_on_jax(case):
-    import itergraph.backend as backend
+    import itergraph.onnx_backend as backend
 
     rep = backend.prepare(case.model, "CPU", backend="jax")
     for inputs, expected in case.data_sets:

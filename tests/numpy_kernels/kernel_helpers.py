@@ -5,19 +5,16 @@ from __future__ import annotations
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from itergraph.backends.numpy.fallback import fallback_factory
-from itergraph.backends.numpy.kernels import KERNELS, load_all
+from itergraph.backends.numpy.kernels import factory_for
 from itergraph.backends.numpy.plan import CompileContext
 from itergraph.ir import Node, Value
 
 
 def call(op: str, *inputs, version: int = 21, n_out: int = 1, **attrs):
     """Run `op` on `inputs` through its kernel (native or fallback) and return its result."""
-    load_all()
     node = Node(op, [None if x is None else Value(f"in{i}") for i, x in enumerate(inputs)],
                 n_out, attrs, version=version, name=f"{op.lower()}_under_test")
-    factory = KERNELS.lookup(op, version) or fallback_factory
-    return factory(node, CompileContext())(*inputs)
+    return factory_for(op, version)(node, CompileContext())(*inputs)
 
 
 def reference(op: str, *inputs, version: int = 21, n_out: int = 1, **attrs):

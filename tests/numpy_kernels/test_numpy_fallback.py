@@ -9,8 +9,9 @@ from onnx import TensorProto
 from onnx import helper as h
 
 from itergraph import UnsupportedError
-from itergraph.backends.numpy.fallback import fallback_factory
-from itergraph.backends.numpy.plan import CompileContext
+from itergraph.backends.numpy.kernels import factory_for, set_default_factory
+from itergraph.backends.numpy.plan import CompileContext, make_kernel
+from itergraph.frontends.onnx.reference_fallback import fallback_factory
 from itergraph.ir import Node, Value
 from onnx_builders import I64, assert_same, const, model, run_ig, run_ort, vi
 
@@ -61,3 +62,18 @@ def test_unknown_domain_is_unsupported_and_named():
     node = Node("Thing", [Value("x")], 1, {}, domain="com.example", version=1, name="t")
     with pytest.raises(UnsupportedError, match="com.example"):
         fallback_factory(node, CompileContext())
+
+
+def test_standard_ops_need_the_registered_default_factory():
+    """The backend knows no fallback of its own: `itergraph` registers the ONNX frontend's."""
+    node = Node("Trilu", [Value("x")], 1, {}, version=18, name="tri")
+    registered = factory_for("Trilu", 18)
+    assert registered is not None
+    set_default_factory(None, [""])
+    try:
+        assert factory_for("Trilu", 18) is None
+        with pytest.raises(UnsupportedError, match="no NumPy kernel for op 'Trilu' of domain ''"):
+            make_kernel(node, CompileContext())
+    finally:
+        set_default_factory(registered, [""])
+    assert factory_for("Trilu", 18) is registered

@@ -45,6 +45,7 @@ def test_attributes():
     a = n.attrs
     assert (a["i"], a["f"], a["s"], a["ints"], a["floats"], a["strings"]) == (
         3, 0.5, "text", [1, 2], [1.5], ["a", "b"])
+    assert type(a["s"]) is str and all(type(x) is str for x in a["strings"])
     np.testing.assert_array_equal(a["t"], np.arange(6, dtype=np.int32).reshape(2, 3))
     assert a["tp"] == TensorType("float32", (2,))
     back = write(g).graph.node[0]

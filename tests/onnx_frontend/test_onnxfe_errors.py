@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import onnx
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
@@ -140,3 +141,18 @@ def test_scan_before_opset_8():
 def test_bad_bytes():
     with pytest.raises(ModelError):
         read(b"this is not a model")
+
+
+@pytest.mark.parametrize("kind", ["s", "strings"])
+def test_attribute_string_not_utf8(kind):
+    node = h.make_node("Custom", ["x"], ["y"], domain="my.dom", name="latin")
+    a = node.attribute.add()
+    a.name = "mode"
+    if kind == "s":
+        a.type, a.s = onnx.AttributeProto.STRING, b"caf\xe9"
+    else:
+        a.type = onnx.AttributeProto.STRINGS
+        a.strings.extend([b"ok", b"caf\xe9"])
+    m = model([node], [vi("x")], [vi("y")], 13)
+    m.opset_import.append(h.make_opsetid("my.dom", 1))
+    raises(m, "latin", "'mode'", "UTF-8")

@@ -291,3 +291,32 @@ def test_precondition_on_int32_iteration_number():
 
     check(g, [{"n": np.array(k, np.int32), "a0": np.array([1, -3], np.float32)}
               for k in (0, 1, 4)], oracle)
+
+
+def test_precondition_reads_a_body_constant_through_an_inner_loop_result():
+    """WHILE i < k where k is the Last of an inner loop whose port result is a body constant
+    the inner body does not otherwise use: the clone before the loop must define it too."""
+    a0 = Value("a0", tensor("float32", (2,)))
+    body = Graph("b")
+    i = Value("i", tensor("int64", ()))
+    a = Value("a", tensor("float32", (2,)))
+    body.inputs = [i, a]
+    limit = const(body, "limit", np.int64(3))
+    once = const(body, "once", np.int64(1))
+    k = Value("k", tensor("int64", ()))
+    inner = Loop(Graph("inner"), [], [Last(limit, k)], trip_count=once, name="inner")
+    body.add(inner)
+    pre = op(body, "Less", [i, k], tensor("bool", ()))
+    one = const(body, "one", np.int64(1))
+    i1 = op(body, "Add", [i, one], tensor("int64", ()))
+    two = const(body, "two", np.float32(2))
+    a1 = op(body, "Mul", [a, two], tensor("float32", (2,)))
+    body.outputs = [i1, a1]
+    out = Value("a_final")
+    i0 = Value("i0", tensor("int64", ()))
+    zero = Node("Constant", [], [i0], {"value": np.array(0, np.int64)}, version=V)
+    loop = Loop(body, [Carried(i0, i, i1), Carried(a0, a, a1)], [Last(a1, out)],
+                precondition=pre, name="while_k")
+    g = Graph("main", [a0], [out], [zero, loop], opset_imports={"": V})
+    check(g, [{"a0": np.array([1, -3], np.float32)}],
+          lambda a0: [a0 * np.float32(8)])

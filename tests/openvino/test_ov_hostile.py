@@ -183,3 +183,32 @@ def test_input_port_without_edge(base):
     xml, weights = base
     xml = xml.replace('<edge from-layer="1" from-port="0" to-layer="2" to-port="1" />', "", 1)
     _expect(ModelError, xml, weights, "no incoming edge")
+
+
+def _nested_tensor_iterators(depth: int) -> str:
+    """A model of `depth` TensorIterators nested in each other; the innermost body passes its
+    Parameter to its Result through a Relu."""
+    port = '<port id="{}" precision="FP32"><dim>2</dim></port>'
+    param = ('<layer id="0" name="p" type="Parameter" version="opset1">'
+             '<data shape="2" element_type="f32"/><output>' + port.format(0) + '</output></layer>')
+    result = ('<layer id="2" name="r" type="Result" version="opset1"><input>' + port.format(0)
+              + '</input></layer>')
+    edges = ('<edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>'
+             '<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/></edges>')
+    middle = ('<layer id="1" name="relu" type="Relu" version="opset1"><input>' + port.format(0)
+              + '</input><output>' + port.format(1) + '</output></layer>')
+    for d in range(depth):
+        middle = (
+            f'<layer id="1" name="ti{d}" type="TensorIterator" version="opset1">'
+            '<port_map><input external_port_id="0" internal_layer_id="0"/>'
+            '<output external_port_id="1" internal_layer_id="2"/></port_map>'
+            '<input>' + port.format(0) + '</input><output>' + port.format(1) + '</output>'
+            f'<body><layers>{param}{middle}{result}</layers>{edges}</body></layer>')
+    return f'<?xml version="1.0"?><net name="m" version="11"><layers>{param}{middle}{result}' \
+           f'</layers>{edges}</net>'
+
+
+def test_bodies_nested_too_deeply():
+    g = read(_nested_tensor_iterators(3))
+    assert [n.op_type for n in g.nodes] == ["Loop"]
+    _expect(ModelError, _nested_tensor_iterators(40), None, "nest deeper than 32 levels")

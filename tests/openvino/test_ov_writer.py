@@ -162,3 +162,28 @@ def test_unwritable_op_names_the_node(tmp_path):
     g = Graph("g", [x], [y], [Node("StringNormalizer", [x], [y], version=10, name="sn")])
     with pytest.raises(UnsupportedError, match="StringNormalizer node 'sn'"):
         write(g, tmp_path / "u.xml")
+
+
+def test_last_port_of_an_outer_value(tmp_path):
+    """A Last port whose result is a value of the enclosing graph (not a body value) becomes a
+    body input passed through to the Result."""
+    x, y = _v("x", shape=(4, 3)), _v("y", shape=(2,))
+    body = Graph("body")
+    piece, acc, acc2 = _v("piece", shape=(1, 3)), _v("acc", shape=(1, 3)), _v("acc2", shape=(1, 3))
+    body.inputs = [piece, acc]
+    body.add(Node("Add", [acc, piece], [acc2], version=17, name="add"))
+    body.outputs = [acc2]
+    acc0 = Value("acc0", tensor("float32", (1, 3)), const=np.zeros((1, 3), np.float32))
+    total, y_out = _v("total", shape=(1, 3)), _v("y_out", shape=(2,))
+    loop = Loop(body, [Sliced(x, piece, axis=0, keep_axis=True), Carried(acc0, acc, acc2)],
+                [Last(acc2, total), Last(y, y_out)], name="L")
+    g = Graph("g", [x, y], [total, y_out], [loop], [acc0], opset_imports={"": 17})
+    feeds = {"x": np.arange(12, dtype=np.float32).reshape(4, 3),
+             "y": np.array([5, 7], np.float32)}
+    want = [feeds["x"].sum(0, keepdims=True), feeds["y"]]
+    for i, (a, b) in enumerate(zip(run_graph(g, feeds).values(), want)):
+        assert_close(a, b, what=f"itergraph output {i}")
+    xml = tmp_path / "m.xml"
+    write(g, xml)
+    for i, (a, b) in enumerate(zip(run_ov(xml, feeds), want)):
+        assert_close(a, b, what=f"OpenVINO on the written IR, output {i}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, rng, transformed
 
 from itergraph.ir import Carried
-from itergraph.passes.carried_layout import applicable, carried_layout
+from itergraph.passes.carried_layout import carried_layout
 from onnx_builders import I64, B, F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, rng, transformed
 
 L, D, S = 6, 32, 4  # steps, long axis, short axis
 
@@ -83,7 +83,7 @@ def _assert_backends_agree(g, g2, feeds):
 
 def test_selective_scan_state_is_carried_transposed():
     g = load(_ssm())
-    assert applicable(g)
+    assert carried_layout.applicable(g)
     g2, count = transformed(g, carried_layout)
     assert count == 1
     assert [n.op_type for n in g2.nodes] == ["Transpose", "Loop", "Transpose"]
@@ -132,7 +132,7 @@ def test_transpose_of_the_state_becomes_identity():
 ])
 def test_loop_with_an_unrewritable_use_is_left_alone(extra, shape):
     g = load(_ssm(extra, "e_t", extra_shape=shape))
-    assert not applicable(g)
+    assert not carried_layout.applicable(g)
     g2, count = transformed(g, carried_layout)
     assert count == 0
     assert [n.op_type for n in g2.nodes] == ["Loop"]
@@ -142,7 +142,7 @@ def test_loop_with_an_unrewritable_use_is_left_alone(extra, shape):
 
 def test_square_state_is_left_alone():
     g = load(_ssm(d=2 * S - 1))
-    assert not applicable(g)
+    assert not carried_layout.applicable(g)
     assert transformed(g, carried_layout)[1] == 0
 
 

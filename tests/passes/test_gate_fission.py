@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, rng, transformed
 
-from itergraph.passes.gate_fission import applicable, gate_fission
+from itergraph.passes.gate_fission import gate_fission
 from onnx_builders import F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, rng, transformed
 
 T, B, IN, H = 5, 3, 4, 6
 
@@ -60,7 +60,7 @@ def _feeds():
                                                   (True, (1,)), (False, (B, 4 * H))])
 def test_split_of_products_becomes_one_product_per_block(split_input, b_shape):
     g = load(_lstm(split_input, b_shape))
-    assert applicable(g)
+    assert gate_fission.applicable(g)
     g2, count = transformed(g, gate_fission)
     assert count == 1
     body_ops = [n.op_type for n in loops(g2)[0].body.nodes]
@@ -74,7 +74,7 @@ def test_split_of_products_becomes_one_product_per_block(split_input, b_shape):
 
 def test_tree_value_read_elsewhere_is_left_alone():
     g = load(_lstm(extra_use=True))
-    assert not applicable(g)
+    assert not gate_fission.applicable(g)
     assert transformed(g, gate_fission)[1] == 0
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, ops, rng, run, transformed
 
 from itergraph.errors import ExecutionError
 from itergraph.ir import Graph, Invariant, Last, Loop, Node, Sliced, Value, tensor
 from itergraph.passes.hoist_invariants import hoist_invariants
 from onnx_builders import I64, F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, ops, rng, run, transformed
 
 BOOL = 9
 

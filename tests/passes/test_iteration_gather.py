@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, ops, rng, run, transformed
 
 from itergraph.errors import ExecutionError
 from itergraph.ir import Carried, Concat, Graph, Loop, Node, Sliced, Value, tensor
 from itergraph.passes.iteration_gather import iteration_gather
 from itergraph.passes.passthrough_condition import passthrough_condition
 from onnx_builders import I64, F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, ops, rng, run, transformed
 
 BOOL = 9
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper as h
-from passutil import assert_same_outputs, load, loops, ops, rng, transformed
 
 from itergraph.ir import Carried, Concat, Graph, Last, Loop, Node, Sliced, Value, tensor
 from itergraph.passes.precompute_sliced import precompute_sliced
 from onnx_builders import I64, F, body, const, model, vi
+from passutil import assert_same_outputs, load, loops, ops, rng, transformed
 
 T, B, IN, H = 6, 2, 3, 4
 

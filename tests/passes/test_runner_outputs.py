@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from passutil import rng, run
 
 from itergraph.ir import Concat, Graph, Loop, Node, Sliced, Value, tensor
+from passutil import rng, run
 
 
 def _loop(stop_after, new_axis, axis, reverse, length=None):

@@ -48,13 +48,18 @@ def test_counts_zero_iterations_and_stacking(elem_shape, n, cond):
         np.testing.assert_array_equal(got["ys"], np.stack(ys))
 
 
-def test_trip_count_as_one_element_1d_tensor():
+def trip_count_1d_model():
+    """Loop(M of shape [1]): x += 1."""
     b = body([h.make_node("Add", ["x_in", "one"], ["x_out"]),
               h.make_node("Identity", ["c_in"], ["c_out"])],
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [])],
              [vi("c_out", B, []), vi("x_out", F, [])], [const("one", 1.0, np.float32)])
-    m = model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
-              [vi("M", I64, [1]), vi("x0", F, [])], [vi("x", F, [])])
+    return model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
+                 [vi("M", I64, [1]), vi("x0", F, [])], [vi("x", F, [])])
+
+
+def test_trip_count_as_one_element_1d_tensor():
+    m = trip_count_1d_model()
     feeds = {"M": np.array([5]), "x0": np.zeros((), np.float32)}
     assert_same(run_ig(m, feeds), run_ort(m, feeds))
     assert float(run_ig(m, feeds)["x"]) == 5.0
@@ -111,44 +116,60 @@ def test_while_loop_without_trip_count_and_false_initial_condition():
             assert got["xs"].shape == (0,) and float(got["x"]) == 1.0
 
 
-def test_runaway_loop_stopped_by_max_iterations():
+def runaway_model():
+    """Loop(cond) whose condition never changes: runs forever."""
     b = body([h.make_node("Identity", ["c_in"], ["c_out"]),
               h.make_node("Identity", ["x_in"], ["x_out"])],
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [])],
              [vi("c_out", B, []), vi("x_out", F, [])])
-    m = model([h.make_node("Loop", ["", "cond", "x0"], ["x"], body=b, name="forever")],
-              [vi("cond", B, []), vi("x0", F, [])], [vi("x", F, [])])
+    return model([h.make_node("Loop", ["", "cond", "x0"], ["x"], body=b, name="forever")],
+                 [vi("cond", B, []), vi("x0", F, [])], [vi("x", F, [])])
+
+
+def test_runaway_loop_stopped_by_max_iterations():
+    m = runaway_model()
     with pytest.raises(ig.IterationLimitError, match="forever"):
         run_ig(m, {"cond": np.array(True), "x0": np.zeros((), np.float32)}, max_iterations=1000)
 
 
-def test_carried_value_that_changes_shape():
+def doubling_model():
+    """Loop(M): x = concat(x, x), a carried value that changes shape."""
     b = body([h.make_node("Concat", ["x_in", "x_in"], ["x_out"], axis=0),
               h.make_node("Identity", ["c_in"], ["c_out"])],
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [None])],
              [vi("c_out", B, []), vi("x_out", F, [None])])
-    m = model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
-              [vi("M", I64, []), vi("x0", F, [None])], [vi("x", F, [None])])
+    return model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
+                 [vi("M", I64, []), vi("x0", F, [None])], [vi("x", F, [None])])
+
+
+def test_carried_value_that_changes_shape():
+    m = doubling_model()
     feeds = {"M": np.array(3), "x0": np.array([1.0, 2.0], np.float32)}
     got = run_ig(m, feeds)
     assert_same(got, run_ort(m, feeds))
     assert got["x"].shape == (16,)
 
 
-def test_scan_output_that_changes_shape_is_an_error_naming_loop_output_and_iteration():
+def growing_scan_output_model():
+    """Loop(M): x = concat(x, x), also a scan output, whose shape must not change."""
     b = body([h.make_node("Concat", ["x_in", "x_in"], ["x_out"], axis=0),
               h.make_node("Identity", ["x_out"], ["y"]),
               h.make_node("Identity", ["c_in"], ["c_out"])],
              [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [None])],
              [vi("c_out", B, []), vi("x_out", F, [None]), vi("y", F, [None])])
-    m = model([h.make_node("Loop", ["M", "", "x0"], ["x", "ys"], body=b, name="grower")],
-              [vi("M", I64, []), vi("x0", F, [None])],
-              [vi("x", F, [None]), vi("ys", F, [None, None])])
+    return model([h.make_node("Loop", ["M", "", "x0"], ["x", "ys"], body=b, name="grower")],
+                 [vi("M", I64, []), vi("x0", F, [None])],
+                 [vi("x", F, [None]), vi("ys", F, [None, None])])
+
+
+def test_scan_output_that_changes_shape_is_an_error_naming_loop_output_and_iteration():
+    m = growing_scan_output_model()
     with pytest.raises(ig.Error, match=r"grower.*output 1.*'ys'.*iteration 1"):
         run_ig(m, {"M": np.array(3), "x0": np.array([1.0], np.float32)})
 
 
-def test_if_inside_loop_body():
+def if_in_body_model():
+    """Loop(M): x = x + i on even iterations, x - i on odd ones (an If in the body)."""
     then_b = body([h.make_node("Add", ["x_in", "i_f"], ["r"])], [], [vi("r", F, [])])
     else_b = body([h.make_node("Sub", ["x_in", "i_f"], ["r2"])], [], [vi("r2", F, [])])
     b = body(
@@ -161,8 +182,12 @@ def test_if_inside_loop_body():
         [vi("c_out", B, []), vi("x_out", F, [])],
         [const("two", 2), const("zero", 0)],
     )
-    m = model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
-              [vi("M", I64, []), vi("x0", F, [])], [vi("x", F, [])])
+    return model([h.make_node("Loop", ["M", "", "x0"], ["x"], body=b)],
+                 [vi("M", I64, []), vi("x0", F, [])], [vi("x", F, [])])
+
+
+def test_if_inside_loop_body():
+    m = if_in_body_model()
     feeds = {"M": np.array(7), "x0": np.zeros((), np.float32)}
     got = run_ig(m, feeds)
     assert_same(got, run_ort(m, feeds))
@@ -172,8 +197,8 @@ def test_if_inside_loop_body():
     assert float(got["x"]) == x
 
 
-def test_three_nested_loops_capturing_from_every_enclosing_scope():
-    # acc += a (outer graph) + i (loop 1 iteration) + j (loop 2) + k (loop 3)
+def nested_loops_model():
+    """acc += a (outer graph) + i (loop 1 iteration) + j (loop 2) + k (loop 3)."""
     l3 = body(
         [h.make_node("Add", ["a", "fi"], ["s1"]), h.make_node("Add", ["s1", "fj"], ["s2"]),
          h.make_node("Cast", ["k"], ["fk"], to=F), h.make_node("Add", ["s2", "fk"], ["s3"]),
@@ -194,9 +219,13 @@ def test_three_nested_loops_capturing_from_every_enclosing_scope():
          h.make_node("Identity", ["acc1_out"], ["trace"])],
         [vi("i", I64, []), vi("c1", B, []), vi("acc1", F, [])],
         [vi("c1_out", B, []), vi("acc1_out", F, []), vi("trace", F, [])], name="l1")
-    m = model([h.make_node("Loop", ["n1", "", "acc0"], ["acc", "traces"], body=l1)],
-              [vi("n1", I64, []), vi("n2", I64, []), vi("n3", I64, []), vi("a", F, []),
-               vi("acc0", F, [])], [vi("acc", F, []), vi("traces", F, [None])])
+    return model([h.make_node("Loop", ["n1", "", "acc0"], ["acc", "traces"], body=l1)],
+                 [vi("n1", I64, []), vi("n2", I64, []), vi("n3", I64, []), vi("a", F, []),
+                  vi("acc0", F, [])], [vi("acc", F, []), vi("traces", F, [None])])
+
+
+def test_three_nested_loops_capturing_from_every_enclosing_scope():
+    m = nested_loops_model()
     feeds = {"n1": np.array(3), "n2": np.array(4), "n3": np.array(5),
              "a": np.array(0.5, np.float32), "acc0": np.zeros((), np.float32)}
     got = run_ig(m, feeds)

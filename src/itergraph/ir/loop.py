@@ -7,13 +7,17 @@ ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops a
     cond = initial_condition if given else True
     outs = {o: [] for o in concat outputs}
     k = 0
-    while (trip_count is None or k < trip_count) and cond \
-            and all(k < s.count() for s in sliced):       # (strict_slices: running out is an error)
-        params = {**state, **{s.param: s.piece(k) for s in sliced},
-                  **{i.param: i.value for i in invariant},
+    while (trip_count is None or k < trip_count) and cond:
+        pieces_left = all(k < s.count() for s in sliced)
+        params = {**state, **{i.param: i.value for i in invariant},
                   iteration_param: k, condition_param: cond}
+        if pieces_left:
+            params.update({s.param: s.piece(k) for s in sliced})
         if precondition is not None and not body(params)[precondition]:
-            break                                          # TensorRT kWHILE
+            break                                          # TensorRT kWHILE, tested first
+        if not pieces_left:
+            if strict_slices: raise ExecutionError        # iterating beyond a sliced input
+            break
         results = body(params)
         for o in concat outputs: outs[o].append(results[o.result])
         state = {c.param: results[c.result] for c in carried}
@@ -25,7 +29,9 @@ ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops a
                `reverse`, padded with zeros to `length` when given
 
 The number of iterations is the least of: the trip count, the slice count of every sliced
-input, and the first iteration whose condition is false. An absent trip count, or one >=
+input, and the first iteration whose condition is false. A kept-axis slice over the whole
+axis (start 0, end -1) whose `part_size` does not divide the axis is an execution error, as in
+OpenVINO. An absent trip count, or one >=
 INT32_MAX (what exporters write for "unbounded"), is unbounded; a negative one is unbounded or
 zero as `Loop.negative_trip_count` says.
 """

@@ -1,9 +1,11 @@
 """Structural checks of a graph. `verify` raises `ModelError` naming what is wrong.
 
 Checked, at every depth: each node input is defined before use (in this graph, earlier, or in
-an enclosing scope); every value is produced once; graph outputs are defined; loop ports bind
-outer values to body parameters and body results that exist; sliced ports have a non-zero
-stride and a positive part size.
+an enclosing scope); every value is produced once in the whole model; graph outputs are
+defined; loop ports bind outer values to body parameters and body results that exist, each
+body parameter exactly once (a port, the iteration or the condition parameter); sliced ports
+have a non-zero stride and a positive part size (1 when they drop their axis); a concat
+length is an outer value.
 """
 
 from __future__ import annotations
@@ -14,16 +16,17 @@ from .loop import Carried, Concat, Loop, Sliced
 
 
 def verify(graph: Graph) -> None:
-    _verify(graph, set())
+    _verify(graph, set(), set())
 
 
 def _name(v: Value) -> str:
     return v.name or f"<value {v.uid}>"
 
 
-def _verify(graph: Graph, outer: set[int]) -> None:
+def _verify(graph: Graph, outer: set[int], seen: set[int]) -> None:
+    """`outer`: values visible from enclosing scopes; `seen`: values defined so far anywhere
+    (SSA: a value has one definition in the whole model, not one per scope)."""
     avail = set(outer)
-    seen: set[int] = set()
 
     def define(v: Value, what: str) -> None:
         if v.uid in seen:
@@ -38,16 +41,16 @@ def _verify(graph: Graph, outer: set[int]) -> None:
             raise ModelError(f"graph '{graph.name}': initializer '{_name(v)}' has no data")
         define(v, "initializer")
     for n in graph.nodes:
+        if isinstance(n, Loop):  # first: its port rules name a misplaced input more precisely
+            _verify_loop(n, avail)
         for i, v in enumerate(n.inputs):
             if v is not None and v.uid not in avail:
                 raise ModelError(
                     f"{where(n)} in graph '{graph.name}': input {i} '{_name(v)}' is not defined "
                     "before use (not a graph input, initializer, earlier output, or outer value)"
                 )
-        if isinstance(n, Loop):
-            _verify_loop(n, avail)
         for g in n.subgraphs():
-            _verify(g, avail)
+            _verify(g, avail, seen)
         for v in n.outputs:
             define(v, f"output of {where(n)}")
     for i, v in enumerate(graph.outputs):
@@ -74,11 +77,18 @@ def _verify_loop(loop: Loop, outer: set[int]) -> None:
     need_result(loop.condition_result, "condition result")
     need_result(loop.precondition, "precondition")
     bound: set[int] = set()
+
+    def bind(v: Value) -> None:
+        if v.uid in bound:
+            raise ModelError(f"{where(loop)}: body parameter '{_name(v)}' is bound twice")
+        bound.add(v.uid)
+
+    for v in (loop.iteration_param, loop.condition_param):
+        if v is not None:
+            bind(v)
     for i, p in enumerate(loop.input_ports):
         need_param(p.param, f"input port {i} parameter")
-        if p.param.uid in bound:
-            raise ModelError(f"{where(loop)}: body parameter '{_name(p.param)}' is bound twice")
-        bound.add(p.param.uid)
+        bind(p.param)
         if isinstance(p, Carried):
             need_result(p.result, f"carried port {i} result")
         if isinstance(p, Sliced):
@@ -89,8 +99,12 @@ def _verify_loop(loop: Loop, outer: set[int]) -> None:
             if not p.keep_axis and p.part_size != 1:
                 raise ModelError(
                     f"{where(loop)}: sliced input {i} drops its axis but part_size != 1")
+    for v in body.inputs:
+        if v.uid not in bound:
+            raise ModelError(f"{where(loop)}: body parameter '{_name(v)}' is bound to nothing "
+                             "(no input port, not the iteration or condition parameter)")
     for i, p in enumerate(loop.output_ports):
         need_result(p.result, f"output port {i} result")
         if isinstance(p, Concat) and p.length is not None and p.length.uid not in outer:
-            raise ModelError(
-                f"{where(loop)}: length of output {i} must be defined outside the loop")
+            raise ModelError(f"{where(loop)}: length of output {i} ('{_name(p.length)}') "
+                             "must be defined outside the loop")

@@ -24,15 +24,6 @@ instead, and has the body compute in that layout:
 - loop outputs (``Last``, ``Concat``) of transposed values get a new loop output followed by
   the inverse ``Transpose`` (a node after the loop) that defines the original output value, so
   readers of the loop's outputs see exactly what they saw before.
-
-All or nothing: a loop is rewritten only if the state's carried result is a transposed value
-and every read of a transposed value can be rewritten (not: other ops, a nested subgraph's
-capture, another carried port's result, a condition). Results are the same up to the rounding
-of reordered sums (a reduction or matrix product over the other axis).
-
-`carried_layout(graph) -> int` rewrites every qualifying carried port of every canonical `Loop`
-at any depth, in place, and returns how many; `applicable(graph)` says whether it would rewrite
-anything (changes nothing).
 """
 
 from __future__ import annotations
@@ -43,6 +34,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Loop
 from ..ir.traits import ELEMENTWISE, Trait, traits
 from ..ir.types import TensorType
+from .base import Pass
 from .loop_motion import STD, LoopScope, body_value_uses, const_value, is_pure, static_shape
 
 MAX_SHORT = 32  # the short axis is at most this long ...
@@ -50,24 +42,42 @@ RATIO = 4  # ... and the long axis at least this many times longer
 PULL_DEPTH = 6  # how far a transpose of a non-state operand is pulled up through its producers
 
 
+class CarriedLayout(Pass):
+    """A loop carries a tall-and-thin rank-2 state transposed (long axis last).
 
-def carried_layout(graph: Graph) -> int:
-    """Carry every qualifying state transposed (see the module docstring); returns the count."""
-    count = 0
-    for g, node in list(graph.walk()):
-        if isinstance(node, Loop):
-            for port in list(node.carried):
-                plan = _plan(node, port)
-                if plan is not None:
-                    _Rewriter(g, node, port, plan).apply()
-                    count += 1
-    return count
+    Applies to: every ``Carried`` port of every canonical `Loop` at any depth whose state has
+    a static shape ``[a, b]`` with ``b <= MAX_SHORT`` and ``a >= RATIO * b``, all or
+    nothing: a port is rewritten (as the module docstring describes) only if the state's
+    carried result is a transposed value and every read of a transposed value can be
+    rewritten (not: other ops, a nested subgraph's capture, another carried port's result, a
+    condition).
+
+    Returns: the number of carried ports rewritten.
+
+    Guarantees: readers of the loop's outputs see what they saw before: results are the same
+    up to the rounding of reordered sums (a reduction or matrix product over the other axis).
+    """
+
+    name = "carried_layout"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        count = 0
+        for g, node in list(graph.walk()):
+            if isinstance(node, Loop):
+                for port in list(node.carried):
+                    plan = _plan(node, port)
+                    if plan is not None:
+                        _Rewriter(g, node, port, plan).apply()
+                        count += 1
+        return count
+
+    def applicable(self, graph: Graph) -> bool:
+        return any(isinstance(n, Loop) and any(_plan(n, p) is not None for p in n.carried)
+                   for _, n in graph.walk())
 
 
-def applicable(graph: Graph) -> bool:
-    """Whether `carried_layout` would rewrite something in `graph` (changes nothing)."""
-    return any(isinstance(n, Loop) and any(_plan(n, p) is not None for p in n.carried)
-               for _, n in graph.walk())
+carried_layout = CarriedLayout()
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -18,16 +18,6 @@ compute it once), an addend with a static last dimension equal to the split dime
 scalar) stays as it is. Additions are kept in the original order and association, so each
 block's element is computed by the same operations as before (matrix products may round
 differently, as a smaller BLAS/XLA product can block the sum differently).
-
-Contract of `gate_fission(graph) -> int` (the number of Split nodes rewritten):
-
-- Changes `graph` in place. Only ``Split`` nodes (domain "", opset >= 13, with constant
-  sizes or sizes implied by an evenly divided static dimension) over the last axis whose
-  input is an ``Add`` tree (or a single ``MatMul``) of the forms above, with at least one
-  ``MatMul`` leaf, and whose inner ``Add``/``MatMul`` values are read by nothing else (so
-  the old tree becomes dead code; it stays in the body and backends skip it).
-- The Split's outputs are replaced, everywhere in the body (nodes, nested captures, loop
-  results, body outputs), by the new block sums.
 """
 
 from __future__ import annotations
@@ -36,6 +26,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
+from .base import Pass
 from .loop_motion import (
     STD,
     LoopScope,
@@ -46,28 +37,45 @@ from .loop_motion import (
 )
 
 
-def gate_fission(graph: Graph) -> int:
-    """Rewrite the gate splits of every loop body in `graph` (see the module docstring)."""
-    count = 0
-    for _, node in list(graph.walk()):
-        if isinstance(node, Loop):
-            count += _fission_loop(node)
-    return count
+class GateFission(Pass):
+    """A loop body's ``Split`` of a sum of matrix products becomes one sum per block.
+
+    Applies to: in every canonical `Loop` body at any depth, ``Split`` nodes (domain "",
+    opset >= 13, with constant sizes or sizes implied by an evenly divided static dimension)
+    over the last axis whose input is an ``Add`` tree (or a single ``MatMul``) of the forms
+    of the module docstring, with at least one ``MatMul`` leaf, and whose inner
+    ``Add``/``MatMul`` values are read by nothing else (so the old tree becomes dead code; it
+    stays in the body and backends skip it). The Split's outputs are replaced, everywhere in
+    the body (nodes, nested captures, loop results, body outputs), by the new block sums.
+
+    Returns: the number of Split nodes rewritten.
+
+    Guarantees: additions keep their order and association, so each block's element is
+    computed by the same operations as before; matrix products may round differently (a
+    smaller BLAS/XLA product can block the sum differently).
+    """
+
+    name = "gate_fission"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        count = 0
+        for _, node in list(graph.walk()):
+            if isinstance(node, Loop):
+                count += _fission_loop(node)
+        return count
+
+    def applicable(self, graph: Graph) -> bool:
+        for _, node in graph.walk():
+            if isinstance(node, Loop):
+                scope = LoopScope(node)
+                uses = body_value_uses(node)
+                if any(_plan(n, scope, uses) is not None for n in node.body.nodes):
+                    return True
+        return False
 
 
-def applicable(graph: Graph) -> bool:
-    """Whether `gate_fission` would rewrite something in `graph` (changes nothing)."""
-    for _, node in graph.walk():
-        if isinstance(node, Loop):
-            scope = LoopScope(node)
-            uses = body_value_uses(node)
-            if any(_plan(n, scope, uses) is not None for n in node.body.nodes):
-                return True
-    return False
-
-
-
-
+gate_fission = GateFission()
 
 
 def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):

@@ -4,19 +4,6 @@ A body node ``Gather(data, i, axis=a)`` where ``i`` is the loop's iteration para
 ``data`` is loop-invariant reads piece k of ``data`` along ``a`` in iteration k: exactly what
 a ``Sliced`` port gives, without a kernel call per iteration (and it lets
 `precompute_sliced` compute what depends on the piece for all iterations at once).
-
-Contract of `iteration_gather(graph) -> int` (the number of Gathers replaced):
-
-- Changes `graph` in place; treats every canonical `Loop` at any depth.
-- Applies to a loop whose iteration parameter has a known rank, 0 (the ONNX iteration
-  number: the piece drops the axis) or 1 (OpenVINO's ``[1]`` current iteration: the piece
-  keeps the axis with size 1), and that either has no sliced input yet or is already marked
-  ``strict_slices``. The Gather's output becomes the parameter of a new
-  ``Sliced(data, axis=a, stride=1)`` port, and the loop is marked ``strict_slices``:
-  iterating beyond the end of `data` stays an execution error (as the Gather's index error
-  was) instead of ending the loop. Only the error's text changes.
-- ``data`` must be loop-invariant (see `loop_motion.LoopScope`): an invariant parameter is
-  replaced by its outer value; a body initializer moves to the enclosing graph.
 """
 
 from __future__ import annotations
@@ -24,18 +11,44 @@ from __future__ import annotations
 from ..ir.graph import Graph
 from ..ir.loop import Loop, Sliced
 from ..ir.types import TensorType
+from .base import Pass
 from .loop_motion import LoopScope
 
 
-def iteration_gather(graph: Graph) -> int:
-    """Replace iteration-indexed Gathers by sliced inputs in every loop of `graph`."""
-    done = 0
-    for node in list(graph.nodes):
-        for g in node.subgraphs():
-            done += iteration_gather(g)
-        if isinstance(node, Loop):
-            done += _convert(graph, node)
-    return done
+class IterationGather(Pass):
+    """Gathers indexed by the iteration number become sliced loop inputs.
+
+    Applies to: body nodes ``Gather(data, i, axis=a)`` of every canonical `Loop` at any
+    depth, where ``i`` is the loop's iteration parameter and ``data`` is loop-invariant (see
+    `loop_motion.LoopScope`), in a loop whose iteration parameter has a known rank, 0 (the
+    ONNX iteration number: the piece drops the axis) or 1 (OpenVINO's ``[1]`` current
+    iteration: the piece keeps the axis with size 1), and that either has no sliced input yet
+    or is already marked ``strict_slices``. The Gather's output becomes the parameter of a
+    new ``Sliced(data, axis=a, stride=1)`` port (an invariant parameter is replaced by its
+    outer value; a body initializer moves to the enclosing graph), and the loop is marked
+    ``strict_slices``.
+
+    Returns: the number of Gathers replaced.
+
+    Guarantees: outputs are unchanged for every input; iterating beyond the end of `data`
+    stays an execution error (as the Gather's index error was) instead of ending the loop.
+    Only the error's text changes.
+    """
+
+    name = "iteration_gather"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        done = 0
+        for node in list(graph.nodes):
+            for g in node.subgraphs():
+                done += self(g)
+            if isinstance(node, Loop):
+                done += _convert(graph, node)
+        return done
+
+
+iteration_gather = IterationGather()
 
 
 def _convert(graph: Graph, loop: Loop) -> int:

@@ -5,30 +5,43 @@ condition input unchanged (often through ``Identity``). The condition then equal
 condition in every iteration, which is what a loop without a condition result does: the
 number of iterations is known when the loop starts, and backends can size their buffers
 and precompute work for all iterations (see `precompute_sliced`).
-
-Contract of `passthrough_condition(graph) -> int` (the number of loops changed): in place,
-for every canonical `Loop` at any depth whose ``condition_result`` is its
-``condition_param``, directly or through a chain of ``Identity`` nodes of the body, sets
-``condition_result`` to None. The condition parameter stays (it keeps receiving the initial
-condition, as before). Outputs are unchanged for every input.
 """
 
 from __future__ import annotations
 
 from ..ir.graph import Graph, Value
 from ..ir.loop import Loop
+from .base import Pass
 
 
-def passthrough_condition(graph: Graph) -> int:
-    """Drop condition results that pass the condition parameter through (see module doc)."""
-    changed = 0
-    for node in graph.nodes:
-        for g in node.subgraphs():
-            changed += passthrough_condition(g)
-        if isinstance(node, Loop) and _passes_through(node):
-            node.condition_result = None
-            changed += 1
-    return changed
+class PassthroughCondition(Pass):
+    """Loops whose condition never changes lose their condition result.
+
+    Applies to: every canonical `Loop` at any depth whose ``condition_result`` is its
+    ``condition_param``, directly or through a chain of ``Identity`` nodes of the body; its
+    ``condition_result`` is set to None. The condition parameter stays (it keeps receiving
+    the initial condition, as before).
+
+    Returns: the number of loops changed.
+
+    Guarantees: outputs are unchanged for every input.
+    """
+
+    name = "passthrough_condition"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        changed = 0
+        for node in graph.nodes:
+            for g in node.subgraphs():
+                changed += self(g)
+            if isinstance(node, Loop) and _passes_through(node):
+                node.condition_result = None
+                changed += 1
+        return changed
+
+
+passthrough_condition = PassthroughCondition()
 
 
 def _passes_through(loop: Loop) -> bool:

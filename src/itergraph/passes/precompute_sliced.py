@@ -5,37 +5,6 @@ invariant ``W``: ``X @ W`` on the whole stacked sequence, sliced the same way, g
 pieces with one large matrix product instead of one small product per iteration. This pass
 moves such body nodes out of the loop; the body then reads their results through new
 ``Sliced`` ports.
-
-Contract of `precompute_sliced(graph) -> int` (the number of nodes moved):
-
-- Changes `graph` in place; treats every canonical `Loop` at any depth, innermost first.
-- Only loops whose iteration count is fixed when they start: no condition result, no
-  precondition, and no trip count unless it is a constant at least the static length of
-  every sliced input on its axis (else the work for pieces that are never used could
-  dominate).
-- A body value is *sliced* when it is a ``Sliced`` port's parameter whose outer value has a
-  known rank, or the output of a moved node. A pure single-output body node moves when it
-  reads at least one sliced value, everything else it reads is loop-invariant
-  (`loop_motion.LoopScope`), and it is one of:
-  * an element-wise op (unary, ``Identity``, ``Clip``, ``Cast``, binary/variadic arithmetic,
-    comparison, logic, ``Where``, ``PRelu``): sliced operands must come from slices with the
-    same axis, rank, bounds and stride over inputs of equal static length on that axis (or
-    from the same port); invariant operands must have a known rank that covers only axes
-    after the sliced axis (so they broadcast the same way against the whole input); and the
-    result must not be provably larger than the sliced operands (no broadcast that
-    multiplies the work and memory by the loop length);
-  * ``MatMul`` with the sliced operand on the left and an invariant rank-2 right-hand side,
-    the sliced axis not being the contracted one; or with an invariant rank-2 left-hand side
-    and the sliced axis being a batch axis of the right-hand side;
-  * ``Unsqueeze`` with constant axes (the sliced axis is carried over to the result).
-- A moved node computes the whole result from the outer values (sliced values replaced by
-  their whole inputs, invariant parameters by their outer values); its body output, where
-  still read in the body or as a loop result, becomes the parameter of a new ``Sliced``
-  port over that result with the original port's bounds, stride, part size and axis kind.
-  The original ports stay (the iteration count is unchanged).
-- Results equal the original's up to floating-point rounding of matrix products (BLAS may
-  block a large product differently); element-wise results are identical. As with
-  `hoist_invariants`, a moved node runs before the loop even if it runs zero iterations.
 """
 
 from __future__ import annotations
@@ -49,6 +18,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop, Sliced
 from ..ir.traits import Trait, traits
 from ..ir.types import DataType, TensorType
+from .base import Pass
 from .loop_motion import LoopScope, body_value_uses, is_pure, move_out
 
 Shape = tuple  # element dims: int or None (unknown)
@@ -76,15 +46,58 @@ class _Piece:
                                     o.keep_axis)
 
 
-def precompute_sliced(graph: Graph) -> int:
-    """Move sliced-only computation out of every loop in `graph` (see the module doc)."""
-    moved = 0
-    for node in list(graph.nodes):
-        for g in node.subgraphs():
-            moved += precompute_sliced(g)
-        if isinstance(node, Loop):
-            moved += _precompute(graph, node)
-    return moved
+class PrecomputeSliced(Pass):
+    """Computation on sliced inputs runs once over the whole input, before the loop.
+
+    Applies to: every canonical `Loop` at any depth, innermost first, whose iteration count
+    is fixed when it starts: no condition result, no precondition, and no trip count unless
+    it is a constant at least the static length of every sliced input on its axis (else the
+    work for pieces that are never used could dominate). A body value is *sliced* when it is
+    a ``Sliced`` port's parameter whose outer value has a known rank, or the output of a
+    moved node. A pure single-output body node moves when it reads at least one sliced
+    value, everything else it reads is loop-invariant (`loop_motion.LoopScope`), and it is
+    one of:
+
+    - an element-wise op (unary, ``Identity``, ``Clip``, ``Cast``, binary/variadic
+      arithmetic, comparison, logic, ``Where``, ``PRelu``): sliced operands must come from
+      slices with the same axis, rank, bounds and stride over inputs of equal static length
+      on that axis (or from the same port); invariant operands must have a known rank that
+      covers only axes after the sliced axis (so they broadcast the same way against the
+      whole input); and the result must not be provably larger than the sliced operands (no
+      broadcast that multiplies the work and memory by the loop length);
+    - ``MatMul`` with the sliced operand on the left and an invariant rank-2 right-hand
+      side, the sliced axis not being the contracted one; or with an invariant rank-2
+      left-hand side and the sliced axis being a batch axis of the right-hand side;
+    - ``Unsqueeze`` with constant axes (the sliced axis is carried over to the result).
+
+    A moved node computes the whole result from the outer values (sliced values replaced by
+    their whole inputs, invariant parameters by their outer values); its body output, where
+    still read in the body or as a loop result, becomes the parameter of a new ``Sliced``
+    port over that result with the original port's bounds, stride, part size and axis kind.
+    The original ports stay (the iteration count is unchanged).
+
+    Returns: the number of nodes moved.
+
+    Guarantees: results equal the original's up to floating-point rounding of matrix
+    products (BLAS may block a large product differently); element-wise results are
+    identical. As with `hoist_invariants`, a moved node runs before the loop even if it runs
+    zero iterations.
+    """
+
+    name = "precompute_sliced"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        moved = 0
+        for node in list(graph.nodes):
+            for g in node.subgraphs():
+                moved += self(g)
+            if isinstance(node, Loop):
+                moved += _precompute(graph, node)
+        return moved
+
+
+precompute_sliced = PrecomputeSliced()
 
 
 # ----------------------------------------------------------------------------- analysis

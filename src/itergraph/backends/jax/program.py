@@ -136,17 +136,13 @@ def _rewritten(graph: Graph) -> Graph:
     carried state is carried transposed, its long axis last, so XLA vectorises along it).
     The caller's graph is never changed."""
     from ...ir.clone import clone_graph
-    from ...passes import carried_layout, gate_fission
+    from ...passes.pipelines import XLA, run_pipeline
 
-    fission = gate_fission.applicable(graph)
-    layout = carried_layout.applicable(graph)
-    if not (fission or layout):
+    todo = [p for p in XLA if p.applicable(graph)]
+    if not todo:
         return graph
     copy = clone_graph(graph)
-    if fission:
-        gate_fission.gate_fission(copy)
-    if layout:
-        carried_layout.carried_layout(copy)
+    run_pipeline(todo, copy)
     return copy
 
 

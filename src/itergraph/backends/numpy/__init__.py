@@ -10,7 +10,6 @@ from typing import Any
 
 from ...errors import InputError
 from ...ir import Graph
-from . import control_flow, loop_runner  # noqa: F401  (register the If and Loop kernels)
 from .plan import CompileContext, Plan, compile_graph
 
 

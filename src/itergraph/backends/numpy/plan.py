@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
-from .kernels import KERNELS, load_all
+from .kernels import factory_for
 
 _plan_ids = itertools.count()
 
@@ -45,12 +45,12 @@ class CompileContext:
 
     With `optimize` (the default) each loop is compiled from a rewritten copy (invariant
     code hoisted, work on sliced inputs done once before the loop; see
-    `itergraph.passes.optimize_loops`); the graph itself is never changed.
+    `itergraph.passes.pipelines.NUMPY`); the graph itself is never changed.
     """
 
     def __init__(self, max_iterations: int | None = None, optimize: bool = True):
         self.max_iterations = max_iterations
-        self.optimize = optimize  # apply the loop rewrites of `passes.optimize_loops`
+        self.optimize = optimize  # apply the loop rewrites of `passes.pipelines.NUMPY`
         self.loops_done: set[int] = set()  # ids of loops the rewrites were tried on
         self._cache: dict[tuple, Plan] = {}
 
@@ -72,19 +72,13 @@ def compile_graph(graph: Graph, max_iterations: int | None = None) -> Plan:
 
 
 def make_kernel(node: Node, ctx: CompileContext) -> Callable:
-    """The run-time closure for `node`, from the kernel table or the onnx.reference fallback."""
-    load_all()
-    factory = KERNELS.lookup(node.op_type, node.version, node.domain)
+    """The run-time closure for `node`, from the kernel table or its domain's default factory."""
+    factory = factory_for(node.op_type, node.version, node.domain)
     if factory is None:
-        if node.domain in ("", "ai.onnx", "ai.onnx.ml"):
-            from .fallback import fallback_factory
-
-            factory = fallback_factory
-        else:
-            raise UnsupportedError(
-                f"{where(node)}: no NumPy kernel for op '{node.op_type}' of domain "
-                f"'{node.domain}' (version {node.version})"
-            )
+        raise UnsupportedError(
+            f"{where(node)}: no NumPy kernel for op '{node.op_type}' of domain "
+            f"'{node.domain}' (version {node.version})"
+        )
     try:
         return factory(node, ctx)
     except Error:

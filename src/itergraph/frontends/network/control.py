@@ -20,11 +20,12 @@ element per iteration.
 from __future__ import annotations
 
 from ...errors import ModelError
-from .core import Layer, Tensor
+from .core import Layer, Tensor, checked_arguments
 from .enums import LayerType, LoopOutput, TripLimit
 from .shapes import merge, norm_axis
 
 
+@checked_arguments
 class Loop:
     """A loop of the network (TensorRT's ILoop). Create with ``network.add_loop()``."""
 
@@ -181,6 +182,7 @@ class LoopOutputLayer(_LoopBoundary):
         return [(x.dtype, x.shape[:axis] + (n,) + x.shape[axis:], None)]
 
 
+@checked_arguments
 class IfConditional:
     """An if-then-else (TensorRT's IIfConditional). Create with ``network.add_if_conditional()``.
 

@@ -1,4 +1,4 @@
-"""Tensors and the layer base class of the network-definition API (TensorRT's ITensor, ILayer).
+"""Tensors, the layer base class and the network's bookkeeping (TensorRT's ITensor, ILayer).
 
 Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` and
 `dtype` come from a small static inference that each layer class implements (`_infer`); a
@@ -8,16 +8,14 @@ and recomputed after any edit of the network (``set_input``, attribute changes).
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ...errors import ModelError
 from .enums import DataType, LayerType, as_dtype
-
-if TYPE_CHECKING:
-    from .network import Network
 
 Shape = tuple[int, ...]
 
@@ -25,7 +23,8 @@ Shape = tuple[int, ...]
 class Tensor:
     """A tensor of the network (TensorRT's ITensor). `name` is settable."""
 
-    def __init__(self, network: Network, name: str, producer: Layer | None = None, index: int = 0):
+    def __init__(self, network: NetworkBase, name: str, producer: Layer | None = None,
+                 index: int = 0):
         self._network = network
         self.name = name
         self._producer = producer
@@ -93,13 +92,41 @@ class Tensor:
 
 
 def _dims(dims, what: str) -> Shape:
+    if isinstance(dims, str | bytes):
+        raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     try:
         out = tuple(int(d) for d in dims)
-    except TypeError:
+        exact = all(d == o for d, o in zip(dims, out))
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{what}: dimensions must be integers, got {dims!r}") from None
+    if not exact:
+        raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     if any(d < -1 for d in out):
         raise ModelError(f"{what}: dimensions must be >= -1, got {out}")
+    if any(d >= 2**63 for d in out):
+        raise ModelError(f"{what}: dimensions must fit in int64, got {out}")
     return out
+
+
+def checked_arguments(cls):
+    """Class decorator: a bad argument to an ``add_*`` method (a `ValueError`, `TypeError` or
+    `OverflowError` while converting it: an unknown enum value, an axis that is not an
+    integer) becomes a `ModelError` naming the method and the value, as TensorRT refuses it."""
+
+    def wrap(name, fn):
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (ValueError, TypeError, OverflowError) as e:
+                raise ModelError(f"{name}: bad argument: {e}") from None
+
+        return method
+
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("add_") and callable(fn):
+            setattr(cls, name, wrap(name, fn))
+    return cls
 
 
 class Layer(ABC):
@@ -115,7 +142,7 @@ class Layer(ABC):
     _n_outputs = 1
     _check_at_creation = True  # False: attributes set after creation can make it valid
 
-    def __init__(self, network: Network, inputs: list[Tensor | None]):
+    def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
         object.__setattr__(self, "_network", network)
         self._inputs: list[Tensor | None] = list(inputs)
         self._index = len(network._layers)
@@ -193,6 +220,8 @@ class Layer(ABC):
         self._refreshing = True
         try:
             infos = self._infer()
+        except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+            raise ModelError(f"{self._what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
         version = self._network._version
@@ -205,3 +234,37 @@ class Layer(ABC):
 
     def __repr__(self) -> str:
         return f"<{self._type.value} layer {self._name!r}>"
+
+
+class NetworkBase:
+    """What tensors and layers see of the network that holds them: its layers, inputs and
+    outputs, and an edit counter (`_version`) that invalidates their cached inference.
+    `Network` (:mod:`.network`) adds TensorRT's ``add_*`` API on top.
+    """
+
+    def __init__(self):
+        self._layers: list[Layer] = []
+        self._inputs: list[Tensor] = []
+        self._outputs: list[Tensor] = []
+        self._version = 0
+
+    def _touch(self) -> None:
+        self._version += 1
+
+    def _own(self, t, what: str) -> None:
+        if not isinstance(t, Tensor):
+            raise ModelError(f"{what}: expected a network tensor, got {type(t).__name__}")
+        if t._network is not self:
+            raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
+
+    def _add(self, layer: Layer) -> Layer:
+        self._layers.append(layer)
+        self._touch()
+        try:
+            layer._refresh()  # infer now, so that mistakes are reported where they are made
+        except ModelError:
+            if layer._check_at_creation:
+                raise
+            # attributes set after creation (axis, reshape_dims...) may still fix it: the
+            # error is raised when the output's shape is read, or when the network is built
+        return layer

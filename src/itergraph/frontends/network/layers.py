@@ -54,7 +54,10 @@ class ConstantLayer(Layer):
                 f"{self._what()}: {arr.size} weights do not fill shape {shape} "
                 f"({volume(shape)} elements)"
             )
-        dt = as_dtype(arr.dtype)
+        try:
+            dt = as_dtype(arr.dtype)
+        except ModelError as e:
+            raise ModelError(f"{self._what()}: weights of {e}") from None
         return [(dt, shape, arr.reshape(shape).astype(to_numpy(dt)))]
 
 

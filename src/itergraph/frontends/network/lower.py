@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ...errors import ModelError
 from ...ir import DataType as IRDataType
 from ...ir import Graph, Node, Value, tensor
 from . import layers as L
@@ -243,7 +244,7 @@ def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
     x_t = layer._inputs[0]
     x = em.value(x_t)
     rank = len(x_t.shape)
-    first = L._perm(layer.first_transpose, rank, "")
+    first = L._perm(layer.first_transpose, rank, layer._what())
     if list(first) != list(range(rank)):
         x = em.node("Transpose", [x], {"perm": list(first)})
     target = layer.target_dims()
@@ -254,7 +255,7 @@ def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
             shape = em.ints(target)
         x = em.node("Reshape", [x, shape], {"allowzero": 0 if layer.zero_is_placeholder else 1})
     out_rank = len(layer._outputs[0].shape)
-    second = L._perm(layer.second_transpose, out_rank, "")
+    second = L._perm(layer.second_transpose, out_rank, layer._what())
     if list(second) != list(range(out_rank)):
         x = em.node("Transpose", [x], {"perm": list(second)})
     if x is em.value(x_t):
@@ -263,7 +264,7 @@ def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
 
 
 def _concat(layer: L.ConcatenationLayer, em: Emitter) -> Value:
-    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), "")
+    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), layer._what())
     return em.node("Concat", [em.value(t) for t in layer._inputs], {"axis": axis})
 
 
@@ -291,7 +292,7 @@ def _slice(layer: L.SliceLayer, em: Emitter) -> Value:
 
 
 def _gather(layer: L.GatherLayer, em: Emitter) -> Value:
-    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), "")
+    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), layer._what())
     return em.node("Gather", [em.value(t) for t in layer._inputs], {"axis": axis})
 
 
@@ -327,5 +328,8 @@ LOWER = {
 def lower_layer(layer, em: Emitter) -> None:
     """Emit `layer` into the current graph and bind its output tensor."""
     em.prefix = layer.name
-    v = LOWER[type(layer)](layer, em)
+    try:
+        v = LOWER[type(layer)](layer, em)
+    except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+        raise ModelError(f"{layer._what()}: {type(e).__name__}: {e}") from None
     em.bind(layer._outputs[0], v)

@@ -14,8 +14,9 @@ import numpy as np
 
 from ...errors import ModelError
 from . import layers as L
+from .build import build
 from .control import IfConditional, Loop
-from .core import Layer, Tensor, _dims
+from .core import Layer, NetworkBase, Tensor, _dims, checked_arguments
 from .enums import (
     ActivationType,
     ElementWiseOperation,
@@ -23,6 +24,7 @@ from .enums import (
     ReduceOperation,
     UnaryOperation,
     as_dtype,
+    to_numpy,
 )
 
 
@@ -32,8 +34,6 @@ class Weights:
     def __init__(self, a=None, dtype=None):
         arr = np.zeros(0, np.float32) if a is None else np.asarray(a)
         if dtype is not None:
-            from .enums import to_numpy
-
             arr = arr.astype(to_numpy(as_dtype(dtype)))
         self._array = arr
 
@@ -53,40 +53,16 @@ class Weights:
         return self._array
 
 
-class Network:
+@checked_arguments
+class Network(NetworkBase):
     """A network definition. Layers are added with ``add_*``; `to_graph` builds the IR."""
 
     def __init__(self, flags: int = 0):
+        super().__init__()
         self.name = "network"
         self._flags = flags
-        self._layers: list[Layer] = []
-        self._inputs: list[Tensor] = []
-        self._outputs: list[Tensor] = []
         self._loops: list[Loop] = []
         self._conditionals: list[IfConditional] = []
-        self._version = 0
-
-    # -- bookkeeping ----------------------------------------------------------------------
-    def _touch(self) -> None:
-        self._version += 1
-
-    def _own(self, t, what: str) -> None:
-        if not isinstance(t, Tensor):
-            raise ModelError(f"{what}: expected a network tensor, got {type(t).__name__}")
-        if t._network is not self:
-            raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
-
-    def _add(self, layer: Layer) -> Layer:
-        self._layers.append(layer)
-        self._touch()
-        try:
-            layer._refresh()  # infer now, so that mistakes are reported where they are made
-        except ModelError:
-            if layer._check_at_creation:
-                raise
-            # attributes set after creation (axis, reshape_dims...) may still fix it: the
-            # error is raised when the output's shape is read, or when the network is built
-        return layer
 
     def _layer(self, cls, *inputs: Tensor, args=()) -> Layer:
         for i, t in enumerate(inputs):
@@ -209,8 +185,6 @@ class Network:
     # -- building -------------------------------------------------------------------------
     def to_graph(self):
         """Check the network and build its itergraph IR `Graph` (see :mod:`.build`)."""
-        from .build import build
-
         return build(self)
 
 

@@ -43,10 +43,6 @@ def owner(layer: Layer) -> Scope | None:
     return getattr(layer, "_loop", None) or getattr(layer, "_conditional", None)
 
 
-def scope_name(s: Scope | None) -> str:
-    return "the network (outside every loop)" if s is None else s.what()
-
-
 def tensor_desc(t: Tensor) -> str:
     """``'name' (output of Layer 'x')``, or just the layer when the tensor has its default name."""
     p = t.producer

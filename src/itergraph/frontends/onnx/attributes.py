@@ -1,13 +1,16 @@
 """ONNX ``AttributeProto`` <-> IR attribute values.
 
-Reading: ints -> int, floats -> float, strings -> str (bytes that are not UTF-8 stay bytes),
-tensors -> NumPy arrays, sparse tensors -> dense arrays, graphs -> IR `Graph` (through a
-callback that converts them in the right scope), type protos -> IR types; the repeated forms
-give lists. The ONNX attribute kind is remembered in ``node.meta["onnx_attr_types"]`` so that
-ambiguous values (an empty list) are written back with the same kind.
+Reading: ints -> int, floats -> float, strings -> str (decoded as UTF-8, so that an attribute
+string read from ONNX is always a ``str`` in the IR; bytes that are not UTF-8 are a
+`ModelError`), tensors -> NumPy arrays, sparse tensors -> dense arrays, graphs -> IR `Graph`
+(through a callback that converts them in the right scope), type protos -> IR types; the
+repeated forms give lists. The ONNX attribute kind is remembered in
+``node.meta["onnx_attr_types"]`` so that ambiguous values (an empty list) are written back
+with the same kind.
 
 Writing: the kind comes from the operator schema when there is one, else from the kind
-remembered at reading, else from the Python value.
+remembered at reading, else from the Python value. Strings are encoded as UTF-8 (``bytes`` in
+a hand-built graph are written as they are).
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from .types import sparse_from_onnx, tensor_from_onnx, tensor_to_onnx, type_from
 A = AttributeProto
 
 
-def _str(b: bytes) -> str | bytes:
+def _str(b: bytes) -> str:
     try:
         return b.decode("utf-8")
-    except UnicodeDecodeError:
-        return b
+    except UnicodeDecodeError as e:
+        raise ModelError(f"string {b[:32]!r} is not valid UTF-8 ({e.reason} at byte "
+                         f"{e.start})") from None
 
 
 def attr_from_onnx(a: AttributeProto, subgraph: Callable[[onnx.GraphProto], Graph],

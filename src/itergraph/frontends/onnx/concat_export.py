@@ -18,7 +18,7 @@ from ...ir.loop import Concat, Loop
 from ...ir.types import DataType
 from .emit import INT64_MAX, Emitter
 from .export_common import dtype_of, norm_axis, rank_of
-from .types import dtype_to_onnx
+from .types import dtype_to_onnx, tensor_to_onnx
 
 I64 = 7
 
@@ -85,8 +85,6 @@ def _pad(w, loop, env, E: Emitter, o: Concat, cur: str, axis: int, rank: int | N
         if rank is None or axis + 1 < rank:
             parts.append(E.slice(shape, [axis + 1], [INT64_MAX], [0]))
         block_shape = parts[0] if len(parts) == 1 else E.op("Concat", parts, "pad_shape", axis=0)
-        from .types import tensor_to_onnx
-
         zero = tensor_to_onnx(np.zeros((1,), dtype=helper.tensor_dtype_to_np_dtype(
             dtype_to_onnx(dt))))
         zeros = E.op("ConstantOfShape", [block_shape], "pad_zeros", value=zero)
@@ -96,4 +94,3 @@ def _pad(w, loop, env, E: Emitter, o: Concat, cur: str, axis: int, rank: int | N
                                "element type nor its rank is known")
     pads = E._vec([0] * (rank + axis) + [amount] + [0] * (rank - axis - 1))
     return E.op("Pad", [cur, pads], "padded")
-

@@ -1,7 +1,7 @@
 """Emitting ONNX nodes into a node list, with integer expressions folded when constant.
 
 `Emitter` appends ``NodeProto``s to one list (a graph's or a loop body's) and names their
-outputs through the model-wide `Namer` of :mod:`.writer`. `Int` values are either Python ints
+outputs through the model-wide `Namer` of :mod:`.naming`. `Int` values are either Python ints
 (known when writing) or names of int64 scalars computed at run time; arithmetic on two known
 ints folds, so static shapes give constant trip counts and slice bounds.
 """

@@ -1,4 +1,8 @@
-"""Helpers shared by the Scan and Loop lowerings of the canonical loop."""
+"""Helpers shared by the ONNX writer and its Scan and Loop lowerings of the canonical loop.
+
+The writer object they take (``w``) is duck-typed: it names values (``name``, ``define``,
+``fresh``), writes nodes (``node``) and graph outputs (``outputs``); see :mod:`.writer`.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,39 @@ import onnx
 from onnx import helper
 
 from ...errors import UnsupportedError, where
-from ...ir.graph import Graph, Value
+from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Last, Loop
-from ...ir.types import DataType, TensorType
+from ...ir.traversal import toposort
+from ...ir.types import DataType, OptionalType, SequenceType, TensorType
 from .emit import Emitter
+from .types import tensor_to_onnx, type_to_onnx
+
+
+def ordered(g: Graph) -> list[Node]:
+    """`g`'s nodes in topological order (captures in subgraphs count), without editing `g`."""
+    tmp = Graph(g.name, nodes=g.nodes)
+    toposort(tmp)
+    return tmp.nodes
+
+
+def declarable(t) -> bool:
+    """Whether an IR type is complete enough to declare in ONNX (element types known)."""
+    if isinstance(t, TensorType):
+        return t.dtype is not None
+    if isinstance(t, SequenceType | OptionalType):
+        return t.elem is not None and declarable(t.elem)
+    return False
+
+
+def value_info(name: str, t, shape: bool = True) -> onnx.ValueInfoProto:
+    """``ValueInfoProto`` `name` of IR type `t` (untyped when `t` is not `declarable`;
+    without its shape unless `shape`)."""
+    vi = onnx.ValueInfoProto(name=name)
+    if declarable(t):
+        if not shape and isinstance(t, TensorType):
+            t = TensorType(t.dtype, None)
+        vi.type.CopyFrom(type_to_onnx(t))
+    return vi
 
 
 def rank_of(v: Value | None) -> int | None:
@@ -52,7 +85,6 @@ def output_type(loop: Loop, port) -> TensorType | None:
         axis = axis + len(shape) if axis < 0 else axis
         shape[axis] = None
     return TensorType(r.dtype, tuple(shape))
-
 
 
 def norm_axis(loop: Loop, axis: int, rank: int | None, what: str) -> int:
@@ -99,9 +131,6 @@ def copy_last(w, loop: Loop, env, E: Emitter, finals: list[str], rest: list) -> 
 
 
 def emit_body(w, body: Graph, benv, bnodes) -> list[onnx.TensorProto]:
-    from .types import tensor_to_onnx
-    from .writer import ordered
-
     inits = [tensor_to_onnx(v.const, w.define(benv, v)) for v in body.initializers]
     for n in ordered(body):
         w.node(n, benv, bnodes)

@@ -41,11 +41,14 @@ from .export_common import (
     final_names,
     no_shape,
     norm_axis,
+    ordered,
     rank_of,
     subgraph,
+    value_info,
 )
+from .naming import Env
 from .scan_export import emit_scan, scan_form
-from .types import dtype_to_onnx
+from .types import dtype_to_onnx, tensor_to_onnx
 
 I64 = 7  # onnx.TensorProto.INT64
 
@@ -128,20 +131,13 @@ def _param_deps(body: Graph, target: Value) -> tuple[list[Node], set[int]]:
         if n is None or id(n) in need:
             continue
         need.add(id(n))
-        stack.extend(x for x in n.inputs if x is not None)
-        for g in n.subgraphs():
-            stack.extend(g.captures())
-    from .writer import ordered
-
+        stack.extend(n.reads())
     return [n for n in ordered(body) if id(n) in need], reached
 
 
 def _clone_precondition(w, loop: Loop, base_env, nodes, E: Emitter, state: list[str],
                         iteration: Int, outside: bool) -> str:
     """Emit the precondition's computation with carried params bound to `state`."""
-    from .types import tensor_to_onnx
-    from .writer import Env
-
     body = loop.body
     pre = loop.precondition
     deps, reached = _param_deps(body, pre)
@@ -164,9 +160,7 @@ def _clone_precondition(w, loop: Loop, base_env, nodes, E: Emitter, state: list[
     if outside:
         for p in loop.invariant:
             env.names[p.param.uid] = w.name(base_env, p.value, where(loop))
-        used = {x.uid for n in deps for x in n.inputs if x is not None} | {pre.uid}
-        for g in (sg for n in deps for sg in n.subgraphs()):
-            used.update(v.uid for v in g.captures())
+        used = {x.uid for n in deps for x in n.reads()} | {pre.uid}
         for v in body.initializers:
             if v.uid in used:
                 E.op("Constant", [], out=w.define(env, v), value=tensor_to_onnx(v.const))
@@ -176,8 +170,6 @@ def _clone_precondition(w, loop: Loop, base_env, nodes, E: Emitter, state: list[
 
 
 def _emit_loop(w, loop: Loop, env, nodes) -> None:
-    from .writer import Env, value_info
-
     lname = where(loop)
     E = Emitter(nodes, w.namer, w.opset)
     infos = [_slice_info(w, loop, env, E, i, s) for i, s in enumerate(loop.sliced)]

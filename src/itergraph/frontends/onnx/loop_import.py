@@ -13,21 +13,28 @@ A negative ``M`` runs no iteration (ONNX Runtime and the reference evaluator agr
 ``negative_trip_count="zero"``.
 
 The versions differ only in the types they allow (sequences from 13, optionals from 16, new
-element types later), which the conversion does not depend on.
+element types later), which the conversion does not depend on but checks: a body value of a
+type the node's version does not allow is a `ModelError`, as are a body whose input count is
+not 2 + N (checked before the body is read), an iteration number or condition of the wrong
+type, a trip count or condition that statically holds more than one element, and a carried
+value whose type changes (an optional and its contents count as one type). An error inside
+the body names the Loop too.
 """
 
 from __future__ import annotations
 
 import onnx
 
-from ...errors import ModelError
-from ...ir.graph import Value
+from ...errors import Error, ModelError
+from ...ir.graph import Graph, Value
 from ...ir.loop import Carried, Concat, Last, Loop
-from .reader import Reader, where
+from ...ir.types import TensorType
+from .node_import import where
+from .schema_check import allowed_types, type_string
 from .scope import Scope
 
 
-def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 outputs: list[Value], version: int) -> Loop:
     if len(inputs) < 2:
         raise ModelError(f"{where(p)}: expects at least 2 inputs (M, cond; either may be the "
@@ -37,7 +44,8 @@ def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
     for i, v in enumerate(init):
         if v is None:
             raise ModelError(f"{where(p)}: loop-carried input {i} (node input {i + 2}) is empty")
-    body = r.body(p, scope)
+    _check_arity_first(p, n + 2)
+    body = body_in_context(r, p, scope)
     if len(body.inputs) != n + 2:
         raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected 2 + N = "
                          f"{n + 2} (iteration number, condition, {n} loop-carried values)")
@@ -50,6 +58,17 @@ def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
                          f"{n + k} ({n} loop-carried values, {k} scan outputs)")
     iter_param, cond_param = body.inputs[0], body.inputs[1]
     cond_out = body.outputs[0]
+    for v, what in ((m, "trip count M"), (cond, "condition cond")):
+        _check_one_element(p, v, what)
+    _check_type(p, iter_param, "tensor(int64)", "the body's iteration number (input 0)")
+    _check_type(p, cond_param, "tensor(bool)", "the body's condition (input 1)")
+    _check_type(p, cond_out, "tensor(bool)", "the body's condition (output 0)")
+    for i in range(n):
+        check_carried(p, f"loop-carried value {i}", init[i], body.inputs[2 + i],
+                      body.outputs[1 + i])
+    check_allowed(p, "Loop", version, 2,
+                  [(f"loop-carried value {i}", body.inputs[2 + i]) for i in range(n)]
+                  + [(f"scan output {j}", body.outputs[1 + n + j]) for j in range(k)])
     carried = [Carried(init[i], body.inputs[2 + i], body.outputs[1 + i]) for i in range(n)]
     outs: list = [Last(body.outputs[1 + i], outputs[i]) for i in range(n)]
     outs += [Concat(body.outputs[1 + n + j], outputs[n + j], axis=0, new_axis=True)
@@ -59,3 +78,78 @@ def import_loop(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
                 origin_attrs={"opset": version, "version": r.since(p, version)},
                 negative_trip_count="zero")
+
+
+def _check_arity_first(p: onnx.NodeProto, n_inputs: int) -> None:
+    """The body's input count, checked before the body is read: a body that lacks an input
+    would otherwise be reported as a body node reading an undefined value."""
+    for a in p.attribute:
+        if a.name == "body" and a.type == onnx.AttributeProto.GRAPH and \
+                len(a.g.input) != n_inputs:
+            raise ModelError(f"{where(p)}: body has {len(a.g.input)} inputs; expected 2 + N = "
+                             f"{n_inputs} (iteration number, condition, {n_inputs - 2} "
+                             "loop-carried values)")
+
+
+def body_in_context(r, p: onnx.NodeProto, scope: Scope) -> Graph:
+    """`p`'s body; an error inside it names `p` too (the same error class)."""
+    try:
+        return r.body(p, scope)
+    except Error as e:
+        if str(e).startswith(where(p)):
+            raise
+        raise type(e)(f"{where(p)}: in its body: {e}") from e
+
+
+def _check_one_element(p: onnx.NodeProto, v: Value | None, what: str) -> None:
+    t = v.type if v is not None else None
+    if isinstance(t, TensorType) and t.shape is not None and all(
+            isinstance(d, int) for d in t.shape):
+        count = 1
+        for d in t.shape:
+            count *= d
+        if count != 1:
+            raise ModelError(f"{where(p)}: {what} ('{v.name}') has shape {list(t.shape)}; it "
+                             "must hold one element")
+
+
+def _check_type(p: onnx.NodeProto, v: Value, want: str, what: str) -> None:
+    ts = type_string(v.type)
+    if ts is not None and ts != want:
+        raise ModelError(f"{where(p)}: {what} '{v.name}' is declared {ts}; it must be {want}")
+
+
+def check_carried(p: onnx.NodeProto, what: str, init: Value, param: Value,
+                  result: Value) -> None:
+    """A carried value keeps one type: the initial value, the body's input and its output
+    (an optional and its contents count as one type: a body may return the contents)."""
+    types = [(_unwrapped(type_string(v.type)), role, v) for v, role in
+             ((init, "enters the loop as"), (param, "the body reads it as"),
+              (result, "the body returns"))]
+    known = [t for t in types if t[0] is not None]
+    for ts, role, v in known[1:]:
+        if ts != known[0][0]:
+            raise ModelError(f"{where(p)}: {what}: {known[0][1]} {known[0][0]} "
+                             f"('{known[0][2].name}') but {role} {ts} ('{v.name}'); a carried "
+                             "value keeps one type")
+
+
+def check_allowed(p: onnx.NodeProto, op: str, version: int, index: int,
+                  values: list[tuple[str, Value]]) -> None:
+    """Body values of a loop hold types the op's version allows for its variadic input
+    `index` (``Loop``-13 carries no optional and no bfloat16: those start with Loop-16)."""
+    allowed = allowed_types(op, version, index)
+    if not allowed:
+        return
+    for what, v in values:
+        ts = type_string(v.type)
+        if ts is not None and ts not in allowed:
+            since = onnx.defs.get_schema(op, version, "").since_version
+            raise ModelError(f"{where(p)}: {what} ('{v.name}') is {ts}, a type {op}-{since} "
+                             f"(opset {version}) cannot hold; a newer opset may allow it")
+
+
+def _unwrapped(ts: str | None) -> str | None:
+    while ts is not None and ts.startswith("optional("):
+        ts = ts[len("optional("):-1]
+    return ts

@@ -4,12 +4,18 @@
 inlined first, ONNX shape inference fills in value types where it can, and then every graph
 is converted with ONNX scoping (see :mod:`.scope`): outer names become direct references to
 the outer `Value` objects. Every node gets ``version`` = the opset its domain is imported at.
+Each node is converted by its entry in :mod:`.import_table` (op, domain and version):
 ``Loop`` and ``Scan`` become the canonical `itergraph.ir.Loop` (:mod:`.loop_import`,
 :mod:`.scan_import`); everything else, ``If`` included, becomes an ordinary `Node` whose graph
-attributes are IR graphs.
+attributes are IR graphs (:mod:`.node_import`).
 
 An initializer that is also listed as a graph input (IR version < 4 style) is read as an
 initializer (a constant); its name is kept in ``graph.meta["overridable_initializers"]``.
+
+Refused with a `ModelError` (an `UnsupportedError` for what is merely too new): an empty or
+unparsable file, an ``ir_version`` below 1 or above what the installed onnx knows, a graph
+without outputs, and any standard node that breaks its schema (:mod:`.schema_check`). External
+data is read per tensor, from regular files inside the model's directory only (`types`).
 """
 
 from __future__ import annotations
@@ -19,44 +25,47 @@ from typing import Any
 
 import onnx
 
-from ...errors import ModelError, UnsupportedError
+from ...errors import InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.traversal import toposort
 from ...ir.types import TensorType
 from ...ir.verifier import verify
 from .attributes import attr_from_onnx
+from .import_table import importer_for
+from .node_import import DEFAULT_DOMAINS, domain_of, where
+from .schema_check import check_node
 from .scope import Scope
 from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
-
-DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 class UnsupportedOpsetError(ModelError, UnsupportedError):
     """The model imports an opset this reader does not know (both a model and support error)."""
 
 
-def where(p: onnx.NodeProto) -> str:
-    return f"{p.op_type} node '{p.name or '<unnamed>'}'"
-
-
 def _load(model: Any) -> tuple[onnx.ModelProto, str]:
     if isinstance(model, onnx.ModelProto):
         return model, ""
     if isinstance(model, bytes | bytearray | memoryview):
-        try:
-            return onnx.load_from_string(bytes(model)), ""
-        except Exception as e:  # noqa: BLE001 - protobuf DecodeError and friends
-            raise ModelError(f"cannot parse ONNX model bytes: {e}") from e
+        return _parse(bytes(model), "ONNX model bytes"), ""
     if isinstance(model, str | os.PathLike):
         path = os.fspath(model)
         try:
-            proto = onnx.load(path)
-        except OSError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise ModelError(f"cannot parse ONNX model '{path}': {e}") from e
-        return proto, os.path.dirname(os.path.abspath(path))
-    raise TypeError(f"read() expects a ModelProto, a path or bytes, not {type(model).__name__}")
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModelError(f"cannot read ONNX model '{path}': {e.strerror}") from None
+        # external data is read per tensor, where its location is checked (`types`)
+        return _parse(data, f"ONNX model '{path}'"), os.path.dirname(os.path.abspath(path))
+    raise InputError(f"read() expects a ModelProto, a path or bytes, not {type(model).__name__}")
+
+
+def _parse(data: bytes, what: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelError(f"cannot parse {what}: it is empty")
+    try:
+        return onnx.load_from_string(data)
+    except Exception as e:  # noqa: BLE001 - protobuf DecodeError and friends
+        raise ModelError(f"cannot parse {what}: {e}") from e
 
 
 def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
@@ -74,7 +83,18 @@ def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
     return proto
 
 
+def _check_ir_version(proto: onnx.ModelProto) -> None:
+    ir = int(proto.ir_version)
+    if ir < 1:
+        raise ModelError(f"the model's ir_version {ir} is not valid: an ONNX model states the "
+                         "IR version it was written for (1 or more)")
+    if ir > onnx.IR_VERSION:
+        raise UnsupportedError(f"the model's ir_version {ir} is newer than this reader knows "
+                               f"(onnx {onnx.__version__} reads up to {onnx.IR_VERSION})")
+
+
 def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
+    _check_ir_version(proto)
     opsets: dict[str, int] = {}
     for o in proto.opset_import:
         dom = "" if o.domain in DEFAULT_DOMAINS else o.domain
@@ -94,6 +114,8 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
     """Convert an ONNX model to an IR graph (the main graph, with ``opset_imports`` set)."""
     proto, base_dir = _load(model)
     opsets = _opsets(proto)
+    if not proto.graph.output:
+        raise ModelError(f"the model's graph '{proto.graph.name}' has no outputs")
     proto = _prepare(proto)
     reader = Reader(opsets, base_dir)
     g = reader.graph(proto.graph, None)
@@ -175,7 +197,7 @@ class Reader:
     # nodes ---------------------------------------------------------------------------------
 
     def version_of(self, p: onnx.NodeProto) -> int:
-        dom = "" if p.domain in DEFAULT_DOMAINS else p.domain
+        dom = domain_of(p)
         if dom not in self.opsets:
             raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by the model "
                              "(no opset_import entry)")
@@ -209,19 +231,9 @@ class Reader:
     def node(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> Node:
         version = self.version_of(p)
         inputs = self.resolve(p, scope)
-        if p.domain in DEFAULT_DOMAINS and p.op_type in ("Loop", "Scan"):
-            from .loop_import import import_loop
-            from .scan_import import import_scan
-
-            fn = import_loop if p.op_type == "Loop" else import_scan
-            return fn(self, p, scope, inputs, outputs, version)
-        attrs, kinds = self.attrs(p, scope)
-        n = Node(p.op_type, inputs, outputs, attrs, domain="" if p.domain in DEFAULT_DOMAINS
-                 else p.domain, version=version, name=p.name)
-        n.meta["onnx_attr_types"] = kinds
-        if p.doc_string:
-            n.meta["doc_string"] = p.doc_string
-        return n
+        check_node(p, version, inputs, outputs)
+        convert = importer_for(p.op_type, version, domain_of(p))
+        return convert(self, p, scope, inputs, outputs, version)
 
     @staticmethod
     def since(p: onnx.NodeProto, version: int) -> int:

@@ -24,7 +24,9 @@ from .export_common import (
     final_names,
     rank_of,
     subgraph,
+    value_info,
 )
+from .naming import Env
 
 
 def scan_form(loop: Loop) -> bool:
@@ -56,8 +58,6 @@ def scan_form(loop: Loop) -> bool:
 
 
 def emit_scan(w, loop: Loop, env, nodes) -> None:
-    from .writer import Env, value_info
-
     E = Emitter(nodes, w.namer, w.opset)
     lname = where(loop)
     benv = Env(env)
@@ -87,5 +87,3 @@ def emit_scan(w, loop: Loop, env, nodes) -> None:
                                   name=w.node_names.fresh(loop.name or "Scan"), **attrs))
     left = copy_last(w, loop, env, E, finals, rest)
     assert not left  # scan_form admits only Last of carried results
-
-

@@ -41,57 +41,54 @@ from ...errors import ModelError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
-from .reader import Reader, where
+from .loop_import import body_in_context, check_allowed, check_carried
+from .node_import import where
 from .scope import Scope
 
 INSERTED_VERSION = 13
 
 
-def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+def scan_before_8(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                  outputs: list[Value], version: int) -> Loop:
+    """The entry for opsets 1 to 7, where ONNX has no Scan."""
+    raise ModelError(f"{where(p)}: Scan does not exist in opset {version} (it starts at 8)")
+
+
+def import_scan8(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                 outputs: list[Value], version: int) -> Loop:
+    """Scan-8 (batched, optional ``sequence_lens`` first)."""
+    if not inputs:
+        raise ModelError(f"{where(p)}: Scan-8 expects sequence_lens (may be empty) then "
+                         "states and scan inputs")
+    seq_lens, inputs = inputs[0], inputs[1:]
+    attrs, m, n, body = _checked(r, p, scope, inputs, outputs, version)
+    dirs = _flags(p, attrs, "directions", m)
+    _same_lengths(p, [("sequence_lens", seq_lens, 0)] if seq_lens is not None else [],
+                  [(f"state {i}", inputs[i], 0) for i in range(n)],
+                  [(f"scan input {j}", inputs[n + j], 0) for j in range(m)],
+                  what="batch size")
+    _same_lengths(p, [(f"scan input {j}", inputs[n + j], 1) for j in range(m)],
+                  what="sequence length (axis 1)")
+    return _scan8(p, body, seq_lens, inputs[:n], inputs[n:], outputs, dirs)
+
+
+def import_scan(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 outputs: list[Value], version: int) -> Loop:
-    if version < 8:
-        raise ModelError(f"{where(p)}: Scan does not exist in opset {version} (it starts at 8)")
-    attrs = r.int_attrs(p)
-    if "num_scan_inputs" not in attrs:
-        raise ModelError(f"{where(p)}: required attribute 'num_scan_inputs' is missing")
-    m = attrs["num_scan_inputs"]
-    seq_lens = None
-    if version == 8:
-        if not inputs:
-            raise ModelError(f"{where(p)}: Scan-8 expects sequence_lens (may be empty) then "
-                             "states and scan inputs")
-        seq_lens, inputs = inputs[0], inputs[1:]
-    if m < 1 or m > len(inputs):
-        raise ModelError(f"{where(p)}: num_scan_inputs={m} but the node has {len(inputs)} "
-                         "state and scan inputs (need 1 <= num_scan_inputs <= that)")
-    n = len(inputs) - m
-    for i, v in enumerate(inputs):
-        if v is None:
-            kind = "state" if i < n else "scan input"
-            raise ModelError(f"{where(p)}: {kind} input {i} is empty")
-    body = r.body(p, scope)
-    if len(body.inputs) != n + m:
-        raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "
-                         f"{n + m} ({n} states, {m} scan inputs)")
-    k = len(body.outputs) - n
-    if k < 0:
-        raise ModelError(f"{where(p)}: body has {len(body.outputs)} outputs; expected at least "
-                         f"N = {n} (the states)")
-    if len(outputs) != n + k:
-        raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
-                         f"{n + k} ({n} states, {k} scan outputs)")
-    if version == 8:
-        dirs = _flags(p, attrs, "directions", m)
-        return _scan8(p, body, seq_lens, inputs[:n], inputs[n:], outputs, dirs)
+    """Scan 9 and later."""
+    attrs, m, n, body = _checked(r, p, scope, inputs, outputs, version)
+    k = len(outputs) - n
     in_axes = _list(p, attrs, "scan_input_axes", m, 0)
     in_dirs = _flags(p, attrs, "scan_input_directions", m)
     out_axes = _list(p, attrs, "scan_output_axes", k, 0)
     out_dirs = _flags(p, attrs, "scan_output_directions", k)
     ports: list = [Carried(inputs[i], body.inputs[i], body.outputs[i]) for i in range(n)]
+    scanned = []
     for j in range(m):
         x = inputs[n + j]
         axis = _axis(p, version, in_axes[j], _rank(x), f"scan_input_axes[{j}]")
         ports.append(Sliced(x, body.inputs[n + j], axis=axis, stride=-1 if in_dirs[j] else 1))
+        scanned.append((f"scan input {j}", x, axis))
+    _same_lengths(p, scanned, what="sequence length")
     outs: list = [Last(body.outputs[i], outputs[i]) for i in range(n)]
     for j in range(k):
         res = body.outputs[n + j]
@@ -102,6 +99,73 @@ def import_scan(r: Reader, p: onnx.NodeProto, scope: Scope, inputs: list[Value |
     return Loop(body, ports, outs, name=p.name, origin="onnx.Scan",
                 origin_attrs={"opset": version, "version": r.since(p, version),
                               "num_scan_inputs": m})
+
+
+def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+             outputs: list[Value], version: int) -> tuple[dict, int, int, Graph]:
+    """The checks every Scan version shares, on its state and scan inputs: the int
+    attributes, ``num_scan_inputs`` (M), the number of states (N), the converted body, and
+    the types the body gives its states, scan inputs and scan outputs."""
+    attrs = r.int_attrs(p)
+    if "num_scan_inputs" not in attrs:
+        raise ModelError(f"{where(p)}: required attribute 'num_scan_inputs' is missing")
+    m = attrs["num_scan_inputs"]
+    if m < 1 or m > len(inputs):
+        raise ModelError(f"{where(p)}: num_scan_inputs={m} but the node has {len(inputs)} "
+                         "state and scan inputs (need 1 <= num_scan_inputs <= that)")
+    n = len(inputs) - m
+    for i, v in enumerate(inputs):
+        if v is None:
+            kind = "state" if i < n else "scan input"
+            raise ModelError(f"{where(p)}: {kind} input {i} is empty")
+    for a in p.attribute:
+        if a.name == "body" and a.type == onnx.AttributeProto.GRAPH and len(a.g.input) != n + m:
+            raise ModelError(f"{where(p)}: body has {len(a.g.input)} inputs; expected N + M = "
+                             f"{n + m} ({n} states, {m} scan inputs)")
+    body = body_in_context(r, p, scope)
+    if len(body.inputs) != n + m:
+        raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "
+                         f"{n + m} ({n} states, {m} scan inputs)")
+    k = len(body.outputs) - n
+    if k < 0:
+        raise ModelError(f"{where(p)}: body has {len(body.outputs)} outputs; expected at least "
+                         f"N = {n} (the states)")
+    if len(outputs) != n + k:
+        raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
+                         f"{n + k} ({n} states, {k} scan outputs)")
+    for i in range(n):
+        check_carried(p, f"state {i}", inputs[i], body.inputs[i], body.outputs[i])
+    check_allowed(p, "Scan", version, 1 if version == 8 else 0,
+                  [(f"state {i}", body.inputs[i]) for i in range(n)]
+                  + [(f"scan input {j}", body.inputs[n + j]) for j in range(m)]
+                  + [(f"scan output {j}", body.outputs[n + j]) for j in range(k)])
+    for j in range(m):
+        x, param = inputs[n + j], body.inputs[n + j]
+        tx, tp = x.type, param.type
+        if isinstance(tx, TensorType) and isinstance(tp, TensorType) and None not in (
+                tx.dtype, tp.dtype) and tx.dtype != tp.dtype:
+            raise ModelError(f"{where(p)}: scan input {j} ('{x.name}') is {tx.dtype} but the "
+                             f"body reads it as {tp.dtype} ('{param.name}')")
+    return attrs, m, n, body
+
+
+def _same_lengths(p, *groups, what: str) -> None:
+    """Inputs whose lengths on the given axes are known statically must agree (ONNX Runtime
+    refuses inconsistent lengths when it runs the node)."""
+    first = None
+    for name, v, axis in (e for g in groups for e in g):
+        t = v.type
+        if not isinstance(t, TensorType) or t.shape is None or not -len(t.shape) <= axis < len(
+                t.shape):
+            continue
+        d = t.shape[axis]
+        if not isinstance(d, int):
+            continue
+        if first is None:
+            first = (name, v, d)
+        elif d != first[2]:
+            raise ModelError(f"{where(p)}: inputs of different {what}: {first[0]} "
+                             f"('{first[1].name}') has {first[2]}, {name} ('{v.name}') has {d}")
 
 
 def _list(p, attrs, name, count, default) -> list[int]:

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, TypeProto, numpy_helper
 
-from ...errors import ModelError, UnsupportedError
+from ...errors import ModelError, SecurityError, UnsupportedError
 from ...ir.types import DataType, OptionalType, SequenceType, TensorType, Type
 
 
@@ -102,8 +102,58 @@ def _decode_strings(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def _check_dims(name: str, dims) -> tuple[int, ...]:
+    shape = tuple(int(d) for d in dims)
+    for d in shape:
+        if d < 0:
+            raise ModelError(f"tensor '{name}': dimension {d} is negative (dims {list(shape)})")
+    return shape
+
+
+def _check_external(t: TensorProto, base_dir: str) -> None:
+    """Refuse external data that lies outside the model's directory or behind a link."""
+    what = f"tensor '{t.name}'"
+    info = {e.key: e.value for e in t.external_data}
+    loc = info.get("location", "")
+    if not loc:
+        raise ModelError(f"{what}: external data without a location")
+    parts = loc.replace("\\", "/").split("/")
+    if os.path.isabs(loc) or loc.startswith(("/", "\\")) or (len(loc) > 1 and loc[1] == ":"):
+        raise SecurityError(f"{what}: external data location '{loc}' is an absolute path; it "
+                            "must name a file inside the model's directory")
+    if ".." in parts:
+        raise SecurityError(f"{what}: external data location '{loc}' leads out of the model's "
+                            "directory")
+    base = os.path.realpath(base_dir or os.getcwd())
+    path = base
+    for part in parts:
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise SecurityError(f"{what}: external data location '{loc}' goes through a "
+                                "symbolic link; external data is read only from files inside "
+                                "the model's directory")
+    if not os.path.isfile(path):
+        raise ModelError(f"{what}: external data file '{loc}' does not exist in '{base}'")
+    try:
+        offset = int(info.get("offset", 0))
+        length = int(info["length"]) if "length" in info else None
+    except ValueError:
+        raise ModelError(f"{what}: external data offset/length are not integers: "
+                         f"{info}") from None
+    size = os.path.getsize(path)
+    if offset < 0 or (length is not None and length < 0):
+        raise ModelError(f"{what}: negative external data offset {offset} or length {length}")
+    if offset + (length or 0) > size:
+        raise ModelError(f"{what}: external data bytes {offset}..{offset + (length or 0)} lie "
+                         f"beyond the end of '{loc}' ({size} bytes)")
+
+
 def tensor_from_onnx(t: TensorProto, base_dir: str | os.PathLike = "") -> np.ndarray:
-    """NumPy array of a ``TensorProto`` (external data read from `base_dir`)."""
+    """NumPy array of a ``TensorProto`` (external data read from `base_dir`, and only from
+    regular files inside it: an absolute location, ``..`` or a symbolic link is refused)."""
+    _check_dims(t.name, t.dims)
+    if t.data_location == TensorProto.EXTERNAL:
+        _check_external(t, os.fspath(base_dir))
     try:
         a = numpy_helper.to_array(t, str(base_dir))
     except Exception as e:  # noqa: BLE001 - onnx raises various types for bad tensors
@@ -113,15 +163,38 @@ def tensor_from_onnx(t: TensorProto, base_dir: str | os.PathLike = "") -> np.nda
 
 def sparse_from_onnx(st: onnx.SparseTensorProto, base_dir: str | os.PathLike = "") -> np.ndarray:
     """Dense NumPy array of a ``SparseTensorProto`` (COO, linear or per-axis indices)."""
-    values = tensor_from_onnx(st.values, base_dir)
+    name = st.values.name
+    values = tensor_from_onnx(st.values, base_dir).reshape(-1)
     idx = tensor_from_onnx(st.indices, base_dir).astype(np.int64)
-    shape = tuple(int(d) for d in st.dims)
-    dense = np.zeros(shape, dtype=values.dtype)
-    if values.size:
+    shape = _check_dims(name, st.dims)
+    nnz = values.size
+    if idx.ndim == 1:
+        bounds = np.array([int(np.prod(shape, dtype=object))], dtype=object)
+        idx2 = idx.reshape(-1, 1)
+    elif idx.ndim == 2 and idx.shape[1] == len(shape):
+        bounds, idx2 = np.array(shape, dtype=object), idx
+    else:
+        raise ModelError(f"sparse tensor '{name}': indices of shape {list(idx.shape)} fit "
+                         f"neither [NNZ] nor [NNZ, {len(shape)}]")
+    if idx2.shape[0] != nnz:
+        raise ModelError(f"sparse tensor '{name}': {idx2.shape[0]} indices for {nnz} values")
+    for a in range(idx2.shape[1]):
+        col = idx2[:, a]
+        bad = (col < 0) | (col.astype(object) >= bounds[a])
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise ModelError(f"sparse tensor '{name}': index {int(col[k])} (entry {k}) is out "
+                             f"of range for dense shape {list(shape)}")
+    try:
+        dense = np.zeros(shape, dtype=values.dtype)
+    except (MemoryError, ValueError) as e:
+        raise ModelError(f"sparse tensor '{name}': its dense shape {list(shape)} is too large "
+                         f"to hold ({e})") from None
+    if nnz:
         if idx.ndim == 1:
-            dense.reshape(-1)[idx] = values.reshape(-1)
+            dense.reshape(-1)[idx] = values
         else:
-            dense[tuple(idx.T)] = values.reshape(-1)
+            dense[tuple(idx.T)] = values
     return dense
 
 

@@ -1,8 +1,9 @@
 """IR `Graph` -> ONNX ``ModelProto``.
 
-Regular nodes map one to one (a node read under another opset than the model's is brought to
-it by :mod:`.versioning`); canonical loops are lowered by :mod:`.loop_export` to ``Scan``
-when their form allows it and to ``Loop`` otherwise.
+Each node is written by its entry in :mod:`.export_table`: regular nodes map one to one
+(:mod:`.node_export`; a node read under another opset than the model's is brought to it by
+:mod:`.versioning`); canonical loops are lowered by :mod:`.loop_export` to ``Scan`` when their
+form allows it and to ``Loop`` otherwise.
 
 Names: data flow in the IR is by reference, so the writer names every value itself. Names are
 unique across the whole model (SSA over all scopes). The main graph's inputs and outputs keep
@@ -24,78 +25,20 @@ from onnx import helper
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
-from ...ir.traversal import toposort
-from ...ir.types import OptionalType, SequenceType, TensorType
-from .attributes import attr_to_onnx
-from .types import tensor_to_onnx, type_to_onnx
-from .versioning import adapt, unchanged
+from .export_common import ordered, output_type, value_info
+from .export_table import exporter_for
+from .loop_export import required_opset
+from .naming import Env, Namer
+from .types import tensor_to_onnx
 
 DEFAULT_OPSET = 21
-
-
-class Namer:
-    """Hands out names unique across the model."""
-
-    def __init__(self):
-        self.used: set[str] = set()
-        self._next: dict[str, int] = {}
-
-    def fresh(self, hint: str = "") -> str:
-        base = hint or "v"
-        if base not in self.used:
-            self.used.add(base)
-            return base
-        k = self._next.get(base, 1)
-        while f"{base}_{k}" in self.used:
-            k += 1
-        self._next[base] = k + 1
-        name = f"{base}_{k}"
-        self.used.add(name)
-        return name
-
-
-class Env:
-    """Names of IR values in one ONNX scope; looks outwards like ONNX scoping does."""
-
-    def __init__(self, parent: Env | None = None):
-        self.parent = parent
-        self.names: dict[int, str] = {}
-
-    def lookup(self, v: Value) -> str | None:
-        e: Env | None = self
-        while e is not None:
-            n = e.names.get(v.uid)
-            if n is not None:
-                return n
-            e = e.parent
-        return None
-
-
-def _complete(t) -> bool:
-    """Whether an IR type is complete enough to declare in ONNX (element types known)."""
-    if isinstance(t, TensorType):
-        return t.dtype is not None
-    if isinstance(t, SequenceType | OptionalType):
-        return t.elem is not None and _complete(t.elem)
-    return False
 
 
 def _declared_type(v: Value):
     """`v`'s IR type, or for a loop output without one what the loop's ports tell."""
     if v.type is None and isinstance(v.producer, Loop):
-        from .export_common import output_type
-
         return output_type(v.producer, v.producer.output_ports[v.index])
     return v.type
-
-
-def value_info(name: str, t, shape: bool = True) -> onnx.ValueInfoProto:
-    vi = onnx.ValueInfoProto(name=name)
-    if _complete(t):
-        if not shape and isinstance(t, TensorType):
-            t = TensorType(t.dtype, None)
-        vi.type.CopyFrom(type_to_onnx(t))
-    return vi
 
 
 class Writer:
@@ -170,70 +113,11 @@ class Writer:
     # nodes ----------------------------------------------------------------------------------
 
     def node(self, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
-        if isinstance(n, Loop):
-            from .loop_export import emit_loop
-
-            emit_loop(self, n, env, nodes)
-            return
-        if n.domain == "itergraph":
-            raise UnsupportedError(f"{n.op_type} node '{n.name}': itergraph-domain op has no "
-                                   "ONNX form")
-        user = f"{n.op_type} node '{n.name or '<unnamed>'}'"
-        ins = ["" if v is None else self.name(env, v, user) for v in n.inputs]
-        version = n.version if n.version is not None else (
-            self.opset if n.domain == "" else None)
-        attrs = [attr_to_onnx(k, val, self.attr_kind(n, k, version),
-                              lambda sg: self.graph(sg, env))
-                 for k, val in n.attrs.items()]
-        outs = [self.define(env, v) for v in n.outputs]
-        proto = helper.make_node(n.op_type, ins, outs,
-                                 name=self.node_names.fresh(n.name or n.op_type),
-                                 domain=n.domain or None)
-        proto.attribute.extend(attrs)
-        if n.domain == "" and not unchanged(n.op_type, "", version, self.opset):
-            types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
-                     if v is not None and _complete(v.type)}
-            consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
-            nodes.extend(adapt(proto, version, self.opset, types, self.fresh,
-                               {k: c for k, c in consts.items() if c is not None}))
-        elif n.domain == "":
-            nodes.append(proto)
-        else:
-            if version is not None:
-                self.domains[n.domain] = max(self.domains.get(n.domain, 0), version)
-            nodes.append(proto)
-
-    def attr_kind(self, n: Node, name: str, version: int | None) -> int | None:
-        try:
-            schema = onnx.defs.get_schema(n.op_type, version or self.opset, n.domain)
-            a = schema.attributes.get(name)
-            if a is not None and int(a.type) != 0:
-                return int(a.type)
-        except onnx.defs.SchemaError:
-            pass
-        return n.meta.get("onnx_attr_types", {}).get(name)
-
-
-def _const_of(v: Value) -> onnx.TensorProto | None:
-    """The constant value of `v` (an initializer or a ``Constant`` output), if it has one."""
-    if v.const is not None:
-        return tensor_to_onnx(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and p.domain == "" and "value" in p.attrs:
-        return tensor_to_onnx(p.attrs["value"])
-    return None
-
-
-def ordered(g: Graph) -> list[Node]:
-    """`g`'s nodes in topological order (captures in subgraphs count), without editing `g`."""
-    tmp = Graph(g.name, nodes=g.nodes)
-    toposort(tmp)
-    return tmp.nodes
+        """Append the ONNX form of `n` to `nodes`, as its entry in :mod:`.export_table` says."""
+        exporter_for(n)(self, n, env, nodes)
 
 
 def target_opset(graph: Graph, opset: int | None) -> int:
-    from .loop_export import required_opset
-
     need = max((required_opset(loop) for _, loop in graph.walk() if isinstance(loop, Loop)),
                default=1)
     known = onnx.defs.onnx_opset_version()

@@ -17,6 +17,7 @@ from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import DataType, TensorType
 from .elements import from_numpy, to_numpy
+from .netparse import Net
 
 OPSET = 21  # ONNX opset of the nodes the importer emits
 
@@ -48,13 +49,22 @@ def onnx_type(dt: DataType) -> int:
 
 
 class Builder:
-    """Emits nodes and constants into `graph`; `prefix` labels what it creates."""
+    """Emits nodes and constants into `graph`; `prefix` labels what it creates; `reader` (a
+    `reader.Reader`) converts the networks nested in a layer (see `body`)."""
 
     _uid = itertools.count()
 
-    def __init__(self, graph: Graph, prefix: str = ""):
+    def __init__(self, graph: Graph, prefix: str = "", reader: Any = None):
         self.graph = graph
         self.prefix = prefix
+        self.reader = reader
+
+    def body(self, net: Net, name: str, where: str):
+        """Convert `net`, a loop body or If branch of the layer at `where`, into a graph named
+        `name`: a `reader.Built`, with the body's Parameter and Result values by layer id."""
+        if self.reader is None:
+            raise ModelError(f"{where}: internal: no reader for nested networks")
+        return self.reader.body(net, name, where)
 
     def _label(self, what: str) -> str:
         return f"{self.prefix}{what}_{next(self._uid)}"

@@ -29,11 +29,11 @@ import numpy as np
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
-from ...ir.loop import Carried, Last, Loop, Sliced
+from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
-from .elements import to_element_type
+from .elements import to_element_type, to_numpy
 from .export_table import exporter
-from .writer import NetWriter, Out, value_dtype, value_shape
+from .net_writer import NetWriter, Out, value_dtype, value_shape
 
 I64 = DataType.INT64
 BOOL = DataType.BOOL
@@ -45,27 +45,29 @@ def _merge_shape(a, b):
 
 
 class _Body:
-    """A body network under construction, with its port_map and back edges."""
+    """A body network under construction, with its port_map and back edges. `as_ti`: the
+    loop is written as a TensorIterator (its data inputs start at port 0, not 2)."""
 
-    def __init__(self, w: NetWriter, scope: str):
+    def __init__(self, w: NetWriter, scope: str, as_ti: bool):
         self.w = w
         self.bw = NetWriter(w.weights, parent=w, scope=scope)
+        self.as_ti = as_ti
+        self.ext_offset = 0 if as_ti else 2
         self.inputs: list[Out] = []  # outer ports feeding the layer (data inputs)
         self.in_entries: list[dict] = []
         self.out_entries: list[dict] = []
-        self.back_edges: list[tuple[int, int]] = []
+        self.back_edges: list[tuple[Carried, int]] = []  # port, its Parameter layer id
         self.result_of: dict[int, int] = {}  # value uid -> Result layer id
         self.sliced: list[tuple[Out, int]] = []  # Loop-5 sliced inputs (tensor, axis)
         self.param_layers: set[int] = set()
 
-    def add_input(self, outer: Out | None, name: str, dtype, shape, ext_offset: int,
-                  **attrs) -> Out:
+    def add_input(self, outer: Out | None, name: str, dtype, shape, **attrs) -> Out:
         """A body Parameter fed by `outer` (``None``: not a layer input, e.g. the iteration)."""
         p = self.bw.parameter(name, dtype, shape, f"{self.bw.scope}parameter '{name}'")
         self.param_layers.add(p.layer)
         entry = {"internal_layer_id": p.layer, **attrs}
         if outer is not None:
-            entry["external_port_id"] = ext_offset + len(self.inputs)
+            entry["external_port_id"] = self.ext_offset + len(self.inputs)
             self.inputs.append(outer)
         else:
             entry["external_port_id"] = -1
@@ -120,103 +122,161 @@ def _pre_slice(w: NetWriter, loop: Loop, p: Sliced, outer: Out) -> Out:
 
 
 @exporter("Loop", since=1, domain="itergraph")
-def _loop(w: NetWriter, loop: Loop, _ins):
-    body = loop.body
+def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
+    # `ins` follow `Loop.inputs`: trip count, initial condition, port values, Concat lengths
+    trip_in, cond_in = ins[:2]
+    port_ins = ins[2:2 + len(loop.input_ports)]
+    length_ins = ins[2 + len(loop.input_ports):]
     if loop.precondition is not None:
         _check_precondition(loop)
-    as_ti = (loop.trip_count is None and loop.initial_condition is None
-             and loop.condition_result is None and loop.iteration_param is None
-             and loop.condition_param is None and loop.precondition is None
-             and any(True for _ in loop.sliced))
-    ext_offset = 0 if as_ti else 2
-    bd = _Body(w, f"{where(loop)} body: ")
-    bw = bd.bw
+    bd = _Body(w, f"{where(loop)} body: ", as_ti=_as_tensor_iterator(loop))
+    _bind_input_ports(w, bd, loop, port_ins)
+    _bind_captures(w, bd, loop)
+    _bind_special_params(bd, loop)
+    bd.bw.write_nodes(loop.body)
+    back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
+    out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
+    if bd.as_ti:
+        outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
+    else:
+        _execution_condition(bd, loop)
+        trip = _trip_count(w, bd, loop, trip_in)
+        cond = _initial_condition(w, loop, cond_in)
+        outs = w.layer("Loop", "opset5", [trip, cond] + bd.inputs, None, out_specs,
+                       name=loop.name)
+    _attach_body(w.layers[-1], bd, back)
+    for j, post in posts:
+        outs[j] = post(outs[j])
+    for j, op, length in pads:
+        outs[j] = _pad_output(w, loop, j, op, outs[j], length)
+    return outs
 
-    for i, p in enumerate(loop.input_ports):
-        outer = w.get(p.value, loop)
+
+def _as_tensor_iterator(loop: Loop) -> bool:
+    """Whether ``TensorIterator-1`` says it all: sliced inputs and nothing but ports."""
+    return (loop.trip_count is None and loop.initial_condition is None
+            and loop.condition_result is None and loop.iteration_param is None
+            and loop.condition_param is None and loop.precondition is None
+            and any(True for _ in loop.sliced))
+
+
+def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop, outers: list[Out]) -> None:
+    """A body Parameter per input port, fed by `outers` (plus a back edge for a `Carried`
+    one)."""
+    for i, (p, outer) in enumerate(zip(loop.input_ports, outers, strict=True)):
         name = p.param.name or f"param_{i}"
         if isinstance(p, Sliced):
-            _sliced_input(w, bd, loop, i, p, outer, name, as_ti, ext_offset)
-        else:
-            dt = outer.dtype or value_dtype(p.param)
-            param = bd.add_input(outer, name, dt, _param_shape(p.param, outer), ext_offset)
-            bw.bind(p.param, param)
-            if isinstance(p, Carried):
-                bd.back_edges.append((p, param.layer))  # type: ignore[arg-type]
-    for v in body.captures():
+            _sliced_input(w, bd, loop, i, p, outer, name)
+            continue
+        dt = outer.dtype or value_dtype(p.param)
+        param = bd.add_input(outer, name, dt, _param_shape(p.param, outer))
+        bd.bw.bind(p.param, param)
+        if isinstance(p, Carried):
+            bd.back_edges.append((p, param.layer))
+
+
+def _bind_captures(w: NetWriter, bd: _Body, loop: Loop) -> None:
+    """A body Parameter per value the body takes from enclosing graphs (port results that are
+    outer values included): OpenVINO bodies see nothing but their Parameters. Constants are
+    repeated inside the body instead."""
+    for v in loop.captured():
         if v.const is not None:
-            continue  # constants are repeated inside the body
+            continue
         outer = w.get(v, loop)
-        param = bd.add_input(outer, v.name or "capture", outer.dtype, outer.shape, ext_offset)
-        bw.env[v.uid] = param
-    if loop.condition_param is not None:  # true whenever the body runs
+        param = bd.add_input(outer, v.name or "capture", outer.dtype, outer.shape)
+        bd.bw.env[v.uid] = param
+
+
+def _bind_special_params(bd: _Body, loop: Loop) -> None:
+    """The ONNX condition parameter (true whenever the body runs) and the iteration number
+    (Loop-5's ``current_iteration``, i64 unless the IR says i32)."""
+    bw = bd.bw
+    if loop.condition_param is not None:
         bw.bind(loop.condition_param, bw.const(np.array(True)))
-    if loop.iteration_param is not None:
-        it = loop.iteration_param
+    it = loop.iteration_param
+    if it is not None:
         dt = value_dtype(it) or I64
         if dt not in (I64, DataType.INT32):
             dt = I64
         shape = value_shape(it)
         shape = (1,) if shape is not None and len(shape) == 1 else ()
-        param = bd.add_input(None, it.name or "iteration", dt, shape, ext_offset,
+        param = bd.add_input(None, it.name or "iteration", dt, shape,
                              purpose="current_iteration")
         bw.bind(it, param)
 
-    bw.write_nodes(body)
 
-    back = []
-    for c, plid in bd.back_edges:  # type: ignore[misc]
-        back.append((bd.result(c.result), plid))
+def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
+    """The port_map outputs; returns the layer's output types, the post-processing of Concat
+    outputs stacked on a new axis (``(j, fn)``) and the outputs to pad to their `lengths`
+    (``(j, port, length)``)."""
+    length_of = iter(lengths)
     out_specs = []
-    n_in = len(bd.inputs) + ext_offset
-    pads = []
     posts = []
+    pads = []
+    n_in = len(bd.inputs) + bd.ext_offset
     for j, op in enumerate(loop.output_ports):
         ext = n_in + j
         if isinstance(op, Last):
             rid = bd.result(op.result)
             bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid})
-            src = bw.get(op.result)
+            src = bd.bw.get(op.result)
             out_specs.append((value_dtype(op.output) or src.dtype,
                               value_shape(op.output) or src.shape))
             continue
-        spec, post = _concat_output(w, bd, loop, j, op, ext, as_ti)
+        spec, post = _concat_output(w, bd, loop, j, op, ext)
         out_specs.append(spec)
         if post is not None:
             posts.append((j, post))
         if op.length is not None:
-            pads.append((j, op, w.get(op.length, loop)))
+            pads.append((j, op, next(length_of)))
+    return out_specs, posts, pads
 
-    if not as_ti:
-        if loop.condition_result is not None:
-            cond_src = bw.get(loop.condition_result)
-        else:
-            cond_src = bw.const(np.array(True))
-        if loop.precondition is not None:  # the precondition of the next iteration
-            nxt = _precondition_next(bw, loop)
-            cond_src = nxt if loop.condition_result is None else bw.one(
-                "LogicalAnd", "opset1", [cond_src, nxt], {"auto_broadcast": "numpy"}, dtype=BOOL)
-        rid = bw.result(cond_src)
-        bd.out_entries.append({"external_port_id": -1, "internal_layer_id": rid,
-                               "purpose": "execution_condition"})
-        trip = w.get(loop.trip_count, loop) if loop.trip_count is not None else w.i64(-1)
-        if loop.trip_count is not None and loop.negative_trip_count == "zero":
-            zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
-            trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
-                         dtype=trip.dtype, shape=trip.shape)
-        if bd.sliced:  # OpenVINO's Loop does not stop at the end of its sliced inputs
-            trip = _bound_by_slices(w, trip, bd.sliced)
-        cond = (w.get(loop.initial_condition, loop) if loop.initial_condition is not None
-                else w.const(np.array(True)))
-        if loop.precondition is not None:  # ... and of the first one, on the initial values
-            first = _precondition_first(w, loop)
-            cond = first if loop.initial_condition is None else w.one(
-                "LogicalAnd", "opset1", [cond, first], {"auto_broadcast": "numpy"}, dtype=BOOL)
-        layer_inputs = [trip, cond] + bd.inputs
-        outs = w.layer("Loop", "opset5", layer_inputs, None, out_specs, name=loop.name)
+
+def _execution_condition(bd: _Body, loop: Loop) -> None:
+    """Loop-5's execution condition Result: the loop's condition (constant true without one),
+    and with a precondition, the precondition of the next iteration."""
+    bw = bd.bw
+    if loop.condition_result is not None:
+        cond_src = bw.get(loop.condition_result)
     else:
-        outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
-    el = w.layers[-1]
+        cond_src = bw.const(np.array(True))
+    if loop.precondition is not None:
+        nxt = _precondition_next(bw, loop)
+        cond_src = nxt if loop.condition_result is None else bw.one(
+            "LogicalAnd", "opset1", [cond_src, nxt], {"auto_broadcast": "numpy"}, dtype=BOOL)
+    rid = bw.result(cond_src)
+    bd.out_entries.append({"external_port_id": -1, "internal_layer_id": rid,
+                           "purpose": "execution_condition"})
+
+
+def _trip_count(w: NetWriter, bd: _Body, loop: Loop, trip: Out | None) -> Out:
+    """Loop-5's trip count input: the loop's (`trip`, the port carrying it), -1 (unbounded)
+    when absent, clamped at 0 for ONNX, and bounded by the slice count of sliced inputs."""
+    if trip is None:
+        trip = w.i64(-1)
+    elif loop.negative_trip_count == "zero":
+        zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
+        trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
+                     dtype=trip.dtype, shape=trip.shape)
+    if bd.sliced:  # OpenVINO's Loop does not stop at the end of its sliced inputs
+        trip = _bound_by_slices(w, trip, bd.sliced)
+    return trip
+
+
+def _initial_condition(w: NetWriter, loop: Loop, cond: Out | None) -> Out:
+    """Loop-5's execution condition input: the initial condition `cond` (true when absent),
+    and with a precondition, the precondition on the initial values."""
+    if cond is None:
+        cond = w.const(np.array(True))
+    if loop.precondition is not None:
+        first = _precondition_first(w, loop)
+        cond = first if loop.initial_condition is None else w.one(
+            "LogicalAnd", "opset1", [cond, first], {"auto_broadcast": "numpy"}, dtype=BOOL)
+    return cond
+
+
+def _attach_body(el: ET.Element, bd: _Body, back: list[tuple[int, int]]) -> None:
+    """Put ``<port_map>``, ``<back_edges>`` and ``<body>`` into the loop's layer element."""
     pm = ET.Element("port_map")
     for e in bd.in_entries:
         ET.SubElement(pm, "input", {k: str(v) for k, v in e.items()})
@@ -227,19 +287,19 @@ def _loop(w: NetWriter, loop: Loop, _ins):
         ET.SubElement(be, "edge", {"from-layer": str(rid), "to-layer": str(plid)})
     el.insert(0, be)
     el.insert(0, pm)
-    el.append(bw.element("body"))
-    for j, post in posts:
-        outs[j] = post(outs[j])
-    for j, op, length in pads:
-        axis = op.axis
-        if axis < 0:
-            r = len(outs[j].shape) if outs[j].shape is not None else None
-            if r is None:
-                raise UnsupportedError(f"{where(loop)}: output {j} pads along a negative axis "
-                                       "of unknown rank")
-            axis += r
-        outs[j] = _pad_to_length(w, outs[j], axis, length)
-    return outs
+    el.append(bd.bw.element("body"))
+
+
+def _pad_output(w: NetWriter, loop: Loop, j: int, op: Concat, out: Out, length: Out) -> Out:
+    """Output `j` zero-padded along its axis up to its concatenation `length`."""
+    axis = op.axis
+    if axis < 0:
+        r = len(out.shape) if out.shape is not None else None
+        if r is None:
+            raise UnsupportedError(f"{where(loop)}: output {j} pads along a negative axis "
+                                   "of unknown rank")
+        axis += r
+    return _pad_to_length(w, out, axis, length)
 
 
 def _shape_parts(w: NetWriter, x: Out, lo: int, hi: int | None) -> Out:
@@ -255,7 +315,7 @@ def _reverse(w: NetWriter, x: Out, axis: int) -> Out:
 
 
 def _sliced_input(w: NetWriter, bd: _Body, loop: Loop, i: int, p: Sliced, outer: Out,
-                  name: str, as_ti: bool, ext_offset: int) -> None:
+                  name: str) -> None:
     bw = bd.bw
     if p.part_size != abs(p.stride):
         raise UnsupportedError(
@@ -274,10 +334,10 @@ def _sliced_input(w: NetWriter, bd: _Body, loop: Loop, i: int, p: Sliced, outer:
     pshape = None
     if shape is not None:
         pshape = tuple(part if k == axis else d for k, d in enumerate(shape))
-    if as_ti:  # TensorIterator slices both ways, in pieces of |stride|
+    if bd.as_ti:  # TensorIterator slices both ways, in pieces of |stride|
         attrs = {"axis": axis, "start": 0 if p.stride > 0 else -1,
                  "end": -1 if p.stride > 0 else 0, "stride": p.stride, "part_size": part}
-        param = bd.add_input(outer, name, outer.dtype, pshape, ext_offset, **attrs)
+        param = bd.add_input(outer, name, outer.dtype, pshape, **attrs)
         piece = param
     else:  # Loop-5 slices forward one by one: split the axis into [count, part], reverse it
         x = outer
@@ -299,7 +359,7 @@ def _sliced_input(w: NetWriter, bd: _Body, loop: Loop, i: int, p: Sliced, outer:
             pshape1 = pshape1[:axis + 1] + (part,) + pshape1[axis + 1:]
         attrs = {"axis": axis, "start": 0, "end": -1, "stride": 1, "part_size": 1}
         bd.sliced.append((x, axis))
-        param = bd.add_input(x, name, outer.dtype, pshape1, ext_offset, **attrs)
+        param = bd.add_input(x, name, outer.dtype, pshape1, **attrs)
         piece = param
         if part > 1:
             piece = bw.one("Squeeze", "opset1", [param, bw.i64([axis])], dtype=param.dtype,
@@ -311,7 +371,7 @@ def _sliced_input(w: NetWriter, bd: _Body, loop: Loop, i: int, p: Sliced, outer:
                                 dtype=piece.dtype))
 
 
-def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int, as_ti: bool):
+def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
     """Port-map entry of a Concat output; returns (type spec, post-processing or None)."""
     bw = bd.bw
     src = bw.get(op.result)
@@ -332,7 +392,7 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int, as
         axis = axis + rank if axis < 0 else axis
         chunk = shape[axis] if isinstance(shape[axis], int) else None
     dt = value_dtype(op.output) or src.dtype
-    if as_ti and (op.new_axis or chunk is not None):
+    if bd.as_ti and (op.new_axis or chunk is not None):
         if op.new_axis:
             src = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
                          shape=None if shape is None else shape[:axis] + (1,) + shape[axis:])
@@ -384,9 +444,7 @@ def _precondition_params(loop: Loop) -> set[int]:
             used.add(v.uid)
         n = producers.get(v.uid)
         if n is not None:
-            stack.extend(n.inputs)
-            for g in n.subgraphs():
-                stack.extend(g.captures())
+            stack.extend(n.reads())
     return used
 
 
@@ -481,27 +539,15 @@ def _pad_to_length(w: NetWriter, out: Out, axis: int, length: Out) -> Out:
         ends = w.one("ScatterUpdate", "opset3", [zeros, w.i64([axis]), extra, w.i64(0)],
                      dtype=I64)
     fill = w.const(np.zeros((), dtype=np.float32)) if out.dtype is None else \
-        w.const(np.zeros((), dtype=_to_np(out.dtype)))
+        w.const(np.zeros((), dtype=to_numpy(out.dtype)))
     return w.one("Pad", "opset12", [out, zeros, ends, fill], {"pad_mode": "constant"},
                  dtype=out.dtype)
-
-
-def _to_np(dt):
-    from .elements import to_numpy
-
-    return to_numpy(dt)
 
 
 @exporter("If", since=1)
 def _if(w: NetWriter, node: Node, ins):
     branches: list[Graph] = [node.attrs["then_branch"], node.attrs["else_branch"]]
-    caps: list[Value] = []
-    seen: set[int] = set()
-    for g in branches:
-        for v in g.captures():
-            if v.uid not in seen:
-                seen.add(v.uid)
-                caps.append(v)
+    caps = node.captured()
     outer = [w.get(v, node) for v in caps]
     elems = []
     out_specs = []

@@ -21,7 +21,8 @@ from ...ir.graph import Node
 from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
 from .export_table import exporter
-from .writer import NetWriter, Out
+from .net_writer import NetWriter, Out
+from .same_ops import SAME_OPS
 
 V1, V3, V4, V5, V7, V8 = "opset1", "opset3", "opset4", "opset5", "opset7", "opset8"
 I64 = DataType.INT64
@@ -57,13 +58,22 @@ def _binary(ov_type: str, out_bool: bool = False, version: str = V1):
     return tr
 
 
-for _onnx, _ov in {"Add": "Add", "Sub": "Subtract", "Mul": "Multiply"}.items():
-    exporter(_onnx, since=1)(_binary(_ov))
-for _onnx, _ov in {"Equal": "Equal", "Less": "Less", "LessOrEqual": "LessEqual",
-                   "Greater": "Greater", "GreaterOrEqual": "GreaterEqual",
-                   "And": "LogicalAnd", "Or": "LogicalOr"}.items():
-    exporter(_onnx, since=1)(_binary(_ov, out_bool=True))
-exporter("Xor", since=1)(_binary("LogicalXor", out_bool=True, version="opset2"))
+def _unary(ov_type: str, version: str = V1, data: dict | None = None,
+           out: DataType | None = None):
+    def tr(w: NetWriter, node: Node, ins):
+        return w.one(ov_type, version, ins[:1], dict(data or {}), dtype=out or ins[0].dtype,
+                     shape=ins[0].shape)
+
+    return tr
+
+
+for _row in SAME_OPS:  # first, so that the special translators below replace theirs
+    _version = f"opset{_row.opset}"
+    if _row.arity == 1:
+        _out = BOOL if _row.boolean else None
+        exporter(_row.onnx, since=1)(_unary(_row.openvino, _version, out=_out))
+    else:
+        exporter(_row.onnx, since=1)(_binary(_row.openvino, _row.boolean, _version))
 
 
 @exporter("Div", since=1)
@@ -114,26 +124,6 @@ exporter("Sum", since=1)(_variadic("Add"))
 exporter("Mean", since=1)(_variadic("Add", mean=True))
 
 
-def _unary(ov_type: str, version: str = V1, data: dict | None = None, out: DataType | None = None):
-    def tr(w: NetWriter, node: Node, ins):
-        return w.one(ov_type, version, ins[:1], dict(data or {}), dtype=out or ins[0].dtype,
-                     shape=ins[0].shape)
-
-    return tr
-
-
-for _onnx, _ov in {"Sigmoid": "Sigmoid", "Tanh": "Tanh", "Relu": "ReLU", "Exp": "Exp",
-                   "Log": "Log", "Sqrt": "Sqrt", "Abs": "Abs", "Neg": "Negative",
-                   "Floor": "Floor", "Ceil": "Ceiling", "Sin": "Sin", "Cos": "Cos", "Tan": "Tan",
-                   "Asin": "Asin", "Acos": "Acos", "Atan": "Atan", "Sinh": "Sinh",
-                   "Cosh": "Cosh", "Erf": "Erf", "Sign": "Sign"}.items():
-    exporter(_onnx, since=1)(_unary(_ov))
-for _onnx, _ov in {"Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh"}.items():
-    exporter(_onnx, since=1)(_unary(_ov, "opset4"))
-exporter("Not", since=1)(_unary("LogicalNot", out=BOOL))
-exporter("Softplus", since=1)(_unary("SoftPlus", V4))
-exporter("Mish", since=1)(_unary("Mish", V4))
-exporter("HardSwish", since=1)(_unary("HSwish", V4))
 exporter("Round", since=1)(_unary("Round", V5, {"mode": "half_to_even"}))
 exporter("IsNaN", since=1)(_unary("IsNaN", "opset10", out=BOOL))
 

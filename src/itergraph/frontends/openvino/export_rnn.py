@@ -17,7 +17,7 @@ from ...ir.types import DataType
 from .elements import to_numpy
 from .export_ops import const_value, i64_port
 from .export_table import exporter
-from .writer import NetWriter, Out
+from .net_writer import NetWriter, Out
 
 I64 = DataType.INT64
 _ACTS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}

@@ -4,7 +4,8 @@ A translator is ``fn(w: NetWriter, node: Node, ins: list[Out | None]) -> list[Ou
 `ins` are the ports carrying the node's inputs (``None`` for an omitted optional input); it
 appends layers through `w` and returns one port per node output. Registration follows ONNX
 versions (``@exporter("Softmax", since=13)``), so an op read under an older opset with other
-semantics gets its own translator.
+semantics gets its own translator. The translator modules (`export_ops`, `export_rnn`,
+`export_loops`) register when imported: `writer` imports them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,3 @@ from ...registry import OpTable
 EXPORTERS = OpTable("openvino export")
 exporter = EXPORTERS.register
 
-
-def load_all() -> None:
-    from . import export_loops, export_ops, export_rnn  # noqa: F401

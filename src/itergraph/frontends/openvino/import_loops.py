@@ -20,12 +20,18 @@ becomes a loop with a constant trip count.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...errors import ModelError
-from ...ir.graph import Value
+from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
+from ...ir.traversal import replace_all_uses
 from ...ir.types import TensorType
+from .builder import OPSET, Builder
+from .import_table import importer
+from .loop_ports import check_loop_layer
 from .netparse import Layer, parse_net
 
 
@@ -55,19 +61,75 @@ def _int(layer: Layer, d: dict, key: str, default=None) -> int:
             from None
 
 
-def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+@importer("TensorIterator", since=1)
+@importer("Loop", since=1)  # an older version is refused by name below
+def import_loop(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
     is_loop = layer.type == "Loop"
     if is_loop and layer.opset is not None and layer.opset < 5:
         raise ModelError(f"{layer.where()}: Loop exists from opset5")
-    body_el = layer.elem.find("body")
-    if body_el is None:
-        raise ModelError(f"{layer.where()}: missing <body>")
-    net = parse_net(body_el, scope=f"{layer.where()} body: ")
-    built = reader.build(net, f"{layer.name or layer.type}_body")
-    body = built.graph
-    kinds = {lid: lay.type for lid, lay in net.layers.items()}
+    check_loop_layer(layer, ins)
+    body = _Body.convert(b, layer)
+    back = _back_edges(layer, body.kinds)
+    ports, iteration_param = _input_ports(body, ins, back, is_loop)
+    out_entries, condition_result = _output_entries(body, is_loop)
+    out_ports = [_output_port(layer, i, d, r) for i, (_ext, d, r) in enumerate(out_entries)]
+    trip_count = initial_condition = None
+    origin_attrs: dict = {}
+    if is_loop:
+        trip_count, initial_condition = ins[0], ins[1]
+    elif not any(isinstance(p, Sliced) for p in ports):
+        n = _ti_count_without_slices(layer, out_entries)
+        trip_count = b.i64(n)
+        origin_attrs["implied_trip_count"] = n
+    loop = Loop(body.graph, ports, out_ports, trip_count=trip_count,
+                initial_condition=initial_condition, condition_result=condition_result,
+                iteration_param=iteration_param, name=layer.name,
+                origin="openvino.Loop" if is_loop else "openvino.TensorIterator",
+                origin_attrs=origin_attrs, negative_trip_count="unbounded")
+    b.graph.add(loop)
+    return list(loop.outputs)
 
-    back: dict[int, int] = {}  # parameter layer id -> result layer id
+
+@dataclass
+class _Body:
+    """The converted body of a TensorIterator or Loop layer, with its Parameter and Result
+    values by layer id, for binding the port map."""
+
+    layer: Layer
+    graph: Graph
+    params: dict[int, Value]
+    results: dict[int, Value]
+    kinds: dict[int, str]  # body layer id -> layer type
+
+    @classmethod
+    def convert(cls, b: Builder, layer: Layer) -> _Body:
+        body_el = layer.elem.find("body")
+        if body_el is None:
+            raise ModelError(f"{layer.where()}: missing <body>")
+        net = parse_net(body_el, scope=f"{layer.where()} body: ")
+        built = b.body(net, f"{layer.name or layer.type}_body", layer.where())
+        return cls(layer, built.graph, built.params, built.results,
+                   {lid: lay.type for lid, lay in net.layers.items()})
+
+    def param(self, d: dict) -> Value:
+        return self._value(d, self.params, "input", "Parameter")
+
+    def result(self, d: dict) -> Value:
+        return self._value(d, self.results, "output", "Result")
+
+    def _value(self, d: dict, table: dict, entry: str, kind: str) -> Value:
+        lid = _int(self.layer, d, "internal_layer_id")
+        if lid not in table:
+            kinds = self.kinds
+            raise ModelError(f"{self.layer.where()}: port_map {entry} names body layer {lid}, "
+                             f"which {'is a ' + kinds[lid] if lid in kinds else 'does not exist'}"
+                             f"; expected a {kind}")
+        return table[lid]
+
+
+def _back_edges(layer: Layer, kinds: dict[int, str]) -> dict[int, int]:
+    """The ``<back_edges>``: body Parameter layer id -> the Result layer id feeding it."""
+    back: dict[int, int] = {}
     be = layer.elem.find("back_edges")
     for e in (be.findall("edge") if be is not None else []):
         try:
@@ -86,21 +148,14 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
         if dst in back:
             raise ModelError(f"{layer.where()}: body Parameter {dst} has two back edges")
         back[dst] = src
+    return back
 
-    def body_value(d: dict, table: dict, entry: str, kind: str) -> Value:
-        lid = _int(layer, d, "internal_layer_id")
-        if lid not in table:
-            raise ModelError(f"{layer.where()}: port_map {entry} names body layer {lid}, which "
-                             f"{'is a ' + kinds[lid] if lid in kinds else 'does not exist'}; "
-                             f"expected a {kind}")
-        return table[lid]
 
-    def param(d: dict) -> Value:
-        return body_value(d, built.params, "input", "Parameter")
-
-    def result(d: dict) -> Value:
-        return body_value(d, built.results, "output", "Result")
-
+def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
+                 is_loop: bool) -> tuple[list, Value | None]:
+    """The input ports from the port_map inputs, in external port order, and the Loop's
+    iteration parameter; every body Parameter must be bound exactly once."""
+    layer = body.layer
     first_data = 2 if is_loop else 0
     if is_loop and len(ins) < 2:
         raise ModelError(f"{layer.where()}: a Loop needs the trip count and execution "
@@ -108,11 +163,10 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
     ports = []
     iteration_param = None
     bound: set[int] = set()
-    used_inputs: set[int] = set()
     for d in sorted(_entries(layer, "port_map", "input"),
                     key=lambda d: _int(layer, d, "external_port_id")):
         ext = _int(layer, d, "external_port_id")
-        p = param(d)
+        p = body.param(d)
         lid = _int(layer, d, "internal_layer_id")
         if lid in bound:
             raise ModelError(f"{layer.where()}: body Parameter {lid} is bound twice in port_map")
@@ -131,7 +185,6 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
         if ext < first_data:
             raise ModelError(f"{layer.where()}: port_map input external_port_id {ext} is the "
                              f"{'trip count' if ext == 0 else 'execution condition'} input")
-        used_inputs.add(ext)
         value = ins[ext]
         if "axis" in d:
             if lid in back:
@@ -139,10 +192,10 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
                                  "the target of a back edge")
             ports.append(_sliced(layer, d, value, p, ext))
         elif lid in back:
-            ports.append(Carried(value, p, built.results[back[lid]]))
+            ports.append(Carried(value, p, body.results[back[lid]]))
         else:
             ports.append(Invariant(value, p))
-    for lid, v in built.params.items():
+    for lid, v in body.params.items():
         if lid not in bound:
             raise ModelError(f"{layer.where()}: body Parameter {lid} ('{v.name}') is not bound "
                              "by port_map")
@@ -150,12 +203,18 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
         if lid not in bound:
             raise ModelError(f"{layer.where()}: back edge to Parameter {lid}, which has no "
                              "port_map input for its initial value")
+    return ports, iteration_param
 
+
+def _output_entries(body: _Body, is_loop: bool) -> tuple[list, Value | None]:
+    """The port_map outputs that are layer outputs, as (external port id, entry, body Result)
+    in external port order, and the Loop's execution condition Result."""
+    layer = body.layer
     out_entries = []
     condition_result = None
     for d in _entries(layer, "port_map", "output"):
         ext = _int(layer, d, "external_port_id")
-        r = result(d)
+        r = body.result(d)
         if d.get("purpose") == "execution_condition":
             if not is_loop:
                 raise ModelError(f"{layer.where()}: execution_condition exists only in Loop")
@@ -169,35 +228,20 @@ def import_loop(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
                          f"has {len(layer.outputs)} output ports")
     if len({e[0] for e in out_entries}) != len(out_entries):
         raise ModelError(f"{layer.where()}: two port_map outputs share an external_port_id")
-    out_ports = []
-    for i, (_ext, d, r) in enumerate(out_entries):
-        port = layer.outputs[i]
-        out = Value(port.names[0] if port.names else f"{layer.name}:{i}",
-                    TensorType(port.dtype, port.shape or None))
-        if "axis" in d:
-            stride = _int(layer, d, "stride", 1)
-            if stride == 0:
-                raise ModelError(f"{layer.where()}: output {i} has stride 0")
-            out_ports.append(Concat(r, out, axis=_int(layer, d, "axis"), reverse=stride < 0,
-                                    new_axis=False))
-        else:
-            out_ports.append(Last(r, out))
+    return out_entries, condition_result
 
-    trip_count = initial_condition = None
-    origin_attrs: dict = {}
-    if is_loop:
-        trip_count, initial_condition = ins[0], ins[1]
-    elif not any(isinstance(p, Sliced) for p in ports):
-        n = _ti_count_without_slices(layer, out_entries)
-        trip_count = b.i64(n)
-        origin_attrs["implied_trip_count"] = n
-    loop = Loop(body, ports, out_ports, trip_count=trip_count,
-                initial_condition=initial_condition, condition_result=condition_result,
-                iteration_param=iteration_param, name=layer.name,
-                origin="openvino.Loop" if is_loop else "openvino.TensorIterator",
-                origin_attrs=origin_attrs, negative_trip_count="unbounded")
-    b.graph.add(loop)
-    return list(loop.outputs)
+
+def _output_port(layer: Layer, i: int, d: dict, r: Value) -> Concat | Last:
+    """Output `i` of the layer, fed by body Result `r`: `Concat` with an ``axis``, else `Last`."""
+    port = layer.outputs[i]
+    out = Value(port.names[0] if port.names else f"{layer.name}:{i}",
+                TensorType(port.dtype, port.shape or None))
+    if "axis" not in d:
+        return Last(r, out)
+    stride = _int(layer, d, "stride", 1)
+    if stride == 0:
+        raise ModelError(f"{layer.where()}: output {i} has stride 0")
+    return Concat(r, out, axis=_int(layer, d, "axis"), reverse=stride < 0, new_axis=False)
 
 
 def _sliced(layer: Layer, d: dict, value: Value, param: Value, ext: int) -> Sliced:
@@ -249,62 +293,63 @@ def _ti_count_without_slices(layer: Layer, out_entries) -> int:
     return 1
 
 
-def import_if(reader, b, layer: Layer, ins: list[Value]) -> list[Value]:
+@importer("If", since=1)
+def import_if(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
     """OpenVINO ``If-8`` -> ONNX ``If``: branch Parameters become the outer values they map."""
-    from ...ir.graph import Node
-    from ...ir.traversal import replace_all_uses
-    from .builder import OPSET
-
     if not ins:
         raise ModelError(f"{layer.where()}: If needs a condition input")
-    branches = []
-    for tag in ("then", "else"):
-        body_el = layer.elem.find(f"{tag}_body")
-        if body_el is None:
-            raise ModelError(f"{layer.where()}: missing <{tag}_body>")
-        net = parse_net(body_el, scope=f"{layer.where()} {tag}_body: ")
-        built = reader.build(net, f"{layer.name or 'If'}_{tag}")
-        g = built.graph
-        kinds = {lid: lay.type for lid, lay in net.layers.items()}
-        for d in _entries(layer, f"{tag}_port_map", "input"):
-            ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
-            if lid not in built.params:
-                what = f"is a {kinds[lid]}" if lid in kinds else "does not exist"
-                raise ModelError(f"{layer.where()}: {tag}_port_map input names body layer {lid}, "
-                                 f"which {what}; expected a Parameter")
-            if not 1 <= ext < len(ins):
-                raise ModelError(f"{layer.where()}: {tag}_port_map input external_port_id {ext} "
-                                 f"is not a data input (1..{len(ins) - 1})")
-            p = built.params.pop(lid)
-            replace_all_uses(g, p, ins[ext])
-            g.inputs = [v for v in g.inputs if v is not p]
-        if built.params:
-            lid = next(iter(built.params))
-            raise ModelError(f"{layer.where()}: {tag} branch Parameter {lid} is not bound by "
-                             f"{tag}_port_map")
-        outs = []
-        for d in _entries(layer, f"{tag}_port_map", "output"):
-            ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
-            if lid not in built.results:
-                raise ModelError(f"{layer.where()}: {tag}_port_map output names body layer "
-                                 f"{lid}, which is not a Result")
-            outs.append((ext, built.results[lid]))
-        outs.sort(key=lambda e: e[0])
-        if len(outs) != len(layer.outputs):
-            raise ModelError(f"{layer.where()}: {tag}_port_map maps {len(outs)} outputs, the "
-                             f"layer has {len(layer.outputs)}")
-        defined = g.defined()
-        values = []
-        for _, v in outs:
-            if v.uid not in defined:  # an outer value passed straight through
-                w = Value(f"{g.name}/{v.name}", v.type)
-                g.add(Node("Identity", [v], [w], version=OPSET, name=w.name))
-                v = w
-            values.append(v)
-        g.outputs = values
-        branches.append(g)
+    branches = [_branch(b, layer, ins, tag) for tag in ("then", "else")]
     node = Node("If", [ins[0]], len(layer.outputs),
                 {"then_branch": branches[0], "else_branch": branches[1]}, version=OPSET,
                 name=layer.name)
     b.graph.add(node)
     return list(node.outputs)
+
+
+def _branch(b: Builder, layer: Layer, ins: list[Value], tag: str) -> Graph:
+    """The ``then`` or ``else`` branch of an If layer as a graph without inputs: its
+    Parameters are replaced by the layer inputs they map, its outputs follow the port_map."""
+    body_el = layer.elem.find(f"{tag}_body")
+    if body_el is None:
+        raise ModelError(f"{layer.where()}: missing <{tag}_body>")
+    net = parse_net(body_el, scope=f"{layer.where()} {tag}_body: ")
+    built = b.body(net, f"{layer.name or 'If'}_{tag}", layer.where())
+    g = built.graph
+    kinds = {lid: lay.type for lid, lay in net.layers.items()}
+    for d in _entries(layer, f"{tag}_port_map", "input"):
+        ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
+        if lid not in built.params:
+            what = f"is a {kinds[lid]}" if lid in kinds else "does not exist"
+            raise ModelError(f"{layer.where()}: {tag}_port_map input names body layer {lid}, "
+                             f"which {what}; expected a Parameter")
+        if not 1 <= ext < len(ins):
+            raise ModelError(f"{layer.where()}: {tag}_port_map input external_port_id {ext} "
+                             f"is not a data input (1..{len(ins) - 1})")
+        p = built.params.pop(lid)
+        replace_all_uses(g, p, ins[ext])
+        g.inputs = [v for v in g.inputs if v is not p]
+    if built.params:
+        lid = next(iter(built.params))
+        raise ModelError(f"{layer.where()}: {tag} branch Parameter {lid} is not bound by "
+                         f"{tag}_port_map")
+    outs = []
+    for d in _entries(layer, f"{tag}_port_map", "output"):
+        ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
+        if lid not in built.results:
+            raise ModelError(f"{layer.where()}: {tag}_port_map output names body layer "
+                             f"{lid}, which is not a Result")
+        outs.append((ext, built.results[lid]))
+    outs.sort(key=lambda e: e[0])
+    if len(outs) != len(layer.outputs):
+        raise ModelError(f"{layer.where()}: {tag}_port_map maps {len(outs)} outputs, the "
+                         f"layer has {len(layer.outputs)}")
+    defined = g.defined()
+    values = []
+    for _, v in outs:
+        if v.uid not in defined:  # an outer value passed straight through
+            w = Value(f"{g.name}/{v.name}", v.type)
+            g.add(Node("Identity", [v], [w], version=OPSET, name=w.name))
+            v = w
+        values.append(v)
+    g.outputs = values
+    return g

@@ -23,6 +23,7 @@ from .builder import Builder, dtype_of, onnx_type, rank_of
 from .elements import element_type_name, from_element_type, to_numpy
 from .import_table import importer
 from .netparse import Layer
+from .same_ops import SAME_OPS
 
 
 def out_dtype(layer: Layer, inputs, i: int = 0) -> DataType | None:
@@ -46,14 +47,17 @@ def _binary(onnx_op: str):
     return tr
 
 
-for _ov, _onnx in {"Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Maximum": "Max",
-                   "Minimum": "Min", "Power": "Pow"}.items():
-    importer(_ov, since=1)(_binary(_onnx))
+def _unary(onnx_op: str, **attrs):
+    def tr(b: Builder, layer: Layer, x):
+        return b.op(onnx_op, x[:1], dict(attrs), dtype=out_dtype(layer, x))
 
-for _ov, _onnx in {"Equal": "Equal", "Less": "Less", "LessEqual": "LessOrEqual",
-                   "Greater": "Greater", "GreaterEqual": "GreaterOrEqual",
-                   "LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor"}.items():
-    importer(_ov, since=1)(_binary(_onnx))
+    return tr
+
+
+for _row in SAME_OPS:
+    importer(_row.openvino, since=1)((_unary if _row.arity == 1 else _binary)(_row.onnx))
+importer("ReLU", since=1)(_unary("Relu"))  # the specification's spellings
+importer("Ceil", since=1)(_unary("Ceil"))
 
 
 @importer("NotEqual", since=1)
@@ -97,27 +101,7 @@ def _floor_mod(b: Builder, layer: Layer, x):
     return b.op("Sub", [x[0], b.op("Mul", [q, x[1]], dtype=dt)], dtype=dt)
 
 
-def _unary(onnx_op: str, **attrs):
-    def tr(b: Builder, layer: Layer, x):
-        return b.op(onnx_op, x[:1], dict(attrs), dtype=out_dtype(layer, x))
-
-    return tr
-
-
-for _ov, _onnx in {"Sigmoid": "Sigmoid", "Tanh": "Tanh", "ReLU": "Relu", "Relu": "Relu",
-                   "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Abs": "Abs", "Negative": "Neg",
-                   "Floor": "Floor", "Ceiling": "Ceil", "Ceil": "Ceil", "Sin": "Sin",
-                   "Cos": "Cos", "Tan": "Tan", "Erf": "Erf", "Sign": "Sign",
-                   "SoftPlus": "Softplus", "LogicalNot": "Not", "Asin": "Asin", "Acos": "Acos",
-                   "Atan": "Atan", "Sinh": "Sinh", "Cosh": "Cosh", "Asinh": "Asinh",
-                   "Acosh": "Acosh", "Atanh": "Atanh", "Mish": "Mish",
-                   "HSigmoid": "HardSigmoid"}.items():
-    if _ov == "HSigmoid":
-        importer(_ov, since=5)(_unary("HardSigmoid", alpha=1.0 / 6.0, beta=0.5))
-    else:
-        importer(_ov, since=1)(_unary(_onnx))
-
-importer("HSwish", since=4)(_unary("HardSwish"))
+importer("HSigmoid", since=5)(_unary("HardSigmoid", alpha=1.0 / 6.0, beta=0.5))
 
 
 @importer("Elu", since=1)

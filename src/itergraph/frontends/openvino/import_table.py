@@ -5,7 +5,8 @@ it reads the layer's attributes (``layer.data``) and port types, emits nodes thr
 returns one IR value per output port of the layer, in port order. Registration follows the
 op's OpenVINO version: ``@importer("Softmax", since=8)`` serves layers declared
 ``version="opset8"`` and later opsets (an OpenVINO file names the opset where the op version
-was introduced).
+was introduced). The translator modules (`import_ops`, `import_rnn`, `import_shape`) register
+when imported: `reader` imports them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,3 @@ from ...registry import OpTable
 IMPORTERS = OpTable("openvino import")
 importer = IMPORTERS.register
 
-
-def load_all() -> None:
-    """Import the translator modules so that each registers its ops."""
-    from . import import_ops, import_rnn, import_shape  # noqa: F401

@@ -26,6 +26,8 @@ from ...errors import ModelError
 from ...ir.types import DataType, Dim
 from .elements import from_precision
 
+INT64_MAX = 2**63 - 1
+
 
 @dataclass(frozen=True, slots=True)
 class Port:
@@ -177,6 +179,8 @@ def parse_dim(text: str, what: str) -> Dim:
         raise ModelError(f"{what}: dimension '{text}' is not an integer") from None
     if d < -1:
         raise ModelError(f"{what}: dimension {d} is negative")
+    if d > INT64_MAX:
+        raise ModelError(f"{what}: dimension {d} does not fit in int64")
     return None if d == -1 else d
 
 

@@ -6,28 +6,32 @@ the ``.xml`` (none when the document is given as text and a constant needs weigh
 
 Each layer becomes ONNX-standard IR nodes through the import table (`import_table`):
 ``Parameter`` -> graph input, ``Const`` -> initializer (offset/size checked against the
-``.bin`` and against shape x element size), ``Result`` -> graph output (in XML order),
-``TensorIterator``/``Loop`` -> the canonical `Loop` (`import_loops`). An op without a
-translator is an `UnsupportedError` naming the layer id, name, type and version.
+``.bin`` and against shape x element size), ``Result`` -> graph output (in XML order); every
+other layer, ``TensorIterator``/``Loop`` (-> the canonical `Loop`) and ``If`` included, goes
+through the table (their bodies come back here through `Builder.body`, at most
+`MAX_BODY_DEPTH` deep). An op without a translator is an `UnsupportedError` naming the layer
+id, name, type and version.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from ...errors import Error, InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import TensorType
-from . import xmlsafe
+
+# the translator modules register their ops in the import table when imported
+from . import import_loops, import_ops, import_rnn, import_shape, xmlsafe  # noqa: F401
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
-from .import_table import IMPORTERS, load_all
+from .import_table import IMPORTERS
 from .netparse import Layer, Net, NetworkBuilder, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
+MAX_OPSET = 16  # the newest opset OpenVINO's IR reader accepts
 MAX_BODY_DEPTH = 32
 
 
@@ -59,7 +63,6 @@ def read(xml, bin=None) -> Graph:
         raise ModelError(f"OpenVINO IR: bad IR version '{root.get('version')}'") from None
     if version not in SUPPORTED_VERSIONS:
         raise UnsupportedError(f"OpenVINO IR version {version} is not supported (only 10 and 11)")
-    load_all()
     reader = Reader(weights)
     try:
         built = reader.build(parse_net(root), root.get("name") or "openvino_model", top=True)
@@ -110,7 +113,11 @@ def _load_bin(bin, xml_path: str | None) -> bytes | None:
         if not os.path.exists(path):
             return None
     else:
-        path = os.fspath(bin)
+        try:
+            path = os.fspath(bin)
+        except TypeError:
+            raise InputError(f"OpenVINO weights must be a path or bytes, not "
+                             f"{type(bin).__name__}") from None
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -128,7 +135,7 @@ class Reader:
     def build(self, net: Net, name: str, top: bool = False) -> Built:
         graph = Graph(name)
         built = Built(graph, layers=net.layers)
-        b = Builder(graph, prefix=f"{name}/" if not top else "")
+        b = Builder(graph, prefix=f"{name}/" if not top else "", reader=self)
         values: dict[tuple[int, int], Value] = {}
         claimed: set[int] = set()
         result_order: list[tuple[int, Value]] = []
@@ -177,6 +184,17 @@ class Reader:
         graph.outputs = outputs
         return built
 
+    def body(self, net: Net, name: str, where: str) -> Built:
+        """Convert a loop body or If branch of the layer at `where` (see `Builder.body`)."""
+        if self.depth >= MAX_BODY_DEPTH:
+            raise ModelError(f"{where}: loop bodies and If branches nest deeper than "
+                             f"{MAX_BODY_DEPTH} levels")
+        self.depth += 1
+        try:
+            return self.build(net, name)
+        finally:
+            self.depth -= 1
+
     # -- layers ----------------------------------------------------------------------------
     def _parameter(self, layer: Layer) -> Value:
         if len(layer.outputs) != 1 or layer.inputs:
@@ -211,7 +229,7 @@ class Reader:
         size = layer.int_attr("size", required=True)
         if offset < 0 or size < 0:
             raise ModelError(f"{where}: negative offset {offset} or size {size}")
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        count = math.prod(shape)  # Python integers: no int64 overflow to hide a huge shape
         need = byte_size(name, count)
         if size != need:
             raise ModelError(f"{where}: size {size} bytes does not match shape {list(shape)} "
@@ -227,25 +245,17 @@ class Reader:
         return v
 
     def _translate(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
-        if layer.type in ("TensorIterator", "Loop"):
-            from .import_loops import import_loop
+        first = len(b.graph.nodes)
+        outs = self._translate_layer(b, layer, ins)
+        element = f"OpenVINO {layer.where()}"
+        for node in b.graph.nodes[first:]:  # every node the layer became names the layer
+            node.meta.setdefault("element", element)
+        return outs
 
-            if self.depth >= MAX_BODY_DEPTH:
-                raise ModelError(f"{layer.where()}: loop bodies nest deeper than "
-                                 f"{MAX_BODY_DEPTH} levels")
-            self.depth += 1
-            try:
-                return import_loop(self, b, layer, ins)
-            finally:
-                self.depth -= 1
-        if layer.type == "If":
-            from .import_loops import import_if
-
-            self.depth += 1
-            try:
-                return import_if(self, b, layer, ins)
-            finally:
-                self.depth -= 1
+    def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
+        if layer.opset is not None and layer.opset > MAX_OPSET:
+            raise UnsupportedError(f"{layer.where()}: OpenVINO has no {layer.version} (this "
+                                   f"reader knows opset1 to opset{MAX_OPSET})")
         opset = layer.opset
         fn = IMPORTERS.lookup(layer.type, opset) if opset is not None else None
         if fn is None:

@@ -3,7 +3,8 @@
 ``write(graph, xml_path, bin_path=None)``: the ``.bin`` goes beside the ``.xml`` by default.
 Graph inputs become ``Parameter`` layers (their element type must be known), initializers and
 ONNX ``Constant`` nodes ``Const`` layers, graph outputs ``Result`` layers; every other node is
-translated by the export table (`export_table`: ONNX op -> OpenVINO layers). Canonical loops
+translated by the export table (`export_table`: ONNX op -> OpenVINO layers) through a
+`net_writer.NetWriter`. Canonical loops
 become ``TensorIterator-1`` or ``Loop-5`` and ONNX ``If`` becomes ``If-8`` (`export_loops`).
 Values a loop body or branch takes from an enclosing graph become extra body inputs, since
 OpenVINO bodies see nothing but their Parameters.
@@ -16,256 +17,13 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
-import numpy as np
+from ...errors import ModelError
+from ...ir.graph import Graph
 
-from ...errors import ModelError, UnsupportedError, where
-from ...ir.graph import Graph, Node, Value
-from ...ir.types import DataType, TensorType
-from .elements import encode, from_numpy, to_element_type, to_precision
-
-
-@dataclass(frozen=True)
-class Out:
-    """An output port of a written layer, with the element type and shape it carries."""
-
-    layer: int
-    port: int
-    dtype: DataType | None
-    shape: tuple | None  # dims (None entries unknown), or None for unknown rank
-    net: int  # id() of the NetWriter it belongs to
-
-
-class Weights:
-    """The ``.bin`` being assembled; identical constants share their bytes."""
-
-    def __init__(self):
-        self.chunks: list[bytes] = []
-        self.size = 0
-        self.index: dict[bytes, int] = {}
-
-    def add(self, data: bytes) -> int:
-        off = self.index.get(data)
-        if off is not None:
-            return off
-        off = self.size
-        self.chunks.append(data)
-        self.size += len(data)
-        if len(data) >= 8:
-            self.index[data] = off
-        return off
-
-
-def dims_attr(shape) -> str:
-    if shape is None:
-        return "..."
-    return ",".join("?" if not isinstance(d, int) else str(d) for d in shape)
-
-
-def value_dtype(v: Value | None) -> DataType | None:
-    t = v.type if v is not None else None
-    return t.dtype if isinstance(t, TensorType) else None
-
-
-def value_shape(v: Value | None):
-    t = v.type if v is not None else None
-    if isinstance(t, TensorType) and t.shape is not None:
-        return tuple(d if isinstance(d, int) else None for d in t.shape)
-    return None
-
-
-class NetWriter:
-    """Writes one network (the model, or a loop/If body) as ``<layers>`` and ``<edges>``."""
-
-    def __init__(self, weights: Weights, parent: NetWriter | None = None, scope: str = ""):
-        self.weights = weights
-        self.parent = parent
-        self.scope = scope
-        self.layers: list[ET.Element] = []
-        self.edges: list[tuple[int, int, int, int]] = []
-        self.env: dict[int, Out] = {}  # Value uid -> the port carrying it
-        self.used_names: set[str] = set()
-        self._next = 0
-        self.consts: dict[tuple, Out] = {}
-        self.port_el: dict[tuple[int, int], ET.Element] = {}
-
-    # -- layers ----------------------------------------------------------------------------
-    def layer(self, type_: str, version: str, inputs: list[Out], data: dict | None = None,
-              outputs: list[tuple[DataType | None, tuple | None]] | None = None,
-              name: str = "") -> list[Out]:
-        """Append a layer fed by `inputs`; returns its output ports."""
-        lid = self._next
-        self._next += 1
-        el = ET.Element("layer", {"id": str(lid), "name": name or f"{type_}_{lid}",
-                                  "type": type_, "version": version})
-        if data:
-            ET.SubElement(el, "data", {k: _attr_str(v) for k, v in data.items()})
-        if inputs:
-            inp = ET.SubElement(el, "input")
-            for i, src in enumerate(inputs):
-                if src.net != id(self):
-                    raise ModelError(f"{self.scope}internal: port from another network")
-                _port(inp, i, src.dtype, src.shape)
-                self.edges.append((src.layer, src.port, lid, i))
-        outs = []
-        if outputs:
-            o_el = ET.SubElement(el, "output")
-            for j, (dt, shape) in enumerate(outputs):
-                pid = len(inputs) + j
-                self.port_el[(lid, pid)] = _port(o_el, pid, dt, shape)
-                outs.append(Out(lid, pid, dt, shape, id(self)))
-        self.layers.append(el)
-        return outs
-
-    def one(self, type_: str, version: str, inputs: list[Out], data: dict | None = None,
-            dtype: DataType | None = None, shape=None, name: str = "") -> Out:
-        return self.layer(type_, version, inputs, data, [(dtype, shape)], name=name)[0]
-
-    def const(self, arr, dtype: DataType | None = None, name: str = "") -> Out:
-        a = np.asarray(arr)
-        dt = dtype or from_numpy(a.dtype)
-        key = (dt, a.shape, a.tobytes()) if a.size <= 64 else None
-        if key is not None and key in self.consts:
-            return self.consts[key]
-        data = encode(dt, a)
-        off = self.weights.add(data)
-        out = self.one("Const", "opset1", [], {
-            "element_type": to_element_type(dt, f"constant '{name}'"),
-            "shape": dims_attr(a.shape), "offset": off, "size": len(data)},
-            dtype=dt, shape=a.shape, name=name)
-        if key is not None:
-            self.consts[key] = out
-        return out
-
-    def i64(self, values) -> Out:
-        return self.const(np.asarray(values, dtype=np.int64))
-
-    def parameter(self, name: str, dtype: DataType | None, shape, where_: str) -> Out:
-        if dtype is None:
-            raise UnsupportedError(f"{where_}: the element type of '{name}' is unknown; "
-                                   "OpenVINO parameters need one")
-        return self.one("Parameter", "opset1", [], {
-            "shape": dims_attr(shape), "element_type": to_element_type(dtype, where_)},
-            dtype=dtype, shape=shape, name=name)
-
-    def result(self, src: Out, name: str = "") -> int:
-        lid = self._next
-        self.layer("Result", "opset1", [src], name=name or f"Result_{lid}")
-        return lid
-
-    def name_port(self, out: Out, name: str) -> None:
-        """Give the tensor on `out` the name `name` (OpenVINO ``names`` attribute)."""
-        p = self.port_el.get((out.layer, out.port))
-        if p is None or not name or name in self.used_names or "," in name:
-            return
-        self.used_names.add(name)
-        names = [n for n in (p.get("names") or "").split(",") if n]
-        p.set("names", ",".join(names + [name]))
-
-    # -- values ----------------------------------------------------------------------------
-    def get(self, v: Value | None, node: Node | None = None) -> Out | None:
-        """The port carrying IR value `v` in this network."""
-        if v is None:
-            return None
-        out = self.env.get(v.uid)
-        if out is not None:
-            return out
-        if v.const is not None:
-            out = self.const(v.const, value_dtype(v) if value_dtype(v) in _CONST_OK else None,
-                             name=v.name)
-            self.env[v.uid] = out
-            return out
-        raise ModelError(f"{where(node)}: value '{v.name}' is not available in "
-                         f"{self.scope or 'the model'} (not a graph input, initializer, "
-                         "earlier output, or body input)")
-
-    def bind(self, v: Value, out: Out) -> Out:
-        dt = value_dtype(v) or out.dtype
-        shape = value_shape(v) if value_shape(v) is not None else out.shape
-        out = Out(out.layer, out.port, dt, shape, out.net)
-        self.env[v.uid] = out
-        return out
-
-    # -- graphs ----------------------------------------------------------------------------
-    def write_nodes(self, graph: Graph, nodes: list[Node] | None = None) -> None:
-        """Write `nodes` (default: all) of `graph`, in graph order."""
-        from .export_table import EXPORTERS, load_all
-
-        load_all()
-        for node in (graph.nodes if nodes is None else nodes):
-            fn = EXPORTERS.lookup(node.op_type, node.version, node.domain)
-            if fn is None:
-                raise UnsupportedError(
-                    f"{where(node)}: the OpenVINO writer cannot express op "
-                    f"{(node.domain + '.') if node.domain else ''}{node.op_type}"
-                    f"{'-' + str(node.version) if node.version else ''}"
-                )
-            ins = [self.get(v, node) for v in node.inputs] if node.op_type != "Loop" else []
-            outs = fn(self, node, ins)
-            if isinstance(outs, Out):
-                outs = [outs]
-            if len(outs) != len(node.outputs):
-                raise ModelError(f"{where(node)}: internal: {len(outs)} ports for "
-                                 f"{len(node.outputs)} outputs")
-            for v, o in zip(node.outputs, outs):
-                if o is not None:
-                    self.bind(v, o)
-
-    def eval_cone(self, graph: Graph, target: Value, subst: dict[int, Out]) -> Out:
-        """Write again the nodes of `graph` that `target` depends on, with the values in
-        `subst` (uid -> port) in place of theirs; returns the port carrying `target`."""
-        producers = {v.uid: n for n in graph.nodes for v in n.outputs}
-        needed: set[int] = set()
-        stack = [target]
-        while stack:
-            v = stack.pop()
-            n = producers.get(v.uid) if v is not None and v.uid not in subst else None
-            if n is None or id(n) in needed:
-                continue
-            needed.add(id(n))
-            stack.extend(x for x in n.inputs if x is not None)
-            for g in n.subgraphs():
-                stack.extend(g.captures())
-        saved = self.env
-        self.env = {**saved, **subst}
-        try:
-            self.write_nodes(graph, [n for n in graph.nodes if id(n) in needed])
-            return self.get(target)
-        finally:
-            self.env = saved
-
-    def element(self, tag: str = "body") -> ET.Element:
-        root = ET.Element(tag)
-        layers = ET.SubElement(root, "layers")
-        layers.extend(self.layers)
-        edges = ET.SubElement(root, "edges")
-        for fl, fp, tl, tp in sorted(self.edges, key=lambda e: (e[2], e[3])):
-            ET.SubElement(edges, "edge", {"from-layer": str(fl), "from-port": str(fp),
-                                          "to-layer": str(tl), "to-port": str(tp)})
-        return root
-
-
-_CONST_OK = {dt for dt in DataType if dt not in (DataType.STRING, DataType.COMPLEX64,
-                                                    DataType.COMPLEX128)}
-
-
-def _attr_str(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, list | tuple):
-        return ",".join(_attr_str(x) for x in v)
-    if isinstance(v, float):
-        return repr(float(v))
-    return str(v)
-
-
-def _port(parent: ET.Element, pid: int, dt: DataType | None, shape) -> ET.Element:
-    p = ET.SubElement(parent, "port", {"id": str(pid), "precision": to_precision(dt)})
-    if shape is not None:
-        for d in shape:
-            ET.SubElement(p, "dim").text = str(d) if isinstance(d, int) else "-1"
-    return p
+# the translator modules register their ops in the export table when imported
+from . import export_loops, export_ops, export_rnn  # noqa: F401
+from .net_writer import NetWriter, Weights, value_dtype, value_shape
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:
@@ -292,9 +50,7 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
         nw.name_port(out, v.name)
         nw.bind(v, out)
     for v in graph.initializers:
-        if v.uid not in nw.env:
-            nw.env[v.uid] = nw.const(v.const, value_dtype(v) if value_dtype(v) in _CONST_OK
-                                     else None, name=v.name)
+        nw.get(v)
     nw.write_nodes(graph)
     for v in graph.outputs:
         out = nw.get(v)

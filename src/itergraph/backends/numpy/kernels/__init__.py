@@ -8,12 +8,39 @@ itself when the node has exactly one output, else a tuple/list with one entry pe
 
 Tensors are ``numpy.ndarray`` (0-d arrays for scalars, never NumPy scalars), sequences are
 Python lists of arrays, an empty optional is ``None``.
+
+Ops of some domains may have a *default factory*, used when the table has no entry for them
+(`set_default_factory`). The backend registers none itself: `itergraph` registers the ONNX
+frontend's ``onnx.reference`` runner for the ONNX domains.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 
 from ....registry import OpTable
 
 KERNELS = OpTable("numpy kernel")
 kernel = KERNELS.register
+
+_defaults: dict[str, Callable] = {}
+
+
+def set_default_factory(factory: Callable | None, domains: Iterable[str]) -> None:
+    """Use `factory` for every op of `domains` that has no kernel in the table (``None``: no
+    default, such ops are unsupported as those of any other domain)."""
+    for domain in domains:
+        if factory is None:
+            _defaults.pop(domain, None)
+        else:
+            _defaults[domain] = factory
+
+
+def factory_for(op_type: str, version: int | None, domain: str = "") -> Callable | None:
+    """The kernel factory of an op: its table entry, else its domain's default, else ``None``."""
+    load_all()
+    factory = KERNELS.lookup(op_type, version, domain)
+    return factory if factory is not None else _defaults.get(domain)
 
 
 def load_all() -> None:

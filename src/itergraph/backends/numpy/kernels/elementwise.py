@@ -12,11 +12,11 @@ import math
 from functools import reduce
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from ....errors import ModelError, where
 from ...common.attributes import attr, attr_str
 from . import kernel
-from ._common import asarray, ndarray
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -294,5 +294,18 @@ def _where(node, ctx):
     def fn(c, x, y):
         r = npwhere(c, x, y)
         return r if r.__class__ is ndarray else asarray(r)
+
+    return fn
+
+
+@kernel("Shrink", since=9)
+def _shrink(node, ctx):
+    """``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, else 0."""
+    lambd = float(attr(node, "lambd", 0.5))
+    bias = float(attr(node, "bias", 0.0))
+
+    def fn(x):
+        y = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))
+        return asarray(y.astype(x.dtype, copy=False))
 
     return fn

@@ -8,12 +8,12 @@ means "before the first element" (not "the last", as in Python).
 from __future__ import annotations
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
 from ...common.attributes import attr, attr_ints, const_input, has_input
 from ...common.slicing import slice_of, split_sizes
 from . import kernel
-from ._common import asarray, ndarray
 
 _CACHE_SIZE = 64  # entries kept per kernel in the per-shape caches below
 
@@ -249,3 +249,36 @@ def _scatter_elements_kernel(node, ctx):
     if isinstance(reduction, bytes):
         reduction = reduction.decode()
     return _scatter_elements(node, int(attr(node, "axis", 0)), reduction)
+
+
+# ----------------------------------------------------------------------------- OneHot
+
+
+@kernel("OneHot", since=9)
+def _one_hot(node, ctx):
+    """``out[..., d, ...] = on if indices[...] (wrapped when negative) == d else off``, with the
+    depth axis inserted at `axis`; a negative depth is an error, as in ONNX Runtime."""
+    axis = int(attr(node, "axis", -1))
+
+    def fn(indices, depth, values):
+        d = np.asarray(depth)
+        if d.size != 1:
+            raise ExecutionError(f"{where(node)}: depth must hold one element, got {d.shape}")
+        n = int(d.reshape(()))
+        if n < 0:
+            raise ExecutionError(f"{where(node)}: depth must not be negative, got {n}")
+        values = np.asarray(values)
+        if values.size != 2:
+            raise ExecutionError(f"{where(node)}: values must hold [off, on], got {values.shape}")
+        idx = np.asarray(indices).astype(np.int64)
+        rank = idx.ndim + 1
+        ax = axis + rank if axis < 0 else axis
+        if not 0 <= ax < rank:
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {rank}")
+        idx = np.where(idx < 0, idx + n, idx)
+        hot = np.expand_dims(idx, ax) == np.arange(n).reshape(
+            [n if i == ax else 1 for i in range(rank)])
+        flat = values.reshape(-1)
+        return asarray(np.where(hot, flat[1], flat[0]).astype(values.dtype, copy=False))
+
+    return fn

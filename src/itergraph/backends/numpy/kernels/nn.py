@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy import asarray, ndarray
 
 from ...common.attributes import attr, attr_str
 from . import kernel
-from ._common import asarray, ndarray
 from .elementwise import erf
 
 # ----------------------------------------------------------------------------- activations

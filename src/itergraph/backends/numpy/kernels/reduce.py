@@ -10,12 +10,12 @@ type's extreme value for integers).
 from __future__ import annotations
 
 import numpy as np
+from numpy import asarray
 
 from ....errors import ExecutionError, where
 from ...common.attributes import attr, attr_ints, const_input
 from ...common.reduce import extreme_identity
 from . import kernel
-from ._common import asarray
 
 # ----------------------------------------------------------------------------- implementations
 # Each takes (x, axes tuple or None, keepdims) and may return a NumPy scalar or another type.

@@ -1,7 +1,7 @@
 """Recurrent cells as single ops: LSTM, GRU and RNN (all directions, both layouts).
 
 Attributes, activations and the per-step cell math are shared with the JAX backend
-(``backends/rnn_common.py``, which also states the shapes and semantics). Here: a Python
+(`itergraph.backends.common.rnn`, which also states the shapes and semantics). Here: a Python
 loop over time per direction, with the input projection ``X W^T + Wb`` of all steps
 computed up front as one matrix product; a reverse direction with `sequence_lens` reads and
 writes through a per-entry time index.

@@ -9,11 +9,11 @@ initializer, the factory resolves it once at compile time.
 from __future__ import annotations
 
 import numpy as np
+from numpy import asarray
 
 from ....errors import ExecutionError, where
 from ...common.attributes import attr, attr_ints, const_input
 from . import kernel
-from ._common import asarray
 
 # ----------------------------------------------------------------------------- Reshape
 
@@ -204,6 +204,9 @@ def _tile_v1(node, ctx):
     def fn(x, tiles, axis):
         reps = [1] * x.ndim
         reps[int(axis)] = int(tiles)
+        if int(tiles) < 0:
+            raise ExecutionError(f"{where(node)}: tiles (repeats) must not be negative, "
+                                 f"got {int(tiles)}")
         return np.tile(x, reps)
 
     return fn
@@ -217,6 +220,8 @@ def _tile(node, ctx):
             raise ExecutionError(
                 f"{where(node)}: repeats has {len(reps)} entries for an input of rank {x.ndim}"
             )
+        if any(r < 0 for r in reps):
+            raise ExecutionError(f"{where(node)}: repeats must not be negative, got {list(reps)}")
         return asarray(np.tile(x, reps))
 
     return fn

@@ -1,4 +1,8 @@
-"""Fallback kernels: run any other standard op through ``onnx.reference``.
+"""Running a standard op through ``onnx.reference``: the NumPy kernels' default for ONNX ops.
+
+The NumPy backend has native kernels for most ops; `itergraph` registers `fallback_factory`
+as the default factory of its kernel table for the ONNX domains (``""``/``ai.onnx``,
+``ai.onnx.ml`` and the preview domains), so every other op of those domains runs here.
 
 `fallback_factory(node, ctx)` builds an ONNX ``NodeProto`` from the IR node (attributes typed
 by the op's schema), loads the ``onnx.reference`` implementation of the op for the node's
@@ -9,6 +13,8 @@ types to pick their function body are loaded on first call, once per input-type 
 If ``onnx.reference`` does not know the op either, the factory raises `UnsupportedError`
 naming the node, op type, domain and version. Subgraph attributes are written back to ONNX
 when they are self-contained (Loop, If, Scan and SequenceMap have native kernels).
+Attributes, types and subgraphs are written by this package's own writers (`attributes`,
+`types`, `writer`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ import numpy as np
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph
-from ...ir.types import DataType, OptionalType, SequenceType, TensorType
+from ...ir.types import DataType, SequenceType, TensorType
+from .attributes import attr_to_onnx
+from .types import type_to_onnx
+from .writer import write
 
 _DOMAIN_ALIASES = {"ai.onnx": ""}
 
@@ -62,7 +71,7 @@ def fallback_factory(node, ctx):
             key = tuple(_type_key(a) for a in args)
             op = by_types.get(key)
             if op is None:
-                op = by_types[key] = instantiate([_type_proto_of(a) for a in args])
+                op = by_types[key] = instantiate([type_to_onnx(_type_of(a)) for a in args])
         res = op.run(*args)
         outs = [_result(r) for r in res[:n_out]]
         while len(outs) < n_out:
@@ -151,23 +160,20 @@ def _node_proto(node, domain: str, version: int, n_in: int):
     from onnx import defs, helper
 
     try:
-        schema = defs.get_schema(node.op_type, version, domain)
-        schema_attrs = schema.attributes
+        schema_attrs = defs.get_schema(node.op_type, version, domain).attributes
     except Exception:
         schema_attrs = {}
+
+    def subgraph(g: Graph):
+        return _graph_proto(node, g, domain, version)
+
     attrs = []
     for name, value in node.attrs.items():
         if value is None:
             continue
-        if isinstance(value, Graph):
-            attrs.append(helper.make_attribute(name, _graph_proto(node, value, domain, version)))
-            continue
-        if isinstance(value, list) and value and isinstance(value[0], Graph):
-            attrs.append(helper.make_attribute(
-                name, [_graph_proto(node, g, domain, version) for g in value]))
-            continue
         sa = schema_attrs.get(name)
-        attrs.append(_attribute(name, value, int(sa.type) if sa is not None else None))
+        attrs.append(attr_to_onnx(name, value, int(sa.type) if sa is not None else None,
+                                  subgraph))
     inputs = ["" if v is None else f"in{i}" for i, v in enumerate(node.inputs[:n_in])]
     outputs = [f"out{i}" for i in range(len(node.outputs))]
     proto = helper.make_node(node.op_type, inputs, outputs, name=node.name or None,
@@ -183,64 +189,10 @@ def _graph_proto(node, g: Graph, domain: str, version: int):
             f"{_describe(node, domain, version)}: its subgraph '{g.name}' uses outer values; "
             f"the onnx.reference fallback only runs self-contained subgraphs"
         )
-    from ...frontends.onnx import write
-
     versions = [n.version for _, n in g.walk() if n.domain == "" and n.version]
     tmp = Graph(g.name, g.inputs, g.outputs, g.nodes, g.initializers,
                 opset_imports={"": max(versions, default=version if domain == "" else 1)})
     return write(tmp).graph
-
-
-def _attribute(name: str, value: Any, attr_type: int | None):
-    from onnx import AttributeProto as A
-    from onnx import helper, numpy_helper
-
-    if isinstance(value, (TensorType, SequenceType, OptionalType)):
-        return helper.make_attribute(name, type_proto(value), attr_type=A.TYPE_PROTO)
-    if attr_type == A.FLOAT:
-        value = float(np.asarray(value).reshape(-1)[0]) if not np.isscalar(value) else float(value)
-    elif attr_type == A.INT:
-        value = int(np.asarray(value).reshape(-1)[0]) if not np.isscalar(value) else int(value)
-    elif attr_type == A.FLOATS:
-        value = [float(v) for v in np.asarray(value, dtype=np.float64).reshape(-1)]
-    elif attr_type == A.INTS:
-        value = [int(v) for v in np.asarray(value, dtype=np.int64).reshape(-1)]
-    elif attr_type == A.STRINGS:
-        value = [v if isinstance(v, (str, bytes)) else str(v) for v in value]
-    elif attr_type == A.TENSOR:
-        value = numpy_helper.from_array(np.asarray(value))
-    elif attr_type == A.TENSORS:
-        value = [numpy_helper.from_array(np.asarray(v)) for v in value]
-    elif isinstance(value, np.ndarray):
-        value = numpy_helper.from_array(value)
-    return helper.make_attribute(name, value, attr_type=attr_type)
-
-
-def _elem_type(dtype) -> int:
-    from onnx import TensorProto, helper
-
-    dt = np.dtype(dtype)
-    if dt.kind in "OUS":
-        return TensorProto.STRING
-    return helper.np_dtype_to_tensor_dtype(dt)
-
-
-def type_proto(t):
-    """An ONNX ``TypeProto`` for an IR type."""
-    from onnx import TypeProto, helper
-
-    if isinstance(t, TensorType):
-        elem = 0 if t.dtype is None else _elem_type(DataType(t.dtype).numpy)
-        return helper.make_tensor_type_proto(elem, None if t.shape is None else list(t.shape))
-    if isinstance(t, SequenceType):
-        return helper.make_sequence_type_proto(
-            type_proto(t.elem) if t.elem is not None else TypeProto()
-        )
-    if isinstance(t, OptionalType):
-        return helper.make_optional_type_proto(
-            type_proto(t.elem) if t.elem is not None else TypeProto()
-        )
-    raise TypeError(f"not an IR type: {t!r}")
 
 
 # ----------------------------------------------------------------------------- run-time values
@@ -254,14 +206,13 @@ def _type_key(a) -> tuple:
     return (str(a.dtype), a.ndim)
 
 
-def _type_proto_of(a):
-    from onnx import TypeProto, helper
-
+def _type_of(a):
+    """The IR type of a run-time value (a tensor, a sequence, or ``None``: unknown)."""
     if isinstance(a, list):
-        return helper.make_sequence_type_proto(_type_proto_of(a[0]) if a else TypeProto())
+        return SequenceType(_type_of(a[0]) if a else None)
     if a is None:
-        return TypeProto()
-    return helper.make_tensor_type_proto(_elem_type(a.dtype), list(a.shape))
+        return None
+    return TensorType(DataType.from_numpy(a.dtype), tuple(a.shape))
 
 
 def _result(r):

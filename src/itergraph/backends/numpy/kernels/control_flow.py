@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ExecutionError, where
-from ...ir import Node
-from .kernels import kernel
-from .plan import CompileContext
+from ....errors import ExecutionError, where
+from ....ir import Node
+from ..plan import CompileContext
+from . import kernel
 
 
 @kernel("If", since=1)

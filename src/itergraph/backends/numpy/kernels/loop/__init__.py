@@ -1,0 +1,102 @@
+"""The NumPy kernel of the canonical `Loop` (see `itergraph.ir.loop` for its meaning).
+
+The body is compiled once into a plan (`layout`); every iteration updates a preallocated
+argument list in place and calls the plan from a driver generated for the loop's port layout
+(`driver`). Sliced inputs are views of the input, the axis moved to the front once per run
+(`bounds`). Concatenated outputs go into a buffer preallocated for the known iteration count,
+or one that doubles when the count is not known in advance (`outputs`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .....errors import Error, ExecutionError, where
+from .....ir import Graph, Loop
+from .....ir.clone import clone_node
+from .....passes.pipelines import NUMPY, run_pipeline
+from ...plan import CompileContext
+from .. import kernel
+from .bounds import check_exhaustion, scalar, sliced_views, trip_limit
+from .driver import UNBOUNDED, make_driver
+from .layout import LoopLayout
+from .outputs import accumulators, finish_outputs
+
+
+@kernel("Loop", domain="itergraph")
+def loop_kernel(loop: Loop, ctx: CompileContext):
+    if ctx.optimize and id(loop) not in ctx.loops_done:
+        fast = _rewritten_kernel(loop, ctx)
+        if fast is not None:
+            return fast
+    return plain_kernel(loop, ctx)
+
+
+def _rewritten_kernel(loop: Loop, ctx: CompileContext):
+    """The kernel of a rewritten copy of `loop` (`passes.pipelines.NUMPY`), or None when the
+    rewrites change nothing.
+
+    The copy, with the nodes moved out of its body in front of it, is compiled as a small
+    graph reading the loop's own inputs and captures. If running it raises, the original loop
+    runs instead: its errors (or its success, e.g. when it runs zero iterations and a moved
+    node fails on its inputs) are the ones the user gets.
+    """
+    copy = clone_node(loop, {})
+    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
+    changed = run_pipeline(NUMPY, wrapper)
+    for g in (wrapper, loop.body):
+        for _, n in g.walk():
+            if isinstance(n, Loop):
+                ctx.loops_done.add(id(n))
+    if not changed:
+        return None
+    args = [*loop.inputs, *loop.captured()]
+    keep = [i for i, v in enumerate(args) if v is not None]
+    try:
+        plan = ctx.compile(wrapper, inputs=[args[i] for i in keep])
+    except Error:
+        return None  # compiling the original reports what is wrong
+    if plan.captures:  # the copy reads something the loop does not: leave it
+        return None
+    fn = plan.fn
+    n_out = len(loop.outputs)
+    original = []
+
+    def run(*a):
+        try:
+            outs = fn(*[a[i] for i in keep])
+        except Error:
+            if not original:
+                original.append(plain_kernel(loop, ctx))
+            return original[0](*a)
+        return outs[0] if n_out == 1 else list(outs)
+
+    return run
+
+
+def plain_kernel(loop: Loop, ctx: CompileContext):
+    """The kernel running `loop` as it is: ``run(trip, cond, *port values, *Concat lengths,
+    *captures)`` returns its outputs."""
+    lay = LoopLayout(loop, ctx)
+    drive = make_driver(lay, ctx.max_iterations)
+
+    def run(trip, cond0, *rest):
+        values, lengths, outer = lay.split(rest)
+        allowed = trip_limit(loop, trip)
+        views, limit, shortest = sliced_views(lay, values, allowed)
+        cond = np.array(True) if cond0 is None else scalar(loop, "initial condition", cond0)
+        accs = accumulators(lay, limit)
+        try:
+            k, cond, state, last = drive(
+                UNBOUNDED if limit is None else limit, cond,
+                [values[j] for j in lay.carried_sources], views,
+                [values[j] for j in lay.invariant],
+                [outer[i] for i in lay.body_captures], [outer[i] for i in lay.pre_captures],
+                accs, lay.iteration)
+        except ValueError as e:  # a condition that is not one boolean
+            raise ExecutionError(f"{where(loop)}: condition must hold one boolean: {e}") from e
+        check_exhaustion(lay, k, cond, state, allowed, shortest, values, outer)
+        outs = finish_outputs(lay, k, state, last, accs, values, lengths, outer)
+        return outs[0] if len(outs) == 1 else outs
+
+    return run

@@ -1,0 +1,174 @@
+"""The outputs of a Loop: Concat outputs gathered while it runs, all of them finished after.
+
+An `Accumulator` receives the per-iteration values of one Concat output, in a buffer
+preallocated for the known iteration count, or one that doubles when the count is not known
+in advance. `finish_outputs` gives every output its value once the loop has stopped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .....errors import ExecutionError, where
+from .....ir import Concat, Invariant, Loop, Value
+from .....ir.types import DataType, TensorType
+from .bounds import scalar
+from .layout import LoopLayout
+
+UNKNOWN_COUNT_CAPACITY = 16  # first buffer length when the iteration count is not known
+
+
+def accumulators(lay: LoopLayout, limit: int | None) -> list[Accumulator]:
+    """One empty accumulator per Concat output, sized for `limit` iterations when the loop's
+    count is known in advance."""
+    capacity = limit if lay.known_count and limit is not None else UNKNOWN_COUNT_CAPACITY
+    ports = lay.loop.output_ports
+    return [Accumulator(lay.loop, i, ports[i], capacity) for i in lay.concat_idx]
+
+
+def finish_outputs(lay: LoopLayout, k: int, state, last, accs: list[Accumulator], values,
+                   lengths, outer) -> list:
+    """The loop's outputs after `k` iterations: Last outputs of carried values from the final
+    `state`, other Last outputs from the results of the last iteration (`last`, ``None`` after
+    zero iterations), Concat outputs from their accumulators (the driver wrote entries
+    0..k-1; `lengths` are the requested lengths of padded outputs)."""
+    loop = lay.loop
+    out_ports = loop.output_ports
+    outs: list = [None] * len(out_ports)
+    for i, j in lay.last_from_state.items():
+        outs[i] = state[j]
+    for i, s in zip(lay.last_plain, lay.plain_slots):
+        outs[i] = _zero_trip_last(loop, i, out_ports[i].result, values, outer, lay.captures) \
+            if last is None else last[s]
+    length_of = {id(p): v for p, v in zip(lay.length_ports, lengths)}
+    for i, acc in zip(lay.concat_idx, accs):
+        acc.count = k
+        outs[i] = acc.finish(length_of.get(id(out_ports[i])))
+    return outs
+
+
+class Accumulator:
+    """Per-iteration values of one Concat output.
+
+    ``buf[k]`` receives the value of iteration k. Where it can, ``buf`` is a view of `out`,
+    the output itself laid out as the port says (entries on `axis`, reversed when the port is
+    reversed): then a loop that runs exactly `capacity` iterations returns `out` as it is,
+    without a final copy. Otherwise (growth past the capacity, fewer iterations, padding to a
+    length) ``buf`` holds the entries stacked on a new leading axis and `finish` joins them.
+    """
+
+    __slots__ = ("loop", "index", "port", "buf", "count", "shape", "dtype", "capacity", "out")
+
+    def __init__(self, loop: Loop, index: int, port: Concat, capacity: int):
+        self.loop, self.index, self.port = loop, index, port
+        self.buf = None
+        self.out = None
+        self.count = 0
+        self.capacity = max(capacity, 1)
+
+    def _allocate(self, x: np.ndarray) -> np.ndarray:
+        self.shape, self.dtype = x.shape, x.dtype
+        cap, port, shape, rank = self.capacity, self.port, x.shape, x.ndim
+        if port.length is None:
+            if port.new_axis:
+                a = port.axis + rank + 1 if port.axis < 0 else port.axis
+                if 0 <= a <= rank:
+                    self.out = np.empty((*shape[:a], cap, *shape[a:]), x.dtype)
+                    view = np.moveaxis(self.out, a, 0) if a else self.out
+                    return view[::-1] if port.reverse else view
+            else:
+                a = port.axis + rank if port.axis < 0 else port.axis
+                if 0 <= a < rank:
+                    d = shape[a]
+                    self.out = np.empty((*shape[:a], cap * d, *shape[a + 1:]), x.dtype)
+                    split = self.out.reshape(*shape[:a], cap, d, *shape[a + 1:])
+                    view = np.moveaxis(split, a, 0) if a else split
+                    return view[::-1] if port.reverse else view
+        return np.empty((cap, *shape), x.dtype)
+
+    def append(self, x) -> None:
+        buf = self.buf
+        if buf is None:
+            x = np.asarray(x)
+            buf = self.buf = self._allocate(x)
+        elif x.shape != self.shape:
+            raise ExecutionError(
+                f"{where(self.loop)}: output {self.index} ('{self.port.output.name}') changes "
+                f"shape in iteration {self.count}: {x.shape} after {self.shape} in earlier "
+                "iterations; "
+                "concatenated outputs must keep one shape"
+            )
+        if self.count == len(buf):
+            grown = np.empty((2 * len(buf), *self.shape), self.dtype)
+            grown[: self.count] = buf
+            buf = self.buf = grown
+            self.out = None
+        buf[self.count] = x
+        self.count += 1
+
+    def put(self, k: int, x) -> tuple:
+        """Append `x` as entry `k` (the driver writes entries into `buf` itself while they fit
+        and keep the shape); returns ``(buf, shape, capacity)`` for the driver's fast path."""
+        self.count = k
+        self.append(x)
+        return self.buf, self.shape, len(self.buf)
+
+    def finish(self, length) -> np.ndarray:
+        port = self.port
+        if self.out is not None and self.count == len(self.buf):
+            return self.out  # every entry written in place
+        if self.buf is None:
+            stacked = _empty_stack(self.loop, self.index, port)
+        else:
+            stacked = self.buf[: self.count]
+        if port.reverse:
+            stacked = stacked[::-1]
+        if port.length is not None:
+            n = int(scalar(self.loop, f"length of output {self.index}", length))
+            if n < self.count:
+                raise ExecutionError(
+                    f"{where(self.loop)}: output {self.index} ('{port.output.name}') has length "
+                    f"{n}, below the {self.count} iterations the loop ran"
+                )
+            padded = np.zeros((n, *stacked.shape[1:]), stacked.dtype)
+            padded[: self.count] = stacked
+            stacked = padded
+        rank = stacked.ndim - 1
+        if port.new_axis:
+            axis = port.axis + rank + 1 if port.axis < 0 else port.axis
+            return np.ascontiguousarray(np.moveaxis(stacked, 0, axis)) if axis else stacked.copy()
+        axis = port.axis + rank if port.axis < 0 else port.axis
+        if not 0 <= axis < rank:
+            raise ExecutionError(f"{where(self.loop)}: output {self.index}: axis {port.axis} "
+                                 f"out of range for rank {rank}")
+        moved = np.moveaxis(stacked, 0, axis)
+        shape = list(stacked.shape[1:])
+        shape[axis] *= stacked.shape[0]
+        return np.ascontiguousarray(moved).reshape(shape)
+
+
+def _empty_stack(loop: Loop, index: int, port: Concat) -> np.ndarray:
+    """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
+    t = port.result.type
+    if isinstance(t, TensorType) and t.dtype is not None:
+        dtype = DataType(t.dtype).numpy
+    else:
+        dtype = np.float32
+    shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
+    return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
+
+
+def _zero_trip_last(loop: Loop, i: int, result: Value, values, outer, caps):
+    """A Last output that is not a carried value, after zero iterations."""
+    for p, v in zip(loop.input_ports, values):
+        if isinstance(p, Invariant) and p.param is result:
+            return v  # an invariant input passed straight through
+    for c, v in zip(caps, outer):
+        if c is result:
+            return v
+    if result.const is not None:
+        return result.const
+    raise ExecutionError(
+        f"{where(loop)}: output {i} ('{result.name}') has no value: the loop ran zero iterations "
+        "and the output is neither a carried value nor loop-invariant"
+    )

@@ -1,0 +1,28 @@
+"""The ONNX export table: IR op, domain and version -> exporter.
+
+Exporters have the signature of :func:`.node_export.emit_node`, the default entry that writes
+every op without one of its own as one ONNX node of the same op. The canonical loop
+(``itergraph`` domain) is lowered to ``Scan`` or ``Loop`` by :mod:`.loop_export`; ``If`` is an
+ordinary node whose branches are written as subgraphs. Entries follow
+`itergraph.registry.OpTable`; a node without a version takes the newest entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...ir.graph import Node
+from ...registry import OpTable
+from .loop_export import emit_loop
+from .node_export import emit_node
+
+Exporter = Callable[..., None]
+
+EXPORTERS = OpTable("onnx export")
+EXPORTERS.add("Loop", emit_loop, since=1, domain="itergraph")
+EXPORTERS.add("If", emit_node, since=1)
+
+
+def exporter_for(n: Node) -> Exporter:
+    """The exporter of IR node `n` (`emit_node` when none is registered)."""
+    return EXPORTERS.lookup(n.op_type, n.version, n.domain) or emit_node

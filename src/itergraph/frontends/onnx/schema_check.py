@@ -1,0 +1,196 @@
+"""Checking an ONNX node of the standard domain against its operator schema, as ONNX Runtime
+does when it loads a model:
+
+- the number of inputs and outputs lies in the schema's range (an empty name is an optional
+  input left out: it counts), and no required input has an empty name;
+- every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
+  graph, ...), and the required ones are present;
+- every input whose type is known has a type its formal parameter allows at this opset
+  (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
+  ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
+- ``If``: both branches have as many outputs as the node.
+
+Unknown attributes are not checked (ONNX Runtime ignores some, writers add others); nor are
+ops without a schema (the backend reports those), nor inputs of unknown type.
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import AttributeProto, TensorProto
+
+from ...errors import ModelError
+from ...ir.graph import Value
+from ...ir.types import OptionalType, SequenceType, TensorType
+from .types import dtype_to_onnx, type_from_onnx
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _where(p: onnx.NodeProto) -> str:
+    return f"{p.op_type} node '{p.name or '<unnamed>'}'"
+
+
+def type_string(t) -> str | None:
+    """The ONNX type string of an IR type (``tensor(float)``, ``seq(tensor(int64))``), or
+    ``None`` when the type (or its element type) is unknown."""
+    if isinstance(t, TensorType):
+        if t.dtype is None:
+            return None
+        return f"tensor({TensorProto.DataType.Name(dtype_to_onnx(t.dtype)).lower()})"
+    if isinstance(t, SequenceType | OptionalType):
+        inner = type_string(t.elem)
+        if inner is None:
+            return None
+        return f"{'seq' if isinstance(t, SequenceType) else 'optional'}({inner})"
+    return None
+
+
+def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
+               outputs: list[Value]) -> None:
+    """Raise `ModelError` naming `p` where it breaks its schema at opset `version`.
+
+    An output whose element type is unknown and whose formal type is a type parameter the
+    inputs bind (``Add``'s ``C`` is ``T``) gets that element type, so that a type error
+    further on (in a loop body, where ONNX shape inference gives up) is still seen."""
+    if p.domain not in _DEFAULT_DOMAINS:
+        return
+    try:
+        schema = onnx.defs.get_schema(p.op_type, version, "")
+    except onnx.defs.SchemaError:
+        return
+    what = f"{_where(p)} ({p.op_type}-{schema.since_version})"
+    _check_arity(p, schema, what)
+    _check_attributes(p, schema, what)
+    bound = _check_types(p, schema, inputs, what)
+    if p.op_type == "If":
+        _check_if(p)
+    _fill_output_types(schema, bound, outputs)
+
+
+def allowed_types(op: str, version: int, index: int) -> set[str] | None:
+    """The type strings input `index` of standard op `op` allows at opset `version`."""
+    try:
+        schema = onnx.defs.get_schema(op, version, "")
+    except onnx.defs.SchemaError:
+        return None
+    formals = list(schema.inputs)
+    formal = formals[min(index, len(formals) - 1)]
+    constraints = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    return constraints.get(formal.type_str, {formal.type_str})
+
+
+def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
+    for formal, v in zip(schema.outputs, outputs):
+        first = bound.get(formal.type_str)
+        if first is None or not isinstance(first[2], TensorType):
+            continue
+        t = v.type
+        if t is None:
+            v.type = TensorType(first[2].dtype, None)
+        elif isinstance(t, TensorType) and t.dtype is None:
+            v.type = TensorType(first[2].dtype, t.shape)
+
+
+def _check_arity(p, schema, what: str) -> None:
+    n_in = len(p.input)  # an empty name is an optional input left out, and still counts
+    if not schema.min_input <= n_in <= schema.max_input:
+        raise ModelError(f"{what}: takes {_range(schema.min_input, schema.max_input)} "
+                         f"inputs, got {n_in}")
+    n_out = len(p.output)
+    if not schema.min_output <= n_out <= schema.max_output:
+        raise ModelError(f"{what}: has {_range(schema.min_output, schema.max_output)} "
+                         f"outputs, the node lists {n_out}")
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    for i, (name, formal) in enumerate(zip(p.input, schema.inputs)):
+        if not name and formal.option == single:
+            raise ModelError(f"{what}: input {i} ('{formal.name}') is required but its name is "
+                             "empty")
+
+
+def _range(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    if hi >= 2**31 - 1:
+        return f"at least {lo}"
+    return f"{lo} to {hi}"
+
+
+def _check_attributes(p, schema, what: str) -> None:
+    given = {a.name: a for a in p.attribute}
+    for name, spec in schema.attributes.items():
+        a = given.get(name)
+        if a is None:
+            if spec.required:
+                raise ModelError(f"{what}: required attribute '{name}' is missing")
+            continue
+        want = int(spec.type)
+        if a.ref_attr_name or AttributeProto.UNDEFINED in (a.type, want):
+            continue
+        if int(a.type) != want:
+            raise ModelError(f"{what}: attribute '{name}' must be "
+                             f"{AttributeProto.AttributeType.Name(want)}, got "
+                             f"{AttributeProto.AttributeType.Name(a.type)}")
+
+
+def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
+    """Check the input types; returns ``{type parameter: (type string, input index, type)}``
+    for the parameters that bind one type for the whole node."""
+    formals = list(schema.inputs)
+    bound: dict[str, tuple[str, int, object]] = {}
+    if not formals:
+        return bound
+    constraints = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for i, v in enumerate(inputs):
+        if v is None:
+            continue
+        if i < len(formals):
+            formal = formals[i]
+        elif formals[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
+            formal = formals[-1]
+        else:
+            break  # arity was checked: cannot happen
+        ts = type_string(v.type)
+        if ts is None:
+            continue
+        param = formal.type_str
+        allowed = constraints.get(param, {param})
+        if ts not in allowed:
+            raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts}; "
+                             f"{_allowed(allowed)} {'is' if len(allowed) == 1 else 'are'} "
+                             "allowed there")
+        if param not in constraints:
+            continue
+        variadic_heterogeneous = (formal.option == onnx.defs.OpSchema.FormalParameterOption.
+                                  Variadic and not formal.is_homogeneous)
+        key = f"{param}#{i}" if variadic_heterogeneous else param
+        first = bound.setdefault(key, (ts, i, v.type))
+        if first[0] != ts:
+            raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts} "
+                             f"but input {first[1]} is {first[0]}; both have type {param}, "
+                             "which must be one type")
+    return bound
+
+
+def _allowed(allowed: set[str]) -> str:
+    items = sorted(allowed)
+    if len(items) > 8:
+        return ", ".join(items[:8]) + f", ... ({len(items)} types)"
+    return ", ".join(items)
+
+
+def _check_if(p) -> None:
+    branches = {a.name: a.g for a in p.attribute
+                if a.name in ("then_branch", "else_branch") and a.type == AttributeProto.GRAPH}
+    for name, g in branches.items():
+        if len(g.output) != len(p.output):
+            raise ModelError(f"{_where(p)}: {name} has {len(g.output)} outputs; the node has "
+                             f"{len(p.output)} (each branch must have as many)")
+    if len(branches) == 2:
+        for k, (a, b) in enumerate(zip(branches["then_branch"].output,
+                                       branches["else_branch"].output)):
+            ta, tb = (type_string(type_from_onnx(v.type)) for v in (a, b))
+            if ta is not None and tb is not None and ta != tb:
+                raise ModelError(f"{_where(p)}: output {k} is {ta} in then_branch ('{a.name}') "
+                                 f"but {tb} in else_branch ('{b.name}'); both branches must "
+                                 "give one type")

@@ -1,0 +1,83 @@
+"""The named pipelines: which passes run, in which order, and the one runner.
+
+`NUMPY`: what the NumPy backend applies to a copy of each loop before compiling it:
+
+1. `passthrough_condition`: a condition that passes the condition input through is dropped;
+2. `iteration_gather`: ``Gather(data, iteration number)`` becomes a sliced input;
+3. `hoist_invariants`: loop-invariant body nodes move out of the loop;
+4. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
+
+`XLA`: what the JAX backend applies to a copy of the graph, before tracing, where a pass
+applies:
+
+1. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
+   reads separate arrays much faster than column blocks of one);
+2. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
+   XLA vectorises along it.
+
+Each pass keeps every output's value on every input the original runs without error (see
+their contracts, `passes.base.Pass`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ..errors import ModelError
+from ..ir.graph import Graph
+from ..ir.verifier import verify as verify_graph
+from .base import Pass
+from .carried_layout import carried_layout
+from .gate_fission import gate_fission
+from .hoist_invariants import hoist_invariants
+from .iteration_gather import iteration_gather
+from .passthrough_condition import passthrough_condition
+from .precompute_sliced import precompute_sliced
+
+NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, hoist_invariants,
+                           precompute_sliced)
+XLA: tuple[Pass, ...] = (gate_fission, carried_layout)
+
+#: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
+#: verifies the graph after every pass; the test suite sets it.
+VERIFY_ENV = "ITERGRAPH_VERIFY_PASSES"
+
+
+def verifying() -> bool:
+    """Whether `run_pipeline` verifies after every pass when not told (see `VERIFY_ENV`)."""
+    return os.environ.get(VERIFY_ENV, "") not in ("", "0")
+
+
+def run_pipeline(pipeline: Sequence[Pass], graph: Graph, verify: bool | None = None) -> int:
+    """Apply the passes of `pipeline` to `graph` in place, in order; the total number of
+    rewrites (0: the graph is unchanged).
+
+    With `verify` (default: `verifying()`), `ir.verify` checks the graph after every pass and
+    a failure names the pass. Values the graph reads from an enclosing scope before the
+    first pass (a loop compiled on its own reads its inputs so) count as defined; a pass that
+    makes it read a new one fails the check.
+    """
+    if verify is None:
+        verify = verifying()
+    outer = graph.captures() if verify else []
+    total = 0
+    for p in pipeline:
+        if not p.in_place:
+            raise ValueError(f"{p!r} does not work in place: run_pipeline cannot run it")
+        total += p(graph)
+        if verify:
+            try:
+                verify_graph(_with_inputs(graph, outer))
+            except ModelError as e:
+                raise ModelError(f"the graph is invalid after pass {p.name}: {e}") from e
+    return total
+
+
+def _with_inputs(graph: Graph, outer: list) -> Graph:
+    """A view of `graph` that also takes the values `outer` as inputs (shares everything)."""
+    if not outer:
+        return graph
+    return Graph(graph.name, inputs=[*outer, *graph.inputs], outputs=graph.outputs,
+                 nodes=graph.nodes, initializers=graph.initializers,
+                 opset_imports=graph.opset_imports)

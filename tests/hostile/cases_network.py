@@ -1,0 +1,401 @@
+"""Hostile uses of the TensorRT-style network API (``import itergraph.network as trt``): bad
+arguments to the ``add_*`` methods, tensors from elsewhere, loops that break the build rules,
+runaway loops and huge outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+from harness import Ok, Raises, case
+from hostile_util import assert_close
+
+import itergraph as ig
+import itergraph.network as trt
+from itergraph.errors import ExecutionError, IterationLimitError, ModelError
+
+BOTH = ("numpy", "jax")
+E = trt.ElementWiseOperation
+
+
+def _net():
+    return trt.Builder(trt.Logger()).create_network()
+
+
+def _const(net, value, dtype=None):
+    a = np.asarray(value, dtype=dtype)
+    return net.add_constant(a.shape, a).get_output(0)
+
+
+def _counting_loop(count=3, length=None, kind=trt.TripLimit.COUNT):
+    """``x`` [2] float; a loop adding one to a recurrence `count` times; outputs the last value
+    and the CONCATENATE of every value (padded to `length` when given)."""
+    net = _net()
+    x = net.add_input("x", trt.float32, (2,))
+    loop = net.add_loop()
+    loop.name = "counter"
+    n = _const(net, np.int32(count))
+    loop.add_trip_limit(n, kind)
+    rec = loop.add_recurrence(x)
+    nxt = net.add_elementwise(rec.get_output(0), _const(net, np.ones(2, np.float32)), E.SUM)
+    rec.set_input(1, nxt.get_output(0))
+    last = loop.add_loop_output(rec.get_output(0), trt.LoopOutput.LAST_VALUE)
+    last.get_output(0).name = "last"
+    net.mark_output(last.get_output(0))
+    seq = loop.add_loop_output(rec.get_output(0), trt.LoopOutput.CONCATENATE, 0)
+    seq.set_input(1, _const(net, np.int32(count if length is None else length)))
+    seq.name = "all_values"
+    seq.get_output(0).name = "seq"
+    net.mark_output(seq.get_output(0))
+    return net, loop
+
+
+def _x(net):
+    return net.add_input("x", trt.float32, (2, 3))
+
+
+# -- arguments of add_* -------------------------------------------------------------------------
+
+@case("network/add_elementwise_x_x_42", Raises(ModelError, "add_elementwise",
+                                               "ElementWiseOperation"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    net.add_elementwise(x, x, 42)
+
+
+@case("network/add_input_x_float32_abc", Raises(ModelError, "'x'", "'abc'"))
+def _(c):
+    _net().add_input("x", trt.float32, "abc")
+
+
+@case("network/add_input_shape_of_floats", Raises(ModelError, "'x'", "2.5"))
+def _(c):
+    _net().add_input("x", trt.float32, (2.5, 3))
+
+
+@case("network/add_input_shape_none", Raises(ModelError, "'x'", "None"))
+def _(c):
+    _net().add_input("x", trt.float32, None)
+
+
+@case("network/add_input_negative_dimension", Raises(ModelError, "'x'", "-2"))
+def _(c):
+    _net().add_input("x", trt.float32, (-2, 3))
+
+
+@case("network/add_input_huge_dimension", Raises(ModelError, "'x'", "int64"))
+def _(c):
+    _net().add_input("x", trt.float32, (10**30, 3))
+
+
+@case("network/add_input_dtype_nonsense", Raises(ModelError, "'nonsense'"))
+def _(c):
+    _net().add_input("x", "nonsense", (2,))
+
+
+@case("network/add_input_dtype_object", Raises(ModelError, "object"))
+def _(c):
+    _net().add_input("x", object, (2,))
+
+
+@case("network/add_input_twice", Raises(ModelError, "'x'", "twice"))
+def _(c):
+    net = _net()
+    _x(net)
+    _x(net)
+
+
+@case("network/add_activation_type_999", Raises(ModelError, "add_activation",
+                                                "ActivationType"))
+def _(c):
+    net = _net()
+    net.add_activation(_x(net), 999)
+
+
+@case("network/add_unary_op_string", Raises(ModelError, "add_unary", "UnaryOperation"))
+def _(c):
+    net = _net()
+    net.add_unary(_x(net), "sqrt")
+
+
+@case("network/add_matrix_multiply_op_none", Raises(ModelError, "add_matrix_multiply",
+                                                    "MatrixOperation"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    net.add_matrix_multiply(x, None, x, trt.MatrixOperation.NONE)
+
+
+@case("network/add_reduce_axes_string", Raises(ModelError, "add_reduce", "'rows'"))
+def _(c):
+    net = _net()
+    net.add_reduce(_x(net), trt.ReduceOperation.SUM, "rows", False)
+
+
+@case("network/add_reduce_axes_beyond_the_rank", Raises(ModelError, "Reduce layer", "axes"))
+def _(c):
+    net = _net()
+    net.mark_output(net.add_reduce(_x(net), trt.ReduceOperation.SUM, 1 << 20, False)
+                    .get_output(0))
+    ig.load(net)
+
+
+@case("network/add_cast_to_nonsense", Raises(ModelError, "'float99'"))
+def _(c):
+    net = _net()
+    net.add_cast(_x(net), "float99")
+
+
+@case("network/add_gather_axis_beyond_the_rank", Raises(ModelError, "Gather layer", "axis"))
+def _(c):
+    net = _net()
+    i = _const(net, np.array([0], np.int32))
+    net.mark_output(net.add_gather(_x(net), i, 7).get_output(0))
+    ig.load(net)
+
+
+@case("network/add_slice_start_not_integers", Raises(ModelError, "add_slice", "'a'"))
+def _(c):
+    net = _net()
+    net.add_slice(_x(net), "ab", (1, 1), (1, 1))
+
+
+@case("network/add_constant_weights_that_do_not_fill_the_shape",
+      Raises(ModelError, "Constant layer", "5 weights"))
+def _(c):
+    _net().add_constant((2, 3), np.ones(5, np.float32))
+
+
+@case("network/add_constant_of_python_objects", Raises(ModelError, "Constant layer", "object"))
+def _(c):
+    _net().add_constant((2,), np.array([object(), object()]))
+
+
+@case("network/add_concatenation_of_nothing", Raises(ModelError, "Concatenation layer"))
+def _(c):
+    _net().add_concatenation([])
+
+
+@case("network/tensor_from_another_network", Raises(ModelError, "another network"))
+def _(c):
+    other = _net()
+    y = _x(other)
+    net = _net()
+    net.add_elementwise(_x(net), y, E.SUM)
+
+
+@case("network/numpy_array_instead_of_a_tensor", Raises(ModelError, "expected a network tensor",
+                                                        "ndarray"))
+def _(c):
+    net = _net()
+    net.add_elementwise(_x(net), np.ones((2, 3), np.float32), E.SUM)
+
+
+@case("network/mark_output_of_a_string", Raises(ModelError, "mark_output", "str"))
+def _(c):
+    _net().mark_output("y")
+
+
+@case("network/get_output_index_99", Raises(ModelError, "no output 99"))
+def _(c):
+    net = _net()
+    net.add_activation(_x(net), trt.ActivationType.RELU).get_output(99)
+
+
+@case("network/set_input_index_minus_one", Raises(ModelError, "no input -1"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    net.add_activation(x, trt.ActivationType.RELU).set_input(-1, x)
+
+
+@case("network/input_shape_set_to_garbage", Raises(ModelError, "'x'", "'??'"))
+def _(c):
+    net = _net()
+    _x(net).shape = "??"
+
+
+@case("network/network_without_outputs", Raises(ModelError, "no outputs"))
+def _(c):
+    net = _net()
+    net.add_activation(_x(net), trt.ActivationType.RELU)
+    ig.load(net)
+
+
+@case("network/two_outputs_with_one_name", Raises(ModelError, "'y'"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    for _ in range(2):
+        t = net.add_activation(x, trt.ActivationType.RELU).get_output(0)
+        t.name = "y"
+        net.mark_output(t)
+    ig.load(net)
+
+
+@case("network/hostile_loop_name_reaches_the_message", Raises(ModelError, "evil\nname ☃",
+                                                               "trip limit"))
+def _(c):
+    net, loop = _counting_loop()
+    loop.name = "evil\nname ☃"
+    loop._trip_limits.clear()
+    ig.load(net)
+
+
+# -- loops --------------------------------------------------------------------------------------
+
+@case("network/counting_loop_valid", Ok(), backends=BOTH)
+def _(c):
+    net, _ = _counting_loop()
+    out = ig.load(net).run({"x": np.zeros(2, np.float32)}, backend=c.backend)
+    assert_close(out["last"], np.full(2, 3, np.float32))
+    assert_close(out["seq"], np.array([[0, 0], [1, 1], [2, 2]], np.float32))
+
+
+@case("network/trip_limit_kind_7", Raises(ModelError, "add_trip_limit", "TripLimit"))
+def _(c):
+    net = _net()
+    net.add_loop().add_trip_limit(_const(net, np.int32(3)), 7)
+
+
+@case("network/loop_output_kind_string", Raises(ModelError, "add_loop_output", "LoopOutput"))
+def _(c):
+    net = _net()
+    loop = net.add_loop()
+    loop.add_loop_output(loop.add_recurrence(_x(net)).get_output(0), "last")
+
+
+@case("network/iterator_axis_string", Raises(ModelError, "add_iterator", "'rows'"))
+def _(c):
+    net = _net()
+    net.add_loop().add_iterator(_x(net), "rows")
+
+
+@case("network/loop_without_a_trip_limit", Raises(ModelError, "counter", "trip limit"))
+def _(c):
+    net, loop = _counting_loop()
+    loop._trip_limits.clear()
+    ig.load(net)
+
+
+@case("network/loop_with_two_count_limits", Raises(ModelError, "counter", "COUNT"))
+def _(c):
+    net, loop = _counting_loop()
+    loop.add_trip_limit(_const(net, np.int32(5)), trt.TripLimit.COUNT)
+    ig.load(net)
+
+
+@case("network/count_limit_of_type_float", Raises(ModelError, "counter"))
+def _(c):
+    net = _net()
+    x = net.add_input("x", trt.float32, (2,))
+    loop = net.add_loop()
+    loop.name = "counter"
+    loop.add_trip_limit(_const(net, np.float32(3.7)), trt.TripLimit.COUNT)
+    rec = loop.add_recurrence(x)
+    rec.set_input(1, rec.get_output(0))
+    net.mark_output(loop.add_loop_output(rec.get_output(0), trt.LoopOutput.LAST_VALUE)
+                    .get_output(0))
+    ig.load(net)
+
+
+@case("network/recurrence_without_a_next_value", Raises(ModelError, "counter", "Recurrence layer"))
+def _(c):
+    net = _net()
+    x = net.add_input("x", trt.float32, (2,))
+    loop = net.add_loop()
+    loop.name = "counter"
+    loop.add_trip_limit(_const(net, np.int32(3)), trt.TripLimit.COUNT)
+    rec = loop.add_recurrence(x)
+    net.mark_output(loop.add_loop_output(rec.get_output(0), trt.LoopOutput.LAST_VALUE)
+                    .get_output(0))
+    ig.load(net)
+
+
+@case("network/while_loop_that_never_ends", Raises(IterationLimitError, "counter",
+                                                   "max_iterations=30"), backends=BOTH)
+def _(c):
+    net = _net()
+    x = net.add_input("x", trt.float32, (2,))
+    loop = net.add_loop()
+    loop.name = "counter"
+    go = loop.add_recurrence(_const(net, np.array(True)))
+    go.set_input(1, go.get_output(0))
+    loop.add_trip_limit(go.get_output(0), trt.TripLimit.WHILE)
+    rec = loop.add_recurrence(x)
+    rec.set_input(1, rec.get_output(0))
+    net.mark_output(loop.add_loop_output(rec.get_output(0), trt.LoopOutput.LAST_VALUE)
+                    .get_output(0))
+    ig.load(net).run({"x": np.zeros(2, np.float32)}, backend=c.backend, max_iterations=30)
+
+
+@case("network/concatenate_output_of_length_1e9", Raises(ExecutionError, "counter"),
+      isolate=True)
+def _(c):
+    # three iterations padded to 10**9 rows of two floats (8 GB): more than the cap allows
+    net, _ = _counting_loop(length=10**9)
+    ig.load(net).run({"x": np.ones(2, np.float32)})
+
+
+@case("network/concatenate_length_shorter_than_the_iterations",
+      Raises(ExecutionError, "counter"), backends=BOTH)
+def _(c):
+    net, _ = _counting_loop(count=5, length=2)
+    ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
+
+
+@case("network/negative_count_runs_no_iteration", Ok(), backends=BOTH)
+def _(c):
+    net, _ = _counting_loop(count=-4, length=0)
+    out = ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
+    assert_close(out["last"], np.ones(2, np.float32))
+    assert out["seq"].shape == (0, 2)
+
+
+# -- attributes set after creation --------------------------------------------------------------
+
+@case("network/shuffle_reshape_dims_set_to_a_string", Raises(ModelError, "Shuffle layer",
+                                                             "'a'"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = "abc"
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/shuffle_reshape_dims_beyond_int64", Raises(ModelError, "Shuffle layer"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = (10**20,)
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/activation_alpha_set_to_a_string", Raises(ModelError, "Activation layer",
+                                                         "'big'"))
+def _(c):
+    net = _net()
+    a = net.add_activation(_x(net), trt.ActivationType.LEAKY_RELU)
+    a.alpha = "big"
+    net.mark_output(a.get_output(0))
+    ig.load(net)
+
+
+@case("network/if_condition_of_type_float", Raises(ModelError, "condition"))
+def _(c):
+    net = _net()
+    x = _x(net)
+    cond = net.add_if_conditional()
+    cond.set_condition(net.add_input("c", trt.float32, ()))
+    t = cond.add_input(x).get_output(0)
+    out = cond.add_output(t, t).get_output(0)
+    net.mark_output(out)
+    ig.load(net)
+
+
+@case("network/slice_of_a_huge_size", Raises(ModelError, "Slice layer", "outside"))
+def _(c):
+    net = _net()
+    net.mark_output(net.add_slice(_x(net), (0, 0), (10**12, 1), (1, 1)).get_output(0))
+    ig.load(net)

@@ -1,0 +1,1319 @@
+"""Hostile ONNX models (built with onnx.helper): format, graph structure, initializers, external
+data, nesting, node arity and types, Loop, Scan and If. Where a case claims that ONNX Runtime
+refuses the model, it checks that first (`ort_refuses`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from harness import Ok, Raises, case
+from hostile_util import (
+    I32,
+    I64,
+    B,
+    D,
+    F,
+    assert_close,
+    const,
+    counter_body,
+    graph,
+    ig_run,
+    loop_model,
+    model,
+    ort_refuses,
+    run_ort,
+    vi,
+)
+from onnx import TensorProto
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.errors import (
+    ExecutionError,
+    InputError,
+    IterationLimitError,
+    ModelError,
+    SecurityError,
+    UnsupportedError,
+)
+
+BOTH = ("numpy", "jax")
+X = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def _loop_feeds(m=3, x=None):
+    return {"M": np.array(m, np.int64), "cond": np.array(True),
+            "x0": np.zeros(2, np.float32) if x is None else x}
+
+
+def _one_node(op, ins, outs, name="n", inits=(), opset=17, out_type=F, **attrs):
+    node = h.make_node(op, [i[0] for i in ins], list(outs), name=name, **attrs)
+    return model([node], [vi(n, t, s) for n, t, s in ins if n],
+                 [vi(o, out_type, None) for o in outs], inits, opset=opset)
+
+
+# -- the file and the model header --------------------------------------------------------------
+
+@case("onnx/empty_onnx_file", Raises(ModelError, "m.onnx", "empty"))
+def _(c):
+    p = c.path("m.onnx")
+    p.write_bytes(b"")
+    ig.load(p)
+
+
+@case("onnx/empty_model_bytes", Raises(ModelError, "empty"))
+def _(c):
+    ig.load(b"")
+
+
+@case("onnx/garbage_bytes_file", Raises(ModelError, "m.onnx"))
+def _(c):
+    p = c.path("m.onnx")
+    p.write_bytes(b"\x08\x07\x12\xff\xff\xff\xff\x0fnot a protobuf at all\x00\x01")
+    ig.load(p)
+
+
+@case("onnx/truncated_model_file", Raises(ModelError, "m.onnx"))
+def _(c):
+    p = c.path("m.onnx")
+    data = loop_model().SerializeToString()
+    p.write_bytes(data[: len(data) // 2])
+    ig.load(p)
+
+
+@case("onnx/text_file_named_onnx", Raises(ModelError, "m.onnx"))
+def _(c):
+    p = c.path("m.onnx")
+    p.write_text("ir_version: 8\nthis is a text file, not a model\n")
+    ig.load(p)
+
+
+@case("onnx/ir_version_0_without_opset_import", Raises(ModelError, "ir_version"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"])
+    m.ir_version = 0
+    del m.opset_import[:]
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/ir_version_from_the_future", Raises(UnsupportedError, "ir_version 99"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"])
+    m.ir_version = 99
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/ir_version_negative", Raises(ModelError, "ir_version -1"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"])
+    m.ir_version = -1
+    ig.load(m)
+
+
+@case("onnx/opset_999", Raises(ModelError, "opset 999"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"], opset=999)
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/opset_0", Raises(ModelError, "opset 0"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"])
+    m.opset_import[0].version = 0
+    ig.load(m)
+
+
+@case("onnx/opset_negative", Raises(ModelError, "opset -3"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y"])
+    m.opset_import[0].version = -3
+    ig.load(m)
+
+
+@case("onnx/node_domain_not_imported", Raises(ModelError, "odd_node", "com.example"))
+def _(c):
+    node = h.make_node("Relu", ["x"], ["y"], name="odd_node", domain="com.example")
+    m = model([node], [vi("x", F, [2])], [vi("y", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/unknown_op_type", Raises(UnsupportedError, "FooBar", "mystery"))
+def _(c):
+    m = _one_node("FooBar", [("x", F, [2])], ["y"], name="mystery")
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/op_newer_than_the_opset", Raises(UnsupportedError, "gelu_node", "Gelu"))
+def _(c):
+    m = _one_node("Gelu", [("x", F, [2])], ["y"], name="gelu_node", opset=17)  # Gelu is 20+
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+# -- graph structure ----------------------------------------------------------------------------
+
+@case("onnx/undefined_node_input", Raises(ModelError, "add_node", "ghost"))
+def _(c):
+    node = h.make_node("Add", ["x", "ghost"], ["y"], name="add_node")
+    m = model([node], [vi("x", F, [2])], [vi("y", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/undefined_graph_output", Raises(ModelError, "nowhere"))
+def _(c):
+    node = h.make_node("Relu", ["x"], ["y"], name="r")
+    m = model([node], [vi("x", F, [2])], [vi("nowhere", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/value_defined_twice", Raises(ModelError, "'y'", "twice"))
+def _(c):
+    nodes = [h.make_node("Relu", ["x"], ["y"], name="a"), h.make_node("Neg", ["x"], ["y"],
+                                                                        name="b")]
+    m = model(nodes, [vi("x", F, [2])], [vi("y", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/node_output_redefines_graph_input", Raises(ModelError, "'x'", "twice"))
+def _(c):
+    nodes = [h.make_node("Relu", ["x"], ["x"], name="a")]
+    m = model(nodes, [vi("x", F, [2])], [vi("x", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/graph_cycle", Raises(ModelError, "cycle"))
+def _(c):
+    nodes = [h.make_node("Add", ["x", "b"], ["a"], name="first"),
+             h.make_node("Relu", ["a"], ["b"], name="second")]
+    m = model(nodes, [vi("x", F, [2])], [vi("b", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/graph_input_with_empty_name", Raises(ModelError, "empty name"))
+def _(c):
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2]), vi("", F, [2])],
+              [vi("y", F, [2])])
+    ig.load(m)
+
+
+@case("onnx/graph_without_outputs", Raises(ModelError, "no outputs"))
+def _(c):
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/graph_input_element_type_undefined", Ok())
+def _(c):
+    # a graph input without element type is accepted; the feed decides
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", TensorProto.UNDEFINED, [2])],
+              [vi("y", F, [2])])
+    out = ig_run(c, m, {"x": np.array([-1.0, 2.0], np.float32)})
+    assert_close(out["y"], np.array([0.0, 2.0], np.float32))
+
+
+@case("onnx/graph_input_element_type_code_9999", Raises(UnsupportedError, "9999"))
+def _(c):
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
+    m.graph.input[0].type.tensor_type.elem_type = 9999
+    ig.load(m)
+
+
+@case("onnx/graph_input_negative_dim_reads_as_unknown", Ok())
+def _(c):
+    # ONNX Runtime runs it, treating the dimension as unknown: so does itergraph
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [vi("y", F, [2])])
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -5
+    x = np.array([-1, 1, 2], np.float32)
+    assert_close(ig_run(c, m, {"x": x})["y"], run_ort(m, {"x": x})["y"])
+
+
+# -- initializers -------------------------------------------------------------------------------
+
+def _with_init(t, shape=None):
+    node = h.make_node("Add", ["x", t.name], ["y"], name="use_w")
+    return model([node], [vi("x", F, shape)], [vi("y", F, None)], [t])
+
+
+@case("onnx/initializer_negative_dim", Raises(ModelError, "'W'", "-2"))
+def _(c):
+    t = TensorProto(name="W", data_type=F, dims=[-2], float_data=[1.0, 2.0])
+    m = _with_init(t, [2])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/initializer_data_too_short", Raises(ModelError, "'W'"))
+def _(c):
+    t = TensorProto(name="W", data_type=F, dims=[4], raw_data=b"\0" * 8)
+    m = _with_init(t, [4])
+    ort_refuses(m, {"x": np.ones(4, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/initializer_float_data_count_wrong", Raises(ModelError, "'W'"))
+def _(c):
+    t = TensorProto(name="W", data_type=F, dims=[3], float_data=[1.0, 2.0])
+    m = _with_init(t, [3])
+    ort_refuses(m, {"x": np.ones(3, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/initializer_huge_dims_without_data", Raises(ModelError, "'W'"), isolate=True)
+def _(c):
+    t = TensorProto(name="W", data_type=F, dims=[10**6, 10**6], raw_data=b"")
+    ig.load(_with_init(t))
+
+
+@case("onnx/initializer_dims_overflow_int64", Raises(ModelError, "'W'"), isolate=True)
+def _(c):
+    t = TensorProto(name="W", data_type=F, dims=[2**62, 8], raw_data=b"\0" * 16)
+    ig.load(_with_init(t))
+
+
+@case("onnx/initializer_string_invalid_utf8", Raises(ModelError, "'S'", "utf-8"))
+def _(c):
+    # ONNX strings are UTF-8
+    t = TensorProto(name="S", data_type=TensorProto.STRING, dims=[2],
+                    string_data=[b"\xff\xfe", b"ok"])
+    node = h.make_node("Identity", ["S"], ["y"], name="id")
+    m = model([node], [], [vi("y", TensorProto.STRING, [2])], [t])
+    ig_run(c, m, {})
+
+
+def _sparse(values, indices, dims, idx_shape=None):
+    v = TensorProto(name="S", data_type=F, dims=[len(values)], float_data=list(values))
+    i = TensorProto(name="S_idx", data_type=I64, dims=idx_shape or [len(indices)],
+                    int64_data=list(indices))
+    return h.make_sparse_tensor(v, i, list(dims))
+
+
+def _sparse_model(st):
+    node = h.make_node("Identity", ["S"], ["y"], name="id")
+    g = h.make_graph([node], "g", [], [vi("y", F, None)], sparse_initializer=[st])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@case("onnx/sparse_initializer_index_out_of_range", Raises(ModelError, "'S'", "index"))
+def _(c):
+    ig.load(_sparse_model(_sparse([1.0, 2.0], [1, 99], [4])))
+
+
+@case("onnx/sparse_initializer_negative_index", Raises(ModelError, "'S'", "index"))
+def _(c):
+    ig.load(_sparse_model(_sparse([1.0, 2.0], [0, -1], [4])))
+
+
+@case("onnx/sparse_initializer_index_count_mismatch", Raises(ModelError, "'S'"))
+def _(c):
+    ig.load(_sparse_model(_sparse([1.0, 2.0, 3.0], [0, 1], [4])))
+
+
+@case("onnx/sparse_initializer_per_axis_index_out_of_range", Raises(ModelError, "'S'", "index"))
+def _(c):
+    ig.load(_sparse_model(_sparse([1.0, 2.0], [0, 0, 1, 7], [2, 2], idx_shape=[2, 2])))
+
+
+@case("onnx/sparse_initializer_huge_dense_shape", Raises(ModelError, "'S'"), isolate=True)
+def _(c):
+    ig.load(_sparse_model(_sparse([1.0], [0], [10**7, 10**7])))
+
+
+@case("onnx/sparse_initializer_valid", Ok())
+def _(c):
+    out = ig_run(c, _sparse_model(_sparse([1.0, 2.0], [1, 3], [4])), {})
+    assert_close(out["y"], np.array([0, 1, 0, 2], np.float32))
+
+
+def _external(location, offset=None, length=None):
+    t = TensorProto(name="W", data_type=F, dims=[2])
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", offset), ("length", length)):
+        if v is not None:
+            e = t.external_data.add()
+            e.key, e.value = k, str(v)
+    return _with_init(t, [2])
+
+
+def _save(c, m, name="m.onnx"):
+    d = c.path("model")
+    d.mkdir(exist_ok=True)
+    p = d / name
+    p.write_bytes(m.SerializeToString())
+    return p
+
+
+@case("onnx/external_data_path_escapes_the_model_directory", Raises(SecurityError, "'W'",
+                                                                    "../secret.bin"))
+def _(c):
+    c.path("secret.bin").write_bytes(np.ones(2, np.float32).tobytes())
+    ig.load(_save(c, _external("../secret.bin")))
+
+
+@case("onnx/external_data_absolute_path", Raises(SecurityError, "'W'"))
+def _(c):
+    secret = c.path("secret.bin")
+    secret.write_bytes(np.ones(2, np.float32).tobytes())
+    ig.load(_save(c, _external(str(secret))))
+
+
+@case("onnx/external_data_symlink_out_of_the_directory", Raises(SecurityError, "'W'"))
+def _(c):
+    secret = c.path("secret.bin")
+    secret.write_bytes(np.ones(2, np.float32).tobytes())
+    p = _save(c, _external("w.bin"))
+    (p.parent / "w.bin").symlink_to(secret)
+    ig.load(p)
+
+
+@case("onnx/external_data_missing_file", Raises(ModelError, "'W'", "w.bin"))
+def _(c):
+    ig.load(_save(c, _external("w.bin")))
+
+
+@case("onnx/external_data_offset_beyond_the_file", Raises(ModelError, "'W'"))
+def _(c):
+    p = _save(c, _external("w.bin", offset=4096, length=8))
+    (p.parent / "w.bin").write_bytes(b"\0" * 8)
+    ig.load(p)
+
+
+@case("onnx/external_data_valid", Ok())
+def _(c):
+    p = _save(c, _external("w.bin"))
+    (p.parent / "w.bin").write_bytes(np.array([1, 2], np.float32).tobytes())
+    out = ig.load(p).run({"x": np.ones(2, np.float32)})
+    assert_close(out["y"], np.array([2, 3], np.float32))
+
+
+# -- nesting ------------------------------------------------------------------------------------
+
+def _nested_loops(depth: int) -> onnx.ModelProto:
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])], name="leaf")
+    for k in range(depth):
+        node = h.make_node("Loop", ["one", "", "x"], ["x_out"], name=f"L{k}", body=body)
+        body = graph([h.make_node("Identity", ["c"], ["c_out"]), node],
+                     [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                     [vi("c_out", B, []), vi("x_out", F, [2])], name=f"b{k}")
+    top = h.make_node("Loop", ["one", "", "x0"], ["y"], name="top", body=body)
+    return model([top], [vi("x0", F, [2])], [vi("y", F, [2])],
+                 [const("one", np.int64(1))])
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    def varint(n):
+        out = b""
+        while True:
+            b, n = n & 0x7F, n >> 7
+            out += bytes([b | (0x80 if n else 0)])
+            if not n:
+                return out
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+@case("onnx/loops_nested_5000_deep_in_the_protobuf", Raises(ModelError, "cannot parse"),
+      isolate=True)
+def _(c):
+    g = b""
+    for _ in range(5000):  # GraphProto.node -> NodeProto.attribute -> AttributeProto.g
+        g = _ld(1, _ld(5, _ld(1, b"body") + _ld(6, g)))
+    ig.load(b"\x08\x08" + _ld(7, g))
+
+
+@case("onnx/loops_nested_30_deep_valid", Ok())
+def _(c):
+    out = ig_run(c, _nested_loops(30), {"x0": np.ones(2, np.float32)})
+    assert_close(out["y"], np.ones(2, np.float32))
+
+
+@case("onnx/local_function_calls_itself", Raises(ModelError, "rec"), isolate=True, timeout=60)
+def _(c):
+    f = h.make_function("local", "rec", ["a"], ["b"],
+                        [h.make_node("rec", ["a"], ["b"], domain="local")],
+                        [h.make_opsetid("", 17), h.make_opsetid("local", 1)])
+    node = h.make_node("rec", ["x"], ["y"], domain="local", name="call")
+    g = h.make_graph([node], "g", [vi("x", F, [2])], [vi("y", F, [2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)],
+                     functions=[f], ir_version=8)
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/call_to_a_function_that_is_not_defined", Raises(UnsupportedError, "call", "nofn"))
+def _(c):
+    node = h.make_node("nofn", ["x"], ["y"], domain="local", name="call")
+    g = h.make_graph([node], "g", [vi("x", F, [2])], [vi("y", F, [2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("local", 1)],
+                     ir_version=8)
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+# -- nodes: arity, types, attributes ------------------------------------------------------------
+
+@case("onnx/add_float32_and_int64", Raises(ModelError, "mixed_add", "int64"))
+def _(c):
+    m = _one_node("Add", [("x", F, [2]), ("k", I64, [2])], ["y"], name="mixed_add")
+    feeds = {"x": np.ones(2, np.float32), "k": np.ones(2, np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/where_branches_of_different_types", Raises(ModelError, "pick", "tensor(double)"))
+def _(c):
+    m = _one_node("Where", [("c", B, [2]), ("a", F, [2]), ("b", D, [2])], ["y"], name="pick")
+    feeds = {"c": np.ones(2, bool), "a": np.ones(2, np.float32), "b": np.ones(2, np.float64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/relu_of_int64_where_the_schema_wants_float", Ok())
+def _(c):
+    # Relu-14 takes int64 too: a control for the type-constraint check
+    m = _one_node("Relu", [("x", I64, [2])], ["y"], out_type=I64, name="r", opset=14)
+    out = ig_run(c, m, {"x": np.array([-1, 2], np.int64)})
+    assert_close(out["y"], np.array([0, 2], np.int64))
+
+
+@case("onnx/sqrt_of_int64", Raises(ModelError, "root", "int64"))
+def _(c):
+    m = _one_node("Sqrt", [("x", I64, [2])], ["y"], out_type=I64, name="root")
+    ort_refuses(m, {"x": np.array([1, 4], np.int64)})
+    ig_run(c, m, {"x": np.array([1, 4], np.int64)})
+
+
+@case("onnx/add_with_one_input", Raises(ModelError, "lonely_add", "input"))
+def _(c):
+    m = _one_node("Add", [("x", F, [2])], ["y"], name="lonely_add")
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/relu_with_three_inputs", Raises(ModelError, "r3", "input"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2]), ("a", F, [2]), ("b", F, [2])], ["y"], name="r3")
+    feeds = {k: np.ones(2, np.float32) for k in "xab"}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/relu_with_two_outputs", Raises(ModelError, "r2", "output"))
+def _(c):
+    m = _one_node("Relu", [("x", F, [2])], ["y", "z"], name="r2")
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/concat_axis_out_of_range", Raises(ExecutionError, "cat", "axis"))
+def _(c):
+    m = _one_node("Concat", [("a", F, [2, 3]), ("b", F, [2, 3])], ["y"], name="cat", axis=5)
+    feeds = {"a": X, "b": X}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/concat_axis_attribute_is_a_string", Raises(ModelError, "cat", "axis"))
+def _(c):
+    m = _one_node("Concat", [("a", F, [2, 3]), ("b", F, [2, 3])], ["y"], name="cat", axis="one")
+    feeds = {"a": X, "b": X}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/reshape_to_an_impossible_shape", Raises(ExecutionError, "reshape_me"),
+      backends=BOTH)
+def _(c):
+    m = _one_node("Reshape", [("x", F, [2, 3]), ("s", I64, [2])], ["y"], name="reshape_me")
+    feeds = {"x": X, "s": np.array([4, 4], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/gather_index_out_of_range", Raises(ExecutionError, "pick_rows"), backends=BOTH)
+def _(c):
+    m = _one_node("Gather", [("x", F, [2, 3]), ("i", I64, [1])], ["y"], name="pick_rows")
+    feeds = {"x": X, "i": np.array([7], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/tile_with_negative_repeats", Raises(ExecutionError, "tiler", "repeats"))
+def _(c):
+    m = _one_node("Tile", [("x", F, [2, 3]), ("r", I64, [2])], ["y"], name="tiler")
+    feeds = {"x": X, "r": np.array([1, -2], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/expand_to_a_huge_shape", Raises(ExecutionError, "big"), isolate=True)
+def _(c):
+    m = _one_node("Expand", [("x", F, [1]), ("s", I64, [2])], ["y"], name="big")
+    ig_run(c, m, {"x": np.ones(1, np.float32), "s": np.array([10**6, 10**6], np.int64)})
+
+
+@case("onnx/constant_of_shape_negative_dim", Raises(ExecutionError, "cos"))
+def _(c):
+    m = _one_node("ConstantOfShape", [("s", I64, [2])], ["y"], name="cos")
+    feeds = {"s": np.array([2, -3], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/constant_of_shape_huge", Raises(ExecutionError, "cos"), isolate=True)
+def _(c):
+    m = _one_node("ConstantOfShape", [("s", I64, [3])], ["y"], name="cos")
+    ig_run(c, m, {"s": np.array([10**5, 10**5, 10**5], np.int64)})
+
+
+@case("onnx/range_with_a_huge_count", Raises(ExecutionError, "rng"), isolate=True)
+def _(c):
+    m = _one_node("Range", [("a", F, []), ("b", F, []), ("d", F, [])], ["y"], name="rng")
+    ig_run(c, m, {"a": np.float32(0), "b": np.float32(1e13), "d": np.float32(1)})
+
+
+@case("onnx/range_with_zero_delta", Raises(ExecutionError, "rng"))
+def _(c):
+    m = _one_node("Range", [("a", I64, []), ("b", I64, []), ("d", I64, [])], ["y"], name="rng",
+                  out_type=I64)
+    feeds = {"a": np.int64(0), "b": np.int64(10), "d": np.int64(0)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/slice_with_step_zero", Raises(ExecutionError, "cut"))
+def _(c):
+    m = _one_node("Slice", [("x", F, [2, 3]), ("s", I64, [1]), ("e", I64, [1]), ("a", I64, [1]),
+                            ("p", I64, [1])], ["y"], name="cut")
+    feeds = {"x": X, "s": np.array([0], np.int64), "e": np.array([3], np.int64),
+             "a": np.array([1], np.int64), "p": np.array([0], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/split_sizes_that_do_not_add_up", Raises(ExecutionError, "halves"))
+def _(c):
+    m = _one_node("Split", [("x", F, [2, 3]), ("s", I64, [2])], ["a", "b"], name="halves",
+                  axis=1)
+    feeds = {"x": X, "s": np.array([1, 5], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/transpose_perm_repeats_an_axis", Raises(ExecutionError, "flip"))
+def _(c):
+    m = _one_node("Transpose", [("x", F, [2, 3])], ["y"], name="flip", perm=[0, 0])
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/matmul_inner_dims_differ", Raises(ExecutionError, "mm"), backends=BOTH)
+def _(c):
+    m = _one_node("MatMul", [("a", F, [2, 3]), ("b", F, [2, 3])], ["y"], name="mm")
+    ort_refuses(m, {"a": X, "b": X})
+    ig_run(c, m, {"a": X, "b": X})
+
+
+@case("onnx/topk_k_larger_than_the_axis", Raises(ExecutionError, "best"))
+def _(c):
+    m = _one_node("TopK", [("x", F, [2, 3]), ("k", I64, [1])], ["v", "i"], name="best")
+    feeds = {"x": X, "k": np.array([9], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/unsqueeze_axes_repeated", Raises(ExecutionError, "unsq"))
+def _(c):
+    m = _one_node("Unsqueeze", [("x", F, [2, 3]), ("a", I64, [2])], ["y"], name="unsq")
+    feeds = {"x": X, "a": np.array([0, 0], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/squeeze_an_axis_that_is_not_one", Raises(ExecutionError, "sq"))
+def _(c):
+    m = _one_node("Squeeze", [("x", F, [2, 3]), ("a", I64, [1])], ["y"], name="sq")
+    feeds = {"x": X, "a": np.array([1], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/sequence_at_out_of_range", Raises(ExecutionError, "at"))
+def _(c):
+    nodes = [h.make_node("SequenceConstruct", ["x", "x"], ["s"], name="mk"),
+             h.make_node("SequenceAt", ["s", "i"], ["y"], name="at")]
+    m = model(nodes, [vi("x", F, [2]), vi("i", I64, [])], [vi("y", F, [2])])
+    feeds = {"x": np.ones(2, np.float32), "i": np.int64(5)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/hostile_node_name_reaches_the_message", Raises(ExecutionError, "evil\nname ☃ <>&"))
+def _(c):
+    m = _one_node("Reshape", [("x", F, [2, 3]), ("s", I64, [2])], ["y"], name="evil\nname ☃ <>&")
+    ig_run(c, m, {"x": X, "s": np.array([5, 5], np.int64)})
+
+
+@case("onnx/names_of_100k_characters", Ok())
+def _(c):
+    long = "n" * 100_000
+    node = h.make_node("Relu", [long + "x"], [long + "y"], name=long)
+    m = model([node], [vi(long + "x", F, [2])], [vi(long + "y", F, [2])])
+    out = ig_run(c, m, {long + "x": np.array([-1, 1], np.float32)})
+    assert_close(out[long + "y"], np.array([0, 1], np.float32))
+
+
+# -- If -----------------------------------------------------------------------------------------
+
+def _branch(name, n_out, value=1.0):
+    nodes = [h.make_node("Constant", [], [f"{name}_o{k}"], value=const("", np.float32(value)))
+             for k in range(n_out)]
+    return graph(nodes, [], [vi(f"{name}_o{k}", F, []) for k in range(n_out)], name=name)
+
+
+@case("onnx/if_branches_with_different_output_counts", Raises(ModelError, "choose"))
+def _(c):
+    node = h.make_node("If", ["c"], ["y"], name="choose", then_branch=_branch("t", 1),
+                       else_branch=_branch("e", 2))
+    m = model([node], [vi("c", B, [])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.array(True)})
+    ig_run(c, m, {"c": np.array(True)})
+
+
+@case("onnx/if_condition_is_float", Raises(ModelError, "choose", "float"))
+def _(c):
+    node = h.make_node("If", ["c"], ["y"], name="choose", then_branch=_branch("t", 1),
+                       else_branch=_branch("e", 1))
+    m = model([node], [vi("c", F, [])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.float32(1)})
+    ig_run(c, m, {"c": np.float32(1)})
+
+
+@case("onnx/if_condition_with_two_elements", Raises(ExecutionError, "choose"), backends=BOTH)
+def _(c):
+    node = h.make_node("If", ["c"], ["y"], name="choose", then_branch=_branch("t", 1),
+                       else_branch=_branch("e", 1))
+    m = model([node], [vi("c", B, [2])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.array([True, False])})
+    ig_run(c, m, {"c": np.array([True, False])})
+
+
+@case("onnx/if_missing_else_branch", Raises(ModelError, "choose", "else_branch"))
+def _(c):
+    node = h.make_node("If", ["c"], ["y"], name="choose", then_branch=_branch("t", 1))
+    m = model([node], [vi("c", B, [])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.array(True)})
+    ig_run(c, m, {"c": np.array(True)})
+
+
+# -- Loop: structure ----------------------------------------------------------------------------
+
+@case("onnx/loop_with_one_input", Raises(ModelError, "'L'", "at least 2"))
+def _(c):
+    ig.load(loop_model(inputs=("M",), outputs=("x_final",)))
+
+
+@case("onnx/loop_body_with_too_few_inputs", Raises(ModelError, "'L'", "body has 2 inputs"))
+def _(c):
+    body = counter_body()
+    del body.input[2]  # the body still uses x: the Loop's arity is at fault, not the Add
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_body_with_too_many_inputs", Raises(ModelError, "'L'", "body has 4 inputs"))
+def _(c):
+    body = counter_body()
+    body.input.append(vi("extra", F, [2]))
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_body_with_too_few_outputs", Raises(ModelError, "'L'", "outputs"))
+def _(c):
+    body = counter_body(scan=False)
+    del body.output[1]
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_node_output_count_differs_from_body", Raises(ModelError, "'L'", "3 outputs"))
+def _(c):
+    m = loop_model(outputs=("x_final", "xs", "extra"))
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_carried_input_empty", Raises(ModelError, "'L'", "loop-carried input 0"))
+def _(c):
+    m = loop_model(inputs=("M", "cond", ""))
+    ig.load(m)
+
+
+@case("onnx/loop_without_body", Raises(ModelError, "'L'", "body"))
+def _(c):
+    m = loop_model()
+    del m.graph.node[0].attribute[:]
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_body_attribute_is_an_int", Raises(ModelError, "'L'", "body"))
+def _(c):
+    m = loop_model()
+    del m.graph.node[0].attribute[:]
+    m.graph.node[0].attribute.append(h.make_attribute("body", 3))
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+@case("onnx/loop_body_uses_an_undefined_value", Raises(ModelError, "'L'", "nowhere"))
+def _(c):
+    body = counter_body(extra_nodes=[h.make_node("Neg", ["nowhere"], ["z"], name="neg")])
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig.load(m)
+
+
+# -- Loop: types --------------------------------------------------------------------------------
+
+@case("onnx/loop_float_trip_count", Raises(ModelError, "'L'", "M", "float"))
+def _(c):
+    m = loop_model(m_type=F)
+    feeds = {**_loop_feeds(), "M": np.float32(3.7)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop_int32_trip_count", Raises(ModelError, "'L'", "M", "int32"))
+def _(c):
+    m = loop_model(m_type=I32)
+    feeds = {**_loop_feeds(), "M": np.int32(3)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop_trip_count_with_two_elements", Raises(ModelError, "'L'", "trip count"))
+def _(c):
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
+                       body=counter_body())
+    m = model([node], [vi("M", I64, [2]), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("x_final", F, None), vi("xs", F, None)])
+    feeds = {**_loop_feeds(), "M": np.array([2, 3], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop_float_condition", Raises(ModelError, "'L'", "cond", "float"))
+def _(c):
+    m = loop_model(cond_type=F)
+    feeds = {**_loop_feeds(), "cond": np.float32(1)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop_body_condition_output_is_float", Raises(ModelError, "'L'", "condition",
+                                                         "float"))
+def _(c):
+    body = counter_body()
+    body.node[0].CopyFrom(h.make_node("Cast", ["c"], ["c_out"], to=F))
+    body.output[0].CopyFrom(vi("c_out", F, []))
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_iteration_input_is_float", Raises(ModelError, "'L'", "iteration",
+                                                        "float"))
+def _(c):
+    body = counter_body()
+    body.input[0].CopyFrom(vi("i", F, []))
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_returns_int64_for_a_float32_carried_value",
+      Raises(ModelError, "'L'", "carried", "int64"))
+def _(c):
+    body = counter_body(scan=False)
+    body.node.append(h.make_node("Cast", ["x_out"], ["x_int"], to=I64))
+    body.output[1].CopyFrom(vi("x_int", I64, None))
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_adds_float32_and_int64", Raises(ModelError, "mix", "int64"),
+      backends=BOTH)
+def _(c):
+    body = counter_body(scan=False)
+    body.node.append(h.make_node("Add", ["x_out", "k"], ["x_mix"], name="mix"))
+    body.initializer.append(const("k", np.ones(2, np.int64)))
+    body.output[1].CopyFrom(vi("x_mix", F, None))
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop13_carries_an_optional", Raises(ModelError, "'L'", "optional"))
+def _(c):
+    opt = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Identity", ["o"], ["o_out"])],
+                 [vi("i", I64, []), vi("c", B, []), h.make_value_info("o", opt)],
+                 [vi("c_out", B, []), h.make_value_info("o_out", opt)])
+    nodes = [h.make_node("Optional", ["x"], ["o0"], name="wrap"),
+             h.make_node("Loop", ["M", "", "o0"], ["o_final"], name="L", body=body)]
+    m = model(nodes, [vi("M", I64, []), vi("x", F, [2])], [h.make_value_info("o_final", opt)],
+              opset=15)
+    feeds = {"M": np.int64(2), "x": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop13_carries_bfloat16", Raises(ModelError, "'L'", "bfloat16"))
+def _(c):
+    bf = TensorProto.BFLOAT16
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", bf, [2])],
+                 [vi("c_out", B, []), vi("x_out", bf, [2])])
+    nodes = [h.make_node("Cast", ["xf"], ["x0"], to=bf, name="tobf"),
+             h.make_node("Loop", ["M", "", "x0"], ["x_final"], name="L", body=body)]
+    m = model(nodes, [vi("M", I64, []), vi("xf", F, [2])], [vi("x_final", bf, [2])], opset=13)
+    feeds = {"M": np.int64(2), "xf": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop16_carries_an_optional_valid", Ok())
+def _(c):
+    opt = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Identity", ["o"], ["o_out"])],
+                 [vi("i", I64, []), vi("c", B, []), h.make_value_info("o", opt)],
+                 [vi("c_out", B, []), h.make_value_info("o_out", opt)])
+    nodes = [h.make_node("Optional", ["x"], ["o0"], name="wrap"),
+             h.make_node("Loop", ["M", "", "o0"], ["o_final"], name="L", body=body),
+             h.make_node("OptionalGetElement", ["o_final"], ["y"], name="unwrap")]
+    m = model(nodes, [vi("M", I64, []), vi("x", F, [2])], [vi("y", F, [2])], opset=16)
+    out = ig_run(c, m, {"M": np.int64(2), "x": np.ones(2, np.float32)})
+    assert_close(out["y"], np.ones(2, np.float32))
+
+
+# -- Loop: run time -----------------------------------------------------------------------------
+
+@case("onnx/loop_negative_trip_count_runs_no_iteration", Ok(), backends=BOTH)
+def _(c):
+    m = loop_model()
+    feeds = _loop_feeds(m=-5)
+    want = run_ort(m, feeds)
+    got = ig_run(c, m, feeds)
+    assert_close(got["x_final"], want["x_final"])
+    assert got["xs"].shape == want["xs"].shape, (got["xs"].shape, want["xs"].shape)
+
+
+@case("onnx/loop_zero_trip_count", Ok(), backends=BOTH)
+def _(c):
+    m = loop_model()
+    want = run_ort(m, _loop_feeds(m=0))
+    got = ig_run(c, m, _loop_feeds(m=0))
+    assert_close(got["x_final"], want["x_final"])
+    assert got["xs"].shape == want["xs"].shape, (got["xs"].shape, want["xs"].shape)
+
+
+@case("onnx/loop_infinite_condition_stopped_by_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=50"), backends=BOTH)
+def _(c):
+    m = loop_model(inputs=("", "cond", "x0"))
+    del m.graph.input[0]
+    ig_run(c, m, {"cond": np.array(True), "x0": np.zeros(2, np.float32)}, max_iterations=50)
+
+
+@case("onnx/loop_needing_exactly_max_iterations", Ok(), backends=BOTH)
+def _(c):
+    out = ig_run(c, loop_model(), _loop_feeds(m=7), max_iterations=7)
+    assert_close(out["x_final"], np.full(2, 7, np.float32))
+
+
+@case("onnx/loop_needing_one_more_than_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=7"), backends=BOTH)
+def _(c):
+    ig_run(c, loop_model(), _loop_feeds(m=8), max_iterations=7)
+
+
+@case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+def _(c):
+    ig_run(c, loop_model(), _loop_feeds(m=10**9), max_iterations=1000)
+
+
+@case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+def _(c):
+    ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
+           max_iterations=1000)
+
+
+@case("onnx/loop_scan_output_changes_shape", Raises(ExecutionError, "'L'"), backends=BOTH)
+def _(c):
+    # the scan output is x, and x grows by one element per iteration (Concat)
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Concat", ["x", "one"], ["x_out"], axis=0, name="grow"),
+                  h.make_node("Identity", ["x"], ["x_scan"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None), vi("x_scan", F, None)],
+                 [const("one", np.ones(1, np.float32))])
+    m = loop_model(body=body)
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_carried_value_changes_shape_valid", Ok(), backends=BOTH)
+def _(c):
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Concat", ["x", "one"], ["x_out"], axis=0, name="grow")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)],
+                 [const("one", np.ones(1, np.float32))])
+    m = loop_model(body=body, outputs=("x_final",))
+    want = run_ort(m, _loop_feeds())
+    got = ig_run(c, m, _loop_feeds())
+    assert_close(got["x_final"], want["x_final"])
+
+
+@case("onnx/loop_tile_with_negative_repeats_in_the_body",
+      Raises(ExecutionError, "tile_in_body", "repeats"))
+def _(c):
+    body = counter_body(scan=False, extra_nodes=[
+        h.make_node("Tile", ["x", "reps"], ["t"], name="tile_in_body")])
+    body.node.append(h.make_node("ReduceSum", ["t"], ["s"], keepdims=0, name="sum"))
+    body.node.append(h.make_node("Add", ["x_out", "s"], ["x_next"], name="acc"))
+    body.output[1].CopyFrom(vi("x_next", F, None))
+    body.initializer.append(const("reps", np.array([-2], np.int64)))
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_cast_of_inf_as_trip_count", Ok())
+def _(c):
+    cast = h.make_node("Cast", ["Mf"], ["M"], to=I64, name="to_int")
+    loop = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
+                       body=counter_body())
+    m = model([cast, loop], [vi("Mf", F, []), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("x_final", F, None), vi("xs", F, None)])
+    feeds = {"Mf": np.array(np.inf, np.float32), "cond": np.array(True),
+             "x0": np.zeros(2, np.float32)}
+    want = run_ort(m, feeds)
+    got = ig_run(c, m, feeds, max_iterations=100)
+    assert_close(got["x_final"], want["x_final"])
+
+
+# -- Scan ---------------------------------------------------------------------------------------
+
+def _scan_body(n_scan=1, state_type=F, out_state_type=None, in_type=F):
+    nodes = [h.make_node("Add", ["s", "x0"], ["s_out"], name="acc")]
+    ins = [vi("s", state_type, [2])] + [vi(f"x{j}", in_type, [2]) for j in range(n_scan)]
+    for j in range(1, n_scan):
+        nodes.append(h.make_node("Identity", [f"x{j}"], [f"y{j}"]))
+    nodes.append(h.make_node("Identity", ["s_out"], ["y0"]))
+    outs = [vi("s_out", out_state_type or state_type, [2])]
+    outs += [vi(f"y{j}", F, [2]) for j in range(n_scan)]
+    return graph(nodes, ins, outs)
+
+
+def _scan_model(body=None, n_scan=1, lens=(3,), opset=17, name="S", in_shapes=None, **attrs):
+    attrs.setdefault("num_scan_inputs", n_scan)
+    body = body if body is not None else _scan_body(n_scan)
+    ins = ["s0"] + [f"X{j}" for j in range(n_scan)]
+    outs = ["s_final"] + [f"Y{j}" for j in range(n_scan)]
+    node = h.make_node("Scan", ins, outs, name=name, body=body, **attrs)
+    shapes = in_shapes or [[lens[j % len(lens)], 2] for j in range(n_scan)]
+    gins = [vi("s0", F, [2])] + [vi(f"X{j}", F, shapes[j]) for j in range(n_scan)]
+    return model([node], gins, [vi(o, F, None) for o in outs], opset=opset)
+
+
+def _scan_feeds(lens=(3,), n_scan=1):
+    f = {"s0": np.zeros(2, np.float32)}
+    for j in range(n_scan):
+        f[f"X{j}"] = np.ones((lens[j % len(lens)], 2), np.float32)
+    return f
+
+
+@case("onnx/scan_inputs_of_different_sequence_lengths",
+      Raises(ModelError, "'S'", "sequence length"))
+def _(c):
+    m = _scan_model(n_scan=2, lens=(3, 5))
+    ort_refuses(m, _scan_feeds((3, 5), 2))
+    ig_run(c, m, _scan_feeds((3, 5), 2))
+
+
+@case("onnx/scan_without_num_scan_inputs", Raises(ModelError, "'S'", "num_scan_inputs"))
+def _(c):
+    m = _scan_model()
+    del m.graph.node[0].attribute[1:]
+    ig.load(m)
+
+
+@case("onnx/scan_num_scan_inputs_zero", Raises(ModelError, "'S'", "num_scan_inputs=0"))
+def _(c):
+    ig.load(_scan_model(num_scan_inputs=0))
+
+
+@case("onnx/scan_num_scan_inputs_beyond_the_inputs", Raises(ModelError, "'S'",
+                                                            "num_scan_inputs=5"))
+def _(c):
+    ig.load(_scan_model(num_scan_inputs=5))
+
+
+@case("onnx/scan_num_scan_inputs_huge", Raises(ModelError, "'S'", "num_scan_inputs"))
+def _(c):
+    ig.load(_scan_model(num_scan_inputs=2**62))
+
+
+@case("onnx/scan_input_axis_out_of_range", Raises(ModelError, "'S'", "scan_input_axes"))
+def _(c):
+    m = _scan_model(scan_input_axes=[2])
+    ort_refuses(m, _scan_feeds())
+    ig.load(m)
+
+
+@case("onnx/scan_input_axes_wrong_count", Raises(ModelError, "'S'", "scan_input_axes"))
+def _(c):
+    m = _scan_model(scan_input_axes=[0, 0])
+    ort_refuses(m, _scan_feeds())
+    ig.load(m)
+
+
+@case("onnx/scan_output_axis_out_of_range", Raises(ModelError, "'S'", "scan_output_axes"))
+def _(c):
+    m = _scan_model(scan_output_axes=[7])
+    ort_refuses(m, _scan_feeds())
+    ig.load(m)
+
+
+@case("onnx/scan_direction_2", Raises(ModelError, "'S'", "scan_input_directions"))
+def _(c):
+    m = _scan_model(scan_input_directions=[2])
+    ort_refuses(m, _scan_feeds())
+    ig.load(m)
+
+
+@case("onnx/scan9_negative_axis", Raises(ModelError, "'S'", "Scan-11"))
+def _(c):
+    m = _scan_model(opset=9, scan_input_axes=[-2])
+    ig.load(m)
+
+
+@case("onnx/scan_body_with_too_few_inputs", Raises(ModelError, "'S'", "body has 1 inputs"))
+def _(c):
+    body = _scan_body()
+    del body.input[1]
+    m = _scan_model(body=body)
+    ort_refuses(m, _scan_feeds())
+    ig.load(m)
+
+
+@case("onnx/scan_body_returns_int64_for_a_float_state",
+      Raises(ModelError, "'S'", "state", "int64"))
+def _(c):
+    body = _scan_body()
+    body.node.append(h.make_node("Cast", ["s_out"], ["s_int"], to=I64))
+    body.output[0].CopyFrom(vi("s_int", I64, [2]))
+    m = _scan_model(body=body)
+    ort_refuses(m, _scan_feeds())
+    ig_run(c, m, _scan_feeds())
+
+
+@case("onnx/scan_input_type_differs_from_the_body_input",
+      Raises(ModelError, "'S'", "int64"))
+def _(c):
+    body = _scan_body()
+    body.input[1].CopyFrom(vi("x0", I64, [2]))
+    m = _scan_model(body=body)
+    ort_refuses(m, _scan_feeds())
+    ig_run(c, m, _scan_feeds())
+
+
+def _scan8_model(batch_state=2, batch_x=3, with_lens=True, x_shape=None):
+    body = _scan_body()
+    ins = ["lens" if with_lens else "", "s0", "X0"]
+    node = h.make_node("Scan", ins, ["s_final", "Y0"], name="S8", body=body, num_scan_inputs=1)
+    gins = [vi("s0", F, [batch_state, 2]), vi("X0", F, x_shape or [batch_x, 4, 2])]
+    if with_lens:
+        gins.insert(0, vi("lens", I64, [batch_x]))
+    return model([node], gins, [vi("s_final", F, None), vi("Y0", F, None)], opset=8, ir=3)
+
+
+@case("onnx/scan8_inputs_with_different_batch_sizes", Raises(ModelError, "'S8'", "batch"))
+def _(c):
+    m = _scan8_model(batch_state=2, batch_x=3)
+    feeds = {"lens": np.full(3, 4, np.int64), "s0": np.zeros((2, 2), np.float32),
+             "X0": np.ones((3, 4, 2), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/scan8_rank1_scan_input", Raises(ModelError, "'S8'", "rank 1"))
+def _(c):
+    ig.load(_scan8_model(with_lens=False, x_shape=[2]))
+
+
+@case("onnx/scan8_sequence_length_beyond_the_time_axis", Raises(ExecutionError, "S8"),
+      backends=BOTH)
+def _(c):
+    m = _scan8_model(batch_state=2, batch_x=2)
+    feeds = {"lens": np.array([4, 9], np.int64), "s0": np.zeros((2, 2), np.float32),
+             "X0": np.ones((2, 4, 2), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/scan8_valid", Ok())
+def _(c):
+    m = _scan8_model(batch_state=2, batch_x=2)
+    feeds = {"lens": np.array([4, 2], np.int64), "s0": np.zeros((2, 2), np.float32),
+             "X0": np.ones((2, 4, 2), np.float32)}
+    want = run_ort(m, feeds)
+    got = ig_run(c, m, feeds)
+    assert_close(got["s_final"], want["s_final"])
+    assert_close(got["Y0"], want["Y0"])
+
+
+# -- values fed to a node of the wrong kind -----------------------------------------------------
+
+@case("onnx/model_input_declared_as_a_sequence_fed_a_tensor", Raises(InputError, "'s'"))
+def _(c):
+    node = h.make_node("SequenceLength", ["s"], ["n"], name="len")
+    seq = h.make_tensor_sequence_value_info("s", F, [2])
+    m = model([node], [seq], [vi("n", I64, [])])
+    ig_run(c, m, {"s": np.ones(2, np.float32)})
+
+
+# -- more nodes ---------------------------------------------------------------------------------
+
+@case("onnx/if_branches_of_different_types", Raises(ModelError, "choose", "tensor(int64)"))
+def _(c):
+    then = graph([h.make_node("Constant", [], ["a"], value=const("", np.float32(1)))], [],
+                 [vi("a", F, [])], name="t")
+    other = graph([h.make_node("Constant", [], ["b"], value=const("", np.int64(1)))], [],
+                  [vi("b", I64, [])], name="e")
+    m = model([h.make_node("If", ["c"], ["y"], name="choose", then_branch=then,
+                           else_branch=other)], [vi("c", B, [])], [vi("y", F, [])])
+    ort_refuses(m, {"c": np.array(False)})
+    ig_run(c, m, {"c": np.array(False)})
+
+
+@case("onnx/one_hot_with_negative_depth", Raises(ExecutionError, "oh", "depth"))
+def _(c):
+    m = _one_node("OneHot", [("i", I64, [2]), ("d", I64, []), ("v", F, [2])], ["y"], name="oh")
+    feeds = {"i": np.array([0, 1], np.int64), "d": np.array(-3, np.int64),
+             "v": np.array([0, 1], np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/split_num_outputs_disagrees_with_the_outputs", Raises(ModelError, "sp"),
+      isolate=True)
+def _(c):
+    # (ONNX's own shape inference and ONNX Runtime abort the process on this one)
+    m = model([h.make_node("Split", ["x"], ["a", "b", "c2"], name="sp", axis=0, num_outputs=2)],
+              [vi("x", F, [4])], [vi(o, F, None) for o in ("a", "b", "c2")], opset=18)
+    ig_run(c, m, {"x": np.ones(4, np.float32)})
+
+
+@case("onnx/loop_body_condition_with_two_elements", Raises(ExecutionError, "'L'", "condition"))
+def _(c):
+    body = graph([h.make_node("Constant", [], ["c_out"], value=const("", np.array([True, False]))),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, None), vi("x_out", F, None)])
+    m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
+              [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
+    ig_run(c, m, {"M": np.array(3, np.int64), "x0": np.ones(1, np.float32)})
+
+
+@case("onnx/softmax_axis_out_of_range", Raises(ExecutionError, "sm", "axis"))
+def _(c):
+    m = _one_node("Softmax", [("x", F, [2, 3])], ["y"], name="sm", axis=4)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/cast_to_element_type_999", Raises(ModelError, "cast", "999"))
+def _(c):
+    m = _one_node("Cast", [("x", F, [2])], ["y"], name="cast", to=999)
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/sequence_insert_position_out_of_range", Raises(ExecutionError, "ins", "position"))
+def _(c):
+    nodes = [h.make_node("SequenceConstruct", ["x"], ["s"]),
+             h.make_node("SequenceInsert", ["s", "x", "p"], ["s2"], name="ins"),
+             h.make_node("SequenceLength", ["s2"], ["n"])]
+    m = model(nodes, [vi("x", F, [2]), vi("p", I64, [])], [vi("n", I64, [])])
+    feeds = {"x": np.ones(2, np.float32), "p": np.array(9, np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/reshape_with_two_minus_ones", Raises(ExecutionError, "rs"), backends=BOTH)
+def _(c):
+    m = _one_node("Reshape", [("x", F, [2, 3]), ("s", I64, [2])], ["y"], name="rs")
+    feeds = {"x": X, "s": np.array([-1, -1], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/pad_with_negative_pads_beyond_the_input", Raises(ExecutionError, "pad"))
+def _(c):
+    m = _one_node("Pad", [("x", F, [2]), ("p", I64, [2])], ["y"], name="pad")
+    feeds = {"x": np.ones(2, np.float32), "p": np.array([-5, 0], np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/constant_without_a_value", Raises(ModelError, "'k'"))
+def _(c):
+    m = model([h.make_node("Constant", [], ["y"], name="k")], [], [vi("y", F, [])])
+    ort_refuses(m, {})
+    ig_run(c, m, {})
+
+
+@case("onnx/constant_of_shape_value_of_two_elements", Raises(ModelError, "cos", "value"))
+def _(c):
+    m = _one_node("ConstantOfShape", [("s", I64, [1])], ["y"], name="cos",
+                  value=const("", np.ones(2, np.float32)))
+    ort_refuses(m, {"s": np.array([3], np.int64)})
+    ig_run(c, m, {"s": np.array([3], np.int64)})
+
+
+@case("onnx/loop_carried_value_doubling_stopped_by_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=20"), backends=BOTH)
+def _(c):
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Concat", ["x", "x"], ["x_out"], axis=0, name="dbl")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)])
+    m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
+              [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
+    ig_run(c, m, {"M": np.array(10**6, np.int64), "x0": np.ones(1, np.float32)},
+           max_iterations=20)

@@ -1,0 +1,710 @@
+"""Hostile OpenVINO IR: hand-written ``.xml``/``.bin`` and models saved by OpenVINO then edited:
+encodings, entity tricks, nesting, structure, constants, versions, TensorIterator and Loop port
+maps, run-time errors. Where a case claims that OpenVINO refuses the IR, it checks that first
+(`ov_refuses`)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from harness import Ok, Raises, case
+from hostile_util import (
+    add_net,
+    assert_close,
+    const_net,
+    ig_read_ov,
+    layer,
+    net,
+    ov_loop5,
+    ov_refuses,
+    ov_run,
+    ov_ti,
+    port,
+    save_ov,
+)
+
+import itergraph as ig
+from itergraph.errors import (
+    ExecutionError,
+    InputError,
+    IterationLimitError,
+    ModelError,
+    SecurityError,
+    UnsupportedError,
+)
+
+BOTH = ("numpy", "jax")
+X = np.ones((2, 6, 3), np.float32)
+H = np.zeros((2, 3), np.float32)
+XY = [np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)]
+
+
+def _body(xml: str) -> tuple[int, int]:
+    return xml.index("<body>"), xml.index("</body>")
+
+
+def _sub_body(xml: str, pattern: str, repl: str) -> str:
+    a, b = _body(xml)
+    inner, n = re.subn(pattern, repl, xml[a:b], count=1)
+    assert n, pattern
+    return xml[:a] + inner + xml[b:]
+
+
+def _sub(xml: str, old: str, new: str) -> str:
+    assert old in xml, old
+    return xml.replace(old, new, 1)
+
+
+def _run(c, xml, weights=b"", feeds=None, **kw):
+    m = ig.load(save_ov(c, xml, weights))
+    return m.run(feeds if feeds is not None else {}, backend=c.backend, **kw)
+
+
+def _ti_feeds():
+    return {"X": X, "H": H}
+
+
+# -- encodings and entity tricks ------------------------------------------------------------
+
+@case("ov/xml_declaring_utf7", Raises(ModelError, "encoding"))
+def _(c):
+    xml = add_net().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-7"?>')
+    ig_read_ov(c, xml.encode("ascii"))
+
+
+@case("ov/xml_declaring_utf32", Raises(ModelError, "encoding"))
+def _(c):
+    xml = add_net().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-32"?>')
+    ig_read_ov(c, xml.encode("ascii"))
+
+
+@case("ov/xml_declaring_an_unknown_encoding", Raises(ModelError, "encoding"))
+def _(c):
+    xml = add_net().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="x-evil"?>')
+    ig_read_ov(c, xml.encode("ascii"))
+
+
+@case("ov/xml_in_utf16_valid", Ok())
+def _(c):
+    xml = add_net().replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="UTF-16"?>')
+    out = _run(c, xml.encode("utf-16"), feeds={"x": XY[0], "y": XY[1]})
+    assert_close(list(out.values())[0], XY[0] + XY[1])
+
+
+@case("ov/entity_declaration_hidden_by_utf16", Raises(SecurityError, "declaration"))
+def _(c):
+    xml = ('<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE net [<!ENTITY x "y">]>'
+           '<net name="&x;" version="11"><layers/><edges/></net>').encode("utf-16")
+    ig_read_ov(c, xml)
+
+
+@case("ov/billion_laughs", Raises(SecurityError, "DOCTYPE"))
+def _(c):
+    lol = ('<?xml version="1.0"?>\n<!DOCTYPE net [\n <!ENTITY a "lollollollollol">\n'
+           + "".join(f' <!ENTITY {q} "{("&" + p + ";") * 10}">\n'
+                     for p, q in zip("abcdefgh", "bcdefghi"))
+           + ']>\n<net name="&i;" version="11"><layers/><edges/></net>')
+    ig_read_ov(c, lol)
+
+
+@case("ov/external_entity_reads_a_file", Raises(SecurityError, "DOCTYPE"))
+def _(c):
+    secret = c.path("secret.txt")
+    secret.write_text("do not read me")
+    xml = (f'<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY x SYSTEM "file://{secret}">]>\n'
+           '<net name="&x;" version="11"><layers/><edges/></net>')
+    ig_read_ov(c, xml)
+
+
+@case("ov/parameter_entity_from_the_network", Raises(SecurityError, "DOCTYPE"))
+def _(c):
+    xml = ('<?xml version="1.0"?>\n<!DOCTYPE net [<!ENTITY % p SYSTEM '
+           '"http://127.0.0.1:9/evil.dtd"> %p;]>\n<net version="11"><layers/><edges/></net>')
+    ig_read_ov(c, xml)
+
+
+@case("ov/doctype_with_mixed_case_and_spaces", Raises(SecurityError, "declarations"))
+def _(c):
+    ig_read_ov(c, '<?xml version="1.0"?>\n<!  doctype net []><net version="11"/>')
+
+
+@case("ov/undefined_entity_reference", Raises(ModelError, "not well-formed"))
+def _(c):
+    ig_read_ov(c, '<?xml version="1.0"?><net name="&evil;" version="11"><layers/></net>')
+
+
+@case("ov/xml_elements_nested_10000_deep", Raises(SecurityError, "nesting"))
+def _(c):
+    inner = "<x>" * 10000 + "</x>" * 10000
+    ig_read_ov(c, f'<net version="11"><layers/>{inner}</net>')
+
+
+@case("ov/xml_with_a_nul_byte", Raises(ModelError, "not well-formed"))
+def _(c):
+    ig_read_ov(c, add_net().encode().replace(b"<layers>", b"<layers>\0"))
+
+
+@case("ov/empty_xml_file", Raises(ModelError, "m.xml"))
+def _(c):
+    p = c.path("m.xml")
+    p.write_bytes(b"")
+    ig.load(p)
+
+
+@case("ov/not_xml_at_all", Raises(ModelError, "not well-formed"))
+def _(c):
+    ig_read_ov(c, b"\x00\x01\x02 binary junk")
+
+
+@case("ov/truncated_xml", Raises(ModelError, "not well-formed"))
+def _(c):
+    xml = add_net()
+    ig_read_ov(c, xml[: len(xml) // 2])
+
+
+@case("ov/root_element_is_not_net", Raises(ModelError, "<model>"))
+def _(c):
+    ig_read_ov(c, '<?xml version="1.0"?><model version="11"/>')
+
+
+@case("ov/ir_version_7", Raises(UnsupportedError, "version 7"))
+def _(c):
+    ig_read_ov(c, add_net().replace('version="11"', 'version="7"', 1))
+
+
+@case("ov/ir_version_not_a_number", Raises(ModelError, "'eleven'"))
+def _(c):
+    ig_read_ov(c, add_net().replace('<net name="m" version="11">',
+                                    '<net name="m" version="eleven">'))
+
+
+@case("ov/xml_directory_instead_of_a_file", Raises(ModelError, "m.xml"))
+def _(c):
+    from itergraph.frontends.openvino import read
+
+    d = c.path("m.xml")
+    d.mkdir()
+    read(d)
+
+
+# -- structure ----------------------------------------------------------------------------------
+
+@case("ov/layer_without_a_type", Raises(ModelError, "layer 2", "no type"))
+def _(c):
+    ig_read_ov(c, add_net().replace(' type="Add"', ""))
+
+
+@case("ov/layer_id_twice", Raises(ModelError, "layer id 1 appears twice"))
+def _(c):
+    ig_read_ov(c, add_net().replace('<layer id="0" name="x"', '<layer id="1" name="x"'))
+
+
+@case("ov/layer_id_not_an_integer", Raises(ModelError, "layer id", "'zero'"))
+def _(c):
+    ig_read_ov(c, add_net().replace('<layer id="0" name="x"', '<layer id="zero" name="x"'))
+
+
+@case("ov/edge_to_a_missing_layer", Raises(ModelError, "no layer with id 77"))
+def _(c):
+    ig_read_ov(c, add_net().replace('to-layer="3"', 'to-layer="77"'))
+
+
+@case("ov/edge_from_a_missing_output_port", Raises(ModelError, "has no output port 5"))
+def _(c):
+    ig_read_ov(c, add_net().replace('from-layer="0" from-port="0"',
+                                    'from-layer="0" from-port="5"'))
+
+
+@case("ov/edge_port_not_an_integer", Raises(ModelError, "edge to-port", "'one'"))
+def _(c):
+    ig_read_ov(c, add_net().replace('to-layer="2" to-port="1"', 'to-layer="2" to-port="one"'))
+
+
+@case("ov/input_port_fed_twice", Raises(ModelError, "fed twice"))
+def _(c):
+    xml = add_net().replace("</edges>",
+                            '<edge from-layer="0" from-port="0" to-layer="2" to-port="1"/>'
+                            "</edges>")
+    ig_read_ov(c, xml)
+
+
+@case("ov/input_port_without_an_edge", Raises(ModelError, "layer 2 'sum'", "no incoming edge"))
+def _(c):
+    ig_read_ov(c, add_net().replace(
+        '<edge from-layer="1" from-port="0" to-layer="2" to-port="1"/>', ""))
+
+
+@case("ov/cycle_between_layers", Raises(ModelError, "cycle"))
+def _(c):
+    dims = (2, 3)
+    xml = net([
+        layer(0, "x", "Parameter", data={"shape": "2,3", "element_type": "f32"},
+              outputs=[port(0, dims)]),
+        layer(1, "a", "Add", inputs=[port(0, dims), port(1, dims)], outputs=[port(2, dims)]),
+        layer(2, "b", "Relu", inputs=[port(0, dims)], outputs=[port(1, dims)]),
+        layer(3, "out", "Result", inputs=[port(0, dims)]),
+    ], [(0, 0, 1, 0), (2, 1, 1, 1), (1, 2, 2, 0), (1, 2, 3, 0)])
+    ig_read_ov(c, xml)
+
+
+@case("ov/port_id_used_twice", Raises(ModelError, "port id 0 appears twice"))
+def _(c):
+    xml = add_net()
+    a = xml.index('name="sum"')
+    ig_read_ov(c, xml[:a] + xml[a:].replace('<port id="1"', '<port id="0"', 1))
+
+
+@case("ov/result_with_two_inputs", Raises(ModelError, "layer 3 'out'", "exactly one input"))
+def _(c):
+    xml = add_net().replace('<layer id="3" name="out" type="Result" version="opset1">'
+                            '<input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim>'
+                            '</port>',
+                            '<layer id="3" name="out" type="Result" version="opset1">'
+                            '<input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim>'
+                            '</port><port id="1" precision="FP32"><dim>2</dim><dim>3</dim>'
+                            '</port>')
+    xml = xml.replace("</edges>", '<edge from-layer="0" from-port="0" to-layer="3" '
+                      'to-port="1"/></edges>')
+    ig_read_ov(c, xml)
+
+
+@case("ov/parameter_with_an_input", Raises(ModelError, "layer 1 'y'", "Parameter"))
+def _(c):
+    xml = add_net().replace('<layer id="1" name="y" type="Parameter" version="opset1">'
+                            '<data shape="2,3" element_type="f32"/>',
+                            '<layer id="1" name="y" type="Parameter" version="opset1">'
+                            '<data shape="2,3" element_type="f32"/><input><port id="5" '
+                            'precision="FP32"><dim>2</dim><dim>3</dim></port></input>')
+    xml = xml.replace("</edges>", '<edge from-layer="0" from-port="0" to-layer="1" '
+                      'to-port="5"/></edges>')
+    ig_read_ov(c, xml)
+
+
+@case("ov/unsupported_op_names_the_layer", Raises(UnsupportedError, "layer 2 'sum'",
+                                                  "FancyOp"))
+def _(c):
+    ig_read_ov(c, add_net(op="FancyOp"))
+
+
+@case("ov/add_version_opset999", Raises(UnsupportedError, "layer 2 'sum'", "opset999"))
+def _(c):
+    xml = add_net(version="opset999")
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)
+
+
+@case("ov/add_version_opset17", Raises(UnsupportedError, "layer 2 'sum'", "opset17"))
+def _(c):
+    xml = add_net(version="opset17")
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)
+
+
+@case("ov/add_version_is_garbage", Raises(UnsupportedError, "layer 2 'sum'", "opsetX"))
+def _(c):
+    xml = add_net(version="opsetX")
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)
+
+
+@case("ov/add_version_opset16_valid", Ok())
+def _(c):
+    xml = add_net(version="opset16")
+    out = _run(c, xml, feeds={"x": XY[0], "y": XY[1]})
+    assert_close(list(out.values())[0], ov_run(xml, None, XY)[0])
+
+
+@case("ov/loop_version_opset3", Raises(ModelError, "layer 3 'L'", "opset5"))
+def _(c):
+    xml, w = ov_loop5(c)
+    xml = _sub(xml, 'type="Loop" version="opset5"', 'type="Loop" version="opset3"')
+    ov_refuses(xml, w, [np.int64(3), np.zeros(2, np.float32)])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/add_auto_broadcast_pdpd", Raises(UnsupportedError, "layer 2 'sum'", "pdpd"))
+def _(c):
+    ig_read_ov(c, add_net(data={"auto_broadcast": "pdpd"}))
+
+
+@case("ov/add_auto_broadcast_garbage", Raises(UnsupportedError, "layer 2 'sum'",
+                                              "auto_broadcast"))
+def _(c):
+    xml = add_net(data={"auto_broadcast": "lol"})
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)
+
+
+@case("ov/port_precision_unknown", Raises(ModelError, "layer 0", "'FP7'"))
+def _(c):
+    ig_read_ov(c, add_net().replace('precision="FP32" ', 'precision="FP7" ', 1)
+               .replace('<port id="0" precision="FP32">', '<port id="0" precision="FP7">', 1))
+
+
+@case("ov/parameter_shape_not_integers", Raises(ModelError, "layer 0 'x'", "'two'"))
+def _(c):
+    ig_read_ov(c, add_net().replace('data shape="2,3"', 'data shape="two,3"', 1))
+
+
+@case("ov/parameter_negative_dimension", Raises(ModelError, "layer 0", "-5"))
+def _(c):
+    ig_read_ov(c, add_net().replace('data shape="2,3"', 'data shape="-5,3"', 1))
+
+
+@case("ov/parameter_dimension_beyond_int64", Raises(ModelError, "layer 0", "int64"))
+def _(c):
+    ig_read_ov(c, add_net().replace('data shape="2,3"', f'data shape="{10**30},3"', 1))
+
+
+@case("ov/reshape_special_zero_not_a_boolean", Raises(ModelError, "layer", "special_zero"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub_body(xml, 'special_zero="false"', 'special_zero="maybe"'), w)
+
+
+# -- constants and the .bin ---------------------------------------------------------------------
+
+@case("ov/const_shape_product_overflows_int64", Raises(ModelError, "layer 0 'w'", "size"))
+def _(c):
+    # 2**32 * 2**32 * 16 wraps to 0 in int64: the size check must not pass with size 0
+    xml = const_net("4294967296,4294967296,16", 0)
+    ig_read_ov(c, xml, b"")
+
+
+@case("ov/const_dimension_beyond_int64", Raises(ModelError, "layer 0", "int64"))
+def _(c):
+    ig_read_ov(c, const_net(f"{2**64 + 4}", 16), b"\0" * 16)
+
+
+@case("ov/const_negative_dimension", Raises(ModelError, "layer 0", "-3"))
+def _(c):
+    ig_read_ov(c, const_net("-3", 12), b"\0" * 12)
+
+
+@case("ov/const_unknown_dimension", Raises(ModelError, "layer 0 'w'", "static shape"))
+def _(c):
+    ig_read_ov(c, const_net("-1", 12, dims=[3]), b"\0" * 12)
+
+
+@case("ov/const_size_does_not_match_the_shape", Raises(ModelError, "layer 0 'w'",
+                                                       "does not match"))
+def _(c):
+    ig_read_ov(c, const_net("3", 8), b"\0" * 12)
+
+
+@case("ov/const_beyond_the_end_of_the_bin", Raises(ModelError, "layer 0 'w'",
+                                                   "beyond the end of the .bin"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12, offset=100), b"\0" * 12)
+
+
+@case("ov/const_huge_and_consistent_but_no_data", Raises(ModelError, "layer 0 'w'",
+                                                         "beyond the end"))
+def _(c):
+    n = 2**40
+    ig_read_ov(c, const_net(f"{n}", 4 * n), b"\0" * 64)
+
+
+@case("ov/const_negative_offset", Raises(ModelError, "layer 0 'w'", "negative offset"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12, offset=-4), b"\0" * 12)
+
+
+@case("ov/const_offset_not_an_integer", Raises(ModelError, "layer 0 'w'", "offset"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12, offset="0x10"), b"\0" * 12)
+
+
+@case("ov/const_without_a_bin", Raises(ModelError, "layer 0 'w'", ".bin"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12), None)
+
+
+@case("ov/const_unknown_element_type", Raises(ModelError, "layer 0 'w'", "'q7'"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12, element_type="q7"), b"\0" * 12)
+
+
+@case("ov/const_string_element_type", Raises(UnsupportedError, "layer 0 'w'", "'string'"))
+def _(c):
+    ig_read_ov(c, const_net("3", 12, element_type="string"), b"\0" * 12)
+
+
+@case("ov/const_u1_packed_valid", Ok())
+def _(c):
+    xml = const_net("10", 2, element_type="u1").replace('precision="FP32"', 'precision="U1"')
+    g = ig_read_ov(c, xml, bytes([0b10110000, 0b01000000]))
+    out = ig.load(g).run({})
+    np.testing.assert_array_equal(list(out.values())[0], [1, 0, 1, 1, 0, 0, 0, 0, 0, 1])
+
+
+@case("ov/bin_file_is_a_directory", Raises(ModelError, "weights"))
+def _(c):
+    p = c.path("m.xml")
+    p.write_text(const_net("3", 12))
+    c.path("m.bin").mkdir()
+    ig.load(p)
+
+
+# -- TensorIterator and Loop --------------------------------------------------------------------
+
+@case("ov/ti_valid", Ok(), backends=BOTH)
+def _(c):
+    xml, w = ov_ti(c)
+    x = np.arange(36, dtype=np.float32).reshape(2, 6, 3)
+    out = _run(c, xml, w, {"X": x, "H": H})
+    # h <- h + x_t over the six slices (OpenVINO's CPU plugin gives 2 * x_5 here)
+    assert_close(list(out.values())[0], H + x.sum(axis=1))
+
+
+@case("ov/ti_slice_start_beyond_the_axis", Raises(ModelError, "layer 2 'TI'", "start=9"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1"', 'start="9" end="-1"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_slice_end_beyond_the_axis", Raises(ModelError, "layer 2 'TI'", "end=40"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1"', 'start="0" end="40"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_slice_axis_beyond_the_rank", Raises(ModelError, "layer 2 'TI'", "axis 5"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, '<input axis="1"', '<input axis="5"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_negative_stride_walking_from_front_to_back",
+      Raises(ModelError, "layer 2 'TI'", "stride -1"))
+def _(c):
+    # OpenVINO walks from start to end: a negative stride needs start after end
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1" stride="1"', 'start="0" end="-1" stride="-1"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_empty_slice_range", Raises(ModelError, "layer 2 'TI'", "start=3"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1"', 'start="3" end="3"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_reverse_slices_valid", Ok(), backends=BOTH)
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1" stride="1"', 'start="5" end="2" stride="-1"')
+    x = np.arange(36, dtype=np.float32).reshape(2, 6, 3)
+    out = _run(c, xml, w, {"X": x, "H": H})
+    assert_close(list(out.values())[0], H + x[:, 2:5].sum(axis=1))
+
+
+@case("ov/ti_part_size_zero", Raises(ModelError, "layer 2 'TI'", "part_size 0"))
+def _(c):
+    # (OpenVINO itself dies of a floating-point exception on this one)
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub(xml, 'part_size="1"', 'part_size="0"'), w)
+
+
+@case("ov/ti_output_axis_beyond_the_rank", Raises(ExecutionError, "'TI'", "axis 7"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, '<output external_port_id="2" internal_layer_id="5" />',
+               '<output axis="7" external_port_id="2" internal_layer_id="5" />')
+    ov_refuses(xml, w, [X, H])
+    _run(c, xml, w, _ti_feeds())
+
+
+@case("ov/ti_port_map_naming_a_missing_port", Raises(ModelError, "layer 2 'TI'",
+                                                     "external_port_id 9"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'external_port_id="1" internal_layer_id="1"',
+               'external_port_id="9" internal_layer_id="1"')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_parameter_bound_twice", Raises(ModelError, "layer 2 'TI'", "bound twice"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, '<input external_port_id="1" internal_layer_id="1" />',
+               '<input external_port_id="1" internal_layer_id="0" />')
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_parameter_left_unbound", Raises(ModelError, "layer 2 'TI'", "not bound"))
+def _(c):
+    xml, w = ov_ti(c)
+    xml = _sub(xml, '<input external_port_id="1" internal_layer_id="1" />', "")
+    ov_refuses(xml, w, [X, H])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/ti_slice_stride_zero", Raises(ModelError, "layer 2 'TI'", "stride 0"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub(xml, 'stride="1" part_size="1"', 'stride="0" part_size="1"'), w)
+
+
+@case("ov/ti_part_size_that_does_not_divide_the_axis", Raises(ModelError, "layer 2 'TI'",
+                                                               "does not divide"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub(xml, 'stride="1" part_size="1"', 'stride="4" part_size="4"'), w)
+
+
+@case("ov/ti_port_map_names_a_missing_body_layer", Raises(ModelError, "layer 2 'TI'",
+                                                          "body layer 42"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub(xml, 'external_port_id="1" internal_layer_id="1"',
+                       'external_port_id="1" internal_layer_id="42"'), w)
+
+
+@case("ov/ti_back_edge_from_a_parameter", Raises(ModelError, "layer 2 'TI'", "back edge"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub(xml, '<edge from-layer="5" to-layer="1" />',
+                       '<edge from-layer="0" to-layer="1" />'), w)
+
+
+@case("ov/ti_without_a_body", Raises(ModelError, "layer 2 'TI'", "body"))
+def _(c):
+    xml, w = ov_ti(c)
+    a, b = _body(xml)
+    ig_read_ov(c, xml[:a] + xml[b + len("</body>"):], w)
+
+
+@case("ov/ti_body_with_an_unsupported_op", Raises(UnsupportedError, "'TI'", "'acc'",
+                                                  "Frobnicate"))
+def _(c):
+    xml, w = ov_ti(c)
+    ig_read_ov(c, _sub_body(xml, 'type="Add"', 'type="Frobnicate"'), w)
+
+
+def _nested_ti(depth: int) -> str:
+    """TensorIterators nested `depth` deep, each body ``Parameter -> [inner TI] -> Result``."""
+    d2 = [port(0, (2,))]
+
+    def ti(lid: int, level: int) -> str:
+        inner = [layer(0, f"p{level}", "Parameter", data={"shape": "2", "element_type": "f32"},
+                       outputs=[port(0, (2,))])]
+        edges = [(0, 0, 2, 0)]
+        if level < depth:
+            inner.append(ti(1, level + 1))
+            edges = [(0, 0, 1, 0), (1, 1, 2, 0)]
+        inner.append(layer(2, f"r{level}", "Result", inputs=d2))
+        body = net(inner, edges, head="")
+        body = body[body.index("<layers>"):body.rindex("</net>")]
+        return layer(lid, f"TI{level}", "TensorIterator", inputs=d2,
+                     outputs=[port(1, (2,))],
+                     extra='<port_map><input external_port_id="0" internal_layer_id="0"/>'
+                           '<output external_port_id="1" internal_layer_id="2"/></port_map>'
+                           f"<body>{body}</body>")
+
+    return net([layer(0, "x", "Parameter", data={"shape": "2", "element_type": "f32"},
+                      outputs=[port(0, (2,))]), ti(1, 1), layer(2, "out", "Result", inputs=d2)],
+               [(0, 0, 1, 0), (1, 1, 2, 0)])
+
+
+@case("ov/ti_nested_40_deep", Raises(ModelError, "nest deeper than 32"))
+def _(c):
+    ig_read_ov(c, _nested_ti(40))
+
+
+@case("ov/ti_nested_10_deep_valid", Ok())
+def _(c):
+    out = ig.load(ig_read_ov(c, _nested_ti(10))).run({"x": np.ones(2, np.float32)})
+    assert_close(list(out.values())[0], np.ones(2, np.float32))
+
+
+@case("ov/ti_run_time_error_names_the_layer", Raises(ExecutionError, "layer 2 'TI'",
+                                                     "layer 3 'flat'"), backends=BOTH)
+def _(c):
+    xml, w = ov_ti(c)
+    # the Reshape's target shape becomes [4, 4]: wrong for every slice
+    w = w[:0] + np.array([4, 4], np.int64).tobytes() + w[16:]
+    _run(c, xml, w, _ti_feeds())
+
+
+@case("ov/loop5_valid", Ok(), backends=BOTH)
+def _(c):
+    xml, w = ov_loop5(c)
+    feeds = {"M": np.array(3, np.int64), "x0": np.zeros(2, np.float32)}
+    out = _run(c, xml, w, feeds)
+    assert_close(list(out.values())[0], ov_run(xml, w, list(feeds.values()))[0])
+
+
+@case("ov/loop5_without_execution_condition", Raises(ModelError, "layer 3 'L'",
+                                                     "execution_condition"))
+def _(c):
+    xml, w = ov_loop5(c)
+    xml = _sub(xml, '<output external_port_id="-1" internal_layer_id="5" '
+                    'purpose="execution_condition" />', "")
+    ov_refuses(xml, w, [np.int64(3), np.zeros(2, np.float32)])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/loop5_float_trip_count", Raises(ModelError, "layer 3 'L'", "trip count"))
+def _(c):
+    xml, w = ov_loop5(c)
+    xml = _sub(xml, '<data shape="" element_type="i64" />\n\t\t\t<output>\n\t\t\t\t<port id="0" '
+                    'precision="I64" names="M" />',
+               '<data shape="" element_type="f32" />\n\t\t\t<output>\n\t\t\t\t<port id="0" '
+               'precision="FP32" names="M" />')
+    xml = _sub(xml, '<port id="0" precision="I64" />\n\t\t\t\t<port id="1" precision="BOOL" />',
+               '<port id="0" precision="FP32" />\n\t\t\t\t<port id="1" precision="BOOL" />')
+    ov_refuses(xml, w, [np.float32(3.7), np.zeros(2, np.float32)])
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/loop5_trip_count_minus_one_with_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=20"), backends=BOTH)
+def _(c):
+    # -1 is "no limit" in Loop-5; the condition never turns false
+    xml, w = ov_loop5(c)
+    _run(c, xml, w, {"M": np.array(-1, np.int64), "x0": np.zeros(2, np.float32)},
+         max_iterations=20)
+
+
+@case("ov/loop5_huge_trip_count_with_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=20"), backends=BOTH)
+def _(c):
+    xml, w = ov_loop5(c)
+    _run(c, xml, w, {"M": np.array(10**12, np.int64), "x0": np.zeros(2, np.float32)},
+         max_iterations=20)
+
+
+@case("ov/loop5_fed_a_float_trip_count", Raises(InputError, "'M'", "int64"))
+def _(c):
+    xml, w = ov_loop5(c)
+    _run(c, xml, w, {"M": np.array(3.7, np.float32), "x0": np.zeros(2, np.float32)})
+
+
+@case("ov/loop5_port_map_output_naming_a_parameter", Raises(ModelError, "layer 3 'L'",
+                                                            "body layer 1"))
+def _(c):
+    xml, w = ov_loop5(c)
+    ig_read_ov(c, _sub(xml, '<output external_port_id="3" internal_layer_id="6" />',
+                       '<output external_port_id="3" internal_layer_id="1" />'), w)
+
+
+# -- run time -----------------------------------------------------------------------------------
+
+@case("ov/add_of_mismatched_shapes_at_run_time", Raises(ExecutionError, "layer 2 'sum'"),
+      backends=BOTH)
+def _(c):
+    xml = add_net(dims=("-1", "-1"))
+    _run(c, xml, feeds={"x": np.ones((2, 3), np.float32), "y": np.ones((4, 5), np.float32)})
