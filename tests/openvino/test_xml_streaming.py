@@ -76,3 +76,11 @@ def test_a_declaration_split_across_chunks_is_refused(monkeypatch):
 def test_an_encoding_expat_cannot_read_is_a_model_error():
     with pytest.raises(ModelError, match="declared encoding cannot be read"):
         read(b'<?xml version="1.0" encoding="UTF-7"?><net version="11"/>')
+
+
+def test_a_network_parsed_twice_keeps_its_connections():
+    root = streamed(FIXTURE.read_bytes())
+    first = parse_net(root)
+    again = parse_net(root, "outer: ")  # the edges were dropped; the connections were kept
+    assert again.sources == first.sources and len(again.sources) == 5
+    assert again.layers[3].where().startswith("outer: layer 3 'lstm_ti'")

@@ -125,8 +125,8 @@ class Layer:
 class Net:
     layers: dict[int, Layer]
     scope: str = ""
-    # to_layer -> [ (from_layer, output index) per input index ]
-    sources: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    # to_layer -> ( (from_layer, output index) per input index )
+    sources: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     def order(self) -> list[Layer]:
         """Layers in topological order (stable: XML order among ready layers)."""
@@ -209,14 +209,17 @@ class NetParts:
 
     Memory: what repeats across layers (type and version strings, ``<data>`` mappings, port
     tuples, short attribute values) is one shared object per distinct value (`shared`, one
-    per document); edges are four int64 each in a flat array (a list past int64).
+    per document); edges are four int64 each in a flat array (a list past int64), dropped
+    once `net` has connected them.
     """
 
-    __slots__ = ("layers", "edges", "error", "edge_error", "shared", "has_layers", "has_edges")
+    __slots__ = ("layers", "edges", "sources", "error", "edge_error", "shared", "has_layers",
+                 "has_edges")
 
     def __init__(self, shared: dict | None = None):
         self.layers: dict[int, Layer] = {}
-        self.edges: array | list[int] = array("q")  # from-layer, from-port, to-layer, to-port
+        self.edges: array | list[int] | None = array("q")  # from/to layer and port per edge
+        self.sources: dict | None = None  # `Net.sources`, once connected (edges then None)
         self.error: ModelError | None = None
         self.edge_error: ModelError | None = None
         self.shared = {} if shared is None else shared  # value -> the one object kept for it
@@ -313,7 +316,11 @@ class NetParts:
         for layer in self.layers.values():
             layer.scope = scope
         net = Net(self.layers, scope)
-        _connect(net, self.edges)
+        if self.sources is None:
+            _connect(net, self.edges)
+            self.sources, self.edges = net.sources, None  # the edges have served
+        else:
+            net.sources = self.sources
         return net
 
 
@@ -427,4 +434,6 @@ def _connect(net: Net, edges: Iterable[int]) -> None:
                 layer = layers[lid]
                 raise ModelError(f"{layer.where()}: input port {layer.inputs[i].id} has no "
                                  "incoming edge")
+    for lid, srcs in slots.items():  # one at a time: each list is freed as it goes
+        slots[lid] = tuple(srcs)  # type: ignore[assignment]
     net.sources = slots  # type: ignore[assignment] - every slot is filled
