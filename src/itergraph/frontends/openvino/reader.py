@@ -28,7 +28,7 @@ from . import import_loops, import_ops, import_rnn, import_shape, xmlsafe  # noq
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
 from .import_table import IMPORTERS
-from .netparse import Layer, Net, parse_net, parse_shape_attr
+from .netparse import Layer, Net, NetworkBuilder, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
 MAX_OPSET = 16  # the newest opset OpenVINO's IR reader accepts
@@ -47,9 +47,14 @@ class Built:
 
 def read(xml, bin=None) -> Graph:
     """Read an OpenVINO IR model into an IR `Graph` (see the module docstring)."""
-    data, xml_path = _load_xml(xml)
-    weights = _load_bin(bin, xml_path)
-    root = xmlsafe.parse(data, what=xml_path or "OpenVINO IR")
+    source, xml_path = _open_xml(xml)
+    try:
+        weights = _load_bin(bin, xml_path)
+        root = xmlsafe.parse(_chunks(source, xml_path) if xml_path else source,
+                             what=xml_path or "OpenVINO IR", builder=NetworkBuilder())
+    finally:
+        if xml_path:
+            source.close()
     if root.tag != "net":
         raise ModelError(f"OpenVINO IR: the root element is <{root.tag}>, expected <net>")
     try:
@@ -69,7 +74,8 @@ def read(xml, bin=None) -> Graph:
     return g
 
 
-def _load_xml(xml) -> tuple[bytes, str | None]:
+def _open_xml(xml):
+    """(the document as bytes, None), or (an open binary file, its path)."""
     if isinstance(xml, bytes | bytearray | memoryview):
         return bytes(xml), None
     if isinstance(xml, str) and xml.lstrip().startswith("<"):
@@ -80,10 +86,21 @@ def _load_xml(xml) -> tuple[bytes, str | None]:
         raise InputError(f"an OpenVINO model is a path, bytes or XML text, not "
                          f"{type(xml).__name__}") from None
     try:
-        with open(path, "rb") as f:
-            return f.read(), path
+        return open(path, "rb"), path  # closed by `read`
     except OSError as e:
         raise ModelError(f"cannot read OpenVINO IR '{path}': {e.strerror}") from None
+
+
+def _chunks(f, path: str):
+    """The file's bytes, `xmlsafe.CHUNK` at a time (the document is never held whole)."""
+    while True:
+        try:
+            chunk = f.read(xmlsafe.CHUNK)
+        except OSError as e:
+            raise ModelError(f"cannot read OpenVINO IR '{path}': {e.strerror}") from None
+        if not chunk:
+            return
+        yield chunk
 
 
 def _load_bin(bin, xml_path: str | None) -> bytes | None:

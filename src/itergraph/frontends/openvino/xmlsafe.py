@@ -1,40 +1,50 @@
-"""A hardened XML parser for OpenVINO IR files (standard library only).
+"""A hardened, streaming XML parser for OpenVINO IR files (standard library only).
 
 OpenVINO IR never uses document type declarations, so any DTD is refused outright: that
 closes entity expansion ("billion laughs", quadratic blow-up) and external entities (file or
 network access) at the root, whatever the document's encoding. The check runs inside expat
-(it sees the decoded document), plus a cheap pre-check on the raw text.
+(it sees the decoded document), plus a cheap pre-check on the raw bytes of each chunk.
 
-`parse(data)` returns an `xml.etree.ElementTree.Element` tree.
+`parse(source, what, builder)` feeds the document to expat chunk by chunk (the whole text is
+never held, nor a second copy of it) and hands the events to `builder`, an object with the
+methods of `xml.etree.ElementTree.TreeBuilder` (``start``, ``end``, ``data``, ``close``); it
+returns ``builder.close()``. The default builder makes an element tree.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from xml.parsers import expat
 
 from ...errors import ModelError, SecurityError
 
 MAX_DEPTH = 512  # element nesting; IR nests 6 levels per loop body
+CHUNK = 1 << 20  # bytes fed to expat at a time
 
 _DECL = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+_OVERLAP = 64  # bytes of the previous chunk the pre-check sees again (a split declaration)
 
 
 class _Refuse(Exception):
     """Raised from inside expat handlers; turned into `SecurityError` by `parse`."""
 
 
-def parse(data: bytes | str, what: str = "XML") -> ET.Element:
-    """Parse `data` (bytes or text) into an element tree, refusing DTDs and entities."""
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    m = _DECL.search(raw)
-    if m:
-        raise SecurityError(
-            f"{what}: document type/entity declarations are not allowed in OpenVINO IR "
-            f"(found '{m.group(0).decode('ascii', 'replace')}' at byte {m.start()})"
-        )
-    builder = ET.TreeBuilder()
+def chunks_of(data: bytes | bytearray | memoryview | str) -> Iterable[bytes]:
+    """An in-memory document as chunks (text is encoded as UTF-8)."""
+    raw = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+    for start in range(0, len(raw), CHUNK):
+        yield bytes(raw[start:start + CHUNK])
+
+
+def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None):
+    """Parse `source` (the document, or an iterable of its chunks in order) through
+    `builder` (default: an element tree), refusing DTDs and entities; returns
+    ``builder.close()``, the root element."""
+    in_memory = isinstance(source, bytes | bytearray | memoryview | str)
+    chunks = chunks_of(source) if in_memory else source
+    builder = ET.TreeBuilder() if builder is None else builder
     parser = expat.ParserCreate()
     depth = 0
 
@@ -66,8 +76,14 @@ def parse(data: bytes | str, what: str = "XML") -> ET.Element:
     parser.EndElementHandler = end
     parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
+    offset, tail = 0, b""
     try:
-        parser.Parse(raw, True)
+        for chunk in chunks:
+            _precheck(tail + chunk, offset - len(tail), what)
+            parser.Parse(chunk, False)
+            offset += len(chunk)
+            tail = chunk[-_OVERLAP:]
+        parser.Parse(b"", True)
     except _Refuse as e:
         raise SecurityError(f"{what}: refused: {e} (not allowed in OpenVINO IR)") from None
     except expat.ExpatError as e:
@@ -79,3 +95,12 @@ def parse(data: bytes | str, what: str = "XML") -> ET.Element:
     if root is None:
         raise ModelError(f"{what}: empty document")
     return root
+
+
+def _precheck(raw: bytes, offset: int, what: str) -> None:
+    m = _DECL.search(raw)
+    if m:
+        raise SecurityError(
+            f"{what}: document type/entity declarations are not allowed in OpenVINO IR "
+            f"(found '{m.group(0).decode('ascii', 'replace')}' at byte {offset + m.start()})"
+        )
