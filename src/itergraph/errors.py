@@ -43,7 +43,8 @@ class LeniencyWarning(UserWarning):
 def where(node) -> str:
     """A short description of a node for error messages: ``Loop node 'name'``, followed by
     the element of the user's file it was translated from when that is not the node itself
-    (``meta["element"]``, e.g. an OpenVINO layer's id, name and type)."""
+    (``meta["element"]``, any object whose ``str`` names it, e.g. an OpenVINO layer's id, name
+    and type)."""
     if node is None:
         return "graph"
     name = getattr(node, "name", "") or "<unnamed>"

@@ -39,6 +39,22 @@ class Port:
     names: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class LayerRef:
+    """Names one OpenVINO layer in messages about the IR nodes it became (``node.meta
+    ["element"]``): small, shared by those nodes, formatted only when a message needs it."""
+
+    scope: str
+    id: int
+    name: str
+    type: str
+    version: str
+
+    def __str__(self) -> str:
+        v = f"-{self.version}" if self.version else ""
+        return f"OpenVINO {self.scope}layer {self.id} '{self.name}' ({self.type}{v})"
+
+
 @dataclass(slots=True)
 class Layer:
     """One ``<layer>``: its attributes, ``<data>`` and ports. `data`, `inputs` and `outputs`

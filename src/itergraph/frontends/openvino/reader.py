@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 
 from ...errors import Error, InputError, ModelError, UnsupportedError
-from ...ir.graph import Graph, Node, Value
+from ...ir.graph import Graph, Value
 from ...ir.types import TensorType
 
 # the translator modules register their ops in the import table when imported
@@ -28,7 +28,7 @@ from . import import_loops, import_ops, import_rnn, import_shape, xmlsafe  # noq
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
 from .import_table import IMPORTERS
-from .netparse import Layer, Net, NetworkBuilder, parse_net, parse_shape_attr
+from .netparse import Layer, LayerRef, Net, NetworkBuilder, parse_net, parse_shape_attr
 
 SUPPORTED_VERSIONS = (10, 11)
 MAX_OPSET = 16  # the newest opset OpenVINO's IR reader accepts
@@ -247,7 +247,7 @@ class Reader:
     def _translate(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
         first = len(b.graph.nodes)
         outs = self._translate_layer(b, layer, ins)
-        element = f"OpenVINO {layer.where()}"
+        element = LayerRef(layer.scope, layer.id, layer.name, layer.type, layer.version)
         for node in b.graph.nodes[first:]:  # every node the layer became names the layer
             node.meta.setdefault("element", element)
         return outs
@@ -275,10 +275,6 @@ class Reader:
         if len(outs) != len(layer.outputs):
             raise ModelError(f"{layer.where()}: the layer declares {len(layer.outputs)} output "
                              f"ports, the op has {len(outs)} outputs")
-        for v in outs:
-            p = v.producer
-            if isinstance(p, Node) and not p.meta.get("openvino_layer"):
-                p.meta["openvino_layer"] = (layer.id, layer.name, layer.type, layer.version)
         return outs
 
     @staticmethod
