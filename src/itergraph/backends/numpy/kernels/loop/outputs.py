@@ -99,10 +99,14 @@ class Accumulator:
                 "concatenated outputs must keep one shape"
             )
         if self.count == len(buf):
-            grown = np.empty((2 * len(buf), *self.shape), self.dtype)
-            grown[: self.count] = buf
-            buf = self.buf = grown
-            self.out = None
+            if self.out is None and _owns_data(buf):
+                # realloc in place: the old block is freed at once, not left beside the new one
+                buf.resize((2 * len(buf), *self.shape), refcheck=False)
+            else:
+                grown = np.empty((2 * len(buf), *self.shape), self.dtype)
+                grown[: self.count] = buf
+                buf = self.buf = grown
+                self.out = None
         buf[self.count] = x
         self.count += 1
 
@@ -113,12 +117,22 @@ class Accumulator:
         self.append(x)
         return self.buf, self.shape, len(self.buf)
 
+    def _stacked_is_the_output(self) -> bool:
+        """Whether the entries stacked on a new leading axis are the output as they stand."""
+        port = self.port
+        axis = port.axis + len(self.shape) + 1 if port.axis < 0 else port.axis
+        return port.new_axis and axis == 0 and not port.reverse and port.length is None
+
     def finish(self, length) -> np.ndarray:
         port = self.port
         if self.out is not None and self.count == len(self.buf):
             return self.out  # every entry written in place
         if self.buf is None:
             stacked = _empty_stack(self.loop, self.index, port)
+        elif self._stacked_is_the_output() and _owns_data(self.buf):
+            out, self.buf = self.buf, None
+            out.resize((self.count, *self.shape), refcheck=False)  # trim, no copy
+            return out
         else:
             stacked = self.buf[: self.count]
         if port.reverse:
@@ -145,6 +159,11 @@ class Accumulator:
         shape = list(stacked.shape[1:])
         shape[axis] *= stacked.shape[0]
         return np.ascontiguousarray(moved).reshape(shape)
+
+
+def _owns_data(a: np.ndarray) -> bool:
+    """Whether `a` may be resized in place: it owns its memory, contiguous, no Python objects."""
+    return a.base is None and a.flags.c_contiguous and a.dtype != object
 
 
 def _empty_stack(loop: Loop, index: int, port: Concat) -> np.ndarray:
