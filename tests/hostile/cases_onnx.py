@@ -819,6 +819,17 @@ def _(c):
     ig_run(c, m, feeds)
 
 
+@case("onnx/loop_trip_count_with_two_elements_at_run_time",
+      Raises(ExecutionError, "'L'", "trip count"), backends=BOTH)
+def _(c):
+    # M is declared without a shape, so its feed passes the input checks: the Loop finds out
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
+                       body=counter_body())
+    m = model([node], [vi("M", I64, None), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("x_final", F, None), vi("xs", F, None)])
+    ig_run(c, m, {**_loop_feeds(), "M": np.array([2, 3], np.int64)})
+
+
 @case("onnx/loop_float_condition", Raises(ModelError, "'L'", "cond", "float"))
 def _(c):
     m = loop_model(cond_type=F)

@@ -127,17 +127,6 @@ def _(c):
 
 # -- the NumPy loop runner (and the JAX loops) ------------------------------------------------
 
-@case("onnx/loop_trip_count_with_two_elements_at_run_time",
-      Raises(ExecutionError, "'L'", "trip count"), backends=BOTH)
-def _(c):
-    # today: InputError (the caller's fault), but the model computed the trip count
-    node = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
-                       body=counter_body())
-    m = model([node], [vi("M", I64, None), vi("cond", B, []), vi("x0", F, [2])],
-              [vi("x_final", F, None), vi("xs", F, None)])
-    ig_run(c, m, {**_loop_feeds(), "M": np.array([2, 3], np.int64)})
-
-
 @case("onnx/scan_inputs_of_different_sequence_lengths_at_run_time",
       Raises(ExecutionError, "'S'", "sequence length"), backends=BOTH)
 def _(c):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ....errors import ExecutionError, InputError, where
+from ....errors import ExecutionError, where
 from ....ir import UNBOUNDED_TRIP_COUNT, Loop, Sliced
 from ..context import CannotLower, Scope, TraceContext, is_static
 from .info import LoopInfo, loop_info, static_truth
@@ -38,8 +38,9 @@ class Setup:
 
 
 def scalar(loop: Loop, what: str, x):
+    """`x` as a 0-d value; an `ExecutionError` naming `what` unless it holds one element."""
     if x.size != 1:
-        raise InputError(f"{where(loop)}: {what} must hold one element, got shape "
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape "
                          f"{tuple(x.shape)}")
     return x.reshape(())
 

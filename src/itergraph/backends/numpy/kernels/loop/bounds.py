@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .....errors import ExecutionError, InputError, where
+from .....errors import ExecutionError, where
 from .....ir import UNBOUNDED_TRIP_COUNT, Loop, Sliced
 from .layout import LoopLayout
 
 
 def scalar(loop: Loop, what: str, x) -> np.ndarray:
-    """`x` as a 0-d array; an `InputError` naming `what` unless it holds one element."""
+    """`x` as a 0-d array; an `ExecutionError` naming `what` unless it holds one element (a
+    value the model computed or passed on: the caller's feeds were checked against their
+    declared types already)."""
     a = np.asarray(x)
     if a.size != 1:
-        raise InputError(f"{where(loop)}: {what} must hold one element, got shape {a.shape}")
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape {a.shape}")
     return a.reshape(())
 
 
