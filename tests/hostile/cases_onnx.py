@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from harness import Ok, Raises, case
+from harness import Ok, Raises, Warns, case
 from hostile_util import (
     I32,
     I64,
@@ -32,6 +32,7 @@ from itergraph.errors import (
     ExecutionError,
     InputError,
     IterationLimitError,
+    LeniencyWarning,
     ModelError,
     SecurityError,
     UnsupportedError,
@@ -1074,6 +1075,28 @@ def _(c):
     m = _scan_model(n_scan=2, lens=(3, 5))
     ort_refuses(m, _scan_feeds((3, 5), 2))
     ig_run(c, m, _scan_feeds((3, 5), 2))
+
+
+@case("onnx/scan_inputs_of_different_sequence_lengths_at_run_time",
+      Raises(ExecutionError, "'S'", "sequence length"), backends=BOTH)
+def _(c):
+    # lengths unknown when loading: the loop (`equal_slices`) refuses them when it runs
+    m = _scan_model(n_scan=2, in_shapes=[[None, 2], [None, 2]])
+    ort_refuses(m, _scan_feeds((3, 5), 2))
+    ig_run(c, m, _scan_feeds((3, 5), 2))
+
+
+@case("onnx/scan_zero_length_sequence",
+      Warns(LeniencyWarning, "'S'", "zero"), backends=BOTH)
+def _(c):
+    # ONNX Runtime refuses an empty scan input, the reference evaluator one of a Scan with
+    # scan outputs; itergraph runs it (empty outputs, states unchanged) and says so
+    m = _scan_model(in_shapes=[[None, 2]])
+    feeds = _scan_feeds((0,))
+    ort_refuses(m, feeds)
+    got = ig_run(c, m, feeds)
+    assert_close(got["s_final"], np.zeros(2, np.float32))
+    assert got["Y0"].shape == (0, 2)
 
 
 @case("onnx/scan_without_num_scan_inputs", Raises(ModelError, "'S'", "num_scan_inputs"))

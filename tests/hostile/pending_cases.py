@@ -11,8 +11,8 @@ and move a case into its ``cases_*`` module once it passes.
 from __future__ import annotations
 
 import numpy as np
-from cases_onnx import _loop_feeds, _one_node, _scan_feeds, _scan_model
-from harness import Ok, Raises, Warns, case
+from cases_onnx import _loop_feeds, _one_node
+from harness import Ok, Raises, case
 from hostile_util import (
     I64,
     B,
@@ -30,7 +30,7 @@ from hostile_util import (
 )
 from onnx import helper as h
 
-from itergraph.errors import ExecutionError, IterationLimitError, LeniencyWarning, ModelError
+from itergraph.errors import ExecutionError, IterationLimitError, ModelError
 
 BOTH = ("numpy", "jax")
 
@@ -123,31 +123,6 @@ def _(c):
     m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
               [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
     ig_run(c, m, {"M": np.array(3, np.int64), "x0": np.ones(1, np.float32)})
-
-
-# -- the NumPy loop runner (and the JAX loops) ------------------------------------------------
-
-@case("onnx/scan_inputs_of_different_sequence_lengths_at_run_time",
-      Raises(ExecutionError, "'S'", "sequence length"), backends=BOTH)
-def _(c):
-    # shapes unknown when loading: today the loop runs to the shortest input
-    m = _scan_model(n_scan=2, in_shapes=[[None, 2], [None, 2]])
-    ort_refuses(m, _scan_feeds((3, 5), 2))
-    ig_run(c, m, _scan_feeds((3, 5), 2))
-
-
-@case("onnx/scan_zero_length_sequence",
-      Warns(LeniencyWarning, "'S'", "zero"), backends=BOTH)
-def _(c):
-    # ONNX Runtime and the reference evaluator refuse an empty scan input when the Scan has
-    # scan outputs; itergraph runs it (empty outputs, states unchanged) and says so
-    m = _scan_model(in_shapes=[[None, 2]])
-    feeds = _scan_feeds((0,))
-    ort_refuses(m, feeds)
-    got = ig_run(c, m, feeds)
-    assert_close(got["s_final"], np.zeros(2, np.float32))
-    assert got["Y0"].shape == (0, 2)
-
 
 
 # -- OpenVINO loop importers (port-map checks inside import_loops) ----------------------------
