@@ -30,7 +30,7 @@ from hostile_util import (
 )
 from onnx import helper as h
 
-from itergraph.errors import ExecutionError, IterationLimitError, ModelError
+from itergraph.errors import ExecutionError, IterationLimitError
 
 BOTH = ("numpy", "jax")
 
@@ -123,59 +123,3 @@ def _(c):
     m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
               [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
     ig_run(c, m, {"M": np.array(3, np.int64), "x0": np.ones(1, np.float32)})
-
-
-# -- OpenVINO loop importers (port-map checks inside import_loops) ----------------------------
-
-def _loop5_edit(c, old: str, new: str):
-    from cases_openvino import _sub
-    from hostile_util import ov_loop5
-
-    xml, w = ov_loop5(c)
-    return _sub(xml, old, new), w
-
-
-_LOOP5_FEEDS = [np.int64(3), np.zeros(2, np.float32)]
-
-
-@case("ov/loop5_carried_parameter_of_another_element_type",
-      Raises(ModelError, "layer 3 'L'", "'xb'", "i64"))
-def _(c):
-    # the body reads x as i64, the loop feeds f32 and the back edge returns f32: OpenVINO
-    # refuses; today itergraph runs it with f32 values
-    from hostile_util import ig_read_ov, ov_refuses
-
-    xml, w = _loop5_edit(c, '<data shape="2" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">',
-                         '<data shape="2" element_type="i64" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="I64" names="xb">')
-    ov_refuses(xml, w, _LOOP5_FEEDS)
-    ig_read_ov(c, xml, w)
-
-
-@case("ov/loop5_current_iteration_parameter_of_type_f32",
-      Raises(ModelError, "layer 3 'L'", "'it'", "current_iteration"))
-def _(c):
-    from hostile_util import ig_read_ov, ov_refuses
-
-    xml, w = _loop5_edit(c, '<data shape="" element_type="i64" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="I64" names="it" />',
-                         '<data shape="" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="it" />')
-    ov_refuses(xml, w, _LOOP5_FEEDS)
-    ig_read_ov(c, xml, w)
-
-
-@case("ov/loop5_carried_parameter_of_another_shape",
-      Raises(ModelError, "layer 3 'L'", "'xb'", "shape"))
-def _(c):
-    from hostile_util import ig_read_ov, ov_refuses
-
-    xml, w = _loop5_edit(c, '<data shape="2" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">\n'
-                         '\t\t\t\t\t\t\t\t<dim>2</dim>',
-                         '<data shape="3" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
-                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">\n'
-                         '\t\t\t\t\t\t\t\t<dim>3</dim>')
-    ov_refuses(xml, w, _LOOP5_FEEDS)
-    ig_read_ov(c, xml, w)
