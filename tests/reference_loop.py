@@ -2,7 +2,8 @@
 
 `reference_loop(loop, outer)` evaluates one `Loop` node as the docstring of
 `itergraph/ir/loop.py` says, step by step: the trip count (``>= INT32_MAX`` unbounded, a
-negative one unbounded or zero as `negative_trip_count` says), the initial condition, the
+negative one unbounded or zero as `negative_trip_count` says), `equal_slices` (sliced inputs
+of different lengths an error, empty ones a warning), the initial condition, the
 per-iteration parameters (carried state, the k-th piece of each sliced input, invariant
 values, the iteration number, the condition), the precondition, the condition result, and the
 outputs (`Last`, and `Concat` joined or stacked on `axis`, reversed, padded to `length`).
@@ -14,13 +15,14 @@ Nothing in this file calls the backends' loop runners, so it is an oracle for th
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 import itergraph as ig
-from itergraph.errors import ExecutionError, IterationLimitError
+from itergraph.errors import ExecutionError, IterationLimitError, LeniencyWarning
 from itergraph.ir import UNBOUNDED_TRIP_COUNT, Concat, Graph, Last, Loop, Node, Sliced, Value
 from itergraph.ir.clone import clone_node
 from itergraph.ir.types import DataType, TensorType
@@ -83,6 +85,12 @@ class Reference:
         cond = np.array(True) if loop.initial_condition is None else outer[loop.initial_condition]
         pieces = [(j, s, _pieces(loop, j, s, np.asarray(outer[s.value])))
                   for j, s in enumerate(loop.input_ports) if isinstance(s, Sliced)]
+        if loop.equal_slices and len({len(ps) for _, _, ps in pieces}) > 1:
+            raise ExecutionError(f"reference: loop '{loop.name}': sliced inputs of different "
+                                 f"sequence lengths {[len(ps) for _, _, ps in pieces]}")
+        if loop.equal_slices and pieces and not pieces[0][2]:
+            warnings.warn(f"reference: loop '{loop.name}': sequence length zero",
+                          LeniencyWarning, stacklevel=2)
         state = {c.param: outer[c.value] for c in loop.carried}
         invariant = {i.param: outer[i.value] for i in loop.invariant}
         concat_ports = [p for p in loop.output_ports if isinstance(p, Concat)]

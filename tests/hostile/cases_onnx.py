@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from harness import Ok, Raises, case
+from harness import Ok, Raises, Warns, case
 from hostile_util import (
     I32,
     I64,
@@ -32,6 +32,7 @@ from itergraph.errors import (
     ExecutionError,
     InputError,
     IterationLimitError,
+    LeniencyWarning,
     ModelError,
     SecurityError,
     UnsupportedError,
@@ -819,6 +820,17 @@ def _(c):
     ig_run(c, m, feeds)
 
 
+@case("onnx/loop_trip_count_with_two_elements_at_run_time",
+      Raises(ExecutionError, "'L'", "trip count"), backends=BOTH)
+def _(c):
+    # M is declared without a shape, so its feed passes the input checks: the Loop finds out
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
+                       body=counter_body())
+    m = model([node], [vi("M", I64, None), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("x_final", F, None), vi("xs", F, None)])
+    ig_run(c, m, {**_loop_feeds(), "M": np.array([2, 3], np.int64)})
+
+
 @case("onnx/loop_float_condition", Raises(ModelError, "'L'", "cond", "float"))
 def _(c):
     m = loop_model(cond_type=F)
@@ -1063,6 +1075,28 @@ def _(c):
     m = _scan_model(n_scan=2, lens=(3, 5))
     ort_refuses(m, _scan_feeds((3, 5), 2))
     ig_run(c, m, _scan_feeds((3, 5), 2))
+
+
+@case("onnx/scan_inputs_of_different_sequence_lengths_at_run_time",
+      Raises(ExecutionError, "'S'", "sequence length"), backends=BOTH)
+def _(c):
+    # lengths unknown when loading: the loop (`equal_slices`) refuses them when it runs
+    m = _scan_model(n_scan=2, in_shapes=[[None, 2], [None, 2]])
+    ort_refuses(m, _scan_feeds((3, 5), 2))
+    ig_run(c, m, _scan_feeds((3, 5), 2))
+
+
+@case("onnx/scan_zero_length_sequence",
+      Warns(LeniencyWarning, "'S'", "zero"), backends=BOTH)
+def _(c):
+    # ONNX Runtime refuses an empty scan input, the reference evaluator one of a Scan with
+    # scan outputs; itergraph runs it (empty outputs, states unchanged) and says so
+    m = _scan_model(in_shapes=[[None, 2]])
+    feeds = _scan_feeds((0,))
+    ort_refuses(m, feeds)
+    got = ig_run(c, m, feeds)
+    assert_close(got["s_final"], np.zeros(2, np.float32))
+    assert got["Y0"].shape == (0, 2)
 
 
 @case("onnx/scan_without_num_scan_inputs", Raises(ModelError, "'S'", "num_scan_inputs"))

@@ -701,6 +701,62 @@ def _(c):
                        '<output external_port_id="3" internal_layer_id="1" />'), w)
 
 
+def _loop5_edit(c, old: str, new: str):
+    xml, w = ov_loop5(c)
+    return _sub(xml, old, new), w
+
+
+_LOOP5_FEEDS = [np.int64(3), np.zeros(2, np.float32)]
+
+
+@case("ov/loop5_carried_parameter_of_another_element_type",
+      Raises(ModelError, "layer 3 'L'", "'xb'", "i64"))
+def _(c):
+    # the body reads x as i64, the loop feeds f32 and the back edge returns f32: OpenVINO
+    # refuses (its body does not validate with either type)
+    xml, w = _loop5_edit(c, '<data shape="2" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">',
+                         '<data shape="2" element_type="i64" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="I64" names="xb">')
+    ov_refuses(xml, w, _LOOP5_FEEDS)
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/loop5_current_iteration_parameter_of_type_f32",
+      Raises(ModelError, "layer 3 'L'", "'it'", "current_iteration"))
+def _(c):
+    xml, w = _loop5_edit(c, '<data shape="" element_type="i64" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="I64" names="it" />',
+                         '<data shape="" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="it" />')
+    ov_refuses(xml, w, _LOOP5_FEEDS)
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/loop5_carried_parameter_of_another_shape",
+      Raises(ModelError, "layer 3 'L'", "'xb'", "shape"))
+def _(c):
+    xml, w = _loop5_edit(c, '<data shape="2" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">\n'
+                         '\t\t\t\t\t\t\t\t<dim>2</dim>',
+                         '<data shape="3" element_type="f32" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="FP32" names="xb">\n'
+                         '\t\t\t\t\t\t\t\t<dim>3</dim>')
+    ov_refuses(xml, w, _LOOP5_FEEDS)
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/loop5_current_iteration_parameter_of_type_i32_valid", Ok(), backends=BOTH)
+def _(c):
+    xml, w = _loop5_edit(c, '<data shape="" element_type="i64" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="I64" names="it" />',
+                         '<data shape="" element_type="i32" />\n\t\t\t\t\t\t<output>\n'
+                         '\t\t\t\t\t\t\t<port id="0" precision="I32" names="it" />')
+    feeds = {"M": np.array(3, np.int64), "x0": np.zeros(2, np.float32)}
+    out = _run(c, xml, w, feeds)
+    assert_close(list(out.values())[0], ov_run(xml, w, list(feeds.values()))[0])
+
+
 # -- run time -----------------------------------------------------------------------------------
 
 @case("ov/add_of_mismatched_shapes_at_run_time", Raises(ExecutionError, "layer 2 'sum'"),

@@ -81,6 +81,7 @@ def test_scan_structure():
     assert isinstance(o1, Concat) and o1.new_axis and (o1.axis, o1.reverse) == (0, True)
     assert isinstance(o2, Concat) and (o2.axis, o2.reverse) == (1, False)  # -1 -> 1 (rank 2)
     assert loop.trip_count is None and loop.iteration_param is None
+    assert loop.equal_slices and not loop.strict_slices  # one sequence: lengths must agree
 
 
 def test_scan_negative_axis_unknown_rank_kept():
@@ -177,6 +178,8 @@ def test_scan8_structure():
     time_len = inner.output_ports[1].length
     assert time_len is not None and time_len.producer.op_type == "Gather"
     assert all(o.length is time_len for o in inner.output_ports if isinstance(o, Concat))
+    # batch sizes must agree; the time loop runs a time axis of zero (as ONNX Runtime does)
+    assert outer.equal_slices and not inner.equal_slices
 
 
 def test_scan8_sequence_lens_above_time_axis_is_a_run_time_error():

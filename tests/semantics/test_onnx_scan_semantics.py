@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from onnx import helper as h
 
+from itergraph.errors import ExecutionError, LeniencyWarning
 from onnx_builders import I64, F, assert_same, body, model, run_ig, run_ort, vi
 
 
@@ -88,11 +89,51 @@ def test_every_scan_version(opset):
 
 
 def test_zero_length_scan():
+    """ONNX Runtime refuses an empty scan input; itergraph runs no iteration and warns."""
     m = scan_sum_model([0], [0], [0, 0], [0, 0])
     feeds = {"s0": np.ones(2, np.float32), "X": np.zeros((0, 2), np.float32)}
-    got = run_ig(m, feeds)
+    with pytest.warns(LeniencyWarning, match="'scan'.*sequence length zero"):
+        got = run_ig(m, feeds)
     np.testing.assert_array_equal(got["s"], feeds["s0"])
     assert got["Y1"].shape[0] == 0 and got["Y2"].shape[0] == 0
+
+
+def two_input_scan_model():
+    """s += x_t - z_t over two scan inputs whose lengths are not known when loading."""
+    b = body([h.make_node("Sub", ["x_t", "z_t"], ["d"]),
+              h.make_node("Add", ["s_in", "d"], ["s_out"]),
+              h.make_node("Identity", ["s_out"], ["y"])],
+             [vi("s_in", F, [2]), vi("x_t", F, [2]), vi("z_t", F, [2])],
+             [vi("s_out", F, [2]), vi("y", F, [2])])
+    return model([h.make_node("Scan", ["s0", "X", "Z"], ["s", "Y"], body=b, name="scan",
+                              num_scan_inputs=2, scan_input_directions=[0, 1])],
+                 [vi("s0", F, [2]), vi("X", F, [None, 2]), vi("Z", F, [None, 2])],
+                 [vi("s", F, [2]), vi("Y", F, [None, 2])], opset=21)
+
+
+def test_scan_inputs_of_different_lengths_are_refused_when_it_runs():
+    """ONNX Runtime: "Scan inputs have inconsistent sequence lengths"; not the shortest."""
+    m = two_input_scan_model()
+    x, z = np.ones((3, 2), np.float32), np.ones((5, 2), np.float32)
+    with pytest.raises(ExecutionError, match=r"'scan'.*different sequence lengths.*'X'\) has 3"
+                                             r".*'Z'\) has 5"):
+        run_ig(m, {"s0": np.zeros(2, np.float32), "X": x, "Z": z})
+    feeds = {"s0": np.zeros(2, np.float32), "X": x, "Z": 2 * z[:3]}
+    assert_same(run_ig(m, feeds), run_ort(m, feeds))
+
+
+def test_scan8_batch_sizes_that_differ_are_refused_when_it_runs():
+    """ONNX Runtime: "Scan inputs have inconsistent batch size"."""
+    b = body([h.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+              h.make_node("Identity", ["s_out"], ["y"])],
+             [vi("s_in", F, [2]), vi("x_t", F, [2])], [vi("s_out", F, [2]), vi("y", F, [2])])
+    m = model([h.make_node("Scan", ["", "s0", "X"], ["s", "Y"], body=b, name="s8",
+                           num_scan_inputs=1)],
+              [vi("s0", F, [None, 2]), vi("X", F, [None, 4, 2])],
+              [vi("s", F, [None, 2]), vi("Y", F, [None, 4, 2])], opset=8)
+    feeds = {"s0": np.zeros((2, 2), np.float32), "X": np.ones((3, 4, 2), np.float32)}
+    with pytest.raises(ExecutionError, match="'s8'.*'s0'\\) has 2.*'X'\\) has 3"):
+        run_ig(m, feeds)
 
 
 def scan8_model():

@@ -3,6 +3,8 @@ canonical Loop's docstring: each model's graph is one Loop whose inputs are the 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from test_onnx_loop_semantics import (
@@ -15,7 +17,7 @@ from test_onnx_loop_semantics import (
     trip_count_1d_model,
     while_model,
 )
-from test_onnx_scan_semantics import scan8_model, scan_sum_model
+from test_onnx_scan_semantics import scan8_model, scan_sum_model, two_input_scan_model
 
 import itergraph as ig
 from itergraph.ir import Loop
@@ -91,14 +93,30 @@ def top_loop(m, feeds):
 def test_backend_matches_reference_loop(name):
     m, feeds = CASES[name]
     graph, loop, outer = top_loop(m, feeds)
-    want = reference_loop(loop, outer, opset_imports=graph.opset_imports)
-    got = run_ig(m, feeds)
+    with warnings.catch_warnings(record=True) as ref_warned:
+        warnings.simplefilter("always", ig.LeniencyWarning)
+        want = reference_loop(loop, outer, opset_imports=graph.opset_imports)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", ig.LeniencyWarning)
+        got = run_ig(m, feeds)
+    lenient = [w for w in warned if issubclass(w.category, ig.LeniencyWarning)]
+    assert bool(lenient) == any(issubclass(w.category, ig.LeniencyWarning) for w in ref_warned)
     assert list(got) == [v.name for v in graph.outputs]
     for v in graph.outputs:
         g, w = np.asarray(got[v.name]), np.asarray(want[v])
         assert g.shape == w.shape, f"{v.name}: shape {g.shape} != {w.shape}"
         assert g.dtype == w.dtype, f"{v.name}: dtype {g.dtype} != {w.dtype}"
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=v.name)
+
+
+def test_scan_inputs_of_different_lengths_fail_in_both():
+    m = two_input_scan_model()
+    feeds = {"s0": np.zeros(2, f32), "X": np.ones((3, 2), f32), "Z": np.ones((5, 2), f32)}
+    graph, loop, outer = top_loop(m, feeds)
+    with pytest.raises(ig.ExecutionError, match="different sequence lengths"):
+        reference_loop(loop, outer, opset_imports=graph.opset_imports)
+    with pytest.raises(ig.ExecutionError, match="different sequence lengths"):
+        run_ig(m, feeds)
 
 
 def test_runaway_loop_stops_at_the_iteration_limit_in_both():

@@ -100,7 +100,7 @@ def _clone_loop(loop: Loop, m: dict[int, Value]) -> Loop:
                iteration_param=_get(loop.iteration_param, m), name=loop.name,
                origin=loop.origin, origin_attrs=loop.origin_attrs,
                negative_trip_count=loop.negative_trip_count,
-               strict_slices=loop.strict_slices)
+               strict_slices=loop.strict_slices, equal_slices=loop.equal_slices)
     for k, a in loop.attrs.items():  # attributes besides the body (rare), shared
         if k != "body":
             new.attrs[k] = a

@@ -4,6 +4,10 @@ ONNX Loop and Scan, OpenVINO TensorIterator and Loop, and TensorRT-style loops a
 `Loop`. Its meaning, as a plain Python loop (``body`` computes every body value from the params)::
 
     state = {p.param: p.value for p in carried}          # Carried: initial values
+    if equal_slices and len({s.count() for s in sliced}) > 1:
+        raise ExecutionError                               # sliced inputs of unequal lengths
+    if equal_slices and sliced and sliced[0].count() == 0:
+        warn(LeniencyWarning)                              # a sequence of length zero
     cond = initial_condition if given else True
     outs = {o: [] for o in concat outputs}
     k = 0
@@ -34,6 +38,14 @@ axis (start 0, end -1) whose `part_size` does not divide the axis is an executio
 OpenVINO. An absent trip count, or one >=
 INT32_MAX (what exporters write for "unbounded"), is unbounded; a negative one is unbounded or
 zero as `Loop.negative_trip_count` says.
+
+`Loop.equal_slices` (ONNX Scan) makes the sliced inputs one sequence: they must all yield the
+same number of pieces, else the loop is an execution error that names the inputs and their
+lengths (ONNX Runtime: "Scan inputs have inconsistent sequence lengths"), rather than running
+to the shortest. When that common length is zero the loop runs no iteration, as any loop
+whose sliced inputs are empty (carried values unchanged, concatenated outputs empty, with the
+entry shape their result declares), and warns with a `LeniencyWarning`: ONNX Runtime refuses
+an empty scan input, and the reference evaluator a Scan with scan outputs over one.
 """
 
 from __future__ import annotations
@@ -162,7 +174,8 @@ class Loop(Node):
     run no iteration). ``strict_slices`` makes iterating beyond the end of a sliced input an
     execution error (TensorRT iterators, ONNX Scan-8 ``sequence_lens``) instead of the end of
     the loop: a trip count above a slice count, or a condition still true when the shortest
-    sliced input runs out.
+    sliced input runs out. ``equal_slices`` (ONNX Scan) makes sliced inputs of different
+    lengths an execution error, and warns when they are empty (see the module docstring).
     """
 
     def __init__(
@@ -182,6 +195,7 @@ class Loop(Node):
         origin_attrs: dict[str, Any] | None = None,
         negative_trip_count: str = "unbounded",
         strict_slices: bool = False,
+        equal_slices: bool = False,
     ):
         super().__init__("Loop", (), (), {"body": body}, domain="itergraph", version=1, name=name)
         self.input_ports: list[InputPort] = list(input_ports or [])
@@ -198,6 +212,7 @@ class Loop(Node):
             raise ValueError("negative_trip_count must be 'unbounded' or 'zero'")
         self.negative_trip_count = negative_trip_count
         self.strict_slices = strict_slices
+        self.equal_slices = equal_slices
         for p in output_ports or []:
             self.add_output(p)
 

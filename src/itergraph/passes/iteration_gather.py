@@ -23,7 +23,8 @@ class IterationGather(LoopPass):
     `loop_motion.LoopScope`), in a loop whose iteration parameter has a known rank, 0 (the
     ONNX iteration number: the piece drops the axis) or 1 (OpenVINO's ``[1]`` current
     iteration: the piece keeps the axis with size 1), and that either has no sliced input yet
-    or is already marked ``strict_slices``. The Gather's output becomes the parameter of a
+    or is already marked ``strict_slices``, and is not marked ``equal_slices`` (a new sliced
+    input could be longer than the others). The Gather's output becomes the parameter of a
     new ``Sliced(data, axis=a, stride=1)`` port (an invariant parameter is replaced by its
     outer value; a body initializer moves to the enclosing graph), and the loop is marked
     ``strict_slices``.
@@ -51,7 +52,7 @@ def _convert(graph: Graph, loop: Loop) -> int:
         return 0
     if it.type.rank == 1 and it.type.shape[0] not in (1, None):
         return 0
-    if loop.sliced and not loop.strict_slices:
+    if (loop.sliced and not loop.strict_slices) or loop.equal_slices:
         return 0
     keep_axis = it.type.rank == 1
     scope = LoopScope(loop)

@@ -7,7 +7,10 @@ states (``Last`` outputs), ``Sliced`` scan inputs (``keep_axis=False``, ``axis``
 from ``scan_output_axes``, ``reverse`` from ``scan_output_directions``). Negative axes (allowed
 from version 11) are normalized with the rank when it is known; when the rank is unknown a
 negative axis is kept negative (counted from the end at run time: for a sliced input from the
-end of the input's axes, for a concat output from the end of the output's axes).
+end of the input's axes, for a concat output from the end of the output's axes). The loop has
+``equal_slices``: scan inputs of different lengths are an error when it runs (ONNX Runtime:
+"Scan inputs have inconsistent sequence lengths"; lengths known when loading are checked
+then), and empty ones run no iteration with a `LeniencyWarning` (ONNX Runtime refuses them).
 
 **Scan 8** (batched): inputs ``(sequence_lens?, init_1..init_N, scan_1..scan_M)`` where every
 state has a leading batch axis and every scan input is ``[batch, time, ...]``. It becomes an
@@ -21,6 +24,11 @@ whose body runs an inner loop over time:
   of the first scan input, computed with ``Shape``/``Gather`` in the outer body) pads them
   with zeros: outputs past a row's length are zero;
 - outer outputs stack the per-row results with ``Concat(axis=0, new_axis=True)``.
+
+The outer loop has ``equal_slices``: inputs of different batch sizes are an error when it
+runs, as in ONNX Runtime, and a batch of zero rows warns (ONNX Runtime refuses it). The time
+lengths of the scan inputs are checked when loading only, where known: ONNX Runtime runs a
+time axis of length zero, so the inner loop cannot have ``equal_slices``.
 
 Nodes the reader inserts (``Shape``, ``Gather``, ``Reshape``, ``Slice``) are given
 ``version=13`` whatever the model's opset, as the IR allows.
@@ -98,7 +106,7 @@ def import_scan(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                            new_axis=True))
     return Loop(body, ports, outs, name=p.name, origin="onnx.Scan",
                 origin_attrs={"opset": version, "version": r.since(p, version),
-                              "num_scan_inputs": m})
+                              "num_scan_inputs": m}, equal_slices=True)
 
 
 def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
@@ -273,7 +281,7 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     outer_outs = [Concat(rv, ov, axis=0, new_axis=True) for rv, ov in zip(row_outs, outputs)]
     return Loop(row, outer_ports, outer_outs, name=p.name, origin="onnx.Scan",
                 origin_attrs={"version": 8, "part": "batch", "num_scan_inputs": m,
-                              "directions": list(dirs)})
+                              "directions": list(dirs)}, equal_slices=True)
 
 
 def _unknown_first(t):

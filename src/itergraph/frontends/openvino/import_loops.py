@@ -6,6 +6,7 @@ The body is converted like any network (its Parameters and Results by layer id).
 - input with ``axis`` -> `Sliced` (``keep_axis=True``, ``part_size``; ``start``/``end`` are
   fence posts where -1 is the end of the axis; a negative ``stride`` walks backwards);
 - input whose Parameter is the target of a back edge -> `Carried` (the back edge's Result);
+  every Parameter an input feeds must declare that input's type (`loop_ports`);
 - other inputs -> `Invariant`;
 - Loop input with ``purpose="current_iteration"`` -> ``iteration_param``;
 - output with ``axis`` -> `Concat` (``new_axis=False``, reversed for a negative ``stride``);
@@ -31,7 +32,7 @@ from ...ir.traversal import replace_all_uses
 from ...ir.types import TensorType
 from .builder import OPSET, Builder
 from .import_table import importer
-from .loop_ports import check_loop_layer
+from .loop_ports import check_bound_parameter, check_current_iteration, check_loop_layer
 from .netparse import Layer, parse_net
 
 
@@ -174,6 +175,7 @@ def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
         if d.get("purpose") == "current_iteration":
             if not is_loop:
                 raise ModelError(f"{layer.where()}: current_iteration exists only in Loop")
+            check_current_iteration(layer, lid, p)
             iteration_param = p
             continue
         if ext < 0:
@@ -190,8 +192,12 @@ def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
             if lid in back:
                 raise ModelError(f"{layer.where()}: body Parameter {lid} is both sliced and "
                                  "the target of a back edge")
-            ports.append(_sliced(layer, d, value, p, ext))
-        elif lid in back:
+            port = _sliced(layer, d, value, p, ext)
+            check_bound_parameter(layer, ext, lid, p, value, port)
+            ports.append(port)
+            continue
+        check_bound_parameter(layer, ext, lid, p, value)
+        if lid in back:
             ports.append(Carried(value, p, body.results[back[lid]]))
         else:
             ports.append(Invariant(value, p))

@@ -9,13 +9,25 @@ model, run before the layer is translated:
   stride's direction (``start`` before ``end`` for a positive stride, after it for a
   negative one), as OpenVINO requires: otherwise the loop would silently run no iteration,
   or walk a range OpenVINO refuses.
+
+And, once the body is converted, `check_bound_parameter` and `check_current_iteration`:
+
+- a body Parameter that a port-map input feeds declares that input's element type, and a
+  shape compatible with it (for a sliced input, the input's shape with ``part_size`` on the
+  axis): OpenVINO gives the Parameter its input's type and validates the body with both, so
+  a body written for another type is refused there (and here it would run with values of a
+  type its body does not expect);
+- a Loop's ``current_iteration`` Parameter is an ``i32`` or ``i64`` scalar or ``[1]``, the
+  only forms OpenVINO runs.
 """
 
 from __future__ import annotations
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Value
-from ...ir.types import DataType, TensorType
+from ...ir.loop import Sliced
+from ...ir.types import DataType, Dim, TensorType
+from .elements import to_element_type
 from .netparse import Layer
 
 _INTEGER = (DataType.INT32, DataType.INT64)
@@ -97,3 +109,61 @@ def _check_slice(layer: Layer, d: dict, ins: list[Value]) -> None:
                          f"length {dim}) leave nothing to walk with stride {stride}; OpenVINO "
                          "walks from start to end: start before end for a positive stride, "
                          "after it for a negative one")
+
+
+def check_bound_parameter(layer: Layer, ext: int, lid: int, param: Value, value: Value,
+                          sliced: Sliced | None = None) -> None:
+    """Body Parameter `lid` (`param`), fed by input port `ext` (`value`, cut into pieces by
+    `sliced` when the input is sliced), declares the input's element type and a compatible
+    shape."""
+    pt, vt = param.type, value.type
+    if not isinstance(pt, TensorType) or not isinstance(vt, TensorType):
+        return
+    index = next((i for i, p in enumerate(layer.inputs) if p.id == ext), None)
+    port = layer.inputs[index] if index is not None else None
+    v_dtype = vt.dtype if vt.dtype is not None else (port.dtype if port else None)
+    v_shape = vt.shape if vt.shape is not None else (port.shape if port and port.shape else None)
+    what = (f"{layer.where()}: port_map input for port {ext} feeds body Parameter {lid} "
+            f"('{param.name}')")
+    if pt.dtype is not None and v_dtype is not None and pt.dtype != v_dtype:
+        raise ModelError(f"{what}, which declares element type {_et(pt.dtype)}, with a value "
+                         f"of element type {_et(v_dtype)}; they must be the same")
+    if pt.shape is None or v_shape is None:
+        return
+    want: list[Dim] = list(v_shape)
+    if sliced is not None:
+        if not -len(want) <= sliced.axis < len(want):
+            return  # the slice checks report it
+        want[sliced.axis] = sliced.part_size
+    if len(pt.shape) != len(want) or any(
+            isinstance(a, int) and isinstance(b, int) and a != b for a, b in zip(pt.shape, want)):
+        got = "a piece" if sliced is not None else "a value"
+        raise ModelError(f"{what}, which declares shape {_shape(pt.shape)}, with {got} of "
+                         f"shape {_shape(want)}")
+
+
+def check_current_iteration(layer: Layer, lid: int, param: Value) -> None:
+    """The ``current_iteration`` Parameter is an i32 or i64 scalar or ``[1]``."""
+    t = param.type
+    if not isinstance(t, TensorType):
+        return
+    bad_type = t.dtype is not None and t.dtype not in _INTEGER
+    bad_shape = t.shape is not None and (len(t.shape) > 1 or (
+        len(t.shape) == 1 and isinstance(t.shape[0], int) and t.shape[0] != 1))
+    if bad_type or bad_shape:
+        declared = (f"{_et(t.dtype) if t.dtype is not None else '?'} of shape "
+                    f"{_shape(t.shape) if t.shape is not None else '...'}")
+        raise ModelError(f"{layer.where()}: body Parameter {lid} ('{param.name}') with "
+                         f"purpose=\"current_iteration\" is {declared}; it must be an i32 or "
+                         "i64 scalar or of shape [1] (it receives the iteration number)")
+
+
+def _et(dt: DataType) -> str:
+    try:
+        return to_element_type(dt)
+    except UnsupportedError:
+        return str(dt)
+
+
+def _shape(shape) -> str:
+    return "[" + ",".join("?" if not isinstance(d, int) else str(d) for d in shape) + "]"

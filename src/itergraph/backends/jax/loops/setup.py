@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ....errors import ExecutionError, InputError, where
+from ....errors import ExecutionError, where
 from ....ir import UNBOUNDED_TRIP_COUNT, Loop, Sliced
+from ...common.equal_slices import check_equal_slices
 from ..context import CannotLower, Scope, TraceContext, is_static
 from .info import LoopInfo, loop_info, static_truth
 from .messages import beyond_message
@@ -38,8 +39,9 @@ class Setup:
 
 
 def scalar(loop: Loop, what: str, x):
+    """`x` as a 0-d value; an `ExecutionError` naming `what` unless it holds one element."""
     if x.size != 1:
-        raise InputError(f"{where(loop)}: {what} must hold one element, got shape "
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape "
                          f"{tuple(x.shape)}")
     return x.reshape(())
 
@@ -69,17 +71,10 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
     counted = loop.condition_result is None and loop.precondition is None
     stacks = []
     shortest = None  # (count, port index) of the sliced input with fewest pieces
-    for j, p in info.sliced:
-        x = get(p.value)
-        axis = p.axis + x.ndim if p.axis < 0 else p.axis
-        if not 0 <= axis < x.ndim:
-            raise ExecutionError(f"{where(loop)}: sliced input {j} has axis {p.axis}, out of "
-                                 f"range for its rank {x.ndim}")
-        dim = x.shape[axis]
-        if p.keep_axis and (dim % p.part_size) and p.start == 0 and p.end == -1:
-            raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
-                                 f"is not divisible by part_size {p.part_size}")
-        count = p.count(dim)
+    sliced = [(j, p, get(p.value)) for j, p in info.sliced]
+    counts = [(j, p, *_count(loop, j, p, x)) for j, p, x in sliced]
+    check_equal_slices(loop, [(j, p, count) for j, p, _, _, count in counts])
+    for (j, p, x), (_, _, axis, dim, count) in zip(sliced, counts):
         if shortest is None or count < shortest[0]:
             shortest = (count, j)
         if strict and counted and limit is not None:
@@ -110,6 +105,19 @@ def setup(tc: TraceContext, loop: Loop, scope: Scope) -> Setup:
                  has_pre=not pre_true, trip=trip,
                  strict_after=shortest if strict and not (counted and trip is not None)
                  else None)
+
+
+def _count(loop: Loop, j: int, p: Sliced, x) -> tuple[int, int, int]:
+    """``(axis, its length, piece count)`` of sliced input `j`, whose value is `x`."""
+    axis = p.axis + x.ndim if p.axis < 0 else p.axis
+    if not 0 <= axis < x.ndim:
+        raise ExecutionError(f"{where(loop)}: sliced input {j} has axis {p.axis}, out of "
+                             f"range for its rank {x.ndim}")
+    dim = x.shape[axis]
+    if p.keep_axis and (dim % p.part_size) and p.start == 0 and p.end == -1:
+        raise ExecutionError(f"{where(loop)}: sliced input {j}: axis {axis} of length {dim} "
+                             f"is not divisible by part_size {p.part_size}")
+    return axis, dim, p.count(dim)
 
 
 def stack_pieces(x, p: Sliced, axis: int, dim: int, count: int):

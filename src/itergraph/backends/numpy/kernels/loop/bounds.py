@@ -1,24 +1,28 @@
 """How many iterations a Loop may run: its trip count and its sliced inputs (taken as views).
 
 `trip_limit` reads the trip count, `sliced_views` cuts the sliced inputs into per-iteration
-views and lowers the limit to the shortest, and `check_exhaustion` reports a loop with
-strict slices that ran out of a sliced input while it would otherwise have gone on.
+views (checking `Loop.equal_slices`) and lowers the limit to the shortest, and
+`check_exhaustion` reports a loop with strict slices that ran out of a sliced input while it
+would otherwise have gone on.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .....errors import ExecutionError, InputError, where
+from .....errors import ExecutionError, where
 from .....ir import UNBOUNDED_TRIP_COUNT, Loop, Sliced
+from ....common.equal_slices import check_equal_slices
 from .layout import LoopLayout
 
 
 def scalar(loop: Loop, what: str, x) -> np.ndarray:
-    """`x` as a 0-d array; an `InputError` naming `what` unless it holds one element."""
+    """`x` as a 0-d array; an `ExecutionError` naming `what` unless it holds one element (a
+    value the model computed or passed on: the caller's feeds were checked against their
+    declared types already)."""
     a = np.asarray(x)
     if a.size != 1:
-        raise InputError(f"{where(loop)}: {what} must hold one element, got shape {a.shape}")
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape {a.shape}")
     return a.reshape(())
 
 
@@ -39,20 +43,24 @@ def sliced_views(lay: LoopLayout, values, limit: int | None):
     ``(count, port index)`` of the shortest (``None`` without sliced inputs).
 
     With strict slices and a known iteration count, a limit beyond a sliced input's count is
-    an error.
+    an error; with equal slices, so are counts that differ (`check_equal_slices`).
     """
     loop = lay.loop
     strict = loop.strict_slices and lay.known_count
     views = []
-    shortest = None
+    counts = []
     for j, p in lay.sliced:
         view, count = _sequence(loop, j, p, np.asarray(values[j]))
+        views.append(view)
+        counts.append((j, p, count))
+    check_equal_slices(loop, counts)
+    shortest = None
+    for j, p, count in counts:
         if shortest is None or count < shortest[0]:
             shortest = (count, j)
         if strict and limit is not None and limit > count:
             raise beyond(loop, j, count, p)
         limit = count if limit is None else min(limit, count)
-        views.append(view)
     return views, limit, shortest
 
 
