@@ -11,16 +11,14 @@ and move a case into its ``cases_*`` module once it passes.
 from __future__ import annotations
 
 import numpy as np
-from cases_onnx import _loop_feeds, _one_node, _scan_feeds, _scan_model
+from cases_onnx import _loop_feeds, _scan_feeds, _scan_model
 from harness import Ok, Raises, Warns, case
 from hostile_util import (
     I64,
     B,
     F,
     assert_close,
-    const,
     counter_body,
-    graph,
     ig_run,
     loop_model,
     model,
@@ -36,29 +34,6 @@ BOTH = ("numpy", "jax")
 
 
 # -- JAX backend ------------------------------------------------------------------------------
-
-@case("onnx/tile_with_negative_repeats", Raises(ExecutionError, "tiler", "repeats"),
-      backends=("jax",))
-def _(c):
-    # today: a raw MLIRError ("invalid tensor dimension size")
-    m = _one_node("Tile", [("x", F, [2, 3]), ("r", I64, [2])], ["y"], name="tiler")
-    feeds = {"x": np.ones((2, 3), np.float32), "r": np.array([1, -2], np.int64)}
-    ort_refuses(m, feeds)
-    ig_run(c, m, feeds)
-
-
-@case("onnx/loop_tile_with_negative_repeats_in_the_body",
-      Raises(ExecutionError, "tile_in_body", "repeats"), backends=("jax",))
-def _(c):
-    body = counter_body(scan=False, extra_nodes=[
-        h.make_node("Tile", ["x", "reps"], ["t"], name="tile_in_body")])
-    body.node.append(h.make_node("ReduceSum", ["t"], ["s"], keepdims=0, name="sum"))
-    body.node.append(h.make_node("Add", ["x_out", "s"], ["x_next"], name="acc"))
-    body.output[1].CopyFrom(vi("x_next", F, None))
-    body.initializer.append(const("reps", np.array([-2], np.int64)))
-    m = loop_model(body=body, outputs=("x_final",))
-    ig_run(c, m, _loop_feeds())
-
 
 @case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
@@ -100,29 +75,6 @@ def _(c):
     import itergraph as ig
 
     ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
-
-
-@case("onnx/one_hot_with_negative_depth", Raises(ExecutionError, "oh", "depth"),
-      backends=("jax",))
-def _(c):
-    m = _one_node("OneHot", [("i", I64, [2]), ("d", I64, []), ("v", F, [2])], ["y"], name="oh")
-    feeds = {"i": np.array([0, 1], np.int64), "d": np.array(-3, np.int64),
-             "v": np.array([0, 1], np.float32)}
-    ort_refuses(m, feeds)
-    ig_run(c, m, feeds)
-
-
-@case("onnx/loop_body_condition_with_two_elements", Raises(ExecutionError, "'L'", "condition"),
-      backends=("jax",))
-def _(c):
-    # today: InputError (the caller's fault), but the model computed the condition
-    body = graph([h.make_node("Constant", [], ["c_out"], value=const("", np.array([True, False]))),
-                  h.make_node("Identity", ["x"], ["x_out"])],
-                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
-                 [vi("c_out", B, None), vi("x_out", F, None)])
-    m = model([h.make_node("Loop", ["M", "", "x0"], ["xf"], name="L", body=body)],
-              [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
-    ig_run(c, m, {"M": np.array(3, np.int64), "x0": np.ones(1, np.float32)})
 
 
 # -- the NumPy loop runner (and the JAX loops) ------------------------------------------------

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import IterationLimitError, where
+from ....errors import ExecutionError, IterationLimitError, where
 from ..context import CannotLower, Frame, TraceContext, is_static
 from .body import as_array, conform, port_results, probe, run_body
 from .messages import LIMIT_MESSAGE, beyond_message, zero_trip_message
 from .outputs import last_outputs
-from .setup import INT64_MAX, Setup, scalar
+from .setup import INT64_MAX, Setup
+
+
+def body_scalar(loop, what: str, x):
+    """`x`, a condition the body computes, as a 0-d array: an `ExecutionError` (the model is
+    at fault, not the caller's feeds) unless it holds one element."""
+    if x.size != 1:
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape "
+                             f"{tuple(x.shape)}")
+    return x.reshape(())
 
 
 class WhileParts:
@@ -55,7 +64,7 @@ class WhileParts:
 
         k = c[0]
         vals, _ = run_body(self.tc, self.st, k, c[2], self.pieces(k), [self.st.loop.precondition])
-        return jnp.asarray(scalar(self.st.loop, "precondition", vals[0])).astype(bool)
+        return jnp.asarray(body_scalar(self.st.loop, "precondition", vals[0])).astype(bool)
 
     def body_fn(self, c):
         import jax
@@ -66,7 +75,7 @@ class WhileParts:
         vals, berr = run_body(self.tc, st, k, state, self.pieces(k), self.wanted)
         i = 0
         if self.n_cond:
-            cnd = scalar(loop, "condition", as_array(vals[0]))
+            cnd = body_scalar(loop, "condition", as_array(vals[0]))
             cond = cnd.astype(bool)
             i = 1
         new_state = [conform(loop, f"carried value '{cp.param.name}'", v, s)
