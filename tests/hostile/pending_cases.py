@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from cases_onnx import _loop_feeds, _scan_feeds, _scan_model
-from harness import Ok, Raises, Warns, case
+from harness import Raises, Warns, case
 from hostile_util import (
     I64,
     B,
@@ -23,7 +23,6 @@ from hostile_util import (
     loop_model,
     model,
     ort_refuses,
-    run_ort,
     vi,
 )
 from onnx import helper as h
@@ -49,21 +48,6 @@ def _(c):
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
            max_iterations=1000)
-
-
-@case("onnx/loop_cast_of_inf_as_trip_count", Ok(), backends=("jax",))
-def _(c):
-    # one rule for every float -> int cast on both backends: ONNX Runtime's (and NumPy's)
-    cast = h.make_node("Cast", ["Mf"], ["M"], to=I64, name="to_int")
-    loop = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
-                       body=counter_body())
-    m = model([cast, loop], [vi("Mf", F, []), vi("cond", B, []), vi("x0", F, [2])],
-              [vi("x_final", F, None), vi("xs", F, None)])
-    feeds = {"Mf": np.array(np.inf, np.float32), "cond": np.array(True),
-             "x0": np.zeros(2, np.float32)}
-    want = run_ort(m, feeds)
-    got = ig_run(c, m, feeds, max_iterations=100)
-    assert_close(got["x_final"], want["x_final"])
 
 
 @case("network/concatenate_output_of_length_1e9", Raises(ExecutionError, "CONCATENATE"),
