@@ -962,12 +962,18 @@ def _(c):
 
 @case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+@case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
+      backends=("jax",))
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9), max_iterations=1000)
 
 
 @case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+@case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
+      backends=("jax",))
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
            max_iterations=1000)

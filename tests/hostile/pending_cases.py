@@ -20,46 +20,18 @@ from hostile_util import (
     assert_close,
     counter_body,
     ig_run,
-    loop_model,
     model,
     ort_refuses,
     vi,
 )
 from onnx import helper as h
 
-from itergraph.errors import ExecutionError, IterationLimitError, LeniencyWarning, ModelError
+from itergraph.errors import ExecutionError, LeniencyWarning, ModelError
 
 BOTH = ("numpy", "jax")
 
 
 # -- JAX backend ------------------------------------------------------------------------------
-
-@case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
-      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
-      backends=("jax",))
-def _(c):
-    # today: the while driver sizes its first buffer as next_pow2(M), ignoring max_iterations
-    ig_run(c, loop_model(), _loop_feeds(m=10**9), max_iterations=1000)
-
-
-@case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
-      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
-      backends=("jax",))
-def _(c):
-    ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
-           max_iterations=1000)
-
-
-@case("network/concatenate_output_of_length_1e9", Raises(ExecutionError, "CONCATENATE"),
-      isolate=True, backends=("jax",))
-def _(c):
-    from cases_network import _counting_loop
-
-    net, _ = _counting_loop(length=10**9)
-    import itergraph as ig
-
-    ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
-
 
 # -- the NumPy loop runner (and the JAX loops) ------------------------------------------------
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, IterationLimitError, where
-from ..context import CannotLower, Frame, TraceContext, is_static
+from ...common.memory import over_limit
+from ..context import CannotLower, Frame, TooLarge, TraceContext, is_static
 from .body import as_array, conform, port_results, probe, run_body
-from .messages import LIMIT_MESSAGE, beyond_message, zero_trip_message
+from .messages import LIMIT_MESSAGE, beyond_message, too_large_message, zero_trip_message
 from .outputs import last_outputs
 from .setup import INT64_MAX, Setup
 
@@ -100,12 +101,25 @@ class WhileParts:
         _, concat_res, plain_res = port_results(st)
         avals = probe(self.tc, st, concat_res + plain_res)
         ny = len(concat_res)
+        if self.capacity is not None:
+            self.check_buffer_size(avals[:ny])
         bufs = ([jnp.zeros((self.capacity, *a.shape), a.dtype) for a in avals[:ny]]
                 if self.capacity is not None else [])
         lasts = [jnp.zeros(a.shape, a.dtype) for a in avals[ny:]]
         cond0 = jnp.asarray(st.cond0, dtype=bool)
         return (jnp.zeros((), np.int64), cond0, [as_array(x) for x in st.carried0], lasts,
                 jnp.zeros((), np.int32), bufs, jnp.zeros((), np.int64))
+
+    def check_buffer_size(self, avals) -> None:
+        """`TooLarge` naming the outputs, before anything is allocated, when buffers of
+        `capacity` iterations of values shaped as `avals` cannot fit in memory."""
+        per = [int(np.prod(a.shape, dtype=object)) * np.dtype(a.dtype).itemsize for a in avals]
+        total = self.capacity * sum(per)
+        limit = over_limit(total)
+        if limit is not None:
+            raise TooLarge(too_large_message(self.st.loop, self.st.info.concat_idx, total,
+                                             f"buffers for {self.capacity} iterations", limit),
+                           self.st.loop)
 
     def run(self, init):
         import jax
