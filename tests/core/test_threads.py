@@ -73,16 +73,11 @@ def outcome(m: ig.Model, feeds, backend: str, limit):
         return type(e), str(e)
 
 
-# backends/jax/driver.py keeps the step count of "the" current run on the shared LoopDriver
-# (`self.capacities`, reset by every run): a run that stops on an error while another thread
-# runs the same loop looks its message up under the other run's step count (KeyError).
-DRIVER_RACE = pytest.mark.xfail(raises=KeyError, strict=False,
-                                reason="LoopDriver.run reads another thread's step count")
 
 
 @pytest.mark.parametrize("make,case,backend", [
     pytest.param(while_model, while_case, "numpy", id="while-numpy"),
-    pytest.param(while_model, while_case, "jax", id="while-jax", marks=DRIVER_RACE),
+    pytest.param(while_model, while_case, "jax", id="while-jax"),
     pytest.param(scan_model, scan_case, "numpy", id="scan-numpy"),
     pytest.param(scan_model, scan_case, "jax", id="scan-jax"),
 ])

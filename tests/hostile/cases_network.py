@@ -330,10 +330,12 @@ def _(c):
 
 @case("network/concatenate_output_of_length_1e9", Raises(ExecutionError, "counter"),
       isolate=True)
+@case("network/concatenate_output_of_length_1e9", Raises(ExecutionError, "counter", "'seq'"),
+      isolate=True, backends=("jax",))
 def _(c):
     # three iterations padded to 10**9 rows of two floats (8 GB): more than the cap allows
     net, _ = _counting_loop(length=10**9)
-    ig.load(net).run({"x": np.ones(2, np.float32)})
+    ig.load(net).run({"x": np.ones(2, np.float32)}, backend=c.backend)
 
 
 @case("network/concatenate_length_shorter_than_the_iterations",

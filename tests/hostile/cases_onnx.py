@@ -552,6 +552,8 @@ def _(c):
 
 
 @case("onnx/tile_with_negative_repeats", Raises(ExecutionError, "tiler", "repeats"))
+@case("onnx/tile_with_negative_repeats", Raises(ExecutionError, "tiler", "repeats"),
+      backends=("jax",))
 def _(c):
     m = _one_node("Tile", [("x", F, [2, 3]), ("r", I64, [2])], ["y"], name="tiler")
     feeds = {"x": X, "r": np.array([1, -2], np.int64)}
@@ -972,12 +974,18 @@ def _(c):
 
 @case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+@case("onnx/loop_huge_trip_count_with_scan_output_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
+      backends=("jax",))
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9), max_iterations=1000)
 
 
 @case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True)
+@case("onnx/loop_huge_trip_count_4096_floats_per_step_and_max_iterations",
+      Raises(IterationLimitError, "'L'", "max_iterations=1000"), isolate=True,
+      backends=("jax",))
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
            max_iterations=1000)
@@ -1012,6 +1020,8 @@ def _(c):
 
 @case("onnx/loop_tile_with_negative_repeats_in_the_body",
       Raises(ExecutionError, "tile_in_body", "repeats"))
+@case("onnx/loop_tile_with_negative_repeats_in_the_body",
+      Raises(ExecutionError, "tile_in_body", "repeats"), backends=("jax",))
 def _(c):
     body = counter_body(scan=False, extra_nodes=[
         h.make_node("Tile", ["x", "reps"], ["t"], name="tile_in_body")])
@@ -1025,6 +1035,7 @@ def _(c):
 
 
 @case("onnx/loop_cast_of_inf_as_trip_count", Ok())
+@case("onnx/loop_cast_of_inf_as_trip_count", Ok(), backends=("jax",))
 def _(c):
     cast = h.make_node("Cast", ["Mf"], ["M"], to=I64, name="to_int")
     loop = h.make_node("Loop", ["M", "cond", "x0"], ["x_final", "xs"], name="L",
@@ -1256,6 +1267,8 @@ def _(c):
 
 
 @case("onnx/one_hot_with_negative_depth", Raises(ExecutionError, "oh", "depth"))
+@case("onnx/one_hot_with_negative_depth", Raises(ExecutionError, "oh", "depth"),
+      backends=("jax",))
 def _(c):
     m = _one_node("OneHot", [("i", I64, [2]), ("d", I64, []), ("v", F, [2])], ["y"], name="oh")
     feeds = {"i": np.array([0, 1], np.int64), "d": np.array(-3, np.int64),
@@ -1274,6 +1287,8 @@ def _(c):
 
 
 @case("onnx/loop_body_condition_with_two_elements", Raises(ExecutionError, "'L'", "condition"))
+@case("onnx/loop_body_condition_with_two_elements", Raises(ExecutionError, "'L'", "condition"),
+      backends=("jax",))
 def _(c):
     body = graph([h.make_node("Constant", [], ["c_out"], value=const("", np.array([True, False]))),
                   h.make_node("Identity", ["x"], ["x_out"])],

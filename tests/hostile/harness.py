@@ -17,7 +17,7 @@ a child dies or hangs the parent knows which case did it, records a crash or han
 case, and starts a fresh child for the rest of the group.
 
 Run from the command line (``python tests/hostile/harness.py [module ...] [-k text]``) to see
-every case's outcome without pytest; ``pending_cases`` can be run that way too. Set
+every case's outcome without pytest. Set
 ``HOSTILE_ITERGRAPH_SRC`` to another checkout's ``src`` to run the cases against it.
 """
 

@@ -593,3 +593,94 @@ def test_later_runs_start_from_the_capacity_an_earlier_run_needed():
     assert driver.capacities == [2, 4, 8, 16]
     assert_same(cg.run(feeds), first)
     assert driver.capacities == [32]  # one step now
+
+
+# ----------------------------------------------------------------------------- memory bounds
+
+
+def test_driver_buffers_never_exceed_what_max_iterations_allows(monkeypatch):
+    # a run-time trip count of 10**9 with a stacked output: the first buffer must not be sized
+    # for 10**9 iterations (8 GiB) when max_iterations stops the loop after 1000
+    _small_memory(monkeypatch, 64 << 20)
+    g = counter_graph(Value("M", tensor("int64", ())))
+    cg = jb.compile_graph(g)
+    feeds = {"x0": np.float32(0), "M": np.array(10**9, np.int64)}
+    with pytest.raises(ig.IterationLimitError, match=r"'L'.*max_iterations=1000"):
+        cg.run(feeds, max_iterations=1000)
+    out = cg.run({**feeds, "M": np.array(1000, np.int64)}, max_iterations=1000)
+    assert out["seq"].shape == (1000,)
+    assert max(cg._root.last_plan.steps[-1].driver.capacities) <= 1001
+
+
+def test_driver_capacity_growth_stops_at_max_iterations_plus_one():
+    cg = jb.compile_graph(while_graph(), initial_capacity=2)
+    out = cg.run({"x0": np.array(0), "lim": np.array(10)}, max_iterations=10)
+    assert out["sq"].shape == (10,)
+    assert cg._root.last_plan.steps[-1].driver.capacities == [2, 4, 5]
+
+
+def _small_memory(monkeypatch, nbytes):
+    import itergraph.backends.common.memory as memory
+
+    monkeypatch.setattr(memory, "memory_limit", lambda: nbytes)
+
+
+def test_a_driver_buffer_larger_than_memory_is_refused_before_allocating(monkeypatch):
+    _small_memory(monkeypatch, 1 << 20)
+    g = counter_graph(Value("M", tensor("int64", ())))
+    feeds = {"x0": np.float32(0), "M": np.array(10**6, np.int64)}
+    with pytest.raises(ig.ExecutionError, match=r"Loop node 'L': outputs 1 \('seq'\), 2 "
+                                                r"\('its'\) would need 12\.00 MiB \(buffers "
+                                                r"for 1048576 iterations\), more than this "
+                                                r"process can allocate \(1\.00 MiB\)"):
+        jb.compile_graph(g).run(feeds)
+
+
+def test_a_scan_output_larger_than_memory_is_refused_unless_the_limit_comes_first(monkeypatch):
+    _small_memory(monkeypatch, 1 << 20)
+    g = counter_graph(Value("M", const=np.array(10**6, np.int64)))
+    with pytest.raises(ig.ExecutionError, match=r"Loop node 'L': output 1 \('seq'\) would need "
+                                                r"3\.81 MiB \(1000000 iterations\)") as e:
+        jb.compile_graph(g).run({"x0": np.float32(0)})
+    assert not isinstance(e.value, ig.IterationLimitError)
+    with pytest.raises(ig.IterationLimitError, match=r"'L'.*max_iterations=10"):
+        jb.compile_graph(g).run({"x0": np.float32(0)}, max_iterations=10)
+
+
+def test_a_padded_length_larger_than_memory_is_refused(monkeypatch):
+    _small_memory(monkeypatch, 1 << 20)
+    g = while_graph(length=Value("n", tensor("int64", ())))
+    cg = jb.compile_graph(g)
+    with pytest.raises(ig.ExecutionError, match=r"Loop node 'W': output 1 \('sq'\) would need "
+                                                r"7\.63 MiB \(length 1000000\)"):
+        cg.run({"x0": np.array(0), "lim": np.array(5), "n": np.array(10**6)})
+
+
+def test_an_allocation_xla_refuses_is_an_execution_error_naming_the_loop(monkeypatch):
+    from itergraph.backends.jax import driver as drv
+
+    g = counter_graph(Value("M", tensor("int64", ())))
+    cg = jb.compile_graph(g)
+
+    class JaxRuntimeError(RuntimeError):
+        pass
+
+    def exhausted(*a, **k):
+        raise JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 8589934592 bytes.")
+
+    monkeypatch.setattr(drv.LoopDriver, "_compiled", lambda self, env: exhausted)
+    with pytest.raises(ig.ExecutionError, match=r"Loop node 'L': out of memory allocating "
+                                                r"buffers for \d+ iterations for outputs 1 "
+                                                r"\('seq'\), 2 \('its'\): RESOURCE_EXHAUSTED"):
+        cg.run({"x0": np.float32(0), "M": np.array(5, np.int64)})
+
+
+def test_memory_limit_and_sizes_in_words():
+    from itergraph.backends.common.memory import human_bytes, memory_limit, over_limit
+
+    limit = memory_limit()
+    assert limit is None or limit > 0
+    assert over_limit(1) is None
+    assert human_bytes(512) == "512 bytes"
+    assert human_bytes(8 << 30) == "8.00 GiB"
+    assert human_bytes(int(7.45 * (1 << 30))) == "7.45 GiB"

@@ -152,6 +152,10 @@ case("ScatterElements-add", "ScatterElements", {"x": r(3, 3), "i": np.array([[1,
 case("Scatter-9", "Scatter", {"x": r(3, 3), "i": np.array([[2, 0]], np.int64), "u": r(1, 2)},
      opset=9)
 case("Cast-f2i", "Cast", {"x": r(5, lo=-4, hi=4)}, {"to": 7})
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, -3.7, 300.5, 3e9, -3e9, 1e19, 1e30])
+for to in (3, 6, 7, 12, 13):  # INT8, INT32, INT64, UINT32, UINT64: NumPy's rule, not saturation
+    case(f"Cast-f2i-special-{to}", "Cast", {"x": _SPECIAL.astype(f32)}, {"to": to})
+    case(f"Cast-d2i-special-{to}", "Cast", {"x": _SPECIAL}, {"to": to})
 case("Cast-i2f", "Cast", {"x": ri(5)}, {"to": 1})
 case("Cast-f2bool", "Cast", {"x": np.array([0.0, 1.5, -2.0], f32)}, {"to": 9})
 case("Cast-f2f16", "Cast", {"x": r(5)}, {"to": 10})

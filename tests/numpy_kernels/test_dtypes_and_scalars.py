@@ -113,6 +113,30 @@ def test_cast_round_trips_and_strings():
     _same(back, x)
 
 
+_SPECIAL = [math.nan, math.inf, -math.inf, 3.7, -3.7, 300.5, -300.5, 70000.5, -70000.5, 3e9,
+            -3e9, 5e9, 1e19, -1e19, 2.0**63, 2.0**64, 1.5e19, 1e30, -1e30, 65504.0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("src", [np.float16, np.float32, np.float64])
+def test_cast_of_nan_inf_and_out_of_range_floats_matches_onnxruntime(src, backend):
+    """One rule for float -> integer on both backends (`backends.common.cast.float_to_int`):
+    ONNX Runtime's, NumPy's on x86 (INT64_MIN for +inf, not XLA's saturation)."""
+    with np.errstate(over="ignore"):  # float16 holds the large ones as inf
+        x = np.array(_SPECIAL, np.float64).astype(src)
+    elem = h.np_dtype_to_tensor_dtype(np.dtype(src))
+    targets = [2, 3, 4, 5, 6, 7, 12, 13]  # UINT8, INT8, UINT16, INT16, INT32, INT64, UINT32/64
+    m = model([h.make_node("Cast", ["x"], [f"y{t}"], to=t) for t in targets],
+              [h.make_tensor_value_info("x", elem, [len(x)])],
+              [h.make_tensor_value_info(f"y{t}", t, [len(x)]) for t in targets])
+    want = run_ort(m, {"x": x})
+    got = run_ig(m, {"x": x}, backend=backend)
+    for k in want:
+        assert got[k].dtype == want[k].dtype, k
+        np.testing.assert_array_equal(got[k], want[k], err_msg=k)
+    assert got["y7"][1] == np.iinfo(np.int64).min  # +inf
+
+
 # ----------------------------------------------------------------------------- 0-d inputs
 
 @pytest.mark.parametrize("op,inputs,attrs", [

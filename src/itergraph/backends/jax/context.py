@@ -46,6 +46,18 @@ class Bailout(ExecutionError):
     run-time bounds give another size than the static one): the run is redone on NumPy."""
 
 
+class TooLarge(ExecutionError):
+    """A buffer that cannot fit in memory, refused while tracing (before anything is
+    allocated). `iterations`: the iteration count of `loop` it was sized for, when that is
+    what makes it large; the runner, which knows ``max_iterations``, reports the iteration
+    limit instead when the loop would stop there first (as the NumPy backend does)."""
+
+    def __init__(self, message: str, loop: Node, iterations: int | None = None):
+        super().__init__(message)
+        self.loop = loop
+        self.iterations = iterations
+
+
 class NeedsDriver(Exception):  # noqa: N818 - a signal, not an error
     """A top-level loop needs the Python-driven buffer-doubling runner (dynamic length)."""
 

@@ -9,12 +9,23 @@ capacity. No iteration runs twice, and each capacity compiles once. The buffers 
 cut to the iterations run, joined, and finished (reverse, pad, move or merge) on the host,
 exactly as the NumPy backend does.
 
+Under ``max_iterations`` a step's capacity never exceeds the iterations still allowed plus
+one (the one that shows the loop would go on: `IterationLimitError`), whatever the trip
+count says. Buffers that cannot fit in memory are refused before they are allocated, and an
+allocation that fails anyway is an `ExecutionError` naming the loop and its outputs.
+
+Runs may share a driver from several threads: what one run learns as it goes (its state,
+buffers, capacities) stays local to it; the compiled step is made once under a lock, and what
+runs share afterwards (the traces' error messages, keyed by capacity and by whether the step
+is the run's first) does not depend on the run.
+
 `DriverStep` is the plan step (see `planner`) that runs such a loop with a `LoopDriver`, or
 on NumPy when the loop cannot be traced.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -24,13 +35,14 @@ from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from ...ir.types import DataType, TensorType
 from . import config
 from .big_constants import big_used
-from .context import CannotLower, Scope, TraceContext, is_static, raise_error
+from .context import CannotLower, Scope, TooLarge, TraceContext, is_static, raise_error
 from .loops.info import loop_info, static_truth
-from .loops.messages import zero_trip_message
+from .loops.messages import limit_before_size, out_of_memory_message, zero_trip_message
 from .loops.outputs import empty_stack, finish_concat
 from .loops.setup import setup
 from .loops.while_loop import WhileParts
 from .numpy_step import NumpyStep
+from .out_of_memory import is_out_of_memory
 from .records import Record
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -42,6 +54,12 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, int(n - 1).bit_length())
 
 
+def _allowed(cap: int, k: int, max_it: int | None) -> int:
+    """`cap` lowered to what a step starting at iteration `k` may need under `max_it`: the
+    iterations still allowed, and one more to see that the loop would go on."""
+    return cap if max_it is None else max(1, min(cap, max_it - k + 1))
+
+
 class LoopDriver:
     def __init__(self, cg, loop: Loop, j: int, static: dict):
         self.cg, self.loop = cg, loop
@@ -51,7 +69,8 @@ class LoopDriver:
         self.big_uids = big_used([loop], cg.big)
         self._statics: dict[int, Any] = {}
         self._jit = None
-        self.messages: dict[int, list] = {}
+        self._lock = threading.Lock()
+        self.messages: dict[tuple[int, bool], list] = {}  # (capacity, first step) -> messages
         self.notes: list = []
         self.ran = False
         self.capacities: list[int] = []  # of the last run's steps (tests check the doubling)
@@ -137,33 +156,53 @@ class LoopDriver:
             return AUTO_MAX
         return max(AUTO_MIN, min(AUTO_MAX, _next_pow2(AUTO_BYTES // total + 1) // 2))
 
+    def _compiled(self, env):
+        """The jitted step, made by the first run (its static inputs are the same for all)."""
+        with self._lock:
+            if self._jit is None:
+                self._statics = {u: env[u] for u in self.static_in}
+                self._jit = config.jit(self._step, static_argnames=("cap",))
+            return self._jit
+
     def run(self, env, static, max_it) -> None:
-        if self._jit is None:
-            self._statics = {u: env[u] for u in self.static_in}
-            self._jit = config.jit(self._step, static_argnames=("cap",))
+        jit = self._compiled(env)
         args = [env[u] for u in self.traced_in]
         big = self.cg.big_args(self.big_uids)
         mi = np.int64(INT64_MAX if max_it is None else max_it)
-        cap = max(self._initial_capacity(env), self.learned)
+        cap = _allowed(max(self._initial_capacity(env), self.learned), 0, max_it)
         state = None
         chunks: list[tuple[list, int]] = []
         k_prev = 0
-        self.capacities = []
+        capacities: list[int] = []
         while True:
-            state, bufs, more, code = self._jit(args, big, state, mi, cap=cap)
+            first = state is None
+            try:
+                state, bufs, more, code = jit(args, big, state, mi, cap=cap)
+                c = int(code)
+                if not c and int(state[0]) > k_prev:
+                    bufs = [np.asarray(b) for b in bufs]
+            except TooLarge as e:
+                raise limit_before_size(e, max_it) from None
+            except Exception as e:
+                if not is_out_of_memory(e):
+                    raise
+                raise ExecutionError(out_of_memory_message(
+                    self.loop, loop_info(self.cg.cache, self.loop).concat_idx,
+                    f"buffers for {cap} iterations", e)) from None
             self.ran = True
-            self.capacities.append(cap)
-            c = int(code)
+            capacities.append(cap)
             if c:
-                raise_error(self.messages[(cap, len(self.capacities) == 1)], c, max_it)
+                raise_error(self.messages[(cap, first)], c, max_it)
             k = int(state[0])
             if k > k_prev:
-                chunks.append(([np.asarray(b) for b in bufs], k - k_prev))
+                chunks.append((bufs, k - k_prev))
             k_prev = k
             if not bool(more):
                 break
-            cap *= 2
-        self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))
+            cap = _allowed(cap * 2, k, max_it)
+        with self._lock:
+            self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))
+            self.capacities = capacities
         self._outputs(env, state, chunks, k_prev)
 
     def _outputs(self, env, state, chunks, n: int) -> None:
@@ -186,13 +225,19 @@ class LoopDriver:
         for ci, i in enumerate(info.concat_idx):
             port = ports[i]
             parts = [bufs[ci][:cnt] for bufs, cnt in chunks]
-            stacked = np.concatenate(parts) if parts else empty_stack(port)
             length = None
             if port.length is not None:
                 length = env.get(port.length.uid, port.length.const)
                 length = np.asarray(length)
-            env[port.output.uid] = np.ascontiguousarray(
-                finish_concat(np, loop, i, port, stacked, n, length))
+            try:
+                stacked = np.concatenate(parts) if parts else empty_stack(port)
+                env[port.output.uid] = np.ascontiguousarray(
+                    finish_concat(np, loop, i, port, stacked, n, length))
+            except TooLarge as e:
+                raise ExecutionError(str(e)) from None
+            except MemoryError as e:
+                raise ExecutionError(out_of_memory_message(
+                    loop, [i], f"the {n} iterations' values", e)) from None
 
     def records(self):
         out = [Record(where(self.loop), True,

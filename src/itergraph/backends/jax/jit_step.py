@@ -6,11 +6,21 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import where
+from ...errors import ExecutionError, where
 from ...ir import Node
 from . import config
 from .big_constants import big_used
-from .context import CannotLower, NeedsDriver, Scope, TraceContext, is_static, raise_error
+from .context import (
+    CannotLower,
+    NeedsDriver,
+    Scope,
+    TooLarge,
+    TraceContext,
+    is_static,
+    raise_error,
+)
+from .loops.messages import limit_before_size
+from .out_of_memory import is_out_of_memory
 from .records import Record
 
 
@@ -66,8 +76,15 @@ class JitStep:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jit(self._fn)
             self._big = self.cg.big_args(self.big_uids)
-        outs, err = self._jit([env[u] for u in self.traced_in], self._big,
-                              self.cg.max_it_arg(max_it))
+        try:
+            outs, err = self._jit([env[u] for u in self.traced_in], self._big,
+                                  self.cg.max_it_arg(max_it))
+        except TooLarge as e:
+            raise limit_before_size(e, max_it) from None
+        except Exception as e:
+            if not is_out_of_memory(e):
+                raise
+            raise ExecutionError(self._out_of_memory_message(e)) from None
         if len(self.messages) > 1:
             code = int(err)
             if code:
@@ -78,6 +95,17 @@ class JitStep:
             for u, x in self.static_out.items():
                 env[u] = x
                 static[u] = ("static", id(x))
+
+    def _out_of_memory_message(self, e: BaseException) -> str:
+        detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        what = (where(self.nodes[0]) if len(self.nodes) == 1 else
+                f"the {len(self.nodes)} nodes from {where(self.nodes[0])} to "
+                f"{where(self.nodes[-1])}, compiled together")
+        names = {v.uid: v.name for n in self.nodes for v in n.outputs}
+        outs = [f"'{names[u]}'" for u in self.out if u in names]
+        if outs:
+            what += " (computing " + ", ".join(outs[:8]) + (", ..." if len(outs) > 8 else "") + ")"
+        return f"out of memory running {what}: {detail}"
 
     def records(self) -> list[Record]:
         out = []

@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import Error, InputError
+from ...errors import Error, ExecutionError, InputError, where
 from ...ir import Graph, Loop
 from ...ir.clone import clone_graph
+from ..common.memory import human_bytes
 from . import config
 from .big_constants import collect_big
 from .context import Bailout, CompileCache, needed_nodes
@@ -197,7 +198,12 @@ class CompiledGraph:
             elif isinstance(x, np.ndarray) and v.uid not in static:
                 out[v.name] = x  # a feed passed through, or a fresh NumPy result
             else:  # device arrays and values shared with the plan: writable copies
-                out[v.name] = np.array(x)
+                try:
+                    out[v.name] = np.array(x)
+                except MemoryError as e:
+                    by = f"{where(v.producer)}: " if v.producer is not None else ""
+                    raise ExecutionError(f"{by}output '{v.name}': out of memory copying it to "
+                                         f"the host ({human_bytes(x.nbytes)}): {e}") from None
         return out
 
     def _numpy_run(self, feeds, max_iterations):

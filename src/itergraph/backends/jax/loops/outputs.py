@@ -7,8 +7,9 @@ import numpy as np
 from ....errors import ExecutionError, where
 from ....ir import Concat, Loop, Value
 from ....ir.types import DataType, TensorType
-from ..context import CannotLower, is_static
-from .messages import zero_trip_message
+from ...common.memory import over_limit
+from ..context import CannotLower, TooLarge, is_static
+from .messages import too_large_message, zero_trip_message
 from .setup import Setup, scalar
 
 
@@ -76,6 +77,8 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
             raise ExecutionError(f"{where(loop)}: output {index} ('{port.output.name}') has "
                                  f"length {total}, below the {n} iterations the loop ran")
         if total > n:
+            check_size(loop, index, (total, *stacked.shape[1:]), stacked.dtype,
+                       f"length {total}", n)
             pad = [(0, total - n)] + [(0, 0)] * (stacked.ndim - 1)
             stacked = xp.pad(stacked, pad)
     rank = stacked.ndim - 1
@@ -93,3 +96,12 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
     shape = list(stacked.shape[1:])
     shape[axis] *= stacked.shape[0]
     return xp.reshape(moved, tuple(shape))
+
+
+def check_size(loop: Loop, index: int, shape, dtype, what: str, iterations: int) -> None:
+    """`TooLarge` naming output `index`, before it is allocated, when an array of `shape`
+    and `dtype` (the output after `iterations` iterations) cannot fit in memory."""
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+    limit = over_limit(nbytes)
+    if limit is not None:
+        raise TooLarge(too_large_message(loop, [index], nbytes, what, limit), loop, iterations)

@@ -8,7 +8,7 @@ from ....ir import Value
 from ..context import TraceContext
 from .batching import batch
 from .body import as_array, conform, port_results, probe, run_body
-from .outputs import finish_concat, last_outputs, length_of
+from .outputs import check_size, finish_concat, last_outputs, length_of
 from .setup import Setup
 
 
@@ -58,6 +58,8 @@ def lower_scan(tc: TraceContext, st: Setup, n: int) -> list:
 
     init = (jnp.zeros((), np.int64), init_state, init_lasts, jnp.zeros((), np.int32))
     (k, state, lasts, err), ys = jax.lax.scan(step, init, xs_all, length=n)
+    for i, y in zip(info.concat_idx, ys):  # traced, not yet allocated
+        check_size(loop, i, y.shape, y.dtype, f"{n} iterations", n)
     tc.merge(st.scope.frame, err)
     outs = last_outputs(st, state, lasts)
     for i, y in zip(info.concat_idx, ys):

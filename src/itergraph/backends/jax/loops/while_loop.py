@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import IterationLimitError, where
-from ..context import CannotLower, Frame, TraceContext, is_static
+from ....errors import ExecutionError, IterationLimitError, where
+from ...common.memory import over_limit
+from ..context import CannotLower, Frame, TooLarge, TraceContext, is_static
 from .body import as_array, conform, port_results, probe, run_body
-from .messages import LIMIT_MESSAGE, beyond_message, zero_trip_message
+from .messages import LIMIT_MESSAGE, beyond_message, too_large_message, zero_trip_message
 from .outputs import last_outputs
-from .setup import INT64_MAX, Setup, scalar
+from .setup import INT64_MAX, Setup
+
+
+def body_scalar(loop, what: str, x):
+    """`x`, a condition the body computes, as a 0-d array: an `ExecutionError` (the model is
+    at fault, not the caller's feeds) unless it holds one element."""
+    if x.size != 1:
+        raise ExecutionError(f"{where(loop)}: {what} must hold one element, got shape "
+                             f"{tuple(x.shape)}")
+    return x.reshape(())
 
 
 class WhileParts:
@@ -55,7 +65,7 @@ class WhileParts:
 
         k = c[0]
         vals, _ = run_body(self.tc, self.st, k, c[2], self.pieces(k), [self.st.loop.precondition])
-        return jnp.asarray(scalar(self.st.loop, "precondition", vals[0])).astype(bool)
+        return jnp.asarray(body_scalar(self.st.loop, "precondition", vals[0])).astype(bool)
 
     def body_fn(self, c):
         import jax
@@ -66,7 +76,7 @@ class WhileParts:
         vals, berr = run_body(self.tc, st, k, state, self.pieces(k), self.wanted)
         i = 0
         if self.n_cond:
-            cnd = scalar(loop, "condition", as_array(vals[0]))
+            cnd = body_scalar(loop, "condition", as_array(vals[0]))
             cond = cnd.astype(bool)
             i = 1
         new_state = [conform(loop, f"carried value '{cp.param.name}'", v, s)
@@ -91,12 +101,25 @@ class WhileParts:
         _, concat_res, plain_res = port_results(st)
         avals = probe(self.tc, st, concat_res + plain_res)
         ny = len(concat_res)
+        if self.capacity is not None:
+            self.check_buffer_size(avals[:ny])
         bufs = ([jnp.zeros((self.capacity, *a.shape), a.dtype) for a in avals[:ny]]
                 if self.capacity is not None else [])
         lasts = [jnp.zeros(a.shape, a.dtype) for a in avals[ny:]]
         cond0 = jnp.asarray(st.cond0, dtype=bool)
         return (jnp.zeros((), np.int64), cond0, [as_array(x) for x in st.carried0], lasts,
                 jnp.zeros((), np.int32), bufs, jnp.zeros((), np.int64))
+
+    def check_buffer_size(self, avals) -> None:
+        """`TooLarge` naming the outputs, before anything is allocated, when buffers of
+        `capacity` iterations of values shaped as `avals` cannot fit in memory."""
+        per = [int(np.prod(a.shape, dtype=object)) * np.dtype(a.dtype).itemsize for a in avals]
+        total = self.capacity * sum(per)
+        limit = over_limit(total)
+        if limit is not None:
+            raise TooLarge(too_large_message(self.st.loop, self.st.info.concat_idx, total,
+                                             f"buffers for {self.capacity} iterations", limit),
+                           self.st.loop)
 
     def run(self, init):
         import jax

@@ -81,10 +81,21 @@ def _eye_like(cx, x):
 @lowering("OneHot", since=9, fold=True)
 def _one_hot(cx, indices, depth, values):
     xp = cx.xp
-    d = int(cx.const(depth, "depth (input 1)").reshape(-1)[0])
+    dv = cx.const(depth, "depth (input 1)")
+    if dv.size != 1:
+        raise ExecutionError(f"{where(cx.node)}: depth must hold one element, got {dv.shape}")
+    d = int(dv.reshape(()))
+    if d < 0:
+        raise ExecutionError(f"{where(cx.node)}: depth must not be negative, got {d}")
+    if int(np.prod(values.shape, dtype=np.int64)) != 2:
+        raise ExecutionError(f"{where(cx.node)}: values must hold [off, on], got "
+                             f"{tuple(values.shape)}")
     axis = int(attr(cx.node, "axis", -1))
     r = indices.ndim + 1
     a = axis + r if axis < 0 else axis
+    if not 0 <= a < r:
+        raise ExecutionError(f"{where(cx.node)}: axis {axis} out of range for rank {r}")
+    values = xp.reshape(values, (2,))
     idx = xp.asarray(indices)
     idx = xp.where(idx < 0, idx + d, idx).astype(np.int64)
     hot = xp.expand_dims(idx, -1) == xp.arange(d)

@@ -1,9 +1,10 @@
 """Rules that make tensors: Constant, ConstantOfShape, Range, Cast, CastLike.
 
 Constants are static. ConstantOfShape and Range need their shape/bounds at trace time.
-Casts between the ordinary types are ``astype``; casts involving strings or the float8 /
-float4 / int4 families run on the host (`backends.common.cast`, folded) when their input is
-static, and are not lowered otherwise.
+Casts between the ordinary types are ``astype``, except float to integer, which follows the
+NumPy backend's rule (`backends.common.cast.float_to_int`; XLA alone would saturate); casts
+involving strings or the float8 / float4 / int4 families run on the host
+(`backends.common.cast`, folded) when their input is static, and are not lowered otherwise.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from ...common.attributes import constant_value
-from ...common.cast import cast, cast_options
+from ...common.cast import cast, cast_options, float_to_int, is_float_to_int
 from ..table import lowering
 from ._util import attr, np_dtype
 
@@ -70,6 +71,8 @@ def _plain(dt: np.dtype) -> bool:
 def _cast(cx, x, to: np.dtype):
     if x.dtype == to:
         return x
+    if is_float_to_int(np.dtype(x.dtype), to):
+        return float_to_int(cx.xp.asarray(x), to, cx.xp)
     if _plain(x.dtype) and _plain(to):
         return x.astype(to) if cx.folding else cx.xp.asarray(x).astype(to)
     if cx.folding or isinstance(x, np.ndarray):  # strings, float8, ...: on the host

@@ -116,7 +116,10 @@ def _expand(cx, x, shape):
 @lowering("Tile", since=1, fold=True)
 def _tile1(cx, x, tiles, axis):
     reps = [1] * x.ndim
-    reps[int(cx.const(axis, "axis (input 2)"))] = int(cx.const(tiles, "tiles (input 1)"))
+    n = int(cx.const(tiles, "tiles (input 1)"))
+    if n < 0:
+        raise ExecutionError(f"{where(cx.node)}: tiles (repeats) must not be negative, got {n}")
+    reps[int(cx.const(axis, "axis (input 2)"))] = n
     return cx.xp.tile(x, tuple(reps))
 
 
@@ -126,6 +129,8 @@ def _tile(cx, x, repeats):
     if len(reps) != x.ndim:
         raise ExecutionError(f"{where(cx.node)}: repeats has {len(reps)} entries for an input "
                              f"of rank {x.ndim}")
+    if any(r < 0 for r in reps):
+        raise ExecutionError(f"{where(cx.node)}: repeats must not be negative, got {reps}")
     return cx.xp.tile(x, tuple(reps))
 
 
