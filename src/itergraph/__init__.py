@@ -22,8 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "LeniencyWarning",
-    "Model",
-    "ModelError", "SecurityError", "UnsupportedError", "load", "save",
+    "Model", "ModelError", "SecurityError", "UnsupportedError", "load", "save",
 ]
 
 
