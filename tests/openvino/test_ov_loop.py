@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import openvino as ov
 import pytest
 from openvino import opset13 as ops
 from ov_helpers import check_model, run_ov, save
 
+import itergraph as ig
 from itergraph.backends.numpy import run_graph
 from itergraph.frontends.openvino import read, write
 from itergraph.ir import Loop
@@ -163,3 +166,58 @@ def test_written_loop_is_a_loop5_when_it_has_a_condition(tmp_path):
     text = (tmp_path / "w.xml").read_text()
     assert 'type="Loop" version="opset5"' in text
     assert 'purpose="execution_condition"' in text and 'purpose="current_iteration"' in text
+
+
+def _spec_example_1(tmp_path):
+    """The Loop-5 specification's Example 1 form: body Parameters bound to external ports 0
+    and 1, the trip count and the execution condition themselves (OpenVINO runs it). Built
+    with OpenVINO's API, which binds them through extra input ports, then rewritten so that
+    the port map names ports 0 and 1 as the specification's example does."""
+    T = ops.parameter([], ov.Type.i64, name="T")
+    C = ops.parameter([], ov.Type.boolean, name="C")
+    S = ops.parameter([1], ov.Type.f32, name="S")
+    bt = ops.parameter([], ov.Type.i64, name="bt")
+    bc = ops.parameter([], ov.Type.boolean, name="bc")
+    bs = ops.parameter([1], ov.Type.f32, name="bs")
+    s_out = ops.add(bs, ops.convert(bt, "f32"))
+    body = ov.Model([ops.result(s_out), ops.result(bc)], [bt, bc, bs], "body")
+    loop = ops.loop(T, C)
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 1])
+    loop.set_invariant_input(bt, T.output(0))
+    loop.set_invariant_input(bc, C.output(0))
+    loop.set_merged_input(bs, S.output(0), s_out.output(0))
+    out = loop.get_iter_value(s_out.output(0), -1)
+    path = tmp_path / "api.xml"
+    ov.save_model(ov.Model([out], [T, C, S], "m"), str(path), compress_to_fp16=False)
+    xml = path.read_text()
+    loop_id = next(op.get_friendly_name() for op in ov.Core().read_model(str(path)).get_ops()
+                   if op.get_type_name() == "Loop")
+    lid = re.search(rf'<layer id="(\d+)" name="{re.escape(loop_id)}"', xml).group(1)
+    ports = re.findall(r'<input external_port_id="(\d+)" internal_layer_id="(\d+)"', xml)
+    assert [p for p, _ in ports] == ["2", "3", "4"]
+    for old, new in (("2", "0"), ("3", "1"), ("4", "2")):
+        xml = xml.replace(f'<input external_port_id="{old}" internal_layer_id',
+                          f'<input external_port_id="{new}" internal_layer_id')
+    xml = re.sub(r'\s*<port id="2" precision="I64" />\s*<port id="3" precision="BOOL" />', "",
+                 xml, count=1)
+    xml = xml.replace('<port id="4" precision="FP32">', '<port id="2" precision="FP32">', 1)
+    xml = re.sub(rf'\s*<edge from-layer="\d+" from-port="0" to-layer="{lid}" to-port="[23]" />',
+                 "", xml)
+    xml = xml.replace(f'to-layer="{lid}" to-port="4"', f'to-layer="{lid}" to-port="2"')
+    out_path = tmp_path / "example1.xml"
+    out_path.write_text(xml)
+    (tmp_path / "example1.bin").write_bytes((tmp_path / "api.bin").read_bytes())
+    return out_path
+
+
+def test_loop5_spec_example_1_binds_trip_count_and_condition_to_body_parameters(tmp_path):
+    xml = _spec_example_1(tmp_path)
+    feeds = {"T": np.array(3, np.int64), "C": np.array(True), "S": np.array([0.5], np.float32)}
+    want = run_ov(xml, feeds)
+    np.testing.assert_allclose(want[0], [9.5])  # 0.5 + 3 iterations adding T = 3
+    m = ig.load(xml)
+    for backend in ("numpy", "jax"):
+        np.testing.assert_allclose(list(m.run(feeds, backend=backend).values())[0], want[0])
+    ig.save(m, tmp_path / "back.xml")
+    np.testing.assert_allclose(run_ov(tmp_path / "back.xml", feeds)[0], want[0])

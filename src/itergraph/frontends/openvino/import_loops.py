@@ -157,7 +157,6 @@ def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
     """The input ports from the port_map inputs, in external port order, and the Loop's
     iteration parameter; every body Parameter must be bound exactly once."""
     layer = body.layer
-    first_data = 2 if is_loop else 0
     if is_loop and len(ins) < 2:
         raise ModelError(f"{layer.where()}: a Loop needs the trip count and execution "
                          "condition inputs")
@@ -184,9 +183,8 @@ def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
         if ext >= len(ins):
             raise ModelError(f"{layer.where()}: port_map input external_port_id {ext}, but the "
                              f"layer has {len(ins)} inputs")
-        if ext < first_data:
-            raise ModelError(f"{layer.where()}: port_map input external_port_id {ext} is the "
-                             f"{'trip count' if ext == 0 else 'execution condition'} input")
+        # ext 0 and 1 of a Loop (its trip count and execution condition) may also feed body
+        # Parameters, as in the Loop-5 specification's Example 1
         value = ins[ext]
         if "axis" in d:
             if lid in back:
