@@ -221,3 +221,31 @@ def test_loop5_spec_example_1_binds_trip_count_and_condition_to_body_parameters(
         np.testing.assert_allclose(list(m.run(feeds, backend=backend).values())[0], want[0])
     ig.save(m, tmp_path / "back.xml")
     np.testing.assert_allclose(run_ov(tmp_path / "back.xml", feeds)[0], want[0])
+
+
+def test_loop5_one_element_condition_converts_to_onnx_with_a_scalar_condition(tmp_path):
+    """OpenVINO lets a Loop's execution condition be a 1-element 1-D tensor; ONNX Loop wants a
+    scalar (`onnx.checker`'s full check and ONNX Runtime refuse ``[1]``)."""
+    import onnx
+    import onnxruntime as ort
+
+    T = ops.parameter([], ov.Type.i64, name="T")
+    C = ops.parameter([1], ov.Type.boolean, name="C")
+    S = ops.parameter([1], ov.Type.f32, name="S")
+    bs = ops.parameter([1], ov.Type.f32, name="bs")
+    s_out = ops.add(bs, ops.constant(np.array([1.0], np.float32)))
+    go_on = ops.less(s_out, ops.constant(np.array([10.0], np.float32)))  # shape [1]
+    loop = ops.loop(T, C)
+    loop.set_function(ov.Model([ops.result(s_out), ops.result(go_on)], [bs], "body"))
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(bs, S.output(0), s_out.output(0))
+    model = ov.Model([loop.get_iter_value(s_out.output(0), -1)], [T, C, S], "m")
+    feeds = {"T": np.array(100, np.int64), "C": np.array([True]),
+             "S": np.array([0.5], np.float32)}
+    g, want = check_model(model, feeds, tmp_path)
+    np.testing.assert_allclose(want[0], [10.5])
+    ig.save(ig.load(g), tmp_path / "m.onnx")
+    proto = onnx.load(str(tmp_path / "m.onnx"))
+    onnx.checker.check_model(proto, full_check=True)
+    got = ort.InferenceSession(str(tmp_path / "m.onnx")).run(None, feeds)
+    np.testing.assert_allclose(got[0], want[0])

@@ -180,9 +180,11 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
     m_name = "" if m is None else E.name_of(m)
     carried = loop.carried
     init_names = [w.name(env, c.value, lname) for c in carried]
-    cond = "" if loop.initial_condition is None else w.name(env, loop.initial_condition, lname)
+    cond = "" if loop.initial_condition is None else _scalar(
+        E, w.name(env, loop.initial_condition, lname), loop.initial_condition)
     if loop.precondition is not None:
-        pre0 = _clone_precondition(w, loop, env, nodes, E, init_names, 0, outside=True)
+        pre0 = _scalar(E, _clone_precondition(w, loop, env, nodes, E, init_names, 0,
+                                              outside=True), loop.precondition)
         cond = pre0 if not cond else E.op("And", [cond, pre0], "cond")
     elif not cond and loop.condition_result is not None:
         cond = E.op("Constant", [], "cond_true", value=helper.make_tensor("t", 9, [], [True]))
@@ -209,11 +211,12 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
         _emit_piece(w, loop, env, benv, B, info, iter_name)
     inits = emit_body(w, loop.body, benv, bnodes)
     results = [w.name(benv, c.result, lname) for c in carried]
-    cond_out = cond_in if loop.condition_result is None else w.name(benv, loop.condition_result,
-                                                                     lname)
+    cond_out = cond_in if loop.condition_result is None else _scalar(
+        B, w.name(benv, loop.condition_result, lname), loop.condition_result)
     if loop.precondition is not None:
-        nxt = _clone_precondition(w, loop, benv, bnodes, B, results, B.add(iter_name, 1),
-                                  outside=False)
+        nxt = _scalar(B, _clone_precondition(w, loop, benv, bnodes, B, results,
+                                             B.add(iter_name, 1), outside=False),
+                      loop.precondition)
         cond_out = B.op("And", [cond_out, nxt], "cond_next")
     concats = [o for o in loop.output_ports if isinstance(o, Concat)]
     finals, rest = final_names(w, loop, env, nodes, E)
@@ -239,6 +242,18 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
         elif env.names.get(o.output.uid) != r:
             post_concat(w, loop, env, E, o, r)
     copy_last(w, loop, env, E, finals, [o for o in rest if o not in lasts])
+
+
+def _scalar(E: Emitter, name: str, v: Value) -> str:
+    """`name` as ONNX Loop wants a condition: a scalar. OpenVINO allows a 1-element tensor
+    (``[1]``, ``[1, 1]``); such a value is reshaped to ``[]``. A value of unknown shape is left
+    as it is (ONNX models only ever give scalars there)."""
+    t = v.type
+    if not (isinstance(t, TensorType) and t.shape and all(d == 1 for d in t.shape)):
+        return name
+    if E.opset >= 5:
+        return E.op("Reshape", [name, E.const([], "scalar_shape")], "cond_scalar")
+    return E.op("Squeeze", [name], "cond_scalar", axes=list(range(len(t.shape))))
 
 
 def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str) -> None:
