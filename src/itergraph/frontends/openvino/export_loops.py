@@ -19,6 +19,18 @@ Port translation:
 - ``negative_trip_count="zero"`` (ONNX) clamps the trip count at 0, since OpenVINO treats -1 as
   unbounded.
 A TensorRT precondition has no OpenVINO form and is refused, naming the loop.
+
+OpenVINO 2026.4 problems worked around (its CPU plugin would otherwise refuse the IR or compute
+something else):
+- a body Result fed straight by a body Parameter breaks its loop optimisations
+  (EliminateLoopInputsOutputs): the Result gets a copy of the Parameter (`_pass_through`);
+- Loop-5 does not stop at the end of its sliced inputs: the trip count is bounded by the
+  slice count (`_bound_by_slices`); Loop-5 only slices forward, one by one: reversed and
+  partial slicings are done before the loop;
+- a value an outer ``Const`` layer carries (an ONNX ``Constant`` node's output, such as the
+  ``true`` that torch.onnx's loops return as their condition) passed in as a body Parameter
+  makes ``compile_model`` throw ``vector::_M_range_check`` when that Parameter feeds the
+  execution condition: captured constants are repeated inside the body (`_copy_const`).
 """
 
 from __future__ import annotations
@@ -177,14 +189,29 @@ def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop, outers: list[Out]) ->
 
 def _bind_captures(w: NetWriter, bd: _Body, loop: Loop) -> None:
     """A body Parameter per value the body takes from enclosing graphs (port results that are
-    outer values included): OpenVINO bodies see nothing but their Parameters. Constants are
-    repeated inside the body instead."""
+    outer values included): OpenVINO bodies see nothing but their Parameters. Constants, IR
+    constants and values an outer ``Const`` layer carries alike (an ONNX ``Constant`` node's
+    output), are repeated inside the body instead."""
     for v in loop.captured():
         if v.const is not None:
             continue
         outer = w.get(v, loop)
+        copy = _copy_const(w, bd.bw, outer)
+        if copy is not None:
+            bd.bw.env[v.uid] = copy
+            continue
         param = bd.add_input(outer, v.name or "capture", outer.dtype, outer.shape)
         bd.bw.env[v.uid] = param
+
+
+def _copy_const(w: NetWriter, bw: NetWriter, outer: Out) -> Out | None:
+    """A copy in body `bw` of the ``Const`` layer carrying `outer` (same bytes in the
+    ``.bin``), or None when `outer` is not a ``Const`` layer's output."""
+    el = w.layers[outer.layer]
+    if el.get("type") != "Const" or outer.dtype is None:
+        return None
+    return bw.one("Const", "opset1", [], dict(el.find("data").attrib), dtype=outer.dtype,
+                  shape=outer.shape, name=el.get("name", ""))
 
 
 def _bind_special_params(bd: _Body, loop: Loop) -> None:
