@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+import openvino as ov
+import openvino.opset13 as ops
 import pytest
 from onnx import TensorProto, numpy_helper
 from onnx import helper as h
@@ -85,3 +87,91 @@ def test_torchscript_for_range_loop(tmp_path, trip_input, true_node):
     for _ in range(5):
         x = x * 0.5 + 1
     assert_close(want[0], x)
+
+
+@pytest.mark.parametrize("in_dir", [0, 1])
+def test_scan_reversed_output(tmp_path, in_dir):
+    """A Scan with a forward (or reversed) sliced input and a reversed output is written as a
+    TensorIterator; a reversed concatenated output made OpenVINO also walk the sliced input
+    backwards, so the writer concatenates forward and reverses after the loop."""
+    body = h.make_graph(
+        [h.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         h.make_node("Mul", ["s_out", "x_t"], ["y_t"])],
+        "body", [vi("s_in", F, [3]), vi("x_t", F, [3])], [vi("s_out", F, [3]), vi("y_t", F, [3])])
+    scan = h.make_node("Scan", ["s0", "x"], ["s", "y"], body=body, num_scan_inputs=1,
+                       scan_input_directions=[in_dir], scan_output_directions=[1])
+    m = model([scan], [vi("s0", F, [3]), vi("x", F, [4, 3])],
+              [vi("s", F, [3]), vi("y", F, [4, 3])], opset=11)
+    rng = np.random.default_rng(3)
+    feeds = {"s0": rng.standard_normal(3).astype(np.float32),
+             "x": rng.standard_normal((4, 3)).astype(np.float32)}
+    check(m, feeds, tmp_path)
+
+
+def test_scan_gru_body_reversed_output(tmp_path):
+    """A Scan whose body is one GRU step, with a reversed output (ONNX Runtime the oracle)."""
+    n, i, hid, s = 2, 3, 4, 5
+    rng = np.random.default_rng(0)
+    body = h.make_graph(
+        [h.make_node("Unsqueeze", ["x_t"], ["x3"], axes=[0]),
+         h.make_node("Unsqueeze", ["h_in"], ["h3"], axes=[0]),
+         h.make_node("GRU", ["x3", "W", "R", "", "", "h3"], ["", "h_o"], hidden_size=hid),
+         h.make_node("Squeeze", ["h_o"], ["h_out"], axes=[0]),
+         h.make_node("Identity", ["h_out"], ["y_t"])],
+        "body", [vi("h_in", F, [n, hid]), vi("x_t", F, [n, i])],
+        [vi("h_out", F, [n, hid]), vi("y_t", F, [n, hid])])
+    scan = h.make_node("Scan", ["h0", "x"], ["h", "y"], body=body, num_scan_inputs=1,
+                       scan_output_directions=[1])
+    inits = [const("W", rng.standard_normal((1, 3 * hid, i)).astype(np.float32)),
+             const("R", rng.standard_normal((1, 3 * hid, hid)).astype(np.float32))]
+    m = model([scan], [vi("h0", F, [n, hid]), vi("x", F, [s, n, i])],
+              [vi("h", F, [n, hid]), vi("y", F, [s, n, hid])], inits)
+    feeds = {"h0": rng.standard_normal((n, hid)).astype(np.float32),
+             "x": rng.standard_normal((s, n, i)).astype(np.float32)}
+    check(m, feeds, tmp_path)
+
+
+def _gru_cell_ti(reverse_out: bool) -> ov.Model:
+    """A TensorIterator over a GRUCell as OpenVINO's converters write it: batch-first input
+    sliced forward on axis 1, the states concatenated on axis 1 (reversed or not)."""
+    n, i, hid, s = 2, 3, 4, 5
+    rng = np.random.default_rng(1)
+    x = ops.parameter([n, s, i], np.float32, name="x")
+    h0 = ops.parameter([n, hid], np.float32, name="h0")
+    xi = ops.parameter([n, 1, i], np.float32)
+    hi = ops.parameter([n, hid], np.float32)
+    cell = ops.gru_cell(ops.squeeze(xi, ops.constant(np.array([1]))), hi,
+                        ops.constant(rng.standard_normal((3 * hid, i)).astype(np.float32)),
+                        ops.constant(rng.standard_normal((3 * hid, hid)).astype(np.float32)),
+                        ops.constant(rng.standard_normal(3 * hid).astype(np.float32)), hid)
+    last = ops.result(cell)
+    piece = ops.result(ops.unsqueeze(cell, ops.constant(np.array([1]))))
+    ti = ops.tensor_iterator()
+    ti.set_body(ov.Model([last, piece], [xi, hi]))
+    ti.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 1)
+    ti.set_merged_input(hi, h0.output(0), last.output(0))
+    state = ti.get_iter_value(last.output(0), -1)
+    seq = (ti.get_concatenated_slices(piece.output(0), -1, -1, 1, 0, 1) if reverse_out
+           else ti.get_concatenated_slices(piece.output(0), 0, 1, 1, -1, 1))
+    return ov.Model([state, seq], [x, h0])
+
+
+def test_tensor_iterator_gru_cell_reversed_output(tmp_path):
+    """OpenVINO's own TensorIterator with a GRUCell body and a reversed output: the CPU plugin
+    walks the input backwards too, so the oracle is the same loop with a forward output (which
+    it runs right), flipped; itergraph and OpenVINO on the written IR must match it."""
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((2, 5, 3)).astype(np.float32),
+             "h0": rng.standard_normal((2, 4)).astype(np.float32)}
+    state, seq = run_ov(_gru_cell_ti(False), feeds)
+    want = [state, seq[:, ::-1]]
+    xml = tmp_path / "ti.xml"
+    ov.save_model(_gru_cell_ti(True), str(xml), compress_to_fp16=False)
+    loaded = ig.load(str(xml))
+    written = tmp_path / "x.xml"
+    ig.save(loaded, str(written))
+    mine = list(loaded.run(feeds).values())
+    got = run_ov(written, feeds)
+    for k in range(2):
+        assert_close(mine[k], want[k], what=f"itergraph output {k}")
+        assert_close(got[k], want[k], what=f"OpenVINO on the written IR, output {k}")

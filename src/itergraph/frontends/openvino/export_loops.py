@@ -14,8 +14,8 @@ Port translation:
 - `Carried` -> input plus back edge;
 - `Last` -> output without ``axis``; `Concat` -> output with ``axis`` (``new_axis=True`` adds an
   ``Unsqueeze`` in the body; the per-iteration size along the axis must be known, it is the
-  stride; ``reverse`` is a negative stride); a ``length`` pads the result with zeros after
-  the loop;
+  stride; ``reverse`` is a forward concatenation reversed after the loop); a ``length`` pads
+  the result with zeros after the loop;
 - ``negative_trip_count="zero"`` (ONNX) clamps the trip count at 0, since OpenVINO treats -1 as
   unbounded.
 A TensorRT precondition has no OpenVINO form and is refused, naming the loop.
@@ -27,6 +27,10 @@ something else):
 - Loop-5 does not stop at the end of its sliced inputs: the trip count is bounded by the
   slice count (`_bound_by_slices`); Loop-5 only slices forward, one by one: reversed and
   partial slicings are done before the loop;
+- a TensorIterator with a reversed concatenated output (negative ``stride``) and a
+  ``GRUCell`` body (the form OpenVINO's converters write) also walks its forward sliced input
+  backwards in the CPU plugin: reversed outputs are never written as such, the pieces are
+  stacked forward and reversed after the loop (as for Loop-5);
 - a value an outer ``Const`` layer carries (an ONNX ``Constant`` node's output, such as the
   ``true`` that torch.onnx's loops return as their condition) passed in as a body Parameter
   makes ``compile_model`` throw ``vector::_M_range_check`` when that Parameter feeds the
@@ -419,19 +423,18 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
         axis = axis + rank if axis < 0 else axis
         chunk = shape[axis] if isinstance(shape[axis], int) else None
     dt = value_dtype(op.output) or src.dtype
-    if bd.as_ti and (op.new_axis or chunk is not None):
+    if bd.as_ti and not op.reverse and (op.new_axis or chunk is not None):
         if op.new_axis:
             src = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
                          shape=None if shape is None else shape[:axis] + (1,) + shape[axis:])
         elif chunk < 1:
             raise UnsupportedError(f"{where(loop)}: output {j} concatenates empty pieces")
         rid = bd.result(op.result, out=src)
-        stride = -chunk if op.reverse else chunk
         bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid, "axis": axis,
-                               "start": -1 if op.reverse else 0, "end": 0 if op.reverse else -1,
-                               "stride": stride, "part_size": chunk})
+                               "start": 0, "end": -1, "stride": chunk, "part_size": chunk})
         return (dt, None), None
-    # Loop-5 (and pieces of unknown size): stack on a new axis, then reverse and merge
+    # Loop-5, reversed outputs and pieces of unknown size: stack on a new axis, then reverse
+    # and merge after the loop
     stacked = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
                      shape=None if shape is None else shape[:axis] + (1,) + shape[axis:])
     rid = bd.result(op.result, out=stacked)
