@@ -175,3 +175,29 @@ def test_tensor_iterator_gru_cell_reversed_output(tmp_path):
     for k in range(2):
         assert_close(mine[k], want[k], what=f"itergraph output {k}")
         assert_close(got[k], want[k], what=f"OpenVINO on the written IR, output {k}")
+
+
+@pytest.mark.parametrize("form", ["identity", "direct"])
+@pytest.mark.parametrize("elem", [F, I64, B])
+def test_loop_carried_values_swap(tmp_path, form, elem):
+    """``a, b = a + b, a`` (Fibonacci; Xor for booleans): b's back edge is fed straight by a's
+    Parameter, which OpenVINO's CPU plugin updated after a's (6 steps from a=1, b=0 gave 32,
+    not 13)."""
+    nodes = [h.make_node("Xor" if elem == B else "Add", ["a_in", "b_in"], ["a_out"])]
+    b_out = "a_in"
+    if form == "identity":
+        nodes.append(h.make_node("Identity", ["a_in"], ["b_out"]))
+        b_out = "b_out"
+    nodes.append(h.make_node("Identity", ["cond"], ["cond_out"]))
+    body = h.make_graph(nodes, "body",
+                        [vi("i", I64, []), vi("cond", B, []), vi("a_in", elem, [1]),
+                         vi("b_in", elem, [1])],
+                        [vi("cond_out", B, []), vi("a_out", elem, [1]), vi(b_out, elem, [1])])
+    loop = h.make_node("Loop", ["M", "", "a0", "b0"], ["a", "b"], body=body)
+    m = model([loop], [vi("M", I64, []), vi("a0", elem, [1]), vi("b0", elem, [1])],
+              [vi("a", elem, [1]), vi("b", elem, [1])])
+    dt = onnx.helper.tensor_dtype_to_np_dtype(elem)
+    feeds = {"M": np.array(6, np.int64), "a0": np.array([1], dt), "b0": np.array([0], dt)}
+    want = check(m, feeds, tmp_path)
+    if elem != B:
+        assert_close(want[0], np.array([13], dt))

@@ -23,7 +23,10 @@ A TensorRT precondition has no OpenVINO form and is refused, naming the loop.
 OpenVINO 2026.4 problems worked around (its CPU plugin would otherwise refuse the IR or compute
 something else):
 - a body Result fed straight by a body Parameter breaks its loop optimisations
-  (EliminateLoopInputsOutputs): the Result gets a copy of the Parameter (`_pass_through`);
+  (EliminateLoopInputsOutputs), and a back edge fed straight by another back-edged Parameter
+  (``a, b = a + b, a``) is updated after that Parameter, not with it: the Result gets a copy
+  of the Parameter (`_pass_through`), a ``Multiply`` by one, since OpenVINO folds a
+  ``Convert`` to the same type away and the problems come back;
 - Loop-5 does not stop at the end of its sliced inputs: the trip count is bounded by the
   slice count (`_bound_by_slices`); Loop-5 only slices forward, one by one: reversed and
   partial slicings are done before the loop;
@@ -47,7 +50,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
-from .elements import to_element_type, to_numpy
+from .elements import to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out, value_dtype, value_shape
 
@@ -103,12 +106,19 @@ class _Body:
 
 
 def _pass_through(bw: NetWriter, src: Out) -> Out:
-    """A copy of a body Parameter for a Result: OpenVINO's loop optimisations mishandle
-    Results fed straight by Parameters (EliminateLoopInputsOutputs fails on them)."""
+    """A copy of a body Parameter for a Result, made by an op OpenVINO keeps: its loop
+    optimisations mishandle Results fed straight by Parameters (EliminateLoopInputsOutputs
+    fails on them), and the CPU plugin updates a back edge fed straight by another back-edged
+    Parameter after that Parameter's own update (``a, b = a + b, a`` goes wrong). A Convert to
+    the same type is folded away, a ``Multiply`` by one (``LogicalAnd`` with true for booleans)
+    is not."""
+    if src.dtype == BOOL:
+        return bw.one("LogicalAnd", "opset1", [src, bw.const(np.array(True))],
+                      {"auto_broadcast": "numpy"}, dtype=BOOL, shape=src.shape)
     if src.dtype is not None:
-        return bw.one("Convert", "opset1", [src],
-                      {"destination_type": to_element_type(src.dtype)}, dtype=src.dtype,
-                      shape=src.shape)
+        one = bw.const(np.ones((), dtype=to_numpy(src.dtype)), src.dtype)
+        return bw.one("Multiply", "opset1", [src, one], {"auto_broadcast": "numpy"},
+                      dtype=src.dtype, shape=src.shape)
     shape = bw.one("ShapeOf", "opset3", [src], {"output_type": "i64"}, dtype=I64)
     return bw.one("Reshape", "opset1", [src, shape], {"special_zero": False}, shape=src.shape)
 
