@@ -9,7 +9,10 @@ ONNX semantics kept where OpenVINO's op differs:
 - reductions without axes (or with empty axes and ``noop_with_empty_axes=0``) reduce every
   axis; ``keepdims`` defaults to 1;
 - ``Softmax``/``LogSoftmax`` before opset 13 normalise over all axes from ``axis`` on;
-- ``Reshape`` ``allowzero=0`` is ``special_zero=true``.
+- ``Reshape`` ``allowzero=0`` is ``special_zero=true``;
+- ``TopK`` puts the lower index first among equal values: ``stable=true``;
+- ``ScatterND`` with a reduction is ``ScatterNDUpdate-15``; ``Compress`` is ``NonZero`` then
+  ``Gather``.
 """
 
 from __future__ import annotations
@@ -577,3 +580,73 @@ def _dropout(w: NetWriter, node: Node, ins):
                                              dtype=I64)], {"mode": "numpy"}, dtype=BOOL)
         return [ins[0], mask]
     return ins[0]
+
+
+def _scalar_i64(w: NetWriter, node: Node, i: int, ins) -> Out:
+    """Input `i` (a 1-element tensor such as TopK's ``K``) as the i64 scalar OpenVINO wants."""
+    c = const_value(node, i)
+    if c is not None:
+        return w.const(np.asarray(c, np.int64).reshape(()))
+    return w.one("Reshape", V1, [i64_port(w, ins[i]), w.i64([])], {"special_zero": False},
+                 dtype=I64, shape=())
+
+
+def _topk(w: NetWriter, node: Node, ins, k: Out):
+    axis = int(node.attrs.get("axis", -1))
+    mode = "max" if node.attrs.get("largest", 1) else "min"
+    # ONNX puts the lower index first among equal values: OpenVINO's stable sort by value
+    # (an unsorted ONNX TopK may return any order, the sorted one among them)
+    return w.layer("TopK", "opset11", [ins[0], k],
+                   {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
+                    "stable": True}, [(ins[0].dtype, None), (I64, None)])
+
+
+@exporter("TopK", since=1)
+def _topk1(w: NetWriter, node: Node, ins):
+    return _topk(w, node, ins, w.const(np.array(int(node.attrs["k"]), np.int64)))
+
+
+@exporter("TopK", since=10)
+def _topk10(w: NetWriter, node: Node, ins):
+    return _topk(w, node, ins, _scalar_i64(w, node, 1, ins))
+
+
+@exporter("ReverseSequence", since=10)
+def _reverse_sequence(w: NetWriter, node: Node, ins):
+    return w.one("ReverseSequence", V1, [ins[0], i64_port(w, ins[1])],
+                 {"batch_axis": int(node.attrs.get("batch_axis", 1)),
+                  "seq_axis": int(node.attrs.get("time_axis", 0))},
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+# ONNX ScatterND reduction -> OpenVINO ScatterNDUpdate-15's
+_SCATTER_REDUCTION = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
+
+
+@exporter("ScatterND", since=11)
+def _scatter_nd(w: NetWriter, node: Node, ins):
+    reduction = node.attrs.get("reduction", "none")
+    if isinstance(reduction, bytes):
+        reduction = reduction.decode()
+    args = [ins[0], i64_port(w, ins[1]), ins[2]]
+    if reduction == "none":
+        return w.one("ScatterNDUpdate", V4, args, dtype=ins[0].dtype, shape=ins[0].shape)
+    if reduction not in _SCATTER_REDUCTION:
+        raise UnsupportedError(f"{where(node)}: ScatterND reduction '{reduction}' cannot be "
+                               "written to OpenVINO")
+    return w.one("ScatterNDUpdate", "opset15", args, {"reduction": _SCATTER_REDUCTION[reduction]},
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("Compress", since=9)
+def _compress(w: NetWriter, node: Node, ins):
+    """The positions where the condition holds (``NonZero``), gathered along the axis (the
+    flattened input without one); a condition shorter than the axis drops the rest."""
+    x = ins[0]
+    axis = node.attrs.get("axis")
+    if axis is None:
+        x = w.one("Reshape", V1, [x, w.i64([-1])], {"special_zero": False}, dtype=x.dtype)
+        axis = 0
+    nz = w.one("NonZero", V3, [ins[1]], {"output_type": "i64"}, dtype=I64)
+    idx = w.one("Squeeze", V1, [nz, w.i64([0])], dtype=I64)
+    return w.one("Gather", V8, [x, idx, w.i64(int(axis))], {"batch_dims": 0}, dtype=x.dtype)

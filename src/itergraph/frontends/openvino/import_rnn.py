@@ -10,6 +10,8 @@ Layout differences from ONNX:
 - Cells take ``[batch, ...]`` tensors; they run as ONNX sequences of length 1.
 - Sequences (opset 5) are batch-major (``X [batch, seq, in]``, ``Y [batch, dirs, seq, hs]``);
   ONNX is sequence-major, so inputs and outputs are transposed.
+- OpenVINO applies one list of activations to both directions of a bidirectional sequence
+  (only its first entries, when more are given); ONNX wants one list per direction.
 - The legacy LSTMCell of the TensorIterator specification's example (5 inputs: ``W`` of shape
   ``[4*hs, in+hs]`` holding W and R side by side, and ``B``) is accepted too.
 """
@@ -30,7 +32,14 @@ _ACT = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
 
 
 def _activations(layer: Layer, default: list[str], dirs: int) -> dict:
+    """ONNX activation attributes: OpenVINO applies its first ``len(default)`` activations to
+    every direction (further ones, as OpenVINO's ONNX frontend copies them from a bidirectional
+    ONNX node, are ignored by OpenVINO); ONNX lists them per direction."""
     names = layer.strs_attr("activations", default)
+    if len(names) < len(default):
+        raise ModelError(f"{layer.where()}: {len(default)} activations are needed, "
+                         f"{len(names)} given")
+    names = names[:len(default)]
     try:
         acts = [_ACT[a.lower()] for a in names]
     except KeyError as e:
