@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ class Model:
         self.source = source
         self._numpy_plans: dict[Any, Any] = {}
         self._jax = None
+        self._compiling = threading.Lock()  # threads sharing the model compile each plan once
 
     @property
     def inputs(self) -> list:
@@ -49,8 +51,11 @@ class Model:
 
         plan = self._numpy_plans.get(max_iterations)
         if plan is None:
-            plan = self._numpy_plans[max_iterations] = CompileContext(max_iterations).compile(
-                self.graph)
+            with self._compiling:
+                plan = self._numpy_plans.get(max_iterations)
+                if plan is None:
+                    plan = self._numpy_plans[max_iterations] = CompileContext(
+                        max_iterations).compile(self.graph)
         return run_plan(plan, feeds)
 
     def choose_backend(self, backend: str) -> str:
@@ -71,9 +76,11 @@ class Model:
 
     def _jax_compiled(self):
         if self._jax is None:
-            from .backends import jax as jax_backend
+            with self._compiling:
+                if self._jax is None:
+                    from .backends import jax as jax_backend
 
-            self._jax = jax_backend.compile_graph(self.graph)
+                    self._jax = jax_backend.compile_graph(self.graph)
         return self._jax
 
     def explain(self, backend: str = "jax") -> str:

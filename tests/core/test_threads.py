@@ -104,3 +104,40 @@ def test_eight_threads_share_one_model(make, case, backend):
             else:
                 assert isinstance(result, dict), (k, r, result)
                 assert_same(result, want[k])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_threads_sharing_a_cold_model_compile_it_once(backend, monkeypatch):
+    from itergraph.backends import jax as jax_backend
+    from itergraph.backends.numpy import CompileContext
+
+    calls = []
+    barrier = threading.Barrier(THREADS)
+    if backend == "jax":
+        original = jax_backend.compile_graph
+
+        def counting(graph, *a, **kw):
+            calls.append(1)
+            return original(graph, *a, **kw)
+
+        monkeypatch.setattr(jax_backend, "compile_graph", counting)
+    else:
+        original = CompileContext.compile
+
+        def counting(self, graph, *a, **kw):
+            if graph is m.graph:
+                calls.append(1)
+            return original(self, graph, *a, **kw)
+
+        monkeypatch.setattr(CompileContext, "compile", counting)
+    m = ig.load(scan_model())
+    cases = [scan_case(k) for k in range(THREADS)]
+
+    def run(k):
+        barrier.wait()
+        return outcome(m, cases[k][0], backend, cases[k][1])
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        list(pool.map(run, range(THREADS)))
+    # one JAX program; one NumPy plan per max_iterations
+    assert len(calls) == (1 if backend == "jax" else len({limit for _, limit in cases}))
