@@ -13,28 +13,11 @@ import onnxruntime as ort
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
-from onnx import TensorProto, numpy_helper
 from onnx import helper as h
 from ov_helpers import assert_close, run_ov
 
 import itergraph as ig
-
-F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-
-
-def vi(name, elem=F, shape=None):
-    return h.make_tensor_value_info(name, elem, shape)
-
-
-def const(name, value):
-    return numpy_helper.from_array(np.asarray(value), name)
-
-
-def model(nodes, inputs, outputs, inits=(), opset=11):
-    g = h.make_graph(nodes, "main", inputs, outputs, list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=6)
-    onnx.checker.check_model(m, full_check=True)
-    return m
+from onnx_builders import I64, B, F, const, model, vi
 
 
 def check(m, feeds, tmp_path):
@@ -82,7 +65,7 @@ def test_torchscript_for_range_loop(tmp_path, trip_input, true_node):
     else:
         inits.append(const("M", np.array(5, np.int64)))
     nodes.append(h.make_node("Loop", ["M", "outer_true", "x"], ["y"], body=body))
-    want = check(model(nodes, inputs, [vi("y", F, [2, 3])], inits), feeds, tmp_path)
+    want = check(model(nodes, inputs, [vi("y", F, [2, 3])], inits, opset=11), feeds, tmp_path)
     x = feeds["x"]
     for _ in range(5):
         x = x * 0.5 + 1
@@ -125,7 +108,7 @@ def test_scan_gru_body_reversed_output(tmp_path):
     inits = [const("W", rng.standard_normal((1, 3 * hid, i)).astype(np.float32)),
              const("R", rng.standard_normal((1, 3 * hid, hid)).astype(np.float32))]
     m = model([scan], [vi("h0", F, [n, hid]), vi("x", F, [s, n, i])],
-              [vi("h", F, [n, hid]), vi("y", F, [s, n, hid])], inits)
+              [vi("h", F, [n, hid]), vi("y", F, [s, n, hid])], inits, opset=11)
     feeds = {"h0": rng.standard_normal((n, hid)).astype(np.float32),
              "x": rng.standard_normal((s, n, i)).astype(np.float32)}
     check(m, feeds, tmp_path)
@@ -195,7 +178,7 @@ def test_loop_carried_values_swap(tmp_path, form, elem):
                         [vi("cond_out", B, []), vi("a_out", elem, [1]), vi(b_out, elem, [1])])
     loop = h.make_node("Loop", ["M", "", "a0", "b0"], ["a", "b"], body=body)
     m = model([loop], [vi("M", I64, []), vi("a0", elem, [1]), vi("b0", elem, [1])],
-              [vi("a", elem, [1]), vi("b", elem, [1])])
+              [vi("a", elem, [1]), vi("b", elem, [1])], opset=11)
     dt = onnx.helper.tensor_dtype_to_np_dtype(elem)
     feeds = {"M": np.array(6, np.int64), "a0": np.array([1], dt), "b0": np.array([0], dt)}
     want = check(m, feeds, tmp_path)
