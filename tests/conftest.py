@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,3 +11,19 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 # Every pass pipeline verifies the graph after each pass (`itergraph.passes.pipelines`).
 os.environ["ITERGRAPH_VERIFY_PASSES"] = "1"
+
+
+def pytest_terminal_summary(terminalreporter):
+    """After a run that included the real-world corpus, list the stages it skips and why
+    (``tests/realworld/skips.json``; each must still end in `UnsupportedError`)."""
+    reports = [r for rs in terminalreporter.stats.values() for r in rs
+               if "realworld/" in getattr(r, "nodeid", "")]
+    if not reports:
+        return
+    skips_file = Path(__file__).parent / "realworld" / "skips.json"
+    skips = json.loads(skips_file.read_text()) if skips_file.exists() else {}
+    count = sum(len(stages) for stages in skips.values())
+    terminalreporter.section(f"real-world corpus: {count} stage(s) refused as expected")
+    for entry, stages in sorted(skips.items()):
+        for stage, reason in sorted(stages.items()):
+            terminalreporter.write_line(f"{entry}:{stage}: {reason}")

@@ -1,0 +1,121 @@
+"""The stages of one corpus entry (`corpus.STAGES`), as parametrized tests.
+
+Each ``test_corpus_*.py`` file holds ``test_stage = stage_tests(<sources>)``. An entry's stages
+run in order in one test worker (``--dist loadfile``) and share what earlier stages built: the
+loaded model and the written file, cached here per entry.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from corpus import STAGES, Entry, entries_of, skip_reason
+from peers import PEERS
+
+import itergraph as ig
+
+_WORK = Path(tempfile.mkdtemp(prefix="itergraph-corpus-"))
+atexit.register(shutil.rmtree, _WORK, True)
+_loaded: dict[str, object] = {}
+_written: dict[str, object] = {}
+
+
+def _remember(cache: dict, key: str, make):
+    """`make()`, once per key; an exception is remembered and raised again."""
+    if key not in cache:
+        try:
+            cache[key] = make()
+        except Exception as e:
+            cache[key] = e
+    value = cache[key]
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def loaded(entry: Entry) -> ig.Model:
+    return _remember(_loaded, entry.id, lambda: ig.load(entry.file))
+
+
+def written(entry: Entry) -> Path:
+    """The entry converted by ``ig.save`` to its target format (ONNX files fully checked)."""
+    def write():
+        suffix = ".xml" if entry.target == "openvino" else ".onnx"
+        path = _WORK / (entry.id.replace("/", "__") + suffix)
+        ig.save(loaded(entry), path)
+        if suffix == ".onnx":
+            onnx.checker.check_model(str(path), full_check=True)
+        return path
+    return _remember(_written, entry.id, write)
+
+
+def assert_outputs(got: list, entry: Entry, what: str, exact_dtype: bool = True,
+                   loose: bool = False) -> None:
+    want = entry.expected()
+    assert len(got) == len(want), f"{what}: {len(got)} outputs, expected {len(want)}"
+    rtol, atol = (max(entry.rtol, 1e-4), max(entry.atol, 1e-4)) if loose \
+        else (entry.rtol, entry.atol)
+    for i, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        label = f"{what}, output {i}"
+        assert g.shape == w.shape, f"{label}: shape {g.shape}, expected {w.shape}"
+        if exact_dtype:
+            assert g.dtype == w.dtype, f"{label}: dtype {g.dtype}, expected {w.dtype}"
+        else:
+            assert g.dtype.kind == w.dtype.kind, f"{label}: dtype {g.dtype}, expected {w.dtype}"
+        if w.dtype.kind in "biuU":
+            np.testing.assert_array_equal(g, w, err_msg=label)
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=label)
+
+
+def _numpy(entry: Entry) -> None:
+    got = loaded(entry).run(entry.feeds())
+    assert_outputs(list(got.values()), entry, "itergraph numpy")
+
+
+def _jax(entry: Entry) -> None:
+    got = loaded(entry).run(entry.feeds(), backend="jax")
+    assert_outputs(list(got.values()), entry, "itergraph jax", loose=True)
+
+
+def _convert(entry: Entry) -> None:
+    path = written(entry)
+    peer = "openvino" if entry.target == "openvino" else "onnxruntime"
+    got = PEERS.run(peer, path, entry.feeds())
+    assert_outputs(got, entry, f"{peer} on the written {path.suffix}", exact_dtype=False)
+
+
+def _reload(entry: Entry) -> None:
+    got = ig.load(written(entry)).run(entry.feeds())
+    assert_outputs(list(got.values()), entry, "itergraph numpy on the written file")
+
+
+RUN = {"numpy": _numpy, "jax": _jax, "convert": _convert, "reload": _reload}
+
+
+def run_stage(entry: Entry, stage: str) -> None:
+    reason = skip_reason(entry, stage)
+    if reason is None:
+        RUN[stage](entry)
+        return
+    with pytest.raises(ig.UnsupportedError):
+        RUN[stage](entry)
+
+
+def stage_tests(*sources: str):
+    """A test function parametrized over every (entry, stage) of `sources`."""
+    cases = [pytest.param(e, s, id=f"{e.id}:{s}") for e in entries_of(*sources)
+             for s in STAGES]
+
+    @pytest.mark.parametrize(("entry", "stage"), cases)
+    def test_stage(entry: Entry, stage: str) -> None:
+        run_stage(entry, stage)
+
+    return test_stage

@@ -1,0 +1,5 @@
+"""The real-world corpus entries written by `generators/gen_tf.py` (see `corpus`)."""
+
+from stages import stage_tests
+
+test_stage = stage_tests("tf", "tf-ov")
