@@ -13,11 +13,11 @@ from itergraph.errors import ModelError
 from itergraph.ir import Graph, Value, verify
 from itergraph.ir.clone import clone_graph, clone_node
 from itergraph.passes.base import CONTRACT, Pass
-from itergraph.passes.pipelines import NUMPY, XLA, run_pipeline, verifying
+from itergraph.passes.pipelines import NUMPY, OPENVINO_WRITE, XLA, run_pipeline, verifying
 from passutil import load, loops
 
 TESTS = Path(__file__).resolve().parents[1]
-PIPELINES = {"NUMPY": NUMPY, "XLA": XLA}
+PIPELINES = {"NUMPY": NUMPY, "XLA": XLA, "OPENVINO_WRITE": OPENVINO_WRITE}
 PASSES = sorted({p for ps in PIPELINES.values() for p in ps}, key=lambda p: p.name)
 
 
@@ -39,6 +39,7 @@ def _models() -> dict:
     sliced = _module("passes/test_precompute_sliced.py")
     fission = _module("passes/test_gate_fission.py")
     layout = _module("passes/test_carried_layout.py")
+    lists = _module("passes/test_sequence_scan_outputs.py")
     return {
         "counter": lambda: load(loop_sem.counter_loop()),
         "counter_rank2": lambda: load(loop_sem.counter_loop((2, 3))),
@@ -57,6 +58,7 @@ def _models() -> dict:
         "sliced_ov_ti": lambda: sliced._ov_ti(),
         "lstm": lambda: load(fission._lstm()),
         "ssm": lambda: load(layout._ssm()),
+        "list_append": lambda: load(lists._list_loop({"axis": 1, "new_axis": 0})),
     }
 
 

@@ -19,7 +19,9 @@ import os
 import xml.etree.ElementTree as ET
 
 from ...errors import ModelError
+from ...ir.clone import clone_graph
 from ...ir.graph import Graph
+from ...passes.pipelines import OPENVINO_WRITE, run_pipeline
 
 # the translator modules register their ops in the export table when imported
 from . import export_loops, export_ops, export_rnn  # noqa: F401
@@ -38,8 +40,20 @@ def write(graph: Graph, xml_path, bin_path=None) -> None:
         f.write(xml_bytes)
 
 
+def _rewritten(graph: Graph) -> Graph:
+    """`graph`, or a copy rewritten by `passes.pipelines.OPENVINO_WRITE` where a pass applies
+    (lists built in loops become scan outputs, as OpenVINO's own ONNX frontend makes them)."""
+    todo = [p for p in OPENVINO_WRITE if p.applicable(graph)]
+    if not todo:
+        return graph
+    copy = clone_graph(graph)
+    run_pipeline(todo, copy)
+    return copy
+
+
 def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     """The ``.xml`` document and the ``.bin`` contents for `graph`."""
+    graph = _rewritten(graph)
     weights = Weights()
     nw = NetWriter(weights)
     if graph.captures():

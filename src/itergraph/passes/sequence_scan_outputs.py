@@ -1,0 +1,225 @@
+"""Lists built by appending in a loop become scan outputs.
+
+``out = []; for ...: out.append(t)`` followed by ``torch.stack(out)`` / ``torch.cat(out)`` is
+how exporters write a list built in a loop at newer opsets (torch.onnx at opset >= 13,
+tf2onnx's TensorArray at some opsets)::
+
+    s0 = SequenceEmpty()
+    s = Loop(..., s0) { s_out = SequenceInsert(s_in, t) }     # appended once per iteration
+    y = ConcatFromSequence(s, axis=a, new_axis=n)
+
+is the same as a scan output of ``t`` (stacked on a new axis 0) moved to axis ``a``, or with
+``new_axis=0`` merged into the existing axis ``a``. Runtimes without sequence types (OpenVINO,
+XLA) can run the second form; OpenVINO's own ONNX frontend makes the same rewrite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph, Node, Value
+from ..ir.loop import Carried, Concat, Last, Loop
+from ..ir.traversal import replace_all_uses
+from ..ir.types import DataType, SequenceType, TensorType
+from .base import LoopPass
+from .loop_motion import body_value_uses
+
+STD = ("", "ai.onnx")
+
+
+class SequenceScanOutputs(LoopPass):
+    """Sequences appended to once per iteration and then concatenated become scan outputs.
+
+    Applies to: a carried value of a canonical `Loop` (any depth) whose initial value is
+    ``SequenceEmpty()`` read by nothing else, whose body result is ``SequenceInsert(param,
+    t)`` (no position: an append) of a tensor ``t``, the parameter and that result being read
+    by nothing else in the body, and whose final value is read only by
+    ``ConcatFromSequence`` nodes of the enclosing graph (not a graph output). When ``axis``
+    is not 0, the rank of ``t`` must be known.
+
+    Returns: the number of carried sequences replaced.
+
+    Guarantees: each ``ConcatFromSequence`` output keeps its value on every input the
+    original runs without error; the carried sequence, its ``SequenceInsert`` and (if it has
+    no other reader) the ``SequenceEmpty`` are gone, replaced by a ``Concat`` port of ``t``
+    (stacked on axis 0) and, where the axis is not 0 or the list was joined on an existing
+    axis, a ``Transpose`` / ``Reshape`` after the loop. A loop that runs no iteration now gives
+    an empty tensor where ``ConcatFromSequence`` on the empty sequence was an error.
+    """
+
+    name = "sequence_scan_outputs"
+    in_place = True
+
+    def applicable(self, graph: Graph) -> bool:
+        if not any(_is_std(n, "SequenceInsert") for _, n in graph.walk()):
+            return False
+        return super().applicable(graph)
+
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        done = 0
+        for c in list(loop.carried):
+            match = _match(graph, loop, c)
+            if match is not None:
+                _rewrite(graph, loop, c, *match)
+                done += 1
+        return done
+
+
+sequence_scan_outputs = SequenceScanOutputs()
+
+
+def _readers(graph: Graph, v: Value) -> list[Node]:
+    """Nodes of `graph` (this level) that read `v`, directly or inside their subgraphs."""
+    return [n for n in graph.nodes if any(u is v for u in n.reads())]
+
+
+def _is_std(node: Node | None, op: str) -> bool:
+    return node is not None and node.op_type == op and node.domain in STD
+
+
+def _match(graph: Graph, loop: Loop, c: Carried):
+    init = c.value.producer
+    if not _is_std(init, "SequenceEmpty") or _readers(graph, c.value) != [loop]:
+        return None
+    if any(p.value is c.value for p in loop.input_ports if p is not c):
+        return None
+    insert = c.result.producer
+    if not _is_std(insert, "SequenceInsert") or len([v for v in insert.inputs if v]) != 2:
+        return None
+    if insert.inputs[0] is not c.param or insert not in loop.body.nodes:
+        return None
+    element = insert.inputs[1]
+    if isinstance(element.type, SequenceType):
+        return None
+    lasts = [p for p in loop.output_ports if p.result is c.result]
+    if any(not isinstance(p, Last) for p in lasts):
+        return None
+    uses = body_value_uses(loop)
+    in_outputs = sum(1 for v in loop.body.outputs if v is c.result)
+    if uses.get(c.param.uid, 0) != 1 or \
+            uses.get(c.result.uid, 0) != 1 + len(lasts) + in_outputs:
+        return None
+    concats: list[Node] = []
+    for p in lasts:
+        if any(v is p.output for v in graph.outputs):
+            return None
+        readers = _readers(graph, p.output)
+        if not all(_is_std(n, "ConcatFromSequence") and n.inputs[0] is p.output
+                   and p.output not in n.captured() for n in readers):
+            return None
+        concats += readers
+    rank = _element_rank(element, c, concats)
+    for n in concats:
+        axis, new_axis = int(n.attrs.get("axis", 0)), int(n.attrs.get("new_axis", 0))
+        if axis != 0 and rank is None:
+            return None
+        if rank is not None:
+            limit = rank + 1 if new_axis else rank
+            if not -limit <= axis < limit:
+                return None
+    return insert, element, rank, lasts, concats
+
+
+def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None:
+    """The rank of the appended tensors: from their type, the sequence's, or a join's."""
+    for t in (element.type, *(getattr(v.type, "elem", None) for v in (c.result, c.param))):
+        if isinstance(t, TensorType) and t.rank is not None:
+            return t.rank
+    for n in concats:
+        t = n.outputs[0].type
+        if isinstance(t, TensorType) and t.rank is not None:
+            return t.rank - int(n.attrs.get("new_axis", 0))
+    return None
+
+
+def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
+             rank: int | None, lasts: list[Last], concats: list[Node]) -> None:
+    body = loop.body
+    body.nodes.remove(insert)
+    body.inputs = [v for v in body.inputs if v is not c.param]
+    body.outputs = [v for v in body.outputs if v is not c.result]
+    loop.input_ports.remove(c)
+    init = c.value.producer
+    if not _readers(graph, c.value):
+        graph.nodes.remove(init)
+    etype = next((t for t in (element.type, getattr(c.result.type, "elem", None))
+                  if isinstance(t, TensorType)), TensorType())
+    stacked_shape = (None, *etype.shape) if etype.shape is not None else \
+        (None,) * (rank + 1) if rank is not None else None
+    stacked_type = TensorType(etype.dtype, stacked_shape)
+    plain = [n for n in concats if _is_plain_stack(n, rank)]
+    if plain:  # the stack itself: the port's output keeps the name the file gives it
+        stacked = plain[0].outputs[0]
+        stacked.type = stacked_type
+        graph.nodes.remove(plain[0])
+        concats = [n for n in concats if n is not plain[0]]
+    else:
+        stacked = Value(f"{element.name}_stacked", stacked_type)
+    ports = [p for p in loop.output_ports if not any(p is q for q in lasts)]
+    ports.append(Concat(element, stacked, axis=0, new_axis=True))
+    old_outputs = [p.output for p in lasts]
+    loop.set_output_ports(ports)
+    for n in concats:
+        after = _joined(graph, n, stacked, rank)
+        graph.nodes[graph.nodes.index(n):graph.nodes.index(n) + 1] = after[:-1]
+        replace_all_uses(graph, n.outputs[0], after[-1])
+    for old in old_outputs:
+        old.producer = None
+
+
+def _is_plain_stack(concat: Node, rank: int | None) -> bool:
+    axis, new_axis = int(concat.attrs.get("axis", 0)), int(concat.attrs.get("new_axis", 0))
+    return bool(new_axis) and (axis == 0 or (rank is not None and axis == -rank - 1))
+
+
+def _joined(graph: Graph, concat: Node, stacked: Value, rank: int | None) -> list:
+    """Nodes computing `concat`'s result from `stacked`, then the value holding it."""
+    axis, new_axis = int(concat.attrs.get("axis", 0)), int(concat.attrs.get("new_axis", 0))
+    name = concat.outputs[0].name
+    if new_axis:
+        if axis < 0:
+            axis += rank + 1
+        if axis == 0:
+            return [stacked]
+        perm = [*range(1, axis + 1), 0, *range(axis + 1, rank + 1)]
+        out = Value(name, concat.outputs[0].type)
+        return [Node("Transpose", [stacked], [out], {"perm": perm}, version=13,
+                     name=concat.name), out]
+    if axis < 0:
+        axis += rank
+    nodes: list = []
+    moved = stacked
+    if axis != 0:
+        perm = [*range(1, axis + 1), 0, *range(axis + 1, rank + 1)]
+        moved = Value(f"{name}_moved")
+        nodes.append(Node("Transpose", [stacked], [moved], {"perm": perm}, version=13,
+                          name=f"{concat.name}_move"))
+    # merge axes `axis` and `axis + 1`: shape[:axis] + [-1] + shape[axis + 2:]
+    shape = Value(f"{name}_shape")
+    nodes.append(Node("Shape", [moved], [shape], version=13, name=f"{concat.name}_shape"))
+    pieces = []
+    if axis:
+        pieces.append(_slice(graph, nodes, shape, 0, axis, f"{name}_before"))
+    minus_one = _const(graph, f"{name}_minus_one", [-1])
+    pieces.append(minus_one)
+    pieces.append(_slice(graph, nodes, shape, axis + 2, 2**62, f"{name}_after"))
+    target = Value(f"{name}_target")
+    nodes.append(Node("Concat", pieces, [target], {"axis": 0}, version=13,
+                      name=f"{concat.name}_target"))
+    out = Value(name, concat.outputs[0].type)
+    nodes.append(Node("Reshape", [moved, target], [out], version=14, name=concat.name))
+    return [*nodes, out]
+
+
+def _const(graph: Graph, name: str, values: list[int]) -> Value:
+    v = Value(name, TensorType(DataType.INT64, (len(values),)), np.array(values, np.int64))
+    graph.initializers.append(v)
+    return v
+
+
+def _slice(graph: Graph, nodes: list, v: Value, start: int, end: int, name: str) -> Value:
+    out = Value(name)
+    nodes.append(Node("Slice", [v, _const(graph, f"{name}_start", [start]),
+                                _const(graph, f"{name}_end", [end])], [out], version=13,
+                      name=name))
+    return out

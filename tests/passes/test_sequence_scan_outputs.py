@@ -1,0 +1,107 @@
+"""passes.sequence_scan_outputs: a list appended to in a loop, then concatenated, becomes a
+scan output; checked against ONNX Runtime on the original and OpenVINO on the written IR."""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import pytest
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.passes.sequence_scan_outputs import sequence_scan_outputs
+from onnx_builders import I64, B, F, body, model, run_ort, vi
+from passutil import assert_same_outputs, load, ops, rng, transformed
+
+
+def SEQ(name, elem, shape):
+    return h.make_value_info(name, h.make_sequence_type_proto(
+        h.make_tensor_type_proto(elem, shape)))
+
+
+def _list_loop(concat_attrs: dict, extra_body=(), extra_out=(), read_list_outside=False):
+    """``h = x0; out = []; for i in range(M): h = tanh(h + X[i]); out.append(2 * h)`` then
+    ``ConcatFromSequence(out, **concat_attrs)``, as torch.onnx writes it at opset 18."""
+    nodes = [h.make_node("Gather", ["X", "i"], ["row"]),
+             h.make_node("Add", ["h_in", "row"], ["s"]),
+             h.make_node("Tanh", ["s"], ["h_out"]),
+             h.make_node("Add", ["h_out", "h_out"], ["t"]),
+             h.make_node("SequenceInsert", ["seq_in", "t"], ["seq_out"]),
+             h.make_node("Identity", ["c_in"], ["c_out"]), *extra_body]
+    b = body(nodes, [vi("i", I64, []), vi("c_in", B, []), vi("h_in", F, [2, 3]),
+                     SEQ("seq_in", F, [2, 3])],
+             [vi("c_out", B, []), vi("h_out", F, [2, 3]), SEQ("seq_out", F, [2, 3]),
+              *extra_out])
+    outer = [h.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+             h.make_node("Loop", ["M", "", "h0", "empty"],
+                         ["h", "list", *[f"scan{k}" for k in range(len(extra_out))]], body=b),
+             h.make_node("ConcatFromSequence", ["list"], ["Y"], **concat_attrs)]
+    rank = 3 if concat_attrs["new_axis"] else 2
+    outputs = [vi("h", F, [2, 3]), vi("Y", F, [f"y{k}" for k in range(rank)])]
+    if read_list_outside:
+        outer.append(h.make_node("SequenceLength", ["list"], ["n"]))
+        outputs.append(vi("n", I64, []))
+    outputs += [vi(f"scan{k}", I64, ["n"]) for k in range(len(extra_out))]
+    return model(outer, [vi("M", I64, []), vi("X", F, [4, 2, 3]), vi("h0", F, [2, 3])],
+                 outputs, opset=18)
+
+
+def _feeds(m=4):
+    r = rng(3)
+    return {"M": np.array(m, np.int64), "X": r.standard_normal((4, 2, 3)).astype(np.float32),
+            "h0": r.standard_normal((2, 3)).astype(np.float32)}
+
+
+CONCATS = [{"axis": 0, "new_axis": 1}, {"axis": 1, "new_axis": 1}, {"axis": -1, "new_axis": 1},
+           {"axis": 0, "new_axis": 0}, {"axis": 1, "new_axis": 0}, {"axis": -1, "new_axis": 0}]
+
+
+@pytest.mark.parametrize("attrs", CONCATS, ids=lambda a: f"axis{a['axis']}_new{a['new_axis']}")
+def test_appended_list_becomes_a_scan_output(attrs, tmp_path):
+    m = _list_loop(attrs)
+    g = load(m)
+    new, count = transformed(g, sequence_scan_outputs)
+    assert count == 1
+    assert not {"SequenceEmpty", "SequenceInsert", "ConcatFromSequence"} & set(ops(new))
+    feeds = _feeds()
+    assert_same_outputs(g, new, feeds)
+    want = run_ort(m, feeds)
+    for backend in ("numpy", "jax"):
+        got = ig.load(m).run(feeds, backend=backend)
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    xml = tmp_path / "m.xml"
+    ig.save(ig.load(m), xml)  # the writer makes the same rewrite: IR has no sequences
+    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    for out, name in zip(compiled.outputs, want):
+        np.testing.assert_allclose(result[out], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_list_read_elsewhere_is_left_alone():
+    """A list whose final value is also read by SequenceLength stays a sequence."""
+    m = _list_loop({"axis": 0, "new_axis": 1}, read_list_outside=True)
+    new, count = transformed(load(m), sequence_scan_outputs)
+    assert count == 0 and "SequenceEmpty" in ops(new)
+
+
+def test_list_read_in_the_body_is_left_alone():
+    """A body that also reads the list (its length here) needs the sequence each step."""
+    m = _list_loop({"axis": 0, "new_axis": 1},
+                   extra_body=[h.make_node("SequenceLength", ["seq_in"], ["len"])],
+                   extra_out=[vi("len", I64, [])])
+    g = load(m)
+    new, count = transformed(g, sequence_scan_outputs)
+    assert count == 0
+    assert_same_outputs(g, new, _feeds())
+
+
+def test_zero_iterations_give_an_empty_stack():
+    """The one change the contract allows: ConcatFromSequence of an empty list is an error;
+    the scan output of a loop that runs no iteration is empty."""
+    g = load(_list_loop({"axis": 0, "new_axis": 1}))
+    with pytest.raises(ig.Error):
+        ig.load(g).run(_feeds(0))
+    new, _ = transformed(g, sequence_scan_outputs)
+    y = ig.load(new).run(_feeds(0))["Y"]
+    assert y.shape[0] == 0
