@@ -8,7 +8,7 @@ import numpy as np
 
 from .errors import InputError
 from .ir import Graph, Value
-from .ir.types import DataType, OptionalType, SequenceType, TensorType
+from .ir.types import DataType, MapType, OptionalType, SequenceType, TensorType
 
 
 def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
@@ -70,6 +70,8 @@ def check_value(v: Value, t, x: Any, what: str) -> Any:
         return [check_value(v, t.elem, e, f"{what}[{i}]") for i, e in enumerate(x)]
     if isinstance(t, OptionalType):
         return None if x is None else check_value(v, t.elem, x, what)
+    if isinstance(t, MapType) and not isinstance(x, dict):
+        raise InputError(f"{what}: expected a map (dict), got {type(x).__name__}")
     return x
 
 

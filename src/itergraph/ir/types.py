@@ -154,7 +154,19 @@ class OptionalType:
         return f"optional({self.elem or '?'})"
 
 
-Type = Union[TensorType, SequenceType, OptionalType]
+@dataclass(frozen=True)
+class MapType:
+    """A map from `key` scalars to values of type `value` (ONNX ``map(...)``, the
+    ``ai.onnx.ml`` ops' type: ``ZipMap`` writes a sequence of them); at run time a ``dict``."""
+
+    key: DataType | None = None
+    value: Type | None = None
+
+    def __str__(self) -> str:
+        return f"map({self.key or '?'}, {self.value or '?'})"
+
+
+Type = Union[TensorType, SequenceType, OptionalType, MapType]
 
 
 def tensor(dtype: DataType | str | None = None, shape=None) -> TensorType:

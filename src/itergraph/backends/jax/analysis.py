@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
-from ...ir.types import OptionalType, SequenceType, TensorType
+from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from .context import CompileCache, Scope, TraceContext, needed_nodes
 from .loops.info import static_truth
 from .records import Record
@@ -21,7 +21,7 @@ from .trace import no_lowering_reason
 
 
 def _non_tensor(v) -> bool:
-    return v is not None and isinstance(v.type, (SequenceType, OptionalType))
+    return v is not None and isinstance(v.type, (SequenceType, OptionalType, MapType))
 
 
 def _may_stop_early(tc, loop: Loop, scope) -> bool:

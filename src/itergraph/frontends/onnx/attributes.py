@@ -24,7 +24,7 @@ from onnx import AttributeProto
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph
-from ...ir.types import OptionalType, SequenceType, TensorType
+from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from .types import sparse_from_onnx, tensor_from_onnx, tensor_to_onnx, type_from_onnx, type_to_onnx
 
 A = AttributeProto
@@ -76,7 +76,7 @@ def attr_from_onnx(a: AttributeProto, subgraph: Callable[[onnx.GraphProto], Grap
     raise ModelError(f"attribute '{a.name}' has no value (type {k})")
 
 
-_TYPES = (TensorType, SequenceType, OptionalType)
+_TYPES = (TensorType, SequenceType, OptionalType, MapType)
 
 
 def _kind_of_value(value: Any) -> int:

@@ -13,7 +13,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Last, Loop
 from ...ir.traversal import toposort
-from ...ir.types import DataType, OptionalType, SequenceType, TensorType
+from ...ir.types import DataType, MapType, OptionalType, SequenceType, TensorType
 from .emit import Emitter
 from .types import tensor_to_onnx, type_to_onnx
 
@@ -31,6 +31,8 @@ def declarable(t) -> bool:
         return t.dtype is not None
     if isinstance(t, SequenceType | OptionalType):
         return t.elem is not None and declarable(t.elem)
+    if isinstance(t, MapType):
+        return t.key is not None and t.value is not None and declarable(t.value)
     return False
 
 

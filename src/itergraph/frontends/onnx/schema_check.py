@@ -21,7 +21,7 @@ from onnx import AttributeProto, TensorProto
 
 from ...errors import ModelError
 from ...ir.graph import Value
-from ...ir.types import OptionalType, SequenceType, TensorType
+from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from .types import dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -43,6 +43,12 @@ def type_string(t) -> str | None:
         if inner is None:
             return None
         return f"{'seq' if isinstance(t, SequenceType) else 'optional'}({inner})"
+    if isinstance(t, MapType):
+        inner = type_string(t.value)
+        if t.key is None or inner is None:
+            return None
+        key = TensorProto.DataType.Name(dtype_to_onnx(t.key)).lower()
+        return f"map({key}, {inner})"
     return None
 
 

@@ -15,7 +15,7 @@ import onnx
 from onnx import TensorProto, TypeProto, numpy_helper
 
 from ...errors import ModelError, SecurityError, UnsupportedError
-from ...ir.types import DataType, OptionalType, SequenceType, TensorType, Type
+from ...ir.types import DataType, MapType, OptionalType, SequenceType, TensorType, Type
 
 
 def dtype_from_onnx(elem_type: int) -> DataType | None:
@@ -60,6 +60,10 @@ def type_from_onnx(tp: TypeProto | None) -> Type | None:
     if kind == "optional_type":
         return OptionalType(type_from_onnx(tp.optional_type.elem_type)
                             if tp.optional_type.HasField("elem_type") else None)
+    if kind == "map_type":
+        m = tp.map_type
+        return MapType(dtype_from_onnx(m.key_type) if m.key_type else None,
+                       type_from_onnx(m.value_type) if m.HasField("value_type") else None)
     return None
 
 
@@ -87,6 +91,12 @@ def type_to_onnx(t: Type | None) -> TypeProto:
         tp.optional_type.SetInParent()
         if t.elem is not None:
             tp.optional_type.elem_type.CopyFrom(type_to_onnx(t.elem))
+    elif isinstance(t, MapType):
+        tp.map_type.SetInParent()
+        if t.key is not None:
+            tp.map_type.key_type = dtype_to_onnx(t.key)
+        if t.value is not None:
+            tp.map_type.value_type.CopyFrom(type_to_onnx(t.value))
     else:  # pragma: no cover - defensive
         raise UnsupportedError(f"cannot write IR type {t!r} to ONNX")
     return tp
