@@ -62,7 +62,7 @@ def assert_outputs(got: list, entry: Entry, what: str, exact_dtype: bool = True,
     rtol, atol = (max(entry.rtol, 1e-4), max(entry.atol, 1e-4)) if loose \
         else (entry.rtol, entry.atol)
     for i, (g, w) in enumerate(zip(got, want)):
-        g = np.asarray(g)
+        g = _as_array(g)
         label = f"{what}, output {i}"
         assert g.shape == w.shape, f"{label}: shape {g.shape}, expected {w.shape}"
         if exact_dtype:
@@ -73,6 +73,14 @@ def assert_outputs(got: list, entry: Entry, what: str, exact_dtype: bool = True,
             np.testing.assert_array_equal(g, w, err_msg=label)
         else:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=label)
+
+
+def _as_array(value) -> np.ndarray:
+    """A tensor as it is; a sequence of maps (``ZipMap``: one ``{label: score}`` per row) as
+    the ``[rows, labels]`` array the framework's ``predict_proba`` gives."""
+    if isinstance(value, list) and value and all(isinstance(d, dict) for d in value):
+        return np.array([list(d.values()) for d in value], np.float32)
+    return np.asarray(value)
 
 
 def _numpy(entry: Entry) -> None:
