@@ -102,24 +102,42 @@ def test_auto_backend_picks_jax_when_the_whole_graph_compiles_and_says_so():
     assert "everything compiles" in m.explain(backend="jax")
 
 
-def test_auto_backend_falls_back_to_numpy_for_sequences():
+def _sequence_loop(read_length: bool):
+    """``s = []; for i in range(M): s.append(float(i))`` then ``stack(s)``; with
+    `read_length` the body also reads ``len(s)``."""
     from onnx import TensorProto
 
     seq = h.make_tensor_sequence_value_info
+    extra = [h.make_node("SequenceLength", ["s_in"], ["n"])] if read_length else []
     b = body([h.make_node("Cast", ["i"], ["fi"], to=F),
-              h.make_node("SequenceInsert", ["s_in", "fi"], ["s_out"]),
+              h.make_node("SequenceInsert", ["s_in", "fi"], ["s_out"]), *extra,
               h.make_node("Identity", ["c_in"], ["c_out"])],
              [vi("i", I64, []), vi("c_in", B, []), seq("s_in", TensorProto.FLOAT, None)],
-             [vi("c_out", B, []), seq("s_out", TensorProto.FLOAT, None)])
-    m = ig.load(model([h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
-                       h.make_node("Loop", ["M", "", "s0"], ["s"], body=b, name="seqloop"),
-                       h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)],
-                      [vi("M", I64, [])], [vi("y", F, [None])]))
+             [vi("c_out", B, []), seq("s_out", TensorProto.FLOAT, None),
+              *([vi("n", I64, [])] if read_length else [])])
+    return ig.load(model([h.make_node("SequenceEmpty", [], ["s0"], dtype=F),
+                          h.make_node("Loop", ["M", "", "s0"], ["s", *(["ns"] * read_length)],
+                                      body=b, name="seqloop"),
+                          h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0, new_axis=1)],
+                         [vi("M", I64, [])],
+                         [vi("y", F, [None]), *([vi("ns", I64, [None])] * read_length)]))
+
+
+def test_auto_backend_falls_back_to_numpy_for_sequences():
+    m = _sequence_loop(read_length=True)
     assert m.choose_backend("auto") == "numpy"
     assert "seqloop" in m.explain(backend="jax") or "Sequence" in m.explain(backend="jax")
+    for backend in ("auto", "jax"):
+        got = m.run({"M": np.array(4)}, backend=backend)
+        np.testing.assert_array_equal(got["y"], np.arange(4, dtype=np.float32))
+        np.testing.assert_array_equal(got["ns"], np.arange(4))
+
+
+def test_a_list_built_in_a_loop_compiles_with_xla():
+    """The appended list becomes a scan output (`passes.sequence_scan_outputs`)."""
+    m = _sequence_loop(read_length=False)
+    assert m.choose_backend("auto") == "jax"
     np.testing.assert_array_equal(m.run({"M": np.array(4)}, backend="auto")["y"],
-                                  np.arange(4, dtype=np.float32))
-    np.testing.assert_array_equal(m.run({"M": np.array(4)}, backend="jax")["y"],
                                   np.arange(4, dtype=np.float32))
 
 
