@@ -46,6 +46,7 @@ Peers: ONNX Runtime and OpenVINO (CPU, f32 inference precision) on every file.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -351,7 +352,26 @@ def first_line(e: BaseException) -> str:
 
 def convert(est, sample, opset, options):
     opts = {id(est): options} if options else None
-    return to_onnx(est, sample, target_opset=opset, options=opts)
+    return stable(to_onnx(est, sample, target_opset=opset, options=opts))
+
+
+def stable(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same model with what skl2onnx leaves to chance fixed, so that reruns write the
+    same bytes: opset imports sorted (skl2onnx lists them in set order) and the Python
+    object ids it puts in some names (``norm_140497699521424_C0``) replaced, in order of
+    first appearance, by counters of the same width (a same-length byte substitution keeps
+    every protobuf length prefix valid)."""
+    for owner in [model, *model.functions]:
+        imports = sorted(owner.opset_import, key=lambda o: (o.domain, o.version))
+        del owner.opset_import[:]
+        owner.opset_import.extend(imports)
+    data = model.SerializeToString()
+    ids: dict[bytes, bytes] = {}
+    for found in re.findall(rb"_(\d{9,})_", data):
+        ids.setdefault(found, str(len(ids) + 1).zfill(len(found)).encode())
+    for old, new in ids.items():
+        data = data.replace(b"_" + old + b"_", b"_" + new + b"_")
+    return onnx.load_from_string(data)
 
 
 def oldest_opset(est, sample, options) -> tuple[int, str]:
