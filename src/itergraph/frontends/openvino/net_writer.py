@@ -120,13 +120,14 @@ class NetWriter:
     def const(self, arr, dtype: DataType | None = None, name: str = "") -> Out:
         a = np.asarray(arr)
         dt = dtype or from_numpy(a.dtype)
+        element_type = to_element_type(dt, f"constant '{name}'")
         key = (dt, a.shape, a.tobytes()) if a.size <= 64 else None
         if key is not None and key in self.consts:
             return self.consts[key]
         data = encode(dt, a)
         off = self.weights.add(data)
         out = self.one("Const", "opset1", [], {
-            "element_type": to_element_type(dt, f"constant '{name}'"),
+            "element_type": element_type,
             "shape": dims_attr(a.shape), "offset": off, "size": len(data)},
             dtype=dt, shape=a.shape, name=name)
         if key is not None:
