@@ -58,7 +58,7 @@ from torch._higher_order_ops.scan import scan
 from torch._higher_order_ops.while_loop import while_loop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_writer import Corpus  # noqa: E402
+from corpus_writer import ROOT, Corpus  # noqa: E402
 
 torch.set_num_threads(1)
 warnings.filterwarnings("ignore")
@@ -1072,7 +1072,8 @@ class Peers:
             self.pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx)
         fut = self.pool.submit(peer_worker, str(path), feeds, expected, rtol, atol)
         try:
-            return fut.result(timeout=300)
+            # messages name the file; keep the manifest free of this checkout's path
+            return {k: v.replace(f"{ROOT}/", "") for k, v in fut.result(timeout=300).items()}
         except Exception as exc:  # noqa: BLE001 - a crash of the child
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = None
