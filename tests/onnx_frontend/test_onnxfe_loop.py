@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper as h
+from onnx import numpy_helper
 from onnxfe_util import check_numpy, model, roundtrip, vi
 
+import itergraph as ig
+from itergraph import LeniencyWarning
 from itergraph.frontends.onnx import read
 from itergraph.ir import Carried, Concat, Last, Loop
 
@@ -155,3 +160,34 @@ def test_nested_loops_roundtrip():
           for m, n in [(3, 4), (2, 0), (1, 1)]]
     g, _ = roundtrip(mod, fs)
     check_numpy(g, mod, fs)
+
+
+def test_torchscript_opset7_unbounded_trip_count_is_read_as_absent():
+    """torch.onnx at opset 7 writes a while loop's "no trip count" as Cast(2**63 as float):
+    out of int64's range, ONNX Runtime runs no iteration; PyTorch and OpenVINO run the loop,
+    and so does itergraph, with a LeniencyWarning (tests/realworld/models/torch/while_sum_op7)."""
+    b = h.make_graph([h.make_node("Add", ["x_in", "one"], ["x_out"]),
+                      h.make_node("Less", ["x_out", "limit"], ["c_out"])],
+                     "body", [h.make_tensor_value_info("i", TP.INT64, []),
+                              h.make_tensor_value_info("c", TP.BOOL, []),
+                              h.make_tensor_value_info("x_in", TP.FLOAT, [])],
+                     [h.make_tensor_value_info("c_out", TP.BOOL, []),
+                      h.make_tensor_value_info("x_out", TP.FLOAT, [])],
+                     [numpy_helper.from_array(np.array(1, np.float32), "one"),
+                      numpy_helper.from_array(np.array(5, np.float32), "limit")])
+    big = numpy_helper.from_array(np.array(2.0**63, np.float64))
+    g = h.make_graph([h.make_node("Constant", [], ["huge"], value=big),
+                      h.make_node("Cast", ["huge"], ["M"], to=TP.INT64),
+                      h.make_node("Loop", ["M", "go", "x0"], ["x"], body=b)], "g",
+                     [h.make_tensor_value_info("go", TP.BOOL, []),
+                      h.make_tensor_value_info("x0", TP.FLOAT, [])],
+                     [h.make_tensor_value_info("x", TP.FLOAT, [])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    feeds = {"go": np.array(True), "x0": np.array(0, np.float32)}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        loaded = ig.load(m)
+    assert any(issubclass(w.category, LeniencyWarning) and "trip count" in str(w.message)
+               for w in seen)
+    for backend in ("numpy", "jax"):
+        assert float(loaded.run(feeds, backend=backend)["x"]) == 5.0  # the while loop ran

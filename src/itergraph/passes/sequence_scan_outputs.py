@@ -35,7 +35,9 @@ class SequenceScanOutputs(LoopPass):
     t)`` (no position: an append) of a tensor ``t``, the parameter and that result being read
     by nothing else in the body, and whose final value is read only by
     ``ConcatFromSequence`` nodes of the enclosing graph (not a graph output). When ``axis``
-    is not 0, the rank of ``t`` must be known.
+    is not 0, the rank of ``t`` must be known; a join on an existing axis (``new_axis=0``)
+    needs ``t``'s length on that axis to be a known constant (``torch.cat`` of pieces of
+    different lengths has no scan output form).
 
     Returns: the number of carried sequences replaced.
 
@@ -113,11 +115,23 @@ def _match(graph: Graph, loop: Loop, c: Carried):
         axis, new_axis = int(n.attrs.get("axis", 0)), int(n.attrs.get("new_axis", 0))
         if axis != 0 and rank is None:
             return None
+        if not new_axis and not _fixed_length(element, c, axis):
+            return None  # pieces of different lengths on the axis: no scan output holds them
         if rank is not None:
             limit = rank + 1 if new_axis else rank
             if not -limit <= axis < limit:
                 return None
     return insert, element, rank, lasts, concats
+
+
+def _fixed_length(element: Value, c: Carried, axis: int) -> bool:
+    """Whether the appended tensors are known to have one length on `axis` (joining them on
+    an existing axis allows pieces of different lengths, a scan output does not)."""
+    for t in (element.type, *(getattr(v.type, "elem", None) for v in (c.result, c.param))):
+        if isinstance(t, TensorType) and t.shape is not None and -len(t.shape) <= axis < \
+                len(t.shape) and isinstance(t.shape[axis], int):
+            return True
+    return False
 
 
 def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None:

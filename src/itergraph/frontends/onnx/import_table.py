@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ...ir.graph import Node
 from ...registry import OpTable
+from .legacy_import import import_constant_fill
 from .loop_import import import_loop
 from .node_import import import_node
 from .scan_import import import_scan, import_scan8, scan_before_8
@@ -25,6 +26,7 @@ IMPORTERS.add("Scan", scan_before_8, since=1)
 IMPORTERS.add("Scan", import_scan8, since=8)
 IMPORTERS.add("Scan", import_scan, since=9)
 IMPORTERS.add("If", import_node, since=1)
+IMPORTERS.add("ConstantFill", import_constant_fill, since=1)
 
 
 def importer_for(op: str, version: int, domain: str = "") -> Importer:

@@ -12,6 +12,12 @@ Node ``Loop(M, cond, v_1..v_N) -> (v_final_1..v_final_N, scan_1..scan_K)`` with 
 A negative ``M`` runs no iteration (ONNX Runtime and the reference evaluator agree):
 ``negative_trip_count="zero"``.
 
+Documented leniency: the TorchScript exporter at opset 7 writes the unbounded trip count of a
+``while`` loop as ``Cast(to=int64)`` of the float constant 2**63, which is out of int64's
+range: x86 (and so ONNX Runtime) turns it into INT64_MIN, i.e. no iteration, where PyTorch
+and OpenVINO run the loop. Such an ``M`` (a cast to an integer type of a constant float at
+least 2**63 in size) reads as absent, with a `LeniencyWarning` naming the node.
+
 The versions differ only in the types they allow (sequences from 13, optionals from 16, new
 element types later), which the conversion does not depend on but checks: a body value of a
 type the node's version does not allow is a `ModelError`, as are a body whose input count is
@@ -23,9 +29,12 @@ the body names the Loop too.
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import onnx
 
-from ...errors import Error, ModelError
+from ...errors import Error, LeniencyWarning, ModelError
 from ...ir.graph import Graph, Value
 from ...ir.loop import Carried, Concat, Last, Loop
 from ...ir.types import TensorType
@@ -69,6 +78,11 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
     check_allowed(p, "Loop", version, 2,
                   [(f"loop-carried value {i}", body.inputs[2 + i]) for i in range(n)]
                   + [(f"scan output {j}", body.outputs[1 + n + j]) for j in range(k)])
+    if _overflowing_unbounded(m):
+        warnings.warn(f"{where(p)}: trip count M is a float constant of 2**63 or more cast "
+                      "to an integer (how the TorchScript exporter writes 'unbounded'); "
+                      "read as no trip count", LeniencyWarning, stacklevel=2)
+        m = None
     carried = [Carried(init[i], body.inputs[2 + i], body.outputs[1 + i]) for i in range(n)]
     outs: list = [Last(body.outputs[1 + i], outputs[i]) for i in range(n)]
     outs += [Concat(body.outputs[1 + n + j], outputs[n + j], axis=0, new_axis=True)
@@ -78,6 +92,19 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
                 origin_attrs={"opset": version, "version": r.since(p, version)},
                 negative_trip_count="zero")
+
+
+def _overflowing_unbounded(m: Value | None) -> bool:
+    cast = m.producer if m is not None else None
+    if cast is None or cast.op_type != "Cast" or cast.domain not in ("", "ai.onnx"):
+        return False
+    src = cast.inputs[0]
+    value = src.const if src.const is not None else \
+        src.producer.attrs.get("value") if src.producer is not None and \
+        src.producer.op_type == "Constant" else None
+    if not isinstance(value, np.ndarray) or value.size != 1 or value.dtype.kind != "f":
+        return False
+    return bool(abs(float(value.reshape(-1)[0])) >= 2.0**63)
 
 
 def _check_arity_first(p: onnx.NodeProto, n_inputs: int) -> None:

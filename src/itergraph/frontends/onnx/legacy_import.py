@@ -1,0 +1,43 @@
+"""Ops of early ONNX releases that exporters still write and later releases removed.
+
+``ConstantFill`` (experimental, ONNX 1.2-1.3; torch.onnx writes it at opset 7 and 8 to make
+a loop's zero-filled initial values): a tensor of `dtype` filled with `value`, shaped by its
+input's *values* when ``input_as_shape=1``, or by the ``shape`` attribute when it has no
+input. It becomes the standard node with that meaning (``ConstantOfShape``, opset 9, or a
+``Constant``), so every backend and writer handles it; OpenVINO's ONNX frontend reads it too.
+ONNX Runtime no longer does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from ...errors import ModelError, UnsupportedError
+from ...ir.graph import Node, Value
+from ...ir.types import DataType
+from .node_import import where
+from .scope import Scope
+
+
+def import_constant_fill(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
+                         outputs: list[Value], version: int) -> Node:
+    attrs, _ = r.attrs(p, scope)
+    try:
+        dtype = DataType.from_onnx(int(attrs.get("dtype", onnx.TensorProto.FLOAT))).numpy
+    except (KeyError, ValueError):
+        raise ModelError(f"{where(p)}: dtype {attrs.get('dtype')} is not an element type") \
+            from None
+    fill = np.array([attrs.get("value", 0.0)]).astype(dtype)
+    extra = list(attrs.get("extra_shape", []))
+    source = inputs[0] if inputs else None
+    if source is None:
+        shape = [*attrs.get("shape", []), *extra]
+        if any(d < 0 for d in shape):
+            raise ModelError(f"{where(p)}: shape {shape} has a negative dimension")
+        return Node("Constant", [], outputs, {"value": np.full(shape, fill[0], dtype)},
+                    version=1, name=p.name)
+    if int(attrs.get("input_as_shape", 0)) != 1 or extra:
+        raise UnsupportedError(f"{where(p)}: only input_as_shape=1 without extra_shape is "
+                               "supported (a fill shaped like its input tensor is not)")
+    return Node("ConstantOfShape", [source], outputs, {"value": fill}, version=9, name=p.name)
