@@ -10,9 +10,11 @@ Stages, in order, for an entry whose file is ONNX (an OpenVINO IR entry mirrors 
   the framework's outputs from it; an ONNX file must also pass ``onnx.checker``'s full check;
 - ``reload``: ``ig.load`` of the written file runs (numpy) to the same outputs.
 
-``skips.json`` lists ``{"<entry id>": {"<stage>": "<reason>"}}``: a stage that the target
-format cannot express and that the peer's own converter refuses too. A listed stage must
-still end in `itergraph.UnsupportedError` (so the list cannot hide a stage that works).
+``skips.json`` lists ``{"<entry id>": {"<stage>": "<reason>"}}``: a stage that itergraph
+refuses with a clean `itergraph.Error` and that the peer fails too (its own converter refuses
+the construct or computes a wrong result, or the file is invalid: an exporter bug that ONNX
+Runtime refuses as well). A listed stage must still end in that error (so the list cannot
+hide a stage that works); `curate_skips` writes the list, with the reasons.
 """
 
 from __future__ import annotations

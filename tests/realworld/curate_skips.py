@@ -1,9 +1,12 @@
 """Rewrite ``skips.json`` from a run of every corpus stage (by hand, after regenerating).
 
-A stage goes on the list only when itergraph refuses it with `UnsupportedError` *and* the
-target format's own converter refused the original file too, as its generator recorded
-(``peer`` in the manifest: OpenVINO's ONNX frontend for ONNX files, ONNX Runtime for IR).
-Every other failure stays a failure. Run from the repository root::
+A stage goes on the list only when itergraph ends it with a clean `itergraph.Error` *and* the
+peer that stage stands for failed on the converter's own file too, as its generator recorded
+(``peer`` in the manifest): for ``convert`` and ``reload``, the target format's runtime and
+converter (OpenVINO's ONNX frontend for ONNX files, ONNX Runtime for IR) refused the file or
+computed a wrong result; for ``numpy`` and ``jax``, the file's own runtime refused it (an
+exporter bug: the file is invalid). Every other failure stays a failure. Run from the
+repository root::
 
     .venv/bin/python tests/realworld/curate_skips.py
 """
@@ -22,22 +25,26 @@ import stages  # noqa: E402
 
 import itergraph as ig  # noqa: E402
 
-PEER_OF_TARGET = {"openvino": "openvino", "onnx": "onnxruntime"}
+RUNTIME = {"openvino": "openvino", "onnx": "onnxruntime"}
+
+
+def peer_of(entry: corpus.Entry, stage: str) -> str:
+    return RUNTIME[entry.format if stage in ("numpy", "jax") else entry.target]
 
 
 def main() -> None:
     warnings.filterwarnings("ignore")
     skips: dict[str, dict[str, str]] = {}
     for entry in corpus.entries():
-        peer = PEER_OF_TARGET[entry.target]
-        peer_said = dict(entry.peer).get(peer, "")
-        for stage in ("convert", "reload"):
+        for stage in corpus.STAGES:
+            peer = peer_of(entry, stage)
+            peer_said = dict(entry.peer).get(peer, "")
             try:
                 stages.RUN[stage](entry)
-            except ig.UnsupportedError as e:
-                if not peer_said.startswith("error"):
+            except ig.Error as e:
+                if not peer_said.startswith(("error", "mismatch")):
                     continue
-                ours = str(e).strip().splitlines()[0]
+                ours = f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
                 skips.setdefault(entry.id, {})[stage] = \
                     f"itergraph: {ours} | {peer} on the converter's own file: {peer_said}"
             except Exception:  # noqa: BLE001 - a real failure: the test reports it

@@ -1,5 +1,6 @@
-"""The real-world corpus entries written by `generators/gen_torch.py` (see `corpus`)."""
+"""The real-world corpus entries of source `torch` (see `corpus`; one file per source so that
+``--dist loadfile`` spreads the corpus over the test workers)."""
 
 from stages import stage_tests
 
-test_stage = stage_tests("torch", "torch-ov")
+test_stage = stage_tests("torch")
