@@ -4,7 +4,7 @@ A node whose (domain, op_type, overload) names a function of the model is a call
 converts the function's body in place of the node. The body is read
 
 - with the function's own opset imports (a node's IR ``version`` is the opset of its domain
-  there; domains the function does not import fall back to the model's imports), so one graph
+  there; a domain the function does not import is an error, as in ONNX Runtime), so one graph
   may mix nodes of several opsets;
 - in a scope of its own (`Scope` without a parent: a body sees only its formal inputs), where
   each formal input is bound to the call's value, or is absent when the call omits it (the body
@@ -16,7 +16,9 @@ converts the function's body in place of the node. The body is read
   never collide;
 - with the call's output values produced by the body nodes that compute the formal outputs
   (an ``Identity`` when a formal output is not computed by a body node: a formal input passed
-  through, or a value bound to two outputs). Formal outputs the call omits stay internal.
+  through, or a value bound to two outputs; ONNX Runtime refuses both). Formal outputs the call
+  omits (an empty name, or fewer outputs than declared, which ONNX Runtime refuses) stay
+  internal.
 
 Calls inside a body (functions calling functions, calls in an ``If`` or ``Loop`` body inside a
 function) expand the same way when the reader reaches them. Refused with a `ModelError`: two
@@ -145,7 +147,7 @@ def expand_call(r, p: onnx.NodeProto, f: onnx.FunctionProto, scope: Scope,
     inputs = r.resolve(p, scope)
     label = r.functions.namer.fresh(
         (outer.label + "/" if outer is not None else "") + (p.name or f.name))
-    call = Call(key, label, _opsets(f, r.opsets), chain)
+    call = Call(key, label, _opsets(f), chain)
     attrs = {a.name: a for a in f.attribute_proto}
     attrs.update((a.name, a) for a in p.attribute)
     body_nodes = [_bind(n, key, attrs) for n in f.node]
@@ -153,8 +155,14 @@ def expand_call(r, p: onnx.NodeProto, f: onnx.FunctionProto, scope: Scope,
     body = Scope(f.name, None, call=call, label=f"function {_show(key)}")
     for i, formal in enumerate(f.input):
         body.define(formal, inputs[i] if i < len(inputs) else None, "formal input")
-    wanted = {formal: outputs[i] for i, formal in enumerate(f.output)
-              if i < len(p.output) and p.output[i]}
+    wanted: dict[str, Value] = {}  # formal output -> the call's value a body node computes
+    copies: list[tuple[str, Value]] = []  # formal outputs no body node computes: an Identity
+    for i, formal in enumerate(f.output):
+        if i < len(p.output) and p.output[i]:
+            if formal in wanted or formal in f.input:
+                copies.append((formal, outputs[i]))
+            else:
+                wanted[formal] = outputs[i]
     declared = []
     for bp in body_nodes:
         outs = []
@@ -172,7 +180,7 @@ def expand_call(r, p: onnx.NodeProto, f: onnx.FunctionProto, scope: Scope,
             nodes.extend(r.convert(bp, body, outs))
     except Error as e:
         raise type(e)(f"{where(p)}: in function {_show(key)}: {e}") from e
-    for formal, v in wanted.items():
+    for formal, v in [*wanted.items(), *copies]:
         src = body.lookup(formal)
         if src is None:
             raise ModelError(f"{where(p)}: function {_show(key)} never defines its output "
@@ -183,8 +191,6 @@ def expand_call(r, p: onnx.NodeProto, f: onnx.FunctionProto, scope: Scope,
     return nodes
 
 
-def _opsets(f: onnx.FunctionProto, model: dict[str, int]) -> dict[str, int]:
-    opsets = dict(model)
-    for o in f.opset_import:
-        opsets["" if o.domain in DEFAULT_DOMAINS else o.domain] = int(o.version)
-    return opsets
+def _opsets(f: onnx.FunctionProto) -> dict[str, int]:
+    return {("" if o.domain in DEFAULT_DOMAINS else o.domain): int(o.version)
+            for o in f.opset_import}

@@ -204,7 +204,7 @@ class Reader:
         opsets = call.opsets if call is not None else self.opsets
         dom = domain_of(p)
         if dom not in opsets:
-            whose = "the model" if call is None else "the model or the function"
+            whose = "the model" if call is None else "its function"
             raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by {whose} "
                              "(no opset_import entry)")
         return opsets[dom]
