@@ -215,6 +215,21 @@ def test_attribute_references_inside_an_if_branch_of_a_function():
         check(m, {"c": np.array(c), "x": x}, backends=("numpy", "jax"))
 
 
+def test_a_call_inside_a_function_passes_on_the_functions_attribute():
+    A = onnx.AttributeProto
+    leaky = h.make_node("LeakyRelu", ["a"], ["b"])
+    leaky.attribute.append(_renamed_ref("alpha", "slope", A.FLOAT))
+    inner = fn("inner", ["a"], ["b"], [leaky], attributes=["slope"])
+    pass_on = call("inner", ["a"], ["t"])
+    pass_on.attribute.append(_renamed_ref("slope", "k", A.FLOAT))
+    outer = fn("outer", ["a"], ["b"], [pass_on, h.make_node("Neg", ["t"], ["b"])],
+               attributes=["k"])
+    m = fmodel([call("outer", ["x"], ["y0"], k=0.5), call("outer", ["y0"], ["y"], k=0.25)],
+               [vi("x", F, [4])], [vi("y", F, [4])], [outer, inner])
+    g = check(m, {"x": np.array([-4, -1, 1, 4], np.float32)})
+    assert sorted(n.attrs["alpha"] for n in g.nodes if n.op_type == "LeakyRelu") == [0.25, 0.5]
+
+
 # -- nesting ------------------------------------------------------------------------------------
 
 def _square_and_twice():
@@ -366,3 +381,12 @@ def test_skl2onnx_knn_imputer(opset, backend):
     if backend == "numpy":  # written back (functions expanded), run by ONNX Runtime
         _, m2 = roundtrip(onnx.load(path), [{"X": data["in0"]}])
         assert not m2.functions
+
+
+def test_exponential_nesting_is_refused_before_expanding():
+    """f0 calls f1 twice, ..., f39 is one node: 2**39 nodes once expanded."""
+    fs = [fn(f"f{i}", ["a"], ["b"], [call(f"f{i + 1}", ["a"], ["t"]),
+                                     call(f"f{i + 1}", ["t"], ["b"])]) for i in range(39)]
+    fs.append(fn("f39", ["a"], ["b"], [h.make_node("Neg", ["a"], ["b"])]))
+    with pytest.raises(ModelError, match=r"'top'.*more than 1000000 nodes.*too large"):
+        read(_unchecked([call("f0", ["x"], ["y"], name="top")], fs))

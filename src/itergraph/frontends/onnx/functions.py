@@ -24,8 +24,10 @@ Calls inside a body (functions calling functions, calls in an ``If`` or ``Loop``
 function) expand the same way when the reader reaches them. Refused with a `ModelError`: two
 functions with one (domain, name, overload), a function that calls itself (directly or
 through others), a call of a function the model does not define in a domain that only holds
-model-local functions, a call with more inputs or outputs than the function declares, and a
-formal output the body never defines.
+model-local functions, a call with more inputs or outputs than the function declares, a
+formal output the body never defines, and calls that expand to more than
+`MAX_EXPANDED_NODES` nodes in all (functions that call others several times nest
+exponentially; the size is counted before anything is expanded).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from .scope import Scope
 from .types import type_from_onnx
 
 Key = tuple[str, str, str]  # domain (IR spelling), name, overload
+
+MAX_EXPANDED_NODES = 1_000_000
 
 
 def _key(domain: str, name: str, overload: str) -> Key:
@@ -71,6 +75,8 @@ class Functions:
 
     by_key: dict[Key, onnx.FunctionProto] = field(default_factory=dict)
     namer: Namer = field(default_factory=Namer)
+    expanded: int = 0  # nodes that the calls expanded so far give, nested calls included
+    _sizes: dict[Key, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, protos: Iterable[onnx.FunctionProto]) -> Functions:
@@ -98,10 +104,41 @@ class Functions:
                              f"define (it defines {', '.join(defined)})")
         return None
 
+    def size(self, key: Key) -> int:
+        """How many nodes a call of function `key` expands to, nested calls and subgraphs
+        included (a cycle counts nothing here; its expansion refuses it)."""
+        if key not in self._sizes:
+            self._sizes[key] = 0
+            self._sizes[key] = self._count(self.by_key[key].node)
+        return self._sizes[key]
+
+    def _count(self, nodes: Iterable[onnx.NodeProto]) -> int:
+        total = 0
+        for n in nodes:
+            key = _key(n.domain, n.op_type, n.overload)
+            total += self.size(key) if key in self.by_key else 1
+            for a in n.attribute:
+                for g in _graphs(a):
+                    total += self._count(g.node)
+        return total
+
+
+def _graphs(a: onnx.AttributeProto) -> list[onnx.GraphProto]:
+    return ([a.g] if a.HasField("g") else []) + list(a.graphs)
+
+
+def _refers(p: onnx.NodeProto) -> bool:
+    """Whether `p` or a node of its subgraphs refers to a function attribute."""
+    return any(a.ref_attr_name or any(_refers(n) for g in _graphs(a) for n in g.node)
+               for a in p.attribute)
+
 
 def _bind(p: onnx.NodeProto, key: Key, attrs: dict[str, onnx.AttributeProto]) -> onnx.NodeProto:
     """A copy of `p` with its attribute references, at every depth of its subgraphs, replaced
-    by `attrs` (the call's attributes over the function's defaults)."""
+    by `attrs` (the call's attributes over the function's defaults); `p` itself when it has
+    none."""
+    if not _refers(p):
+        return p
     q = onnx.NodeProto()
     q.CopyFrom(p)
     del q.attribute[:]
@@ -122,7 +159,7 @@ def _bind(p: onnx.NodeProto, key: Key, attrs: dict[str, onnx.AttributeProto]) ->
             continue
         b = q.attribute.add()
         b.CopyFrom(a)
-        for g in ([b.g] if b.HasField("g") else []) + list(b.graphs):
+        for g in _graphs(b):
             nodes = [_bind(n, key, attrs) for n in g.node]
             del g.node[:]
             g.node.extend(nodes)
@@ -144,6 +181,12 @@ def expand_call(r, p: onnx.NodeProto, f: onnx.FunctionProto, scope: Scope,
         raise ModelError(f"{where(p)}: the call has {len(p.input)} inputs and {len(p.output)} "
                          f"outputs; function {_show(key)} takes at most {len(f.input)} inputs "
                          f"and gives at most {len(f.output)} outputs")
+    if outer is None:  # the outermost call of a nest: counts the calls inside it too
+        r.functions.expanded += r.functions.size(key)
+        if r.functions.expanded > MAX_EXPANDED_NODES:
+            raise ModelError(f"{where(p)}: expanding the model's function calls gives more "
+                             f"than {MAX_EXPANDED_NODES} nodes ({r.functions.expanded} so far); "
+                             "refused as too large")
     inputs = r.resolve(p, scope)
     label = r.functions.namer.fresh(
         (outer.label + "/" if outer is not None else "") + (p.name or f.name))
