@@ -1,9 +1,11 @@
 """Model-local functions: each call is expanded by the reader (`frontends/onnx/functions.py`).
 
-Oracle: ONNX Runtime, which runs local functions itself, on the original model; the imported
-graph runs on NumPy (and JAX where marked) and is written back to ONNX (functions expanded)
-and run by ONNX Runtime again. The KNNImputer files (skl2onnx 1.20, nine functions calling
-each other, some inside If branches) are checked against scikit-learn's own outputs.
+Oracle: ONNX Runtime, which runs local functions itself, on the original model (NumPy where
+ONNX Runtime refuses a valid model: a body at another opset than the model's, an output that
+passes an input through); the imported graph runs on NumPy (and JAX where marked) and is
+written back to ONNX (functions expanded) and run by ONNX Runtime again. The KNNImputer files
+in data/ (skl2onnx 1.20, from the scikit-learn corpus of tests/realworld: nine functions
+calling each other, some inside If branches) are checked against scikit-learn's own outputs.
 """
 
 from __future__ import annotations
