@@ -1,9 +1,12 @@
 """ONNX ModelProto -> IR `Graph`.
 
-`read` accepts a ``ModelProto``, a path, or serialized bytes. Model-local functions are
-inlined first, ONNX shape inference fills in value types where it can, and then every graph
-is converted with ONNX scoping (see :mod:`.scope`): outer names become direct references to
-the outer `Value` objects. Every node gets ``version`` = the opset its domain is imported at.
+`read` accepts a ``ModelProto``, a path, or serialized bytes. Every graph is converted with
+ONNX scoping (see :mod:`.scope`): outer names become direct references to the outer `Value`
+objects. Value types are those the file states (graph inputs and outputs, ``value_info``);
+ONNX shape inference is not run (it aborts the process on some malformed nodes). Every node
+gets ``version`` = the opset its domain is imported at. A call of a model-local function is
+replaced by the function's body, read with the function's own opset imports
+(:mod:`.functions`).
 Each node is converted by its entry in :mod:`.import_table` (op, domain and version):
 ``Loop`` and ``Scan`` become the canonical `itergraph.ir.Loop` (:mod:`.loop_import`,
 :mod:`.scan_import`); everything else, ``If`` included, becomes an ordinary `Node` whose graph
@@ -31,6 +34,7 @@ from ...ir.traversal import toposort
 from ...ir.types import TensorType
 from ...ir.verifier import verify
 from .attributes import attr_from_onnx
+from .functions import Functions, expand_call
 from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
 from .schema_check import check_node
@@ -68,21 +72,6 @@ def _parse(data: bytes, what: str) -> onnx.ModelProto:
         raise ModelError(f"cannot parse {what}: {e}") from e
 
 
-def _prepare(proto: onnx.ModelProto) -> onnx.ModelProto:
-    if len(proto.functions):
-        import onnx.inliner
-
-        try:
-            proto = onnx.inliner.inline_local_functions(proto)
-        except Exception as e:  # noqa: BLE001
-            raise ModelError(f"cannot inline the model's local functions: {e}") from e
-    try:
-        proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False)
-    except Exception:  # noqa: BLE001 - inference is a convenience; types stay unknown
-        pass
-    return proto
-
-
 def _check_ir_version(proto: onnx.ModelProto) -> None:
     ir = int(proto.ir_version)
     if ir < 1:
@@ -116,8 +105,7 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
     opsets = _opsets(proto)
     if not proto.graph.output:
         raise ModelError(f"the model's graph '{proto.graph.name}' has no outputs")
-    proto = _prepare(proto)
-    reader = Reader(opsets, base_dir)
+    reader = Reader(opsets, base_dir, Functions.of(proto.functions))
     g = reader.graph(proto.graph, None)
     g.opset_imports = dict(opsets)
     g.meta.update(ir_version=int(proto.ir_version), producer_name=proto.producer_name,
@@ -131,9 +119,11 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
 class Reader:
     """Converts graphs and nodes; holds what every graph of one model shares."""
 
-    def __init__(self, opsets: dict[str, int], base_dir: str = ""):
+    def __init__(self, opsets: dict[str, int], base_dir: str = "",
+                 functions: Functions | None = None):
         self.opsets = opsets
         self.base_dir = base_dir
+        self.functions = functions or Functions()
 
     # graphs --------------------------------------------------------------------------------
 
@@ -173,7 +163,7 @@ class Reader:
                 outs.append(v)
             declared.append(outs)
         for p, outs in zip(gp.node, declared):
-            g.nodes.append(self.node(p, scope, outs))
+            g.nodes.extend(self.convert(p, scope, outs))
         for vi in gp.output:
             v = scope.lookup(vi.name)
             if v is None:
@@ -196,12 +186,28 @@ class Reader:
 
     # nodes ---------------------------------------------------------------------------------
 
-    def version_of(self, p: onnx.NodeProto) -> int:
+    def convert(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> list[Node]:
+        """The IR nodes of `p`: one node, or the expanded body of a model-local function."""
+        call = scope.call
+        f = self.functions.called_by(p)
+        if f is not None:
+            return expand_call(self, p, f, scope, outputs)
+        n = self.node(p, scope, outputs)
+        if call is not None:  # unique across calls of one function
+            n.name = f"{call.label}/{p.name or p.op_type}"
+        return [n]
+
+    def version_of(self, p: onnx.NodeProto, scope: Scope | None = None) -> int:
+        """The opset `p`'s domain is imported at: the model's, or in a function body the
+        function's."""
+        call = scope.call if scope is not None else None
+        opsets = call.opsets if call is not None else self.opsets
         dom = domain_of(p)
-        if dom not in self.opsets:
-            raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by the model "
+        if dom not in opsets:
+            whose = "the model" if call is None else "its function"
+            raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by {whose} "
                              "(no opset_import entry)")
-        return self.opsets[dom]
+        return opsets[dom]
 
     def resolve(self, p: onnx.NodeProto, scope: Scope) -> list[Value | None]:
         ins: list[Value | None] = []
@@ -209,9 +215,12 @@ class Reader:
             if not n:
                 ins.append(None)
                 continue
-            v = scope.lookup(n)
+            found, v = scope.find(n)
             if v is None:
-                raise ModelError(f"{where(p)} in graph '{scope.graph_name}': input {i} '{n}' is "
+                if found:  # a formal input the function call omits
+                    ins.append(None)
+                    continue
+                raise ModelError(f"{where(p)} in {scope.label}: input {i} '{n}' is "
                                  "not defined (no graph input, initializer, node output or outer "
                                  "value has that name)")
             ins.append(v)
@@ -229,7 +238,7 @@ class Reader:
         return vals, kinds
 
     def node(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> Node:
-        version = self.version_of(p)
+        version = self.version_of(p, scope)
         inputs = self.resolve(p, scope)
         check_node(p, version, inputs, outputs)
         convert = importer_for(p.op_type, version, domain_of(p))
