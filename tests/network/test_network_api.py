@@ -46,6 +46,7 @@ def test_names_in_the_built_graph():
     a.name = "relu"
     a.get_output(0).name = "x"  # clashes with the input's name: renamed in the IR
     lo = loop.add_loop_output(a.get_output(0), trt.LoopOutput.CONCATENATE)
+    lo.set_input(1, i32(net, 2))
     output(net, lo.get_output(0), "y")
     output(net, x, "x")  # an input marked as output keeps its name
     g = net.to_graph()

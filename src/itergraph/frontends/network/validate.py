@@ -6,8 +6,8 @@ Loops (those with at least one loop output; a loop without outputs is dropped):
   involves no iterator and no loop output (only recurrences of this loop and outside values);
 - iterator inputs and recurrence initial values are defined outside the loop;
 - every recurrence has its next value (input 1) set, of the initial value's type and shape;
-- LAST_VALUE reads a recurrence output of the same loop; a CONCATENATE/REVERSE length is a
-  0-D integer defined outside the loop.
+- LAST_VALUE reads a recurrence output of the same loop; CONCATENATE/REVERSE have a length
+  (input 1, TensorRT: "a second input must be provided"), a 0-D integer defined outside.
 Conditionals: one 0-D BOOL condition defined outside, inputs defined outside, >= 1 output.
 Network outputs are defined outside every loop and conditional. (Cycles and unclean nesting
 are reported by :mod:`.scopes`.)
@@ -111,7 +111,13 @@ def _check_loop(loop, an: Analysis) -> None:
                     f"{out._what()}: LAST_VALUE needs the output of a recurrence layer of "
                     f"{loop.what()}, got {tensor_desc(x)}"
                 )
-        elif out.length() is not None:
+        elif out.length() is None:
+            raise ModelError(
+                f"{out._what()}: a {out.kind.name} loop output needs its length: a second input "
+                "must be provided (set_input(1, length), a 0-D INT32/INT64 tensor defined "
+                "outside the loop)"
+            )
+        else:
             n = out.length()
             _scalar(out, n, _INT, "length (input 1)")
             _outside(an, loop, out, n, "length (input 1)")
