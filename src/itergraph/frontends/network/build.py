@@ -14,6 +14,7 @@ import numpy as np
 
 from ...errors import ModelError
 from ...ir import Graph, Node, Value, verify
+from .checks import finish_outputs, profile_checks
 from .control import (
     IfConditional,
     IfConditionalInputLayer,
@@ -24,6 +25,7 @@ from .control import (
 )
 from .control import Loop as NetLoop
 from .core import Layer, Tensor
+from .layers_tensor import AssertionLayer
 from .loop_emit import LoopEmitter
 from .lower import OPSET, Emitter, lower_layer
 from .scopes import Analysis, analyze, dependency_order, owner
@@ -40,9 +42,9 @@ def build(network) -> Graph:
     for t in network._inputs:
         v = em.new_value(t)
         top.inputs.append(v)
+    em.checks.extend(profile_checks(network, em))
     _Builder(network, an, live, em).emit_scope(None, top, None)
-    for t in network._outputs:
-        top.outputs.append(em.value(t))
+    finish_outputs(network, em, top, em.checks)
     verify(top)
     return top
 
@@ -60,8 +62,10 @@ class _Live:
 
 
 def _liveness(network) -> _Live:
+    """What the outputs need, and the assertion layers (outside loops and conditionals)."""
     live = _Live()
     todo: list = list(network._outputs)
+    todo += [x for x in network._layers if isinstance(x, AssertionLayer)]
     while todo:
         x = todo.pop()
         if x is None:

@@ -45,7 +45,7 @@ _SAME_SHAPE = (L.IdentityLayer, L.ActivationLayer, L.UnaryLayer, L.CastLayer, L.
 
 
 def _ir_type(t: Tensor):
-    return tensor(to_ir(t.dtype), ir_shape(t.shape))
+    return tensor(to_ir(t._dtype), ir_shape(t.shape))
 
 
 class LoopEmitter:
@@ -306,7 +306,7 @@ class ZeroTrip:
             src = it._input(0)
             axis = norm_axis(it.axis, len(src.shape), it._what())
             shape = self._drop(em.node("Shape", [em.value(src)]), len(src.shape), axis)
-            zero = np.zeros(1, to_numpy(src.dtype))
+            zero = np.zeros(1, to_numpy(src._dtype))
             subst[id(it._outputs[0])] = em.node("ConstantOfShape", [shape], {"value": zero})
         v = self.le.relower(x, subst, g)
         em.graph = g
@@ -341,7 +341,7 @@ class ZeroTrip:
         parts = [em.node("Slice", [entry, em.ints([0]), em.ints([self.axis])]), n,
                  em.node("Slice", [entry, em.ints([self.axis]), em.ints([rank])])]
         full = em.node("Concat", parts, {"axis": 0})
-        zero = np.zeros(1, to_numpy(x.dtype))
+        zero = np.zeros(1, to_numpy(x._dtype))
         then_g.outputs = [em.node("ConstantOfShape", [full], {"value": zero})]
         else_g = Graph(name=f"{lo.name}/trips")
         em.graph = else_g

@@ -1,0 +1,406 @@
+"""Layers that make, pad, resize or check tensors: fill, padding, resize, assertion, einsum.
+
+TensorRT semantics, lowered to ONNX-standard IR nodes (`_lower` returns the output value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError
+from .core import FLOATS, Layer, _dims
+from .dims import Dims
+from .enums import (
+    DataType,
+    FillOperation,
+    InterpolationMode,
+    LayerType,
+    ResizeCoordinateTransformation,
+    ResizeRoundMode,
+    ResizeSelector,
+    as_dtype,
+    check_enum,
+    to_numpy,
+)
+
+_INDEX = (DataType.INT32, DataType.INT64)
+_ONNX = {DataType.FLOAT: 1, DataType.INT32: 6, DataType.INT64: 7, DataType.HALF: 10,
+         DataType.BF16: 16, DataType.BOOL: 9}
+
+
+class FillLayer(Layer):
+    """LINSPACE: ``out[i0, i1, ...] = alpha + beta[0] * i0 + beta[1] * i1 + ...``;
+    RANDOM_UNIFORM: uniform in ``[alpha, beta]``; RANDOM_NORMAL: mean alpha, deviation beta.
+    Input 0 (a 1-D shape tensor) overrides `shape`, inputs 1 and 2 override alpha and beta
+    (LINSPACE: a 0-D start and a 1-D delta per axis). Output type `to_type` (FLOAT default)."""
+
+    _type = LayerType.FILL
+    _check_at_creation = False
+    _shape_inputs = (0,)
+    _polymorphic = True
+
+    def __init__(self, network, shape, op, to_type=DataType.FLOAT):
+        super().__init__(network, [])
+        self._shape = _dims(shape, self._what())
+        self._op = check_enum(FillOperation, op, self._what())
+        self.to_type = as_dtype(to_type)
+        self._alpha, self._beta = 0.0, 1.0
+
+    def _max_inputs(self) -> int:
+        return 3
+
+    def _reset(self, i: int) -> None:
+        if len(self._inputs) > i:
+            self._inputs[i] = None
+
+    @property
+    def shape(self) -> Dims | None:
+        return None if self.get_input(0) is not None else Dims(self._shape)
+
+    @shape.setter
+    def shape(self, dims) -> None:
+        self._shape = _dims(dims, self._what())
+        self._reset(0)
+        self._network._touch()
+
+    @property
+    def operation(self) -> FillOperation:
+        return self._op
+
+    @operation.setter
+    def operation(self, op) -> None:
+        self._op = check_enum(FillOperation, op, self._what())
+        self._network._touch()
+
+    @property
+    def alpha(self):
+        return -1.0 if self.get_input(1) is not None else self._alpha
+
+    @alpha.setter
+    def alpha(self, v) -> None:
+        self._alpha = v
+        self._reset(1)
+        self._network._touch()
+
+    @property
+    def beta(self):
+        return -1.0 if self.get_input(2) is not None else self._beta
+
+    @beta.setter
+    def beta(self, v) -> None:
+        self._beta = v
+        self._reset(2)
+        self._network._touch()
+
+    def is_alpha_beta_int64(self) -> bool:
+        return isinstance(self._alpha, int | np.integer) and isinstance(
+            self._beta, int | np.integer)
+
+    def _out_shape(self) -> tuple[int, ...]:
+        t = self.get_input(0)
+        if t is None:
+            return self._shape
+        if t._dtype not in _INDEX or len(t.shape) != 1 or t.shape[0] < 0:
+            raise ModelError(f"{self._what()}: input 0 must be a 1-D INT32/INT64 shape tensor "
+                             "of known length")
+        c = t.const_value()
+        return (-1,) * t.shape[0] if c is None else tuple(int(v) for v in c)
+
+    def _infer(self):
+        to = as_dtype(self.to_type)
+        a, b = self.get_input(1), self.get_input(2)
+        if (a is None) != (b is None):
+            raise ModelError(f"{self._what()}: alpha and beta (inputs 1 and 2) must both be "
+                             "static or both be tensors")
+        if self._op is FillOperation.LINSPACE:
+            if to not in (DataType.FLOAT, DataType.INT32, DataType.INT64):
+                raise ModelError(f"{self._what()}: LINSPACE makes FLOAT, INT32 or INT64, not "
+                                 f"{to.name}")
+        elif to not in (DataType.FLOAT, DataType.HALF):
+            raise ModelError(f"{self._what()}: random fills make FLOAT or HALF, not {to.name}")
+        shape = self._out_shape()
+        const = None
+        if self._op is FillOperation.LINSPACE and -1 not in shape and a is None:
+            beta = np.atleast_1d(np.asarray(self._beta, np.float64))
+            if beta.size != max(len(shape), 1) and len(shape) > 1:
+                raise ModelError(f"{self._what()}: beta has {beta.size} entries for a rank "
+                                 f"{len(shape)} output")
+            grids = np.indices(shape) if shape else np.zeros((0,))
+            val = np.full(shape, float(self._alpha))
+            for k in range(len(shape)):
+                val = val + beta[k] * grids[k]
+            const = val.astype(to_numpy(to))
+        return [(to, shape, const)]
+
+    def _lower(self, em):
+        to = as_dtype(self.to_type)
+        out = self._outputs[0]
+        if out.const_value() is not None:
+            return em.const(out.const_value())
+        st = self.get_input(0)
+        shape = em.ints(self._shape) if st is None else em.as_int64(st)
+        rank = len(self._out_shape())
+        a, b = self.get_input(1), self.get_input(2)
+        F = DataType.FLOAT if to in FLOATS else DataType.INT64
+        if a is None:
+            alpha = em.const(np.array(self._alpha, to_numpy(F)))
+            beta = em.const(np.atleast_1d(np.asarray(self._beta, to_numpy(F))))
+        else:
+            alpha = em.node("Cast", [em.value(a)], {"to": _ONNX[F]})
+            beta = em.node("Cast", [em.value(b)], {"to": _ONNX[F]})
+        if self._op is FillOperation.LINSPACE:
+            val = em.node("Expand", [alpha, shape])
+            for k in range(rank):
+                n = em.node("Gather", [shape, em.scalar(k, DataType.INT64)], {"axis": 0})
+                steps = em.node("Range", [em.scalar(0, DataType.INT64), n,
+                                          em.scalar(1, DataType.INT64)])
+                steps = em.node("Cast", [steps], {"to": _ONNX[F]})
+                others = [i for i in range(rank) if i != k]
+                if others:
+                    steps = em.node("Unsqueeze", [steps, em.ints(others)])
+                bk = em.node("Gather", [beta, em.scalar(k, DataType.INT64)], {"axis": 0})
+                val = em.node("Add", [val, em.node("Mul", [steps, bk])])
+            return em.node("Cast", [val], {"to": _ONNX[to]})
+        # random: draw in [0, 1) or N(0, 1) of the run-time shape, then scale and shift
+        if self._op is FillOperation.RANDOM_UNIFORM:
+            u = em.node("RandomUniformLike", [em.node("ConstantOfShape", [shape])],
+                        {"dtype": 1})
+            span = em.node("Sub", [beta, alpha])
+            val = em.node("Add", [em.node("Mul", [u, span]), alpha])
+        else:
+            u = em.node("RandomNormalLike", [em.node("ConstantOfShape", [shape])],
+                        {"dtype": 1})
+            val = em.node("Add", [em.node("Mul", [u, beta]), alpha])
+        return em.node("Cast", [val], {"to": _ONNX[to]})
+
+
+class PaddingLayer(Layer):
+    """Zero padding of the last ``len(pre_padding)`` axes; negative amounts crop."""
+
+    _type = LayerType.PADDING
+
+    def __init__(self, network, x, pre, post):
+        super().__init__(network, [x])
+        self.pre_padding_nd = pre
+        self.post_padding_nd = post
+
+    @property
+    def pre_padding_nd(self) -> Dims:
+        return Dims(self._pre)
+
+    @pre_padding_nd.setter
+    def pre_padding_nd(self, v) -> None:
+        self._pre = tuple(int(d) for d in v)
+        self._network._touch()
+
+    @property
+    def post_padding_nd(self) -> Dims:
+        return Dims(self._post)
+
+    @post_padding_nd.setter
+    def post_padding_nd(self, v) -> None:
+        self._post = tuple(int(d) for d in v)
+        self._network._touch()
+
+    def _infer(self):
+        x = self._input(0)
+        k = len(self._pre)
+        if k != len(self._post) or k > len(x.shape):
+            raise ModelError(f"{self._what()}: pre and post paddings must have the same length, "
+                             f"at most the input rank {len(x.shape)}")
+        shape = list(x.shape)
+        for j in range(k):
+            a = len(shape) - k + j
+            if shape[a] >= 0:
+                shape[a] += self._pre[j] + self._post[j]
+                if shape[a] < 0:
+                    raise ModelError(f"{self._what()}: cropping more than axis {a} holds")
+        return [(x._dtype, tuple(shape), None)]
+
+    def _lower(self, em):
+        x = em.value(self._inputs[0])
+        rank = len(self._inputs[0].shape)
+        k = len(self._pre)
+        axes = list(range(rank - k, rank))
+        crop_pre = [max(-p, 0) for p in self._pre]
+        crop_post = [max(-p, 0) for p in self._post]
+        if any(crop_pre) or any(crop_post):
+            ends = [-c if c else np.iinfo(np.int64).max for c in crop_post]
+            x = em.node("Slice", [x, em.ints(crop_pre), em.ints(ends), em.ints(axes)])
+        pads = [0] * (rank - k) + [max(p, 0) for p in self._pre] + [0] * (rank - k) + [
+            max(p, 0) for p in self._post]
+        if any(pads):
+            x = em.node("Pad", [x, em.ints(pads)], {"mode": "constant"})
+        return x if x is not em.value(self._inputs[0]) else em.node("Identity", [x])
+
+
+class ResizeLayer(Layer):
+    """ONNX Resize: to `shape` (or the shape tensor set as input 1), or by `scales` (or a
+    float tensor set as input 1); `resize_mode`, `coordinate_transformation` (HALF_PIXEL with
+    selector UPPER is ONNX's pytorch_half_pixel), `nearest_rounding`, `cubic_coeff`,
+    `exclude_outside`."""
+
+    _type = LayerType.RESIZE
+    _check_at_creation = False
+    _shape_inputs = (1,)
+
+    def __init__(self, network, x):
+        super().__init__(network, [x])
+        self._out: tuple[int, ...] | None = None
+        self._scales: tuple[float, ...] | None = None
+        self.resize_mode = InterpolationMode.NEAREST
+        self.coordinate_transformation = ResizeCoordinateTransformation.ASYMMETRIC
+        self.selector_for_single_pixel = ResizeSelector.FORMULA
+        self.nearest_rounding = ResizeRoundMode.FLOOR
+        self.exclude_outside = False
+        self.cubic_coeff = -0.75
+
+    def _max_inputs(self) -> int:
+        return 2
+
+    @property
+    def shape(self) -> Dims | None:
+        return None if self._out is None else Dims(self._out)
+
+    @shape.setter
+    def shape(self, v) -> None:
+        self._out, self._scales = tuple(int(d) for d in v), None
+        self._network._touch()
+
+    @property
+    def scales(self):
+        return None if self._scales is None else list(self._scales)
+
+    @scales.setter
+    def scales(self, v) -> None:
+        self._scales, self._out = tuple(float(s) for s in v), None
+        self._network._touch()
+
+    def _infer(self):
+        x = self._input(0)
+        t = self.get_input(1)
+        if t is not None:
+            if len(t.shape) != 1 or t.shape[0] != len(x.shape):
+                raise ModelError(f"{self._what()}: input 1 must be a 1-D tensor of "
+                                 f"{len(x.shape)} entries")
+            c = t.const_value()
+            if t._dtype in _INDEX:
+                shape = (-1,) * len(x.shape) if c is None else tuple(int(v) for v in c)
+            else:
+                shape = tuple(-1 if c is None or d < 0 else int(np.floor(d * s))
+                              for d, s in zip(x.shape, c if c is not None else x.shape))
+        elif self._out is not None:
+            shape = self._out
+        elif self._scales is not None:
+            if len(self._scales) != len(x.shape):
+                raise ModelError(f"{self._what()}: {len(self._scales)} scales for rank "
+                                 f"{len(x.shape)}")
+            shape = tuple(-1 if d < 0 else int(np.floor(d * s))
+                          for d, s in zip(x.shape, self._scales))
+        else:
+            raise ModelError(f"{self._what()}: set its shape or scales (or input 1)")
+        return [(x._dtype, shape, None)]
+
+    def _lower(self, em):
+        x = em.value(self._inputs[0])
+        mode = check_enum(InterpolationMode, self.resize_mode, self._what())
+        ct = check_enum(ResizeCoordinateTransformation, self.coordinate_transformation,
+                        self._what())
+        sel = check_enum(ResizeSelector, self.selector_for_single_pixel, self._what())
+        ctm = {ResizeCoordinateTransformation.ALIGN_CORNERS: "align_corners",
+               ResizeCoordinateTransformation.ASYMMETRIC: "asymmetric",
+               ResizeCoordinateTransformation.HALF_PIXEL: "half_pixel"}[ct]
+        if ct is ResizeCoordinateTransformation.HALF_PIXEL and sel is ResizeSelector.UPPER:
+            ctm = "pytorch_half_pixel"
+        rnd = {ResizeRoundMode.HALF_UP: "round_prefer_ceil",
+               ResizeRoundMode.HALF_DOWN: "round_prefer_floor",
+               ResizeRoundMode.FLOOR: "floor", ResizeRoundMode.CEIL: "ceil"}[
+            check_enum(ResizeRoundMode, self.nearest_rounding, self._what())]
+        attrs = {"mode": {InterpolationMode.NEAREST: "nearest", InterpolationMode.LINEAR:
+                          "linear", InterpolationMode.CUBIC: "cubic"}[mode],
+                 "coordinate_transformation_mode": ctm, "nearest_mode": rnd,
+                 "cubic_coeff_a": float(self.cubic_coeff),
+                 "exclude_outside": int(bool(self.exclude_outside))}
+        t = self.get_input(1)
+        if t is not None and t._dtype in _INDEX:
+            return em.node("Resize", [x, None, None, em.as_int64(t)], attrs)
+        if t is not None:
+            scales = em.node("Cast", [em.value(t)], {"to": 1})
+            return em.node("Resize", [x, None, scales], attrs)
+        if self._out is not None:
+            return em.node("Resize", [x, None, None, em.ints(self._out)], attrs)
+        return em.node("Resize", [x, None, em.const(np.array(self._scales, np.float32))], attrs)
+
+
+class AssertionLayer(Layer):
+    """Fails the run, with `message`, when any element of its BOOL input is false. It has no
+    output: :mod:`.build` makes every network output wait for it."""
+
+    _type = LayerType.ASSERTION
+    _n_outputs = 0
+
+    def __init__(self, network, cond, message):
+        super().__init__(network, [cond])
+        self.message = str(message)
+
+    def _infer(self):
+        c = self._input(0)
+        if c._dtype != DataType.BOOL:
+            raise ModelError(f"{self._what()}: the condition must be BOOL, got {c._dtype.name}")
+        v = c.const_value()
+        if v is not None and not np.all(v):
+            raise ModelError(f"{self._what()}: the condition is false: {self.message}")
+        return []
+
+    def _lower(self, em):
+        """An INT64 zero whose computation fails when the condition has a false entry (a
+        Gather at index 1 of a one-element tensor, named after the message)."""
+        c = em.value(self._inputs[0])
+        flat = em.node("Reshape", [c, em.ints([-1])])
+        bad = em.node("Cast", [em.node("Not", [flat])], {"to": 7})
+        # any false entry -> index 1; an empty condition is vacuously true
+        idx = em.node("ReduceMax", [em.node("Concat", [bad, em.ints([0])], {"axis": 0}),
+                                    em.ints([0])], {"keepdims": 0})
+        saved = em.prefix
+        em.prefix = f"assertion '{self.name}' failed: {self.message}"
+        token = em.node("Gather", [em.ints([0]), idx], {"axis": 0})
+        em.prefix = saved
+        return token
+
+
+class EinsumLayer(Layer):
+    """ONNX Einsum with `equation` over its inputs."""
+
+    _type = LayerType.EINSUM
+    _check_at_creation = False
+
+    def __init__(self, network, inputs, equation):
+        super().__init__(network, list(inputs))
+        self.equation = str(equation)
+
+    def _infer(self):
+        ts = [self._input(i) for i in range(len(self._inputs))]
+        eq = self.equation.replace(" ", "")
+        lhs, _, rhs = eq.partition("->")
+        terms = lhs.split(",")
+        if len(terms) != len(ts) or "." in eq:
+            raise ModelError(f"{self._what()}: equation '{self.equation}' does not fit its "
+                             f"{len(ts)} inputs (ellipses are not supported)")
+        sizes: dict[str, int] = {}
+        for term, t in zip(terms, ts):
+            if len(term) != len(t.shape) or t._dtype != ts[0]._dtype:
+                raise ModelError(f"{self._what()}: term '{term}' does not match input "
+                                 f"{t._dtype.name}{tuple(t.shape)}")
+            for ch, d in zip(term, t.shape):
+                if sizes.get(ch, -1) == -1:
+                    sizes[ch] = d
+        if "->" not in eq:
+            rhs = "".join(sorted(ch for ch in sizes if lhs.count(ch) == 1))
+        return [(ts[0]._dtype, tuple(sizes.get(ch, -1) for ch in rhs), None)]
+
+    def _lower(self, em):
+        return em.node("Einsum", [em.value(t) for t in self._inputs],
+                       {"equation": self.equation.replace(" ", "")})
+
+
+__all__ = ["AssertionLayer", "EinsumLayer", "FillLayer", "PaddingLayer", "ResizeLayer"]
