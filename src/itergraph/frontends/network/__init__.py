@@ -46,7 +46,7 @@ from .enums import (  # every enum class (trt.DataType, trt.TripLimit ...)
     ElementWiseOperation,
     EngineCapability,
     EngineStat,
-    ErrorCode,
+    ErrorCodeTRT,
     ExecutionContextAllocationStrategy,
     FillOperation,
     GatherMode,
@@ -138,8 +138,7 @@ from .layers_nn import (
 )
 from .layers_tensor import AssertionLayer, EinsumLayer, FillLayer, PaddingLayer, ResizeLayer
 from .network import INetworkDefinition, Network, Weights
-
-ErrorCodeTRT = ErrorCode
+from .onnx_parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
 
 # TensorRT's interface names (ILoop, ITensor, ...) as aliases.
 ILayer, ITensor, ILoop, IIfConditional = Layer, Tensor, Loop, IfConditional
@@ -191,16 +190,16 @@ __all__ = [
     "LayerInformationFormat", "LayerType", "Logger", "Loop", "LoopBoundaryLayer", "LoopOutput",
     "LoopOutputLayer", "MatrixMultiplyLayer", "MatrixOperation", "MemoryPoolType", "MoEActType",
     "Network", "NetworkDefinitionCreationFlag", "NonZeroLayer", "NormalizationLayer",
-    "OneHotLayer", "OptProfileSelector", "PaddingLayer", "PaddingMode", "ParametricReLULayer",
-    "Permutation", "PoolingLayer", "PoolingType", "PreviewFeature", "ProfilingVerbosity",
-    "QuantizationFlag", "RecurrenceLayer", "ReduceLayer", "ReduceOperation",
-    "ResizeCoordinateTransformation", "ResizeLayer", "ResizeRoundMode", "ResizeSelector",
-    "ReverseSequenceLayer", "Runtime", "RuntimePlatform", "SampleMode", "ScaleLayer", "ScaleMode",
-    "ScatterLayer", "ScatterMode", "SelectLayer", "SerializationFlag", "Severity", "ShapeLayer",
-    "ShuffleLayer", "SliceLayer", "SoftMaxLayer", "SqueezeLayer", "TacticSource",
-    "TempfileControlFlag", "Tensor", "TensorFormat", "TensorIOMode", "TensorLocation",
-    "TilingOptimizationLevel", "TopKLayer", "TopKOperation", "TripLimit", "TripLimitLayer",
-    "UnaryLayer", "UnaryOperation", "UnsqueezeLayer", "Weights", "WeightsRole", "bfloat16", "bool",
-    "e8m0", "float16", "float32", "fp4", "fp8", "int32", "int4", "int64", "int8", "nptype",
-    "uint8", "volume",
+    "OneHotLayer", "OnnxParser", "OnnxParserFlag", "OptProfileSelector", "PaddingLayer",
+    "PaddingMode", "ParametricReLULayer", "ParserError", "Permutation", "PoolingLayer",
+    "PoolingType", "PreviewFeature", "ProfilingVerbosity", "QuantizationFlag", "RecurrenceLayer",
+    "ReduceLayer", "ReduceOperation", "ResizeCoordinateTransformation", "ResizeLayer",
+    "ResizeRoundMode", "ResizeSelector", "ReverseSequenceLayer", "Runtime", "RuntimePlatform",
+    "SampleMode", "ScaleLayer", "ScaleMode", "ScatterLayer", "ScatterMode", "SelectLayer",
+    "SerializationFlag", "Severity", "ShapeLayer", "ShuffleLayer", "SliceLayer", "SoftMaxLayer",
+    "SqueezeLayer", "TacticSource", "TempfileControlFlag", "Tensor", "TensorFormat",
+    "TensorIOMode", "TensorLocation", "TilingOptimizationLevel", "TopKLayer", "TopKOperation",
+    "TripLimit", "TripLimitLayer", "UnaryLayer", "UnaryOperation", "UnsqueezeLayer", "Weights",
+    "WeightsRole", "bfloat16", "bool", "e8m0", "float16", "float32", "fp4", "fp8", "int32", "int4",
+    "int64", "int8", "nptype", "uint8", "volume",
 ]

@@ -240,7 +240,7 @@ TacticSource = TrtIntEnum("TacticSource", _members(
     "CUBLAS CUBLAS_LT CUDNN EDGE_MASK_CONVOLUTIONS JIT_CONVOLUTIONS"), module=__name__)
 QuantizationFlag = TrtIntEnum("QuantizationFlag", _members("CALIBRATE_BEFORE_FUSION"),
                               module=__name__)
-ErrorCode = TrtIntEnum("ErrorCode", _members(
+ErrorCodeTRT = TrtIntEnum("ErrorCodeTRT", _members(
     "SUCCESS UNSPECIFIED_ERROR INTERNAL_ERROR INVALID_ARGUMENT INVALID_CONFIG FAILED_ALLOCATION "
     "FAILED_INITIALIZATION FAILED_EXECUTION FAILED_COMPUTATION INVALID_STATE UNSUPPORTED_STATE"),
     module=__name__)
