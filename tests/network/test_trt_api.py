@@ -174,13 +174,21 @@ def test_strongly_typed_network_ignores_output_types():
         trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
 
 
-def test_gather_refuses_negative_indices():
+def test_gather_negative_indices():
+    """TensorRT wraps a negative index on an axis of build-time length (its cookbook's
+    Gather example logs x[..., -1, :] as the last row) and leaves it undefined on an axis of
+    run-time length: refused there, at build time or by an out-of-range read."""
     net = new_network()
-    x = net.add_input("x", trt.float32, (3,))
+    x = net.add_input("x", trt.float32, (4, 2))
+    output(net, net.add_gather(x, const(net, np.array([-1, 0], np.int32)), 0).get_output(0), "y")
+    xv = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_array_equal(ig.load(net).run({"x": xv})["y"], xv[[3, 0]])
+    net = new_network()
+    x = net.add_input("x", trt.float32, (-1,))
     with pytest.raises(ig.ModelError, match="negative"):
         _ = net.add_gather(x, const(net, np.array([-1], np.int32)), 0).get_output(0).shape
     net = new_network()
-    x = net.add_input("x", trt.float32, (3,))
+    x = net.add_input("x", trt.float32, (-1,))
     i = net.add_input("i", trt.int32, (1,))
     output(net, net.add_gather(x, i, 0).get_output(0), "y")
     with pytest.raises(ig.ExecutionError, match="out of"):

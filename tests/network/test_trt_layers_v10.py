@@ -37,9 +37,14 @@ def case(fn):
 
 @case
 def fill_static():
+    """The example of TensorRT's FillOperation docs (a per-axis delta is a tensor, input 2);
+    a Python list assigned to beta is ignored, as TensorRT's binding ignores it."""
     n = new_network()
     f = n.add_fill((3, 4), trt.FillOperation.LINSPACE)
-    f.alpha, f.beta = 1.0, [100.0, 10.0]  # the example of TensorRT's FillOperation docs
+    f.alpha, f.beta = 1.0, [5.0, 5.0]
+    assert f.beta == 1.0 and not f.is_alpha_beta_int64()
+    f.set_input(1, c(n, np.float32(1)))
+    f.set_input(2, c(n, np.array([100, 10], np.float32)))
     out(n, f.get_output(0))
     want = 1 + 100 * np.arange(3)[:, None] + 10 * np.arange(4)[None]
     return n, {}, {"y": want.astype(np.float32)}

@@ -89,6 +89,7 @@ class Tensor:
 
     @property
     def dtype(self) -> DataType:
+        """The type (of the output binding, when set on a network output)."""
         return self._out_type if self._out_type is not None else self._info()[0]
 
     @dtype.setter
@@ -96,12 +97,8 @@ class Tensor:
         dt = as_dtype(dt)
         if self._input_type is not None:
             self._input_type = (dt, self._input_type[1])
-        elif self.is_network_output:
-            self._out_type = dt  # the output binding's type: converted at the end
         else:
-            self._network._log(Severity.ERROR, f"ITensor::setType: tensor '{self.name}' is "
-                               "neither a network input nor a network output; ignored")
-            return
+            self._out_type = dt  # the output binding's type, if it is (or becomes) an output
         self._network._touch()
 
     @property

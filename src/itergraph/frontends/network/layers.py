@@ -573,8 +573,9 @@ class GatherLayer(Layer):
     """Gather by `mode` (TensorRT's IGatherLayer): DEFAULT ``take(data, indices, axis)``
     (ONNX Gather; with ``num_elementwise_dims = 1`` the leading axis of data and indices is
     a batch axis), ELEMENT (ONNX GatherElements on `axis`), ND (ONNX GatherND with
-    ``num_elementwise_dims`` batch axes). Negative indices are refused (TensorRT: undefined
-    on axes of run-time length): at build time when the indices are constant, else by an
+    ``num_elementwise_dims`` batch axes). A negative index counts from the back of an axis of
+    build-time length (as TensorRT does); on an axis known only at run time (TensorRT:
+    undefined) it is refused: at build time when the indices are constant, else by an
     out-of-range read at run time."""
 
     _type = LayerType.GATHER
@@ -602,11 +603,13 @@ class GatherLayer(Layer):
             raise ModelError(f"{self._what()}: indices must be INT32/INT64, got "
                              f"{idx._dtype.name}")
         ci = idx.const_value()
-        if ci is not None and np.any(ci < 0):
-            raise ModelError(f"{self._what()}: negative indices are not supported "
-                             f"(got {ci.min()})")
         nb = int(self.num_elementwise_dims)
         rank = len(data.shape)
+        if ci is not None and np.any(ci < 0) and self._mode is GatherMode.DEFAULT:
+            n = data.shape[norm_axis(self.axis, rank, self._what())]
+            if n < 0:
+                raise ModelError(f"{self._what()}: negative index {ci.min()} on an axis whose "
+                                 "length is known only at run time (TensorRT: undefined)")
         if self._mode is GatherMode.ELEMENT:
             if nb or len(idx.shape) != rank:
                 raise ModelError(f"{self._what()}: ELEMENT mode needs indices of the data's "
@@ -639,7 +642,7 @@ class GatherLayer(Layer):
         const = None
         if cd is not None and ci is not None:
             n = cd.shape[axis]
-            if np.any(ci >= n):
+            if np.any((ci >= n) | (ci < -n)):
                 raise ModelError(f"{self._what()}: index out of range for axis size {n}")
             const = np.take(cd, ci, axis=axis)
         return [(data._dtype, shape, const)]

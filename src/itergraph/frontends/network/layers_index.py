@@ -109,7 +109,6 @@ class TopKLayer(Layer):
     _type = LayerType.TOPK
     _n_outputs = 2
     _check_at_creation = False
-    _shape_inputs = (1,)
 
     def __init__(self, network, x, op, k, axes, indices_type=DataType.INT32):
         super().__init__(network, [x])

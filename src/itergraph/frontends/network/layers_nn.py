@@ -16,7 +16,16 @@ import numpy as np
 from ...errors import ModelError
 from .core import FLOATS, Layer
 from .dims import Dims
-from .enums import DataType, LayerType, PaddingMode, PoolingType, ScaleMode, check_enum
+from .enums import (
+    DataType,
+    LayerType,
+    PaddingMode,
+    PoolingType,
+    ScaleMode,
+    as_dtype,
+    check_enum,
+    to_numpy,
+)
 from .shapes import broadcast, norm_axis
 
 
@@ -33,6 +42,7 @@ class ScaleLayer(Layer):
     (ELEMENTWISE). Missing weights default to shift 0, scale 1, power 1."""
 
     _type = LayerType.SCALE
+    _check_at_creation = False
 
     def __init__(self, network, x, mode, shift, scale, power, channel_axis):
         super().__init__(network, [x])
@@ -238,6 +248,23 @@ class _Spatial(Layer):
                 out.append((-(-span // s) if up else span // s) + 1)
         return out
 
+    def _batched(self, em, x, keep: int, fn):
+        """`fn` on `x` seen as ``[N, *last keep axes]`` (ONNX's layout), the leading axes
+        folded into N (or a unit N added), then unfolded again."""
+        rank = len(self._inputs[0].shape)
+        lead = rank - keep
+        if lead == 1:
+            return fn(x)
+        big = np.iinfo(np.int64).max
+        shape = em.node("Shape", [x])
+        folded = em.node("Reshape", [x, em.node("Concat", [em.ints([-1]), em.node(
+            "Slice", [shape, em.ints([lead]), em.ints([big])])], {"axis": 0})])
+        y = fn(folded)
+        back = em.node("Concat", [em.node("Slice", [shape, em.ints([0]), em.ints([lead])]),
+                                  em.node("Slice", [em.node("Shape", [y]), em.ints([1]),
+                                                    em.ints([big])])], {"axis": 0})
+        return em.node("Reshape", [y, back])
+
     def _pad_attrs(self) -> dict:
         mode = check_enum(PaddingMode, self.padding_mode, self._what())
         if mode is PaddingMode.SAME_UPPER:
@@ -306,7 +333,8 @@ class ConvolutionLayer(_Spatial):
         attrs = {"strides": list(self._stride_nd), "dilations": list(self._dilation_nd),
                  "group": int(self.num_groups), "kernel_shape": list(self._kernel_size_nd),
                  **self._pad_attrs()}
-        return em.node("ConvTranspose" if self._transposed else "Conv", ins, attrs)
+        op = "ConvTranspose" if self._transposed else "Conv"
+        return self._batched(em, x, self._k + 1, lambda v: em.node(op, [v, *ins[1:]], attrs))
 
 
 class DeconvolutionLayer(ConvolutionLayer):
@@ -324,7 +352,7 @@ class PoolingLayer(_Spatial):
 
     def __init__(self, network, x, kind, window):
         super().__init__(network, [x])
-        self._pool = check_enum(PoolingType, kind, self._what())
+        self._kind = check_enum(PoolingType, kind, self._what())
         self._spatial_init(len(tuple(window)))
         self.window_size_nd = window
         self.average_count_excludes_padding = True
@@ -333,11 +361,11 @@ class PoolingLayer(_Spatial):
     @property
     def type(self) -> PoolingType:
         """The pooling kind (TensorRT's ``IPoolingLayer.type``)."""
-        return self._pool
+        return self._kind
 
     @type.setter
     def type(self, kind) -> None:
-        self._pool = check_enum(PoolingType, kind, self._what())
+        self._kind = check_enum(PoolingType, kind, self._what())
         self._network._touch()
 
     def _window(self):
@@ -349,17 +377,20 @@ class PoolingLayer(_Spatial):
         return [(x._dtype, (*lead, *self._out_dims(x)), None)]
 
     def _lower(self, em):
-        x = em.value(self._inputs[0])
+        return self._batched(em, em.value(self._inputs[0]), self._k + 1, lambda v: self._pool(
+            em, v))
+
+    def _pool(self, em, x):
         attrs = {"kernel_shape": list(self._window_size_nd), "strides": list(self._stride_nd),
                  **self._pad_attrs()}
         if self.padding_mode is PaddingMode.EXPLICIT_ROUND_UP:
             attrs["ceil_mode"] = 1
         mx = em.node("MaxPool", [x], attrs)
-        if self._pool is PoolingType.MAX:
+        if self._kind is PoolingType.MAX:
             return mx
         avg = em.node("AveragePool", [x], {
             **attrs, "count_include_pad": int(not self.average_count_excludes_padding)})
-        if self._pool is PoolingType.AVERAGE:
+        if self._kind is PoolingType.AVERAGE:
             return avg
         f = float(self.blend_factor)
         dt = self._inputs[0]._dtype
@@ -383,10 +414,122 @@ class LRNLayer(Layer):
         return [(x._dtype, x.shape, None)]
 
     def _lower(self, em):
-        return em.node("LRN", [em.value(self._inputs[0])],
-                       {"size": int(self.window_size), "alpha": float(self.alpha),
-                        "beta": float(self.beta), "bias": float(self.k)})
+        """``x / (k + alpha / n * sum of x^2 over the n channels around)^beta`` (ONNX LRN),
+        the window sum as n shifted slices of the zero-padded squares."""
+        x_t = self._inputs[0]
+        x = em.value(x_t)
+        n = int(self.window_size)
+        dt, rank = x_t._dtype, len(x_t.shape)
+        sq = em.node("Mul", [x, x])
+        lo, hi = (n - 1) // 2, n - 1 - (n - 1) // 2
+        pads = [0] * (2 * rank)
+        pads[1], pads[rank + 1] = lo, hi
+        padded = em.node("Pad", [sq, em.ints(pads)])
+        channels = em.node("Gather", [em.node("Shape", [x]), em.ints([1])], {"axis": 0})
+        total = None
+        for i in range(n):
+            part = em.node("Slice", [padded, em.ints([i]), em.node(
+                "Add", [channels, em.ints([i])]), em.ints([1])])
+            total = part if total is None else em.node("Add", [total, part])
+        scale = em.node("Mul", [total, em.scalar(float(self.alpha) / n, dt)])
+        base = em.node("Add", [scale, em.scalar(float(self.k), dt)])
+        return em.node("Div", [x, em.node("Pow", [base, em.scalar(float(self.beta), dt)])])
 
 
-__all__ = ["ConvolutionLayer", "DeconvolutionLayer", "LRNLayer", "NormalizationLayer",
-           "ParametricReLULayer", "PoolingLayer", "ScaleLayer"]
+
+
+class _QDQ(Layer):
+    """Shared by quantize and dequantize: input, scale (input 1), optional zero point
+    (input 2); `axis` -1 is per tensor, else the per-channel axis of a 1-D scale."""
+
+    _check_at_creation = False
+
+    def __init__(self, network, x, scale, to_type):
+        super().__init__(network, [x, scale])
+        self.axis = -1
+        self.to_type = to_type
+
+    def _max_inputs(self) -> int:
+        return 3
+
+    def _attrs(self) -> dict:
+        x, s = self._input(0), self._input(1)
+        if len(s.shape) > 1:
+            raise ModelError(f"{self._what()}: block quantization is not supported")
+        if len(s.shape) == 1 and s.shape[0] != 1:
+            rank = len(x.shape)
+            if not 0 <= self.axis < rank:
+                raise ModelError(f"{self._what()}: a per-channel scale needs an axis in "
+                                 f"[0, {rank}), got {self.axis}")
+            return {"axis": int(self.axis)}
+        return {}
+
+    def _operands(self, em, dt: DataType):
+        """(scale, zero point) as `dt` values shaped to broadcast against the input."""
+        x_t, s_t = self._input(0), self._input(1)
+        rank = len(x_t.shape)
+        axis = self._attrs().get("axis")
+        shape = [1] * rank
+        if axis is not None:
+            shape[axis] = -1
+        s = em.node("Reshape", [em.value(s_t), em.ints(shape)])
+        zp_t = self.get_input(2)
+        zp = (em.scalar(0, dt) if zp_t is None else
+              em.node("Reshape", [em.node("Cast", [em.value(zp_t)], {"to": _ONNX[dt]}),
+                                  em.ints(shape)]))
+        return s, zp
+
+
+_ONNX = {DataType.FLOAT: 1, DataType.HALF: 10, DataType.BF16: 16}
+_ONNX_Q = {DataType.INT8: 3, DataType.UINT8: 2}
+
+
+class QuantizeLayer(_QDQ):
+    """``saturate(round_half_even(x / scale) + zero point)`` as INT8 or UINT8 (ONNX
+    QuantizeLinear's formula)."""
+
+    _type = LayerType.QUANTIZE
+
+    def _infer(self):
+        x = self._input(0)
+        to = as_dtype(self.to_type)
+        if to not in _ONNX_Q:
+            raise ModelError(f"{self._what()}: quantizing to {to.name} is not supported "
+                             "(INT8 and UINT8 are)")
+        self._attrs()
+        return [(to, x.shape, None)]
+
+    def _lower(self, em):
+        dt = self._input(0)._dtype
+        s, zp = self._operands(em, dt)
+        q = em.node("Add", [em.node("Round", [em.node("Div", [em.value(self._inputs[0]), s])]),
+                            zp])
+        to = as_dtype(self.to_type)
+        info = np.iinfo(to_numpy(to))
+        q = em.node("Clip", [q, em.scalar(info.min, dt), em.scalar(info.max, dt)])
+        return em.node("Cast", [q], {"to": _ONNX_Q[to]})
+
+
+class DequantizeLayer(_QDQ):
+    """``(x - zero point) * scale`` in the scale's type (ONNX DequantizeLinear's formula)."""
+
+    _type = LayerType.DEQUANTIZE
+
+    def _infer(self):
+        x, s = self._input(0), self._input(1)
+        if x._dtype not in _ONNX_Q:
+            raise ModelError(f"{self._what()}: dequantizing {x._dtype.name} is not supported "
+                             "(INT8 and UINT8 are)")
+        self._attrs()
+        return [(s._dtype, x.shape, None)]
+
+    def _lower(self, em):
+        dt = self._input(1)._dtype
+        s, zp = self._operands(em, dt)
+        x = em.node("Cast", [em.value(self._inputs[0])], {"to": _ONNX[dt]})
+        return em.node("Mul", [em.node("Sub", [x, zp]), s])
+
+
+__all__ = ["ConvolutionLayer", "DeconvolutionLayer", "DequantizeLayer", "LRNLayer",
+           "NormalizationLayer", "ParametricReLULayer", "PoolingLayer", "QuantizeLayer",
+           "ScaleLayer"]

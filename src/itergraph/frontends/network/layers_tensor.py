@@ -32,7 +32,9 @@ class FillLayer(Layer):
     """LINSPACE: ``out[i0, i1, ...] = alpha + beta[0] * i0 + beta[1] * i1 + ...``;
     RANDOM_UNIFORM: uniform in ``[alpha, beta]``; RANDOM_NORMAL: mean alpha, deviation beta.
     Input 0 (a 1-D shape tensor) overrides `shape`, inputs 1 and 2 override alpha and beta
-    (LINSPACE: a 0-D start and a 1-D delta per axis). Output type `to_type` (FLOAT default)."""
+    (LINSPACE: a 0-D start and a 1-D delta per axis). The static `alpha` and `beta` are
+    numbers, set as TensorRT's binding sets them (an int: INT64 form; a float: double form;
+    anything else is ignored). Output type `to_type` (FLOAT default)."""
 
     _type = LayerType.FILL
     _check_at_creation = False
@@ -78,9 +80,7 @@ class FillLayer(Layer):
 
     @alpha.setter
     def alpha(self, v) -> None:
-        self._alpha = v
-        self._reset(1)
-        self._network._touch()
+        self._set_param("_alpha", 1, v)
 
     @property
     def beta(self):
@@ -88,13 +88,35 @@ class FillLayer(Layer):
 
     @beta.setter
     def beta(self, v) -> None:
-        self._beta = v
-        self._reset(2)
+        self._set_param("_beta", 2, v)
+
+    def _set_param(self, attr: str, index: int, v) -> None:
+        """TensorRT's binding: an int sets the INT64 form, a float the double form, and any
+        other value (a list) is ignored."""
+        if isinstance(v, bool | int | np.integer):
+            value = int(v)
+        elif isinstance(v, float | np.floating):
+            value = float(v)
+        else:
+            return
+        object.__setattr__(self, attr, value)
+        other = "_beta" if attr == "_alpha" else "_alpha"
+        kind = int if isinstance(value, int) else float
+        object.__setattr__(self, other, kind(getattr(self, other)))
+        self._reset(index)
         self._network._touch()
 
     def is_alpha_beta_int64(self) -> bool:
-        return isinstance(self._alpha, int | np.integer) and isinstance(
-            self._beta, int | np.integer)
+        return isinstance(self._alpha, int)
+
+    def _alpha_value(self) -> float:
+        return float(self._alpha)
+
+    def _static_beta(self, rank: int) -> np.ndarray:
+        """A static beta b is the delta ``[b]``: of the first axis (the others' are 0)."""
+        beta = np.zeros(max(rank, 1), np.float64)
+        beta[0] = float(self._beta)
+        return beta
 
     def _out_shape(self) -> tuple[int, ...]:
         t = self.get_input(0)
@@ -121,12 +143,9 @@ class FillLayer(Layer):
         shape = self._out_shape()
         const = None
         if self._op is FillOperation.LINSPACE and -1 not in shape and a is None:
-            beta = np.atleast_1d(np.asarray(self._beta, np.float64))
-            if beta.size != max(len(shape), 1) and len(shape) > 1:
-                raise ModelError(f"{self._what()}: beta has {beta.size} entries for a rank "
-                                 f"{len(shape)} output")
+            beta = self._static_beta(len(shape))
             grids = np.indices(shape) if shape else np.zeros((0,))
-            val = np.full(shape, float(self._alpha))
+            val = np.full(shape, self._alpha_value())
             for k in range(len(shape)):
                 val = val + beta[k] * grids[k]
             const = val.astype(to_numpy(to))
@@ -143,8 +162,8 @@ class FillLayer(Layer):
         a, b = self.get_input(1), self.get_input(2)
         F = DataType.FLOAT if to in FLOATS else DataType.INT64
         if a is None:
-            alpha = em.const(np.array(self._alpha, to_numpy(F)))
-            beta = em.const(np.atleast_1d(np.asarray(self._beta, to_numpy(F))))
+            alpha = em.const(np.array(self._alpha_value(), to_numpy(F)))
+            beta = em.const(self._static_beta(rank).astype(to_numpy(F)))
         else:
             alpha = em.node("Cast", [em.value(a)], {"to": _ONNX[F]})
             beta = em.node("Cast", [em.value(b)], {"to": _ONNX[F]})
@@ -298,7 +317,7 @@ class ResizeLayer(Layer):
             shape = tuple(-1 if d < 0 else int(np.floor(d * s))
                           for d, s in zip(x.shape, self._scales))
         else:
-            raise ModelError(f"{self._what()}: set its shape or scales (or input 1)")
+            shape = tuple(x.shape)  # TensorRT's default: the input's shape
         return [(x._dtype, shape, None)]
 
     def _lower(self, em):
@@ -329,7 +348,8 @@ class ResizeLayer(Layer):
             return em.node("Resize", [x, None, scales], attrs)
         if self._out is not None:
             return em.node("Resize", [x, None, None, em.ints(self._out)], attrs)
-        return em.node("Resize", [x, None, em.const(np.array(self._scales, np.float32))], attrs)
+        scales = self._scales or (1.0,) * len(self._inputs[0].shape)
+        return em.node("Resize", [x, None, em.const(np.array(scales, np.float32))], attrs)
 
 
 class AssertionLayer(Layer):
@@ -338,6 +358,7 @@ class AssertionLayer(Layer):
 
     _type = LayerType.ASSERTION
     _n_outputs = 0
+    _check_at_creation = False  # TensorRT reports a false constant condition when building
 
     def __init__(self, network, cond, message):
         super().__init__(network, [cond])
@@ -383,9 +404,18 @@ class EinsumLayer(Layer):
         eq = self.equation.replace(" ", "")
         lhs, _, rhs = eq.partition("->")
         terms = lhs.split(",")
-        if len(terms) != len(ts) or "." in eq:
+        if len(terms) != len(ts):
             raise ModelError(f"{self._what()}: equation '{self.equation}' does not fit its "
-                             f"{len(ts)} inputs (ellipses are not supported)")
+                             f"{len(ts)} inputs")
+        if "." in eq:  # ellipses: the shape from NumPy's einsum when the shapes are static
+            if any(-1 in t.shape for t in ts):
+                raise ModelError(f"{self._what()}: an equation with ellipses needs inputs of "
+                                 "build-time shapes")
+            try:
+                out = np.einsum(eq, *(np.zeros(t.shape, np.float32) for t in ts))
+            except ValueError as e:
+                raise ModelError(f"{self._what()}: equation '{self.equation}': {e}") from None
+            return [(ts[0]._dtype, out.shape, None)]
         sizes: dict[str, int] = {}
         for term, t in zip(terms, ts):
             if len(term) != len(t.shape) or t._dtype != ts[0]._dtype:

@@ -347,7 +347,9 @@ def _slice_sampled(layer, em: Emitter, x: Value, axes, params) -> Value:
 def _gather(layer: L.GatherLayer, em: Emitter) -> Value:
     data_t, idx_t = layer._inputs[0], layer._inputs[1]
     data, idx = em.value(data_t), em.value(idx_t)
-    if idx_t.const_value() is None:
+    dynamic_axis = layer.mode is GatherMode.DEFAULT and data_t.shape[
+        norm_axis(layer.axis, len(data_t.shape), layer._what())] < 0
+    if idx_t.const_value() is None and dynamic_axis:
         # a negative index reads past the end (an error) instead of counting from the back
         neg = em.node("Less", [idx, em.scalar(0, idx_t._dtype)])
         big = em.node("Cast", [em.node("Size", [data])], {"to": ONNX_TYPE[idx_t._dtype]})
@@ -389,7 +391,18 @@ def _identity(layer, em: Emitter) -> Value:
 
 
 def _cast(layer: L.CastLayer, em: Emitter) -> Value:
-    return em.node("Cast", [em.value(layer._inputs[0])], {"to": ONNX_TYPE[layer.to_type]})
+    """Floats to INT8 saturate; to UINT8 as TensorRT's cast does (see below)."""
+    x = em.value(layer._inputs[0])
+    to = layer.to_type
+    dt = layer._inputs[0]._dtype
+    if dt in FLOATS and to is DataType.INT8:
+        x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
+    elif dt in FLOATS and to is DataType.UINT8:
+        # TensorRT: negatives become 0, larger values keep their low 8 bits (its logged
+        # cast of 260.0 is 4)
+        x = em.node("Cast", [em.node("Relu", [x])], {"to": ONNX_TYPE[DataType.INT64]})
+        x = em.node("Mod", [x, em.scalar(256, DataType.INT64)])
+    return em.node("Cast", [x], {"to": ONNX_TYPE[to]})
 
 
 def _select(layer: L.SelectLayer, em: Emitter) -> Value:

@@ -366,6 +366,13 @@ class Network(NetworkBase):
                 k: float):
         return self._layer(LN.LRNLayer, input, args=(window, alpha, beta, k))
 
+    def add_quantize(self, input: Tensor, scale: Tensor, output_type=DataType.INT8):  # noqa: A002
+        return self._layer(LN.QuantizeLayer, input, scale, args=(output_type,))
+
+    def add_dequantize(self, input: Tensor, scale: Tensor,  # noqa: A002
+                       output_type=DataType.FLOAT):
+        return self._layer(LN.DequantizeLayer, input, scale, args=(output_type,))
+
     def add_loop(self) -> Loop:
         loop = Loop(self, len(self._loops))
         self._loops.append(loop)
