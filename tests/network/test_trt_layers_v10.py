@@ -299,6 +299,18 @@ def slice_axes_and_python_lists():
 
 
 @case
+def grid_sample_bilinear():
+    """Against hand-computed bilinear samples (align_corners off: -1 is the pixel's edge)."""
+    n = new_network()
+    x = n.add_input("x", trt.float32, (1, 1, 3, 3))
+    g = n.add_input("g", trt.float32, (1, 1, 2, 2))
+    out(n, n.add_grid_sample(x, g).get_output(0))
+    xv = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    grid = np.array([[[[0.0, 0.0], [-1.0, -1.0]]]], np.float32)  # centre, top-left corner
+    return n, {"x": xv, "g": grid}, {"y": np.array([[[[4.0, 0.0]]]], np.float32)}
+
+
+@case
 def assertion_passes():
     return _assertion(), {"x": np.ones(3, np.float32)}, {"y": np.ones(3, np.float32)}
 

@@ -138,7 +138,14 @@ from .layers_nn import (
     QuantizeLayer,
     ScaleLayer,
 )
-from .layers_tensor import AssertionLayer, EinsumLayer, FillLayer, PaddingLayer, ResizeLayer
+from .layers_tensor import (
+    AssertionLayer,
+    EinsumLayer,
+    FillLayer,
+    GridSampleLayer,
+    PaddingLayer,
+    ResizeLayer,
+)
 from .network import INetworkDefinition, Network, Weights
 from .onnx_parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
 
@@ -156,7 +163,7 @@ IShuffleLayer, IConcatenationLayer, ISliceLayer = ShuffleLayer, ConcatenationLay
 IGatherLayer, IIdentityLayer, ICastLayer = GatherLayer, IdentityLayer, CastLayer
 ISelectLayer, IShapeLayer, ISoftMaxLayer = SelectLayer, ShapeLayer, SoftMaxLayer
 IFillLayer, IPaddingLayer, IResizeLayer = FillLayer, PaddingLayer, ResizeLayer
-IAssertionLayer, IEinsumLayer = AssertionLayer, EinsumLayer
+IAssertionLayer, IEinsumLayer, IGridSampleLayer = AssertionLayer, EinsumLayer, GridSampleLayer
 IScatterLayer, IOneHotLayer, ITopKLayer, INonZeroLayer = (
     ScatterLayer, OneHotLayer, TopKLayer, NonZeroLayer)
 IReverseSequenceLayer, ICumulativeLayer = ReverseSequenceLayer, CumulativeLayer
@@ -176,33 +183,34 @@ __all__ = [
     "Dims", "Dims2", "Dims3", "Dims4", "DimsHW", "EinsumLayer", "ElementWiseLayer",
     "ElementWiseOperation", "EngineCapability", "EngineStat", "ErrorCode", "ErrorCodeTRT",
     "ExecutionContextAllocationStrategy", "FillLayer", "FillOperation", "GatherLayer",
-    "GatherMode", "HardwareCompatibilityLevel", "IActivationLayer", "IAssertionLayer",
-    "IBuilderConfig", "ICastLayer", "IConcatenationLayer", "IConditionLayer", "IConstantLayer",
-    "IConvolutionLayer", "ICumulativeLayer", "IDeconvolutionLayer", "IDequantizeLayer",
-    "IEinsumLayer", "IElementWiseLayer", "IFillLayer", "IGatherLayer", "IIdentityLayer",
-    "IIfConditional", "IIfConditionalBoundaryLayer", "IIfConditionalInputLayer",
-    "IIfConditionalOutputLayer", "IIteratorLayer", "ILRNLayer", "ILayer", "ILogger", "ILoop",
-    "ILoopBoundaryLayer", "ILoopOutputLayer", "IMatrixMultiplyLayer", "INetworkDefinition",
-    "INonZeroLayer", "INormalizationLayer", "IOneHotLayer", "IOptimizationProfile",
-    "IPaddingLayer", "IParametricReLULayer", "IPoolingLayer", "IQuantizeLayer", "IRecurrenceLayer",
-    "IReduceLayer", "IResizeLayer", "IReverseSequenceLayer", "IScaleLayer", "IScatterLayer",
-    "ISelectLayer", "IShapeLayer", "IShuffleLayer", "ISliceLayer", "ISoftMaxLayer",
-    "ISqueezeLayer", "ITensor", "ITopKLayer", "ITripLimitLayer", "IUnaryLayer", "IUnsqueezeLayer",
-    "IdentityLayer", "IfConditional", "IfConditionalBoundaryLayer", "IfConditionalInputLayer",
-    "IfConditionalOutputLayer", "InterpolationMode", "IteratorLayer", "KVCacheMode", "LRNLayer",
-    "Layer", "LayerInformationFormat", "LayerType", "Logger", "Loop", "LoopBoundaryLayer",
-    "LoopOutput", "LoopOutputLayer", "MatrixMultiplyLayer", "MatrixOperation", "MemoryPoolType",
-    "MoEActType", "Network", "NetworkDefinitionCreationFlag", "NonZeroLayer", "NormalizationLayer",
-    "OneHotLayer", "OnnxParser", "OnnxParserFlag", "OptProfileSelector", "PaddingLayer",
-    "PaddingMode", "ParametricReLULayer", "ParserError", "Permutation", "PoolingLayer",
-    "PoolingType", "PreviewFeature", "ProfilingVerbosity", "QuantizationFlag", "QuantizeLayer",
-    "RecurrenceLayer", "ReduceLayer", "ReduceOperation", "ResizeCoordinateTransformation",
-    "ResizeLayer", "ResizeRoundMode", "ResizeSelector", "ReverseSequenceLayer", "Runtime",
-    "RuntimePlatform", "SampleMode", "ScaleLayer", "ScaleMode", "ScatterLayer", "ScatterMode",
-    "SelectLayer", "SerializationFlag", "Severity", "ShapeLayer", "ShuffleLayer", "SliceLayer",
-    "SoftMaxLayer", "SqueezeLayer", "TacticSource", "TempfileControlFlag", "Tensor",
-    "TensorFormat", "TensorIOMode", "TensorLocation", "TilingOptimizationLevel", "TopKLayer",
-    "TopKOperation", "TripLimit", "TripLimitLayer", "UnaryLayer", "UnaryOperation",
-    "UnsqueezeLayer", "Weights", "WeightsRole", "bfloat16", "bool", "e8m0", "float16", "float32",
-    "fp4", "fp8", "int32", "int4", "int64", "int8", "nptype", "uint8", "volume",
+    "GatherMode", "GridSampleLayer", "HardwareCompatibilityLevel", "IActivationLayer",
+    "IAssertionLayer", "IBuilderConfig", "ICastLayer", "IConcatenationLayer", "IConditionLayer",
+    "IConstantLayer", "IConvolutionLayer", "ICumulativeLayer", "IDeconvolutionLayer",
+    "IDequantizeLayer", "IEinsumLayer", "IElementWiseLayer", "IFillLayer", "IGatherLayer",
+    "IGridSampleLayer", "IIdentityLayer", "IIfConditional", "IIfConditionalBoundaryLayer",
+    "IIfConditionalInputLayer", "IIfConditionalOutputLayer", "IIteratorLayer", "ILRNLayer",
+    "ILayer", "ILogger", "ILoop", "ILoopBoundaryLayer", "ILoopOutputLayer", "IMatrixMultiplyLayer",
+    "INetworkDefinition", "INonZeroLayer", "INormalizationLayer", "IOneHotLayer",
+    "IOptimizationProfile", "IPaddingLayer", "IParametricReLULayer", "IPoolingLayer",
+    "IQuantizeLayer", "IRecurrenceLayer", "IReduceLayer", "IResizeLayer", "IReverseSequenceLayer",
+    "IScaleLayer", "IScatterLayer", "ISelectLayer", "IShapeLayer", "IShuffleLayer", "ISliceLayer",
+    "ISoftMaxLayer", "ISqueezeLayer", "ITensor", "ITopKLayer", "ITripLimitLayer", "IUnaryLayer",
+    "IUnsqueezeLayer", "IdentityLayer", "IfConditional", "IfConditionalBoundaryLayer",
+    "IfConditionalInputLayer", "IfConditionalOutputLayer", "InterpolationMode", "IteratorLayer",
+    "KVCacheMode", "LRNLayer", "Layer", "LayerInformationFormat", "LayerType", "Logger", "Loop",
+    "LoopBoundaryLayer", "LoopOutput", "LoopOutputLayer", "MatrixMultiplyLayer", "MatrixOperation",
+    "MemoryPoolType", "MoEActType", "Network", "NetworkDefinitionCreationFlag", "NonZeroLayer",
+    "NormalizationLayer", "OneHotLayer", "OnnxParser", "OnnxParserFlag", "OptProfileSelector",
+    "PaddingLayer", "PaddingMode", "ParametricReLULayer", "ParserError", "Permutation",
+    "PoolingLayer", "PoolingType", "PreviewFeature", "ProfilingVerbosity", "QuantizationFlag",
+    "QuantizeLayer", "RecurrenceLayer", "ReduceLayer", "ReduceOperation",
+    "ResizeCoordinateTransformation", "ResizeLayer", "ResizeRoundMode", "ResizeSelector",
+    "ReverseSequenceLayer", "Runtime", "RuntimePlatform", "SampleMode", "ScaleLayer", "ScaleMode",
+    "ScatterLayer", "ScatterMode", "SelectLayer", "SerializationFlag", "Severity", "ShapeLayer",
+    "ShuffleLayer", "SliceLayer", "SoftMaxLayer", "SqueezeLayer", "TacticSource",
+    "TempfileControlFlag", "Tensor", "TensorFormat", "TensorIOMode", "TensorLocation",
+    "TilingOptimizationLevel", "TopKLayer", "TopKOperation", "TripLimit", "TripLimitLayer",
+    "UnaryLayer", "UnaryOperation", "UnsqueezeLayer", "Weights", "WeightsRole", "bfloat16", "bool",
+    "e8m0", "float16", "float32", "fp4", "fp8", "int32", "int4", "int64", "int8", "nptype",
+    "uint8", "volume",
 ]

@@ -18,6 +18,7 @@ from .enums import (
     ResizeCoordinateTransformation,
     ResizeRoundMode,
     ResizeSelector,
+    SampleMode,
     as_dtype,
     check_enum,
     to_numpy,
@@ -433,4 +434,45 @@ class EinsumLayer(Layer):
                        {"equation": self.equation.replace(" ", "")})
 
 
-__all__ = ["AssertionLayer", "EinsumLayer", "FillLayer", "PaddingLayer", "ResizeLayer"]
+
+
+class GridSampleLayer(Layer):
+    """ONNX GridSample: `input` [N, C, H, W] sampled at `grid` [N, H', W', 2] (x, y in
+    [-1, 1]); `interpolation_mode` (LINEAR default), `align_corners`, `sample_mode` (FILL:
+    zeros outside, CLAMP: the border, REFLECT)."""
+
+    _type = LayerType.GRID_SAMPLE
+
+    def __init__(self, network, x, grid):
+        super().__init__(network, [x, grid])
+        self.interpolation_mode = InterpolationMode.LINEAR
+        self.align_corners = False
+        self.sample_mode = SampleMode.FILL
+
+    def _infer(self):
+        x, g = self._input(0), self._input(1)
+        if len(x.shape) != 4 or len(g.shape) != 4 or g.shape[-1] not in (2, -1):
+            raise ModelError(f"{self._what()}: needs an input [N, C, H, W] and a grid "
+                             "[N, H', W', 2]")
+        if g._dtype != x._dtype:
+            raise ModelError(f"{self._what()}: input and grid must have the same type")
+        return [(x._dtype, (x.shape[0], x.shape[1], g.shape[1], g.shape[2]), None)]
+
+    def _lower(self, em):
+        mode = check_enum(InterpolationMode, self.interpolation_mode, self._what())
+        sm = check_enum(SampleMode, self.sample_mode, self._what())
+        padding = {SampleMode.FILL: "zeros", SampleMode.CLAMP: "border",
+                   SampleMode.REFLECT: "reflection"}.get(sm)
+        if padding is None:
+            raise ModelError(f"{self._what()}: sample mode {sm.name} is not supported")
+        out = em.node("GridSample", [em.value(t) for t in self._inputs],
+                      {"mode": {InterpolationMode.NEAREST: "nearest",
+                                InterpolationMode.LINEAR: "linear",
+                                InterpolationMode.CUBIC: "cubic"}[mode],
+                       "padding_mode": padding, "align_corners": int(bool(self.align_corners))})
+        out.producer.version = 20  # the mode names above are GridSample-20's
+        return out
+
+
+__all__ = ["AssertionLayer", "EinsumLayer", "FillLayer", "GridSampleLayer", "PaddingLayer",
+           "ResizeLayer"]

@@ -287,6 +287,9 @@ class Network(NetworkBase):
     def add_resize(self, input: Tensor):  # noqa: A002
         return self._layer(LT.ResizeLayer, input)
 
+    def add_grid_sample(self, input: Tensor, grid: Tensor):  # noqa: A002
+        return self._layer(LT.GridSampleLayer, input, grid)
+
     def add_assertion(self, condition: Tensor, message: str):
         return self._layer(LT.AssertionLayer, condition, args=(message,))
 
