@@ -23,17 +23,16 @@ import numpy as np
 
 from .core import Tensor
 from .enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
+from .onnx_errors import ErrorCode, fail, node_name
 from .onnx_ops import (
     cast,
     dtype_of,
     ew,
-    import_graph,
-    importer,
     ints,
     norm_axis,
     scalar,
 )
-from .onnx_parser import ErrorCode, fail, node_name
+from .onnx_registry import import_graph, importer
 from .shapes import same_dims
 
 INT32_MAX = 2**31 - 1

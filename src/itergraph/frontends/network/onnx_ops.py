@@ -1,4 +1,5 @@
-"""ONNX operators into network layers (the importers of :mod:`.onnx_parser`).
+"""ONNX operators into network layers (the importers of :mod:`.onnx_parser`, registered in
+:mod:`.onnx_registry`), and the helpers the other importers share.
 
 Each importer ``fn(ctx, node, inputs, attrs) -> [outputs]`` takes the node's input values
 (tensors, NumPy weights, or None for an omitted optional input) and its attributes, adds
@@ -10,10 +11,7 @@ values TensorRT's parser refuses, are errors naming the node.
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
-from ...errors import Error
 from .core import FLOATS, Tensor
 from .enums import (
     ActivationType,
@@ -37,85 +35,13 @@ from .enums import (
     as_dtype,
     to_numpy,
 )
-from .onnx_parser import (
-    ErrorCode,
-    ImportFailure,
-    NodeFailure,
-    ParserError,
-    fail,
-    node_name,
-    onnx_dtype,
-)
+from .onnx_errors import ErrorCode, fail, onnx_dtype
+from .onnx_registry import importer
 
 E = ElementWiseOperation
 U = UnaryOperation
 A = ActivationType
-IMPORTERS: dict = {}
 _INTS = (DataType.INT32, DataType.INT64)
-
-
-def importer(*names):
-    def deco(fn):
-        for n in names:
-            IMPORTERS[n] = fn
-        return fn
-
-    return deco
-
-
-# -- the graph walk ---------------------------------------------------------------------------
-
-def attributes(node, base_dir: str = "") -> dict:
-    out = {}
-    for a in node.attribute:
-        v = onnx.helper.get_attribute_value(a)
-        if a.type == onnx.AttributeProto.TENSOR:
-            v = numpy_helper.to_array(v, base_dir)
-        elif isinstance(v, bytes):
-            v = v.decode("utf-8", "replace")
-        elif isinstance(v, list) and v and isinstance(v[0], bytes):
-            v = [x.decode("utf-8", "replace") for x in v]
-        out[a.name] = v
-    return out
-
-
-def import_graph(ctx, graph, layer_outputs: dict | None = None) -> None:
-    """Register `graph`'s initializers and import its nodes in order into the current scope;
-    the first failing node raises `ImportFailure`."""
-    for init in graph.initializer:
-        ctx.put(init.name, numpy_helper.to_array(init, ctx.base_dir))
-    for idx, node in enumerate(graph.node):
-        saved = ctx.node, ctx.layer_count
-        ctx.node, ctx.layer_count = node, 0
-        try:
-            if node.domain not in ("", "ai.onnx"):
-                fail(ErrorCode.UNSUPPORTED_NODE, f"No importer registered for op: {node.op_type} "
-                     f"(domain '{node.domain}')")
-            fn = IMPORTERS.get(node.op_type)
-            if fn is None:
-                fail(ErrorCode.UNSUPPORTED_NODE, f"No importer registered for op: {node.op_type}")
-            inputs = [ctx.get(n) if n else None for n in node.input]
-            outs = fn(ctx, node, inputs, attributes(node, ctx.base_dir))
-        except ImportFailure as f:
-            e = f.error
-            raise ImportFailure(ParserError(
-                e.code(), f"{e.desc()} [in the subgraph of node {idx} '{node_name(node)}' "
-                f"({node.op_type})]", e.node(), e.node_name(), e.node_operator(),
-                e.func())) from None
-        except NodeFailure as e:
-            raise ImportFailure(ParserError(e.code, str(e), idx, node_name(node), node.op_type,
-                                            f"import{node.op_type}")) from None
-        except Error as e:  # a network-API refusal while building the node's layers
-            raise ImportFailure(ParserError(ErrorCode.INVALID_NODE, str(e), idx,
-                                            node_name(node), node.op_type,
-                                            f"import{node.op_type}")) from None
-        finally:
-            ctx.node, ctx.layer_count = saved
-        for name, v in zip(node.output, outs):
-            if name:
-                ctx.put(name, v)
-        if layer_outputs is not None:
-            layer_outputs[node_name(node)] = [v for v in outs if isinstance(v, Tensor)]
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -1109,7 +1035,3 @@ def _resize(ctx, node, ins, attrs):
             layer.set_input(1, ctx.tensor(scales))
     return [ctx.name(layer).get_output(0)]
 
-
-# control flow and recurrent layers register themselves on import
-from . import onnx_control as _control  # noqa: E402, F401
-from . import onnx_rnn as _rnn  # noqa: E402, F401

@@ -14,109 +14,19 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
-from .core import Layer, Tensor
-from .enums import DataType, TrtEnum
-
-
-class ErrorCode(TrtEnum):
-    """The parser's error codes (``trt.ErrorCode``; the core library's are ErrorCodeTRT)."""
-
-    SUCCESS = 0
-    INTERNAL_ERROR = 1
-    MEM_ALLOC_FAILED = 2
-    MODEL_DESERIALIZE_FAILED = 3
-    INVALID_VALUE = 4
-    INVALID_GRAPH = 5
-    INVALID_NODE = 6
-    UNSUPPORTED_GRAPH = 7
-    UNSUPPORTED_NODE = 8
-    UNSUPPORTED_NODE_ATTR = 9
-    UNSUPPORTED_NODE_INPUT = 10
-    UNSUPPORTED_NODE_DATATYPE = 11
-    UNSUPPORTED_NODE_DYNAMIC = 12
-    UNSUPPORTED_NODE_SHAPE = 13
-    REFIT_FAILED = 14
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class OnnxParserFlag(TrtEnum):
-    NATIVE_INSTANCENORM = 0
-    ENABLE_UINT8_AND_ASYMMETRIC_QUANTIZATION_DLA = 1
-    REPORT_CAPABILITY_DLA = 2
-    ENABLE_PLUGIN_OVERRIDE = 3
-    ADJUST_FOR_DLA = 4
-
-
-class ParserError:
-    """One parse error: ``code()``, ``desc()``, ``node()`` (index in its graph, -1 for none),
-    ``node_name()``, ``node_operator()``; ``str()`` reads as TensorRT's."""
-
-    def __init__(self, code: ErrorCode, desc: str, node: int = -1, name: str = "", op: str = "",
-                 func: str = ""):
-        self._code, self._desc, self._node, self._name, self._op = code, desc, node, name, op
-        self._func = func
-
-    def code(self) -> ErrorCode:
-        return self._code
-
-    def desc(self) -> str:
-        return self._desc
-
-    def node(self) -> int:
-        return self._node
-
-    def node_name(self) -> str:
-        return self._name
-
-    def node_operator(self) -> str:
-        return self._op
-
-    def file(self) -> str:
-        return __file__
-
-    def line(self) -> int:
-        return 0
-
-    def func(self) -> str:
-        return self._func
-
-    def local_function_stack(self) -> list[str]:
-        return []
-
-    def local_function_stack_size(self) -> int:
-        return 0
-
-    def __str__(self) -> str:
-        info = f"({self._func}): {self._code}: {self._desc}"
-        if self._code is ErrorCode.MODEL_DESERIALIZE_FAILED:
-            return info
-        return (f"In node {self._node} with name: {self._name} and operator: {self._op} "
-                + info)
-
-    __repr__ = __str__
-
-
-class NodeFailure(Exception):
-    """Raised by a node importer: the node cannot be imported (`code`, reason)."""
-
-    def __init__(self, code: ErrorCode, msg: str):
-        super().__init__(msg)
-        self.code = code
-
-
-def fail(code: ErrorCode, msg: str):
-    raise NodeFailure(code, msg)
-
-
-def node_name(node) -> str:
-    """onnx-tensorrt's name for a node: its name, or ``node_of_<first output>``."""
-    if not node.name and node.output:
-        return f"node_of_{node.output[0]}"
-    return node.name
+from . import onnx_control, onnx_ops, onnx_rnn  # noqa: F401 - they register the importers
+from .core import Tensor
+from .onnx_context import Context
+from .onnx_errors import (
+    ErrorCode,
+    ImportFailure,
+    NodeFailure,
+    OnnxParserFlag,
+    ParserError,
+    fail,
+    onnx_dtype,
+)
+from .onnx_registry import IMPORTERS, import_graph
 
 
 def _dims_of(vi) -> tuple[int, ...] | None:
@@ -124,74 +34,6 @@ def _dims_of(vi) -> tuple[int, ...] | None:
     if not t.HasField("shape"):
         return None
     return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim)
-
-
-class Context:
-    """What node importers see: the network, the named values of the enclosing scopes (a
-    stack: subgraphs see outer names and may shadow them), the opset, and helpers."""
-
-    def __init__(self, network, opset: int, base_dir: str = ""):
-        self.network = network
-        self.opset = opset
-        self.base_dir = base_dir
-        self.scopes: list[dict[str, object]] = [{}]
-        self._consts: dict[int, Tensor] = {}
-        self.node = None  # the node being imported
-        self.layer_count = 0
-
-    # -- names ----------------------------------------------------------------------------
-    def get(self, name: str):
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        fail(ErrorCode.INVALID_GRAPH, f"input '{name}' is not defined (no graph input, "
-             "initializer or earlier node output has that name)")
-
-    def has(self, name: str) -> bool:
-        return any(name in s for s in self.scopes)
-
-    def put(self, name: str, value) -> None:
-        if isinstance(value, Tensor) and not value.is_network_input:
-            value.name = name
-        self.scopes[-1][name] = value
-
-    def push(self) -> None:
-        self.scopes.append({})
-
-    def pop(self) -> None:
-        self.scopes.pop()
-
-    # -- values ---------------------------------------------------------------------------
-    def tensor(self, v) -> Tensor:
-        """`v` as a network tensor (weights become a constant layer, made once)."""
-        if isinstance(v, Tensor):
-            return v
-        arr = np.asarray(v)
-        if arr.dtype == np.float64:
-            arr = arr.astype(np.float32)  # TensorRT has no DOUBLE: onnx-tensorrt converts
-        key = id(v)
-        if key not in self._consts or self._consts[key][1] is not v:
-            layer = self.network.add_constant(arr.shape, arr)
-            self.name(layer)
-            self._consts[key] = (layer.get_output(0), v)
-        return self._consts[key][0]
-
-    @staticmethod
-    def const(v) -> np.ndarray | None:
-        """The value of `v` when known before run time (weights, folded constants)."""
-        if v is None:
-            return None
-        if isinstance(v, Tensor):
-            return v.const_value()
-        return np.asarray(v)
-
-    def name(self, layer: Layer) -> Layer:
-        """Name `layer` after the node being imported (TensorRT: the node's name)."""
-        if self.node is not None:
-            base = node_name(self.node)
-            self.layer_count += 1
-            layer.name = base if self.layer_count == 1 else f"{base}_{self.layer_count - 1}"
-        return layer
 
 
 class OnnxParser:
@@ -228,8 +70,6 @@ class OnnxParser:
         return []
 
     def supports_operator(self, op_name: str) -> bool:
-        from .onnx_ops import IMPORTERS
-
         return op_name in IMPORTERS
 
     def get_layer_output_tensor(self, name: str, i: int) -> Tensor | None:
@@ -274,8 +114,6 @@ class OnnxParser:
         return ok, []
 
     def _parse_proto(self, proto, base_dir: str) -> bool:
-        from .onnx_ops import import_graph
-
         opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 1)
         ctx = Context(self.network, opset, base_dir)
         graph = proto.graph
@@ -309,29 +147,4 @@ class OnnxParser:
         return True
 
 
-class ImportFailure(Exception):
-    """A node failed (carries the `ParserError`)."""
-
-    def __init__(self, error: ParserError):
-        super().__init__(str(error))
-        self.error = error
-
-
-_ONNX_TYPES = {1: DataType.FLOAT, 2: DataType.UINT8, 3: DataType.INT8, 6: DataType.INT32,
-               7: DataType.INT64, 9: DataType.BOOL, 10: DataType.HALF, 16: DataType.BF16,
-               17: DataType.FP8}
-
-
-def onnx_dtype(elem: int, what: str, inputs: bool = False) -> DataType:
-    """The TensorRT type of ONNX element type `elem`. DOUBLE values inside the model are
-    FLOAT (the parser converts double weights and casts); a DOUBLE graph input is refused."""
-    if elem == 11 and not inputs:
-        return DataType.FLOAT
-    if elem not in _ONNX_TYPES:
-        fail(ErrorCode.UNSUPPORTED_NODE_DATATYPE, f"{what}: ONNX element type {elem} has no "
-             "TensorRT type")
-    return _ONNX_TYPES[elem]
-
-
-__all__ = ["Context", "ErrorCode", "NodeFailure", "OnnxParser", "OnnxParserFlag", "ParserError",
-           "fail", "onnx_dtype"]
+__all__ = ["ErrorCode", "OnnxParser", "OnnxParserFlag", "ParserError"]

@@ -13,8 +13,9 @@ import numpy as np
 
 from .enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
 from .enums import TripLimit as TL
-from .onnx_ops import act, cast, concat, ew, full, importer, ints, unsqueeze
-from .onnx_parser import ErrorCode, fail, node_name
+from .onnx_errors import ErrorCode, fail, node_name
+from .onnx_ops import act, cast, concat, ew, full, ints, unsqueeze
+from .onnx_registry import importer
 
 E = ElementWiseOperation
 A = ActivationType
