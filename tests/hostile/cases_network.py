@@ -195,10 +195,10 @@ def _(c):
     _net().mark_output("y")
 
 
-@case("network/get_output_index_99", Raises(ModelError, "no output 99"))
+@case("network/get_output_index_99", Ok())
 def _(c):
-    net = _net()
-    net.add_activation(_x(net), trt.ActivationType.RELU).get_output(99)
+    net = _net()  # TensorRT's bindings give None for an output index out of range
+    assert net.add_activation(_x(net), trt.ActivationType.RELU).get_output(99) is None
 
 
 @case("network/set_input_index_minus_one", Raises(ModelError, "no input -1"))

@@ -463,8 +463,10 @@ def _while_iterating(limit: int, count: int | None):
         loop.add_trip_limit(i32(net, count), trt.TripLimit.COUNT)
     r.set_input(1, ew(net, r.get_output(0), i32(net, 1), E.SUM))
     row = loop.add_iterator(x).get_output(0)
-    output(net, loop.add_loop_output(row, trt.LoopOutput.CONCATENATE).get_output(0), "y")
     n = min(limit, count if count is not None else limit)
+    lo = loop.add_loop_output(row, trt.LoopOutput.CONCATENATE)
+    lo.set_input(1, i32(net, n))
+    output(net, lo.get_output(0), "y")
     return net, {"x": X23}, {"y": X23[:n]}
 
 

@@ -29,8 +29,7 @@ def case(name):
 def _single(feeds: dict, make, oracle):
     """A network of inputs named after `feeds`; make(net, *inputs) -> tensor; `oracle`."""
     net = new_network()
-    ins = [net.add_input(k, trt.DataType(v.dtype.name) if v.dtype.name != "bool" else trt.bool,
-                         v.shape) for k, v in feeds.items()]
+    ins = [net.add_input(k, v.dtype, v.shape) for k, v in feeds.items()]
     output(net, make(net, *ins), "y")
     return net, feeds, {"y": oracle(*feeds.values())}
 
@@ -299,7 +298,7 @@ def test_weights_and_dtypes():
     assert c.get_output(0).dtype == trt.DataType.HALF == trt.float16
     assert net.add_input("i", np.int64, (3,)).dtype is trt.int64
     assert trt.nptype(trt.float32) is np.float32
-    assert net.num_layers == 1 and net.get_layer(0) is c and net.num_inputs == 1
+    assert net.num_layers == 1 and net.get_layer(0) == c and net.num_inputs == 1
     t = c.get_output(0)
     assert not t.is_network_input and not t.is_network_output
     net.mark_output(t)

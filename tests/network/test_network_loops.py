@@ -106,6 +106,7 @@ def _count_beyond():
     loop.add_trip_limit(i32(net, 3), trt.TripLimit.COUNT)  # X23 has 2 rows
     row = loop.add_iterator(x).get_output(0)
     lo = loop.add_loop_output(row, trt.LoopOutput.CONCATENATE)
+    lo.set_input(1, i32(net, 3))
     output(net, lo.get_output(0), "y")
     return net, {"x": X23}, None
 

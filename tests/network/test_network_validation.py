@@ -27,6 +27,7 @@ def _loop(net, x_shape=(3, 2), count=True):
 
 def _concat_out(net, loop, t, name="y"):
     lo = loop.add_loop_output(t, LO.CONCATENATE)
+    lo.set_input(1, i32(net, 3))
     lo.name = f"{name}_out"
     output(net, lo.get_output(0), name)
     return lo

@@ -4,15 +4,8 @@ Steps: infer scopes (:mod:`.scopes`), check the rules (:mod:`.validate`), keep w
 network outputs need, then emit each scope's layers and nested scopes in dependency order:
 a loop becomes a canonical `ir.Loop` (origin ``"network"``), a conditional an ONNX ``If``.
 
-Loop mapping: iterator -> `Sliced` (keep_axis=False, stride -1 when reversed; with a COUNT
-limit a reversed iterator first takes the leading COUNT entries, since TensorRT reads
-``X[M-1-i]`` with M the trip count), recurrence -> `Carried`, COUNT -> ``trip_count`` (int64,
-a negative count runs zero times), WHILE -> ``precondition``, LAST_VALUE -> `Last`,
-CONCATENATE / REVERSE -> `Concat(new_axis=True, reverse=..., length=...)`. TensorRT makes
-iterating past an iterator's end an error, while the canonical loop stops at the shortest
-sliced input: loops with iterators are marked ``strict_slices`` so that
-the runner reports iterating beyond an iterator's end as an ExecutionError (a COUNT beyond
-it, or a WHILE condition still true when the shortest iterator runs out).
+Loops are emitted by :mod:`.loop_emit` (the port mapping, lazy recurrences, zero-trip
+output shapes).
 """
 
 from __future__ import annotations
@@ -20,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelError
-from ...ir import Carried, Concat, Graph, Last, Loop, Node, Sliced, Value, verify
+from ...ir import Graph, Node, Value, verify
+from .checks import finish_outputs, profile_checks
 from .control import (
     IfConditional,
     IfConditionalInputLayer,
@@ -31,10 +25,10 @@ from .control import (
 )
 from .control import Loop as NetLoop
 from .core import Layer, Tensor
-from .enums import LoopOutput, TripLimit
+from .layers_tensor import AssertionLayer
+from .loop_emit import LoopEmitter
 from .lower import OPSET, Emitter, lower_layer
 from .scopes import Analysis, analyze, dependency_order, owner
-from .shapes import norm_axis
 from .validate import validate
 
 
@@ -48,9 +42,9 @@ def build(network) -> Graph:
     for t in network._inputs:
         v = em.new_value(t)
         top.inputs.append(v)
+    em.checks.extend(profile_checks(network, em))
     _Builder(network, an, live, em).emit_scope(None, top, None)
-    for t in network._outputs:
-        top.outputs.append(em.value(t))
+    finish_outputs(network, em, top, em.checks)
     verify(top)
     return top
 
@@ -68,8 +62,10 @@ class _Live:
 
 
 def _liveness(network) -> _Live:
+    """What the outputs need, and the assertion layers (outside loops and conditionals)."""
     live = _Live()
     todo: list = list(network._outputs)
+    todo += [x for x in network._layers if isinstance(x, AssertionLayer)]
     while todo:
         x = todo.pop()
         if x is None:
@@ -194,72 +190,7 @@ class _Builder:
         return out
 
     def emit_loop(self, loop: NetLoop, graph: Graph) -> None:
-        em, live = self.em, self.live
-        body = Graph(name=loop.name)
-        em.prefix = loop.name
-        count = next((t for t in loop._trip_limits if t.kind is TripLimit.COUNT), None)
-        cond = next((t for t in loop._trip_limits if t.kind is TripLimit.WHILE), None)
-        trip = self._trip_count(count._input(0)) if count is not None else None
-        ports = []
-        for it in loop._iterators:
-            x = it._input(0)
-            axis = norm_axis(it.axis, len(x.shape), it._what())
-            value = em.value(x)
-            if it.reverse and count is not None and not self._covers(count, x, axis):
-                em.prefix = it.name
-                end = em.node("Unsqueeze", [trip, em.ints([0])])
-                value = em.node("Slice", [value, em.ints([0]), end, em.ints([axis])])
-            param = em.new_value(it._outputs[0])
-            body.inputs.append(param)
-            ports.append(Sliced(value, param, axis=axis, stride=-1 if it.reverse else 1))
-        carried: list[tuple[RecurrenceLayer, Carried]] = []
-        for rec in loop._recurrences:
-            if not live.has(rec):
-                continue
-            param = em.new_value(rec._outputs[0])
-            body.inputs.append(param)
-            port = Carried(em.value(rec._input(0)), param, param)
-            ports.append(port)
-            carried.append((rec, port))
-        self.emit_scope(loop, body, None)
-        taken: set[int] = set()
-        for rec, port in carried:
-            port.result = self.result(rec._inputs[1], body, f"{rec.name}/next", taken)
-            taken.add(port.result.uid)
-        precondition = None
-        if cond is not None:
-            precondition = self.result(cond._input(0), body, cond.name)
-        outs = []
-        for lo in loop._outputs:
-            if not live.has(lo):
-                continue
-            out_v = em.new_value(lo._outputs[0])
-            if lo.kind is LoopOutput.LAST_VALUE:
-                rec = lo._input(0).producer
-                port = next(p for r, p in carried if r is rec)
-                outs.append(Last(port.result, out_v))
-            else:
-                x = lo._input(0)
-                axis = norm_axis(lo.axis, len(x.shape) + 1, lo._what())
-                length = lo.length()
-                em.prefix = lo.name
-                em.graph = graph
-                n = None if length is None else em.as_int64(length)
-                r = self.result(x, body, lo.name)
-                outs.append(Concat(r, out_v, axis=axis,
-                                   reverse=lo.kind is LoopOutput.REVERSE, new_axis=True,
-                                   length=n))
-        results: list[Value] = []
-        for v in [precondition, *(p.result for _, p in carried), *(o.result for o in outs)]:
-            if v is not None and all(v is not r for r in results):
-                results.append(v)
-        body.outputs = results
-        # Iterating past an iterator's end is an error: the runner checks a COUNT before the
-        # loop starts, and a WHILE (evaluated once more) when the shortest iterator runs out.
-        node = Loop(body, ports, outs, trip_count=trip, precondition=precondition,
-                    name=em.fresh(loop.name, em._node_names), origin="network",
-                    negative_trip_count="zero", strict_slices=bool(loop._iterators))
-        graph.add(node)
+        LoopEmitter(self, loop, graph).emit()
 
     @staticmethod
     def _covers(count, x: Tensor, axis: int) -> bool:

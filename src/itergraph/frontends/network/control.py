@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ...errors import ModelError
 from .core import Layer, Tensor, checked_arguments
-from .enums import LayerType, LoopOutput, TripLimit
+from .enums import LayerType, LoopOutput, TripLimit, check_enum
 from .shapes import merge, norm_axis
 
 
@@ -79,7 +79,9 @@ class Loop:
         return f"<Loop {self.name!r}>"
 
 
-class _LoopBoundary(Layer):
+class LoopBoundaryLayer(Layer):
+    """TensorRT's ILoopBoundaryLayer: a layer of a loop's boundary (`loop` is its loop)."""
+
     def __init__(self, loop: Loop, inputs):
         object.__setattr__(self, "_loop", loop)
         super().__init__(loop._network, inputs)
@@ -98,15 +100,16 @@ class _LoopBoundary(Layer):
         return f"{super()._what()} of {self._loop.what()}"
 
 
-class TripLimitLayer(_LoopBoundary):
+class TripLimitLayer(LoopBoundaryLayer):
     """COUNT: a 0-D integer defined outside the loop. WHILE: a 0-D BOOL."""
 
     _type = LayerType.TRIP_LIMIT
     _n_outputs = 0
+    _shape_inputs = (0,)
 
     def __init__(self, loop, tensor, kind):
         super().__init__(loop, [tensor])
-        self._kind = TripLimit(kind)
+        self._kind = check_enum(TripLimit, kind, self._what())
 
     @property
     def kind(self) -> TripLimit:
@@ -116,7 +119,7 @@ class TripLimitLayer(_LoopBoundary):
         return []
 
 
-class IteratorLayer(_LoopBoundary):
+class IteratorLayer(LoopBoundaryLayer):
     _type = LayerType.ITERATOR
     _check_at_creation = False
 
@@ -130,10 +133,10 @@ class IteratorLayer(_LoopBoundary):
         if not x.shape:
             raise ModelError(f"{self._what()}: cannot iterate over a 0-D tensor")
         axis = norm_axis(self.axis, len(x.shape), self._what())
-        return [(x.dtype, x.shape[:axis] + x.shape[axis + 1 :], None)]
+        return [(x._dtype, x.shape[:axis] + x.shape[axis + 1 :], None)]
 
 
-class RecurrenceLayer(_LoopBoundary):
+class RecurrenceLayer(LoopBoundaryLayer):
     """Output ``<initial, next_0, next_1, ...>``; set the next value with ``set_input(1, t)``."""
 
     _type = LayerType.RECURRENCE
@@ -143,16 +146,17 @@ class RecurrenceLayer(_LoopBoundary):
 
     def _infer(self):
         x = self._input(0)
-        return [(x.dtype, x.shape, None)]
+        return [(x._dtype, x.shape, None)]
 
 
-class LoopOutputLayer(_LoopBoundary):
+class LoopOutputLayer(LoopBoundaryLayer):
     _type = LayerType.LOOP_OUTPUT
     _check_at_creation = False
+    _shape_inputs = (1,)
 
     def __init__(self, loop, tensor, kind, axis):
         super().__init__(loop, [tensor])
-        self._kind = LoopOutput(kind)
+        self._kind = check_enum(LoopOutput, kind, self._what())
         self.axis = int(axis)
 
     @property
@@ -168,7 +172,7 @@ class LoopOutputLayer(_LoopBoundary):
     def _infer(self):
         x = self._input(0)
         if self._kind is LoopOutput.LAST_VALUE:
-            return [(x.dtype, x.shape, None)]
+            return [(x._dtype, x.shape, None)]
         axis = norm_axis(self.axis, len(x.shape) + 1, self._what())
         n = -1
         length = self.length()
@@ -179,7 +183,7 @@ class LoopOutputLayer(_LoopBoundary):
         else:
             count = self._loop.static_count()
             n = -1 if count is None else max(count, 0)
-        return [(x.dtype, x.shape[:axis] + (n,) + x.shape[axis:], None)]
+        return [(x._dtype, x.shape[:axis] + (n,) + x.shape[axis:], None)]
 
 
 @checked_arguments
@@ -227,7 +231,9 @@ class IfConditional:
         return f"<IfConditional {self.name!r}>"
 
 
-class _CondBoundary(Layer):
+class IfConditionalBoundaryLayer(Layer):
+    """TensorRT's IIfConditionalBoundaryLayer (`conditional` is its conditional)."""
+
     def __init__(self, cond: IfConditional, inputs):
         object.__setattr__(self, "_conditional", cond)
         super().__init__(cond._network, inputs)
@@ -245,7 +251,7 @@ class _CondBoundary(Layer):
         return f"{super()._what()} of {self._conditional.what()}"
 
 
-class ConditionLayer(_CondBoundary):
+class ConditionLayer(IfConditionalBoundaryLayer):
     _type = LayerType.CONDITION
     _n_outputs = 0
 
@@ -256,7 +262,7 @@ class ConditionLayer(_CondBoundary):
         return []
 
 
-class IfConditionalInputLayer(_CondBoundary):
+class IfConditionalInputLayer(IfConditionalBoundaryLayer):
     _type = LayerType.CONDITIONAL_INPUT
 
     def __init__(self, cond, tensor):
@@ -264,10 +270,10 @@ class IfConditionalInputLayer(_CondBoundary):
 
     def _infer(self):
         x = self._input(0)
-        return [(x.dtype, x.shape, None)]
+        return [(x._dtype, x.shape, None)]
 
 
-class IfConditionalOutputLayer(_CondBoundary):
+class IfConditionalOutputLayer(IfConditionalBoundaryLayer):
     _type = LayerType.CONDITIONAL_OUTPUT
 
     def __init__(self, cond, t, f):
@@ -275,16 +281,17 @@ class IfConditionalOutputLayer(_CondBoundary):
 
     def _infer(self):
         t, f = self._input(0), self._input(1)
-        if t.dtype != f.dtype or len(t.shape) != len(f.shape):
+        if t._dtype != f._dtype or len(t.shape) != len(f.shape):
             raise ModelError(
                 f"{self._what()}: the branch outputs differ in type or rank "
-                f"({t.dtype.name}{t.shape} vs {f.dtype.name}{f.shape})"
+                f"({t._dtype.name}{tuple(t.shape)} vs {f._dtype.name}{tuple(f.shape)})"
             )
-        return [(t.dtype, merge(t.shape, f.shape), None)]
+        return [(t._dtype, merge(t.shape, f.shape), None)]
 
 
 __all__ = [
-    "ConditionLayer", "IfConditional", "IfConditionalInputLayer",
+    "ConditionLayer", "IfConditional", "IfConditionalBoundaryLayer", "IfConditionalInputLayer",
+    "LoopBoundaryLayer",
     "IfConditionalOutputLayer", "IteratorLayer", "Loop", "LoopOutputLayer", "RecurrenceLayer",
     "TripLimitLayer",
 ]

@@ -1,9 +1,17 @@
 """Tensors, the layer base class and the network's bookkeeping (TensorRT's ITensor, ILayer).
 
-Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` and
-`dtype` come from a small static inference that each layer class implements (`_infer`); a
-dimension that is not known before run time is ``-1``, as in TensorRT. Results are cached
-and recomputed after any edit of the network (``set_input``, attribute changes).
+Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` (a
+`Dims`) and `dtype` come from a small static inference that each layer class implements
+(`_infer`); a dimension that is not known before run time is ``-1``, as in TensorRT. Results
+are cached and recomputed after any edit of the network (``set_input``, attribute changes).
+
+Layer semantics shared by every layer (TensorRT's ``ILayer``): ``get_input``/``get_output``
+out of range give ``None``; ``num_inputs`` counts the inputs set (a recurrence has one until
+``set_input(1, ...)``); ``precision`` is the compute precision (floating inputs are converted
+to it) and ``set_output_type(i, t)`` the type output i is computed in (the tensor keeps its
+type: TensorRT converts back, "the layer output type is generally not identical to the data
+type of the output tensor"); both are refused in a STRONGLY_TYPED network, where TensorRT
+logs an error and ignores them.
 """
 
 from __future__ import annotations
@@ -15,9 +23,38 @@ from typing import Any
 import numpy as np
 
 from ...errors import ModelError
-from .enums import DataType, LayerType, as_dtype
+from .dims import Dims
+from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
 
 Shape = tuple[int, ...]
+
+# TensorRT's display names of the layer types, as in its default layer names
+# ``(Unnamed Layer* 3) [Matrix Multiply]``.
+TYPE_NAMES = {
+    LayerType.CONVOLUTION: "Convolution", LayerType.CAST: "Cast",
+    LayerType.ACTIVATION: "Activation", LayerType.POOLING: "Pooling", LayerType.LRN: "LRN",
+    LayerType.SCALE: "Scale", LayerType.SOFTMAX: "Softmax",
+    LayerType.DECONVOLUTION: "Deconvolution", LayerType.CONCATENATION: "Concatenation",
+    LayerType.ELEMENTWISE: "ElementWise", LayerType.UNARY: "Unary",
+    LayerType.PADDING: "Padding", LayerType.SHUFFLE: "Shuffle", LayerType.REDUCE: "Reduce",
+    LayerType.TOPK: "TopK", LayerType.GATHER: "Gather",
+    LayerType.MATRIX_MULTIPLY: "Matrix Multiply", LayerType.RAGGED_SOFTMAX: "Ragged SoftMax",
+    LayerType.CONSTANT: "Constant", LayerType.IDENTITY: "Identity", LayerType.SLICE: "Slice",
+    LayerType.SHAPE: "Shape", LayerType.PARAMETRIC_RELU: "Parametric ReLU",
+    LayerType.RESIZE: "Resize", LayerType.TRIP_LIMIT: "TripLimit",
+    LayerType.RECURRENCE: "Recurrence", LayerType.ITERATOR: "Iterator",
+    LayerType.LOOP_OUTPUT: "LoopOutput", LayerType.SELECT: "Select", LayerType.FILL: "Fill",
+    LayerType.QUANTIZE: "Quantize", LayerType.DEQUANTIZE: "Dequantize",
+    LayerType.CONDITION: "Condition", LayerType.CONDITIONAL_INPUT: "Input",
+    LayerType.CONDITIONAL_OUTPUT: "Output", LayerType.SCATTER: "Scatter",
+    LayerType.EINSUM: "Einsum", LayerType.ASSERTION: "Assertion", LayerType.ONE_HOT: "OneHot",
+    LayerType.NON_ZERO: "NonZero", LayerType.GRID_SAMPLE: "GridSample", LayerType.NMS: "NMS",
+    LayerType.REVERSE_SEQUENCE: "ReverseSequence", LayerType.NORMALIZATION: "Normalization",
+    LayerType.SQUEEZE: "Squeeze", LayerType.UNSQUEEZE: "Unsqueeze",
+    LayerType.CUMULATIVE: "Cumulative",
+}
+
+FLOATS = (DataType.FLOAT, DataType.HALF, DataType.BF16, DataType.FP8)
 
 
 class Tensor:
@@ -30,12 +67,18 @@ class Tensor:
         self._producer = producer
         self._index = index
         self._input_type: tuple[DataType, Shape] | None = None  # network inputs only
+        self._out_type: DataType | None = None  # ITensor::setType on a network output
         self._cache: tuple[int, DataType, Shape, Any] | None = None
+        self._dim_names: dict[int, str] = {}
+        self.allowed_formats = 1 << int(TensorFormat.LINEAR)
+        self.location = TensorLocation.DEVICE
+        self.broadcast_across_batch = False
+        self.dynamic_range = None
 
     # -- TensorRT's ITensor surface -------------------------------------------------------
     @property
-    def shape(self) -> Shape:
-        return self._info()[1]
+    def shape(self) -> Dims:
+        return Dims(self._info()[1])
 
     @shape.setter
     def shape(self, dims) -> None:
@@ -46,13 +89,16 @@ class Tensor:
 
     @property
     def dtype(self) -> DataType:
-        return self._info()[0]
+        """The type (of the output binding, when set on a network output)."""
+        return self._out_type if self._out_type is not None else self._info()[0]
 
     @dtype.setter
     def dtype(self, dt) -> None:
-        if self._input_type is None:
-            raise ModelError(f"tensor '{self.name}': only a network input's dtype can be set")
-        self._input_type = (as_dtype(dt), self._input_type[1])
+        dt = as_dtype(dt)
+        if self._input_type is not None:
+            self._input_type = (dt, self._input_type[1])
+        else:
+            self._out_type = dt  # the output binding's type, if it is (or becomes) an output
         self._network._touch()
 
     @property
@@ -65,12 +111,34 @@ class Tensor:
 
     @property
     def is_shape_tensor(self) -> bool:
-        return False
+        return id(self) in self._network._shape_tensors()[0]
+
+    @property
+    def is_execution_tensor(self) -> bool:
+        return id(self) not in self._network._shape_tensors()[1]
+
+    def set_dynamic_range(self, min: float, max: float) -> bool:  # noqa: A002
+        self.dynamic_range = (float(min), float(max))
+        return True
+
+    def reset_dynamic_range(self) -> None:
+        self.dynamic_range = None
+
+    def set_dimension_name(self, index: int, name: str) -> None:
+        self._dim_names[int(index)] = str(name)
+
+    def get_dimension_name(self, index: int) -> str | None:
+        return self._dim_names.get(int(index))
 
     # -- internals ------------------------------------------------------------------------
     @property
     def producer(self) -> Layer | None:
         return self._producer
+
+    @property
+    def _dtype(self) -> DataType:
+        """The type layers compute (before a network output's `dtype` override)."""
+        return self._info()[0]
 
     def _info(self) -> tuple[DataType, Shape, Any]:
         """(dtype, shape, constant value or None), recomputed after network edits."""
@@ -88,11 +156,19 @@ class Tensor:
         return self._info()[2]
 
     def __repr__(self) -> str:
-        return f"Tensor({self.name!r}, {self.dtype.name}, {self.shape})"
+        return f"Tensor({self.name!r}, {self.dtype.name}, {tuple(self.shape)})"
+
+
+def int_tuple(layer, value, attr: str) -> tuple[int, ...]:
+    """`value` (a sequence of integers) as a tuple; ModelError naming `layer` otherwise."""
+    try:
+        return tuple(int(d) for d in value)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise ModelError(f"{layer._what()}: {attr}: {type(e).__name__}: {e}") from None
 
 
 def _dims(dims, what: str) -> Shape:
-    if isinstance(dims, str | bytes):
+    if isinstance(dims, str | bytes) or dims is None:
         raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     try:
         out = tuple(int(d) for d in dims)
@@ -111,7 +187,8 @@ def _dims(dims, what: str) -> Shape:
 def checked_arguments(cls):
     """Class decorator: a bad argument to an ``add_*`` method (a `ValueError`, `TypeError` or
     `OverflowError` while converting it: an unknown enum value, an axis that is not an
-    integer) becomes a `ModelError` naming the method and the value, as TensorRT refuses it."""
+    integer) becomes a `ModelError` naming the method and the value, as TensorRT refuses it;
+    other `ModelError`s of the call are prefixed with the method's name."""
 
     def wrap(name, fn):
         @functools.wraps(fn)
@@ -120,6 +197,10 @@ def checked_arguments(cls):
                 return fn(*args, **kwargs)
             except (ValueError, TypeError, OverflowError) as e:
                 raise ModelError(f"{name}: bad argument: {e}") from None
+            except ModelError as e:
+                if str(e).startswith(name):
+                    raise
+                raise type(e)(f"{name}: {e}") from None
 
         return method
 
@@ -136,22 +217,31 @@ class Layer(ABC):
     yet), and implement `_infer` -> ``[(dtype, shape, const_or_None) per output]``. Errors
     found by `_infer` are raised when the layer is added, unless `_check_at_creation` is
     False (layers whose attributes are set after creation); then when a shape is read.
+    `_shape_inputs` lists the input indices TensorRT requires to be shape tensors and
+    `_polymorphic` whether the data inputs become shape tensors when an output is one.
     """
 
     _type: LayerType
     _n_outputs = 1
     _check_at_creation = True  # False: attributes set after creation can make it valid
+    _shape_inputs: tuple[int, ...] = ()
+    _polymorphic = False
 
     def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
         object.__setattr__(self, "_network", network)
+        object.__setattr__(self, "_self", self)  # what views of this layer delegate to
         self._inputs: list[Tensor | None] = list(inputs)
         self._index = len(network._layers)
-        self._name = f"(Unnamed Layer* {self._index}) [{self._type.value}]"
+        self._name = f"(Unnamed Layer* {self._index}) [{TYPE_NAMES.get(self._type, '?')}]"
         self._outputs = [
             Tensor(network, f"{self._name}_output" + (f"_{i}" if i else ""), self, i)
             for i in range(self._n_outputs)
         ]
         self._refreshing = False
+        self._precision: DataType | None = None
+        self._output_types: dict[int, DataType] = {}
+        self.metadata = ""
+        self.num_ranks = 1
 
     def __setattr__(self, key: str, value) -> None:
         object.__setattr__(self, key, value)
@@ -173,19 +263,24 @@ class Layer(ABC):
 
     @property
     def num_inputs(self) -> int:
-        return len(self._inputs)
+        n = len(self._inputs)
+        while n > 1 and self._inputs[n - 1] is None:
+            n -= 1
+        return n
 
     @property
     def num_outputs(self) -> int:
         return len(self._outputs)
 
     def get_input(self, index: int) -> Tensor | None:
-        self._check_index(index, len(self._inputs), "input")
-        return self._inputs[index]
+        if isinstance(index, int) and 0 <= index < len(self._inputs):
+            return self._inputs[index]
+        return None
 
-    def get_output(self, index: int) -> Tensor:
-        self._check_index(index, len(self._outputs), "output")
-        return self._outputs[index]
+    def get_output(self, index: int) -> Tensor | None:
+        if isinstance(index, int) and 0 <= index < len(self._outputs):
+            return self._outputs[index]
+        return None
 
     def set_input(self, index: int, tensor: Tensor) -> None:
         """Replace input `index` (for some layers, set an optional extra input)."""
@@ -197,7 +292,54 @@ class Layer(ABC):
         self._inputs[index] = tensor
         self._network._touch()
 
+    @property
+    def precision(self) -> DataType:
+        return DataType.FLOAT if self._precision is None else self._precision
+
+    @precision.setter
+    def precision(self, dt) -> None:
+        if self._typed("precision"):
+            self._precision = as_dtype(dt)
+            self._network._touch()
+
+    @property
+    def precision_is_set(self) -> bool:
+        return self._precision is not None
+
+    def reset_precision(self) -> None:
+        self._precision = None
+        self._network._touch()
+
+    def set_output_type(self, index: int, dtype) -> None:
+        self._check_index(index, len(self._outputs), "output")
+        if self._typed("set_output_type"):
+            self._output_types[index] = as_dtype(dtype)
+            self._network._touch()
+
+    def get_output_type(self, index: int) -> DataType:
+        if index in self._output_types:
+            return self._output_types[index]
+        out = self.get_output(index)
+        if out is not None and out._dtype in (DataType.INT32, DataType.INT64, DataType.BOOL):
+            return out._dtype
+        return DataType.FLOAT
+
+    def output_type_is_set(self, index: int) -> bool:
+        return index in self._output_types
+
+    def reset_output_type(self, index: int) -> None:
+        self._output_types.pop(index, None)
+        self._network._touch()
+
     # -- internals ------------------------------------------------------------------------
+    def _typed(self, what: str) -> bool:
+        """False (and an error logged) in a STRONGLY_TYPED network, as TensorRT does."""
+        if self._network._strongly_typed():
+            self._network._log(Severity.ERROR, f"{self._what()}: {what} is not allowed in a "
+                               "strongly typed network; ignored")
+            return False
+        return True
+
     def _max_inputs(self) -> int:
         return len(self._inputs)
 
@@ -206,7 +348,7 @@ class Layer(ABC):
             raise ModelError(f"{self._what()}: no {what} {index} (it has {limit})")
 
     def _what(self) -> str:
-        return f"{self._type.value} layer '{self._name}'"
+        return f"{TYPE_NAMES.get(self._type, self._type.name)} layer '{self._name}'"
 
     def _input(self, i: int) -> Tensor:
         t = self._inputs[i] if i < len(self._inputs) else None
@@ -233,7 +375,39 @@ class Layer(ABC):
         """(dtype, shape, constant value or None) of each output, from the current inputs."""
 
     def __repr__(self) -> str:
-        return f"<{self._type.value} layer {self._name!r}>"
+        return f"<{self._what()}>"
+
+
+class LayerView(Layer):
+    """What ``network[i]`` and ``network.get_layer(i)`` return: the layer seen through its
+    ``ILayer`` interface, as TensorRT's bindings return it (``type`` is the `LayerType`). It
+    shares the layer's state, so assigning its ``__class__`` to the concrete interface (as
+    Polygraphy does) gives that interface."""
+
+    def __init__(self, layer: Layer):  # noqa: D107 - never runs Layer.__init__
+        object.__setattr__(self, "__dict__", layer.__dict__)
+
+    @property
+    def _type(self) -> LayerType:
+        return self._self._type
+
+    def _infer(self):
+        return self._self._infer()
+
+    def _max_inputs(self) -> int:
+        return self._self._max_inputs()
+
+    def set_input(self, index: int, tensor: Tensor) -> None:
+        self._self.set_input(index, tensor)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Layer) and other.__dict__ is self.__dict__
+
+    def __hash__(self) -> int:
+        return id(self.__dict__)
+
+
+LayerView.__name__ = LayerView.__qualname__ = "ILayer"
 
 
 class NetworkBase:
@@ -246,10 +420,18 @@ class NetworkBase:
         self._layers: list[Layer] = []
         self._inputs: list[Tensor] = []
         self._outputs: list[Tensor] = []
+        self._shape_outputs: list[Tensor] = []
         self._version = 0
+        self._shape_cache: tuple[int, set, set] | None = None
 
     def _touch(self) -> None:
         self._version += 1
+
+    def _strongly_typed(self) -> bool:
+        return False
+
+    def _log(self, severity, msg: str) -> None:
+        pass
 
     def _own(self, t, what: str) -> None:
         if not isinstance(t, Tensor):
@@ -268,3 +450,47 @@ class NetworkBase:
             # attributes set after creation (axis, reshape_dims...) may still fix it: the
             # error is raised when the output's shape is read, or when the network is built
         return layer
+
+    def _shape_tensors(self) -> tuple[set[int], set[int]]:
+        """(ids of shape tensors, ids of tensors that are only shape tensors): TensorRT's
+        rules: inputs that layers require to be shape tensors and outputs marked for shapes
+        are shape tensors; so are the data inputs of a polymorphic layer (elementwise,
+        gather, shuffle...) whose output is one."""
+        if self._shape_cache is not None and self._shape_cache[0] == self._version:
+            return self._shape_cache[1], self._shape_cache[2]
+        shape: set[int] = set()
+        execution: set[int] = {id(t) for t in self._outputs}
+        todo = [t for t in self._shape_outputs]
+        for layer in self._layers:
+            for i, t in enumerate(layer._inputs):
+                if t is None:
+                    continue
+                if i in layer._shape_inputs:
+                    todo.append(t)
+                elif not layer._polymorphic:
+                    execution.add(id(t))
+        while todo:
+            t = todo.pop()
+            if id(t) in shape:
+                continue
+            shape.add(id(t))
+            p = t.producer
+            if p is not None and p._polymorphic:
+                todo.extend(x for i, x in enumerate(p._inputs)
+                            if x is not None and i not in p._shape_inputs)
+        # a polymorphic layer's data input is an execution tensor when its output is one
+        changed = True
+        while changed:
+            changed = False
+            for layer in self._layers:
+                if not layer._polymorphic:
+                    continue
+                if any(id(o) not in shape or id(o) in execution for o in layer._outputs):
+                    for i, x in enumerate(layer._inputs):
+                        if x is not None and i not in layer._shape_inputs \
+                                and id(x) not in execution:
+                            execution.add(id(x))
+                            changed = True
+        only_shape = {i for i in shape if i not in execution}
+        self._shape_cache = (self._version, shape, only_shape)
+        return shape, only_shape

@@ -11,22 +11,27 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelError
-from .core import Layer, Shape, Tensor, _dims
+from .core import FLOATS as _FLOATS
+from .core import Layer, Shape, Tensor, _dims, int_tuple
+from .dims import Dims, Permutation
 from .enums import (
     ActivationType,
     DataType,
     ElementWiseOperation,
+    GatherMode,
     LayerType,
     MatrixOperation,
     ReduceOperation,
+    SampleMode,
     UnaryOperation,
     as_dtype,
+    check_enum,
     to_numpy,
 )
 from .shapes import broadcast, norm_axis, volume
 
 _INTS = (DataType.INT32, DataType.INT64, DataType.INT8, DataType.UINT8, DataType.INT4)
-_FLOATS = (DataType.FLOAT, DataType.HALF, DataType.BF16, DataType.DOUBLE, DataType.FP8)
+_INDEX = (DataType.INT32, DataType.INT64)
 
 
 def _fold(dtype: DataType, value) -> np.ndarray:
@@ -38,15 +43,34 @@ class ConstantLayer(Layer):
 
     _type = LayerType.CONSTANT
 
+    _polymorphic = True
+
     def __init__(self, network, shape, weights):
         super().__init__(network, [])
-        arr = weights.numpy() if hasattr(weights, "numpy") else np.asarray(weights)
-        self.shape = _dims(shape, self._what())
-        self.weights = arr
+        self.shape = shape
+        self.weights = weights
+
+    @property
+    def shape(self) -> Dims:
+        return Dims(self._shape)
+
+    @shape.setter
+    def shape(self, dims) -> None:
+        self._shape = _dims(dims, self._what())
+        self._network._touch()
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self._weights
+
+    @weights.setter
+    def weights(self, w) -> None:
+        self._weights = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
+        self._network._touch()
 
     def _infer(self):
-        shape = self.shape
-        arr = np.asarray(self.weights)
+        shape = self._shape
+        arr = np.asarray(self._weights)
         if -1 in shape:
             raise ModelError(f"{self._what()}: a constant's shape must be fully known, got {shape}")
         if arr.size != volume(shape):
@@ -83,19 +107,21 @@ class ElementWiseLayer(Layer):
     """Binary elementwise `op` with TensorRT broadcasting (equal ranks, size-1 axes stretch)."""
 
     _type = LayerType.ELEMENTWISE
+    _polymorphic = True
 
     def __init__(self, network, a, b, op):
         super().__init__(network, [a, b])
-        self.op = ElementWiseOperation(op)
+        self.op = check_enum(ElementWiseOperation, op, self._what())
 
     def _infer(self):
         a, b = self._input(0), self._input(1)
-        if a.dtype != b.dtype:
+        if a._dtype != b._dtype:
             raise ModelError(
-                f"{self._what()}: inputs have different types ({a.dtype.name} and {b.dtype.name})"
+                f"{self._what()}: inputs have different types ({a._dtype.name} and "
+                f"{b._dtype.name})"
             )
         shape = broadcast([a.shape, b.shape], self._what())
-        dt = a.dtype
+        dt = a._dtype
         if self.op in _LOGICAL and dt != DataType.BOOL:
             raise ModelError(f"{self._what()}: {self.op.name} needs BOOL inputs, got {dt.name}")
         if self.op in _COMPARE:
@@ -115,43 +141,54 @@ class ActivationLayer(Layer):
 
     def __init__(self, network, x, kind):
         super().__init__(network, [x])
-        self._act = ActivationType(kind)
+        self._act = check_enum(ActivationType, kind, self._what())
         self.alpha = 0.0
         self.beta = 0.0
 
     @property
-    def type(self) -> ActivationType:  # TensorRT's IActivationLayer.type is the activation
+    def type(self) -> ActivationType:
+        """The activation: TensorRT's ``IActivationLayer.type`` (seen through ``network[i]``,
+        the ``ILayer`` interface, ``type`` is ``LayerType.ACTIVATION``)."""
         return self._act
 
     @type.setter
     def type(self, kind) -> None:
-        self._act = ActivationType(kind)
+        self._act = check_enum(ActivationType, kind, self._what())
+        self._network._touch()
 
     def _infer(self):
         x = self._input(0)
-        if x.dtype not in _FLOATS:
-            raise ModelError(f"{self._what()}: needs a floating-point input, got {x.dtype.name}")
-        return [(x.dtype, x.shape, None)]
+        if x._dtype not in _FLOATS + (DataType.INT8,):
+            raise ModelError(f"{self._what()}: needs a floating-point input, got "
+                             f"{x._dtype.name}")
+        return [(x._dtype, x.shape, None)]
 
 
 class UnaryLayer(Layer):
     _type = LayerType.UNARY
+    _polymorphic = True
 
     def __init__(self, network, x, op):
         super().__init__(network, [x])
-        self.op = UnaryOperation(op)
+        self.op = check_enum(UnaryOperation, op, self._what())
 
     def _infer(self):
         x = self._input(0)
         U = UnaryOperation
-        if self.op is U.NOT and x.dtype != DataType.BOOL:
-            raise ModelError(f"{self._what()}: NOT needs a BOOL input, got {x.dtype.name}")
-        if self.op not in (U.NOT, U.ABS, U.NEG, U.SIGN) and x.dtype not in _FLOATS:
+        if self.op is U.NOT and x._dtype != DataType.BOOL:
+            raise ModelError(f"{self._what()}: NOT needs a BOOL input, got {x._dtype.name}")
+        if self.op not in (U.NOT, U.ABS, U.NEG, U.SIGN) and x._dtype not in _FLOATS:
             raise ModelError(
-                f"{self._what()}: {self.op.name} needs a floating-point input, got {x.dtype.name}"
+                f"{self._what()}: {self.op.name} needs a floating-point input, got "
+                f"{x._dtype.name}"
             )
-        dt = DataType.BOOL if self.op in (U.ISINF, U.ISNAN) else x.dtype
-        return [(dt, x.shape, None)]
+        dt = DataType.BOOL if self.op in (U.ISINF, U.ISNAN) else x._dtype
+        const = None
+        c = x.const_value()
+        if c is not None and self.op in (U.NOT, U.ABS, U.NEG, U.SIGN):
+            fn = {U.NOT: np.logical_not, U.ABS: np.abs, U.NEG: np.negative, U.SIGN: np.sign}
+            const = _fold(dt, fn[self.op](c))
+        return [(dt, x.shape, const)]
 
 
 class MatrixMultiplyLayer(Layer):
@@ -165,8 +202,8 @@ class MatrixMultiplyLayer(Layer):
 
     def __init__(self, network, a, op0, b, op1):
         super().__init__(network, [a, b])
-        self.op0 = MatrixOperation(op0)
-        self.op1 = MatrixOperation(op1)
+        self.op0 = check_enum(MatrixOperation, op0, self._what())
+        self.op1 = check_enum(MatrixOperation, op1, self._what())
 
     def _operand(self, t: Tensor, op: MatrixOperation, i: int):
         need = 1 if op is MatrixOperation.VECTOR else 2
@@ -183,9 +220,10 @@ class MatrixMultiplyLayer(Layer):
 
     def _infer(self):
         a, b = self._input(0), self._input(1)
-        if a.dtype != b.dtype:
+        if a._dtype != b._dtype:
             raise ModelError(
-                f"{self._what()}: inputs have different types ({a.dtype.name} and {b.dtype.name})"
+                f"{self._what()}: inputs have different types ({a._dtype.name} and "
+                f"{b._dtype.name})"
             )
         batch_a, m, ka = self._operand(a, self.op0, 0)
         batch_b, kb_rows, kb_cols = self._operand(b, self.op1, 1)
@@ -200,7 +238,7 @@ class MatrixMultiplyLayer(Layer):
             )
         batch = broadcast([batch_a, batch_b], self._what() + " batch axes")
         shape = batch + tuple(d for d in (m, n) if d is not None)
-        return [(a.dtype, shape, None)]
+        return [(a._dtype, shape, None)]
 
 
 class ReduceLayer(Layer):
@@ -208,10 +246,11 @@ class ReduceLayer(Layer):
 
     _type = LayerType.REDUCE
     _check_at_creation = False
+    _polymorphic = True
 
     def __init__(self, network, x, op, axes, keep_dims):
         super().__init__(network, [x])
-        self.op = ReduceOperation(op)
+        self.op = check_enum(ReduceOperation, op, self._what())
         self.axes = int(axes)
         self.keep_dims = bool(keep_dims)
 
@@ -225,6 +264,8 @@ class ReduceLayer(Layer):
 
     def _infer(self):
         x = self._input(0)
+        if self.op is ReduceOperation.NONE:
+            raise ModelError(f"{self._what()}: ReduceOperation.NONE is no reduction")
         axes = self.axis_list()
         if self.keep_dims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
@@ -236,13 +277,14 @@ class ReduceLayer(Layer):
             fn = {ReduceOperation.SUM: np.sum, ReduceOperation.PROD: np.prod,
                   ReduceOperation.MAX: np.max, ReduceOperation.MIN: np.min,
                   ReduceOperation.AVG: np.mean}[self.op]
-            const = _fold(x.dtype, fn(cx, axis=tuple(axes), keepdims=self.keep_dims))
+            const = _fold(x._dtype, fn(cx, axis=tuple(axes), keepdims=self.keep_dims))
         elif cx is not None:
             const = cx
-        return [(x.dtype, shape, const)]
+        return [(x._dtype, shape, const)]
 
 
 def _perm(p, rank: int, what: str) -> tuple[int, ...]:
+    """The first `rank` entries of permutation `p` (TensorRT's Permutation has 8 entries)."""
     p = tuple(range(rank)) if p is None else tuple(int(i) for i in p)
     if len(p) < rank or sorted(p[:rank]) != list(range(rank)):
         raise ModelError(f"{what}: {p} is not a permutation of {rank} axes")
@@ -256,16 +298,48 @@ class ShuffleLayer(Layer):
 
     _type = LayerType.SHUFFLE
     _check_at_creation = False
+    _shape_inputs = (1,)
+    _polymorphic = True
 
     def __init__(self, network, x):
         super().__init__(network, [x])
-        self.first_transpose = None
-        self.reshape_dims = None
-        self.second_transpose = None
+        self._first = None
+        self._reshape_dims = None
+        self._second = None
         self.zero_is_placeholder = True
 
     def _max_inputs(self) -> int:
         return 2
+
+    @property
+    def first_transpose(self) -> Permutation:
+        return Permutation(range(8) if self._first is None else self._first)
+
+    @first_transpose.setter
+    def first_transpose(self, p) -> None:
+        self._first = None if p is None else int_tuple(self, p, "first_transpose")
+        self._network._touch()
+
+    @property
+    def second_transpose(self) -> Permutation:
+        return Permutation(range(8) if self._second is None else self._second)
+
+    @second_transpose.setter
+    def second_transpose(self, p) -> None:
+        self._second = None if p is None else int_tuple(self, p, "second_transpose")
+        self._network._touch()
+
+    @property
+    def reshape_dims(self) -> Dims | None:
+        return None if self._reshape_dims is None else Dims(self._reshape_dims)
+
+    @reshape_dims.setter
+    def reshape_dims(self, dims) -> None:
+        """Setting the dimensions drops a shape tensor set as input 1 (TensorRT)."""
+        self._reshape_dims = None if dims is None else int_tuple(self, dims, "reshape_dims")
+        if dims is not None and len(self._inputs) > 1:
+            del self._inputs[1:]
+        self._network._touch()
 
     def shape_input(self) -> Tensor | None:
         return self._inputs[1] if len(self._inputs) > 1 else None
@@ -275,10 +349,10 @@ class ShuffleLayer(Layer):
         or a tuple of -2 (unknown entries) of the shape tensor's length if it is dynamic."""
         st = self.shape_input()
         if st is not None:
-            if st.dtype not in (DataType.INT32, DataType.INT64) or len(st.shape) != 1:
+            if st._dtype not in _INDEX or len(st.shape) != 1:
                 raise ModelError(
                     f"{self._what()}: the shape input must be a 1-D INT32/INT64 tensor, "
-                    f"got {st.dtype.name} {st.shape}"
+                    f"got {st._dtype.name} {tuple(st.shape)}"
                 )
             c = st.const_value()
             if c is not None:
@@ -286,18 +360,16 @@ class ShuffleLayer(Layer):
             if st.shape[0] < 0:
                 raise ModelError(f"{self._what()}: the shape input must have a known length")
             return (-2,) * st.shape[0]
-        if self.reshape_dims is None:
-            return None
-        return tuple(int(d) for d in self.reshape_dims)
+        return self._reshape_dims
 
     def _infer(self):
         x = self._input(0)
-        first = _perm(self.first_transpose, len(x.shape), f"{self._what()} first_transpose")
+        first = _perm(self._first, len(x.shape), f"{self._what()} first_transpose")
         shape = tuple(x.shape[i] for i in first)
         target = self.target_dims()
         if target is not None:
             shape = self._reshape(shape, target)
-        second = _perm(self.second_transpose, len(shape), f"{self._what()} second_transpose")
+        second = _perm(self._second, len(shape), f"{self._what()} second_transpose")
         shape = tuple(shape[i] for i in second)
         const = None
         cx = x.const_value()
@@ -306,7 +378,7 @@ class ShuffleLayer(Layer):
             if target is not None:
                 const = const.reshape(tuple(shape[i] for i in np.argsort(second)))
             const = np.transpose(const, second)
-        return [(x.dtype, shape, const)]
+        return [(x._dtype, shape, const)]
 
     def _reshape(self, shape: Shape, target: tuple[int, ...]) -> Shape:
         out = []
@@ -339,6 +411,7 @@ class ConcatenationLayer(Layer):
 
     _type = LayerType.CONCATENATION
     _check_at_creation = False
+    _polymorphic = True
 
     def __init__(self, network, inputs):
         super().__init__(network, list(inputs))
@@ -351,10 +424,10 @@ class ConcatenationLayer(Layer):
         rank = len(ts[0].shape)
         axis = norm_axis(self.axis, rank, self._what())
         for t in ts:
-            if t.dtype != ts[0].dtype or len(t.shape) != rank:
+            if t._dtype != ts[0]._dtype or len(t.shape) != rank:
                 raise ModelError(
                     f"{self._what()}: inputs differ in type or rank: "
-                    + ", ".join(f"{t.dtype.name}{t.shape}" for t in ts)
+                    + ", ".join(f"{t._dtype.name}{tuple(t.shape)}" for t in ts)
                 )
         shape = []
         for i in range(rank):
@@ -371,117 +444,225 @@ class ConcatenationLayer(Layer):
                 shape.append(known.pop() if known else -1)
         consts = [t.const_value() for t in ts]
         const = None if any(c is None for c in consts) else np.concatenate(consts, axis=axis)
-        return [(ts[0].dtype, tuple(shape), const)]
+        return [(ts[0]._dtype, tuple(shape), const)]
 
 
 class SliceLayer(Layer):
-    """``out[i] = x[start + i * stride]`` per axis for ``i < shape`` (strict bounds).
+    """``out[i] = x[start + i * stride]`` per sliced axis for ``i < shape``.
 
-    `start`, `shape`, `stride` may instead come from 1-D tensors set as inputs 1, 2, 3.
+    `start`, `shape`, `stride` (Python sequences or ``Dims``) may instead come from 1-D tensors
+    set as inputs 1, 2, 3; `axes` (or input 5) restricts them to those axes, the others being
+    taken whole. `mode` says what an index outside the axis reads: STRICT_BOUNDS (an error),
+    WRAP (modulo the length), CLAMP (the nearest end), FILL (input 4, default 0), REFLECT
+    (mirrored about the end elements). Setting a Python value drops the matching input.
     """
 
     _type = LayerType.SLICE
     _check_at_creation = False
+    _shape_inputs = (1, 2, 3, 5)
+    _polymorphic = True
 
     def __init__(self, network, x, start, shape, stride):
         super().__init__(network, [x])
-        self.start = _dims_signed(start)
-        self.shape = _dims(shape, self._what() + " shape")
-        self.stride = _dims_signed(stride)
+        self._params = {1: None, 2: None, 3: None, 5: None}
+        self.start, self.shape, self.stride = start, shape, stride
+        self._mode = SampleMode.STRICT_BOUNDS
 
     def _max_inputs(self) -> int:
-        return 4
+        return 6
 
-    def param(self, i: int) -> tuple[int, ...] | Tensor:
-        """Input `i` (1 start, 2 shape, 3 stride): a tuple when known at build time."""
-        t = self._inputs[i] if i < len(self._inputs) else None
+    def _set(self, i: int, dims) -> None:
+        attr = {1: "start", 2: "shape", 3: "stride", 5: "axes"}[i]
+        self._params[i] = None if dims is None else int_tuple(self, dims, attr)
+        if len(self._inputs) > i:
+            self._inputs[i] = None
+        self._network._touch()
+
+    def _get(self, i: int) -> Dims | None:
+        if self.get_input(i) is not None:
+            return None  # TensorRT: an invalid Dims when the input is set
+        p = self._params[i]
+        return None if p is None else Dims(p)
+
+    start = property(lambda self: self._get(1), lambda self, v: self._set(1, v))
+    shape = property(lambda self: self._get(2), lambda self, v: self._set(2, v))
+    stride = property(lambda self: self._get(3), lambda self, v: self._set(3, v))
+    axes = property(lambda self: self._get(5), lambda self, v: self._set(5, v))
+
+    @property
+    def mode(self) -> SampleMode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, m) -> None:
+        self._mode = check_enum(SampleMode, m, self._what())
+        self._network._touch()
+
+    def param(self, i: int) -> tuple[int, ...] | Tensor | None:
+        """Input `i` (1 start, 2 shape, 3 stride, 5 axes): a tuple when known at build time."""
+        t = self.get_input(i)
         if t is None:
-            return (self.start, self.shape, self.stride)[i - 1]
-        if t.dtype not in (DataType.INT32, DataType.INT64) or len(t.shape) != 1:
+            return self._params[i]
+        if t._dtype not in _INDEX or len(t.shape) != 1:
             raise ModelError(
                 f"{self._what()}: input {i} must be a 1-D INT32/INT64 tensor, got "
-                f"{t.dtype.name} {t.shape}"
+                f"{t._dtype.name} {tuple(t.shape)}"
             )
         c = t.const_value()
         return t if c is None else tuple(int(v) for v in c)
 
+    def resolved(self):
+        """(axes, start, shape, stride): the sliced axes (a tuple, every axis when `axes` is
+        unset) and per-axis parameters (tuples, or tensors known only at run time)."""
+        x = self._input(0)
+        rank = len(x.shape)
+        axes = self.param(5)
+        if isinstance(axes, Tensor):
+            raise ModelError(f"{self._what()}: the axes input must be a build-time constant")
+        axes = tuple(range(rank)) if axes is None else tuple(
+            norm_axis(a, rank, f"{self._what()} axes") for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ModelError(f"{self._what()}: axes {axes} repeat an axis")
+        params = []
+        for i, name in ((1, "start"), (2, "shape"), (3, "stride")):
+            p = self.param(i)
+            if p is None:
+                raise ModelError(f"{self._what()}: its {name} is not set")
+            n = p.shape[0] if isinstance(p, Tensor) else len(p)
+            if n != len(axes):
+                raise ModelError(f"{self._what()}: {name} has {n} entries for "
+                                 f"{len(axes)} sliced axes (input rank {rank})")
+            params.append(p)
+        return (axes, *params)
+
     def _infer(self):
         x = self._input(0)
         rank = len(x.shape)
-        params = [self.param(i) for i in (1, 2, 3)]
-        for name, p in zip(("start", "shape", "stride"), params):
-            n = p.shape[0] if isinstance(p, Tensor) else len(p)
-            if n != rank:
-                raise ModelError(f"{self._what()}: {name} has {n} entries, input rank is {rank}")
-        start, shape, stride = params
-        out_shape = (-1,) * rank if isinstance(shape, Tensor) else tuple(shape)
-        static = not any(isinstance(p, Tensor) for p in params)
-        if static and -1 not in x.shape:
-            for axis in range(rank):
-                if shape[axis] == 0:
+        axes, start, shape, stride = self.resolved()
+        fill = self.get_input(4)
+        if fill is not None and self._mode is not SampleMode.FILL:
+            raise ModelError(f"{self._what()}: input 4 (the fill value) is only for "
+                             "SampleMode.FILL")
+        out_shape = list(x.shape)
+        for j, a in enumerate(axes):
+            out_shape[a] = -1 if isinstance(shape, Tensor) else shape[j]
+        static = not any(isinstance(p, Tensor) for p in (start, shape, stride))
+        strict = self._mode is SampleMode.STRICT_BOUNDS
+        if static and strict:
+            for j, a in enumerate(axes):
+                n = x.shape[a]
+                if shape[j] == 0 or n < 0:
                     continue
-                first, last = start[axis], start[axis] + (shape[axis] - 1) * stride[axis]
-                if not (0 <= first < x.shape[axis] and 0 <= last < x.shape[axis]):
+                first, last = start[j], start[j] + (shape[j] - 1) * stride[j]
+                if not (0 <= first < n and 0 <= last < n):
                     raise ModelError(
-                        f"{self._what()}: axis {axis} reads indices {first}..{last} outside "
-                        f"[0, {x.shape[axis]})"
+                        f"{self._what()}: axis {a} reads indices {first}..{last} outside "
+                        f"[0, {n})"
                     )
         const = None
         cx = x.const_value()
-        if cx is not None and static:
-            idx = tuple(
-                np.arange(shape[a]) * stride[a] + start[a] for a in range(rank)
-            )
+        if cx is not None and static and strict:
+            idx = [np.arange(d) for d in cx.shape]
+            for j, a in enumerate(axes):
+                idx[a] = np.arange(shape[j]) * stride[j] + start[j]
             const = cx[np.ix_(*idx)] if rank else cx
-        return [(x.dtype, out_shape, const)]
-
-
-def _dims_signed(dims) -> tuple[int, ...]:
-    return tuple(int(d) for d in dims)
+        return [(x._dtype, tuple(out_shape), const)]
 
 
 class GatherLayer(Layer):
-    """``out = take(data, indices, axis)`` (TensorRT's default gather mode)."""
+    """Gather by `mode` (TensorRT's IGatherLayer): DEFAULT ``take(data, indices, axis)``
+    (ONNX Gather; with ``num_elementwise_dims = 1`` the leading axis of data and indices is
+    a batch axis), ELEMENT (ONNX GatherElements on `axis`), ND (ONNX GatherND with
+    ``num_elementwise_dims`` batch axes). A negative index counts from the back of an axis of
+    build-time length (as TensorRT does); on an axis known only at run time (TensorRT:
+    undefined) it is refused: at build time when the indices are constant, else by an
+    out-of-range read at run time."""
 
     _type = LayerType.GATHER
     _check_at_creation = False
+    _polymorphic = True
 
-    def __init__(self, network, data, indices, axis):
+    def __init__(self, network, data, indices, axis, mode=GatherMode.DEFAULT):
         super().__init__(network, [data, indices])
         self.axis = int(axis)
         self.num_elementwise_dims = 0
+        self._mode = check_enum(GatherMode, mode, self._what())
+
+    @property
+    def mode(self) -> GatherMode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, m) -> None:
+        self._mode = check_enum(GatherMode, m, self._what())
+        self._network._touch()
 
     def _infer(self):
         data, idx = self._input(0), self._input(1)
-        if idx.dtype not in (DataType.INT32, DataType.INT64):
-            raise ModelError(f"{self._what()}: indices must be INT32/INT64, got {idx.dtype.name}")
-        if self.num_elementwise_dims:
-            raise ModelError(f"{self._what()}: only num_elementwise_dims=0 is supported")
-        axis = norm_axis(self.axis, len(data.shape), self._what())
+        if idx._dtype not in _INDEX:
+            raise ModelError(f"{self._what()}: indices must be INT32/INT64, got "
+                             f"{idx._dtype.name}")
+        ci = idx.const_value()
+        nb = int(self.num_elementwise_dims)
+        rank = len(data.shape)
+        if ci is not None and np.any(ci < 0) and self._mode is GatherMode.DEFAULT:
+            n = data.shape[norm_axis(self.axis, rank, self._what())]
+            if n < 0:
+                raise ModelError(f"{self._what()}: negative index {ci.min()} on an axis whose "
+                                 "length is known only at run time (TensorRT: undefined)")
+        if self._mode is GatherMode.ELEMENT:
+            if nb or len(idx.shape) != rank:
+                raise ModelError(f"{self._what()}: ELEMENT mode needs indices of the data's "
+                                 f"rank {rank} and num_elementwise_dims 0")
+            norm_axis(self.axis, rank, self._what())
+            return [(data._dtype, idx.shape, None)]
+        if self._mode is GatherMode.ND:
+            q = len(idx.shape)
+            if q < 1 or idx.shape[-1] < 0:
+                raise ModelError(f"{self._what()}: ND mode needs indices whose last "
+                                 "dimension is known at build time")
+            k = idx.shape[-1]
+            if not 0 <= nb < rank or k > rank - nb:
+                raise ModelError(f"{self._what()}: ND indices of depth {k} do not fit data "
+                                 f"of rank {rank} with {nb} elementwise dims")
+            return [(data._dtype, idx.shape[:-1] + data.shape[nb + k:], None)]
+        if nb not in (0, 1):
+            raise ModelError(f"{self._what()}: num_elementwise_dims must be 0 or 1 in DEFAULT "
+                             f"mode, got {nb}")
+        axis = norm_axis(self.axis, rank, self._what())
+        if nb:
+            if axis == 0 or not idx.shape:
+                raise ModelError(f"{self._what()}: with an elementwise dim the axis must be "
+                                 "> 0 and the indices must have rank >= 1")
+            lead = broadcast([data.shape[:1], idx.shape[:1]], self._what())
+            shape = lead + data.shape[1:axis] + idx.shape[1:] + data.shape[axis + 1:]
+            return [(data._dtype, shape, None)]
         shape = data.shape[:axis] + idx.shape + data.shape[axis + 1 :]
-        cd, ci = data.const_value(), idx.const_value()
+        cd = data.const_value()
         const = None
         if cd is not None and ci is not None:
             n = cd.shape[axis]
-            if np.any((ci < -n) | (ci >= n)):
+            if np.any((ci >= n) | (ci < -n)):
                 raise ModelError(f"{self._what()}: index out of range for axis size {n}")
             const = np.take(cd, ci, axis=axis)
-        return [(data.dtype, shape, const)]
+        return [(data._dtype, shape, const)]
 
 
 class IdentityLayer(Layer):
     _type = LayerType.IDENTITY
+    _polymorphic = True
 
     def __init__(self, network, x):
         super().__init__(network, [x])
 
     def _infer(self):
         x = self._input(0)
-        return [(x.dtype, x.shape, x.const_value())]
+        return [(x._dtype, x.shape, x.const_value())]
 
 
 class CastLayer(Layer):
     _type = LayerType.CAST
+    _polymorphic = True
 
     def __init__(self, network, x, to_type):
         super().__init__(network, [x])
@@ -489,27 +670,35 @@ class CastLayer(Layer):
 
     def _infer(self):
         x = self._input(0)
+        to = as_dtype(self.to_type)
         c = x.const_value()
-        return [(self.to_type, x.shape, None if c is None else _fold(self.to_type, c))]
+        return [(to, x.shape, None if c is None else _fold(to, c))]
 
 
 class SelectLayer(Layer):
     """``where(condition, then_input, else_input)`` with TensorRT broadcasting."""
 
     _type = LayerType.SELECT
+    _polymorphic = True
 
     def __init__(self, network, cond, a, b):
         super().__init__(network, [cond, a, b])
 
     def _infer(self):
         c, a, b = (self._input(i) for i in range(3))
-        if c.dtype != DataType.BOOL:
-            raise ModelError(f"{self._what()}: the condition must be BOOL, got {c.dtype.name}")
-        if a.dtype != b.dtype:
+        if c._dtype != DataType.BOOL:
+            raise ModelError(f"{self._what()}: the condition must be BOOL, got {c._dtype.name}")
+        if a._dtype != b._dtype:
             raise ModelError(
-                f"{self._what()}: branches have different types ({a.dtype.name}, {b.dtype.name})"
+                f"{self._what()}: branches have different types ({a._dtype.name}, "
+                f"{b._dtype.name})"
             )
-        return [(a.dtype, broadcast([c.shape, a.shape, b.shape], self._what()), None)]
+        shape = broadcast([c.shape, a.shape, b.shape], self._what())
+        cc, ca, cb = c.const_value(), a.const_value(), b.const_value()
+        const = None
+        if cc is not None and ca is not None and cb is not None:
+            const = np.where(cc, ca, cb).astype(to_numpy(a._dtype))
+        return [(a._dtype, shape, const)]
 
 
 class ShapeLayer(Layer):
@@ -547,6 +736,4 @@ class SoftMaxLayer(Layer):
     def _infer(self):
         x = self._input(0)
         self.axis()
-        return [(x.dtype, x.shape, None)]
-
-
+        return [(x._dtype, x.shape, None)]

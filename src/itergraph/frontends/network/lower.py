@@ -17,12 +17,15 @@ from ...errors import ModelError
 from ...ir import DataType as IRDataType
 from ...ir import Graph, Node, Value, tensor
 from . import layers as L
+from .core import FLOATS
 from .enums import (
     ActivationType,
     DataType,
     ElementWiseOperation,
+    GatherMode,
     MatrixOperation,
     ReduceOperation,
+    SampleMode,
     UnaryOperation,
     to_ir,
     to_numpy,
@@ -35,7 +38,7 @@ INT64_MIN = np.iinfo(np.int64).min
 # ONNX TensorProto element-type codes (Cast's `to`).
 ONNX_TYPE = {
     DataType.FLOAT: 1, DataType.UINT8: 2, DataType.INT8: 3, DataType.INT32: 6,
-    DataType.INT64: 7, DataType.BOOL: 9, DataType.HALF: 10, DataType.DOUBLE: 11,
+    DataType.INT64: 7, DataType.BOOL: 9, DataType.HALF: 10,
     DataType.BF16: 16, DataType.FP8: 17, DataType.INT4: 22, DataType.FP4: 23, DataType.E8M0: 24,
 }
 
@@ -52,6 +55,7 @@ class Emitter:
         self._node_names: set[str] = set()
         self._scalars: dict[tuple, Value] = {}
         self.prefix = ""
+        self.checks: list[Value] = []  # INT64 zeros that fail when a run-time check fails
 
     # -- names ----------------------------------------------------------------------------
     def fresh(self, base: str, taken: set[str] | None = None) -> str:
@@ -244,7 +248,7 @@ def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
     x_t = layer._inputs[0]
     x = em.value(x_t)
     rank = len(x_t.shape)
-    first = L._perm(layer.first_transpose, rank, layer._what())
+    first = L._perm(layer._first, rank, layer._what())
     if list(first) != list(range(rank)):
         x = em.node("Transpose", [x], {"perm": list(first)})
     target = layer.target_dims()
@@ -255,7 +259,7 @@ def _shuffle(layer: L.ShuffleLayer, em: Emitter) -> Value:
             shape = em.ints(target)
         x = em.node("Reshape", [x, shape], {"allowzero": 0 if layer.zero_is_placeholder else 1})
     out_rank = len(layer._outputs[0].shape)
-    second = L._perm(layer.second_transpose, out_rank, layer._what())
+    second = L._perm(layer._second, out_rank, layer._what())
     if list(second) != list(range(out_rank)):
         x = em.node("Transpose", [x], {"perm": list(second)})
     if x is em.value(x_t):
@@ -269,18 +273,20 @@ def _concat(layer: L.ConcatenationLayer, em: Emitter) -> Value:
 
 
 def _slice(layer: L.SliceLayer, em: Emitter) -> Value:
-    x = em.value(layer._inputs[0])
-    rank = len(layer._inputs[0].shape)
-    if rank == 0:
+    x_t = layer._inputs[0]
+    x = em.value(x_t)
+    if not x_t.shape:
         return em.node("Identity", [x])
-    params = [layer.param(i) for i in (1, 2, 3)]
+    axes, *params = layer.resolved()
+    if layer.mode is not SampleMode.STRICT_BOUNDS:
+        return _slice_sampled(layer, em, x, axes, params)
     if all(isinstance(p, tuple) for p in params):
         start, shape, stride = params
         ends = []
         for s, n, d in zip(start, shape, stride):
             e = s + n * d
             ends.append(INT64_MIN if e < 0 else e)  # negative step down to index 0
-        return em.node("Slice", [x, em.ints(start), em.ints(ends), em.ints(range(rank)),
+        return em.node("Slice", [x, em.ints(start), em.ints(ends), em.ints(axes),
                                  em.ints(stride)])
     start, shape, stride = (
         em.ints(p) if isinstance(p, tuple) else em.as_int64(p) for p in params
@@ -288,12 +294,96 @@ def _slice(layer: L.SliceLayer, em: Emitter) -> Value:
     raw = em.node("Add", [start, em.node("Mul", [shape, stride])])
     neg = em.node("Less", [raw, em.scalar(0, DataType.INT64)])
     ends = em.node("Where", [neg, em.scalar(INT64_MIN, DataType.INT64), raw])
-    return em.node("Slice", [x, start, ends, em.ints(range(rank)), stride])
+    return em.node("Slice", [x, start, ends, em.ints(axes), stride])
+
+
+def _entry(em: Emitter, p, j: int) -> Value:
+    """Entry j of a slice parameter (a tuple or an integer tensor) as an INT64 scalar."""
+    if isinstance(p, tuple):
+        return em.scalar(p[j], DataType.INT64)
+    return em.node("Gather", [em.as_int64(p), em.scalar(j, DataType.INT64)], {"axis": 0})
+
+
+def _slice_sampled(layer, em: Emitter, x: Value, axes, params) -> Value:
+    """WRAP / CLAMP / FILL / REFLECT slices: one Gather per sliced axis at indices mapped
+    back into the axis (FILL: out-of-range positions replaced by the fill value)."""
+    mode = layer.mode
+    rank = len(layer._inputs[0].shape)
+    I64 = DataType.INT64
+    zero, one = em.scalar(0, I64), em.scalar(1, I64)
+    shape = em.node("Shape", [x])
+    fill = None
+    if mode is SampleMode.FILL:
+        f = layer.get_input(4)
+        dt = to_numpy(layer._inputs[0]._dtype)
+        fill = (em.const(np.zeros((), dt)) if f is None
+                else em.node("Cast", [em.value(f)], {"to": ONNX_TYPE[layer._inputs[0]._dtype]}))
+    start, size, stride = params
+    for j, a in enumerate(axes):
+        n = em.node("Gather", [shape, em.scalar(a, I64)], {"axis": 0})
+        steps = em.node("Range", [zero, _entry(em, size, j), one])
+        idx = em.node("Add", [_entry(em, start, j), em.node("Mul", [steps, _entry(em, stride, j)])])
+        last = em.node("Sub", [n, one])
+        clamped = em.node("Max", [em.node("Min", [idx, last]), zero])
+        if mode is SampleMode.WRAP:
+            use = em.node("Mod", [idx, n])
+        elif mode is SampleMode.REFLECT:
+            period = em.node("Max", [em.node("Mul", [last, em.scalar(2, I64)]), one])
+            m = em.node("Mod", [idx, period])
+            use = em.node("Where", [em.node("Less", [m, n]), m, em.node("Sub", [period, m])])
+        else:
+            use = clamped
+        x = em.node("Gather", [x, use], {"axis": a})
+        if fill is not None:
+            inside = em.node("And", [em.node("GreaterOrEqual", [idx, zero]),
+                                     em.node("Less", [idx, n])])
+            others = [i for i in range(rank) if i != a]
+            if others:
+                inside = em.node("Unsqueeze", [inside, em.ints(others)])
+            x = em.node("Where", [inside, x, fill])
+    return x
 
 
 def _gather(layer: L.GatherLayer, em: Emitter) -> Value:
-    axis = norm_axis(layer.axis, len(layer._inputs[0].shape), layer._what())
-    return em.node("Gather", [em.value(t) for t in layer._inputs], {"axis": axis})
+    data_t, idx_t = layer._inputs[0], layer._inputs[1]
+    data, idx = em.value(data_t), em.value(idx_t)
+    dynamic_axis = layer.mode is GatherMode.DEFAULT and data_t.shape[
+        norm_axis(layer.axis, len(data_t.shape), layer._what())] < 0
+    if idx_t.const_value() is None and dynamic_axis:
+        # a negative index reads past the end (an error) instead of counting from the back
+        neg = em.node("Less", [idx, em.scalar(0, idx_t._dtype)])
+        big = em.node("Cast", [em.node("Size", [data])], {"to": ONNX_TYPE[idx_t._dtype]})
+        idx = em.node("Where", [neg, big, idx])
+    nb = int(layer.num_elementwise_dims)
+    rank = len(data_t.shape)
+    if layer.mode is GatherMode.ELEMENT:
+        axis = norm_axis(layer.axis, rank, layer._what())
+        return em.node("GatherElements", [data, idx], {"axis": axis})
+    if layer.mode is GatherMode.ND:
+        if idx_t._dtype != DataType.INT64:
+            idx = em.node("Cast", [idx], {"to": 7})
+        return em.node("GatherND", [data, idx], {"batch_dims": nb})
+    axis = norm_axis(layer.axis, rank, layer._what())
+    if not nb:
+        return em.node("Gather", [data, idx], {"axis": axis})
+    # one elementwise (batch) axis: gather row by row, as GatherND with a batch dim
+    if idx_t._dtype != DataType.INT64:
+        idx = em.node("Cast", [idx], {"to": 7})
+    perm = [0, axis, *[i for i in range(1, rank) if i != axis]]
+    moved = em.node("Transpose", [data], {"perm": perm}) if axis != 1 else data
+    out = em.node("GatherND", [moved, em.node("Unsqueeze", [idx, em.ints([-1])])],
+                  {"batch_dims": 1})
+    q = len(idx_t.shape)
+    rest = rank - 2  # data axes other than the batch and the gathered one
+    back = [0]
+    # GatherND gives [batch, index axes (q - 1), data axes of perm[2:]]; TensorRT puts the
+    # index axes where `axis` was
+    before = [q + k for k in range(axis - 1)]
+    after = [q + k for k in range(axis - 1, rest)]
+    back += before + list(range(1, q)) + after
+    if back != list(range(len(back))):
+        out = em.node("Transpose", [out], {"perm": back})
+    return out
 
 
 def _identity(layer, em: Emitter) -> Value:
@@ -301,7 +391,18 @@ def _identity(layer, em: Emitter) -> Value:
 
 
 def _cast(layer: L.CastLayer, em: Emitter) -> Value:
-    return em.node("Cast", [em.value(layer._inputs[0])], {"to": ONNX_TYPE[layer.to_type]})
+    """Floats to INT8 saturate; to UINT8 as TensorRT's cast does (see below)."""
+    x = em.value(layer._inputs[0])
+    to = layer.to_type
+    dt = layer._inputs[0]._dtype
+    if dt in FLOATS and to is DataType.INT8:
+        x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
+    elif dt in FLOATS and to is DataType.UINT8:
+        # TensorRT: negatives become 0, larger values keep their low 8 bits (its logged
+        # cast of 260.0 is 4)
+        x = em.node("Cast", [em.node("Relu", [x])], {"to": ONNX_TYPE[DataType.INT64]})
+        x = em.node("Mod", [x, em.scalar(256, DataType.INT64)])
+    return em.node("Cast", [x], {"to": ONNX_TYPE[to]})
 
 
 def _select(layer: L.SelectLayer, em: Emitter) -> Value:
@@ -326,10 +427,39 @@ LOWER = {
 
 
 def lower_layer(layer, em: Emitter) -> None:
-    """Emit `layer` into the current graph and bind its output tensor."""
+    """Emit `layer` into the current graph and bind its output tensors.
+
+    The layer's `precision` (a floating type) converts its floating inputs before the
+    operation, and ``set_output_type(i, t)`` computes output i in type t; each output is then
+    converted back to its tensor's type (TensorRT inserts those reformats). A layer without
+    outputs (an assertion) leaves a check token in ``em.checks``.
+    """
     em.prefix = layer.name
+    fn = LOWER.get(type(layer)) or type(layer)._lower
+    saved = {}
+    p = layer._precision
+    if p is not None and p in FLOATS:
+        for t in layer._inputs:
+            if t is not None and t._dtype in FLOATS and t._dtype != p and id(t) not in saved:
+                saved[id(t)] = em.values[id(t)]
+                em.values[id(t)] = em.node("Cast", [saved[id(t)]], {"to": ONNX_TYPE[p]})
     try:
-        v = LOWER[type(layer)](layer, em)
+        out = fn(layer, em)
     except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
         raise ModelError(f"{layer._what()}: {type(e).__name__}: {e}") from None
-    em.bind(layer._outputs[0], v)
+    finally:
+        em.values.update(saved)
+    if not layer._outputs:
+        em.checks.append(out)
+        return
+    outs = out if isinstance(out, list) else [out]
+    for i, (t, v) in enumerate(zip(layer._outputs, outs)):
+        want = t._dtype
+        if want in FLOATS:
+            ot = layer._output_types.get(i)
+            if ot is not None and ot in FLOATS and ot != (p or want):
+                v = em.node("Cast", [v], {"to": ONNX_TYPE[ot]})
+            if (ot is not None and ot in FLOATS and ot != want) or (
+                    p is not None and p in FLOATS and p != want and saved):
+                v = em.node("Cast", [v], {"to": ONNX_TYPE[want]})
+        em.bind(t, v)

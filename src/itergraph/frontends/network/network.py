@@ -1,4 +1,4 @@
-"""`Network`: TensorRT's INetworkDefinition, plus the small Builder/Logger/Weights shims.
+"""`Network`: TensorRT's INetworkDefinition.
 
     import itergraph.network as trt            # instead of: import tensorrt as trt
     network = trt.Builder(trt.Logger()).create_network()
@@ -6,39 +6,54 @@
     y = network.add_activation(x, trt.ActivationType.RELU).get_output(0)
     network.mark_output(y)
     graph = network.to_graph()                 # an itergraph IR Graph; or ig.load(network)
+
+Every ``add_*`` of TensorRT 10 that has an ONNX meaning is here with TensorRT's arguments;
+``network[i]`` / ``get_layer(i)`` give the layer through its ``ILayer`` interface, and
+``get_input`` / ``get_output`` out of range give ``None``, as TensorRT's bindings do.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from . import layers as L
+from . import layers_index as LI
+from . import layers_nn as LN
+from . import layers_tensor as LT
 from .build import build
 from .control import IfConditional, Loop
-from .core import Layer, NetworkBase, Tensor, _dims, checked_arguments
+from .core import Layer, LayerView, NetworkBase, Tensor, _dims, checked_arguments
 from .enums import (
-    ActivationType,
-    ElementWiseOperation,
-    MatrixOperation,
+    DataType,
+    GatherMode,
+    NetworkDefinitionCreationFlag,
     ReduceOperation,
-    UnaryOperation,
+    ScaleMode,
+    Severity,
+    TopKOperation,
     as_dtype,
+    check_enum,
     to_numpy,
 )
 
 
 class Weights:
-    """TensorRT's ``trt.Weights``: a wrapper around a NumPy array (any array works directly)."""
+    """TensorRT's ``trt.Weights``: a NumPy array (``Weights(a)``), or an empty one of a type
+    (``Weights(trt.float32)``). Any array works directly wherever weights are taken."""
 
     def __init__(self, a=None, dtype=None):
-        arr = np.zeros(0, np.float32) if a is None else np.asarray(a)
-        if dtype is not None:
-            arr = arr.astype(to_numpy(as_dtype(dtype)))
+        if isinstance(a, DataType) or (a is None and dtype is not None):
+            arr = np.zeros(0, to_numpy(as_dtype(a if a is not None else dtype)))
+        else:
+            arr = np.zeros(0, np.float32) if a is None else np.asarray(a)
+            as_dtype(arr.dtype)  # TensorRT refuses the types it has no DataType for
+            if dtype is not None:
+                arr = arr.astype(to_numpy(as_dtype(dtype)))
         self._array = arr
 
     @property
-    def dtype(self):
+    def dtype(self) -> DataType:
         return as_dtype(self._array.dtype)
 
     @property
@@ -52,22 +67,99 @@ class Weights:
     def numpy(self) -> np.ndarray:
         return self._array
 
+    def __len__(self) -> int:
+        return self.size
+
+
+def _array(w, what: str) -> np.ndarray:
+    arr = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
+    try:
+        as_dtype(arr.dtype)
+    except ModelError as e:
+        raise ModelError(f"{what}: weights of {e}") from None
+    return arr
+
 
 @checked_arguments
 class Network(NetworkBase):
     """A network definition. Layers are added with ``add_*``; `to_graph` builds the IR."""
 
-    def __init__(self, flags: int = 0):
+    def __init__(self, flags: int = 0, builder=None):
         super().__init__()
         self.name = "network"
-        self._flags = flags
+        self._flags = int(flags)
+        self._builder = builder
         self._loops: list[Loop] = []
         self._conditionals: list[IfConditional] = []
+        self._debug: set[int] = set()
+        self._refittable: set[str] = set()
+        self._profiles: list = []  # set when a builder call checks them against the network
+        self.error_recorder = None
 
     def _layer(self, cls, *inputs: Tensor, args=()) -> Layer:
         for i, t in enumerate(inputs):
-            self._own(t, f"{cls._type.value} layer input {i}")
+            self._own(t, f"{cls.__name__} input {i}")
         return self._add(cls(self, *inputs, *args))
+
+    def _strongly_typed(self) -> bool:
+        return bool(self._flags >> int(NetworkDefinitionCreationFlag.STRONGLY_TYPED) & 1)
+
+    def _log(self, severity, msg: str) -> None:
+        logger = getattr(self._builder, "logger", None)
+        if logger is not None:
+            logger.log(severity, msg)
+
+    # -- network-wide surface -------------------------------------------------------------
+    @property
+    def flags(self) -> int:
+        return self._flags
+
+    def get_flag(self, flag) -> bool:
+        return bool(self._flags >> int(flag) & 1)
+
+    @property
+    def builder(self):
+        return self._builder
+
+    @property
+    def has_implicit_batch_dimension(self) -> bool:
+        return False
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._outputs)
+
+    @property
+    def num_layers(self) -> int:
+        return len(self._layers)
+
+    def get_input(self, index: int) -> Tensor | None:
+        return self._inputs[index] if 0 <= index < len(self._inputs) else None
+
+    def get_output(self, index: int) -> Tensor | None:
+        return self._outputs[index] if 0 <= index < len(self._outputs) else None
+
+    def get_layer(self, index: int) -> Layer | None:
+        if not 0 <= index < len(self._layers):
+            return None
+        return LayerView(self._layers[index])
+
+    def __getitem__(self, index: int) -> Layer:
+        if index < 0:
+            index += len(self._layers)
+        if not 0 <= index < len(self._layers):
+            raise IndexError(index)
+        return LayerView(self._layers[index])
+
+    def __len__(self) -> int:
+        return len(self._layers)
+
+    def __iter__(self):
+        return (LayerView(layer) for layer in self._layers)
 
     # -- inputs and outputs ---------------------------------------------------------------
     def add_input(self, name: str, dtype, shape) -> Tensor:
@@ -89,57 +181,67 @@ class Network(NetworkBase):
         self._outputs = [t for t in self._outputs if t is not tensor]
         self._touch()
 
-    @property
-    def num_inputs(self) -> int:
-        return len(self._inputs)
+    def mark_output_for_shapes(self, tensor: Tensor) -> bool:
+        self._own(tensor, "mark_output_for_shapes")
+        if tensor not in self._shape_outputs:
+            self._shape_outputs.append(tensor)
+        self._touch()
+        return True
 
-    @property
-    def num_outputs(self) -> int:
-        return len(self._outputs)
+    def unmark_output_for_shapes(self, tensor: Tensor) -> bool:
+        self._shape_outputs = [t for t in self._shape_outputs if t is not tensor]
+        self._touch()
+        return True
 
-    @property
-    def num_layers(self) -> int:
-        return len(self._layers)
+    def remove_tensor(self, tensor: Tensor) -> None:
+        self.unmark_output(tensor)
 
-    def get_input(self, index: int) -> Tensor:
-        return self._inputs[index]
+    def mark_debug(self, tensor: Tensor) -> bool:
+        self._debug.add(id(tensor))
+        return True
 
-    def get_output(self, index: int) -> Tensor:
-        return self._outputs[index]
+    def unmark_debug(self, tensor: Tensor) -> bool:
+        self._debug.discard(id(tensor))
+        return True
 
-    def get_layer(self, index: int) -> Layer:
-        return self._layers[index]
+    def is_debug_tensor(self, tensor: Tensor) -> bool:
+        return id(tensor) in self._debug
 
-    def __iter__(self):
-        return iter(self._layers)
+    def mark_weights_refittable(self, name: str) -> bool:
+        self._refittable.add(name)
+        return True
 
-    def __len__(self) -> int:
-        return len(self._layers)
+    def unmark_weights_refittable(self, name: str) -> bool:
+        self._refittable.discard(name)
+        return True
 
-    @property
-    def has_implicit_batch_dimension(self) -> bool:
-        return False
+    def are_weights_marked_refittable(self, name: str) -> bool:
+        return name in self._refittable
+
+    def set_weights_name(self, weights, name: str) -> bool:
+        return True
 
     # -- layers ---------------------------------------------------------------------------
     def add_constant(self, shape, weights) -> L.ConstantLayer:
         return self._add(L.ConstantLayer(self, shape, weights))
 
-    def add_elementwise(self, input1: Tensor, input2: Tensor, op: ElementWiseOperation):
+    def add_elementwise(self, input1: Tensor, input2: Tensor, op):
         return self._layer(L.ElementWiseLayer, input1, input2, args=(op,))
 
-    def add_activation(self, input: Tensor, type: ActivationType):  # noqa: A002
+    def add_activation(self, input: Tensor, type):  # noqa: A002
         return self._layer(L.ActivationLayer, input, args=(type,))
 
-    def add_unary(self, input: Tensor, op: UnaryOperation):  # noqa: A002
+    def add_unary(self, input: Tensor, op):  # noqa: A002
         return self._layer(L.UnaryLayer, input, args=(op,))
 
-    def add_matrix_multiply(self, input0: Tensor, op0: MatrixOperation, input1: Tensor,
-                            op1: MatrixOperation):
+    def add_matrix_multiply(self, input0: Tensor, op0, input1: Tensor, op1):
         self._own(input0, "add_matrix_multiply input 0")
         self._own(input1, "add_matrix_multiply input 1")
         return self._add(L.MatrixMultiplyLayer(self, input0, op0, input1, op1))
 
-    def add_reduce(self, input: Tensor, op: ReduceOperation, axes: int, keep_dims: bool):  # noqa: A002
+    def add_reduce(self, input: Tensor, op, axes: int, keep_dims: bool):  # noqa: A002
+        if check_enum(ReduceOperation, op, "add_reduce") is ReduceOperation.NONE:
+            raise ModelError("add_reduce: ReduceOperation.NONE is no reduction")
         return self._layer(L.ReduceLayer, input, args=(op, axes, keep_dims))
 
     def add_shuffle(self, input: Tensor):  # noqa: A002
@@ -154,8 +256,12 @@ class Network(NetworkBase):
     def add_slice(self, input: Tensor, start, shape, stride):  # noqa: A002
         return self._layer(L.SliceLayer, input, args=(start, shape, stride))
 
-    def add_gather(self, input: Tensor, indices: Tensor, axis: int = 0):  # noqa: A002
+    def add_gather(self, input: Tensor, indices: Tensor, axis: int):  # noqa: A002
         return self._layer(L.GatherLayer, input, indices, args=(axis,))
+
+    def add_gather_v2(self, input: Tensor, indices: Tensor, mode):  # noqa: A002
+        return self._layer(L.GatherLayer, input, indices,
+                           args=(0, check_enum(GatherMode, mode, "add_gather_v2")))
 
     def add_identity(self, input: Tensor):  # noqa: A002
         return self._layer(L.IdentityLayer, input)
@@ -172,6 +278,104 @@ class Network(NetworkBase):
     def add_softmax(self, input: Tensor):  # noqa: A002
         return self._layer(L.SoftMaxLayer, input)
 
+    def add_fill(self, shape, op, output_type=DataType.FLOAT):
+        return self._add(LT.FillLayer(self, shape, op, output_type))
+
+    def add_padding_nd(self, input: Tensor, pre_padding, post_padding):  # noqa: A002
+        return self._layer(LT.PaddingLayer, input, args=(pre_padding, post_padding))
+
+    def add_resize(self, input: Tensor):  # noqa: A002
+        return self._layer(LT.ResizeLayer, input)
+
+    def add_grid_sample(self, input: Tensor, grid: Tensor):  # noqa: A002
+        return self._layer(LT.GridSampleLayer, input, grid)
+
+    def add_assertion(self, condition: Tensor, message: str):
+        return self._layer(LT.AssertionLayer, condition, args=(message,))
+
+    def add_einsum(self, inputs: list[Tensor], equation: str):
+        inputs = list(inputs)
+        for i, t in enumerate(inputs):
+            self._own(t, f"add_einsum input {i}")
+        return self._add(LT.EinsumLayer(self, inputs, equation))
+
+    def add_scatter(self, data: Tensor, indices: Tensor, updates: Tensor, mode):
+        return self._layer(LI.ScatterLayer, data, indices, updates, args=(mode,))
+
+    def add_one_hot(self, indices: Tensor, values: Tensor, depth: Tensor, axis: int):
+        return self._layer(LI.OneHotLayer, indices, values, depth, args=(axis,))
+
+    def add_topk(self, input: Tensor, op, k: int, axes: int,  # noqa: A002
+                 indices_type=DataType.INT32):
+        return self._layer(LI.TopKLayer, input,
+                           args=(check_enum(TopKOperation, op, "add_topk"), k, axes,
+                                 indices_type))
+
+    def add_non_zero(self, input: Tensor, indices_type=DataType.INT32):  # noqa: A002
+        return self._layer(LI.NonZeroLayer, input, args=(indices_type,))
+
+    def add_reverse_sequence(self, input: Tensor, sequence_lens: Tensor):  # noqa: A002
+        return self._layer(LI.ReverseSequenceLayer, input, sequence_lens)
+
+    def add_cumulative(self, input: Tensor, axis: Tensor, op, exclusive: bool,  # noqa: A002
+                       reverse: bool):
+        return self._layer(LI.CumulativeLayer, input, axis, args=(op, exclusive, reverse))
+
+    def add_squeeze(self, input: Tensor, axes: Tensor):  # noqa: A002
+        return self._layer(LI.SqueezeLayer, input, axes)
+
+    def add_unsqueeze(self, input: Tensor, axes: Tensor):  # noqa: A002
+        return self._layer(LI.UnsqueezeLayer, input, axes)
+
+    def add_scale(self, input: Tensor, mode, shift=None, scale=None, power=None):  # noqa: A002
+        self._own(input, "add_scale input")
+        mode = check_enum(ScaleMode, mode, "add_scale")
+        return self._add(LN.ScaleLayer(self, input, mode, shift, scale, power,
+                                       max(len(input.shape) - 3, 0)))
+
+    def add_scale_nd(self, input: Tensor, mode, shift=None, scale=None, power=None,  # noqa: A002
+                     channel_axis: int = 0):
+        self._own(input, "add_scale_nd input")
+        mode = check_enum(ScaleMode, mode, "add_scale_nd")
+        return self._add(LN.ScaleLayer(self, input, mode, shift, scale, power, channel_axis))
+
+    def add_normalization(self, input: Tensor, scale: Tensor, bias: Tensor,  # noqa: A002
+                          axesMask: int):  # noqa: N803 - TensorRT's keyword
+        return self._layer(LN.NormalizationLayer, input, scale, bias, args=(axesMask,))
+
+    def add_normalization_v2(self, input: Tensor, scale: Tensor, bias: Tensor,  # noqa: A002
+                             axesMask: int):  # noqa: N803
+        return self._layer(LN.NormalizationLayer, input, scale, bias, args=(axesMask, True))
+
+    def add_parametric_relu(self, input: Tensor, slopes: Tensor):  # noqa: A002
+        return self._layer(LN.ParametricReLULayer, input, slopes)
+
+    def add_convolution_nd(self, input: Tensor, num_output_maps: int,  # noqa: A002
+                           kernel_shape, kernel, bias=None):
+        self._own(input, "add_convolution_nd input")
+        return self._add(LN.ConvolutionLayer(self, input, num_output_maps, kernel_shape,
+                                             kernel, bias))
+
+    def add_deconvolution_nd(self, input: Tensor, num_output_maps: int,  # noqa: A002
+                             kernel_shape, kernel, bias=None):
+        self._own(input, "add_deconvolution_nd input")
+        return self._add(LN.DeconvolutionLayer(self, input, num_output_maps, kernel_shape,
+                                               kernel, bias))
+
+    def add_pooling_nd(self, input: Tensor, type, window_size):  # noqa: A002
+        return self._layer(LN.PoolingLayer, input, args=(type, window_size))
+
+    def add_lrn(self, input: Tensor, window: int, alpha: float, beta: float,  # noqa: A002
+                k: float):
+        return self._layer(LN.LRNLayer, input, args=(window, alpha, beta, k))
+
+    def add_quantize(self, input: Tensor, scale: Tensor, output_type=DataType.INT8):  # noqa: A002
+        return self._layer(LN.QuantizeLayer, input, scale, args=(output_type,))
+
+    def add_dequantize(self, input: Tensor, scale: Tensor,  # noqa: A002
+                       output_type=DataType.FLOAT):
+        return self._layer(LN.DequantizeLayer, input, scale, args=(output_type,))
+
     def add_loop(self) -> Loop:
         loop = Loop(self, len(self._loops))
         self._loops.append(loop)
@@ -182,41 +386,28 @@ class Network(NetworkBase):
         self._conditionals.append(cond)
         return cond
 
+    def _no_onnx(self, what: str):
+        raise UnsupportedError(f"{what}: TensorRT plugins (and layers with no ONNX meaning) "
+                               "are not supported by itergraph's network API")
+
+    def add_plugin_v2(self, *args, **kwargs):
+        self._no_onnx("add_plugin_v2")
+
+    def add_plugin_v3(self, *args, **kwargs):
+        self._no_onnx("add_plugin_v3")
+
+    def add_plugin(self, *args, **kwargs):
+        self._no_onnx("add_plugin")
+
     # -- building -------------------------------------------------------------------------
     def to_graph(self):
         """Check the network and build its itergraph IR `Graph` (see :mod:`.build`)."""
         return build(self)
 
+    def __repr__(self) -> str:
+        return f"<INetworkDefinition {self.name!r}: {len(self._layers)} layers>"
+
 
 INetworkDefinition = Network
 
-
-def Dims(shape=()) -> tuple[int, ...]:  # noqa: N802 - TensorRT's name
-    """TensorRT's ``trt.Dims``: here a plain tuple (anywhere a shape is taken, any sequence
-    of ints works)."""
-    return tuple(int(d) for d in shape)
-
-
-Dims2 = Dims3 = Dims4 = DimsHW = Permutation = Dims
-
-
-class Logger:
-    """Accepted for source compatibility with ``trt.Logger``; itergraph reports by exceptions."""
-
-    INTERNAL_ERROR, ERROR, WARNING, INFO, VERBOSE = range(5)
-
-    def __init__(self, min_severity: int = 2):
-        self.min_severity = min_severity
-
-    def log(self, severity, msg: str) -> None:  # pragma: no cover - nothing logs
-        pass
-
-
-class Builder:
-    """``trt.Builder(logger).create_network(flags)`` -> `Network`."""
-
-    def __init__(self, logger: Logger | None = None):
-        self.logger = logger
-
-    def create_network(self, flags: int = 0) -> Network:
-        return Network(flags)
+__all__ = ["INetworkDefinition", "Network", "Severity", "Weights"]

@@ -35,7 +35,7 @@ from .control import (
 from .core import Layer, Tensor
 
 Scope = Loop | IfConditional
-_DEFAULT_NAME = re.compile(r"\(Unnamed Layer\* \d+\) \[\w+\]_output(_\d+)?$")
+_DEFAULT_NAME = re.compile(r"\(Unnamed Layer\* \d+\) \[[^\]]+\]_output(_\d+)?$")
 
 
 def owner(layer: Layer) -> Scope | None:
@@ -65,6 +65,10 @@ class Analysis:
 
     def deps_of(self, t: Tensor) -> frozenset:
         return self.deps.get(id(t), frozenset())
+
+    def deps_of_inputs(self, layer: Layer) -> frozenset:
+        """The scopes whose interior values the inputs of `layer` depend on."""
+        return frozenset().union(*(self.deps_of(t) for t in layer._inputs if t is not None))
 
     def tensor_scope(self, t: Tensor) -> Scope | None:
         """The innermost scope `t` is defined in (None: outside every loop)."""

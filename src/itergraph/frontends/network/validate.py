@@ -6,8 +6,8 @@ Loops (those with at least one loop output; a loop without outputs is dropped):
   involves no iterator and no loop output (only recurrences of this loop and outside values);
 - iterator inputs and recurrence initial values are defined outside the loop;
 - every recurrence has its next value (input 1) set, of the initial value's type and shape;
-- LAST_VALUE reads a recurrence output of the same loop; a CONCATENATE/REVERSE length is a
-  0-D integer defined outside the loop.
+- LAST_VALUE reads a recurrence output of the same loop; CONCATENATE/REVERSE have a length
+  (input 1, TensorRT: "a second input must be provided"), a 0-D integer defined outside.
 Conditionals: one 0-D BOOL condition defined outside, inputs defined outside, >= 1 output.
 Network outputs are defined outside every loop and conditional. (Cycles and unclean nesting
 are reported by :mod:`.scopes`.)
@@ -15,11 +15,11 @@ are reported by :mod:`.scopes`.)
 
 from __future__ import annotations
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Tensor
 from .enums import DataType, LoopOutput, TripLimit
-from .scopes import Analysis, tensor_desc
+from .scopes import Analysis, owner, tensor_desc
 from .shapes import same_dims
 
 _INT = (DataType.INT32, DataType.INT64)
@@ -34,6 +34,11 @@ def validate(network, an: Analysis) -> None:
     for cond in network._conditionals:
         if cond.boundary_layers():
             _check_conditional(cond, an)
+    for layer in network._layers:
+        if not layer._outputs and owner(layer) is None and an.deps_of_inputs(layer):
+            raise UnsupportedError(
+                f"{layer._what()} is inside a loop or conditional; assertions are supported "
+                "outside them only")
     names: dict[str, Tensor] = {}
     for t in network._outputs:
         if t.name in names and names[t.name] is not t:
@@ -57,11 +62,11 @@ def _outside(an: Analysis, s, layer, t: Tensor, role: str) -> None:
 
 
 def _scalar(layer, t: Tensor, types, role: str) -> None:
-    if t.dtype not in types or t.shape != ():
+    if t._dtype not in types or t.shape != ():
         want = " or ".join(x.name for x in types)
         raise ModelError(
             f"{layer._what()}: the {role} must be a 0-D {want} tensor, got {tensor_desc(t)} of "
-            f"type {t.dtype.name} and shape {t.shape}"
+            f"type {t._dtype.name} and shape {tuple(t.shape)}"
         )
 
 
@@ -96,11 +101,11 @@ def _check_loop(loop, an: Analysis) -> None:
             raise ModelError(
                 f"{rec._what()}: its next value was never set (use set_input(1, tensor))"
             )
-        if nxt.dtype != init.dtype or not same_dims(nxt.shape, init.shape):
+        if nxt._dtype != init._dtype or not same_dims(nxt.shape, init.shape):
             raise ModelError(
-                f"{rec._what()}: its next value {tensor_desc(nxt)} has type {nxt.dtype.name} and "
+                f"{rec._what()}: its next value {tensor_desc(nxt)} has type {nxt._dtype.name} and "
                 f"shape {nxt.shape}, but its initial value {tensor_desc(init)} has type "
-                f"{init.dtype.name} and shape {init.shape}"
+                f"{init._dtype.name} and shape {tuple(init.shape)}"
             )
     for out in loop._outputs:
         x = out._input(0)
@@ -111,7 +116,13 @@ def _check_loop(loop, an: Analysis) -> None:
                     f"{out._what()}: LAST_VALUE needs the output of a recurrence layer of "
                     f"{loop.what()}, got {tensor_desc(x)}"
                 )
-        elif out.length() is not None:
+        elif out.length() is None:
+            raise ModelError(
+                f"{out._what()}: a {out.kind.name} loop output needs its length: a second input "
+                "must be provided (set_input(1, length), a 0-D INT32/INT64 tensor defined "
+                "outside the loop)"
+            )
+        else:
             n = out.length()
             _scalar(out, n, _INT, "length (input 1)")
             _outside(an, loop, out, n, "length (input 1)")

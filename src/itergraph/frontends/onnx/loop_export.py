@@ -173,7 +173,10 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
     lname = where(loop)
     E = Emitter(nodes, w.namer, w.opset)
     infos = [_slice_info(w, loop, env, E, i, s) for i, s in enumerate(loop.sliced)]
-    terms = [t for t in [_trip(w, loop, env, E), *(s.count for s in infos)] if t is not None]
+    # strict slices: running past a piece is an error, so their counts do not bound M; the
+    # body's Gather of piece k then fails (ONNX Runtime: index out of bounds), see _emit_piece
+    bounds = [s.count for s in infos if not (loop.strict_slices and not s.port.keep_axis)]
+    terms = [t for t in [_trip(w, loop, env, E), *bounds] if t is not None]
     m: Int | None = None
     for t in terms:
         m = t if m is None else E.min(m, t)
@@ -208,7 +211,7 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
                  for c in carried]
     bind_invariants(w, loop, env, benv)
     for info in infos:
-        _emit_piece(w, loop, env, benv, B, info, iter_name)
+        _emit_piece(w, loop, env, benv, B, info, iter_name, loop.strict_slices)
     inits = emit_body(w, loop.body, benv, bnodes)
     results = [w.name(benv, c.result, lname) for c in carried]
     cond_out = cond_in if loop.condition_result is None else _scalar(
@@ -256,7 +259,8 @@ def _scalar(E: Emitter, name: str, v: Value) -> str:
     return E.op("Squeeze", [name], "cond_scalar", axes=list(range(len(t.shape))))
 
 
-def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str) -> None:
+def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str,
+                strict: bool = False) -> None:
     s = info.port
     x = w.name(env, s.value, where(loop))
     if s.stride > 0:
@@ -264,6 +268,12 @@ def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str) -> Non
     else:
         start = B.add(B.sub(info.hi, s.part_size), B.mul(k, s.stride))
     out = w.define(benv, s.param)
+    if strict and not s.keep_axis and not (start == k and info.count is info.hi):
+        # piece k past the end reads index `dim`, which Gather refuses (a negative start of a
+        # reversed slice would otherwise wrap around)
+        past = B.op("Less", [k, B.name_of(info.count)], "piece_in_range")
+        dim = B.name_of(B.dim(x, info.axis, dim_of(s.value, info.axis)))
+        start = B.op("Where", [past, B.name_of(start), dim], "piece_index")
     if not s.keep_axis:
         B.op("Gather", [x, B.name_of(start)], out=out, axis=info.axis)
     else:
