@@ -38,11 +38,11 @@ def declarable(t) -> bool:
 
 def value_info(name: str, t, shape: bool = True) -> onnx.ValueInfoProto:
     """``ValueInfoProto`` `name` of IR type `t` (untyped when `t` is not `declarable`;
-    without its shape unless `shape`)."""
+    with only its rank unless `shape`)."""
     vi = onnx.ValueInfoProto(name=name)
     if declarable(t):
-        if not shape and isinstance(t, TensorType):
-            t = TensorType(t.dtype, None)
+        if not shape:
+            t = no_shape(t)
         vi.type.CopyFrom(type_to_onnx(t))
     return vi
 
@@ -66,8 +66,26 @@ def dtype_of(v: Value | None) -> DataType | None:
 
 
 def no_shape(t):
-    """Carried values may change shape across iterations: declare their element type only."""
-    return TensorType(t.dtype, None) if isinstance(t, TensorType) else t
+    """Carried values may change shape across iterations, not rank: declare their element type
+    and rank only (the rank lets ONNX shape inference give the loop's outputs a shape, which
+    the checker wants on the main graph)."""
+    if not isinstance(t, TensorType):
+        return t
+    return TensorType(t.dtype, None if t.shape is None else (None,) * len(t.shape))
+
+
+def carried_type(c):
+    """The type of carried value `c` as far as its result tells, else (result rank unknown) as
+    its parameter or initial value declares it, with the rank only: the value the body gives
+    back is the next iteration's parameter, so it has the parameter's element type and rank."""
+    r = c.result.type
+    if isinstance(r, TensorType) and r.shape is not None:
+        return r
+    p = c.param.type if isinstance(c.param.type, TensorType) else c.value.type
+    if not isinstance(p, TensorType) or r is not None and (
+            not isinstance(r, TensorType) or r.dtype != p.dtype):
+        return r
+    return no_shape(p)
 
 
 def output_type(loop: Loop, port) -> TensorType | None:
@@ -75,7 +93,7 @@ def output_type(loop: Loop, port) -> TensorType | None:
     r = port.result.type
     if isinstance(port, Last):
         c = loop.carried_for_result(port.result)
-        return r if r is not None or c is None else c.value.type
+        return r if c is None else carried_type(c)
     if not isinstance(r, TensorType) or r.shape is None:
         return TensorType(r.dtype) if isinstance(r, TensorType) else None
     shape = list(r.shape)

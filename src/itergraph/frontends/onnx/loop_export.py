@@ -34,6 +34,7 @@ from .concat_export import post_concat
 from .emit import INT64_MAX, Emitter, Int
 from .export_common import (
     bind_invariants,
+    carried_type,
     copy_last,
     dim_of,
     dtype_of,
@@ -226,7 +227,7 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
     lasts = [o for o in rest if loop.carried_for_result(o.result) is None]
     scanned = concats + lasts
     outs = [(cond_out, TensorType(DataType.BOOL, ()), "cond_out")]
-    outs += [(r, no_shape(c.result.type), c.result.name) for r, c in zip(results, carried)]
+    outs += [(r, no_shape(carried_type(c)), c.result.name) for r, c in zip(results, carried)]
     outs += [(w.name(benv, o.result, lname), o.result.type, o.result.name) for o in scanned]
     b_outputs = w.outputs(bnodes, inits, outs)
     body = subgraph(w, f"{loop.name or 'loop'}_body", bnodes, b_inputs, b_outputs, inits)

@@ -12,15 +12,17 @@ writes subgraphs), the IR node, the `Env` its names are defined in, and the list
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from ...errors import UnsupportedError
 from ...ir.graph import Node, Value
 from .attributes import attr_to_onnx
-from .export_common import declarable
+from .export_common import declarable, rank_of
 from .naming import Env
 from .types import tensor_to_onnx, type_to_onnx
+from .vector_inputs import vector_positions
 from .versioning import adapt, unchanged
 
 
@@ -31,6 +33,12 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
                                "ONNX form")
     user = f"{n.op_type} node '{n.name or '<unnamed>'}'"
     ins = ["" if v is None else w.name(env, v, user) for v in n.inputs]
+    consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
+    vectors = set()
+    for i in vector_positions(n.op_type, n.domain):
+        if i < len(ins) and ins[i] and rank_of(n.inputs[i]) != 1:
+            ins[i] = _as_vector(w, ins[i], consts, nodes)
+            vectors.add(ins[i])
     version = n.version if n.version is not None else (w.opset if n.domain == "" else None)
     attrs = [attr_to_onnx(k, val, attr_kind(n, k, version or w.opset),
                           lambda sg: w.graph(sg, env))
@@ -41,8 +49,7 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
     proto.attribute.extend(attrs)
     if n.domain == "" and not unchanged(n.op_type, "", version, w.opset):
         types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
-                 if v is not None and declarable(v.type)}
-        consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
+                 if v is not None and declarable(v.type) and nm not in vectors}
         nodes.extend(adapt(proto, version, w.opset, types, w.fresh,
                            {k: c for k, c in consts.items() if c is not None}))
     elif n.domain == "":
@@ -51,6 +58,25 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
         if version is not None:
             w.domains[n.domain] = max(w.domains.get(n.domain, 0), version)
         nodes.append(proto)
+
+
+def _as_vector(w, name: str, consts: dict, nodes: list[onnx.NodeProto]) -> str:
+    """`name` (a scalar, or of unknown rank) as a vector: a new constant when its value is
+    known (kept in `consts` for the opset conversion), else a ``Reshape`` to ``[-1]``."""
+    out = w.fresh(f"{name}_vec")
+    c = consts.get(name)
+    if c is not None:
+        arr = numpy_helper.to_array(c).reshape(-1)
+        consts[out] = numpy_helper.from_array(arr, out)
+        nodes.append(helper.make_node("Constant", [], [out], name=w.node_names.fresh("Constant"),
+                                      value=numpy_helper.from_array(arr)))
+        return out
+    shape = w.fresh("shape_1")
+    nodes.append(helper.make_node("Constant", [], [shape], name=w.node_names.fresh("Constant"),
+                                  value=numpy_helper.from_array(np.array([-1], np.int64))))
+    nodes.append(helper.make_node("Reshape", [name, shape], [out],
+                                  name=w.node_names.fresh("Reshape")))
+    return out
 
 
 def attr_kind(n: Node, name: str, version: int) -> int | None:

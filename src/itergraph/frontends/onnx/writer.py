@@ -25,6 +25,7 @@ from onnx import helper
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
+from ...ir.types import TensorType
 from .export_common import ordered, output_type, value_info
 from .export_table import exporter_for
 from .loop_export import required_opset
@@ -35,9 +36,13 @@ DEFAULT_OPSET = 21
 
 
 def _declared_type(v: Value):
-    """`v`'s IR type, or for a loop output without one what the loop's ports tell."""
-    if v.type is None and isinstance(v.producer, Loop):
-        return output_type(v.producer, v.producer.output_ports[v.index])
+    """`v`'s IR type, or for a loop output without one (or without its rank) what the loop's
+    ports tell."""
+    known = isinstance(v.type, TensorType) and v.type.shape is not None
+    if not known and isinstance(v.producer, Loop):
+        t = output_type(v.producer, v.producer.output_ports[v.index])
+        if v.type is None or isinstance(t, TensorType) and t.shape is not None:
+            return t
     return v.type
 
 
