@@ -72,6 +72,34 @@ def test_torchscript_for_range_loop(tmp_path, trip_input, true_node):
     assert_close(want[0], x)
 
 
+@pytest.mark.parametrize("reads_iteration", [True, False])
+def test_torchscript_opset7_cast_condition(tmp_path, reads_iteration):
+    """torch.onnx at opset 7 has no bool ``Constant``: the loop's ``true`` is the ``Cast`` of a
+    float ``Constant``, and the body returns ``Identity`` of it as its condition. OpenVINO
+    folds the ``Cast`` into a constant and then failed to compile the IR
+    (``vector::_M_range_check``) when the body read its iteration number."""
+    nodes = [h.make_node("Constant", [], ["half"], value=const("v", np.float32(0.5))),
+             h.make_node("Mul", ["x_in", "half"], ["m"])]
+    if reads_iteration:
+        nodes += [h.make_node("Cast", ["i"], ["i_f"], to=F),
+                  h.make_node("Add", ["m", "i_f"], ["x_out"])]
+    else:
+        nodes.append(h.make_node("Identity", ["m"], ["x_out"]))
+    nodes.append(h.make_node("Identity", ["outer_true"], ["cond_out"]))
+    body = h.make_graph(nodes, "body", [vi("i", I64, []), vi("cond", B, []), vi("x_in")],
+                        [vi("cond_out", B, []), vi("x_out")])
+    outer = [h.make_node("Constant", [], ["one"], value=const("v", np.float32(1.0))),
+             h.make_node("Cast", ["one"], ["outer_true"], to=B),
+             h.make_node("Loop", ["M", "outer_true", "x"], ["y"], body=body)]
+    m = model(outer, [vi("x", F, [2, 3]), vi("M", I64, [])], [vi("y", F, [2, 3])], opset=7)
+    feeds = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "M": np.array(4, np.int64)}
+    want = check(m, feeds, tmp_path)
+    x = feeds["x"]
+    for i in range(4):
+        x = x * 0.5 + (i if reads_iteration else 0)
+    assert_close(want[0], x)
+
+
 @pytest.mark.parametrize("in_dir", [0, 1])
 def test_scan_reversed_output(tmp_path, in_dir):
     """A Scan with a forward (or reversed) sliced input and a reversed output is written as a
