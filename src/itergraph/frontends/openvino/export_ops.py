@@ -509,8 +509,9 @@ def _arg(mode: str):
         if node.attrs.get("select_last_index", 0):
             raise UnsupportedError(f"{where(node)}: select_last_index=1 cannot be written")
         axis = int(node.attrs.get("axis", 0))
+        # one element: sorting costs nothing, and OpenVINO takes stable=true only with a sort
         outs = w.layer("TopK", "opset11", [ins[0], w.i64(1)],
-                       {"axis": axis, "mode": mode, "sort": "none", "index_element_type": "i64",
+                       {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
                         "stable": True},
                        [(ins[0].dtype, None), (I64, None)])
         idx = outs[1]
