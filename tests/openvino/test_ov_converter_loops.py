@@ -7,6 +7,8 @@ pins one of the OpenVINO 2026.4 problems the writer works around (`export_loops`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -212,3 +214,20 @@ def test_loop_carried_values_swap(tmp_path, form, elem):
     want = check(m, feeds, tmp_path)
     if elem != B:
         assert_close(want[0], np.array([13], dt))
+
+
+def test_torchscript_opset8_beam_search(tmp_path):
+    """torch.onnx's beam search at opset 8 (corpus file): it writes ``ConstantOfShape`` and
+    ``Where``, ops ONNX adds at opset 9, which the writer once refused under opset 8. OpenVINO
+    on the written IR matches torch's own outputs stored with the file."""
+    models = Path(__file__).resolve().parents[1] / "realworld" / "models" / "torch"
+    with np.load(models / "beam_search_op8.npz") as z:
+        feeds = {"h0": z["in0"], "steps": z["in1"]}
+        want = [z["out0"], z["out1"]]
+    loaded = ig.load(str(models / "beam_search_op8.onnx"))
+    assert {"ConstantOfShape", "Where"} <= {n.op_type for _, n in loaded.graph.walk()}
+    xml = tmp_path / "x.xml"
+    ig.save(loaded, str(xml))
+    got = run_ov(xml, feeds)
+    for k in range(2):
+        assert_close(got[k], want[k], rtol=1e-4, what=f"OpenVINO on the written IR, output {k}")

@@ -429,7 +429,7 @@ def _constant(w: NetWriter, node: Node, ins):
     return w.const(arr, name=node.outputs[0].name)
 
 
-@exporter("ConstantOfShape", since=9)
+@exporter("ConstantOfShape", since=1)  # ONNX adds it at 9; torch.onnx writes it at opset 8 too
 def _constant_of_shape(w: NetWriter, node: Node, ins):
     val = node.attrs.get("value")
     arr = np.asarray(val).reshape(()) if val is not None else np.array(0, np.float32)
@@ -450,7 +450,7 @@ def _expand(w: NetWriter, node: Node, ins):
                  dtype=ins[0].dtype)
 
 
-@exporter("Where", since=9)
+@exporter("Where", since=1)  # ONNX adds it at 9; torch.onnx writes it at opset 8 too
 def _where(w: NetWriter, node: Node, ins):
     return w.one("Select", V1, ins[:3], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins[1:]))
 
