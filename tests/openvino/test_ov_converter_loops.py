@@ -7,6 +7,8 @@ pins one of the OpenVINO 2026.4 problems the writer works around (`export_loops`
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -69,6 +71,34 @@ def test_torchscript_for_range_loop(tmp_path, trip_input, true_node):
     x = feeds["x"]
     for _ in range(5):
         x = x * 0.5 + 1
+    assert_close(want[0], x)
+
+
+@pytest.mark.parametrize("reads_iteration", [True, False])
+def test_torchscript_opset7_cast_condition(tmp_path, reads_iteration):
+    """torch.onnx at opset 7 has no bool ``Constant``: the loop's ``true`` is the ``Cast`` of a
+    float ``Constant``, and the body returns ``Identity`` of it as its condition. OpenVINO
+    folds the ``Cast`` into a constant and then failed to compile the IR
+    (``vector::_M_range_check``) when the body read its iteration number."""
+    nodes = [h.make_node("Constant", [], ["half"], value=const("v", np.float32(0.5))),
+             h.make_node("Mul", ["x_in", "half"], ["m"])]
+    if reads_iteration:
+        nodes += [h.make_node("Cast", ["i"], ["i_f"], to=F),
+                  h.make_node("Add", ["m", "i_f"], ["x_out"])]
+    else:
+        nodes.append(h.make_node("Identity", ["m"], ["x_out"]))
+    nodes.append(h.make_node("Identity", ["outer_true"], ["cond_out"]))
+    body = h.make_graph(nodes, "body", [vi("i", I64, []), vi("cond", B, []), vi("x_in")],
+                        [vi("cond_out", B, []), vi("x_out")])
+    outer = [h.make_node("Constant", [], ["one"], value=const("v", np.float32(1.0))),
+             h.make_node("Cast", ["one"], ["outer_true"], to=B),
+             h.make_node("Loop", ["M", "outer_true", "x"], ["y"], body=body)]
+    m = model(outer, [vi("x", F, [2, 3]), vi("M", I64, [])], [vi("y", F, [2, 3])], opset=7)
+    feeds = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "M": np.array(4, np.int64)}
+    want = check(m, feeds, tmp_path)
+    x = feeds["x"]
+    for i in range(4):
+        x = x * 0.5 + (i if reads_iteration else 0)
     assert_close(want[0], x)
 
 
@@ -184,3 +214,20 @@ def test_loop_carried_values_swap(tmp_path, form, elem):
     want = check(m, feeds, tmp_path)
     if elem != B:
         assert_close(want[0], np.array([13], dt))
+
+
+def test_torchscript_opset8_beam_search(tmp_path):
+    """torch.onnx's beam search at opset 8 (corpus file): it writes ``ConstantOfShape`` and
+    ``Where``, ops ONNX adds at opset 9, which the writer once refused under opset 8. OpenVINO
+    on the written IR matches torch's own outputs stored with the file."""
+    models = Path(__file__).resolve().parents[1] / "realworld" / "models" / "torch"
+    with np.load(models / "beam_search_op8.npz") as z:
+        feeds = {"h0": z["in0"], "steps": z["in1"]}
+        want = [z["out0"], z["out1"]]
+    loaded = ig.load(str(models / "beam_search_op8.onnx"))
+    assert {"ConstantOfShape", "Where"} <= {n.op_type for _, n in loaded.graph.walk()}
+    xml = tmp_path / "x.xml"
+    ig.save(loaded, str(xml))
+    got = run_ov(xml, feeds)
+    for k in range(2):
+        assert_close(got[k], want[k], rtol=1e-4, what=f"OpenVINO on the written IR, output {k}")

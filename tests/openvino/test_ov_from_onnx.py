@@ -195,3 +195,57 @@ def test_nested_loops(tmp_path):
     # OpenVINO's own ONNX importer refuses this model (an inner Loop's trip count from the
     # enclosing scope); OpenVINO runs itergraph's conversion of it
     check(m, feeds, tmp_path, openvino_onnx=False)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_argmax_with_ties_in_a_loop(tmp_path, op, keepdims):
+    """A greedy decoder's ``ArgMax`` (TopK with k=1 in OpenVINO) over rows with ties, in a loop
+    body and outside: OpenVINO compiles the written IR, itergraph reads it back, and the lower
+    index wins ties as in ONNX."""
+    body = h.make_graph(
+        [h.make_node(op, ["s_in"], ["a"], axis=1, keepdims=keepdims),
+         h.make_node("Cast", ["a"], ["a_f"], to=F),
+         h.make_node("ReduceSum", ["a_f"], ["t"], keepdims=0),
+         h.make_node("Add", ["s_in", "t"], ["s_out"]),
+         h.make_node("Identity", ["a"], ["picked"]),
+         h.make_node("Identity", ["c"], ["c_out"])],
+        "body", [vi("i", I64, []), vi("c", B, []), vi("s_in", F, [2, 4])],
+        [vi("c_out", B, []), vi("s_out", F, [2, 4]), vi("picked", I64, [2, 1][:1 + keepdims])])
+    m = model([h.make_node("Loop", ["M", "", "x"], ["s", "ps"], body=body),
+               h.make_node(op, ["x"], ["top"], axis=0, keepdims=keepdims)],
+              [vi("M", I64, []), vi("x", F, [2, 4])],
+              [vi("s", F, [2, 4]), vi("ps", I64, [3, 2, 1][:2 + keepdims]),
+               vi("top", I64, [1, 4][1 - keepdims:])])
+    x = np.array([[1, 3, 3, 0], [2, 2, 0, 2]], np.float32)
+    check(m, {"M": np.array(3, np.int64), "x": x}, tmp_path)
+
+
+def test_if_branch_returning_outer_values_in_a_loop(tmp_path):
+    """torch.onnx's ``break``/``continue``: an If whose else branch returns an outer
+    ``Constant`` (and whose then branch returns an outer graph input) through ``Identity``; the
+    written If-8 branches have Results fed straight by Parameters, which itergraph's reader
+    bound to the branch Parameter instead of the outer value."""
+    then_g = h.make_graph([h.make_node("Identity", ["flag"], ["t_out"])], "then", [],
+                          [vi("t_out", B, [])])
+    else_g = h.make_graph([h.make_node("Identity", ["no"], ["e_out"])], "else", [],
+                          [vi("e_out", B, [])])
+    body = h.make_graph(
+        [h.make_node("Add", ["s_in", "x"], ["s_out"]),
+         h.make_node("ReduceSum", ["s_out"], ["t"], keepdims=0),
+         h.make_node("Less", ["t", "limit"], ["small"]),
+         h.make_node("If", ["small"], ["c_out"], then_branch=then_g, else_branch=else_g)],
+        "body", [vi("i", I64, []), vi("c", B, []), vi("s_in", F, [3])],
+        [vi("c_out", B, []), vi("s_out", F, [3])])
+    top = h.make_node("If", ["flag"], ["top"], then_branch=h.make_graph(
+        [h.make_node("Identity", ["flag"], ["t2"])], "then2", [], [vi("t2", B, [])]),
+        else_branch=h.make_graph([h.make_node("Identity", ["no"], ["e2"])], "else2", [],
+                                 [vi("e2", B, [])]))
+    m = model([h.make_node("Constant", [], ["no"], value=const("v", np.array(False))),
+               h.make_node("Loop", ["M", "", "s0"], ["s"], body=body), top],
+              [vi("M", I64, []), vi("flag", B, []), vi("s0", F, [3]), vi("x", F, [3])],
+              [vi("s", F, [3]), vi("top", B, [])], [const("limit", np.float32(20.0))])
+    for flag in (True, False):
+        feeds = {"M": np.array(10, np.int64), "flag": np.array(flag),
+                 "s0": np.zeros(3, np.float32), "x": np.ones(3, np.float32)}
+        check(m, feeds, tmp_path)

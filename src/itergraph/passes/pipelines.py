@@ -10,8 +10,9 @@
 `XLA` = `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy of the graph,
 before tracing. `XLA_LAYOUT`, where a pass applies:
 
-0. `sequence_scan_outputs`: a list appended to in a loop and then concatenated becomes a scan
-   output (XLA has no sequence type);
+0. `split_sequence_reads` then `sequence_scan_outputs`: reads of a tensor split into a
+   sequence read the tensor, and a list appended to in a loop and then concatenated becomes a
+   scan output (XLA has no sequence type);
 1. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
    reads separate arrays much faster than column blocks of one);
 2. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
@@ -25,7 +26,9 @@ when its loop runs zero times, so a run that fails is redone without it):
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
 `OPENVINO_WRITE`: what the OpenVINO IR writer applies to a copy of the graph before writing
-it (IR has no sequence type): `sequence_scan_outputs`.
+it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`, then
+`iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
+``SequenceAt(SplitToSequence(x), i)`` so) a sliced input.
 
 Each pass keeps every output's value on every input the original runs without error (see
 their contracts, `passes.base.Pass`).
@@ -47,13 +50,16 @@ from .iteration_gather import iteration_gather
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
+from .split_sequence_reads import split_sequence_reads
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, hoist_invariants,
                            precompute_sliced)
-XLA_LAYOUT: tuple[Pass, ...] = (sequence_scan_outputs, gate_fission, carried_layout)
+XLA_LAYOUT: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, gate_fission,
+                                carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (sequence_scan_outputs,)
+OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
+                                    iteration_gather)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

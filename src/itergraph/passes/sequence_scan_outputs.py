@@ -174,7 +174,7 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
     old_outputs = [p.output for p in lasts]
     loop.set_output_ports(ports)
     for n in concats:
-        after = _joined(graph, n, stacked, rank)
+        after = joined_from_stack(graph, n, stacked, rank)
         graph.nodes[graph.nodes.index(n):graph.nodes.index(n) + 1] = after[:-1]
         replace_all_uses(graph, n.outputs[0], after[-1])
     for old in old_outputs:
@@ -186,8 +186,12 @@ def _is_plain_stack(concat: Node, rank: int | None) -> bool:
     return bool(new_axis) and (axis == 0 or (rank is not None and axis == -rank - 1))
 
 
-def _joined(graph: Graph, concat: Node, stacked: Value, rank: int | None) -> list:
-    """Nodes computing `concat`'s result from `stacked`, then the value holding it."""
+def joined_from_stack(graph: Graph, concat: Node, stacked: Value, rank: int | None,
+                      out: Value | None = None) -> list:
+    """Nodes computing the ``ConcatFromSequence`` node `concat`'s result from `stacked` (its
+    elements, of rank `rank`, stacked on a new axis 0), then the value holding it: `out`
+    (a new value when None), or `stacked` itself when that is the result; integer constants
+    go to `graph`'s initializers."""
     axis, new_axis = int(concat.attrs.get("axis", 0)), int(concat.attrs.get("new_axis", 0))
     name = concat.outputs[0].name
     if new_axis:
@@ -196,7 +200,7 @@ def _joined(graph: Graph, concat: Node, stacked: Value, rank: int | None) -> lis
         if axis == 0:
             return [stacked]
         perm = [*range(1, axis + 1), 0, *range(axis + 1, rank + 1)]
-        out = Value(name, concat.outputs[0].type)
+        out = out if out is not None else Value(name, concat.outputs[0].type)
         return [Node("Transpose", [stacked], [out], {"perm": perm}, version=13,
                      name=concat.name), out]
     if axis < 0:
@@ -220,7 +224,7 @@ def _joined(graph: Graph, concat: Node, stacked: Value, rank: int | None) -> lis
     target = Value(f"{name}_target")
     nodes.append(Node("Concat", pieces, [target], {"axis": 0}, version=13,
                       name=f"{concat.name}_target"))
-    out = Value(name, concat.outputs[0].type)
+    out = out if out is not None else Value(name, concat.outputs[0].type)
     nodes.append(Node("Reshape", [moved, target], [out], version=14, name=concat.name))
     return [*nodes, out]
 

@@ -37,7 +37,8 @@ something else):
 - a value an outer ``Const`` layer carries (an ONNX ``Constant`` node's output, such as the
   ``true`` that torch.onnx's loops return as their condition) passed in as a body Parameter
   makes ``compile_model`` throw ``vector::_M_range_check`` when that Parameter feeds the
-  execution condition: captured constants are repeated inside the body (`_copy_const`).
+  execution condition: captured constants, and ``Convert``s of them, which OpenVINO folds into
+  constants, are repeated inside the body (`_copy_const`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
-from .elements import to_numpy
+from .elements import from_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out, value_dtype, value_shape
 
@@ -219,12 +220,28 @@ def _bind_captures(w: NetWriter, bd: _Body, loop: Loop) -> None:
 
 
 def _copy_const(w: NetWriter, bw: NetWriter, outer: Out) -> Out | None:
-    """A copy in body `bw` of the ``Const`` layer carrying `outer` (same bytes in the
-    ``.bin``), or None when `outer` is not a ``Const`` layer's output."""
+    """A copy in body `bw` of the constant layers computing `outer`: a ``Const`` layer (same
+    bytes in the ``.bin``), or a ``Convert`` of one (torch.onnx's ``Cast`` of a ``Constant``,
+    which OpenVINO folds into a ``Const``); None for anything else."""
     el = w.layers[outer.layer]
-    if el.get("type") != "Const" or outer.dtype is None:
+    if outer.dtype is None:
         return None
-    return bw.one("Const", "opset1", [], dict(el.find("data").attrib), dtype=outer.dtype,
+    if el.get("type") == "Const":
+        return bw.one("Const", "opset1", [], dict(el.find("data").attrib), dtype=outer.dtype,
+                      shape=outer.shape, name=el.get("name", ""))
+    if el.get("type") != "Convert":
+        return None
+    src = next((e for e in w.edges if e[2] == outer.layer and e[3] == 0), None)
+    if src is None:
+        return None
+    src_el = w.layers[src[0]]
+    if src_el.get("type") != "Const":
+        return None
+    dt = from_element_type(src_el.find("data").get("element_type"), el.get("name", ""))
+    inner = _copy_const(w, bw, Out(src[0], src[1], dt, outer.shape, id(w)))
+    if inner is None:
+        return None
+    return bw.one("Convert", "opset1", [inner], dict(el.find("data").attrib), dtype=outer.dtype,
                   shape=outer.shape, name=el.get("name", ""))
 
 

@@ -429,7 +429,7 @@ def _constant(w: NetWriter, node: Node, ins):
     return w.const(arr, name=node.outputs[0].name)
 
 
-@exporter("ConstantOfShape", since=9)
+@exporter("ConstantOfShape", since=1)  # ONNX adds it at 9; torch.onnx writes it at opset 8 too
 def _constant_of_shape(w: NetWriter, node: Node, ins):
     val = node.attrs.get("value")
     arr = np.asarray(val).reshape(()) if val is not None else np.array(0, np.float32)
@@ -450,7 +450,7 @@ def _expand(w: NetWriter, node: Node, ins):
                  dtype=ins[0].dtype)
 
 
-@exporter("Where", since=9)
+@exporter("Where", since=1)  # ONNX adds it at 9; torch.onnx writes it at opset 8 too
 def _where(w: NetWriter, node: Node, ins):
     return w.one("Select", V1, ins[:3], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins[1:]))
 
@@ -509,8 +509,9 @@ def _arg(mode: str):
         if node.attrs.get("select_last_index", 0):
             raise UnsupportedError(f"{where(node)}: select_last_index=1 cannot be written")
         axis = int(node.attrs.get("axis", 0))
+        # one element: sorting costs nothing, and OpenVINO takes stable=true only with a sort
         outs = w.layer("TopK", "opset11", [ins[0], w.i64(1)],
-                       {"axis": axis, "mode": mode, "sort": "none", "index_element_type": "i64",
+                       {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
                         "stable": True},
                        [(ins[0].dtype, None), (I64, None)])
         idx = outs[1]

@@ -320,6 +320,7 @@ def _branch(b: Builder, layer: Layer, ins: list[Value], tag: str) -> Graph:
     built = b.body(net, f"{layer.name or 'If'}_{tag}", layer.where())
     g = built.graph
     kinds = {lid: lay.type for lid, lay in net.layers.items()}
+    bound: dict[int, Value] = {}  # Parameter uid -> the outer value replacing it
     for d in _entries(layer, f"{tag}_port_map", "input"):
         ext, lid = _int(layer, d, "external_port_id"), _int(layer, d, "internal_layer_id")
         if lid not in built.params:
@@ -330,6 +331,7 @@ def _branch(b: Builder, layer: Layer, ins: list[Value], tag: str) -> Graph:
             raise ModelError(f"{layer.where()}: {tag}_port_map input external_port_id {ext} "
                              f"is not a data input (1..{len(ins) - 1})")
         p = built.params.pop(lid)
+        bound[p.uid] = ins[ext]
         replace_all_uses(g, p, ins[ext])
         g.inputs = [v for v in g.inputs if v is not p]
     if built.params:
@@ -342,7 +344,8 @@ def _branch(b: Builder, layer: Layer, ins: list[Value], tag: str) -> Graph:
         if lid not in built.results:
             raise ModelError(f"{layer.where()}: {tag}_port_map output names body layer "
                              f"{lid}, which is not a Result")
-        outs.append((ext, built.results[lid]))
+        v = built.results[lid]  # a Result fed straight by a Parameter: the outer value
+        outs.append((ext, bound.get(v.uid, v)))
     outs.sort(key=lambda e: e[0])
     if len(outs) != len(layer.outputs):
         raise ModelError(f"{layer.where()}: {tag}_port_map maps {len(outs)} outputs, the "
