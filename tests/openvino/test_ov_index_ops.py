@@ -6,6 +6,7 @@ OpenVINO's Python API, OpenVINO the oracle, then itergraph's written IR run by O
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort
 import openvino.opset1 as ops1
 import openvino.opset3 as ops3
 import openvino.opset5 as ops5
@@ -17,6 +18,8 @@ import openvino.opset12 as ops12
 import pytest
 from ov_helpers import check_model, run_itergraph, run_ov, save
 from test_ov_order_ops import _model
+
+import itergraph as ig
 
 rng = np.random.default_rng(17)
 
@@ -156,3 +159,20 @@ def test_variadic_split_runtime_lengths(lengths, axis, tmp_path):
     s = ops1.variadic_split(x, ops1.constant(np.int64(axis)), n)
     check_model(_model([s.output(k) for k in range(3)], [x, n]),
                 {"x": a, "n": np.array(lengths, np.int64)}, tmp_path)
+
+
+def test_scalar_axes_written_to_onnx(tmp_path):
+    """OpenVINO takes Squeeze/Unsqueeze/Reduce axes as scalars; the ONNX file itergraph writes
+    from such IR must give them as vectors (ONNX Runtime refuses scalar axes)."""
+    a = _f(3, 1, 4)
+    x = ops1.parameter([3, 1, 4], np.float32, name="x")
+    sq = ops1.squeeze(x, ops1.constant(np.int64(1)))
+    r = ops1.reduce_sum(sq, ops1.constant(np.int64(0)), keep_dims=False)
+    u = ops1.unsqueeze(r, ops1.constant(np.int64(1)))
+    m = _model([u.output(0)], [x])
+    feeds = {"x": a}
+    path = save(m, tmp_path)
+    want = run_ov(path, feeds)[0]
+    ig.save(ig.load(path), tmp_path / "m.onnx")
+    sess = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, feeds)[0], want, rtol=1e-5, atol=1e-5)

@@ -36,7 +36,7 @@ def _reshape(b: Builder, layer: Layer, x):
 
 @importer("Squeeze", since=1)
 def _squeeze(b: Builder, layer: Layer, x):
-    ins = [x[0]] + ([b.to_i64(x[1])] if len(x) > 1 else [])
+    ins = [x[0]] + ([b.i64_vector(x[1])] if len(x) > 1 else [])
     if len(x) > 1 and layer.opset and layer.opset >= 15 and layer.bool_attr("allow_axis_skip"):
         raise UnsupportedError(f"{layer.where()}: allow_axis_skip=true is not supported")
     return b.op("Squeeze", ins, dtype=out_dtype(layer, x))
@@ -44,7 +44,7 @@ def _squeeze(b: Builder, layer: Layer, x):
 
 @importer("Unsqueeze", since=1)
 def _unsqueeze(b: Builder, layer: Layer, x):
-    return b.op("Unsqueeze", [x[0], b.to_i64(x[1])], dtype=out_dtype(layer, x))
+    return b.op("Unsqueeze", [x[0], b.i64_vector(x[1])], dtype=out_dtype(layer, x))
 
 
 @importer("Concat", since=1)
