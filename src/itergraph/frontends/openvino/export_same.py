@@ -1,5 +1,5 @@
 """Translators of ONNX ops that are one OpenVINO op with their attributes moved: IsInf, Selu,
-BitShift, ScatterElements, OneHot.
+BitShift, ScatterElements, OneHot, BatchNormalization, LRN, DepthToSpace, SpaceToDepth, Unique.
 
 ONNX semantics kept where OpenVINO's op differs:
 - ``Selu``'s ``alpha``/``gamma`` attributes become OpenVINO's ``alpha``/``lambda`` inputs;
@@ -7,7 +7,10 @@ ONNX semantics kept where OpenVINO's op differs:
 - ``ScatterElements`` with a reduction is ``ScatterElementsUpdate-12`` (``add`` is ``sum``,
   ``mul`` is ``prod``);
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
-  ``off_value``): the index is first moved into range.
+  ``off_value``): the index is first moved into range;
+- ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
+  ``LRN`` over axes ``[1]``; ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
+  ``depth_first``.
 """
 
 from __future__ import annotations
@@ -83,3 +86,76 @@ def _one_hot(w: NetWriter, node: Node, ins):
     return w.one("OneHot", "opset1", [idx, depth, on, off], {"axis": int(node.attrs.get("axis",
                                                                                     -1))},
                  dtype=dt)
+
+
+@exporter("BatchNormalization", since=1)
+def _batch_norm(w: NetWriter, node: Node, ins):
+    if int(node.attrs.get("training_mode", 0)) or len(node.outputs) > 1:
+        raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode has no "
+                               "OpenVINO counterpart")
+    return w.one("BatchNormInference", "opset5", ins[:5],
+                 {"epsilon": float(node.attrs.get("epsilon", 1e-5))}, dtype=ins[0].dtype,
+                 shape=ins[0].shape)
+
+
+@exporter("LRN", since=1)
+def _lrn(w: NetWriter, node: Node, ins):
+    data = {"alpha": float(node.attrs.get("alpha", 1e-4)),
+            "beta": float(node.attrs.get("beta", 0.75)),
+            "bias": float(node.attrs.get("bias", 1.0)), "size": int(node.attrs["size"])}
+    return w.one("LRN", "opset1", [ins[0], w.i64([1])], data, dtype=ins[0].dtype,
+                 shape=ins[0].shape)
+
+
+@exporter("DepthToSpace", since=1)
+def _depth_to_space(w: NetWriter, node: Node, ins):
+    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
+    return w.one("DepthToSpace", "opset1", ins[:1],
+                 {"mode": mode, "block_size": int(node.attrs["blocksize"])}, dtype=ins[0].dtype)
+
+
+@exporter("SpaceToDepth", since=1)
+def _space_to_depth(w: NetWriter, node: Node, ins):
+    return w.one("SpaceToDepth", "opset1", ins[:1],
+                 {"mode": "blocks_first", "block_size": int(node.attrs["blocksize"])},
+                 dtype=ins[0].dtype)
+
+
+@exporter("Unique", since=11)
+def _unique(w: NetWriter, node: Node, ins):
+    args = list(ins[:1])
+    if "axis" in node.attrs:
+        args.append(w.i64(int(node.attrs["axis"])))
+    data = {"sorted": bool(node.attrs.get("sorted", 1)), "index_element_type": "i64",
+            "count_element_type": "i64"}
+    outs = w.layer("Unique", "opset10", args, data,
+                   [(ins[0].dtype, None), (I64, None), (I64, None), (I64, None)])
+    return outs[:len(node.outputs)]
+
+
+_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
+
+
+@exporter("Pad", since=11)
+def _pad(w: NetWriter, node: Node, ins):
+    mode = str(node.attrs.get("mode", "constant"))
+    if mode not in _PAD_MODES:
+        raise UnsupportedError(f"{where(node)}: Pad mode '{mode}' has no OpenVINO counterpart")
+    if len(ins) > 3 and ins[3] is not None:
+        raise UnsupportedError(f"{where(node)}: Pad with an axes input is not supported")
+    r = len(ins[0].shape) if ins[0].shape is not None else None
+    c = node.inputs[1].const
+    if c is not None:
+        p = np.asarray(c, np.int64).reshape(-1)
+        begin, end = w.i64(p[:p.size // 2]), w.i64(p[p.size // 2:])
+    elif r is not None:
+        begin = w.one("StridedSlice", "opset1", [ins[1], w.i64([0]), w.i64([r]), w.i64([1])],
+                      {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
+        end = w.one("StridedSlice", "opset1", [ins[1], w.i64([r]), w.i64([2 * r]), w.i64([1])],
+                    {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
+    else:
+        raise UnsupportedError(f"{where(node)}: Pad with run-time pads needs the input rank")
+    args = [ins[0], begin, end]
+    if mode == "constant" and len(ins) > 2 and ins[2] is not None:
+        args.append(ins[2])
+    return w.one("Pad", "opset1", args, {"pad_mode": _PAD_MODES[mode]}, dtype=ins[0].dtype)

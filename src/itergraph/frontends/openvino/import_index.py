@@ -1,5 +1,5 @@
 """Translators of OpenVINO ops that index into tensors: GatherND, GatherElements,
-ScatterElementsUpdate, OneHot, Roll, Bucketize, Eye.
+ScatterElementsUpdate, OneHot, Roll, Bucketize, Eye, Unique.
 
 OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino):
 - ``GatherND-8`` is ONNX ``GatherND``; ``GatherND-5`` flattens the ``batch_dims`` leading
@@ -14,7 +14,10 @@ OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino):
   axes adding up) become ``Slice`` + ``Concat`` along each axis;
 - ``Bucketize`` counts the boundaries below each value (``with_right_bound``: strictly below);
 - ``Eye`` compares row and column ranges shifted by ``diagonal_index``, then broadcasts to
-  ``batch_shape``.
+  ``batch_shape``;
+- ``Unique`` is ONNX ``Unique`` (same outputs, same order), its index outputs cast to
+  ``index_element_type``/``count_element_type``; ``sorted=false`` (order of first
+  occurrence) reorders the sorted result.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelError, UnsupportedError
-from ...ir.types import DataType
+from ...ir.types import DataType, TensorType
 from .builder import INT64_MAX, Builder, dtype_of, onnx_type, require_rank
 from .elements import element_type_name, from_element_type, to_numpy
 from .import_ops import out_dtype
@@ -194,3 +197,37 @@ def _eye(b: Builder, layer: Layer, x):
         target = b.op("Concat", [b.to_i64(x[3]), size], {"axis": 0}, dtype=I64)
         y = b.op("Expand", [y, target], dtype=odt)
     return y
+
+
+@importer("Unique", since=10)
+def _unique(b: Builder, layer: Layer, x):
+    attrs = {"sorted": 1}
+    axis = _axis_input(b, layer, x[1]) if len(x) > 1 else None
+    if axis is not None:
+        attrs["axis"] = axis
+    y, idx, inv, counts = b.op("Unique", x[:1], attrs, outputs=4, dtype=I64)
+    y.type = TensorType(out_dtype(layer, x), None)
+    if not layer.bool_attr("sorted", True):
+        y, idx, inv, counts = _first_occurrence_order(b, y, idx, inv, counts, axis or 0)
+    outs = [y]
+    for v, key in ((idx, "index_element_type"), (inv, "index_element_type"),
+                   (counts, "count_element_type")):
+        dt = from_element_type(element_type_name(layer.attr(key, "i64")), layer.where())
+        outs.append(b.cast(v, dt))
+    return outs
+
+
+def _first_occurrence_order(b: Builder, y, idx, inv, counts, axis: int):
+    """Sorted ``Unique`` outputs reordered by first occurrence (``sorted=false``)."""
+    k = b.op("Shape", [idx], dtype=I64)
+    first, order = b.op("TopK", [idx, k], {"largest": 0, "sorted": 1}, outputs=2)
+    first.type = TensorType(I64, None)
+    order.type = TensorType(I64, None)
+    y = b.op("Gather", [y, order], {"axis": axis}, dtype=y.type.dtype)
+    counts = b.op("Gather", [counts, order], {"axis": 0}, dtype=I64)
+    # rank[order[j]] = j: where each sorted entry went
+    n = b.op("Reshape", [k, b.i64([])], dtype=I64)
+    positions = b.op("Range", [b.i64(0), n, b.i64(1)], dtype=I64)
+    rank = b.op("ScatterElements", [positions, order, positions], {"axis": 0}, dtype=I64)
+    inv = b.op("Gather", [rank, inv], {"axis": 0}, dtype=I64)
+    return y, first, inv, counts

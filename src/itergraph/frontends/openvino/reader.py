@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     import_index,
     import_loops,
     import_math,
+    import_norm,
     import_ops,
     import_order,
     import_rnn,
