@@ -11,8 +11,10 @@ import openvino.opset5 as ops5
 import openvino.opset6 as ops6
 import openvino.opset10 as ops10
 import pytest
-from ov_helpers import check_model
+from ov_helpers import check_model, run_itergraph, run_ov, save
 from test_ov_order_ops import _model
+
+from itergraph.frontends.openvino import read, write
 
 rng = np.random.default_rng(19)
 
@@ -90,3 +92,20 @@ def test_unique(sorted_, axis, tmp_path):
     ax = None if axis is None else ops10.constant(np.int64(axis))
     u = ops10.unique(x, ax, sorted_, "i32", "i64")
     check_model(_model([u.output(k) for k in range(4)], [x]), {"x": a}, tmp_path)
+
+
+def test_lrn_fractional_bias_follows_the_spec(tmp_path):
+    """OpenVINO 2026.4's CPU plugin truncates a fractional LRN bias (1.5 acts as 1); itergraph
+    follows the spec, and the IR it writes gives the spec's result on OpenVINO."""
+    a = _f(2, 8, 3, 3)
+    x = ops1.parameter([2, 8, 3, 3], np.float32, name="x")
+    r = ops1.lrn(x, ops1.constant(np.array([1], np.int64)), 0.2, 0.75, 1.5, 3)
+    path = save(_model([r.output(0)], [x]), tmp_path)
+    sq = a * a
+    spec = np.stack([a[:, c] / (1.5 + 0.2 / 3 * sq[:, max(0, c - 1):c + 2].sum(1)) ** 0.75
+                     for c in range(8)], 1)
+    assert not np.allclose(run_ov(path, {"x": a})[0], spec, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(run_itergraph(path, {"x": a})[0], spec, rtol=1e-5, atol=1e-5)
+    write(read(path), tmp_path / "written.xml")
+    np.testing.assert_allclose(run_ov(tmp_path / "written.xml", {"x": a})[0], spec, rtol=1e-5,
+                               atol=1e-5)

@@ -9,7 +9,8 @@ ONNX semantics kept where OpenVINO's op differs:
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
   ``off_value``): the index is first moved into range;
 - ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
-  ``LRN`` over axes ``[1]``; ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
+  ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
+  plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
   ``depth_first``.
 """
 
@@ -100,25 +101,55 @@ def _batch_norm(w: NetWriter, node: Node, ins):
 
 @exporter("LRN", since=1)
 def _lrn(w: NetWriter, node: Node, ins):
-    data = {"alpha": float(node.attrs.get("alpha", 1e-4)),
-            "beta": float(node.attrs.get("beta", 0.75)),
-            "bias": float(node.attrs.get("bias", 1.0)), "size": int(node.attrs["size"])}
-    return w.one("LRN", "opset1", [ins[0], w.i64([1])], data, dtype=ins[0].dtype,
-                 shape=ins[0].shape)
+    alpha = float(node.attrs.get("alpha", 1e-4))
+    beta = float(node.attrs.get("beta", 0.75))
+    bias = float(node.attrs.get("bias", 1.0))
+    scale = None
+    if bias != int(bias) and bias > 0:
+        # OpenVINO 2026.4's CPU plugin drops the fraction of the bias: write
+        # (bias + a*S)^beta as bias^beta * (1 + (a/bias)*S)^beta
+        alpha, scale, bias = alpha / bias, bias ** -beta, 1.0
+    data = {"alpha": alpha, "beta": beta, "bias": bias, "size": int(node.attrs["size"])}
+    y = w.one("LRN", "opset1", [ins[0], w.i64([1])], data, dtype=ins[0].dtype,
+              shape=ins[0].shape)
+    if scale is None:
+        return y
+    npdt = to_numpy(ins[0].dtype) if ins[0].dtype else np.float32
+    return w.one("Multiply", "opset1", [y, w.const(np.array(scale, npdt))], _NUMPY,
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+def _block_shape(shape, bs: int, to_space: bool):
+    """Output dims of DepthToSpace (`to_space`) or SpaceToDepth; unknown dims stay unknown."""
+    if shape is None or len(shape) != 4:
+        return shape
+    n, c, hh, ww = shape
+
+    def f(d, mul):
+        if not isinstance(d, int) or d < 0:
+            return d
+        return d * bs if mul else d // bs
+
+    if to_space:
+        c2 = c // (bs * bs) if isinstance(c, int) and c >= 0 else c
+        return (n, c2, f(hh, True), f(ww, True))
+    c2 = c * bs * bs if isinstance(c, int) and c >= 0 else c
+    return (n, c2, f(hh, False), f(ww, False))
 
 
 @exporter("DepthToSpace", since=1)
 def _depth_to_space(w: NetWriter, node: Node, ins):
     mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
-    return w.one("DepthToSpace", "opset1", ins[:1],
-                 {"mode": mode, "block_size": int(node.attrs["blocksize"])}, dtype=ins[0].dtype)
+    bs = int(node.attrs["blocksize"])
+    return w.one("DepthToSpace", "opset1", ins[:1], {"mode": mode, "block_size": bs},
+                 dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, True))
 
 
 @exporter("SpaceToDepth", since=1)
 def _space_to_depth(w: NetWriter, node: Node, ins):
-    return w.one("SpaceToDepth", "opset1", ins[:1],
-                 {"mode": "blocks_first", "block_size": int(node.attrs["blocksize"])},
-                 dtype=ins[0].dtype)
+    bs = int(node.attrs["blocksize"])
+    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": "blocks_first", "block_size": bs},
+                 dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, False))
 
 
 @exporter("Unique", since=11)
