@@ -176,3 +176,17 @@ def test_scalar_axes_written_to_onnx(tmp_path):
     ig.save(ig.load(path), tmp_path / "m.onnx")
     sess = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(sess.run(None, feeds)[0], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("merge", [True, False])
+@pytest.mark.parametrize("blank", [None, 0])
+@pytest.mark.parametrize("types", [("i32", "i32"), ("i64", "i64")])
+def test_ctc_greedy_decoder_seq_len(merge, blank, types, tmp_path):
+    n, t, c = 3, 7, 4
+    logits = rng.integers(0, 3, (n, t, c)).astype(np.float32)  # ties and repeats
+    lens = np.array([7, 3, 0], np.int32)
+    x = ops6.parameter([n, t, c], np.float32, name="x")
+    s = ops6.parameter([n], np.int32, name="s")
+    bi = None if blank is None else ops6.constant(np.int32(blank))
+    d = ops6.ctc_greedy_decoder_seq_len(x, s, bi, merge, *types)
+    check_model(_model([d.output(0), d.output(1)], [x, s]), {"x": logits, "s": lens}, tmp_path)

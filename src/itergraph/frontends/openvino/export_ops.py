@@ -510,7 +510,7 @@ def _arg(mode: str):
             raise UnsupportedError(f"{where(node)}: select_last_index=1 cannot be written")
         axis = int(node.attrs.get("axis", 0))
         outs = w.layer("TopK", "opset11", [ins[0], w.i64(1)],
-                       {"axis": axis, "mode": mode, "sort": "none", "index_element_type": "i64",
+                       {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
                         "stable": True},
                        [(ins[0].dtype, None), (I64, None)])
         idx = outs[1]
