@@ -18,7 +18,8 @@ from ov_helpers import check_model
 from itergraph.frontends.openvino.same_ops import SAME_OPS
 
 LOGICAL = {"And", "Or", "Xor", "Not"}
-_SPECIAL_NAMES = {"HSwish": "hswish", "SoftPlus": "softplus", "IsNaN": "is_nan"}
+_SPECIAL_NAMES = {"HSwish": "hswish", "SoftPlus": "softplus", "IsNaN": "is_nan",
+                  "SoftSign": "softsign"}
 
 
 def _factory(ov_name: str):
@@ -29,6 +30,8 @@ def _factory(ov_name: str):
 def _data(onnx_op: str, shape, rng) -> np.ndarray:
     if onnx_op in LOGICAL:
         return rng.random(shape) < 0.5
+    if onnx_op.startswith("Bitwise"):
+        return rng.integers(-100, 100, shape).astype(np.int32)
     x = rng.uniform(0.1, 0.9, shape).astype(np.float32)
     if onnx_op == "Acosh":
         return x + 1.0
@@ -42,8 +45,7 @@ def test_same_op_row_against_openvino(row, tmp_path):
     rng = np.random.default_rng(0)
     shapes = [(2, 1)] if row.arity == 1 else [(2, 1), (3,)]
     feeds = {f"x{i}": _data(row.onnx, s, rng) for i, s in enumerate(shapes)}
-    params = [ops.parameter(list(x.shape), ov.Type.boolean if x.dtype == bool else ov.Type.f32,
-                            name=n) for n, x in feeds.items()]
+    params = [ops.parameter(list(x.shape), x.dtype, name=n) for n, x in feeds.items()]
     node = _factory(row.openvino)(*params)
     assert node.get_type_name() == row.openvino
     assert node.get_type_info().version_id == f"opset{row.opset}"

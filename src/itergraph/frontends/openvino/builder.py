@@ -109,6 +109,16 @@ class Builder:
     def to_i64(self, v: Value) -> Value:
         return self.cast(v, DataType.INT64)
 
+    def i64_vector(self, v: Value) -> Value:
+        """`v` as a 1-D int64 tensor: OpenVINO takes axes as scalars too, ONNX wants vectors."""
+        v = self.to_i64(v)
+        c = self.value_of(v)
+        if c is not None:
+            return v if c.ndim == 1 else self.const(c.reshape(-1))
+        if rank_of(v) == 1:
+            return v
+        return self.op("Reshape", [v, self.i64([-1])], dtype=DataType.INT64)
+
     def need_const(self, v: Value, layer, what: str) -> np.ndarray:
         c = self.value_of(v)
         if c is None:

@@ -169,7 +169,7 @@ def _select(b: Builder, layer: Layer, x):
 def _reduce(onnx_op: str, bool_via: str | None = None):
     def tr(b: Builder, layer: Layer, x):
         keep = 1 if layer.bool_attr("keep_dims", False) else 0
-        axes = b.to_i64(x[1])
+        axes = b.i64_vector(x[1])
         attrs = {"keepdims": keep, "noop_with_empty_axes": 1}
         dt = out_dtype(layer, x)
         if bool_via is not None:  # logical reductions through integers

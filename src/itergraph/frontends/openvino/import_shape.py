@@ -36,7 +36,7 @@ def _reshape(b: Builder, layer: Layer, x):
 
 @importer("Squeeze", since=1)
 def _squeeze(b: Builder, layer: Layer, x):
-    ins = [x[0]] + ([b.to_i64(x[1])] if len(x) > 1 else [])
+    ins = [x[0]] + ([b.i64_vector(x[1])] if len(x) > 1 else [])
     if len(x) > 1 and layer.opset and layer.opset >= 15 and layer.bool_attr("allow_axis_skip"):
         raise UnsupportedError(f"{layer.where()}: allow_axis_skip=true is not supported")
     return b.op("Squeeze", ins, dtype=out_dtype(layer, x))
@@ -44,7 +44,7 @@ def _squeeze(b: Builder, layer: Layer, x):
 
 @importer("Unsqueeze", since=1)
 def _unsqueeze(b: Builder, layer: Layer, x):
-    return b.op("Unsqueeze", [x[0], b.to_i64(x[1])], dtype=out_dtype(layer, x))
+    return b.op("Unsqueeze", [x[0], b.i64_vector(x[1])], dtype=out_dtype(layer, x))
 
 
 @importer("Concat", since=1)
@@ -93,9 +93,25 @@ def _variadic_split(b: Builder, layer: Layer, x):
         else:
             split = _rest_lengths(b, layer, x[0], axis, lengths)
     else:
-        raise UnsupportedError(f"{layer.where()}: split lengths must be constant")
+        split = _runtime_lengths(b, x[0], axis, x[2])
     outs = b.op("Split", [x[0], split], {"axis": axis}, outputs=n, dtype=dt)
     return [outs] if n == 1 else outs
+
+
+def _runtime_lengths(b: Builder, data, axis: int, lengths):
+    """Split lengths computed at run time, a -1 entry replaced by the rest of the axis."""
+    lens = b.op("Reshape", [b.to_i64(lengths), b.i64([-1])], dtype=DataType.INT64)
+    if axis < 0:
+        axis_dim = b.op("Gather", [b.op("Shape", [data], dtype=DataType.INT64), b.i64([axis])],
+                        {"axis": 0}, dtype=DataType.INT64)
+    else:
+        axis_dim = b.op("Shape", [data], {"start": axis, "end": axis + 1}, dtype=DataType.INT64)
+    total = b.op("ReduceSum", [lens, b.i64([0])], {"keepdims": 1}, dtype=DataType.INT64)
+    # with one -1 entry the sum of the lengths is one less than the known part
+    rest = b.op("Sub", [axis_dim, b.op("Add", [total, b.i64([1])], dtype=DataType.INT64)],
+                dtype=DataType.INT64)
+    unknown = b.op("Equal", [lens, b.i64(-1)], dtype=DataType.BOOL)
+    return b.op("Where", [unknown, rest, lens], dtype=DataType.INT64)
 
 
 def _rest_lengths(b: Builder, layer: Layer, data, axis: int, lengths: list[int]):
@@ -352,8 +368,21 @@ def _pad(b: Builder, layer: Layer, x):
 
 @importer("ScatterUpdate", since=3)
 def _scatter_update(b: Builder, layer: Layer, x):
+    """``data[..., indices[j...], ...] = updates[..., j..., ...]`` along `axis`: ONNX
+    ``ScatterND`` on the axis moved to the front (data and updates transposed)."""
     axis = _axis(b, layer, x[3])
-    if axis != 0:
-        raise UnsupportedError(f"{layer.where()}: ScatterUpdate on axis {axis} is not supported")
+    dt = out_dtype(layer, x)
     idx = b.op("Unsqueeze", [b.to_i64(x[1]), b.i64([-1])], dtype=DataType.INT64)
-    return b.op("ScatterND", [x[0], idx, x[2]], dtype=out_dtype(layer, x))
+    if axis == 0:
+        return b.op("ScatterND", [x[0], idx, x[2]], dtype=dt)
+    r = require_rank(layer, x[0], 0)
+    k = require_rank(layer, x[1], 1)
+    axis = axis + r if axis < 0 else axis
+    if not 0 <= axis < r:
+        raise ModelError(f"{layer.where()}: axis {axis} out of range for rank {r}")
+    perm = [axis] + [a for a in range(r) if a != axis]
+    inv = [perm.index(a) for a in range(r)]
+    upd_perm = list(range(axis, axis + k)) + list(range(axis)) + \
+        list(range(axis + k, r - 1 + k))
+    y = b.op("ScatterND", [b.transpose(x[0], perm), idx, b.transpose(x[2], upd_perm)], dtype=dt)
+    return b.transpose(y, inv)

@@ -24,7 +24,18 @@ from ...ir.graph import Graph, Value
 from ...ir.types import TensorType
 
 # the translator modules register their ops in the import table when imported
-from . import import_loops, import_ops, import_order, import_rnn, import_shape, xmlsafe  # noqa: F401
+from . import (  # noqa: F401
+    import_ctc,
+    import_index,
+    import_loops,
+    import_math,
+    import_norm,
+    import_ops,
+    import_order,
+    import_rnn,
+    import_shape,
+    xmlsafe,
+)
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
 from .import_table import IMPORTERS

@@ -36,9 +36,12 @@ SAME_OPS: list[SameOp] = [
                     Cos Tan Asin Acos Atan Sinh Cosh Erf Sign"""),
     *_rows(1, 1, "Not=LogicalNot", boolean=True),
     *_rows(1, 4, "Asinh Acosh Atanh Softplus=SoftPlus Mish HardSwish=HSwish"),
+    *_rows(1, 9, "Softsign=SoftSign"),
     *_rows(1, 10, "IsNaN", boolean=True),
+    *_rows(1, 13, "BitwiseNot"),
     *_rows(2, 1, "Add Sub=Subtract Mul=Multiply Max=Maximum Min=Minimum Pow=Power"),
     *_rows(2, 1, """Equal Less LessOrEqual=LessEqual Greater GreaterOrEqual=GreaterEqual
                     And=LogicalAnd Or=LogicalOr""", boolean=True),
     *_rows(2, 2, "Xor=LogicalXor", boolean=True),
+    *_rows(2, 13, "BitwiseAnd BitwiseOr BitwiseXor"),
 ]

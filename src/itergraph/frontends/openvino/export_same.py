@@ -1,0 +1,192 @@
+"""Translators of ONNX ops that are one OpenVINO op with their attributes moved: IsInf, Selu,
+BitShift, ScatterElements, OneHot, BatchNormalization, LRN, DepthToSpace, SpaceToDepth, Unique.
+
+ONNX semantics kept where OpenVINO's op differs:
+- ``Selu``'s ``alpha``/``gamma`` attributes become OpenVINO's ``alpha``/``lambda`` inputs;
+- ``BitShift`` is ``BitwiseLeftShift``/``BitwiseRightShift-15``;
+- ``ScatterElements`` with a reduction is ``ScatterElementsUpdate-12`` (``add`` is ``sum``,
+  ``mul`` is ``prod``);
+- ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
+  ``off_value``): the index is first moved into range;
+- ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
+  ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
+  plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
+  ``depth_first``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import UnsupportedError, where
+from ...ir.graph import Node
+from ...ir.types import DataType
+from .elements import to_numpy
+from .export_table import exporter
+from .net_writer import NetWriter
+
+I64, BOOL = DataType.INT64, DataType.BOOL
+_NUMPY = {"auto_broadcast": "numpy"}
+
+
+@exporter("IsInf", since=10)
+def _is_inf(w: NetWriter, node: Node, ins):
+    data = {"detect_negative": bool(node.attrs.get("detect_negative", 1)),
+            "detect_positive": bool(node.attrs.get("detect_positive", 1))}
+    return w.one("IsInf", "opset10", ins[:1], data, dtype=BOOL, shape=ins[0].shape)
+
+
+@exporter("Selu", since=1)
+def _selu(w: NetWriter, node: Node, ins):
+    npdt = to_numpy(ins[0].dtype) if ins[0].dtype else np.float32
+    alpha = w.const(np.array(float(node.attrs.get("alpha", 1.67326319217681884765625)), npdt))
+    lam = w.const(np.array(float(node.attrs.get("gamma", 1.05070102214813232421875)), npdt))
+    return w.one("Selu", "opset1", [ins[0], alpha, lam], dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("BitShift", since=11)
+def _bit_shift(w: NetWriter, node: Node, ins):
+    direction = str(node.attrs.get("direction", "")).upper()
+    ov = {"LEFT": "BitwiseLeftShift", "RIGHT": "BitwiseRightShift"}.get(direction)
+    if ov is None:
+        raise UnsupportedError(f"{where(node)}: BitShift direction '{direction}' is not LEFT or "
+                               "RIGHT")
+    return w.one(ov, "opset15", ins[:2], _NUMPY, dtype=ins[0].dtype)
+
+
+_REDUCTION = {"none": "none", "add": "sum", "mul": "prod", "min": "min", "max": "max"}
+
+
+@exporter("ScatterElements", since=11)
+def _scatter_elements(w: NetWriter, node: Node, ins):
+    red = str(node.attrs.get("reduction", "none"))
+    if red not in _REDUCTION:
+        raise UnsupportedError(f"{where(node)}: ScatterElements reduction '{red}' is not "
+                               "supported")
+    data = {"reduction": _REDUCTION[red], "use_init_val": True}
+    return w.one("ScatterElementsUpdate", "opset12",
+                 [ins[0], ins[1], ins[2], w.i64(int(node.attrs.get("axis", 0)))], data,
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("OneHot", since=9)
+def _one_hot(w: NetWriter, node: Node, ins):
+    idx = w.one("Convert", "opset1", ins[:1], {"destination_type": "i64"}, dtype=I64,
+                shape=ins[0].shape)
+    depth = w.one("Convert", "opset1", [ins[1]], {"destination_type": "i64"}, dtype=I64)
+    depth = w.one("Reshape", "opset1", [depth, w.i64([])], {"special_zero": False}, dtype=I64,
+                  shape=())
+    neg = w.one("Less", "opset1", [idx, w.i64(0)], _NUMPY, dtype=BOOL)
+    moved = w.one("Add", "opset1", [idx, depth], _NUMPY, dtype=I64)
+    idx = w.one("Select", "opset1", [neg, moved, idx], _NUMPY, dtype=I64)
+    dt = ins[2].dtype
+    off = w.one("Gather", "opset8", [ins[2], w.i64(0), w.i64(0)], {"batch_dims": 0}, dtype=dt,
+                shape=())
+    on = w.one("Gather", "opset8", [ins[2], w.i64(1), w.i64(0)], {"batch_dims": 0}, dtype=dt,
+               shape=())
+    return w.one("OneHot", "opset1", [idx, depth, on, off], {"axis": int(node.attrs.get("axis",
+                                                                                    -1))},
+                 dtype=dt)
+
+
+@exporter("BatchNormalization", since=1)
+def _batch_norm(w: NetWriter, node: Node, ins):
+    if int(node.attrs.get("training_mode", 0)) or len(node.outputs) > 1:
+        raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode has no "
+                               "OpenVINO counterpart")
+    return w.one("BatchNormInference", "opset5", ins[:5],
+                 {"epsilon": float(node.attrs.get("epsilon", 1e-5))}, dtype=ins[0].dtype,
+                 shape=ins[0].shape)
+
+
+@exporter("LRN", since=1)
+def _lrn(w: NetWriter, node: Node, ins):
+    alpha = float(node.attrs.get("alpha", 1e-4))
+    beta = float(node.attrs.get("beta", 0.75))
+    bias = float(node.attrs.get("bias", 1.0))
+    scale = None
+    if bias != int(bias) and bias > 0:
+        # OpenVINO 2026.4's CPU plugin drops the fraction of the bias: write
+        # (bias + a*S)^beta as bias^beta * (1 + (a/bias)*S)^beta
+        alpha, scale, bias = alpha / bias, bias ** -beta, 1.0
+    data = {"alpha": alpha, "beta": beta, "bias": bias, "size": int(node.attrs["size"])}
+    y = w.one("LRN", "opset1", [ins[0], w.i64([1])], data, dtype=ins[0].dtype,
+              shape=ins[0].shape)
+    if scale is None:
+        return y
+    npdt = to_numpy(ins[0].dtype) if ins[0].dtype else np.float32
+    return w.one("Multiply", "opset1", [y, w.const(np.array(scale, npdt))], _NUMPY,
+                 dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+def _block_shape(shape, bs: int, to_space: bool):
+    """Output dims of DepthToSpace (`to_space`) or SpaceToDepth; unknown dims stay unknown."""
+    if shape is None or len(shape) != 4:
+        return shape
+    n, c, hh, ww = shape
+
+    def f(d, mul):
+        if not isinstance(d, int) or d < 0:
+            return d
+        return d * bs if mul else d // bs
+
+    if to_space:
+        c2 = c // (bs * bs) if isinstance(c, int) and c >= 0 else c
+        return (n, c2, f(hh, True), f(ww, True))
+    c2 = c * bs * bs if isinstance(c, int) and c >= 0 else c
+    return (n, c2, f(hh, False), f(ww, False))
+
+
+@exporter("DepthToSpace", since=1)
+def _depth_to_space(w: NetWriter, node: Node, ins):
+    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
+    bs = int(node.attrs["blocksize"])
+    return w.one("DepthToSpace", "opset1", ins[:1], {"mode": mode, "block_size": bs},
+                 dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, True))
+
+
+@exporter("SpaceToDepth", since=1)
+def _space_to_depth(w: NetWriter, node: Node, ins):
+    bs = int(node.attrs["blocksize"])
+    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": "blocks_first", "block_size": bs},
+                 dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, False))
+
+
+@exporter("Unique", since=11)
+def _unique(w: NetWriter, node: Node, ins):
+    args = list(ins[:1])
+    if "axis" in node.attrs:
+        args.append(w.i64(int(node.attrs["axis"])))
+    data = {"sorted": bool(node.attrs.get("sorted", 1)), "index_element_type": "i64",
+            "count_element_type": "i64"}
+    outs = w.layer("Unique", "opset10", args, data,
+                   [(ins[0].dtype, None), (I64, None), (I64, None), (I64, None)])
+    return outs[:len(node.outputs)]
+
+
+_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
+
+
+@exporter("Pad", since=11)
+def _pad(w: NetWriter, node: Node, ins):
+    mode = str(node.attrs.get("mode", "constant"))
+    if mode not in _PAD_MODES:
+        raise UnsupportedError(f"{where(node)}: Pad mode '{mode}' has no OpenVINO counterpart")
+    if len(ins) > 3 and ins[3] is not None:
+        raise UnsupportedError(f"{where(node)}: Pad with an axes input is not supported")
+    r = len(ins[0].shape) if ins[0].shape is not None else None
+    c = node.inputs[1].const
+    if c is not None:
+        p = np.asarray(c, np.int64).reshape(-1)
+        begin, end = w.i64(p[:p.size // 2]), w.i64(p[p.size // 2:])
+    elif r is not None:
+        begin = w.one("StridedSlice", "opset1", [ins[1], w.i64([0]), w.i64([r]), w.i64([1])],
+                      {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
+        end = w.one("StridedSlice", "opset1", [ins[1], w.i64([r]), w.i64([2 * r]), w.i64([1])],
+                    {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
+    else:
+        raise UnsupportedError(f"{where(node)}: Pad with run-time pads needs the input rank")
+    args = [ins[0], begin, end]
+    if mode == "constant" and len(ins) > 2 and ins[2] is not None:
+        args.append(ins[2])
+    return w.one("Pad", "opset1", args, {"pad_mode": _PAD_MODES[mode]}, dtype=ins[0].dtype)
