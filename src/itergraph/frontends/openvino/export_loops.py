@@ -38,7 +38,9 @@ something else):
   ``true`` that torch.onnx's loops return as their condition) passed in as a body Parameter
   makes ``compile_model`` throw ``vector::_M_range_check`` when that Parameter feeds the
   execution condition: captured constants, and ``Convert``s of them, which OpenVINO folds into
-  constants, are repeated inside the body (`_copy_const`).
+  constants, are repeated inside the body (`_copy_const`); an unread ``current_iteration``
+  Parameter makes it throw the same, so the iteration number is written only where the body
+  reads it (`_bind_special_params`).
 """
 
 from __future__ import annotations
@@ -245,14 +247,21 @@ def _copy_const(w: NetWriter, bw: NetWriter, outer: Out) -> Out | None:
                   shape=outer.shape, name=el.get("name", ""))
 
 
+def _read_in_body(loop: Loop, v: Value) -> bool:
+    return any(u is v for n in loop.body.nodes for u in n.reads()) or \
+        any(u is v for u in [*loop.body_results(), *loop.body.outputs])
+
+
 def _bind_special_params(bd: _Body, loop: Loop) -> None:
     """The ONNX condition parameter (true whenever the body runs) and the iteration number
-    (Loop-5's ``current_iteration``, i64 unless the IR says i32)."""
+    (Loop-5's ``current_iteration``, i64 unless the IR says i32), written only where the
+    body reads it: OpenVINO 2026.4 fails to compile some loops with an unread
+    ``current_iteration`` Parameter (``vector::_M_range_check``)."""
     bw = bd.bw
     if loop.condition_param is not None:
         bw.bind(loop.condition_param, bw.const(np.array(True)))
     it = loop.iteration_param
-    if it is not None:
+    if it is not None and _read_in_body(loop, it):
         dt = value_dtype(it) or I64
         if dt not in (I64, DataType.INT32):
             dt = I64
@@ -522,7 +531,7 @@ def _precondition_first(w: NetWriter, loop: Loop) -> Out:
         if not isinstance(p, Sliced):
             subst[p.param.uid] = w.get(p.value, loop)
     it = loop.iteration_param
-    if it is not None:
+    if it is not None and _read_in_body(loop, it):
         dt = value_dtype(it) or I64
         shape = value_shape(it)
         subst[it.uid] = w.const(np.zeros(shape if shape is not None else (), _np_int(dt)))
