@@ -5,7 +5,9 @@ peer that stage stands for failed on the converter's own file too, as its genera
 (``peer`` in the manifest): for ``convert`` and ``reload``, the target format's runtime and
 converter (OpenVINO's ONNX frontend for ONNX files, ONNX Runtime for IR) refused the file or
 computed a wrong result; for ``numpy`` and ``jax``, the file's own runtime refused it (an
-exporter bug: the file is invalid). Every other failure stays a failure. Run from the
+exporter bug: the file is invalid). A ``convert`` stage whose written file the peer refuses
+is listed too when the peer refused the converter's own file (the model is beyond the peer,
+whoever writes it). Every other failure stays a failure. Run from the
 repository root::
 
     .venv/bin/python tests/realworld/curate_skips.py
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import corpus  # noqa: E402
 import stages  # noqa: E402
+from peers import PeerError  # noqa: E402
 
 import itergraph as ig  # noqa: E402
 
@@ -41,8 +44,9 @@ def main() -> None:
             peer_said = dict(entry.peer).get(peer, "")
             try:
                 stages.RUN[stage](entry)
-            except ig.Error as e:
-                if not peer_said.startswith(("error", "mismatch")):
+            except (ig.Error, PeerError) as e:
+                refused = peer_said.startswith("error")
+                if not (refused or isinstance(e, ig.Error) and peer_said.startswith("mismatch")):
                     continue
                 ours = f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
                 skips.setdefault(entry.id, {})[stage] = \
