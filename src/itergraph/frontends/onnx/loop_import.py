@@ -112,10 +112,17 @@ def _check_arity_first(p: onnx.NodeProto, n_inputs: int) -> None:
     would otherwise be reported as a body node reading an undefined value."""
     for a in p.attribute:
         if a.name == "body" and a.type == onnx.AttributeProto.GRAPH and \
-                len(a.g.input) != n_inputs:
-            raise ModelError(f"{where(p)}: body has {len(a.g.input)} inputs; expected 2 + N = "
-                             f"{n_inputs} (iteration number, condition, {n_inputs - 2} "
-                             "loop-carried values)")
+                len(body_inputs(a.g)) != n_inputs:
+            raise ModelError(f"{where(p)}: body has {len(body_inputs(a.g))} inputs; expected "
+                             f"2 + N = {n_inputs} (iteration number, condition, "
+                             f"{n_inputs - 2} loop-carried values)")
+
+
+def body_inputs(g: onnx.GraphProto) -> list[str]:
+    """The inputs of body `g` that are not initializers: before IR version 4 initializers were
+    listed among a graph's inputs too (tf2onnx still writes them so at low opsets)."""
+    inits = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    return [vi.name for vi in g.input if vi.name not in inits]
 
 
 def body_in_context(r, p: onnx.NodeProto, scope: Scope) -> Graph:

@@ -49,7 +49,7 @@ from ...errors import ModelError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
-from .loop_import import body_in_context, check_allowed, check_carried
+from .loop_import import body_in_context, body_inputs, check_allowed, check_carried
 from .node_import import where
 from .scope import Scope
 
@@ -127,9 +127,10 @@ def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
             kind = "state" if i < n else "scan input"
             raise ModelError(f"{where(p)}: {kind} input {i} is empty")
     for a in p.attribute:
-        if a.name == "body" and a.type == onnx.AttributeProto.GRAPH and len(a.g.input) != n + m:
-            raise ModelError(f"{where(p)}: body has {len(a.g.input)} inputs; expected N + M = "
-                             f"{n + m} ({n} states, {m} scan inputs)")
+        if a.name == "body" and a.type == onnx.AttributeProto.GRAPH and \
+                len(body_inputs(a.g)) != n + m:
+            raise ModelError(f"{where(p)}: body has {len(body_inputs(a.g))} inputs; expected "
+                             f"N + M = {n + m} ({n} states, {m} scan inputs)")
     body = body_in_context(r, p, scope)
     if len(body.inputs) != n + m:
         raise ModelError(f"{where(p)}: body has {len(body.inputs)} inputs; expected N + M = "

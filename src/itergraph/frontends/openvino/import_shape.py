@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelError, UnsupportedError
+from ...ir.graph import Value
 from ...ir.types import DataType
 from .builder import INT64_MAX, INT64_MIN, Builder, dtype_of, rank_of, require_rank
 from .import_ops import out_dtype
@@ -343,15 +344,40 @@ def _tile(b: Builder, layer: Layer, x):
     c = b.value_of(reps)
     shape = layer.inputs[1].shape
     n = int(c.size) if c is not None else (shape[0] if len(shape) == 1 else None)
-    if not isinstance(n, int):
-        raise UnsupportedError(f"{layer.where()}: the length of repeats must be known")
     data = x[0]
+    if not isinstance(n, int):
+        return _tile_any_length(b, data, reps, r, dt)
     if n < r:
         reps = (b.i64([1] * (r - n) + c.reshape(-1).tolist()) if c is not None else
                 b.op("Concat", [b.i64([1] * (r - n)), reps], {"axis": 0}, dtype=DataType.INT64))
     elif n > r:
         data = b.unsqueeze(data, list(range(n - r)))
     return b.op("Tile", [data, reps], dtype=dt)
+
+
+def _tile_any_length(b: Builder, data: Value, reps: Value, rank: int, dt) -> Value:
+    """Tile with repeats whose length is known only at run time (OpenVINO's TF frontend
+    computes them): both are padded with leading ones to the longer of the two, as
+    OpenVINO's Tile does, before the ONNX Tile (which needs equal lengths)::
+
+        n = max(rank, len(reps))
+        tile(data.reshape([1] * (n - rank) + data.shape), [1] * (n - len(reps)) + reps)
+    """
+    i64 = DataType.INT64
+    count = b.op("Size", [reps], dtype=i64)
+    rank_c = b.const(np.array(rank, np.int64))
+    zero = b.const(np.array(0, np.int64))
+
+    def ones(k: Value) -> Value:
+        length = b.unsqueeze(b.op("Max", [k, zero], dtype=i64), [0])
+        return b.op("ConstantOfShape", [length], {"value": np.array([1], np.int64)}, dtype=i64)
+
+    full_reps = b.op("Concat", [ones(b.op("Sub", [rank_c, count], dtype=i64)), reps],
+                     {"axis": 0}, dtype=i64)
+    shape = b.op("Shape", [data], dtype=i64)
+    full_shape = b.op("Concat", [ones(b.op("Sub", [count, rank_c], dtype=i64)), shape],
+                      {"axis": 0}, dtype=i64)
+    return b.op("Tile", [b.op("Reshape", [data, full_shape], dtype=dt), full_reps], dtype=dt)
 
 
 @importer("Pad", since=1)
