@@ -7,7 +7,9 @@ converter (OpenVINO's ONNX frontend for ONNX files, ONNX Runtime for IR) refused
 computed a wrong result; for ``numpy`` and ``jax``, the file's own runtime refused it (an
 exporter bug: the file is invalid). A ``convert`` stage whose written file the peer refuses
 is listed too when the peer refused the converter's own file (the model is beyond the peer,
-whoever writes it). Every other failure stays a failure. Run from the
+whoever writes it), and so is any later stage of an entry whose ``numpy`` stage is listed (the
+file is invalid; what is written from it cannot be right). Every other failure stays a
+failure. Run from the
 repository root::
 
     .venv/bin/python tests/realworld/curate_skips.py
@@ -44,15 +46,17 @@ def main() -> None:
             peer_said = dict(entry.peer).get(peer, "")
             try:
                 stages.RUN[stage](entry)
-            except (ig.Error, PeerError) as e:
+            except Exception as e:  # noqa: BLE001 - sorted out below
                 refused = peer_said.startswith("error")
-                if not (refused or isinstance(e, ig.Error) and peer_said.startswith("mismatch")):
+                invalid = "numpy" in skips.get(entry.id, {})  # later stages inherit it
+                if not (invalid or isinstance(e, ig.Error | PeerError)):
+                    continue  # a real failure: the test reports it
+                if not (refused or invalid or
+                        isinstance(e, ig.Error) and peer_said.startswith("mismatch")):
                     continue
                 ours = f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
                 skips.setdefault(entry.id, {})[stage] = \
                     f"itergraph: {ours} | {peer} on the converter's own file: {peer_said}"
-            except Exception:  # noqa: BLE001 - a real failure: the test reports it
-                pass
     corpus.SKIPS_FILE.write_text(json.dumps(skips, indent=1, sort_keys=True) + "\n")
     print(f"{sum(map(len, skips.values()))} stage(s) of {len(skips)} entries listed")
 

@@ -122,7 +122,8 @@ def run_stage(entry: Entry, stage: str) -> None:
     if reason is None:
         RUN[stage](entry)
         return
-    with pytest.raises((ig.Error, PeerError)):
+    invalid = skip_reason(entry, "numpy") is not None  # the file itself has no result
+    with pytest.raises(Exception if invalid else (ig.Error, PeerError)):
         RUN[stage](entry)
 
 

@@ -77,9 +77,12 @@ def _topk11(b: Builder, layer: Layer, x):
 
 @importer("ReverseSequence", since=1)
 def _reverse_sequence(b: Builder, layer: Layer, x):
-    r = require_rank(layer, x[0], 0)
     batch = layer.int_attr("batch_axis", 0)
     seq = layer.int_attr("seq_axis", 1)
+    if {batch, seq} == {0, 1}:  # ONNX's own axes: no rank needed (it may be unknown)
+        return b.op("ReverseSequence", [x[0], b.to_i64(x[1])],
+                    {"batch_axis": batch, "time_axis": seq}, dtype=dtype_of(x[0]))
+    r = require_rank(layer, x[0], 0)
     batch, seq = (batch + r if batch < 0 else batch), (seq + r if seq < 0 else seq)
     if not (0 <= batch < r and 0 <= seq < r) or batch == seq:
         raise ModelError(f"{layer.where()}: batch_axis {batch} and seq_axis {seq} must be "
