@@ -4,8 +4,10 @@
 
 1. `passthrough_condition`: a condition that passes the condition input through is dropped;
 2. `iteration_gather`: ``Gather(data, iteration number)`` becomes a sliced input;
-3. `hoist_invariants`: loop-invariant body nodes move out of the loop;
-4. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
+3. `fuse_cells`: a loop whose body is a recurrent cell becomes one fused
+   ``RecurrentSequence`` node;
+4. `hoist_invariants`: loop-invariant body nodes move out of the loop;
+5. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
 
 `XLA` = `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy of the graph,
 before tracing. `XLA_LAYOUT`, where a pass applies:
@@ -16,9 +18,11 @@ before tracing. `XLA_LAYOUT`, where a pass applies:
    XLA vectorises along it.
 
 `XLA_MOTION`, on a further copy (the backend keeps the copy before it: hoisted work runs even
-when its loop runs zero times, so a run that fails is redone without it):
+when its loop runs zero times, and a fused cell refuses some runs, so a run that fails is
+redone without them):
 
-3. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
+3. `fuse_cells`, as for NumPy (after `gate_fission`, whose per-gate products it reads);
+4. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
    not in it: a JAX scan batches the products of sliced pieces itself
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
@@ -36,16 +40,17 @@ from ..ir.graph import Graph
 from ..ir.verifier import verify as verify_graph
 from .base import Pass
 from .carried_layout import carried_layout
+from .fuse_cells import fuse_cells
 from .gate_fission import gate_fission
 from .hoist_invariants import hoist_invariants
 from .iteration_gather import iteration_gather
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 
-NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, hoist_invariants,
-                           precompute_sliced)
+NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
+                           hoist_invariants, precompute_sliced)
 XLA_LAYOUT: tuple[Pass, ...] = (gate_fission, carried_layout)
-XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
+XLA_MOTION: tuple[Pass, ...] = (fuse_cells, hoist_invariants)
 XLA: tuple[Pass, ...] = XLA_LAYOUT + XLA_MOTION
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`

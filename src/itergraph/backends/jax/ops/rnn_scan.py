@@ -1,0 +1,118 @@
+"""One direction of an LSTM/GRU/RNN over a sequence as one ``lax.scan`` (no rules here): the
+recurrence of the ``LSTM``/``GRU``/``RNN`` rules and of the fused ``RecurrentSequence``.
+
+Laid out for XLA's CPU code: the input projection ``X W + b`` of all steps is one product
+before the scan, split per gate into separate ``[n, B, H]`` arrays; the recurrent weights
+are split per gate too, so each step does one ``h @ R_g`` per gate and element-wise code that
+reads whole arrays (XLA's CPU loops over column blocks of one array are several times
+slower). Biases that the cell adds next to the input projection are folded into it.
+
+Shapes as in `backends.numpy.kernels.rnn_steps`: x ``[n, Bx, I]`` in step order, w
+``[I, G*H]``, r ``[H, G*H]``, wb/rb ``[G*H]``, peepholes ``[3H]``, initial states
+``[Bh, H]``; returns ``Y [n, B, H]`` and the final states.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...common.rnn import RnnAttrs
+from ._util import precision
+
+
+def _sigmoid(x):
+    from jax import lax
+
+    return lax.logistic(x)
+
+
+_OVERRIDES = {"sigmoid": _sigmoid}
+
+
+def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
+    """(Y, final h, final c or None) of direction `d` (see the module docstring)."""
+    import jax
+    import jax.numpy as jnp
+
+    H = r.shape[0]
+    G = at.kind.gates
+    dt = x.dtype
+    n, bx = x.shape[0], x.shape[1]
+    B = int(np.broadcast_shapes((bx,), (h0.shape[0],),
+                                *(() if c0 is None else ((c0.shape[0],),)))[0])
+    clip = at.clip
+    fns = [a.build(jnp, _OVERRIDES) for a in at.activations[d]]
+
+    def act(k):
+        f = fns[k]
+        return f if clip is None else (lambda v: f(jnp.clip(v, -clip, clip)))
+
+    lbr = at.op == "GRU" and at.linear_before_reset
+    bias = None
+    for part, keep in ((wb, None), (rb, 2 * H if lbr else None)):
+        if part is None:
+            continue
+        part = jnp.asarray(part)
+        if keep is not None:  # GRU linear_before_reset: R_bh stays inside r * (...)
+            part = jnp.concatenate([part[:keep], jnp.zeros((G * H - keep,), part.dtype)])
+        bias = part if bias is None else bias + part
+    rb_h = jnp.asarray(rb)[2 * H:] if lbr and rb is not None else None
+    xw = jnp.matmul(x.reshape(n * bx, -1), w, precision=precision()).reshape(n, bx, G * H)
+    if bias is not None:
+        xw = xw + bias
+    xs = tuple(xw[..., k * H:(k + 1) * H] for k in range(G))
+    r = jnp.asarray(r)
+    rs = tuple(r[:, k * H:(k + 1) * H] for k in range(G))
+    p = None if peep is None else tuple(jnp.asarray(peep)[k * H:(k + 1) * H] for k in range(3))
+
+    def mm(h, m):
+        return jnp.matmul(h, m, precision=precision())
+
+    if at.op == "LSTM":
+        f, g, hh = act(0), act(1), fns[2]
+
+        def step(carry, xk):
+            h, c = carry
+            gi, go, gf, gc = (xk[k] + mm(h, rs[k]) for k in range(4))
+            if p is not None:
+                gi, gf = gi + p[0] * c, gf + p[2] * c
+            i = f(gi)
+            fg = 1 - i if at.input_forget else f(gf)
+            c = fg * c + i * g(gc)
+            if p is not None:
+                go = go + p[1] * c
+            h = f(go) * hh(c)
+            return (h, c), h
+    elif at.op == "GRU":
+        f, g = act(0), act(1)
+
+        def step(carry, xk):
+            (h,) = carry
+            z = f(xk[0] + mm(h, rs[0]))
+            rg = f(xk[1] + mm(h, rs[1]))
+            if lbr:
+                lin = mm(h, rs[2])
+                if rb_h is not None:
+                    lin = lin + rb_h
+                nn = g(xk[2] + rg * lin)
+            else:
+                nn = g(xk[2] + mm(rg * h, rs[2]))
+            h = nn + z * (h - nn)
+            return (h,), h
+    else:
+        f = act(0)
+
+        def step(carry, xk):
+            h = f(xk[0] + mm(carry[0], rs[0]))
+            return (h,), h
+
+    states = [jnp.broadcast_to(jnp.asarray(h0, dt), (B, H))]
+    if c0 is not None:
+        states.append(jnp.broadcast_to(jnp.asarray(c0, dt), (B, H)))
+    if n == 1:
+        finals, y = step(tuple(states), tuple(v[0] for v in xs))
+        ys = y[None]
+    else:
+        finals, ys = jax.lax.scan(step, tuple(states), xs)
+    return ys.astype(dt), finals[0].astype(dt), (finals[1].astype(dt) if c0 is not None
+                                                   else None)
