@@ -24,7 +24,7 @@ import numpy as np
 
 from ..ir.graph import Value
 from ..ir.types import TensorType
-from .loop_motion import STD, LoopScope, const_value, static_shape
+from .loop_motion import STD, LoopScope, const_value, is_pure, static_shape
 
 # ----------------------------------------------------------------------------- shapes
 
@@ -208,6 +208,7 @@ class AffineScope:
         self.scope = scope
         self.widths = dict(sources)
         self._memo: dict[int, Affine | None] = {}
+        self._invariant: dict[int, bool] = {}
 
     def form(self, v: Value | None) -> Affine | None:
         if v is None:
@@ -218,7 +219,19 @@ class AffineScope:
         return self._memo[v.uid]
 
     def is_invariant(self, v: Value) -> bool:
-        return self.scope.is_invariant(v)
+        """Loop-invariant: `LoopScope`'s answer, or computed in the body by pure nodes from
+        invariant values only (weights sliced or transposed inside the body)."""
+        if self.scope.is_invariant(v):
+            return True
+        got = self._invariant.get(v.uid)
+        if got is None:
+            self._invariant[v.uid] = False  # (a cycle cannot happen in a valid body)
+            p = v.producer
+            got = (p is not None and not p.subgraphs() and is_pure(p)
+                   and v.uid not in self.widths
+                   and all(x is None or self.is_invariant(x) for x in p.inputs))
+            self._invariant[v.uid] = got
+        return got
 
     def vector(self, v: Value, cols: int) -> Inv | None:
         """An invariant bias that broadcasts against ``[batch, cols]`` as a vector."""

@@ -9,19 +9,23 @@
 4. `hoist_invariants`: loop-invariant body nodes move out of the loop;
 5. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
 
-`XLA` = `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy of the graph,
-before tracing. `XLA_LAYOUT`, where a pass applies:
+`XLA` = `XLA_FUSE`, `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy
+of the graph, before tracing. `XLA_FUSE`:
 
-1. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
+1. `fuse_cells`, as for NumPy, first (the layout passes below would respell the cells). A
+   fused cell refuses some runs (zero steps, see `fuse_cells`): the backend keeps the graph
+   before it and redoes a run that fails on that one.
+
+`XLA_LAYOUT`, where a pass applies:
+
+2. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
    reads separate arrays much faster than column blocks of one);
-2. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
+3. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
    XLA vectorises along it.
 
 `XLA_MOTION`, on a further copy (the backend keeps the copy before it: hoisted work runs even
-when its loop runs zero times, and a fused cell refuses some runs, so a run that fails is
-redone without them):
+when its loop runs zero times, so a run that fails is redone without it):
 
-3. `fuse_cells`, as for NumPy (after `gate_fission`, whose per-gate products it reads);
 4. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
    not in it: a JAX scan batches the products of sliced pieces itself
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
@@ -49,9 +53,10 @@ from .precompute_sliced import precompute_sliced
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
                            hoist_invariants, precompute_sliced)
+XLA_FUSE: tuple[Pass, ...] = (fuse_cells,)
 XLA_LAYOUT: tuple[Pass, ...] = (gate_fission, carried_layout)
-XLA_MOTION: tuple[Pass, ...] = (fuse_cells, hoist_invariants)
-XLA: tuple[Pass, ...] = XLA_LAYOUT + XLA_MOTION
+XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
+XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

@@ -14,6 +14,8 @@ Shapes as in `backends.numpy.kernels.rnn_steps`: x ``[n, Bx, I]`` in step order,
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ...common.rnn import RnnAttrs
@@ -27,6 +29,104 @@ def _sigmoid(x):
 
 
 _OVERRIDES = {"sigmoid": _sigmoid}
+
+
+#: LSTM and RNN steps of at most this batch compute one ``h @ R`` for all gates and
+#: activate contiguous column blocks of it (measured fastest for small, latency-bound steps);
+#: larger ones, and GRU (whose gates are used apart), one product and one array per gate
+#: (XLA's CPU loops read separate arrays faster than column blocks of one)
+WHOLE_ROW_BATCH = 8
+LAYOUT_ENV = "ITERGRAPH_RNN_LAYOUT"  # "row" or "gate": force one layout (for measuring)
+
+
+def _mm(h, m):
+    import jax.numpy as jnp
+
+    return jnp.matmul(h, m, precision=precision())
+
+
+def _row_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
+    """A step reading the gates' input projection as one ``[B, G*H]`` row block."""
+
+    if at.op == "LSTM":
+        f, g, hh = act(0), act(1), fns[2]
+
+        def step(carry, xk):
+            h, c = carry
+            gates = xk + _mm(h, r)
+            s = f(gates[:, :3 * H])
+            c = s[:, 2 * H:] * c + s[:, :H] * g(gates[:, 3 * H:])
+            h = s[:, H:2 * H] * hh(c)
+            return (h, c), h
+    elif at.op == "GRU":
+        f, g = act(0), act(1)
+        lbr = at.linear_before_reset
+        rzr, rh = (r, None) if lbr else (r[:, :2 * H], r[:, 2 * H:])
+
+        def step(carry, xk):
+            (h,) = carry
+            lin = _mm(h, rzr)
+            zr = f(xk[:, :2 * H] + lin[:, :2 * H])
+            z, rg = zr[:, :H], zr[:, H:]
+            if lbr:
+                lin = lin[:, 2 * H:] if rb_h is None else lin[:, 2 * H:] + rb_h
+                nn = g(xk[:, 2 * H:] + rg * lin)
+            else:
+                nn = g(xk[:, 2 * H:] + _mm(rg * h, rh))
+            h = nn + z * (h - nn)
+            return (h,), h
+    else:
+        f = act(0)
+
+        def step(carry, xk):
+            h = f(xk + _mm(carry[0], r))
+            return (h,), h
+    return step
+
+
+def _gate_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
+    """A step reading one ``[B, H]`` input projection and multiplying by one block of R
+    per gate."""
+    rs = tuple(r[:, k * H:(k + 1) * H] for k in range(G))
+    if at.op == "LSTM":
+        f, g, hh = act(0), act(1), fns[2]
+
+        def step(carry, xk):
+            h, c = carry
+            gi, go, gf, gc = (xk[k] + _mm(h, rs[k]) for k in range(4))
+            if p is not None:
+                gi, gf = gi + p[0] * c, gf + p[2] * c
+            i = f(gi)
+            fg = 1 - i if at.input_forget else f(gf)
+            c = fg * c + i * g(gc)
+            if p is not None:
+                go = go + p[1] * c
+            h = f(go) * hh(c)
+            return (h, c), h
+    elif at.op == "GRU":
+        f, g = act(0), act(1)
+        lbr = at.linear_before_reset
+
+        def step(carry, xk):
+            (h,) = carry
+            z = f(xk[0] + _mm(h, rs[0]))
+            rg = f(xk[1] + _mm(h, rs[1]))
+            if lbr:
+                lin = _mm(h, rs[2])
+                if rb_h is not None:
+                    lin = lin + rb_h
+                nn = g(xk[2] + rg * lin)
+            else:
+                nn = g(xk[2] + _mm(rg * h, rs[2]))
+            h = nn + z * (h - nn)
+            return (h,), h
+    else:
+        f = act(0)
+
+        def step(carry, xk):
+            h = f(xk[0] + _mm(carry[0], rs[0]))
+            return (h,), h
+    return step
 
 
 def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
@@ -60,57 +160,18 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
     xw = jnp.matmul(x.reshape(n * bx, -1), w, precision=precision()).reshape(n, bx, G * H)
     if bias is not None:
         xw = xw + bias
-    xs = tuple(xw[..., k * H:(k + 1) * H] for k in range(G))
     r = jnp.asarray(r)
-    rs = tuple(r[:, k * H:(k + 1) * H] for k in range(G))
     p = None if peep is None else tuple(jnp.asarray(peep)[k * H:(k + 1) * H] for k in range(3))
-
-    def mm(h, m):
-        return jnp.matmul(h, m, precision=precision())
-
-    if at.op == "LSTM":
-        f, g, hh = act(0), act(1), fns[2]
-
-        def step(carry, xk):
-            h, c = carry
-            gi, go, gf, gc = (xk[k] + mm(h, rs[k]) for k in range(4))
-            if p is not None:
-                gi, gf = gi + p[0] * c, gf + p[2] * c
-            i = f(gi)
-            fg = 1 - i if at.input_forget else f(gf)
-            c = fg * c + i * g(gc)
-            if p is not None:
-                go = go + p[1] * c
-            h = f(go) * hh(c)
-            return (h, c), h
-    elif at.op == "GRU":
-        f, g = act(0), act(1)
-
-        def step(carry, xk):
-            (h,) = carry
-            z = f(xk[0] + mm(h, rs[0]))
-            rg = f(xk[1] + mm(h, rs[1]))
-            if lbr:
-                lin = mm(h, rs[2])
-                if rb_h is not None:
-                    lin = lin + rb_h
-                nn = g(xk[2] + rg * lin)
-            else:
-                nn = g(xk[2] + mm(rg * h, rs[2]))
-            h = nn + z * (h - nn)
-            return (h,), h
-    else:
-        f = act(0)
-
-        def step(carry, xk):
-            h = f(xk[0] + mm(carry[0], rs[0]))
-            return (h,), h
-
+    whole = p is None and not (at.op == "LSTM" and at.input_forget)
+    forced = os.environ.get(LAYOUT_ENV)
+    whole = whole and (forced == "row" if forced else at.op != "GRU" and B <= WHOLE_ROW_BATCH)
+    step = (_row_step if whole else _gate_step)(at, act, fns, r, rb_h, p, H, G)
+    xs = xw if whole else tuple(xw[..., k * H:(k + 1) * H] for k in range(G))
     states = [jnp.broadcast_to(jnp.asarray(h0, dt), (B, H))]
     if c0 is not None:
         states.append(jnp.broadcast_to(jnp.asarray(c0, dt), (B, H)))
     if n == 1:
-        finals, y = step(tuple(states), tuple(v[0] for v in xs))
+        finals, y = step(tuple(states), xs[0] if whole else tuple(v[0] for v in xs))
         ys = y[None]
     else:
         finals, ys = jax.lax.scan(step, tuple(states), xs)

@@ -108,6 +108,14 @@ def _sigmoid_halved(v) -> None:
     v += 0.5
 
 
+def _vectors(xw, h, c, Y, *bufs):
+    """With a batch of one, the same buffers as vectors: NumPy multiplies a vector by a
+    matrix with BLAS's matrix-vector product, faster than a one-row matrix product."""
+    if h.shape[0] != 1 or xw.shape[1] != 1:
+        return xw, h, c, Y, bufs
+    return (xw[:, 0], h[0], None if c is None else c[0], Y[:, 0], tuple(b[0] for b in bufs))
+
+
 def _lstm(at, d, x, w, r, wb, rb, h, c):
     H = r.shape[0]
     dt = x.dtype
@@ -116,26 +124,28 @@ def _lstm(at, d, x, w, r, wb, rb, h, c):
     rs = np.ascontiguousarray(_halved(r, sig))
     n, B = xw.shape[0], h.shape[0]
     Y = np.empty((n, B, H), dt)
-    g = np.empty((B, 4 * H), dt)
-    t1 = np.empty((B, H), dt)
-    s, gi, go, gf, gc = g[:, :3 * H], g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H], g[:, 3 * H:]
+    xv, hv, cv, yv, (g, t1) = _vectors(xw, h, c, Y, np.empty((B, 4 * H), dt),
+                                       np.empty((B, H), dt))
+    s, gc = g[..., :3 * H], g[..., 3 * H:]
+    gi, go, gf = g[..., :H], g[..., H:2 * H], g[..., 2 * H:3 * H]
     clip = at.clip
+    mm, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
     for k in range(n):
-        np.matmul(h, rs, out=g)
-        np.add(g, xw[k], out=g)
+        mm(hv, rs, out=g)
+        add(g, xv[k], out=g)
         if clip is not None:
             _clip(s, clip / 2)
             _clip(gc, clip)
-        np.tanh(g, out=g)
+        tanh(g, out=g)
         s *= 0.5
         s += 0.5
-        np.multiply(gf, c, out=c)
-        np.multiply(gi, gc, out=gc)
-        np.add(c, gc, out=c)
-        np.tanh(c, out=t1)
-        h = Y[k]
-        np.multiply(go, t1, out=h)
-    return Y, (h if n else h.copy()), c
+        mul(gf, cv, out=cv)
+        mul(gi, gc, out=gc)
+        add(cv, gc, out=cv)
+        tanh(cv, out=t1)
+        hv = yv[k]
+        mul(go, t1, out=hv)
+    return Y, (Y[n - 1].copy() if n else h), c
 
 
 def _gru(at, d, x, w, r, wb, rb, h, c):
@@ -152,39 +162,47 @@ def _gru(at, d, x, w, r, wb, rb, h, c):
     rs = _halved(r, zr)
     n, B = xw.shape[0], h.shape[0]
     Y = np.empty((n, B, H), dt)
-    t1 = np.empty((B, H), dt)
-    clip = at.clip
     if lbr:
-        g = np.empty((B, 3 * H), dt)
         rzr, rh = np.ascontiguousarray(rs), None
-        gzr, gn = g[:, :2 * H], g[:, 2 * H:]
+        bufs = (np.empty((B, 3 * H), dt), np.empty((B, H), dt))
     else:
-        gzr, gn = np.empty((B, 2 * H), dt), np.empty((B, H), dt)
         rzr, rh = np.ascontiguousarray(rs[:, :2 * H]), np.ascontiguousarray(rs[:, 2 * H:])
-    z, rg = gzr[:, :H], gzr[:, H:]
+        bufs = (np.empty((B, 2 * H), dt), np.empty((B, H), dt), np.empty((B, H), dt))
+    xv, hv, _, yv, bufs = _vectors(xw, h, None, Y, *bufs)
+    if lbr:
+        g, t1 = bufs
+        gzr, gn = g[..., :2 * H], g[..., 2 * H:]
+    else:
+        gzr, gn, t1 = bufs
+        g = gzr
+    z, rg = gzr[..., :H], gzr[..., H:]
+    clip = at.clip
+    mm, add, mul, sub, tanh = np.dot, np.add, np.multiply, np.subtract, np.tanh
     for k in range(n):
-        xk = xw[k]
-        np.matmul(h, rzr, out=g if lbr else gzr)
-        np.add(gzr, xk[:, :2 * H], out=gzr)
+        xk = xv[k]
+        mm(hv, rzr, out=g)
+        add(gzr, xk[..., :2 * H], out=gzr)
         if clip is not None:
             _clip(gzr, clip / 2)
-        _sigmoid_halved(gzr)
+        tanh(gzr, out=gzr)
+        gzr *= 0.5
+        gzr += 0.5
         if lbr:
             if rb_h is not None:
                 gn += rb_h
             gn *= rg
         else:
-            np.multiply(rg, h, out=t1)
-            np.matmul(t1, rh, out=gn)
-        np.add(gn, xk[:, 2 * H:], out=gn)
+            mul(rg, hv, out=t1)
+            mm(t1, rh, out=gn)
+        add(gn, xk[..., 2 * H:], out=gn)
         if clip is not None:
             _clip(gn, clip)
-        np.tanh(gn, out=gn)
-        np.subtract(h, gn, out=t1)  # h' = n + z * (h - n)
+        tanh(gn, out=gn)
+        sub(hv, gn, out=t1)  # h' = n + z * (h - n)
         t1 *= z
-        h = Y[k]
-        np.add(gn, t1, out=h)
-    return Y, (h if n else h.copy()), None
+        hv = yv[k]
+        add(gn, t1, out=hv)
+    return Y, (Y[n - 1].copy() if n else h), None
 
 
 def _rnn(at, d, x, w, r, wb, rb, h, c):
@@ -194,25 +212,24 @@ def _rnn(at, d, x, w, r, wb, rb, h, c):
     half = slice(0, H) if name == "sigmoid" else slice(0, 0)
     xw = _project(x, _halved(w, half), _halved(_bias(wb, rb), half), dt)
     rs = np.ascontiguousarray(_halved(r, half))
-    n, B = xw.shape[0], h.shape[0]
-    Y = np.empty((n, B, H), dt)
+    n = xw.shape[0]
+    Y = np.empty((n, h.shape[0], H), dt)
+    xv, hv, _, yv, _ = _vectors(xw, h, None, Y)
     clip = at.clip
     if clip is not None and name == "sigmoid":
         clip = clip / 2
+    mm, add = np.dot, np.add
+    act = {"tanh": lambda y: np.tanh(y, out=y), "relu": lambda y: np.maximum(y, 0, out=y),
+           "sigmoid": _sigmoid_halved}[name]
     for k in range(n):
-        y = Y[k]
-        np.matmul(h, rs, out=y)
-        np.add(y, xw[k], out=y)
+        y = yv[k]
+        mm(hv, rs, out=y)
+        add(y, xv[k], out=y)
         if clip is not None:
             _clip(y, clip)
-        if name == "tanh":
-            np.tanh(y, out=y)
-        elif name == "relu":
-            np.maximum(y, 0, out=y)
-        else:
-            _sigmoid_halved(y)
-        h = y
-    return Y, (h if n else h.copy()), None
+        act(y)
+        hv = y
+    return Y, (Y[n - 1].copy() if n else h), None
 
 
 _FAST = {"LSTM": _lstm, "GRU": _gru, "RNN": _rnn}
