@@ -13,11 +13,13 @@ process, on itergraph-numpy, itergraph-jax, ONNX Runtime and OpenVINO with one t
 set before it) are reported apart. Every engine's outputs are checked against a plain
 float64 loop; a differing cell is marked MISMATCH.
 
-Ratios are to ONNX Runtime on the same model, and (``/ORT op``) to ONNX Runtime running the
-fused ``LSTM``/``GRU``/``RNN`` operator for the same shapes. The floor column is the time of
-the recurrent products alone: one single-threaded ``numpy.matmul`` of ``[B, H] x [H, G*H]``
-per step, times the steps (what no engine doing per-step products can beat); ``--sgemm``
-prints this machine's SGEMM rate at those shapes.
+Ratios are to ONNX Runtime on the same model (OpenVINO forms: on the ``op`` form), and
+(``/ORT op``) to ONNX Runtime running the fused ``LSTM``/``GRU``/``RNN`` operator for the
+same shapes. The floor columns are the time of the recurrent products alone, one
+``[B, H] x [H, G*H]`` product per step, times the steps: ``floor np`` with
+``numpy.matmul`` (the NumPy backend's BLAS), ``floor xla`` in a jitted ``lax.scan`` doing
+nothing else (XLA's CPU code); an engine doing one such product per step cannot beat them by
+much. ``--sgemm`` prints this machine's SGEMM rate at those shapes.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ class Row:
     form: str
     timings: dict = field(default_factory=dict)  # engine key -> Timing
     rss: dict = field(default_factory=dict)  # engine key -> bytes or None
-    floor: float | None = None  # seconds
+    floor: float | None = None  # seconds: the recurrent products alone, numpy.matmul
+    xla_floor: float | None = None  # the same in a jitted lax.scan
 
 
 # ----------------------------------------------------------------------------- floor
@@ -104,6 +107,34 @@ def gemm_time(batch: int, hidden: int, gh: int, repeats: int = 200) -> float:
         np.matmul(a, b, out=out)
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def xla_time(batch: int, hidden: int, gh: int, steps: int) -> float | None:
+    """Seconds of a jitted ``lax.scan`` of `steps` steps doing only ``h = (h @ R)[:, :H]``:
+    the recurrent product as XLA's CPU code runs it, with the loop around it."""
+    try:
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        from itergraph.backends.jax.config import compiler_options
+    except ImportError:
+        return None
+    r = jnp.asarray(np.random.default_rng(0).standard_normal((hidden, gh)).astype(np.float32)
+                    / np.sqrt(hidden))
+
+    def fn(h):
+        return jax.lax.scan(lambda c, _: ((c @ r)[:, :hidden], None), h, None, length=steps)[0]
+
+    f = jax.jit(fn, compiler_options=compiler_options())
+    h0 = jnp.ones((batch, hidden), jnp.float32)
+    jax.block_until_ready(f(h0))
+    best = float("inf")
+    for _ in range(max(3, min(50, int(0.3 / max(steps * 1e-6, 1e-6))))):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f(h0))
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def sgemm_lines(shapes: set[tuple[int, int, int]]) -> list[str]:
@@ -191,7 +222,8 @@ def tables(rows: list[Row], keys: list[str]):
     for r in rows:
         if r.form == "op":
             ort_op[r.spec] = r.timings.get("ort")
-    head = ["cell", "form", "B", "T", "H", *cols, "floor", "numpy/ORT", "jax/ORT", "jax/ORT op"]
+    head = ["cell", "form", "B", "T", "H", *cols, "floor np", "floor xla", "numpy/ORT",
+            "jax/ORT", "jax/ORT op"]
     steady = [head]
     first = [["cell", "form", "B", "T", "H", *(f"{c} first" for c in cols),
               *(f"{c} MiB" for c in cols)]]
@@ -204,6 +236,7 @@ def tables(rows: list[Row], keys: list[str]):
         base = [s.cell, r.form, str(s.batch), str(s.seq), str(s.hidden)]
         steady.append([*base, *(_ms(r.timings.get(k)) for k in keys),
                        "-" if r.floor is None else f"{r.floor * 1e3:.3g}",
+                       "-" if r.xla_floor is None else f"{r.xla_floor * 1e3:.3g}",
                        _ratio(r.timings.get("numpy"), ort), _ratio(r.timings.get("jax"), ort),
                        _ratio(r.timings.get("jax"), op)])
         firsts = []
@@ -247,11 +280,13 @@ def main(argv=None) -> int:
     keys = [k for k in args.engines.split(",") if k]
     specs = [rm.Spec(c, b, t, args.input, hdn) for c in cells for hdn in _ints(args.hidden)
              for t in _ints(args.seq) for b in _ints(args.batch)]
-    floors = {}
+    floors, xla_floors = {}, {}
     for s in specs:
         key = (s.batch, s.hidden, s.gh)
         if key not in floors:
             floors[key] = gemm_time(*key)
+        if "jax" in keys and (*key, s.seq) not in xla_floors:
+            xla_floors[(*key, s.seq)] = xla_time(*key, s.seq)
     engines = make_engines(keys, 1)
     preload(engines)
     rows = []
@@ -260,7 +295,9 @@ def main(argv=None) -> int:
             for form in forms:
                 print(f"running {s.cell} {form} b{s.batch} t{s.seq} h{s.hidden} ...",
                       file=sys.stderr, flush=True)
-                row = Row(s, form, floor=floors[(s.batch, s.hidden, s.gh)] * s.seq)
+                key = (s.batch, s.hidden, s.gh)
+                row = Row(s, form, floor=floors[key] * s.seq,
+                          xla_floor=xla_floors.get((*key, s.seq)))
                 case = make_case(s, form, Path(tmp))
                 run_row(row, case, engines, args.budget, args.max_repeats)
                 rows.append(row)
