@@ -13,7 +13,9 @@ Runtime runs every spelling, so it is the oracle. Options:
 - ``bias``: 0 (none), 1 (one combined bias), 2 (input and recurrent biases apart);
 - ``clip``: a threshold applied before every activation, or None;
 - ``loop``: "scan", "scan_reverse" (input read backwards), "scan_out_reverse", "scan_axis1"
-  (batch-first X and Y), "loop_gather" (Loop over ``Gather(X, i)``, trip count input M);
+  (batch-first X and Y), "loop_gather" (Loop over ``Gather(X, i)``, trip count input M),
+  "loop_list" (the same appending each h to a list, stacked after the loop, as torch.onnx
+  writes ``outputs.append(h)``);
 - GRU: ``lbr`` (linear_before_reset) and ``update``: "std" ``(1-z) n + z h``, "torch"
   ``n + z (h - n)``, "u" ``u n + (1 - u) h``;
 - LSTM: ``peephole``, ``couple`` (f = 1 - i), ``f_act`` (the gates' activation);
@@ -197,7 +199,23 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
         feeds[f"{s.upper()}0"] = (rng.standard_normal((B, H)) * 0.5).astype(np.float32)
     if counter:
         feeds["K0"] = np.array(0.0, np.float32)
-    if loop == "loop_gather":
+    if loop == "loop_list":  # torch.onnx: outputs.append(h) in a scripted loop
+        nodes.insert(0, h.make_node("Gather", ["X", "i"], ["x_t"], axis=0))
+        nodes.append(h.make_node("Identity", ["cond_in"], ["cond_out"]))
+        nodes.append(h.make_node("SequenceInsert", ["seq_in", outs["h"]], ["seq_out"]))
+        seq_t = h.make_tensor_sequence_value_info
+        body = h.make_graph(nodes, "body", [h.make_tensor_value_info("i", I64, []),
+                                            h.make_tensor_value_info("cond_in", BOOL, []),
+                                            *st_vi, seq_t("seq_in", F, None)],
+                            [h.make_tensor_value_info("cond_out", BOOL, []),
+                             *out_vi[:len(body_out)], seq_t("seq_out", F, None)])
+        top = [h.make_node("SequenceEmpty", [], ["seq0"], dtype=F),
+               h.make_node("Loop", ["M", "", *init_names, "seq0"], [*final_names, "seq"],
+                           body=body),
+               h.make_node("ConcatFromSequence", ["seq"], ["Y"], axis=0, new_axis=1)]
+        feeds["M"] = np.array(T, np.int64)
+        inputs = [h.make_tensor_value_info("M", I64, [])]
+    elif loop == "loop_gather":
         nodes.insert(0, h.make_node("Gather", ["X", "i"], ["x_t"], axis=0))
         nodes.append(h.make_node("Identity", ["cond_in"], ["cond_out"]))
         body = h.make_graph(nodes, "body", [h.make_tensor_value_info("i", I64, []),
@@ -229,7 +247,7 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
     outputs = [h.make_tensor_value_info(k, F, [] if k == "Kn" else ["B", H])
                for k in final_names]
     outputs += [h.make_tensor_value_info(k, F, ["a", "b", H]) for k in scan_names]
-    g = h.make_graph([top], "cell", inputs, outputs,
+    g = h.make_graph(top if isinstance(top, list) else [top], "cell", inputs, outputs,
                      [numpy_helper.from_array(np.asarray(v, np.float32 if np.asarray(v).dtype
                                                          .kind == "f" else np.int64), k)
                       for k, v in inits.items()])

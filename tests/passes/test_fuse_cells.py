@@ -34,6 +34,7 @@ SPELLINGS = {
     "gru_plain_u_form": dict(cell="gru", lbr=0, update="u", gates="slice"),
     "gru_plain_clip_bias1": dict(cell="gru", lbr=0, clip=1.5, bias=1, order="hzr"),
     "gru_per_gate_gather": dict(cell="gru", product="per_gate", loop="loop_gather"),
+    "lstm_torch_list_append": dict(cell="lstm", product="gemm", order="ifco", loop="loop_list"),
     "rnn_matmul": dict(cell="rnn"),
     "rnn_concat_clip": dict(cell="rnn", product="concat", clip=0.5),
     "rnn_gemm_alpha_reverse": dict(cell="rnn", product="gemm_alpha", loop="scan_reverse"),

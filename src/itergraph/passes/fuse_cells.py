@@ -53,8 +53,10 @@ class FuseCells(LoopPass):
     absent, a constant true or the incoming condition passed through; one step input, either
     the only sliced input (part size 1, stride 1 or -1, the whole axis) or ``Gather(X,
     iteration number)`` with a trip count; carried values that are the cell's states or
-    passed through unchanged; outputs that are the states' final values, a passed-through
-    value, or the new hidden state concatenated over the iterations (no padded length),
+    passed through unchanged, or a list starting empty that the new hidden state is appended
+    to (``SequenceInsert``, what ``torch.onnx`` writes for ``outputs.append(h)``); outputs that
+    are the states' final values, a passed-through value, that list, or the new hidden state
+    concatenated over the iterations (no padded length),
     possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
     ``Identity``); every matrix and bias of static shape. The loop is replaced by the nodes
     of the module docstring, which produce its very output values.
@@ -99,7 +101,8 @@ def analyse(loop: Loop) -> Plan | None:
     si = step_input(loop, scope)
     if si is None:
         return None
-    states = [c for c in loop.carried if strip(c.result) is not c.param]
+    lists = {id(c): v for c in loop.carried if (v := _appended(c)) is not None}
+    states = [c for c in loop.carried if strip(c.result) is not c.param and id(c) not in lists]
     cell = match_cell(loop, scope, si.values, states)
     if cell is None:
         return None
@@ -108,11 +111,35 @@ def analyse(loop: Loop) -> Plan | None:
         return None
     outputs = []
     for port in loop.output_ports:
-        out = _output(port, cell, scope, loop)
+        carried = next((c for c in loop.carried if c.result is port.result), None)
+        out = (_list_output(carried, lists[id(carried)], cell, scope)
+               if carried is not None and id(carried) in lists else
+               _output(port, cell, scope, loop))
         if out is None:
             return None
         outputs.append(out)
     return Plan(scope, si, cell, outputs)
+
+
+def _appended(c) -> Value | None:
+    """The value a carried list gets appended in every iteration (``SequenceInsert(list,
+    v)``, torch's ``outputs.append(h)``), when it starts empty (``SequenceEmpty``)."""
+    p = c.result.producer
+    init = c.value.producer
+    if (p is None or p.op_type != "SequenceInsert" or p.domain not in ("", "ai.onnx")
+            or len([v for v in p.inputs if v is not None]) != 2 or p.inputs[0] is not c.param
+            or init is None or init.op_type != "SequenceEmpty"):
+        return None
+    return p.inputs[1]
+
+
+def _list_output(c, appended: Value, cell: CellMatch, scope: LoopScope):
+    found = output_chain(appended, cell.anchors, scope)
+    if found is None or found[0] != "h":
+        return None
+    kind, axes, chain = found
+    entry = chain_shape(_unit_axes((None, cell.hidden), axes), chain)
+    return None if entry is None else ("list", kind, axes, chain, len(entry))
 
 
 def _free_running(loop: Loop) -> bool:
@@ -249,6 +276,12 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> None:
         elif how[0] == "last":
             _, kind, axes, chain = how
             x = apply(em, em.unsqueeze(finals[kind], list(axes)), chain)
+        elif how[0] == "list":
+            _, _, axes, chain, _ = how
+            whole = lift(em, em.unsqueeze(outs[0], [a + 1 for a in sorted(axes)]), chain,
+                         2 + len(axes))
+            x = em.node("SplitToSequence", [whole], {"axis": 0, "keepdims": 0},
+                        version=11).outputs[0]
         else:
             _, _, axes, chain, rank = how
             x = _concat(em, outs[0], axes, chain, rank, port)

@@ -68,6 +68,10 @@ def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
     return _generic(at, d, x, w, r, wb, rb, peep, h, c)
 
 
+#: the input projection of one chunk of steps: about this size (see `_chunks`)
+CHUNK_BYTES = 2 << 20
+
+
 def _project(x, w, bias, dt) -> np.ndarray:
     """``x @ w + bias`` for every step: ``[n, Bx, G*H]``, one matrix product."""
     n, bx, i = x.shape
@@ -76,6 +80,24 @@ def _project(x, w, bias, dt) -> np.ndarray:
     if bias is not None:
         xw += bias
     return xw
+
+
+def _chunks(x, w, bias, dt, single: bool):
+    """``(first step, projection of the chunk's steps)`` chunk by chunk: ``x @ w + bias``
+    for about `CHUNK_BYTES` of steps at a time, into one buffer reused by every chunk (it
+    stays in the caches, and the whole sequence's projection is never held). With `single`
+    (a batch of one) the chunks are ``[k, G*H]``."""
+    n, bx, i = x.shape
+    gh = w.shape[1]
+    k = max(1, min(n, CHUNK_BYTES // max(bx * gh * x.itemsize, 1)))
+    buf = np.empty((k, bx, gh), dt)
+    for k0 in range(0, n, k):
+        m = min(k, n - k0)
+        out = buf[:m]
+        np.matmul(x[k0:k0 + m].reshape(m * bx, i), w, out=out.reshape(m * bx, gh))
+        if bias is not None:
+            out += bias
+        yield k0, (out[:, 0] if single else out)
 
 
 def _bias(*parts) -> np.ndarray | None:
@@ -108,43 +130,44 @@ def _sigmoid_halved(v) -> None:
     v += 0.5
 
 
-def _vectors(xw, h, c, Y, *bufs):
+def _vectors(h, c, Y, *bufs):
     """With a batch of one, the same buffers as vectors: NumPy multiplies a vector by a
     matrix with BLAS's matrix-vector product, faster than a one-row matrix product."""
-    if h.shape[0] != 1 or xw.shape[1] != 1:
-        return xw, h, c, Y, bufs
-    return (xw[:, 0], h[0], None if c is None else c[0], Y[:, 0], tuple(b[0] for b in bufs))
+    if h.shape[0] != 1:
+        return False, h, c, Y, bufs
+    return True, h[0], None if c is None else c[0], Y[:, 0], tuple(b[0] for b in bufs)
 
 
 def _lstm(at, d, x, w, r, wb, rb, h, c):
     H = r.shape[0]
     dt = x.dtype
     sig = slice(0, 3 * H)
-    xw = _project(x, _halved(w, sig), _halved(_bias(wb, rb), sig), dt)
     rs = np.ascontiguousarray(_halved(r, sig))
-    n, B = xw.shape[0], h.shape[0]
+    n, B = x.shape[0], h.shape[0]
     Y = np.empty((n, B, H), dt)
-    xv, hv, cv, yv, (g, t1) = _vectors(xw, h, c, Y, np.empty((B, 4 * H), dt),
-                                       np.empty((B, H), dt))
+    single, hv, cv, yv, (g, t1) = _vectors(h, c, Y, np.empty((B, 4 * H), dt),
+                                           np.empty((B, H), dt))
+    single = single and x.shape[1] == 1
     s, gc = g[..., :3 * H], g[..., 3 * H:]
     gi, go, gf = g[..., :H], g[..., H:2 * H], g[..., 2 * H:3 * H]
     clip = at.clip
     mm, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
-    for k in range(n):
-        mm(hv, rs, out=g)
-        add(g, xv[k], out=g)
-        if clip is not None:
-            _clip(s, clip / 2)
-            _clip(gc, clip)
-        tanh(g, out=g)
-        s *= 0.5
-        s += 0.5
-        mul(gf, cv, out=cv)
-        mul(gi, gc, out=gc)
-        add(cv, gc, out=cv)
-        tanh(cv, out=t1)
-        hv = yv[k]
-        mul(go, t1, out=hv)
+    for k0, xc in _chunks(x, _halved(w, sig), _halved(_bias(wb, rb), sig), dt, single):
+        for j in range(xc.shape[0]):
+            mm(hv, rs, out=g)
+            add(g, xc[j], out=g)
+            if clip is not None:
+                _clip(s, clip / 2)
+                _clip(gc, clip)
+            tanh(g, out=g)
+            s *= 0.5
+            s += 0.5
+            mul(gf, cv, out=cv)
+            mul(gi, gc, out=gc)
+            add(cv, gc, out=cv)
+            tanh(cv, out=t1)
+            hv = yv[k0 + j]
+            mul(go, t1, out=hv)
     return Y, (Y[n - 1].copy() if n else h), c
 
 
@@ -158,9 +181,8 @@ def _gru(at, d, x, w, r, wb, rb, h, c):
         if lbr:  # R_bh stays inside r * (...): only the z, r blocks join the input bias
             rb_h = rb[2 * H:]
             rb = np.concatenate([rb[:2 * H], np.zeros(H, rb.dtype)])
-    xw = _project(x, _halved(w, zr), _halved(_bias(wb, rb), zr), dt)
     rs = _halved(r, zr)
-    n, B = xw.shape[0], h.shape[0]
+    n, B = x.shape[0], h.shape[0]
     Y = np.empty((n, B, H), dt)
     if lbr:
         rzr, rh = np.ascontiguousarray(rs), None
@@ -168,7 +190,8 @@ def _gru(at, d, x, w, r, wb, rb, h, c):
     else:
         rzr, rh = np.ascontiguousarray(rs[:, :2 * H]), np.ascontiguousarray(rs[:, 2 * H:])
         bufs = (np.empty((B, 2 * H), dt), np.empty((B, H), dt), np.empty((B, H), dt))
-    xv, hv, _, yv, bufs = _vectors(xw, h, None, Y, *bufs)
+    single, hv, _, yv, bufs = _vectors(h, None, Y, *bufs)
+    single = single and x.shape[1] == 1
     if lbr:
         g, t1 = bufs
         gzr, gn = g[..., :2 * H], g[..., 2 * H:]
@@ -178,30 +201,31 @@ def _gru(at, d, x, w, r, wb, rb, h, c):
     z, rg = gzr[..., :H], gzr[..., H:]
     clip = at.clip
     mm, add, mul, sub, tanh = np.dot, np.add, np.multiply, np.subtract, np.tanh
-    for k in range(n):
-        xk = xv[k]
-        mm(hv, rzr, out=g)
-        add(gzr, xk[..., :2 * H], out=gzr)
-        if clip is not None:
-            _clip(gzr, clip / 2)
-        tanh(gzr, out=gzr)
-        gzr *= 0.5
-        gzr += 0.5
-        if lbr:
-            if rb_h is not None:
-                gn += rb_h
-            gn *= rg
-        else:
-            mul(rg, hv, out=t1)
-            mm(t1, rh, out=gn)
-        add(gn, xk[..., 2 * H:], out=gn)
-        if clip is not None:
-            _clip(gn, clip)
-        tanh(gn, out=gn)
-        sub(hv, gn, out=t1)  # h' = n + z * (h - n)
-        t1 *= z
-        hv = yv[k]
-        add(gn, t1, out=hv)
+    for k0, xc in _chunks(x, _halved(w, zr), _halved(_bias(wb, rb), zr), dt, single):
+        for j in range(xc.shape[0]):
+            xk = xc[j]
+            mm(hv, rzr, out=g)
+            add(gzr, xk[..., :2 * H], out=gzr)
+            if clip is not None:
+                _clip(gzr, clip / 2)
+            tanh(gzr, out=gzr)
+            gzr *= 0.5
+            gzr += 0.5
+            if lbr:
+                if rb_h is not None:
+                    gn += rb_h
+                gn *= rg
+            else:
+                mul(rg, hv, out=t1)
+                mm(t1, rh, out=gn)
+            add(gn, xk[..., 2 * H:], out=gn)
+            if clip is not None:
+                _clip(gn, clip)
+            tanh(gn, out=gn)
+            sub(hv, gn, out=t1)  # h' = n + z * (h - n)
+            t1 *= z
+            hv = yv[k0 + j]
+            add(gn, t1, out=hv)
     return Y, (Y[n - 1].copy() if n else h), None
 
 
@@ -210,25 +234,26 @@ def _rnn(at, d, x, w, r, wb, rb, h, c):
     dt = x.dtype
     name = _names(at, d)[0]
     half = slice(0, H) if name == "sigmoid" else slice(0, 0)
-    xw = _project(x, _halved(w, half), _halved(_bias(wb, rb), half), dt)
     rs = np.ascontiguousarray(_halved(r, half))
-    n = xw.shape[0]
+    n = x.shape[0]
     Y = np.empty((n, h.shape[0], H), dt)
-    xv, hv, _, yv, _ = _vectors(xw, h, None, Y)
+    single, hv, _, yv, _ = _vectors(h, None, Y)
+    single = single and x.shape[1] == 1
     clip = at.clip
     if clip is not None and name == "sigmoid":
         clip = clip / 2
     mm, add = np.dot, np.add
     act = {"tanh": lambda y: np.tanh(y, out=y), "relu": lambda y: np.maximum(y, 0, out=y),
            "sigmoid": _sigmoid_halved}[name]
-    for k in range(n):
-        y = yv[k]
-        mm(hv, rs, out=y)
-        add(y, xv[k], out=y)
-        if clip is not None:
-            _clip(y, clip)
-        act(y)
-        hv = y
+    for k0, xc in _chunks(x, _halved(w, half), _halved(_bias(wb, rb), half), dt, single):
+        for j in range(xc.shape[0]):
+            y = yv[k0 + j]
+            mm(hv, rs, out=y)
+            add(y, xc[j], out=y)
+            if clip is not None:
+                _clip(y, clip)
+            act(y)
+            hv = y
     return Y, (Y[n - 1].copy() if n else h), None
 
 
