@@ -38,7 +38,8 @@ _OVERRIDES = {"sigmoid": _sigmoid}
 #: (XLA's CPU loops read separate arrays faster than column blocks of one)
 WHOLE_ROW_BATCH = 8
 LAYOUT_ENV = "ITERGRAPH_RNN_LAYOUT"  # "row" or "gate": force one layout (for measuring)
-CHUNK_BYTES = 2 << 20  # the input projection of one chunk of steps: about this size
+CHUNK_ABOVE = 8 << 20  # a larger input projection is computed chunk by chunk ...
+CHUNK_BYTES = 2 << 20  # ... of about this size
 CHUNK_MIN, CHUNK_MAX = 8, 32  # steps per chunk
 
 
@@ -137,9 +138,11 @@ def chunk_length(n: int, step_bytes: int) -> int | None:
 
     Projecting every step up front writes and rereads a ``[n, B, G*H]`` array: once it no
     longer fits the caches, the scan waits on memory (measured up to 2.5x slower at 64 x 512
-    floats per step). A chunk of about `CHUNK_BYTES` is projected right before its steps; a
-    length dividing `n` is preferred (else the last steps run in a scan of their own)."""
-    if n * step_bytes <= CHUNK_BYTES or n < 2 * CHUNK_MIN:
+    floats per step, 256 steps). Above `CHUNK_ABOVE` bytes, a chunk of about `CHUNK_BYTES` is
+    projected right before its steps (the nested scan costs some compile time, so smaller
+    projections are not chunked); a length dividing `n` is preferred (else the last steps run
+    in a scan of their own)."""
+    if n * step_bytes <= CHUNK_ABOVE or n < 2 * CHUNK_MIN:
         return None
     k = max(CHUNK_MIN, min(CHUNK_MAX, CHUNK_BYTES // max(step_bytes, 1)))
     for d in range(k, CHUNK_MIN - 1, -1):
