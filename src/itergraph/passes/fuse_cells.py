@@ -8,12 +8,13 @@ layout (folded into constants when they are constant), the step input as one seq
 ``itergraph.RecurrentSequence`` node, and the loop's outputs from its results.
 
 ``RecurrentSequence`` (domain ``itergraph``, version 1), the fused recurrence of one
-direction. Inputs: ``X [T, B', I]``, ``W [I, G*H]``, ``R [H, G*H]``, ``B [G*H]`` (optional),
-``RB [G*H]`` (optional), ``initial_h``, ``initial_c`` (LSTM), ``P [3H]`` (LSTM peepholes
-i, o, f; optional), ``steps`` (optional int scalar). Gates in the ONNX operators' order
-(LSTM i, o, f, c; GRU z, r, h), every gate's pre-activation ``x W_g + h R_g + B_g + RB_g``
-(GRU ``h``: ``x W_h + B_h + (r * h) R_h + RB_h``, with ``linear_before_reset``
-``x W_h + B_h + r * (h R_h + RB_h)``), then the ONNX cell equations with the attributes
+direction. Inputs: ``X [T, B', I]``, ``W [G*H, I]``, ``R [G*H, H]``, ``B [G*H]``
+(optional), ``RB [G*H]`` (optional), ``initial_h``, ``initial_c`` (LSTM), ``P [3H]`` (LSTM
+peepholes i, o, f; optional), ``steps`` (optional int scalar): the ONNX operators' weights
+of one direction. Gates in their order (LSTM i, o, f, c; GRU z, r, h), every gate's
+pre-activation ``x W_g^T + h R_g^T + B_g + RB_g`` (GRU ``h``: ``x W_h^T + B_h +
+(r * h) R_h^T + RB_h``, with ``linear_before_reset`` ``x W_h^T + B_h + r * (h R_h^T +
+RB_h)``), then the ONNX cell equations with the attributes
 ``cell`` (``"LSTM"``, ``"GRU"``, ``"RNN"``), ``hidden_size``, ``activations``,
 ``activation_alpha``, ``activation_beta``, ``clip``, ``linear_before_reset``,
 ``input_forget`` (as the ONNX operators, one direction). Step k reads ``X[k]``
@@ -206,7 +207,8 @@ def _sum(em: Emitter, parts: list[Operand], zeros: tuple, dtype) -> Operand:
 
 
 def _weights(em: Emitter, cell: CellMatch):
-    """(W, R, B, RB, P) operands in the ONNX gate order (B, RB, P may be None)."""
+    """(W, R, B, RB, P) operands in the ONNX operators' layout and gate order (B, RB, P may
+    be None)."""
     H, x = cell.hidden, cell.x.uid
     ws, rs, bs, rbs = [], [], [], []
     first = next(m for f in cell.gates.values() for s, m in f.terms if s == x)
@@ -226,7 +228,7 @@ def _weights(em: Emitter, cell: CellMatch):
         rs.append(_sum(em, hr, (H, H), dtype))
         bs.append([em.inv(b) for b in f.bias])
         rbs.append(rb)
-    W, R = em.concat(ws, 1), em.concat(rs, 1)
+    W, R = em.transpose(em.concat(ws, 1), [1, 0]), em.transpose(em.concat(rs, 1), [1, 0])
     B = None if not any(bs) else em.concat([_sum(em, b, (H,), dtype) for b in bs], 0)
     RB = None if not any(rbs) else em.concat([_sum(em, b, (H,), dtype) for b in rbs], 0)
     P = None

@@ -140,7 +140,7 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     ys, finals = [], []
     for d in range(at.dirs):
         xd = x[::-1] if at.reverse(d) else x
-        y, hn, cn = scan_direction(at, d, xd, jnp.asarray(w[d]).T, jnp.asarray(r[d]).T,
+        y, hn, cn = scan_direction(at, d, xd, w[d], r[d],
                                    None if b is None else b[d, :G * H],
                                    None if b is None else b[d, G * H:],
                                    None if peep is None else peep[d], states0[0][d],
@@ -241,8 +241,8 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
     strict = bool(node.attrs.get("strict", 0))
     negative = str(node.attrs.get("negative_steps", "zero"))
     n = step_count(node, steps, x.shape[0], strict, negative)
-    if x.ndim != 3 or x.shape[2] != w.shape[0] or r.shape[1] != w.shape[1] or \
-            h0.shape[1] != r.shape[0]:
+    if x.ndim != 3 or x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or \
+            h0.shape[1] != r.shape[1]:
         raise ExecutionError(f"{where(node)}: input shapes do not fit")
     if cx.tc.max_it is not None:
         loop = node.meta.get("loop_where") or where(node)

@@ -3,13 +3,16 @@ recurrence of the ``LSTM``/``GRU``/``RNN`` rules and of the fused ``RecurrentSeq
 
 Laid out for XLA's CPU code: the input projection ``X W + b`` is one product over many steps
 (all of them, or chunks of them that stay in the caches: `chunk_length`) before the scan over
-those steps; biases the cell adds next to it are folded into it. Small LSTM/RNN steps do one
-``h @ R`` and activate column blocks of it; larger ones, and GRU, split the projection and R
-per gate, so that each step's element-wise code reads whole arrays (XLA's CPU loops over
-column blocks of one array are several times slower).
+those steps; biases the cell adds next to it are folded into it. LSTM and RNN steps do one
+``h @ R`` and activate two column blocks of it (sigmoid gates, tanh gate); GRU steps, whose
+gates are used apart, and LSTM with peepholes split the projection and R per gate, so that
+their element-wise code reads whole arrays (XLA's CPU loops over many column blocks of one
+array are several times slower). Measured on this project's machine against both
+alternatives, at batch 1 to 64.
 
-Shapes as in `backends.numpy.kernels.rnn_steps`: x ``[n, Bx, I]`` in step order, w
-``[I, G*H]``, r ``[H, G*H]``, wb/rb ``[G*H]``, peepholes ``[3H]``, initial states
+Shapes: x ``[n, Bx, I]`` in step order, w ``[G*H, I]`` and r ``[G*H, H]`` (the ONNX
+operators' layout: products contract the weights' last axis, so no transposed copy is made,
+and a gate's block is a block of rows), wb/rb ``[G*H]``, peepholes ``[3H]``, initial states
 ``[Bh, H]``; returns ``Y [n, B, H]`` and the final states.
 """
 
@@ -32,32 +35,52 @@ def _sigmoid(x):
 _OVERRIDES = {"sigmoid": _sigmoid}
 
 
-#: LSTM and RNN steps of at most this batch compute one ``h @ R`` for all gates and
-#: activate contiguous column blocks of it (measured fastest for small, latency-bound steps);
-#: larger ones, and GRU (whose gates are used apart), one product and one array per gate
-#: (XLA's CPU loops read separate arrays faster than column blocks of one)
-WHOLE_ROW_BATCH = 8
 LAYOUT_ENV = "ITERGRAPH_RNN_LAYOUT"  # "row" or "gate": force one layout (for measuring)
+TRANSPOSED_R_BATCH = 2  # from this batch on, steps multiply by R transposed once per run
 CHUNK_ABOVE = 8 << 20  # a larger input projection is computed chunk by chunk ...
 CHUNK_BYTES = 2 << 20  # ... of about this size
 CHUNK_MIN, CHUNK_MAX = 8, 32  # steps per chunk
 
 
-def _mm(h, m):
-    import jax.numpy as jnp
+class _Rec:
+    """The recurrent weights R (ONNX layout ``[G*H, H]``) as a step multiplies by them:
+    ``mm(h, block(lo, hi))`` is ``h @ R[lo:hi]^T``. A batch of one contracts R's last axis as
+    it is (a matrix-vector product: no copy, the transposed operand costs nothing); from
+    `TRANSPOSED_R_BATCH` on, R is transposed once per run (XLA's CPU matrix products with a
+    transposed right operand measured up to 2x slower there)."""
 
-    return jnp.matmul(h, m, precision=precision())
+    def __init__(self, r, batch: int):
+        self.transposed = batch >= TRANSPOSED_R_BATCH
+        self.r = r.T if self.transposed else r
+
+    def block(self, lo: int, hi: int):
+        return self.r[:, lo:hi] if self.transposed else self.r[lo:hi]
+
+    def mm(self, h, m):
+        import jax.numpy as jnp
+
+        if self.transposed:
+            return jnp.matmul(h, m, precision=precision())
+        return _mm(h, m)
+
+
+def _mm(h, m):
+    """``h @ m^T`` (m: rows of the ONNX-layout weights) without transposing m."""
+    from jax import lax
+
+    return lax.dot_general(h, m, (((h.ndim - 1,), (1,)), ((), ())), precision=precision())
 
 
 def _row_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
     """A step reading the gates' input projection as one ``[B, G*H]`` row block."""
+    mm, full = r.mm, r.block(0, G * H)
 
     if at.op == "LSTM":
         f, g, hh = act(0), act(1), fns[2]
 
         def step(carry, xk):
             h, c = carry
-            gates = xk + _mm(h, r)
+            gates = xk + mm(h, full)
             s = f(gates[:, :3 * H])
             c = s[:, 2 * H:] * c + s[:, :H] * g(gates[:, 3 * H:])
             h = s[:, H:2 * H] * hh(c)
@@ -65,25 +88,25 @@ def _row_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
     elif at.op == "GRU":
         f, g = act(0), act(1)
         lbr = at.linear_before_reset
-        rzr, rh = (r, None) if lbr else (r[:, :2 * H], r[:, 2 * H:])
+        rzr, rh = (full, None) if lbr else (r.block(0, 2 * H), r.block(2 * H, 3 * H))
 
         def step(carry, xk):
             (h,) = carry
-            lin = _mm(h, rzr)
+            lin = mm(h, rzr)
             zr = f(xk[:, :2 * H] + lin[:, :2 * H])
             z, rg = zr[:, :H], zr[:, H:]
             if lbr:
                 lin = lin[:, 2 * H:] if rb_h is None else lin[:, 2 * H:] + rb_h
                 nn = g(xk[:, 2 * H:] + rg * lin)
             else:
-                nn = g(xk[:, 2 * H:] + _mm(rg * h, rh))
+                nn = g(xk[:, 2 * H:] + mm(rg * h, rh))
             h = nn + z * (h - nn)
             return (h,), h
     else:
         f = act(0)
 
         def step(carry, xk):
-            h = f(xk + _mm(carry[0], r))
+            h = f(xk + mm(carry[0], full))
             return (h,), h
     return step
 
@@ -91,13 +114,14 @@ def _row_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
 def _gate_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
     """A step reading one ``[B, H]`` input projection and multiplying by one block of R
     per gate."""
-    rs = tuple(r[:, k * H:(k + 1) * H] for k in range(G))
+    mm = r.mm
+    rs = tuple(r.block(k * H, (k + 1) * H) for k in range(G))
     if at.op == "LSTM":
         f, g, hh = act(0), act(1), fns[2]
 
         def step(carry, xk):
             h, c = carry
-            gi, go, gf, gc = (xk[k] + _mm(h, rs[k]) for k in range(4))
+            gi, go, gf, gc = (xk[k] + mm(h, rs[k]) for k in range(4))
             if p is not None:
                 gi, gf = gi + p[0] * c, gf + p[2] * c
             i = f(gi)
@@ -113,22 +137,22 @@ def _gate_step(at: RnnAttrs, act, fns, r, rb_h, p, H: int, G: int):
 
         def step(carry, xk):
             (h,) = carry
-            z = f(xk[0] + _mm(h, rs[0]))
-            rg = f(xk[1] + _mm(h, rs[1]))
+            z = f(xk[0] + mm(h, rs[0]))
+            rg = f(xk[1] + mm(h, rs[1]))
             if lbr:
-                lin = _mm(h, rs[2])
+                lin = mm(h, rs[2])
                 if rb_h is not None:
                     lin = lin + rb_h
                 nn = g(xk[2] + rg * lin)
             else:
-                nn = g(xk[2] + _mm(rg * h, rs[2]))
+                nn = g(xk[2] + mm(rg * h, rs[2]))
             h = nn + z * (h - nn)
             return (h,), h
     else:
         f = act(0)
 
         def step(carry, xk):
-            h = f(xk[0] + _mm(carry[0], rs[0]))
+            h = f(xk[0] + mm(carry[0], rs[0]))
             return (h,), h
     return step
 
@@ -180,7 +204,7 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
     """(Y, final h, final c or None) of direction `d` (see the module docstring)."""
     import jax.numpy as jnp
 
-    H = r.shape[0]
+    H = r.shape[1]
     G = at.kind.gates
     dt = x.dtype
     n, bx = x.shape[0], x.shape[1]
@@ -207,14 +231,14 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
     p = None if peep is None else tuple(jnp.asarray(peep)[k * H:(k + 1) * H] for k in range(3))
     whole = p is None and not (at.op == "LSTM" and at.input_forget)
     forced = os.environ.get(LAYOUT_ENV)
-    whole = whole and (forced == "row" if forced else at.op != "GRU" and B <= WHOLE_ROW_BATCH)
-    step = (_row_step if whole else _gate_step)(at, act, fns, r, rb_h, p, H, G)
+    whole = whole and (forced == "row" if forced else at.op != "GRU")
+    step = (_row_step if whole else _gate_step)(at, act, fns, _Rec(r, B), rb_h, p, H, G)
 
     def project(xc):
         """The input projection of the steps `xc` ``[k, bx, I]``: one row block or one
         array per gate."""
         k = xc.shape[0]
-        xw = jnp.matmul(xc.reshape(k * bx, -1), w, precision=precision()).reshape(k, bx, G * H)
+        xw = _mm(xc.reshape(k * bx, -1), w).reshape(k, bx, G * H)
         if bias is not None:
             xw = xw + bias
         return xw if whole else tuple(xw[..., g * H:(g + 1) * H] for g in range(G))

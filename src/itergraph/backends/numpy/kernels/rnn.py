@@ -125,11 +125,11 @@ def _sequence(node, ctx):
         if limit is not None and n > limit:
             raise ExecutionError(f"{where(node)}: {n} steps exceed max_iterations={limit}")
         xs = x[::-1][:n] if reverse else x[:n]
-        if x.shape[2] != w.shape[0] or r.shape[1] != w.shape[1] or h0.shape[1] != r.shape[0]:
+        if x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or h0.shape[1] != r.shape[1]:
             raise ExecutionError(f"{where(node)}: input shapes {x.shape}, {w.shape}, "
                                  f"{r.shape}, {h0.shape} do not fit")
         batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]))
-        y, hn, cn = run_direction(node, at, 0, xs, w, r, b, rb, p, h0, c0)
+        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0)
         return (y, hn) if cn is None else (y, hn, cn)
 
     return fn
