@@ -271,7 +271,7 @@ def main(argv=None) -> int:
     configure_threads(1)
     import recurrent_models as rm
     from engines import preload
-    from loops import machine_lines, make_engines, render
+    from loops import _load, machine_lines, make_engines, render
 
     if args.full:
         args.batch, args.seq, args.hidden = "1,4,16,64", "32,256,1024", "128,512"
@@ -289,6 +289,7 @@ def main(argv=None) -> int:
             xla_floors[(*key, s.seq)] = xla_time(*key, s.seq)
     engines = make_engines(keys, 1)
     preload(engines)
+    load_before = _load()
     rows = []
     with tempfile.TemporaryDirectory(prefix="itergraph-rnn-") as tmp:
         for s in specs:
@@ -303,7 +304,7 @@ def main(argv=None) -> int:
                 rows.append(row)
     md = args.markdown
     bullet = "- " if md else ""
-    out = [*(bullet + line for line in machine_lines(1, None))]
+    out = [*(bullet + line for line in machine_lines(1, load_before))]
     if args.sgemm:
         out += [bullet + line for line in sgemm_lines(set(floors))]
     steady, first = tables(rows, keys)
