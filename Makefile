@@ -26,6 +26,7 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(PY) bench/loops.py --markdown
+	$(PY) bench/recurrent.py --markdown --sgemm
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models

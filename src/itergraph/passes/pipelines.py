@@ -4,24 +4,32 @@
 
 1. `passthrough_condition`: a condition that passes the condition input through is dropped;
 2. `iteration_gather`: ``Gather(data, iteration number)`` becomes a sliced input;
-3. `hoist_invariants`: loop-invariant body nodes move out of the loop;
-4. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
+3. `fuse_cells`: a loop whose body is a recurrent cell becomes one fused
+   ``RecurrentSequence`` node;
+4. `hoist_invariants`: loop-invariant body nodes move out of the loop;
+5. `precompute_sliced`: computation on sliced inputs runs once over the whole inputs.
 
-`XLA` = `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy of the graph,
-before tracing. `XLA_LAYOUT`, where a pass applies:
+`XLA` = `XLA_FUSE`, `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy
+of the graph, before tracing. `XLA_FUSE`:
 
-0. `split_sequence_reads` then `sequence_scan_outputs`: reads of a tensor split into a
+1. `fuse_cells`, as for NumPy, first (the layout passes below would respell the cells). A
+   fused cell refuses some runs (zero steps, see `fuse_cells`): the backend keeps the graph
+   before it and redoes a run that fails on that one.
+
+`XLA_LAYOUT`, where a pass applies:
+
+2. `split_sequence_reads` then `sequence_scan_outputs`: reads of a tensor split into a
    sequence read the tensor, and a list appended to in a loop and then concatenated becomes a
    scan output (XLA has no sequence type);
-1. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
+3. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
    reads separate arrays much faster than column blocks of one);
-2. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
+4. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
    XLA vectorises along it.
 
 `XLA_MOTION`, on a further copy (the backend keeps the copy before it: hoisted work runs even
 when its loop runs zero times, so a run that fails is redone without it):
 
-3. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
+5. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
    not in it: a JAX scan batches the products of sliced pieces itself
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
@@ -44,6 +52,7 @@ from ..ir.graph import Graph
 from ..ir.verifier import verify as verify_graph
 from .base import Pass
 from .carried_layout import carried_layout
+from .fuse_cells import fuse_cells
 from .gate_fission import gate_fission
 from .hoist_invariants import hoist_invariants
 from .iteration_gather import iteration_gather
@@ -52,12 +61,13 @@ from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
 from .split_sequence_reads import split_sequence_reads
 
-NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, hoist_invariants,
-                           precompute_sliced)
+NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
+                           hoist_invariants, precompute_sliced)
+XLA_FUSE: tuple[Pass, ...] = (fuse_cells,)
 XLA_LAYOUT: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, gate_fission,
                                 carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
-XLA: tuple[Pass, ...] = XLA_LAYOUT + XLA_MOTION
+XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
 OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
                                     iteration_gather)
 

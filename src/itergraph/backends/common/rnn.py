@@ -135,7 +135,13 @@ class RnnAttrs:
 
     @classmethod
     def from_node(cls, node) -> RnnAttrs:
-        kind = KINDS[node.op_type]
+        """The attributes of an ``LSTM``/``GRU``/``RNN`` node, or of a fused
+        ``itergraph.RecurrentSequence`` node (its ``cell`` attribute names the kind; one
+        direction)."""
+        op = attr_str(node, "cell") if node.domain == "itergraph" else node.op_type
+        if op not in KINDS:
+            raise ModelError(f"{where(node)}: unknown recurrent cell {op!r}")
+        kind = KINDS[op]
         direction = attr_str(node, "direction", "forward")
         if direction not in ("forward", "reverse", "bidirectional"):
             raise ModelError(f"{where(node)}: unknown direction {direction!r}")
@@ -143,7 +149,7 @@ class RnnAttrs:
         hidden = attr(node, "hidden_size")
         clip = attr(node, "clip")
         return cls(
-            op=node.op_type,
+            op=op,
             kind=kind,
             direction=direction,
             layout=int(attr(node, "layout", 0)),
@@ -185,6 +191,26 @@ def check_lens(node, seq_lens: np.ndarray, seq: int, batch: int) -> np.ndarray |
             f"{seq} steps and batch {batch}"
         )
     return None if (lens == seq).all() else lens
+
+
+def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
+    """The number of steps a fused ``RecurrentSequence`` node runs over a sequence of `seq`
+    (see `passes.fuse_cells`); zero steps, or more than `seq` when `strict`, are refused
+    with `ExecutionError` (the backends then run the original loop)."""
+    if steps is None:
+        n = seq
+    else:
+        n = int(np.asarray(steps).reshape(()))
+        if n < 0:
+            n = seq + 1 if negative == "unbounded" and strict else (
+                seq if negative == "unbounded" else 0)
+        if n > seq:
+            if strict:
+                raise ExecutionError(f"{where(node)}: {n} steps over a sequence of {seq}")
+            n = seq
+    if n == 0:
+        raise ExecutionError(f"{where(node)}: runs no step (the loop runs unfused)")
+    return n
 
 
 def reverse_index(xp, lens, seq: int):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
+from ...passes.fuse_cells import analyse as fuse_plan
 from .context import CompileCache, Scope, TraceContext, needed_nodes
 from .loops.info import static_truth
 from .records import Record
@@ -76,6 +77,13 @@ def _loop_problems(tc, node: Loop, depth: int, notes: list[Record]) -> list[str]
                    "branch")
     how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
            if early else "lax.scan (if the iteration count is known when compiling)")
+    fused = fuse_plan(node)
+    if fused is not None:
+        out = []
+        how = (f"fused as one {fused.cell.kind} cell (passes.fuse_cells): lax.scan over its "
+               "steps, the input projection of all steps one matrix product before it")
+        notes.append(Record(where(node), True, how))
+        return out
     at = len(notes)
     sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
     out.extend(sub)

@@ -45,6 +45,17 @@ def _laid_out(graph: Graph) -> Graph:
     return copy
 
 
+def _fused(graph: Graph) -> Graph | None:
+    """A copy of `graph` whose recurrent-cell loops are fused (`passes.fuse_cells`: one
+    ``RecurrentSequence`` node each), or None when there is none."""
+    from ...passes.pipelines import XLA_FUSE, run_pipeline
+
+    if not any(isinstance(n, Loop) for _, n in graph.walk()):
+        return None
+    copy = clone_graph(graph)
+    return copy if run_pipeline(XLA_FUSE, copy) else None
+
+
 def _hoisted(graph: Graph) -> Graph | None:
     """A copy of `graph` with the loop-invariant work of its loops moved out of them
     (`passes.hoist_invariants`, the one loop-invariant hoister of both backends: computed
@@ -69,20 +80,25 @@ class CompiledGraph:
     before doubling; None (the default) picks it per loop from the declared size of its
     concatenated values (a 256 KiB buffer, 64 to 4096 iterations).
 
-    The graph is compiled from a rewritten copy (`_laid_out`, `_hoisted`). Hoisting moves
-    nodes before their loop, where they run even when the loop runs zero times; so when a
-    run of the hoisted copy fails, the run is redone on the copy before hoisting, whose
-    errors (or success) are the original graph's. `rewrite=False` compiles `graph` as it is.
+    The graph is compiled from a rewritten copy (`_fused`, `_laid_out`, `_hoisted`). Hoisting
+    moves nodes before their loop, where they run even when the loop runs zero times, and a
+    fused recurrent loop refuses runs of zero steps (and beyond its input, or past
+    ``max_iterations``); so when a run of the rewritten copy fails, the run is redone on the
+    copy before those rewrites, whose errors (or success) are the original graph's.
+    `rewrite=False` compiles `graph` as it is; `fuse=False` leaves recurrent loops unfused.
     """
 
     def __init__(self, graph: Graph, initial_capacity: int | None = None,
-                 rewrite: bool = True):
+                 rewrite: bool = True, fuse: bool = True):
         load_all()
-        hoisted = None
+        hoisted = fused = None
+        original = graph
         if rewrite:
-            graph = _laid_out(graph)
+            fused = _fused(graph) if fuse else None
+            graph = _laid_out(graph if fused is None else fused)
             hoisted = _hoisted(graph)
         self._unhoisted_graph = None if hoisted is None else graph
+        self._unfused_graph = None if fused is None else original
         self._unhoisted: CompiledGraph | None = None
         self._ran_unhoisted = False  # the last run was redone on `_unhoisted`
         self.graph = graph = hoisted or graph
@@ -158,15 +174,19 @@ class CompiledGraph:
     # ------------------------------------------------------------------ public
     def run(self, feeds: dict[str, Any], max_iterations: int | None = None) -> dict[str, Any]:
         """Run on `feeds` (name -> array); returns name -> NumPy array in output order."""
-        if self._unhoisted_graph is None:
+        if self._unhoisted_graph is None and self._unfused_graph is None:
             return self._run(feeds, max_iterations)
         self._ran_unhoisted = False
         try:
             return self._run(feeds, max_iterations)
         except Error:
             if self._unhoisted is None:
-                self._unhoisted = CompiledGraph(self._unhoisted_graph, self.initial_capacity,
-                                                rewrite=False)
+                if self._unfused_graph is not None:
+                    self._unhoisted = CompiledGraph(self._unfused_graph, self.initial_capacity,
+                                                    fuse=False)
+                else:
+                    self._unhoisted = CompiledGraph(self._unhoisted_graph,
+                                                    self.initial_capacity, rewrite=False)
             self._ran_unhoisted = True
             return self._unhoisted.run(feeds, max_iterations)
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, where
-from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index
+from ....errors import ExecutionError, IterationLimitError, where
+from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
 from ..table import lowering
 from ._util import precision
+from .rnn_scan import scan_direction
 
 
 def _jnp():
@@ -113,12 +114,55 @@ def _rec(r):
 
 
 def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
-    """The lowering of an LSTM, GRU or RNN node."""
+    """The lowering of an LSTM, GRU or RNN node: one `rnn_scan.scan_direction` per
+    direction, or (with `sequence_lens`, or an input projection batched by an enclosing
+    scan) `_masked`, both directions in one scan."""
+    node = cx.node
+    at = RnnAttrs.from_node(node)
+    if seq_lens is not None or id(node) in cx.tc.cell_inputs:
+        return _masked(cx, at, x, w, r, b, seq_lens, *init)
+    jnp = _jnp()
+    if at.layout:
+        x = jnp.swapaxes(x, 0, 1)
+    batch = x.shape[1]
+    H = at.hidden(r)
+    at.check_weights(node, w, r, H)
+    G, dt = at.kind.gates, x.dtype
+    states0 = []
+    for k in range(at.kind.states):
+        s = init[k] if k < len(init) else None
+        if s is None:
+            s = jnp.zeros((at.dirs, batch, H), dtype=dt)
+        elif at.layout:
+            s = jnp.swapaxes(s, 0, 1)
+        states0.append(s)
+    peep = init[at.kind.states] if len(init) > at.kind.states else None
+    ys, finals = [], []
+    for d in range(at.dirs):
+        xd = x[::-1] if at.reverse(d) else x
+        y, hn, cn = scan_direction(at, d, xd, w[d], r[d],
+                                   None if b is None else b[d, :G * H],
+                                   None if b is None else b[d, G * H:],
+                                   None if peep is None else peep[d], states0[0][d],
+                                   states0[1][d] if at.kind.states == 2 else None)
+        ys.append(y[::-1] if at.reverse(d) else y)
+        finals.append([hn] if cn is None else [hn, cn])
+    outs = [jnp.stack(ys, axis=1)] + [jnp.stack([f[k] for f in finals])
+                                      for k in range(at.kind.states)]
+    if at.layout:
+        outs = [jnp.transpose(outs[0], (2, 0, 1, 3))] + [jnp.swapaxes(o, 0, 1)
+                                                          for o in outs[1:]]
+    outs = [o.astype(dt) for o in outs]
+    n_out = len(node.outputs)
+    return outs[0] if n_out == 1 else tuple(outs[:n_out])
+
+
+def _masked(cx, at, x, w, r, b=None, seq_lens=None, *init):
+    """Both directions in one scan (a leading direction axis), with per-entry lengths."""
     import jax
 
     jnp = _jnp()
     node = cx.node
-    at = RnnAttrs.from_node(node)
     kind, dirs = at.kind, at.dirs
     acts = _activations(at)
     G = kind.gates
@@ -182,3 +226,31 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
 lowering("LSTM", since=1)(_recurrent)
 lowering("GRU", since=1)(_recurrent)
 lowering("RNN", since=1)(_recurrent)
+
+
+@lowering("RecurrentSequence", domain="itergraph")
+def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None):
+    """The fused ``RecurrentSequence`` (`passes.fuse_cells`): the step count must be known
+    while tracing (XLA shapes are static); a traced one cannot be lowered."""
+    from ..loops.messages import LIMIT_MESSAGE
+
+    node = cx.node
+    at = RnnAttrs.from_node(node)
+    if steps is not None:
+        steps = cx.const(steps, "the step count")
+    strict = bool(node.attrs.get("strict", 0))
+    negative = str(node.attrs.get("negative_steps", "zero"))
+    n = step_count(node, steps, x.shape[0], strict, negative)
+    if x.ndim != 3 or x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or \
+            h0.shape[1] != r.shape[1]:
+        raise ExecutionError(f"{where(node)}: input shapes do not fit")
+    if cx.tc.max_it is not None:
+        loop = node.meta.get("loop_where") or where(node)
+        cx.tc.check(cx.frame, cx.tc.max_it < n, f"{loop}: {LIMIT_MESSAGE}",
+                    IterationLimitError)
+    xs = x[::-1][:n] if node.attrs.get("reverse", 0) else x[:n]
+    cx.tc.note(node, True, f"{node.meta.get('loop_where', 'a loop')} fused as one {at.op} "
+                           f"cell: lax.scan over {n} steps, the input projection of all steps "
+                           "one matrix product before it")
+    y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0)
+    return (y, hn) if cn is None else (y, hn, cn)

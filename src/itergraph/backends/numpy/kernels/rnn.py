@@ -1,19 +1,22 @@
-"""Recurrent cells as single ops: LSTM, GRU and RNN (all directions, both layouts).
+"""Recurrent cells as single ops: LSTM, GRU and RNN (all directions, both layouts), and the
+fused ``itergraph.RecurrentSequence`` that `passes.fuse_cells` makes of loops.
 
 Attributes, activations and the per-step cell math are shared with the JAX backend
-(`itergraph.backends.common.rnn`, which also states the shapes and semantics). Here: a Python
-loop over time per direction, with the input projection ``X W^T + Wb`` of all steps
-computed up front as one matrix product; a reverse direction with `sequence_lens` reads and
-writes through a per-entry time index.
+(`itergraph.backends.common.rnn`, which also states the shapes and semantics). Each
+direction runs `rnn_steps.run_direction` (input projection of all steps as one product,
+in-place steps); a reverse direction with `sequence_lens`, and `sequence_lens` in general,
+run the masked loop below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index
+from ....errors import ExecutionError, where
+from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
 from . import kernel
 from .nn import sigmoid, softplus
+from .rnn_steps import batch_of, run_direction
 
 _OVERRIDES = {"sigmoid": sigmoid, "softplus": softplus}
 
@@ -22,7 +25,6 @@ def _recurrent(node, ctx):
     """The kernel of an LSTM, GRU or RNN node."""
     at = RnnAttrs.from_node(node)
     kind, dirs, layout = at.kind, at.dirs, at.layout
-    acts = [[a.build(np, _OVERRIDES) for a in per_dir] for per_dir in at.activations]
     n_out = len(node.outputs)
     G = kind.gates
 
@@ -44,36 +46,21 @@ def _recurrent(node, ctx):
             states0.append(s)
         peep = init[kind.states] if len(init) > kind.states else None
         ys, finals = [], []
-        rev_idx = reverse_index(np, lens, seq) if lens is not None else None
-        bcols = np.arange(batch)
         for d in range(dirs):
-            reverse = at.reverse(d)
-            xd = x
-            if reverse:
-                xd = x[::-1] if rev_idx is None else x[rev_idx, bcols[None, :]]
-            xw = xd @ w[d].T
-            rb = None
-            if b is not None:
-                xw = xw + b[d, : G * H]
-                rb = b[d, G * H:]
-            rec = [_rec(r[d][lo * H:hi * H].T) for lo, hi in kind.blocks]
-            step = make_step(at, np, acts[d], rec, rb,
-                             peep[d] if peep is not None else None, H)
-            states = [s[d] for s in states0]
-            y = np.zeros((seq, batch, H), dtype=dt)
-            for t in range(seq):
-                new = step(xw[t], states)
-                if lens is not None:
-                    m = (t < lens)[:, None]
-                    new = [np.where(m, n_, o_) for n_, o_ in zip(new, states)]
-                    y[t] = np.where(m, new[0], 0)
-                else:
-                    y[t] = new[0]
-                states = new
-            if reverse:
-                y = y[::-1] if rev_idx is None else y[rev_idx, bcols[None, :]]
-            ys.append(y)
-            finals.append(states)
+            wb = b[d, :G * H] if b is not None else None
+            rb = b[d, G * H:] if b is not None else None
+            pd = peep[d] if peep is not None else None
+            if lens is None:
+                xd = x[::-1] if at.reverse(d) else x
+                y, hn, cn = run_direction(node, at, d, xd, w[d].T, r[d].T, wb, rb, pd,
+                                          states0[0][d], states0[1][d] if G == 4 else None)
+                ys.append(y[::-1] if at.reverse(d) else y)
+                finals.append([hn] if cn is None else [hn, cn])
+            else:
+                y, st = _masked(at, d, x, w[d], r[d], wb, rb, pd, [s[d] for s in states0],
+                                lens, H)
+                ys.append(y)
+                finals.append(st)
         Y = np.stack(ys, axis=1)  # [seq, dirs, batch, H]
         outs = [Y] + [np.stack([f[k] for f in finals]) for k in range(kind.states)]
         if layout:
@@ -84,6 +71,31 @@ def _recurrent(node, ctx):
     return fn
 
 
+def _masked(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, states, lens, H: int):
+    """One direction with per-entry lengths: steps past an entry's length keep its state and
+    write zeros; a reverse direction walks each entry's valid prefix backwards."""
+    seq, batch = x.shape[0], x.shape[1]
+    dt = x.dtype
+    bcols = np.arange(batch)
+    rev_idx = reverse_index(np, lens, seq) if at.reverse(d) else None
+    xd = x[rev_idx, bcols[None, :]] if rev_idx is not None else x
+    xw = xd @ w.T
+    if wb is not None:
+        xw = xw + wb
+    acts = [a.build(np, _OVERRIDES) for a in at.activations[d]]
+    rec = [_rec(r[lo * H:hi * H].T) for lo, hi in at.kind.blocks]
+    step = make_step(at, np, acts, rec, rb, peep, H)
+    y = np.zeros((seq, batch, H), dtype=dt)
+    for t in range(seq):
+        new = step(xw[t], states)
+        m = (t < lens)[:, None]
+        states = [np.where(m, n_, o_) for n_, o_ in zip(new, states)]
+        y[t] = np.where(m, states[0], 0)
+    if rev_idx is not None:
+        y = y[rev_idx, bcols[None, :]]
+    return y, states
+
+
 def _rec(rt: np.ndarray):
     """``h @ rt`` (rt: a block of R, transposed once per call of the kernel)."""
     return lambda h: h @ rt
@@ -92,3 +104,32 @@ def _rec(rt: np.ndarray):
 kernel("LSTM", since=1)(_recurrent)
 kernel("GRU", since=1)(_recurrent)
 kernel("RNN", since=1)(_recurrent)
+
+
+# ----------------------------------------------------------------------------- fused
+
+
+@kernel("RecurrentSequence", domain="itergraph")
+def _sequence(node, ctx):
+    """The kernel of the fused ``RecurrentSequence`` node (`passes.fuse_cells`)."""
+    at = RnnAttrs.from_node(node)
+    reverse = bool(node.attrs.get("reverse", 0))
+    strict = bool(node.attrs.get("strict", 0))
+    negative = str(node.attrs.get("negative_steps", "zero"))
+    limit = ctx.max_iterations
+
+    def fn(x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None):
+        if x.ndim != 3 or w.ndim != 2 or r.ndim != 2 or h0 is None or h0.ndim != 2:
+            raise ExecutionError(f"{where(node)}: unexpected input ranks")
+        n = step_count(node, steps, x.shape[0], strict, negative)
+        if limit is not None and n > limit:
+            raise ExecutionError(f"{where(node)}: {n} steps exceed max_iterations={limit}")
+        xs = x[::-1][:n] if reverse else x[:n]
+        if x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or h0.shape[1] != r.shape[1]:
+            raise ExecutionError(f"{where(node)}: input shapes {x.shape}, {w.shape}, "
+                                 f"{r.shape}, {h0.shape} do not fit")
+        batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]))
+        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0)
+        return (y, hn) if cn is None else (y, hn, cn)
+
+    return fn

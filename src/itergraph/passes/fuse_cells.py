@@ -1,0 +1,309 @@
+"""Loops whose whole body is a recurrent cell become one fused ``RecurrentSequence`` node.
+
+An LSTM, GRU or RNN written as a loop (ONNX Loop or Scan, OpenVINO TensorIterator, at any
+depth) runs one small matrix product and a dozen element-wise ops per step, each dispatched
+on its own. Recognised (`cell_match`: decomposed gates in any spelling, or a one-step cell
+operator), the loop is replaced by nodes computing the cell's weights in the ONNX operators'
+layout (folded into constants when they are constant), the step input as one sequence, one
+``itergraph.RecurrentSequence`` node, and the loop's outputs from its results.
+
+``RecurrentSequence`` (domain ``itergraph``, version 1), the fused recurrence of one
+direction. Inputs: ``X [T, B', I]``, ``W [G*H, I]``, ``R [G*H, H]``, ``B [G*H]``
+(optional), ``RB [G*H]`` (optional), ``initial_h``, ``initial_c`` (LSTM), ``P [3H]`` (LSTM
+peepholes i, o, f; optional), ``steps`` (optional int scalar): the ONNX operators' weights
+of one direction. Gates in their order (LSTM i, o, f, c; GRU z, r, h), every gate's
+pre-activation ``x W_g^T + h R_g^T + B_g + RB_g`` (GRU ``h``: ``x W_h^T + B_h +
+(r * h) R_h^T + RB_h``, with ``linear_before_reset`` ``x W_h^T + B_h + r * (h R_h^T +
+RB_h)``), then the ONNX cell equations with the attributes
+``cell`` (``"LSTM"``, ``"GRU"``, ``"RNN"``), ``hidden_size``, ``activations``,
+``activation_alpha``, ``activation_beta``, ``clip``, ``linear_before_reset``,
+``input_forget`` (as the ONNX operators, one direction). Step k reads ``X[k]``
+(``reverse=1``: ``X[T-1-k]``). The step count n is T without `steps`; else `steps` (a
+negative one is 0 with ``negative_steps="zero"``, T with ``"unbounded"``), at most T, and
+above T an error when ``strict=1``. The batch is that of X and the initial states
+broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h and
+(LSTM) c. A run that would take zero steps is an error (the backends then run the original
+loop, whose zero-iteration outputs depend on its body's declared types).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import where
+from ..ir.graph import Graph, Value
+from ..ir.loop import Concat, Last, Loop
+from ..ir.types import TensorType
+from .base import LoopPass
+from .cell_emit import Emitter, Operand
+from .cell_glue import StepInput, apply, chain_shape, lift, output_chain, step_input
+from .cell_match import GATES, CellMatch, match_cell, strip
+from .loop_motion import LoopScope, const_value
+
+OP = "RecurrentSequence"
+DOMAIN = "itergraph"
+
+
+class FuseCells(LoopPass):
+    """Loops whose whole body is a recurrent cell become one fused ``RecurrentSequence`` node.
+
+    Applies to: every canonical `Loop` at any depth whose body is one LSTM, GRU or RNN cell
+    as `cell_match` recognises it, and nothing else: no precondition; a condition that is
+    absent, a constant true or the incoming condition passed through; one step input, either
+    the only sliced input (part size 1, stride 1 or -1, the whole axis) or ``Gather(X,
+    iteration number)`` with a trip count; carried values that are the cell's states or
+    passed through unchanged, or a list starting empty that the new hidden state is appended
+    to (``SequenceInsert``, what ``torch.onnx`` writes for ``outputs.append(h)``); outputs that
+    are the states' final values, a passed-through value, that list, or the new hidden state
+    concatenated over the iterations (no padded length),
+    possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
+    ``Identity``); every matrix and bias of static shape. The loop is replaced by the nodes
+    of the module docstring, which produce its very output values.
+
+    Returns: the number of loops replaced.
+
+    Guarantees: outputs equal the loop's up to floating-point rounding (matrix products
+    accumulate in another order, weights are summed before multiplying where the body adds
+    several products of one source) for every input on which the loop runs at least one
+    iteration without error. Where the loop would run zero iterations, iterate beyond its
+    step input, or exceed ``max_iterations``, the fused node fails instead (backends then run
+    the original loop; `RecurrentSequence` states when).
+    """
+
+    name = "fuse_cells"
+    in_place = True
+
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        plan = analyse(loop)
+        if plan is None:
+            return 0
+        _rewrite(graph, loop, plan)
+        return 1
+
+
+fuse_cells = FuseCells()
+
+
+@dataclass
+class Plan:
+    scope: LoopScope
+    step: StepInput
+    cell: CellMatch
+    outputs: list  # per output port: ("outer", value) | ("last"|"concat", kind, axes, chain)
+
+
+def analyse(loop: Loop) -> Plan | None:
+    """What `fuse_cells` would do with `loop`, or None when it leaves it alone."""
+    if loop.precondition is not None or not _free_running(loop):
+        return None
+    scope = LoopScope(loop)
+    si = step_input(loop, scope)
+    if si is None:
+        return None
+    lists = {id(c): v for c in loop.carried if (v := _appended(c)) is not None}
+    states = [c for c in loop.carried if strip(c.result) is not c.param and id(c) not in lists]
+    cell = match_cell(loop, scope, si.values, states)
+    if cell is None:
+        return None
+    shape = chain_shape(si.entry, si.chains[cell.x.uid])
+    if shape is None or len(shape) != 2:
+        return None
+    outputs = []
+    for port in loop.output_ports:
+        carried = next((c for c in loop.carried if c.result is port.result), None)
+        out = (_list_output(carried, lists[id(carried)], cell, scope)
+               if carried is not None and id(carried) in lists else
+               _output(port, cell, scope, loop))
+        if out is None:
+            return None
+        outputs.append(out)
+    return Plan(scope, si, cell, outputs)
+
+
+def _appended(c) -> Value | None:
+    """The value a carried list gets appended in every iteration (``SequenceInsert(list,
+    v)``, torch's ``outputs.append(h)``), when it starts empty (``SequenceEmpty``)."""
+    p = c.result.producer
+    init = c.value.producer
+    if (p is None or p.op_type != "SequenceInsert" or p.domain not in ("", "ai.onnx")
+            or len([v for v in p.inputs if v is not None]) != 2 or p.inputs[0] is not c.param
+            or init is None or init.op_type != "SequenceEmpty"):
+        return None
+    return p.inputs[1]
+
+
+def _list_output(c, appended: Value, cell: CellMatch, scope: LoopScope):
+    found = output_chain(appended, cell.anchors, scope)
+    if found is None or found[0] != "h":
+        return None
+    kind, axes, chain = found
+    entry = chain_shape(_unit_axes((None, cell.hidden), axes), chain)
+    return None if entry is None else ("list", kind, axes, chain, len(entry))
+
+
+def _free_running(loop: Loop) -> bool:
+    """Whether the loop's condition can never stop it."""
+    r = loop.condition_result
+    if r is None:
+        return True
+    if strip(r) is loop.condition_param and loop.condition_param is not None:
+        return loop.initial_condition is None or _true(loop.initial_condition)
+    return _true(r) and (loop.initial_condition is None or _true(loop.initial_condition))
+
+
+def _true(v: Value) -> bool:
+    c = const_value(strip(v))
+    return c is not None and c.size == 1 and bool(c.reshape(()))
+
+
+def _output(port, cell: CellMatch, scope: LoopScope, loop: Loop):
+    r = strip(port.result)
+    if isinstance(port, Last):
+        for c in loop.carried:
+            if r is c.param and strip(c.result) is c.param:
+                return ("outer", c.value)
+        if r.uid in scope.bound:
+            return ("outer", scope.bound[r.uid])
+        if r.uid not in scope.defined:
+            return ("outer", r)
+        found = output_chain(r, cell.anchors, scope)
+        return None if found is None else ("last", *found)
+    if not isinstance(port, Concat) or port.length is not None:
+        return None
+    found = output_chain(r, cell.anchors, scope)
+    if found is None or found[0] != "h":
+        return None
+    kind, axes, chain = found
+    entry = chain_shape(_unit_axes((None, cell.hidden), axes), chain)
+    if entry is None:
+        return None
+    if not port.new_axis:
+        if not -len(entry) <= port.axis < len(entry) or entry[port.axis % len(entry)] != 1:
+            return None
+    elif not -len(entry) - 1 <= port.axis <= len(entry):
+        return None
+    return ("concat", kind, axes, chain, len(entry))
+
+
+def _unit_axes(shape: tuple, axes: tuple[int, ...]) -> tuple:
+    out = list(shape)
+    for a in sorted(axes):
+        out.insert(a, 1)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- rewrite
+
+
+def _sum(em: Emitter, parts: list[Operand], zeros: tuple, dtype) -> Operand:
+    if not parts:
+        return np.zeros(zeros, dtype)
+    total = parts[0]
+    for p in parts[1:]:
+        total = em.add(total, p)
+    return total
+
+
+def _weights(em: Emitter, cell: CellMatch):
+    """(W, R, B, RB, P) operands in the ONNX operators' layout and gate order (B, RB, P may
+    be None)."""
+    H, x = cell.hidden, cell.x.uid
+    ws, rs, bs, rbs = [], [], [], []
+    first = next(m for f in cell.gates.values() for s, m in f.terms if s == x)
+    n_in = first.shape[0]
+    dtype = None
+    for letter in GATES[cell.kind]:
+        f = cell.gates[letter]
+        xw = [em.inv(m) for s, m in f.terms if s == x]
+        hr = [em.inv(m) for s, m in f.terms if s != x]
+        rb = []
+        if cell.inner is not None and letter == "h":
+            hr += [em.inv(m) for _, m in cell.inner.terms]
+            rb = [em.inv(b) for b in cell.inner.bias]
+        if dtype is None:
+            dtype = em.dtype((xw or hr or [np.zeros(0, np.float32)])[0])
+        ws.append(_sum(em, xw, (n_in, H), dtype))
+        rs.append(_sum(em, hr, (H, H), dtype))
+        bs.append([em.inv(b) for b in f.bias])
+        rbs.append(rb)
+    W, R = em.transpose(em.concat(ws, 1), [1, 0]), em.transpose(em.concat(rs, 1), [1, 0])
+    B = None if not any(bs) else em.concat([_sum(em, b, (H,), dtype) for b in bs], 0)
+    RB = None if not any(rbs) else em.concat([_sum(em, b, (H,), dtype) for b in rbs], 0)
+    P = None
+    if cell.peep:
+        P = em.concat([em.inv(cell.peep[g]) if g in cell.peep else np.zeros(H, dtype)
+                       for g in "iof"], 0)
+    return W, R, B, RB, P
+
+
+def _sequence(em: Emitter, si: StepInput, cell: CellMatch) -> Operand:
+    """The step input of every step, ``[T, B, I]``, in storage order."""
+    whole = em.outer(si.whole)
+    rank = len(si.entry) + (0 if si.keep_axis else 1)
+    if si.axis != 0:
+        perm = [si.axis] + [a for a in range(rank) if a != si.axis]
+        whole = em.transpose(whole, perm)
+    if si.keep_axis:
+        whole = em.unsqueeze(whole, [si.axis + 1])
+    return lift(em, whole, si.chains[cell.x.uid], len(si.entry))
+
+
+def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> None:
+    cell, si = plan.cell, plan.step
+    em = Emitter(graph, plan.scope, loop.name or "loop")
+    X = _sequence(em, si, cell)
+    W, R, B, RB, P = _weights(em, cell)
+    carried = {c.param.uid: c for c in loop.carried}
+    h0 = carried[cell.h.uid].value
+    c0 = carried[cell.c.uid].value if cell.c is not None else None
+    dtype = h0.type.dtype if isinstance(h0.type, TensorType) else None
+    outs = [Value(f"{loop.name}/Y", TensorType(dtype, None)),
+            Value(f"{loop.name}/Y_h", TensorType(dtype, None))]
+    if cell.kind == "LSTM":
+        outs.append(Value(f"{loop.name}/Y_c", TensorType(dtype, None)))
+    attrs = dict(cell.attrs, cell=cell.kind, hidden_size=cell.hidden, reverse=int(si.reverse),
+                 strict=int(si.strict), negative_steps=loop.negative_trip_count
+                 if loop.negative_trip_count == "unbounded" else "zero")
+    node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count], attrs, outputs=outs,
+                   domain=DOMAIN, version=1, name=loop.name)
+    node.meta.update(loop.meta)
+    node.meta["loop_where"] = where(loop)  # errors the fused node reports name the loop
+    finals = {"h": outs[1], "c": outs[2] if len(outs) > 2 else None}
+    pairs = []
+    for port, how in zip(loop.output_ports, plan.outputs):
+        if how[0] == "outer":
+            x: Operand = how[1]
+        elif how[0] == "last":
+            _, kind, axes, chain = how
+            x = apply(em, em.unsqueeze(finals[kind], list(axes)), chain)
+        elif how[0] == "list":
+            _, _, axes, chain, _ = how
+            whole = lift(em, em.unsqueeze(outs[0], [a + 1 for a in sorted(axes)]), chain,
+                         2 + len(axes))
+            x = em.node("SplitToSequence", [whole], {"axis": 0, "keepdims": 0},
+                        version=11).outputs[0]
+        else:
+            _, _, axes, chain, rank = how
+            x = _concat(em, outs[0], axes, chain, rank, port)
+        pairs.append((x, port.output))
+    em.bind(pairs)
+    at = graph.nodes.index(loop)
+    graph.nodes[at:at + 1] = em.nodes
+
+
+def _concat(em: Emitter, y: Value, axes: tuple, chain: list, rank: int, port: Concat):
+    """A Concat output from Y ``[n, B, H]`` (entries: `chain` of h with `axes` inserted)."""
+    whole = lift(em, em.unsqueeze(y, [a + 1 for a in sorted(axes)]), chain, 2 + len(axes))
+    if port.reverse:
+        whole = em.reverse(whole, 0)
+    if port.new_axis:
+        a = port.axis % (rank + 1)
+    else:
+        a = port.axis % rank
+        whole = em.squeeze(whole, [a + 1])
+    if a:
+        r = rank + 1 if port.new_axis else rank
+        whole = em.transpose(whole, [*range(1, a + 1), 0, *range(a + 1, r)])
+    return whole

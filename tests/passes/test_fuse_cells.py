@@ -1,0 +1,176 @@
+"""passes.fuse_cells: recurrent cells in every spelling become one RecurrentSequence node and
+compute what ONNX Runtime computes on the original; bodies that only look alike stay loops."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import itergraph as ig
+from cell_spellings import build
+from itergraph.errors import ExecutionError, IterationLimitError
+from itergraph.passes.fuse_cells import fuse_cells
+from onnx_builders import run_ort
+from passutil import load, loops, run, transformed
+
+SPELLINGS = {
+    "lstm_matmul_split": dict(cell="lstm"),
+    "lstm_gemm_torch_order": dict(cell="lstm", product="gemm", order="ifco"),
+    "lstm_gemm_alpha_slice": dict(cell="lstm", product="gemm_alpha", gates="slice",
+                                  order="fico", bias=1),
+    "lstm_concat_xh_split18": dict(cell="lstm", product="concat", gates="split18",
+                                   order="icfo"),
+    "lstm_per_gate_no_bias": dict(cell="lstm", product="per_gate", bias=0),
+    "lstm_peephole_clip": dict(cell="lstm", peephole=True, clip=0.7),
+    "lstm_coupled_hardsigmoid": dict(cell="lstm", couple=True, f_act="HardSigmoid"),
+    "lstm_loop_gather": dict(cell="lstm", loop="loop_gather", gates="slice"),
+    "lstm_reverse_input": dict(cell="lstm", loop="scan_reverse", order="oicf"),
+    "lstm_reverse_output": dict(cell="lstm", loop="scan_out_reverse"),
+    "lstm_batch_first": dict(cell="lstm", loop="scan_axis1", product="gemm"),
+    "gru_lbr_std": dict(cell="gru"),
+    "gru_lbr_torch_gemm": dict(cell="gru", product="gemm", order="rzh", update="torch"),
+    "gru_plain_u_form": dict(cell="gru", lbr=0, update="u", gates="slice"),
+    "gru_plain_clip_bias1": dict(cell="gru", lbr=0, clip=1.5, bias=1, order="hzr"),
+    "gru_per_gate_gather": dict(cell="gru", product="per_gate", loop="loop_gather"),
+    "lstm_torch_list_append": dict(cell="lstm", product="gemm", order="ifco", loop="loop_list"),
+    "rnn_matmul": dict(cell="rnn"),
+    "rnn_concat_clip": dict(cell="rnn", product="concat", clip=0.5),
+    "rnn_gemm_alpha_reverse": dict(cell="rnn", product="gemm_alpha", loop="scan_reverse"),
+}
+JAX = ["lstm_gemm_torch_order", "lstm_peephole_clip", "lstm_batch_first", "gru_lbr_torch_gemm",
+       "gru_plain_u_form", "rnn_concat_clip"]
+LOOKALIKES = {
+    "gate_is_also_an_output": dict(cell="lstm", extra="gate_output"),
+    "one_gate_with_another_activation": dict(cell="lstm", extra="mixed_act"),
+    "gate_read_twice": dict(cell="lstm", extra="gate_twice"),
+    "cell_state_concatenated": dict(cell="lstm", extra="c_output"),
+    "input_enters_nonlinearly": dict(cell="rnn", extra="x_squared", I=5),
+    "extra_carried_counter": dict(cell="gru", extra="counter"),
+}
+
+
+def _close(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def _fused(m):
+    g, count = transformed(load(m), fuse_cells)
+    return g, count
+
+
+@pytest.mark.parametrize("name", list(SPELLINGS))
+def test_spelling_is_fused_and_matches_onnxruntime(name):
+    m, feeds = build(**SPELLINGS[name])
+    want = run_ort(m, feeds)
+    g, count = _fused(m)
+    assert count == 1 and not loops(g)
+    assert [n.op_type for n in g.nodes].count("RecurrentSequence") == 1
+    _close(run(g, feeds), want)  # the rewritten graph as it is
+    _close(ig.load(m).run(feeds), want)  # the NumPy backend's pipeline
+
+
+@pytest.mark.parametrize("name", JAX)
+def test_spelling_on_jax_matches_onnxruntime(name):
+    m, feeds = build(**SPELLINGS[name])
+    model = ig.load(m)
+    _close(model.run(feeds, backend="jax"), run_ort(m, feeds))
+    assert "fused as one" in model.explain(backend="jax")
+
+
+@pytest.mark.parametrize("name", list(LOOKALIKES))
+def test_lookalike_stays_a_loop_and_keeps_its_results(name):
+    m, feeds = build(**LOOKALIKES[name])
+    g, count = _fused(m)
+    assert count == 0 and len(loops(g)) == 1
+    _close(ig.load(m).run(feeds), run_ort(m, feeds))
+
+
+def test_one_step_cell_operator_in_a_loop_is_fused():
+    """OpenVINO's TensorIterator + LSTMCell import: LSTM of one step between Unsqueeze and
+    Squeeze; peepholes and clip are carried over."""
+    import onnx
+    from onnx import helper as h
+
+    from onnx_builders import const, vi
+
+    H, I, B, T = 3, 2, 2, 4
+    rng = np.random.default_rng(3)
+    nodes = [h.make_node("Unsqueeze", ["x_t", "ax0"], ["x3"]),
+             h.make_node("Unsqueeze", ["h_in", "ax0"], ["h3"]),
+             h.make_node("Unsqueeze", ["c_in", "ax0"], ["c3"]),
+             h.make_node("LSTM", ["x3", "W", "R", "B", "", "h3", "c3", "P"], ["y", "hn", "cn"],
+                         hidden_size=H, clip=0.9),
+             h.make_node("Squeeze", ["hn", "ax0"], ["h_out"]),
+             h.make_node("Squeeze", ["cn", "ax0"], ["c_out"]),
+             h.make_node("Squeeze", ["y", "ax01"], ["y_t"])]
+    inits = [const("W", rng.standard_normal((1, 4 * H, I)), np.float32),
+             const("R", rng.standard_normal((1, 4 * H, H)), np.float32),
+             const("B", rng.standard_normal((1, 8 * H)), np.float32),
+             const("P", rng.standard_normal((1, 3 * H)), np.float32),
+             const("ax0", [0], np.int64), const("ax01", [0, 1], np.int64)]
+    body = h.make_graph(nodes, "b", [vi("h_in", 1, [B, H]), vi("c_in", 1, [B, H]),
+                                     vi("x_t", 1, [B, I])],
+                        [vi("h_out", 1, [B, H]), vi("c_out", 1, [B, H]), vi("y_t", 1, [B, H])],
+                        inits)
+    scan = h.make_node("Scan", ["H0", "C0", "X"], ["Hn", "Cn", "Y"], body=body,
+                       num_scan_inputs=1)
+    g = h.make_graph([scan], "g", [vi("X", 1, [T, B, I]), vi("H0", 1, [B, H]),
+                                   vi("C0", 1, [B, H])],
+                     [vi("Hn", 1, [B, H]), vi("Cn", 1, [B, H]), vi("Y", 1, [T, B, H])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    onnx.checker.check_model(m, full_check=True)
+    feeds = {"X": rng.standard_normal((T, B, I)).astype(np.float32),
+             "H0": rng.standard_normal((B, H)).astype(np.float32),
+             "C0": rng.standard_normal((B, H)).astype(np.float32)}
+    fused, count = _fused(m)
+    assert count == 1
+    want = run_ort(m, feeds)
+    _close(run(fused, feeds), want)
+    _close(ig.load(m).run(feeds, backend="jax"), want)
+
+
+def test_a_loop_that_can_stop_early_is_not_fused():
+    m, feeds = build(cell="rnn", loop="loop_gather")
+    g = load(m)
+    loop = loops(g)[0]
+    loop.condition_result = next(v for v in loop.body.inputs if v.name == "h_in")  # not a cond
+    assert fuse_cells(g) == 0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_fused_loop_keeps_the_loops_errors_and_limits(backend):
+    """Zero steps, a trip count beyond the input, and max_iterations: the fused node refuses
+    them and the original loop runs, with its own results and errors."""
+    m, feeds = build(cell="lstm", loop="loop_gather", T=3)
+    model = ig.load(m)
+    with pytest.raises(IterationLimitError):
+        model.run(feeds, backend=backend, max_iterations=2)
+    assert model.run(feeds, backend=backend, max_iterations=3)
+    with pytest.raises(ExecutionError):
+        model.run({**feeds, "M": np.array(4, np.int64)}, backend=backend)
+    few = {**feeds, "M": np.array(2, np.int64)}
+    _close(model.run(few, backend=backend), run_ort(m, few))
+    none = {**feeds, "M": np.array(0, np.int64)}
+    _close(model.run(none, backend=backend), run(load(m), none))
+
+
+def test_empty_scan_runs_the_original_loop():
+    m, feeds = build(cell="gru")
+    empty = {**feeds, "X": feeds["X"][:0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = run(load(m), empty)
+        got = ig.load(m).run(empty)
+    _close(got, want)
+
+
+def test_initial_state_broadcast_over_the_batch():
+    """A [1, H] initial state with a batch of 3: the loop broadcasts it in its first step."""
+    m, feeds = build(cell="gru", B=3)
+    feeds["H0"] = feeds["H0"][:1]
+    want = run(load(m), feeds)
+    _close(ig.load(m).run(feeds), want)
