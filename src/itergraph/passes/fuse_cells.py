@@ -79,8 +79,7 @@ class FuseCells(LoopPass):
         plan = analyse(loop)
         if plan is None:
             return 0
-        _rewrite(graph, loop, plan)
-        return 1
+        return int(_rewrite(graph, loop, plan))
 
 
 fuse_cells = FuseCells()
@@ -250,8 +249,12 @@ def _sequence(em: Emitter, si: StepInput, cell: CellMatch) -> Operand:
     return lift(em, whole, si.chains[cell.x.uid], len(si.entry))
 
 
-def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> None:
+def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
+    """Replace `loop` by the fused node; False (and `graph` as it was) when the replacement
+    would read a value that neither `graph` defines nor `loop` reads (a body value, or an
+    outer value of an enclosing scope the loop only reached through a capture chain)."""
     cell, si = plan.cell, plan.step
+    n_inits = len(graph.initializers)
     em = Emitter(graph, plan.scope, loop.name or "loop")
     X = _sequence(em, si, cell)
     W, R, B, RB, P = _weights(em, cell)
@@ -288,9 +291,17 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> None:
             _, _, axes, chain, rank = how
             x = _concat(em, outs[0], axes, chain, rank, port)
         pairs.append((x, port.output))
+    known = graph.defined() | {v.uid for v in loop.reads()} | \
+        {v.uid for n in em.nodes for v in n.outputs} | {v.uid for v in graph.initializers}
+    read = [v for n in em.nodes for v in n.reads()] + [x for x, _ in pairs
+                                                         if isinstance(x, Value)]
+    if any(v.uid not in known for v in read):
+        del graph.initializers[n_inits:]
+        return False
     em.bind(pairs)
     at = graph.nodes.index(loop)
     graph.nodes[at:at + 1] = em.nodes
+    return True
 
 
 def _concat(em: Emitter, y: Value, axes: tuple, chain: list, rank: int, port: Concat):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common.lrn import lrn, lrn_params
 from ..table import lowering
 from ._util import astype, attr, attr_str, norm_axis, precision
 
@@ -69,6 +70,11 @@ def _gelu(cx, x):
     else:
         y = 0.5 * x * (1 + _lax().erf(x / float(np.sqrt(2))))
     return astype(cx, y, x.dtype)
+
+
+@lowering("LRN", since=1)
+def _lrn(cx, x):
+    return lrn(cx.xp, x, *lrn_params(cx.node))
 
 
 @lowering("PRelu", since=1)

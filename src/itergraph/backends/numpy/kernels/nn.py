@@ -13,6 +13,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ...common.attributes import attr, attr_str
+from ...common.lrn import lrn, lrn_params
 from . import kernel
 from .elementwise import erf
 
@@ -315,24 +316,5 @@ def _dropout(node, ctx):
 
 @kernel("LRN", since=1)
 def _lrn(node, ctx):
-    """Local response normalisation across channels (axis 1)::
-
-        sq_sum[n, c] = sum(x[n, k] ** 2 for k in [c - (size - 1) // 2, c + ceil((size - 1) / 2)])
-        y = x / (bias + alpha / size * sq_sum) ** beta
-
-    (``onnx.reference``'s LRN gets the window wrong; ONNX Runtime is the oracle.)"""
-    size = int(attr(node, "size"))
-    alpha, beta = float(attr(node, "alpha", 1e-4)), float(attr(node, "beta", 0.75))
-    bias = float(attr(node, "bias", 1.0))
-    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
-
-    def run(x):
-        sq = np.square(x.astype(np.float64 if x.dtype == np.float64 else np.float32))
-        channels = x.shape[1]
-        padded = np.pad(sq, [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2))
-        total = np.cumsum(padded, axis=1)
-        total = np.concatenate([np.zeros_like(total[:, :1]), total], axis=1)
-        window = total[:, size:size + channels] - total[:, :channels]
-        return (x / (bias + alpha / size * window) ** beta).astype(x.dtype)
-
-    return run
+    params = lrn_params(node)
+    return lambda x: lrn(np, x, *params)

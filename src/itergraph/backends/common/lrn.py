@@ -1,0 +1,28 @@
+"""ONNX ``LRN`` (local response normalisation across channels, axis 1) for NumPy and
+``jax.numpy`` alike, shared by both backends::
+
+    sq_sum[n, c] = sum(x[n, k] ** 2 for k in [c - (size - 1) // 2, c + ceil((size - 1) / 2)])
+    y = x / (bias + alpha / size * sq_sum) ** beta
+
+(``onnx.reference``'s LRN gets the window wrong; ONNX Runtime is the oracle.)
+"""
+
+from __future__ import annotations
+
+from .attributes import attr
+
+
+def lrn_params(node) -> tuple[int, float, float, float]:
+    """``(size, alpha, beta, bias)`` of an LRN node, with ONNX's defaults."""
+    return (int(attr(node, "size")), float(attr(node, "alpha", 1e-4)),
+            float(attr(node, "beta", 0.75)), float(attr(node, "bias", 1.0)))
+
+
+def lrn(xp, x, size: int, alpha: float, beta: float, bias: float):
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    channels = x.shape[1]
+    padded = xp.pad(xp.square(x), [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2))
+    total = xp.cumsum(padded, axis=1)
+    total = xp.concatenate([xp.zeros_like(total[:, :1]), total], axis=1)
+    window = total[:, size:size + channels] - total[:, :channels]
+    return (x / (bias + alpha / size * window) ** beta).astype(x.dtype)
