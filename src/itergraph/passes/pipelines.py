@@ -48,6 +48,7 @@ import os
 from collections.abc import Sequence
 
 from ..errors import ModelError
+from ..ir.clone import clone_graph
 from ..ir.graph import Graph
 from ..ir.verifier import verify as verify_graph
 from .base import Pass
@@ -113,3 +114,14 @@ def _with_inputs(graph: Graph, outer: list) -> Graph:
     return Graph(graph.name, inputs=[*outer, *graph.inputs], outputs=graph.outputs,
                  nodes=graph.nodes, initializers=graph.initializers,
                  opset_imports=graph.opset_imports)
+
+
+def rewritten_copy(pipeline: Sequence[Pass], graph: Graph) -> Graph:
+    """`graph` itself when no pass of `pipeline` applies to it, else a copy rewritten by the
+    passes that apply (in order); the caller's graph is never changed."""
+    todo = [p for p in pipeline if p.applicable(graph)]
+    if not todo:
+        return graph
+    copy = clone_graph(graph)
+    run_pipeline(todo, copy)
+    return copy

@@ -35,14 +35,9 @@ def _laid_out(graph: Graph) -> Graph:
     arrays much faster than column blocks of one) and `passes.carried_layout` (a tall, thin
     carried state is carried transposed, its long axis last, so XLA vectorises along it).
     The caller's graph is never changed."""
-    from ...passes.pipelines import XLA_LAYOUT, run_pipeline
+    from ...passes.pipelines import XLA_LAYOUT, rewritten_copy
 
-    todo = [p for p in XLA_LAYOUT if p.applicable(graph)]
-    if not todo:
-        return graph
-    copy = clone_graph(graph)
-    run_pipeline(todo, copy)
-    return copy
+    return rewritten_copy(XLA_LAYOUT, graph)
 
 
 def _fused(graph: Graph) -> Graph | None:

@@ -19,9 +19,8 @@ import os
 import xml.etree.ElementTree as ET
 
 from ...errors import ModelError
-from ...ir.clone import clone_graph
 from ...ir.graph import Graph
-from ...passes.pipelines import OPENVINO_WRITE, run_pipeline
+from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 
 # the translator modules register their ops in the export table when imported
 from . import export_loops, export_ops, export_rnn, export_same  # noqa: F401
@@ -43,12 +42,7 @@ def write(graph: Graph, xml_path, bin_path=None) -> None:
 def _rewritten(graph: Graph) -> Graph:
     """`graph`, or a copy rewritten by `passes.pipelines.OPENVINO_WRITE` where a pass applies
     (lists built in loops become scan outputs, as OpenVINO's own ONNX frontend makes them)."""
-    todo = [p for p in OPENVINO_WRITE if p.applicable(graph)]
-    if not todo:
-        return graph
-    copy = clone_graph(graph)
-    run_pipeline(todo, copy)
-    return copy
+    return rewritten_copy(OPENVINO_WRITE, graph)
 
 
 def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
