@@ -10,6 +10,7 @@ SAME_UPPER / SAME_LOWER pad to ``ceil(size / stride)`` (ONNX ``auto_pad``).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 
 import numpy as np
 
@@ -212,8 +213,9 @@ class _Spatial(Layer):
         self.pre_padding = v
         self.post_padding = v
 
+    @abstractmethod
     def _window(self) -> tuple[int, ...]:
-        raise NotImplementedError
+        """The window's spatial extent (kernel or pooling window), one entry per axis."""
 
     def _check(self):
         x = self._input(0)
