@@ -4,7 +4,7 @@ converted by OpenVINO's ONNX frontend and saved as IR (source ``sklearn-ov``).
 Run by hand from the repository root, in the scikit-learn environment (scikit-learn,
 skl2onnx, onnx, onnxruntime, openvino; none of them is needed by the test suite):
 
-    OMP_NUM_THREADS=1 /work/gen/skl/bin/python tests/realworld/generators/gen_sklearn.py
+    OMP_NUM_THREADS=1 python tests/realworld/generators/gen_sklearn.py   (see README.md here)
 
 What it covers: the models whose ONNX holds loops or the ``ai.onnx.ml`` ops users meet.
 

@@ -34,7 +34,7 @@ either; an IR known to be wrong, ``Case.ir_wrong``) is left out and reported as 
 Run from the repository root, in the TensorFlow 2.15 environment (tf.keras is Keras 2; tf2onnx
 1.17 does not convert TF 2.16+ TensorList loops); about 20 minutes on two busy cores:
 
-    /work/gen/tf215/bin/python tests/realworld/generators/gen_tf.py [--only SUBSTRING]
+    python tests/realworld/generators/gen_tf.py [--only SUBSTRING]
 
 ``--only`` is for trying a case: the manifests then hold only the matching cases.
 """

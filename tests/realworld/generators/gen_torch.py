@@ -27,9 +27,9 @@ outputs. Exports that fail, and exports in which no loop is left, are printed at
 
 Run by hand from the repository root (needs torch, not a test dependency)::
 
-    OMP_NUM_THREADS=1 /work/gen/torch/bin/python tests/realworld/generators/gen_torch.py
+    OMP_NUM_THREADS=1 python tests/realworld/generators/gen_torch.py
 
-Environment ``/work/gen/torch``: torch 2.13 (CPU), onnx, onnxscript (dynamo exporter),
+Environment (see README.md here): torch 2.13 (CPU), onnx, onnxscript (dynamo exporter),
 onnxruntime, openvino 2026.4.
 """
 
