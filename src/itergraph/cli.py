@@ -5,6 +5,8 @@
     itergraph info MODEL
     itergraph explain MODEL [--backend jax]
     itergraph convert IN OUT          (.onnx <-> .xml)
+    itergraph optimize IN OUT [--passes a,b=K,...] [--target T]
+    itergraph optimize --list         (the transforms and their contracts)
 """
 
 from __future__ import annotations
@@ -146,6 +148,23 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_optimize(args) -> int:
+    from . import transforms
+
+    if args.list:
+        for t in transforms.TRANSFORMS.values():
+            arg = f"[={t.argument}]" if t.argument else ""
+            print(f"{t.name}{arg}: {t.summary}\n")
+            print("    " + t.contract().replace("\n", "\n    ") + "\n")
+        return 0
+    if not args.input or not args.output:
+        raise InputError("optimize needs IN and OUT (or --list)")
+    model = transforms.optimize(args.input, passes=args.passes, target=args.target)
+    api.save(model, args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -167,6 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("input")
     c.add_argument("output")
     c.set_defaults(fn=cmd_convert)
+    o = sub.add_parser("optimize", help="apply loop transforms and write the result")
+    o.add_argument("input", nargs="?")
+    o.add_argument("output", nargs="?")
+    o.add_argument("--passes", help="comma-separated transforms, e.g. unroll=4,dead-ports")
+    o.add_argument("--target", help="also apply what the portability check for T needs")
+    o.add_argument("--list", action="store_true", help="list the transforms and exit")
+    o.set_defaults(fn=cmd_optimize)
     args = p.parse_args(argv)
     try:
         return args.fn(args)
