@@ -98,6 +98,15 @@ class Model:
     def info(self) -> str:
         return describe(self.graph)
 
+    def trace(self, feeds: dict[str, Any], tensors=None, steps=None, backend: str = "numpy",
+              path: str | os.PathLike | None = None, **options):
+        """Per-step values of loop body tensors (default: every carried value and loop
+        condition), as an `itergraph.inspect.trace_file.Trace`; see `itergraph.inspect.trace`."""
+        from .inspect.trace import trace
+
+        return trace(self.graph, feeds, tensors, steps, backend, path, model=self.source,
+                     **options)
+
     def save(self, path: str | os.PathLike) -> None:
         save(self, path)
 

@@ -1,0 +1,145 @@
+"""Per-step traces of body tensors: ``trace(graph, feeds, tensors, steps, backend)``.
+
+The graph is marked (`inspect.mark`) and run on the backend: the NumPy and JAX backends of
+itergraph, or ONNX Runtime / OpenVINO on the marked file written in their format; the traced
+values are what that engine computed inside its loop (on JAX, outputs of the compiled scan).
+Stack mode is tried first; when an inner loop's step count or a tensor's shape varies from
+step to step, the run is repeated in thread mode (not on OpenVINO, which has no sequences).
+
+`steps` selects steps: ``"0:10"`` (a Python slice, on the outermost loop's step index),
+``"0:10,2"`` (one selector per loop level, outermost first), or an int. With `path`, entries
+are written to that trace file as they come, in groups whose size keeps the values in memory
+under `memory_budget` bytes (the first group has one entry and measures it), and the
+returned `Trace` reads them back from the file.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import Error, InputError
+from ..ir.graph import Graph
+from .engines import ENGINES, run_on
+from .mark import Marked, mark, resolve
+from .trace_file import Trace, TraceEntry, TraceWriter, load_trace
+
+DEFAULT_BUDGET = 256 << 20
+
+
+def parse_steps(steps) -> list[Any] | None:
+    """`steps` as one selector (int or slice) per loop level, outermost first."""
+    if steps is None:
+        return None
+    if isinstance(steps, int | slice):
+        return [steps]
+    if isinstance(steps, list | tuple):
+        return list(steps)
+    out: list[Any] = []
+    for part in str(steps).split(","):
+        part = part.strip()
+        try:
+            if ":" in part:
+                bits = [int(b) if b.strip() else None for b in part.split(":")]
+                if len(bits) > 3:
+                    raise ValueError
+                out.append(slice(*bits))
+            else:
+                out.append(int(part))
+        except ValueError:
+            raise InputError(f"--steps expects START:STOP[:STEP] or an index per loop level "
+                             f"(comma-separated), got '{steps}'") from None
+    return out
+
+
+def _selected(sel, col: np.ndarray) -> np.ndarray:
+    if isinstance(sel, slice):
+        start, stop, step = sel.start or 0, sel.stop, sel.step or 1
+        if start < 0 or (stop is not None and stop < 0) or step <= 0:
+            raise InputError("step selections are non-negative and increasing "
+                             f"(got {sel.start}:{sel.stop}:{sel.step})")
+        ok = (col >= start) & ((col - start) % step == 0)
+        return ok if stop is None else ok & (col < stop)
+    return col == int(sel)
+
+
+def select(entry: TraceEntry, sel: list[Any] | None) -> TraceEntry:
+    """`entry` restricted to the steps `sel` selects (levels beyond its depth are ignored)."""
+    if sel is None:
+        return entry
+    keep = np.ones(len(entry), bool)
+    for level, s in enumerate(sel[: entry.steps.shape[1]]):
+        keep &= _selected(s, entry.steps[:, level])
+    idx = np.flatnonzero(keep)
+    values = [entry.values[i] for i in idx] if entry.ragged else entry.values[idx]
+    return TraceEntry(entry.key, entry.tensor, entry.loops, entry.kind, values,
+                      entry.steps[idx])
+
+
+def _entry(m: Marked, outs: dict[str, Any]) -> TraceEntry:
+    depth = len(m.loops)
+    if m.mode == "stack":
+        v = np.asarray(outs[m.values])
+        counts = v.shape[:depth]
+        steps = np.indices(counts).reshape(depth, -1).T.astype(np.int64)
+        values: Any = v.reshape((math.prod(counts), *v.shape[depth:]))
+    else:
+        seq, rows = list(outs[m.values]), list(outs[m.steps])
+        steps = np.stack(rows).astype(np.int64) if rows else np.zeros((0, depth), np.int64)
+        shapes = {np.shape(x) for x in seq}
+        values = np.stack(seq) if len(shapes) == 1 else (list(map(np.asarray, seq))
+                                                          if seq else np.zeros((0,)))
+    return TraceEntry(m.key, m.tensor, list(m.loops), m.kind, values, steps.reshape(-1, depth))
+
+
+def _run_marked(graph: Graph, feeds: dict, names: list[str] | None, backend: str,
+                max_iterations: int | None) -> list[TraceEntry]:
+    try:
+        marked, records = mark(graph, names, "stack")
+        outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
+    except Error as first:
+        if backend == "openvino" or isinstance(first, InputError):
+            raise
+        try:
+            marked, records = mark(graph, names, "thread")
+            outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
+        except Error:
+            raise first from None
+    return [_entry(m, outs) for m in records.values()]
+
+
+def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "numpy",
+          path=None, model: str = "", memory_budget: int = DEFAULT_BUDGET,
+          max_iterations: int | None = None) -> Trace:
+    """Trace `tensors` (default: every carried value and loop condition) of `graph` run on
+    `feeds` with `backend` (see the module docstring)."""
+    if backend not in ENGINES:
+        raise InputError(f"unknown trace backend '{backend}'; choose from {', '.join(ENGINES)}")
+    if isinstance(tensors, str):
+        tensors = [tensors]
+    sel = parse_steps(steps)
+    keys = [t.key for t, _ in resolve(graph, tensors)]  # unknown names fail here, early
+    if path is None:
+        entries = _run_marked(graph, feeds, keys, backend, max_iterations) if keys else []
+        return Trace(model, backend, {e.key: select(e, sel) for e in entries})
+    with TraceWriter(path, model, backend) as w:
+        todo, size = list(keys), 1
+        while todo:
+            group, todo = todo[:size], todo[size:]
+            biggest = 1
+            for e in _run_marked(graph, feeds, group, backend, max_iterations):
+                e = select(e, sel)
+                biggest = max(biggest, _nbytes(e))
+                w.add(e)
+                del e
+            size = max(1, memory_budget // biggest)
+    return load_trace(Path(path))
+
+
+def _nbytes(e: TraceEntry) -> int:
+    if e.ragged:
+        return sum(np.asarray(v).nbytes for v in e.values) + e.steps.nbytes
+    return np.asarray(e.values).nbytes + e.steps.nbytes
