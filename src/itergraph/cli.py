@@ -7,6 +7,10 @@
     itergraph convert IN OUT          (.onnx <-> .xml)
     itergraph optimize IN OUT [--passes a,b=K,...] [--target T]
     itergraph optimize --list         (the transforms and their contracts)
+    itergraph trace MODEL --input NAME=FILE.npy ... [--tensor NAME ...] [--steps 0:10]
+                    [--backend numpy|jax|onnxruntime|openvino] -o trace.npz
+    itergraph compare MODEL --input NAME=FILE.npy ... [--engines numpy,jax,onnxruntime,openvino]
+                    [--atol A] [--rtol R]     (exit 0: all agree, 1: they disagree, 2: error)
 """
 
 from __future__ import annotations
@@ -165,6 +169,26 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+def cmd_trace(args) -> int:
+    model = api.load(args.model)
+    t = model.trace(_parse_inputs(args.input), tensors=args.tensor or None, steps=args.steps,
+                    backend=args.backend, path=args.output)
+    for key, e in t.items():
+        shape = f"{len(e.values)} ragged steps" if e.ragged else f"values {e.values.shape}"
+        print(f"{key} ({e.kind}): {len(e)} steps, {shape}")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .inspect.compare import compare
+
+    report = compare(args.model, _parse_inputs(args.input), engines=args.engines,
+                     atol=args.atol, rtol=args.rtol, max_iterations=args.max_iterations)
+    print(report.text())
+    return report.status
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -193,6 +217,24 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--target", help="also apply what the portability check for T needs")
     o.add_argument("--list", action="store_true", help="list the transforms and exit")
     o.set_defaults(fn=cmd_optimize)
+    t = sub.add_parser("trace", help="per-step values of tensors inside loop bodies")
+    t.add_argument("model")
+    t.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    t.add_argument("--tensor", action="append", default=[], metavar="NAME",
+                   help="body tensor (default: every carried value and loop condition)")
+    t.add_argument("--steps", help="START:STOP[:STEP] of the outermost loop, or one per level")
+    t.add_argument("--backend", default="numpy",
+                   choices=("numpy", "jax", "onnxruntime", "openvino"))
+    t.add_argument("-o", "--output", required=True, help="trace file (.npz)")
+    t.set_defaults(fn=cmd_trace)
+    cp = sub.add_parser("compare", help="compare engines, down to the first divergence in a loop")
+    cp.add_argument("model")
+    cp.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    cp.add_argument("--engines", default="numpy,jax,onnxruntime,openvino")
+    cp.add_argument("--atol", type=float, default=1e-5)
+    cp.add_argument("--rtol", type=float, default=1e-5)
+    cp.add_argument("--max-iterations", type=int)
+    cp.set_defaults(fn=cmd_compare)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph, Node, Value
-from ..ir.loop import Carried, Concat, Last, Loop
+from ..ir.loop import Carried, Concat, Last
 from ..ir.types import DataType, SequenceType, TensorType, tensor
 from ..passes.base import Pass
 from .names import BodyTensor, TensorIndex

@@ -11,6 +11,7 @@ tail of the qualified name (``inner_loop/h``). A loop node without a name is cal
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
@@ -37,7 +38,9 @@ class BodyTensor:
         key: list[int] = []
         for pos, s in zip(self.positions, steps):
             key += [pos, s]
-        return (*key, self.position)
+        # a loop's outputs exist once all its steps ran: after its body's tensors
+        after = (float("inf"),) if isinstance(self.value.producer, Loop) else ()
+        return (*key, self.position, *after)
 
 
 def loop_name(graph: Graph, loop: Loop) -> str:
@@ -46,6 +49,13 @@ def loop_name(graph: Graph, loop: Loop) -> str:
     loops = [n for n in graph.nodes if isinstance(n, Loop)]
     op = (loop.origin or "Loop").rpartition(".")[2] or "Loop"
     return f"{op}#{loops.index(loop)}"
+
+
+def _layer_name(node) -> str:
+    """The OpenVINO layer name a node was read from (its ``meta["element"]`` ends with
+    ``layer ID 'NAME' (Type-opsetN)``), or ''."""
+    m = re.search(r"layer \S+ '([^']*)' \([^()]*\)$", str(node.meta.get("element") or ""))
+    return m.group(1) if m else ""
 
 
 class TensorIndex:
@@ -114,17 +124,39 @@ class TensorIndex:
                 out.append((self.entry_for(v, path, names, positions), kind))
         return out
 
+    def aliases(self) -> dict[str, BodyTensor]:
+        """Each body tensor also answers to the name of the node producing it, when that node
+        has one output (OpenVINO IR names layers, not always their output tensors)."""
+        out: dict[str, BodyTensor] = {}
+        for t in self.tensors.values():
+            p = t.value.producer
+            if p is None or len(p.outputs) != 1:
+                continue
+            for alias in (p.name, _layer_name(p)):
+                key = "/".join([*t.loop_names, alias])
+                if alias and alias != t.name and key not in out:
+                    out[key] = BodyTensor(key, alias, t.value, t.path, t.loop_names,
+                                          t.position, t.positions)
+        return out
+
     def lookup(self, name: str) -> BodyTensor:
-        """The body tensor `name` means; `InputError` if none or several, with candidates."""
+        """The body tensor `name` means; `InputError` if none or several, with candidates.
+        Tensor names come first, then producing nodes' names (`aliases`)."""
         if name in self.tensors:
             return self.tensors[name]
         hits = [t for k, t in self.tensors.items() if k.endswith("/" + name)]
+        if not hits:
+            aliases = self.aliases()
+            if name in aliases:
+                return aliases[name]
+            hits = [t for k, t in aliases.items() if k.endswith("/" + name)]
         if len(hits) == 1:
             return hits[0]
         if hits:
             raise InputError(f"tensor name '{name}' is ambiguous: it is in several loop bodies; "
                              f"qualify it: {', '.join(t.key for t in hits)}")
-        words = sorted({*self.tensors, *(t.name for t in self.tensors.values())})
+        words = sorted({*self.tensors, *(t.name for t in self.tensors.values()),
+                        *self.aliases()})
         close = difflib.get_close_matches(name, words, n=6, cutoff=0.5)
         hint = f"; close matches: {', '.join(close)}" if close else (
             f"; body tensors are, e.g.: {', '.join(list(self.tensors)[:8])}"

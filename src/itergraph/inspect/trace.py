@@ -96,7 +96,7 @@ def _entry(m: Marked, outs: dict[str, Any]) -> TraceEntry:
 
 
 def _run_marked(graph: Graph, feeds: dict, names: list[str] | None, backend: str,
-                max_iterations: int | None) -> list[TraceEntry]:
+                max_iterations: int | None) -> tuple[list[TraceEntry], dict[str, Any]]:
     try:
         marked, records = mark(graph, names, "stack")
         outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
@@ -108,7 +108,8 @@ def _run_marked(graph: Graph, feeds: dict, names: list[str] | None, backend: str
             outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
         except Error:
             raise first from None
-    return [_entry(m, outs) for m in records.values()]
+    own = {v.name: outs[v.name] for v in graph.outputs}
+    return [_entry(m, outs) for m in records.values()], own
 
 
 def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "numpy",
@@ -123,14 +124,17 @@ def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "n
     sel = parse_steps(steps)
     keys = [t.key for t, _ in resolve(graph, tensors)]  # unknown names fail here, early
     if path is None:
-        entries = _run_marked(graph, feeds, keys, backend, max_iterations) if keys else []
-        return Trace(model, backend, {e.key: select(e, sel) for e in entries})
+        entries, own = _run_marked(graph, feeds, keys, backend, max_iterations) if keys \
+            else ([], {})
+        out = Trace(model, backend, {e.key: select(e, sel) for e in entries})
+        out.outputs = own
+        return out
     with TraceWriter(path, model, backend) as w:
         todo, size = list(keys), 1
         while todo:
             group, todo = todo[:size], todo[size:]
             biggest = 1
-            for e in _run_marked(graph, feeds, group, backend, max_iterations):
+            for e in _run_marked(graph, feeds, group, backend, max_iterations)[0]:
                 e = select(e, sel)
                 biggest = max(biggest, _nbytes(e))
                 w.add(e)

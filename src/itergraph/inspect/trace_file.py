@@ -57,6 +57,8 @@ class Trace(Mapping):
     model: str
     backend: str
     entries: dict[str, TraceEntry] = field(default_factory=dict)
+    #: the model's own outputs from the traced run (in-memory traces only)
+    outputs: dict[str, Any] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> TraceEntry:
         return self.entries[key]
