@@ -188,3 +188,19 @@ def test_large_trace_streams_to_disk(tmp_path):
         want.append(acc + 1)
         acc = np.float32((acc + 1) * np.float32(0.5) ** 7)
     np.testing.assert_allclose(t["L/t0"].values[:3, 0], want, rtol=1e-6)
+
+
+def test_mark_is_a_named_transform(tmp_path):
+    m, oracle = scan_with_inner_loop()
+    onnx.save(m, tmp_path / "m.onnx")
+    assert main(["optimize", str(tmp_path / "m.onnx"), str(tmp_path / "marked.onnx"),
+                 "--passes", "mark=gh+h_next"]) == 0
+    onnx.checker.check_model(onnx.load(tmp_path / "marked.onnx"), full_check=True)
+    X = np.random.default_rng(4).random((3, 3), np.float32)
+    h0 = np.zeros(3, np.float32)
+    import onnx_builders as ob
+
+    got = ob.run_ort(onnx.load(tmp_path / "marked.onnx"), {"X": X, "h0": h0})
+    want = oracle(h0, X)
+    np.testing.assert_allclose(got["trace0:outer_scan/inner_loop/gh"].reshape(-1, 3),
+                               want["outer_scan/inner_loop/gh"][0], rtol=1e-6)
