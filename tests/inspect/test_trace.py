@@ -123,11 +123,14 @@ def test_marked_file_is_valid_onnx_and_openvino(tmp_path):
         onnx.checker.check_model(write(marked), full_check=True)
         assert {r.key for r in records.values()} == {"outer_scan/inner_loop/gh",
                                                      "outer_scan/h_next"}
-    marked, _ = mark(g, None, "stack")
+    marked, records = mark(g, None, "stack")
     ig.save(marked, tmp_path / "marked.xml")
     import openvino as ov
 
-    assert len(ov.Core().read_model(str(tmp_path / "marked.xml")).outputs) == 4
+    # the model's output, one per traced tensor, and the inner loop's step counts of the
+    # two tensors inside it
+    assert [len(r.counts) for r in records.values()] == [0, 1, 1]
+    assert len(ov.Core().read_model(str(tmp_path / "marked.xml")).outputs) == 1 + 3 + 2
 
 
 def test_cli_trace_file_format(tmp_path):
@@ -204,3 +207,11 @@ def test_mark_is_a_named_transform(tmp_path):
     want = oracle(h0, X)
     np.testing.assert_allclose(got["trace0:outer_scan/inner_loop/gh"].reshape(-1, 3),
                                want["outer_scan/inner_loop/gh"][0], rtol=1e-6)
+
+
+def test_a_ragged_trace_on_openvino_is_an_error_not_garbage():
+    # OpenVINO stacks inner scan outputs of different lengths without complaint, filling the
+    # rest with stale memory; the step counters the mark transform adds catch it.
+    m, feeds, _ = ragged_loops(5)
+    with pytest.raises(ig.ExecutionError, match="'inner' ran 0 to 4 steps"):
+        ig.load(m).trace(feeds, backend="openvino")

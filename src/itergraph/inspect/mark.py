@@ -6,7 +6,10 @@ each enclosing loop over the port just added, and a graph output over the outerm
 output's leading ``d`` axes are the step indices of ``L1 .. Ld`` and the rest is the tensor,
 so nothing but scan outputs is added and every runtime that runs the loops runs the marked
 file (ONNX Runtime, OpenVINO, the JAX backend's compiled scans). It needs every inner loop to
-run the same number of steps at every outer step and the tensor to keep its shape.
+run the same number of steps at every outer step and the tensor to keep its shape. So that a
+runtime that stacks pieces of different lengths without complaint (OpenVINO fills the rest
+with whatever memory held) cannot pass off a wrong trace, each inner loop also counts its
+steps in a carried value, stacked the same way (`Marked.counts`), and the reader checks them.
 
 `thread` mode (ragged traces) threads a sequence through every enclosing loop as a carried
 value, ``SequenceInsert``-ing the tensor at each innermost step, and a second one with the step
@@ -48,6 +51,7 @@ class Marked:
     values: str
     steps: str | None
     mode: str
+    counts: tuple[str, ...] = ()
 
 
 def resolve(graph: Graph, tensors=None) -> list[tuple[BodyTensor, str]]:
@@ -103,12 +107,15 @@ class MarkTensors(Pass):
         taken = _names(graph)
         for i, (t, kind) in enumerate(resolve(graph, self.tensors)):
             base = _unique(f"trace{i}:{t.key}", taken)
+            counts: tuple[str, ...] = ()
             if self.mode == "stack":
                 values, steps = _stack(graph, t, base, taken), None
+                counts = tuple(_stack_count(graph, t, d, base, taken)
+                               for d in range(1, len(t.path)))
             else:
                 values, steps = _thread(graph, t, base, taken)
             self.marked[values] = Marked(t.key, t.name, list(t.loop_names), kind, values,
-                                         steps, self.mode)
+                                         steps, self.mode, counts)
         return len(self.marked)
 
 
@@ -149,6 +156,30 @@ def _stack(graph: Graph, t: BodyTensor, base: str, taken: set[str]) -> str:
         out = Value(name, tensor(tt.dtype, shape) if tt.dtype is not None else
                     TensorType(None, shape))
         t.path[depth].add_output(Concat(cur, out, axis=0, new_axis=True))
+        cur = out
+    graph.outputs.append(cur)
+    return cur.name
+
+
+def _stack_count(graph: Graph, t: BodyTensor, depth: int, base: str, taken: set[str]) -> str:
+    """A graph output with the number of steps the loop at `depth` of `t.path` (>= 1) ran at
+    each step of its enclosing loops, stacked like `_stack` stacks the values (a carried
+    counter of its own, so that the number holds also after zero steps)."""
+    loop = t.path[depth]
+    i64 = tensor("int64", ())
+    zero = _const(t.path[depth - 1].body, f"{base}:n0@{depth}", np.int64(0), taken)
+    one = _const(loop.body, f"{base}:n1@{depth}", np.int64(1), taken)
+    c = Value(_unique(f"{base}:n@{depth}", taken), i64)
+    loop.body.inputs.append(c)
+    c_next = _node(loop.body, "Add", [c, one], f"{base}:n+1@{depth}", taken, i64, version=14)
+    loop.input_ports.append(Carried(zero, c, c_next))
+    cur = Value(_unique(f"{base}:count@{depth}", taken), i64)
+    loop.add_output(Last(c_next, cur))
+    shape: tuple = ()
+    for d in range(depth - 1, -1, -1):
+        shape = (None, *shape)
+        out = Value(_unique(f"{base}:counts@{depth}.{d}", taken), tensor("int64", shape))
+        t.path[d].add_output(Concat(cur, out, axis=0, new_axis=True))
         cur = out
     graph.outputs.append(cur)
     return cur.name

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Error, InputError
+from ..errors import Error, ExecutionError, InputError
 from ..ir.graph import Graph
 from .engines import ENGINES, run_on
 from .mark import Marked, mark, resolve
@@ -84,6 +84,14 @@ def _entry(m: Marked, outs: dict[str, Any]) -> TraceEntry:
     if m.mode == "stack":
         v = np.asarray(outs[m.values])
         counts = v.shape[:depth]
+        for d, name in enumerate(m.counts, start=1):
+            ran = np.asarray(outs[name])
+            if ran.size and not np.all(ran == counts[d]):
+                raise ExecutionError(
+                    f"loop '{m.loops[d]}' ran {int(ran.min())} to {int(ran.max())} steps at "
+                    f"different steps of '{m.loops[d - 1]}': its tensors cannot be stacked "
+                    "(ONNX Runtime, NumPy and JAX trace them as sequences; OpenVINO has no "
+                    "sequences)")
         steps = np.indices(counts).reshape(depth, -1).T.astype(np.int64)
         values: Any = v.reshape((math.prod(counts), *v.shape[depth:]))
     else:
@@ -97,19 +105,21 @@ def _entry(m: Marked, outs: dict[str, Any]) -> TraceEntry:
 
 def _run_marked(graph: Graph, feeds: dict, names: list[str] | None, backend: str,
                 max_iterations: int | None) -> tuple[list[TraceEntry], dict[str, Any]]:
-    try:
-        marked, records = mark(graph, names, "stack")
+    def run(mode: str) -> tuple[list[TraceEntry], dict[str, Any]]:
+        marked, records = mark(graph, names, mode)
         outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
+        return [_entry(m, outs) for m in records.values()], outs
+
+    try:
+        entries, outs = run("stack")
     except Error as first:
         if backend == "openvino" or isinstance(first, InputError):
             raise
         try:
-            marked, records = mark(graph, names, "thread")
-            outs = run_on(backend, marked, feeds, max_iterations=max_iterations)
+            entries, outs = run("thread")
         except Error:
             raise first from None
-    own = {v.name: outs[v.name] for v in graph.outputs}
-    return [_entry(m, outs) for m in records.values()], own
+    return entries, {v.name: outs[v.name] for v in graph.outputs}
 
 
 def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "numpy",
