@@ -26,7 +26,7 @@ from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
 from ...ir.types import TensorType
-from .export_common import ordered, output_type, value_info
+from .export_common import declarable, ordered, output_type, value_info
 from .export_table import exporter_for
 from .loop_export import required_opset
 from .naming import Env, Namer
@@ -93,7 +93,8 @@ class Writer:
                                                _declared_type(v), v.name) for v in g.outputs],
                                top=top)
         return helper.make_graph(nodes, g.name or ("main" if top else self.fresh("subgraph")),
-                                 inputs, outputs, inits)
+                                 inputs, outputs, inits,
+                                 value_info=_value_infos(g, env, inputs, outputs, nodes))
 
     def outputs(self, nodes: list, inits: list, outs: list[tuple[str, Any, str]],
                 top: bool = False) -> list[onnx.ValueInfoProto]:
@@ -120,6 +121,24 @@ class Writer:
     def node(self, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
         """Append the ONNX form of `n` to `nodes`, as its entry in :mod:`.export_table` says."""
         exporter_for(n)(self, n, env, nodes)
+
+
+def _value_infos(g: Graph, env: Env, inputs: list, outputs: list,
+                 nodes: list[onnx.NodeProto]) -> list[onnx.ValueInfoProto]:
+    """``value_info`` for the node outputs of `g` whose type shape inference wrote
+    (``meta["value_info"]``, see `transforms.infer_shapes`) and that are neither inputs nor
+    outputs of the written graph."""
+    taken = {vi.name for vi in [*inputs, *outputs]}
+    written = {o for n in nodes for o in n.output}
+    out = []
+    for n in g.nodes:
+        for v in n.outputs:
+            name = env.names.get(v.uid)
+            if (v.meta.get("value_info") and name and name not in taken and name in written
+                    and declarable(v.type)):
+                out.append(value_info(name, v.type))
+                taken.add(name)
+    return out
 
 
 def target_opset(graph: Graph, opset: int | None) -> int:
