@@ -15,7 +15,8 @@ class InlineIf(Pass):
     Applies to: every standard-domain ``If`` node at any depth (main graph, loop bodies,
     branches) whose ``cond`` is a one-element tensor known before the run: a constant, or an
     expression of constants and static shapes (`static_values`: ``Equal(Gather(Shape(x),
-    0), 1)``...). The chosen branch (``then_branch`` when true) is copied into the node's
+    0), 1)``...; shapes as the values' types state them: ``infer-shapes`` first makes more of
+    them static). The chosen branch (``then_branch`` when true) is copied into the node's
     graph in its place, its initializers becoming initializers of that graph; each output of
     the ``If`` is then produced by an ``Identity`` of the branch's output, so every reader
     (nodes, loop ports, graph outputs) keeps reading the very same value. An inlined branch

@@ -239,10 +239,8 @@ def _infer_loop(loop: Loop, opset: int) -> None:
 def _iterations(loop: Loop) -> int | None:
     """The loop's iteration count when it is known before the run."""
     for v in (loop.initial_condition, loop.condition_result):
-        if v is not None:
-            known = static_value(v)
-            if known is None or known.size != 1 or not bool(known.reshape(())):
-                return None
+        if v is not None and not _always_true(v, loop):
+            return None
     if loop.precondition is not None or loop.strict_slices:
         return None
     bounds = []
@@ -257,6 +255,22 @@ def _iterations(loop: Loop) -> int | None:
             return None
         bounds.append(c)
     return min(bounds) if bounds else None
+
+
+def _always_true(v: Value, loop: Loop) -> bool:
+    """Whether condition `v` is true in every iteration: a static true, or the incoming
+    condition passed through ``Identity`` nodes (then true as long as the loop runs)."""
+    for _ in range(64):
+        if v is loop.condition_param and v is not None:
+            return True
+        known = static_value(v)
+        if known is not None:
+            return known.size == 1 and bool(known.reshape(()))
+        n = v.producer
+        if n is None or n.op_type != "Identity" or n.domain not in STD or not n.inputs:
+            return False
+        v = n.inputs[0]
+    return False
 
 
 def _concat_type(p: Concat, count: int | None):

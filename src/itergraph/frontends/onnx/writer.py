@@ -53,6 +53,7 @@ class Writer:
         self.node_names = Namer()
         self.reserved: dict[int, str] = {}
         self.domains: dict[str, int] = {}
+        self.inferred: dict[str, Value] = {}  # name -> value whose type inference wrote
 
     # naming ---------------------------------------------------------------------------------
 
@@ -62,6 +63,8 @@ class Writer:
     def define(self, env: Env, v: Value, hint: str | None = None) -> str:
         name = self.reserved.pop(v.uid, None) or self.fresh(hint or v.name or "v")
         env.names[v.uid] = name
+        if v.meta.get("value_info"):
+            self.inferred[name] = v
         return name
 
     def name(self, env: Env, v: Value, user: str) -> str:
@@ -93,8 +96,7 @@ class Writer:
                                                _declared_type(v), v.name) for v in g.outputs],
                                top=top)
         return helper.make_graph(nodes, g.name or ("main" if top else self.fresh("subgraph")),
-                                 inputs, outputs, inits,
-                                 value_info=_value_infos(g, env, inputs, outputs, nodes))
+                                 inputs, outputs, inits)
 
     def outputs(self, nodes: list, inits: list, outs: list[tuple[str, Any, str]],
                 top: bool = False) -> list[onnx.ValueInfoProto]:
@@ -123,22 +125,20 @@ class Writer:
         exporter_for(n)(self, n, env, nodes)
 
 
-def _value_infos(g: Graph, env: Env, inputs: list, outputs: list,
-                 nodes: list[onnx.NodeProto]) -> list[onnx.ValueInfoProto]:
-    """``value_info`` for the node outputs of `g` whose type shape inference wrote
-    (``meta["value_info"]``, see `transforms.infer_shapes`) and that are neither inputs nor
-    outputs of the written graph."""
-    taken = {vi.name for vi in [*inputs, *outputs]}
-    written = {o for n in nodes for o in n.output}
-    out = []
-    for n in g.nodes:
-        for v in n.outputs:
-            name = env.names.get(v.uid)
-            if (v.meta.get("value_info") and name and name not in taken and name in written
-                    and declarable(v.type)):
-                out.append(value_info(name, v.type))
-                taken.add(name)
-    return out
+def _declare_inferred(gp: onnx.GraphProto, inferred: dict[str, Value]) -> None:
+    """Add to `gp` and its subgraphs a ``value_info`` for each node output named after a value
+    whose type shape inference wrote (``meta["value_info"]``, see `transforms.infer_shapes`),
+    unless it is an input or output of that graph."""
+    taken = {vi.name for vi in [*gp.input, *gp.output, *gp.value_info]}
+    for n in gp.node:
+        for o in n.output:
+            v = inferred.get(o)
+            if v is not None and o not in taken and declarable(v.type):
+                gp.value_info.append(value_info(o, v.type))
+                taken.add(o)
+        for a in n.attribute:
+            for g in [a.g] if a.HasField("g") else list(a.graphs):
+                _declare_inferred(g, inferred)
 
 
 def target_opset(graph: Graph, opset: int | None) -> int:
@@ -176,6 +176,7 @@ def write(graph: Graph, opset: int | None = None, *, producer_name: str = "iterg
         helper.find_min_ir_version_for(opsets, ignore_unknown=True), 7)
     _meta(model, graph.meta)
     _fill_main_types(model)
+    _declare_inferred(model.graph, w.inferred)
     return model
 
 
