@@ -30,6 +30,7 @@ from ..ir.types import DataType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import dead_ports
 from ..passes.loop_motion import const_value
+from .infer_shapes import join
 
 META_KEY = "itergraph.step_model"
 
@@ -175,7 +176,9 @@ def build_step(graph: Graph, loop: Loop) -> tuple[Graph, StepLayout]:
 
     for i, c in enumerate(loop.carried):
         base = c.param.name or f"state{i}"
-        layout.state.append((take(c.param, base).name, out(c.result, f"{base}_next"), c))
+        v = take(c.param, base)
+        v.type = _state_type(c)
+        layout.state.append((v.name, out(c.result, f"{base}_next"), c))
     for i, s in enumerate(loop.sliced):
         if param[s.param.uid].uid in read:
             layout.pieces.append((take(s.param, s.param.name or f"piece{i}").name, s))
@@ -195,6 +198,18 @@ def build_step(graph: Graph, loop: Loop) -> tuple[Graph, StepLayout]:
     step = Graph(f"{loop.name or 'loop'}_step", inputs, outputs, [*copy.nodes, *extra],
                  [*inits, *copy.initializers], graph.opset_imports)
     return step, layout
+
+
+def _state_type(c: Carried):
+    """The type a state input declares: the dims the parameter and the result agree on (a
+    carried value may change shape from step to step), else the parameter's rank only."""
+    t = join(c.param.type, c.result.type)
+    if isinstance(t, TensorType) and t.shape is not None:
+        return t
+    p = c.param.type
+    if isinstance(p, TensorType) and p.shape is not None:
+        return TensorType(p.dtype, (None,) * len(p.shape))
+    return p
 
 
 def run_steps(model, feeds: dict, loop: str | None = None,
