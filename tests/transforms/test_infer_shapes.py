@@ -17,6 +17,8 @@ from xf_models import (
     loops_of,
     onnx_loop,
     onnx_loop_feeds,
+    onnx_scan,
+    onnx_scan_feeds,
     vi,
 )
 
@@ -137,4 +139,20 @@ def test_carried_dim_that_changes_becomes_unknown(tmp_path):
     assert out.graph.outputs[1].type.shape == (3,)  # static count of scalar sums
     feeds = {"c0": np.ones((1, 2), np.float32), "x": np.full((1, 2), 2, np.float32)}
     assert out.run(feeds)["c_final"].shape == (4, 2)
+    assert_runs_the_same(model, out, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("flavour", ["onnx.Loop", "onnx.Scan"])
+def test_symbolic_length_carries_over_to_scan_outputs(flavour, tmp_path):
+    """x is ['n', 3]: the count is Gather(Shape(x), 0) (Loop) or x's whole axis (Scan), so
+    the stacked output is ['n', 3] even where the file declares no shape for it."""
+    build = onnx_loop if flavour == "onnx.Loop" else onnx_scan
+    m = build(n="n")
+    for vi_ in m.graph.output:
+        vi_.type.tensor_type.ClearField("shape")
+    model = ig.load(m)
+    out = optimize(model, ["infer-shapes"])
+    y = next(v for v in out.graph.outputs if v.name in ("y", "out"))
+    assert y.type.shape == ("n", 3)
+    feeds = (onnx_loop_feeds if flavour == "onnx.Loop" else onnx_scan_feeds)(4)
     assert_runs_the_same(model, out, feeds, tmp_path)

@@ -49,8 +49,8 @@ class FoldTripCount(LoopPass):
             graph.initializers.append(c)
             loop.trip_count = c
             return 1
-        if any(_walks_whole_axis(s, *src) for s in loop.sliced
-               for src in [_shape_source(t)] if src is not None):
+        if any(walks_whole_axis(s, *src) for s in loop.sliced
+               for src in [shape_source(t)] if src is not None):
             loop.trip_count = None
             return 1
         return 0
@@ -59,7 +59,7 @@ class FoldTripCount(LoopPass):
 fold_trip_count = FoldTripCount()
 
 
-def _shape_source(v: Value) -> tuple[Value, int] | None:
+def shape_source(v: Value) -> tuple[Value, int] | None:
     """``(x, axis)`` when `v` is the length of `x`'s axis `axis`, read from its shape."""
     for _ in range(16):
         n = v.producer
@@ -83,7 +83,7 @@ def _shape_source(v: Value) -> tuple[Value, int] | None:
     return None
 
 
-def _walks_whole_axis(s: Sliced, x: Value, axis: int) -> bool:
+def walks_whole_axis(s: Sliced, x: Value, axis: int) -> bool:
     if s.value is not x or s.part_size != 1 or abs(s.stride) != 1:
         return False
     if axis < 0 or s.axis < 0:

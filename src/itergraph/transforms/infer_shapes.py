@@ -23,6 +23,7 @@ from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import const_trip_count, slice_count
+from ..passes.fold_trip_count import shape_source, walks_whole_axis
 from ..passes.loop_motion import STD
 from ..passes.static_values import static_int, static_value
 
@@ -50,7 +51,9 @@ class InferShapes(Pass):
       result: zero iterations give the initial value); a ``Concat`` output has the per-step
       type with the iteration count inserted (new axis) or multiplied into the axis, that
       count being static when the trip count and every slice count are static and no
-      condition can end the loop earlier (a static ``length`` pads to itself).
+      condition can end the loop earlier (a static ``length`` pads to itself), or the
+      symbolic dim (``"seq"``) when every bound is that one dim of a shape (a trip count
+      ``Gather(Shape(x), k)``, a sliced input walking its whole axis).
 
     An inferred type is merged with what the file declared: a known dimension beats an
     unknown one; where both are known the inferred one is kept. Values whose type was
@@ -236,25 +239,36 @@ def _infer_loop(loop: Loop, opset: int) -> None:
             _set(p.output, _concat_type(p, count))
 
 
-def _iterations(loop: Loop) -> int | None:
-    """The loop's iteration count when it is known before the run."""
+def _iterations(loop: Loop) -> int | str | None:
+    """The loop's iteration count when it is known before the run: an int, or the symbolic
+    dim (``"seq"``) that every bound of the loop is; else None."""
     for v in (loop.initial_condition, loop.condition_result):
         if v is not None and not _always_true(v, loop):
             return None
     if loop.precondition is not None or loop.strict_slices:
         return None
-    bounds = []
+    bounds: list[int | str | None] = []
     if loop.trip_count is not None:
         t = const_trip_count(loop)
-        if t is None:
-            return None
-        bounds.append(t)
+        src = shape_source(loop.trip_count) if t is None else None
+        bounds.append(t if src is None else _dim(*src))
     for s in loop.sliced:
         c = slice_count(s)
-        if c is None:
-            return None
+        if c is None and walks_whole_axis(s, s.value, s.axis):
+            c = _dim(s.value, s.axis)
         bounds.append(c)
-    return min(bounds) if bounds else None
+    if not bounds or any(b is None for b in bounds):
+        return None
+    if all(isinstance(b, int) for b in bounds):
+        return min(bounds)
+    return bounds[0] if len(set(bounds)) == 1 else None
+
+
+def _dim(v: Value, axis: int) -> int | str | None:
+    t = v.type
+    if isinstance(t, TensorType) and t.shape is not None and 0 <= axis < len(t.shape):
+        return t.shape[axis]
+    return None
 
 
 def _always_true(v: Value, loop: Loop) -> bool:
@@ -273,13 +287,13 @@ def _always_true(v: Value, loop: Loop) -> bool:
     return False
 
 
-def _concat_type(p: Concat, count: int | None):
+def _concat_type(p: Concat, count: int | str | None):
     t = p.result.type
     if not isinstance(t, TensorType):
         return None
     if p.length is not None:
         length = static_int(p.length)
-        count = length if length is not None and count is not None and length >= count \
+        count = length if length is not None and isinstance(count, int) and length >= count \
             else None
     if t.shape is None:
         return TensorType(t.dtype, None)
@@ -294,6 +308,7 @@ def _concat_type(p: Concat, count: int | None):
             return TensorType(t.dtype, None)
         axis = p.axis % len(dims)
         d = dims[axis]
-        dims[axis] = d * count if isinstance(d, int) and count is not None else None
+        dims[axis] = d * count if isinstance(d, int) and isinstance(count, int) else \
+            count if d == 1 else None
     return TensorType(t.dtype, tuple(dims))
 
