@@ -103,3 +103,45 @@ def test_cli_writes_the_step_model(tmp_path):
                      "step-model=main_loop"]) == 0
     assert "acc_next" in [o.name for o in onnx.load(dst).graph.output]
     assert cli.main(["optimize", str(src), str(dst), "--passes", "step-model=nope"]) == 2
+
+
+def _ov_while(limit: float) -> ov.Model:
+    """OpenVINO Loop-5: S += X * current_iteration (an i64[1] parameter) while sum(S) <
+    limit, at most T times; stacks S."""
+    from openvino import opset13 as ops
+
+    T = ops.parameter([], np.int64, name="T")
+    X = ops.parameter([2, 3], np.float32, name="X")
+    S = ops.parameter([2, 3], np.float32, name="S")
+    it = ops.parameter([1], np.int64, name="it")
+    xi = ops.parameter([2, 3], np.float32, name="xi")
+    si = ops.parameter([2, 3], np.float32, name="si")
+    s2 = ops.add(si, ops.multiply(xi, ops.convert(it, "f32")))
+    total = ops.reduce_sum(s2, ops.constant(np.array([0, 1])), False)
+    rs, rc = ops.result(s2), ops.result(ops.less(total, ops.constant(np.float32(limit))))
+    ry = ops.result(ops.unsqueeze(s2, ops.constant(np.array([0]))))
+    loop = ops.loop(T, ops.constant(np.array(True)))
+    loop.set_function(ov.Model([rs, rc, ry], [it, xi, si], "body"))
+    loop.set_special_body_ports([0, 1])
+    loop.set_invariant_input(xi, X.output(0))
+    loop.set_merged_input(si, S.output(0), rs.output(0))
+    return ov.Model([loop.get_iter_value(rs.output(0), -1),
+                     loop.get_concatenated_slices(ry.output(0), 0, 1, 1, -1, 0)],
+                    [T, X, S], "while")
+
+
+@pytest.mark.parametrize("trip", [0, 3, 50])
+def test_while_loop_with_its_iteration_number(trip, tmp_path):
+    model = ig.load(as_file(_ov_while(40.0), tmp_path, "in"))
+    feeds = {"T": np.array(trip, np.int64), "X": np.ones((2, 3), np.float32),
+             "S": np.zeros((2, 3), np.float32)}
+    want = _loop_outputs(model, feeds)
+    step = optimize(model, ["step-model"])
+    ig.save(step, tmp_path / "step.onnx")
+    ig.save(step, tmp_path / "step.xml")
+    for who, driver in (("itergraph", None), ("onnxruntime", _ort_step(tmp_path / "step.onnx")),
+                        ("openvino", _ov_step(tmp_path / "step.xml"))):
+        got = run_steps(model, feeds, step=driver)
+        for k, w in want.items():
+            assert got[k].shape == w.shape, (who, k)
+            np.testing.assert_allclose(got[k], w, rtol=1e-6, err_msg=f"{who}: {k}")

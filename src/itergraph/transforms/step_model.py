@@ -47,6 +47,7 @@ class StepLayout:
     condition_in: str | None = None
     outputs: list[tuple[str, Last | Concat]] = field(default_factory=list)
     condition: str | None = None
+    iteration_type: TensorType = field(default_factory=lambda: TensorType(DataType.INT64, ()))
 
     def as_json(self) -> str:
         return json.dumps({
@@ -184,11 +185,12 @@ def build_step(graph: Graph, loop: Loop) -> tuple[Graph, StepLayout]:
             layout.pieces.append((take(s.param, s.param.name or f"piece{i}").name, s))
     if loop.iteration_param is not None and param[loop.iteration_param.uid].uid in read:
         v = take(loop.iteration_param, loop.iteration_param.name or "iteration")
-        v.type = TensorType(DataType.INT64, ())
+        v.type = _scalar_type(v.type, DataType.INT64)
         layout.iteration = v.name
+        layout.iteration_type = v.type
     if loop.condition_param is not None and param[loop.condition_param.uid].uid in read:
         v = take(loop.condition_param, loop.condition_param.name or "condition_in")
-        v.type = TensorType(DataType.BOOL, ())
+        v.type = _scalar_type(v.type, DataType.BOOL)
         layout.condition_in = v.name
     for i, p in enumerate(loop.output_ports):
         kind = "last" if isinstance(p, Last) else "step"
@@ -198,6 +200,15 @@ def build_step(graph: Graph, loop: Loop) -> tuple[Graph, StepLayout]:
     step = Graph(f"{loop.name or 'loop'}_step", inputs, outputs, [*copy.nodes, *extra],
                  [*inits, *copy.initializers], graph.opset_imports)
     return step, layout
+
+
+def _scalar_type(t, dtype: DataType) -> TensorType:
+    """A special parameter's type: as the body declares it (OpenVINO's current_iteration may
+    be int32, or of shape [1]) where it does, else a scalar of `dtype`."""
+    if isinstance(t, TensorType) and t.dtype is not None and t.shape is not None and all(
+            d == 1 for d in t.shape):
+        return t
+    return TensorType(dtype, ())
 
 
 def _state_type(c: Carried):
@@ -284,7 +295,8 @@ def _drive(node: Loop, layout: StepLayout, outer: dict, step, max_iterations: in
             raise IterationLimitError(f"{where(node)}: more than {max_iterations} steps")
         feed = {**fixed, **state, **{n: _piece(s, x, k) for n, s, x in sources}}
         if layout.iteration:
-            feed[layout.iteration] = np.array(k, np.int64)
+            t = layout.iteration_type
+            feed[layout.iteration] = np.full(t.shape, k, t.dtype.numpy)
         if layout.condition_in:
             feed[layout.condition_in] = np.array(cond)
         got = step(feed)
@@ -314,7 +326,7 @@ def _finish(node: Loop, layout: StepLayout, name: str, p, pieces, last, outer):
     if p.reverse:
         parts.reverse()
     if not parts:
-        return np.zeros((0,), np.float32)
+        return _empty(p)
     joined = np.stack(parts, p.axis) if p.new_axis else np.concatenate(parts, p.axis)
     if p.length is not None:
         want = int(np.asarray(outer[p.length.uid]).reshape(()))
@@ -323,3 +335,17 @@ def _finish(node: Loop, layout: StepLayout, name: str, p, pieces, last, outer):
         pad[axis] = (0, want - joined.shape[axis])
         joined = np.pad(joined, pad)
     return joined
+
+
+def _empty(p: Concat) -> np.ndarray:
+    """A concatenated output after zero steps: length 0 on the axis, the result's declared
+    shape elsewhere (unknown dims 0), as the loop itself gives it."""
+    t = p.result.type
+    if not isinstance(t, TensorType) or t.shape is None:
+        return np.zeros((0,), np.float32)
+    dims = [d if isinstance(d, int) else 0 for d in t.shape]
+    if p.new_axis:
+        dims.insert(p.axis % (len(dims) + 1), 0)
+    else:
+        dims[p.axis % len(dims)] = 0
+    return np.zeros(dims, t.dtype.numpy if t.dtype is not None else np.float32)
