@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from ..inspect.mark import MarkTensors
+from ..passes.dead_ports import dead_ports
+from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
+from ..passes.inline_if import inline_if
+from .infer_shapes import infer_shapes
 from .registry import Transform
+from .step_model import StepModel
 
 TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
     Transform.of("hoist", "loop-invariant body nodes move out of their loop", hoist_invariants),
     Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
               "conditions) become graph outputs through scan outputs of their loops",
               lambda arg: MarkTensors(None if arg is None else arg.split("+")), "NAMES"),
+    Transform.of("dead-ports", "unused loop ports, loops and nodes are removed", dead_ports),
+    Transform.of("fold-trip-count", "a trip count known from constants or shapes becomes a "
+                 "constant", fold_trip_count),
+    Transform.of("inline-if", "an If with a static condition becomes its branch", inline_if),
+    Transform.of("infer-shapes", "static element types and shapes of every value, through "
+                 "loops", infer_shapes),
+    Transform("step-model", "one iteration of a loop as a model with its state as inputs and "
+              "outputs", StepModel, "LOOP"),
 )}
 
 #: What ``optimize`` runs when given neither passes nor a target.

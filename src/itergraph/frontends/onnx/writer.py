@@ -26,7 +26,7 @@ from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
 from ...ir.types import TensorType
-from .export_common import ordered, output_type, value_info
+from .export_common import declarable, ordered, output_type, value_info
 from .export_table import exporter_for
 from .loop_export import required_opset
 from .naming import Env, Namer
@@ -53,6 +53,7 @@ class Writer:
         self.node_names = Namer()
         self.reserved: dict[int, str] = {}
         self.domains: dict[str, int] = {}
+        self.inferred: dict[str, Value] = {}  # name -> value whose type inference wrote
 
     # naming ---------------------------------------------------------------------------------
 
@@ -62,6 +63,8 @@ class Writer:
     def define(self, env: Env, v: Value, hint: str | None = None) -> str:
         name = self.reserved.pop(v.uid, None) or self.fresh(hint or v.name or "v")
         env.names[v.uid] = name
+        if v.meta.get("value_info"):
+            self.inferred[name] = v
         return name
 
     def name(self, env: Env, v: Value, user: str) -> str:
@@ -122,6 +125,22 @@ class Writer:
         exporter_for(n)(self, n, env, nodes)
 
 
+def _declare_inferred(gp: onnx.GraphProto, inferred: dict[str, Value]) -> None:
+    """Add to `gp` and its subgraphs a ``value_info`` for each node output named after a value
+    whose type shape inference wrote (``meta["value_info"]``, see `transforms.infer_shapes`),
+    unless it is an input or output of that graph."""
+    taken = {vi.name for vi in [*gp.input, *gp.output, *gp.value_info]}
+    for n in gp.node:
+        for o in n.output:
+            v = inferred.get(o)
+            if v is not None and o not in taken and declarable(v.type):
+                gp.value_info.append(value_info(o, v.type))
+                taken.add(o)
+        for a in n.attribute:
+            for g in [a.g] if a.HasField("g") else list(a.graphs):
+                _declare_inferred(g, inferred)
+
+
 def target_opset(graph: Graph, opset: int | None) -> int:
     need = max((required_opset(loop) for _, loop in graph.walk() if isinstance(loop, Loop)),
                default=1)
@@ -157,6 +176,7 @@ def write(graph: Graph, opset: int | None = None, *, producer_name: str = "iterg
         helper.find_min_ir_version_for(opsets, ignore_unknown=True), 7)
     _meta(model, graph.meta)
     _fill_main_types(model)
+    _declare_inferred(model.graph, w.inferred)
     return model
 
 

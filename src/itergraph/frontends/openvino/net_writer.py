@@ -179,6 +179,12 @@ class NetWriter:
     def bind(self, v: Value, out: Out) -> Out:
         dt = value_dtype(v) or out.dtype
         shape = value_shape(v) if value_shape(v) is not None else out.shape
+        if out.shape is None and shape is not None and v.meta.get("value_info"):
+            # a shape that infer-shapes found: the port states it (transforms.infer_shapes)
+            el = self.port_el.get((out.layer, out.port))
+            if el is not None and el.find("dim") is None:
+                for d in shape:
+                    ET.SubElement(el, "dim").text = str(d) if isinstance(d, int) else "-1"
         out = Out(out.layer, out.port, dt, shape, out.net)
         self.env[v.uid] = out
         return out
