@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 from onnx import helper as h
-from tests.onnx_builders import I64, B, F, body, const, model, vi
+
+from onnx_builders import I64, B, F, body, const, model, vi
 
 HIDDEN, FEATURES, VOCAB, EOS = 8, 4, 6, 0
 
