@@ -1,8 +1,12 @@
 """Ray Data integration (the optional extra ``itergraph[ray]``).
 
     import ray, itergraph.ray
-    ds = ray.data.from_items([{"X": x, "H0": h, "C0": c} for ...])   # one row per input
+    ds = ray.data.from_items([{"id": i, "X": x, "H0": h, "C0": c} for ...])  # a row per input
     out = itergraph.ray.map_batches("model.onnx", ds, batch_size=32, concurrency=2)
+
+A row holds one input: a column per model input with the feed ``Model.run`` would take (its
+batch axis included), and any other columns (ids, keys), which are passed through to the
+output rows beside a column per model output.
 
 Each Ray worker (an actor of `map_batches`) loads the model once, keeps it for every block it
 is given (compiled plans included), and runs each block with `Model.run_many`, so batching
@@ -49,11 +53,14 @@ class _Rows:
         self.model, self.kw = _model(source), run_many_kw
 
     def __call__(self, batch: dict) -> dict:
-        names = list(batch)
-        n = len(batch[names[0]]) if names else 0
+        inputs = {v.name for v in self.model.inputs}
+        names = [k for k in batch if k in inputs]
+        n = len(next(iter(batch.values()))) if batch else 0
         rows = ({k: np.asarray(batch[k][i]) for k in names} for i in range(n))
         results = list(self.model.run_many(rows, **self.kw))
-        return {k: _column([r[k] for r in results]) for k in (results[0] if results else {})}
+        out = {k: v for k, v in batch.items() if k not in inputs}  # keys, ids: passed through
+        out.update({k: _column([r[k] for r in results]) for k in (results[0] if results else {})})
+        return out
 
 
 def _column(values: list) -> np.ndarray:
