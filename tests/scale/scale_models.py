@@ -12,8 +12,9 @@ from onnx_builders import I64, B, F, body, const, model, vi
 HIDDEN, FEATURES, VOCAB, EOS = 8, 4, 6, 0
 
 
-def lstm_scan(seed: int = 0):
+def lstm_scan(seed: int = 0, hidden: int = HIDDEN, features: int = FEATURES):
     """X [N, T, F], H0/C0 [N, H] -> Y [N, T, H] (every step's h), H [N, H] (the last)."""
+    HIDDEN, FEATURES = hidden, features  # noqa: N806 - the module's sizes, overridden
     rng = np.random.default_rng(seed)
     w = rng.normal(0, 0.5, (FEATURES, 4 * HIDDEN)).astype(np.float32)
     r = rng.normal(0, 0.5, (HIDDEN, 4 * HIDDEN)).astype(np.float32)
@@ -47,10 +48,11 @@ def lstm_scan(seed: int = 0):
                  [const("W", w), const("R", r), const("Bias", b)])
 
 
-def decoder(seed: int = 1, max_len: int = 40):
+def decoder(seed: int = 1, max_len: int = 40, hidden: int = HIDDEN, vocab: int = VOCAB):
     """S [N, H] -> TOKENS [steps, N]: h <- tanh(h R + b), token = argmax(h V); stops after
     the step whose token (summed over the batch) is EOS -- per example, so the trip count
     depends on the data."""
+    HIDDEN, VOCAB = hidden, vocab  # noqa: N806 - the module's sizes, overridden
     rng = np.random.default_rng(seed)
     r = rng.normal(0, 0.9, (HIDDEN, HIDDEN)).astype(np.float32)
     v = rng.normal(0, 1.0, (HIDDEN, VOCAB)).astype(np.float32)
@@ -74,7 +76,9 @@ def decoder(seed: int = 1, max_len: int = 40):
                   const("R", r), const("V", v)])
 
 
-def lstm_feeds(n: int, lengths=(5,), seed: int = 2) -> list[dict]:
+def lstm_feeds(n: int, lengths=(5,), seed: int = 2, hidden: int = HIDDEN,
+               features: int = FEATURES) -> list[dict]:
+    HIDDEN, FEATURES = hidden, features  # noqa: N806 - the module's sizes, overridden
     rng = np.random.default_rng(seed)
     out = []
     for k in range(n):
@@ -85,6 +89,7 @@ def lstm_feeds(n: int, lengths=(5,), seed: int = 2) -> list[dict]:
     return out
 
 
-def decoder_feeds(n: int, seed: int = 3) -> list[dict]:
+def decoder_feeds(n: int, seed: int = 3, hidden: int = HIDDEN) -> list[dict]:
+    HIDDEN = hidden  # noqa: N806 - the module's size, overridden
     rng = np.random.default_rng(seed)
     return [{"S": rng.normal(0, 1.5, (1, HIDDEN)).astype(np.float32)} for _ in range(n)]
