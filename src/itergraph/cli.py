@@ -184,6 +184,8 @@ def cmd_run_many(args) -> int:
     todo = scale_jobs.pending(plan)
     progress = scale_jobs.Progress(len(plan), len(plan) - len(todo))
     kw = {"batch_size": args.batch_size, "backend": args.backend}
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
     if args.ray:
         from . import ray as ig_ray
 

@@ -46,14 +46,16 @@ def test_a_link_where_a_result_goes_is_refused(tmp_path, capsys):
     assert "symbolic link" in capsys.readouterr().err and not target.exists()
 
 
-@pytest.mark.parametrize("bad", ["--inputs-missing", "--batch-size-zero"])
+@pytest.mark.parametrize("bad", ["--inputs-missing", "--batch-size-zero", "--workers-zero"])
 def test_bad_arguments_are_the_users_error(tmp_path, capsys, bad):
     model_path, in_dir, _ = make_job(tmp_path, 1, 4)
     args = ["run-many", str(model_path), "--inputs", str(in_dir), "--output-dir",
             str(tmp_path / "out")]
     if bad == "--inputs-missing":
         args[3] = str(tmp_path / "nope")
-    else:
+    elif bad == "--batch-size-zero":
         args += ["--batch-size", "0"]
+    else:
+        args += ["--workers", "0"]
     assert main(args) == 2
     assert "itergraph: error:" in capsys.readouterr().err
