@@ -10,7 +10,7 @@ from onnx import helper as h
 
 import itergraph as ig
 from itergraph.scale.run_many import batching_plan
-from onnx_builders import I64, F, const, vi
+from onnx_builders import I64, F, const, model, vi
 
 RNG = np.random.default_rng(7)
 W64 = RNG.normal(size=(6, 5)).astype(np.float32)
@@ -149,3 +149,14 @@ def test_embedding_lookup_batches_on_the_indices():
     feeds = [{"X": RNG.integers(0, 10, (1, 4))} for _ in range(5)]
     for g, f in zip(m.run_many(feeds, batch_size=4), feeds):
         np.testing.assert_array_equal(g["Y"], m.run(f)["Y"])
+
+
+@pytest.mark.parametrize("opset,admitted", [(11, False), (13, True)])
+def test_softmax_before_opset_13_normalizes_every_axis_from_its_own(opset, admitted):
+    """Batch on axis 2, softmax axis 1: opset 11 normalizes axes 1 and 2 together."""
+    m = ig.load(model([h.make_node("Softmax", ["X"], ["Y"], axis=1)],
+                      [vi("X", F, [3, 4, "N"])], [vi("Y", F, [3, 4, "N"])], opset=opset))
+    assert batching_plan(m, {"X": 2})[1].ok is admitted
+    feeds = [{"X": RNG.normal(size=(3, 4, 1)).astype(np.float32)} for _ in range(3)]
+    for g, f in zip(m.run_many(feeds, batch_size=3, batch_axes={"X": 2}), feeds):
+        np.testing.assert_allclose(g["Y"], m.run(f)["Y"], rtol=1e-5, atol=1e-6)

@@ -274,10 +274,11 @@ def _along_other_axis(default: int):
 
 def _softmax(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    if (node.version or 13) >= 13:
+    if node.version is None or node.version < 13:  # opset < 13: all axes from `axis` on
+        if b.axis >= _norm(node, int(node.attrs.get("axis", 1)), b.rank):
+            _refuse(node, "it flattens the batch axis into the normalized axes")
+    if node.version is None or node.version >= 13:
         return _along_other_axis(-1)(node, ins)
-    if b.axis >= _norm(node, int(node.attrs.get("axis", 1)), b.rank):
-        _refuse(node, "it flattens the batch axis into the normalized axes")
     return [b]
 
 
