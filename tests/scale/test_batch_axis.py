@@ -64,7 +64,7 @@ REFUSED = {  # each mixes examples: batched, the results differ from single runs
     "shape-reads-batch": ([h.make_node("Shape", ["X"], ["S"]),
                            h.make_node("Cast", ["S"], ["Sf"], to=1),
                            h.make_node("ReduceSum", ["Sf"], ["R"], keepdims=1),
-                           h.make_node("Mul", ["X", "R"], ["Y"])], [], "Shape"),
+                           h.make_node("Mul", ["X", "R"], ["Y"])], [], "batch size"),
     "stretching-constant": ([h.make_node("Mul", ["X", "k"], ["Y"])],
                             [const("k", RNG.normal(size=(3, 1, 1)).astype(np.float32))],
                             "stretches along the batch axis"),
@@ -160,3 +160,48 @@ def test_softmax_before_opset_13_normalizes_every_axis_from_its_own(opset, admit
     feeds = [{"X": RNG.normal(size=(3, 4, 1)).astype(np.float32)} for _ in range(3)]
     for g, f in zip(m.run_many(feeds, batch_size=3, batch_axes={"X": 2}), feeds):
         np.testing.assert_allclose(g["Y"], m.run(f)["Y"], rtol=1e-5, atol=1e-6)
+
+
+def _shape_model(tail):
+    """X [N, 4, 6] -> n = Shape(X)[0] (a scalar), then `tail` nodes that end in Y."""
+    nodes = [h.make_node("Shape", ["X"], ["S"]),
+             h.make_node("Gather", ["S", "zero"], ["n"], axis=0),
+             h.make_node("Unsqueeze", ["n", "zero1"], ["n1"]), *tail]
+    inits = [_i64("zero", 0), _i64("zero1", [0]), _i64("one1", [1]), _i64("six", [6]),
+             _i64("m1", [-1]), const("b6", RNG.normal(size=(1, 6)).astype(np.float32))]
+    return ig.load(_model(nodes, [vi("X", F, ["N", 4, 6])], inits))
+
+
+SHAPE_TAILS = {  # name: (nodes after n/n1, admitted)
+    "zero-state": ([h.make_node("Concat", ["n1", "six"], ["zs"], axis=0),
+                    h.make_node("ConstantOfShape", ["zs"], ["Z"]),
+                    h.make_node("ReduceMean", ["X", "one1"], ["R"], keepdims=0),
+                    h.make_node("Add", ["R", "Z"], ["Y0"]),
+                    h.make_node("Unsqueeze", ["Y0", "zero1"], ["Y1"]),
+                    h.make_node("Squeeze", ["Y1", "zero1"], ["Y"])], True),
+    "reshape-to-rows": ([h.make_node("Concat", ["n1", "m1"], ["rs"], axis=0),
+                         h.make_node("Reshape", ["X", "rs"], ["Y"])], True),
+    "expand-a-row": ([h.make_node("Slice", ["S", "zero1", "one1"], ["n1s"]),
+                      h.make_node("Concat", ["n1s", "six"], ["es"], axis=0),
+                      h.make_node("Expand", ["b6", "es"], ["E"]),
+                      h.make_node("Transpose", ["X"], ["XT"], perm=[0, 2, 1]),
+                      h.make_node("ReduceSum", ["XT", "m1"], ["R"], keepdims=0),
+                      h.make_node("Mul", ["R", "E"], ["Y"])], True),
+    "batch-size-as-a-number": ([h.make_node("Cast", ["n"], ["nf"], to=1),
+                                h.make_node("Mul", ["X", "nf"], ["Y"])], False),
+    "batch-size-in-arithmetic": ([h.make_node("Mul", ["n1", "m1"], ["k"]),
+                                  h.make_node("Concat", ["k", "six"], ["s2"], axis=0),
+                                  h.make_node("Reshape", ["X", "s2"], ["Y"])], False),
+}
+
+
+def test_shapes_read_from_batched_inputs():
+    """The exporter idiom "however many examples": admitted where the batch size only sizes a
+    constant, a reshape of whole rows or an expansion; refused where it is a number."""
+    for name, (tail, admitted) in SHAPE_TAILS.items():
+        m = _shape_model(tail)
+        verdict = batching_plan(m)[1]
+        assert verdict.ok is admitted, (name, verdict.reason)
+        feeds = _feeds(5) + _feeds(2, rows=2)
+        for g, f in zip(m.run_many(feeds, batch_size=3), feeds):
+            np.testing.assert_allclose(g["Y"], m.run(f)["Y"], rtol=1e-5, atol=1e-6)

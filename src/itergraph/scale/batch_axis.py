@@ -6,7 +6,13 @@ through every node. A value is in one of two states:
 - ``Batched(axis, rank)``: slice ``i`` along `axis` depends only on slice ``i`` of every
   batched input (and on batch-free values);
 - ``Free(shape)``: it depends on no batched input at all (constants, weights, the other
-  inputs, values computed from them only).
+  inputs, values computed from them only);
+- ``Dims(entries)``: a shape read from a batched value (``Shape``, then Gather, Slice,
+  Concat, Unsqueeze, Squeeze, Cast of it), whose entries are known ints, the batch extent
+  ``N``, or extents of the example; it may only size a ``ConstantOfShape`` or an ``Expand``
+  (which then yield a batched value with identical slices), or be the target of a
+  ``Reshape`` of whole rows (``[N, ...]`` of a value batched on axis 0). Used as a number
+  anywhere else it is refused: the batch size is not the same in a batched run.
 
 An op is admitted only by a rule below that proves it keeps slices apart: element-wise ops
 whose batch-free operands do not stretch along the batch axis, reductions, soft-maxes and
@@ -16,7 +22,7 @@ and Reshape that copies a leading batch axis), the recurrent cells ``LSTM``/``GR
 on their batch axis, and loops whose trip count and condition are batch-free, whose sliced
 inputs are not sliced along the batch axis and whose carried values keep their state from
 one iteration to the next. Anything else -- an op without a rule, a value whose rank is not
-known where the rule needs it, ``Shape`` of a batched value (it reads the batch size), a loop
+known where the rule needs it, the batch size used as a number, a loop
 that stops on a batched condition (a decoder that ends when its example ends) -- makes the
 answer "not provably per example", with the reason. The caller then runs examples one by one:
 refusing a safe graph costs speed, admitting an unsafe one would cost correctness.
@@ -30,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Graph, Node, Value
-from ..ir.loop import Concat, Last, Loop, Sliced
+from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.traits import Trait, traits
 from ..ir.types import TensorType
 
@@ -50,7 +56,23 @@ class Batched:
     rank: int
 
 
-State = Free | Batched
+N = "N"  # an entry of `Dims` that is the batch extent
+
+
+@dataclass(frozen=True)
+class Dims:
+    """A shape read from a batched value (an int64 vector, or a scalar when `scalar`): each
+    entry is an int, `N` (the batch extent: the one way it depends on the batch) or None (an
+    extent of the example, the same in a batched and a single run)."""
+    entries: tuple
+    scalar: bool = False
+
+    @property
+    def rank(self) -> int:
+        return 0 if self.scalar else 1
+
+
+State = Free | Batched | Dims
 
 
 class NotPerExample(Exception):  # noqa: N818 - a verdict, caught by `per_example`
@@ -79,8 +101,13 @@ def per_example(graph: Graph, axes: dict[str, int]) -> Verdict:
                 env[v.uid] = Batched(a % rank, rank)
         _graph(graph, env)
         outs = {v.name: _state(env, v) for v in graph.outputs}
+        dims = [n for n, st in outs.items() if isinstance(st, Dims)]
+        if dims:
+            raise NotPerExample(f"output '{dims[0]}' is a shape that holds the batch size")
     except NotPerExample as e:
         return Verdict(False, str(e), {})
+    except Exception as e:  # a graph the rules misread: refusing is the safe answer
+        return Verdict(False, f"the analysis failed ({type(e).__name__}: {e})", {})
     return Verdict(True, "every output is per example along the batch axis", outs)
 
 
@@ -109,13 +136,17 @@ def _graph(g: Graph, env: dict[int, State]) -> None:
         captured = [_state(env, v) for v in node.captured()]
         if isinstance(node, Loop):
             outs = _loop(node, env)
-        elif not any(isinstance(s, Batched) for s in [*ins, *captured]):
+        elif not any(isinstance(s, Batched | Dims) for s in [*ins, *captured]):
             outs = [_free_of(v) for v in node.outputs]
-        elif any(isinstance(s, Batched) for s in captured):
+        elif any(isinstance(s, Batched | Dims) for s in captured):
             raise NotPerExample(f"{_where(node)}: a subgraph reads a batched value")
+        elif any(isinstance(s, Dims) for s in ins):
+            outs = _dims_op(node, ins)
         else:
             outs = _op(node, ins)
         for v, s in zip(node.outputs, outs):
+            if isinstance(s, Dims) and N not in s.entries:  # example extents only
+                s = Free(() if s.scalar else (len(s.entries),))
             env[v.uid] = s
 
 
@@ -368,17 +399,91 @@ def _cell(node: Node, ins: list) -> list[State]:
     return [y] + [Batched(state_axis, 3)] * (len(node.outputs) - 1)
 
 
+def _shape(node: Node, ins: list) -> list[State]:
+    b = _only_first_batched(node, ins)
+    entries = [N if i == b.axis else None for i in range(b.rank)]
+    start, end = node.attrs.get("start", 0), node.attrs.get("end")
+    return [Dims(tuple(entries[slice(start, end)]))]
+
+
+def _dims_of(node: Node, s: State, v: Value | None) -> Dims:
+    """`s` as `Dims`: a batch-free int vector or scalar becomes entries it knows."""
+    if isinstance(s, Dims):
+        return s
+    c = _const(v)
+    if isinstance(s, Free) and c is not None and c.ndim <= 1:
+        return Dims(tuple(int(x) for x in np.atleast_1d(c)), scalar=c.ndim == 0)
+    if isinstance(s, Free) and s.shape is not None and len(s.shape) == 1 and \
+            s.shape[0] is not None:
+        return Dims((None,) * s.shape[0])
+    _refuse(node, "it mixes a shape read from a batched value with values it cannot follow")
+
+
+def _dims_op(node: Node, ins: list) -> list[State]:
+    """Ops on shapes read from batched values (`Dims`): the shape arithmetic exporters write
+    to build a zero state, or to reshape, for "however many examples there are"."""
+    op = node.op_type
+    d = []  # the operands read as shapes: all of Concat's, the others' after the first
+    for i, (st, v) in enumerate(zip(ins, node.inputs)):
+        as_shape = isinstance(st, Dims) or (isinstance(st, Free) and (i > 0 or op == "Concat"))
+        d.append(_dims_of(node, st, v) if st is not None and as_shape else st)
+    if op in ("Identity", "Cast"):
+        return [d[0]]
+    if op == "Gather" and isinstance(d[0], Dims) and not d[0].scalar and \
+            node.attrs.get("axis", 0) == 0 and isinstance(d[1], Dims) and None not in d[1].entries:
+        n = len(d[0].entries)
+        if all(-n <= i < n for i in d[1].entries):
+            return [Dims(tuple(d[0].entries[i] for i in d[1].entries), scalar=d[1].scalar)]
+    if op == "Slice" and len(d) >= 3 and isinstance(d[0], Dims) and not d[0].scalar and \
+            all(isinstance(x, Dims) and None not in x.entries for x in d[1:] if x is not None):
+        starts, ends = d[1].entries, d[2].entries
+        axes = d[3].entries if len(d) > 3 and d[3] is not None else (0,)
+        steps = d[4].entries if len(d) > 4 and d[4] is not None else (1,)
+        if len(starts) == 1 and tuple(axes) in ((0,), (-1,)):
+            return [Dims(d[0].entries[slice(starts[0], ends[0], steps[0])])]
+    if op == "Concat" and all(isinstance(x, Dims) and not x.scalar for x in d):
+        return [Dims(tuple(e for x in d for e in x.entries))]
+    if op == "Unsqueeze" and isinstance(d[0], Dims) and d[0].scalar:
+        return [Dims(d[0].entries)]
+    if op == "Squeeze" and isinstance(d[0], Dims) and len(d[0].entries) == 1:
+        return [Dims(d[0].entries, scalar=True)]
+    if op == "ConstantOfShape" and isinstance(d[0], Dims) and not d[0].scalar:
+        return [_one_batch_entry(node, d[0])]
+    if op in ("Reshape", "Expand") and isinstance(ins[1], Dims) and not ins[1].scalar:
+        target = _one_batch_entry(node, ins[1])
+        x = ins[0]
+        if op == "Reshape" and isinstance(x, Batched) and x.axis == 0 == target.axis and \
+                not node.attrs.get("allowzero", 0):
+            return [target]
+        if op == "Expand" and x.rank is not None and x.rank <= target.rank:
+            i = target.axis - (target.rank - x.rank)
+            if isinstance(x, Batched) and x.axis == i:
+                return [target]
+            if isinstance(x, Free) and (i < 0 or x.shape[i] == 1):
+                return [target]
+    _refuse(node, "it uses the batch size in a way the rules do not follow")
+
+
+def _one_batch_entry(node: Node, d: Dims) -> Batched:
+    at = [i for i, e in enumerate(d.entries) if e == N]
+    if len(at) != 1:  # (none: the shape would be a `Free` value, never `Dims`)
+        _refuse(node, "the shape it builds holds the batch size other than once")
+    return Batched(at[0], len(d.entries))
+
+
 def _loop(node: Loop, env: dict[int, State]) -> list[State]:
     for v in (node.trip_count, node.initial_condition):
-        if v is not None and isinstance(_state(env, v), Batched):
+        if v is not None and isinstance(_state(env, v), Batched | Dims):
             _refuse(node, "its trip count or condition is batched")
     for p in node.output_ports:
         if isinstance(p, Concat) and p.length is not None and \
-                isinstance(_state(env, p.length), Batched):
+                isinstance(_state(env, p.length), Batched | Dims):
             _refuse(node, "a concatenated output's length is batched")
     body_env = dict(env)
     for p in node.input_ports:
         s = _state(env, p.value)
+        if isinstance(s, Dims) and not isinstance(p, Invariant):
+            _refuse(node, "a shape read from a batched value is carried or sliced")
         if isinstance(p, Sliced) and isinstance(s, Batched):
             a = _norm(node, p.axis, s.rank)
             if a == s.axis:
@@ -390,7 +495,7 @@ def _loop(node: Loop, env: dict[int, State]) -> list[State]:
         body_env[p.param.uid] = s
     _graph(node.body, body_env)
     for v, what in ((node.condition_result, "condition"), (node.precondition, "precondition")):
-        if v is not None and isinstance(_state(body_env, v), Batched):
+        if v is not None and isinstance(_state(body_env, v), Batched | Dims):
             _refuse(node, f"its {what} depends on batched values (a data-dependent trip "
                           "count: examples would stop together)")
     for p in node.carried:
@@ -402,6 +507,8 @@ def _loop(node: Loop, env: dict[int, State]) -> list[State]:
     outs: list[State] = []
     for p in node.output_ports:
         s = _state(body_env, p.result)
+        if isinstance(s, Dims):
+            _refuse(node, "a loop output is a shape read from a batched value")
         if isinstance(p, Last) or isinstance(s, Free):
             outs.append(s if isinstance(s, Batched) else _free_of(p.output))
             continue
@@ -421,5 +528,5 @@ _RULES: dict[str, Any] = {
     "Split": _along_other_axis(0), "Softmax": _softmax, "LogSoftmax": _softmax,
     "Hardmax": _softmax, "ArgMax": _arg_reduce, "ArgMin": _arg_reduce, "Slice": _slice,
     "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Reshape": _reshape,
-    "Flatten": _flatten, "LSTM": _cell, "GRU": _cell, "RNN": _cell,
+    "Flatten": _flatten, "LSTM": _cell, "GRU": _cell, "RNN": _cell, "Shape": _shape,
 }
