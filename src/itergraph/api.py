@@ -68,7 +68,7 @@ class Model:
 
         return run_many(self, feeds_iterable, batch_size=batch_size, backend=backend,
                         batch_axes=batch_axes, buckets=buckets, pad_axes=pad_axes,
-                        devices=devices, max_iterations=max_iterations)
+                        devices=devices, max_iterations=check_max_iterations(max_iterations))
 
     def choose_backend(self, backend: str) -> str:
         if backend not in BACKENDS:
