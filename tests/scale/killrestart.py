@@ -45,6 +45,19 @@ def _results(out_dir: Path) -> dict[str, tuple[int, int]]:
             for p in out_dir.glob("*.npz") if not p.name.startswith(".")}
 
 
+def _settled(out_dir: Path) -> dict[str, tuple[int, int]]:
+    """The results once no more appear: the workers of a killed Ray driver end soon after
+    it, and may finish the file they are writing."""
+    last = _results(out_dir)
+    for _ in range(30):
+        time.sleep(0.5)
+        now = _results(out_dir)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError("results still appear 15 s after the kill")
+
+
 def kill_and_restart(tmp: Path, extra: list[str], n: int, steps: int, at_least: int,
                      timeout: float) -> None:
     model_path, in_dir, feeds = make_job(tmp, n, steps)
@@ -60,8 +73,7 @@ def kill_and_restart(tmp: Path, extra: list[str], n: int, steps: int, at_least: 
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
-    time.sleep(0.5)  # workers of a killed Ray driver end with it
-    first = _results(out_dir)
+    first = _settled(out_dir)
     assert at_least <= len(first) < n, f"not killed midway: {len(first)} of {n} results"
     r = subprocess.run(_cmd(model_path, in_dir, out_dir, extra), env=_env(),
                        capture_output=True, text=True, timeout=timeout)

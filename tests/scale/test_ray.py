@@ -41,5 +41,5 @@ def test_map_batches_equals_single_runs_in_order(ray_address, tmp_path):
 
 
 def test_run_many_cli_on_ray_killed_midway_and_restarted(ray_address, tmp_path):
-    kill_and_restart(tmp_path, ["--ray", ray_address, "--workers", "2"], n=80, steps=300,
+    kill_and_restart(tmp_path, ["--ray", ray_address, "--workers", "2"], n=200, steps=300,
                      at_least=4, timeout=180)
