@@ -27,6 +27,7 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(PY) bench/loops.py --markdown
 	$(PY) bench/recurrent.py --markdown --sgemm
+	$(PY) bench/scale.py --markdown
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models

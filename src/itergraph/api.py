@@ -58,6 +58,18 @@ class Model:
                         max_iterations).compile(self.graph)
         return run_plan(plan, feeds)
 
+    def run_many(self, feeds_iterable, batch_size: int = 16, backend: str = "numpy",
+                 batch_axes: dict[str, int] | None = None, buckets: list[int] | None = None,
+                 pad_axes: dict[str, int] | None = None, devices=None,
+                 max_iterations: int | None = None):
+        """Yield ``run(feeds)`` for each feeds dict, in order, batching inputs where that is
+        provably exact; see `itergraph.scale.run_many`."""
+        from .scale.run_many import run_many
+
+        return run_many(self, feeds_iterable, batch_size=batch_size, backend=backend,
+                        batch_axes=batch_axes, buckets=buckets, pad_axes=pad_axes,
+                        devices=devices, max_iterations=check_max_iterations(max_iterations))
+
     def choose_backend(self, backend: str) -> str:
         if backend not in BACKENDS:
             raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")

@@ -11,6 +11,8 @@
                     [--backend numpy|jax|onnxruntime|openvino] -o trace.npz
     itergraph compare MODEL --input NAME=FILE.npy ... [--engines numpy,jax,onnxruntime,openvino]
                     [--atol A] [--rtol R]     (exit 0: all agree, 1: they disagree, 2: error)
+    itergraph run-many MODEL --inputs DIR --output-dir OUT [--ray ADDRESS|local]
+                                  [--batch-size N] [--backend B] [--workers N]
 """
 
 from __future__ import annotations
@@ -189,6 +191,36 @@ def cmd_compare(args) -> int:
     return report.status
 
 
+def cmd_run_many(args) -> int:
+    """Every ``*.npz`` feed file of --inputs through `Model.run_many`; one result ``.npz``
+    per input in --output-dir, named as `safe_file_names` names the input's stem. Results
+    are written atomically and a restart skips finished ones (`itergraph.scale.jobs`)."""
+    from .scale import jobs as scale_jobs
+
+    in_dir, out_dir = Path(args.inputs), Path(args.output_dir)
+    if not in_dir.is_dir():
+        raise InputError(f"--inputs '{in_dir}' is not a directory")
+    files = sorted(p for p in in_dir.iterdir() if p.suffix == ".npz" and p.is_file())
+    _prepare_output_dir(out_dir, [])
+    names = safe_file_names([p.stem for p in files])
+    plan = [(p, out_dir / (names[p.stem][:-len(".npy")] + ".npz")) for p in files]
+    scale_jobs.remove_stale_parts(out_dir)
+    todo = scale_jobs.pending(plan)
+    progress = scale_jobs.Progress(len(plan), len(plan) - len(todo))
+    kw = {"batch_size": args.batch_size, "backend": args.backend}
+    if args.workers < 1:
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
+    if args.ray:
+        from . import ray as ig_ray
+
+        ig_ray.init(args.ray)
+        ig_ray.run_files(args.model, todo, progress, concurrency=args.workers, **kw)
+    else:
+        scale_jobs.run_local(api.load(args.model), todo, progress, **kw)
+    progress.close(out_dir)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -235,6 +267,15 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--rtol", type=float, default=1e-5)
     cp.add_argument("--max-iterations", type=int)
     cp.set_defaults(fn=cmd_compare)
+    m = sub.add_parser("run-many", help="run a model on every .npz feed file of a directory")
+    m.add_argument("model")
+    m.add_argument("--inputs", required=True, metavar="DIR")
+    m.add_argument("--output-dir", required=True, metavar="OUT")
+    m.add_argument("--ray", metavar="ADDRESS|local", help="run on Ray workers")
+    m.add_argument("--workers", type=int, default=1, help="Ray workers (with --ray)")
+    m.add_argument("--batch-size", type=int, default=16)
+    m.add_argument("--backend", default="numpy", choices=api.BACKENDS)
+    m.set_defaults(fn=cmd_run_many)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

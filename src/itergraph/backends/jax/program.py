@@ -194,7 +194,8 @@ class CompiledGraph:
                 x = const
             else:
                 raise InputError(f"missing input '{name}'")
-            if not (x is None or isinstance(x, (np.ndarray, list, tuple))):
+            if not (x is None or isinstance(x, (np.ndarray, list, tuple))
+                    or isinstance(x, config.jax().Array)):  # placed (sharded) by the caller
                 x = np.asarray(x)  # (sequences stay lists, an empty optional None)
             env[uid] = x
         static: dict[int, Any] = {}
