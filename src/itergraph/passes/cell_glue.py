@@ -124,11 +124,26 @@ def _gather_root(loop: Loop, scope: LoopScope):
     if data is None and scope.bound.get(g.inputs[0].uid) is not None:
         data = _declared(scope.bound[g.inputs[0].uid])
     axis = int(g.attrs.get("axis", 0))
+    if data is None:
+        data = _transposed(scope.bound.get(g.inputs[0].uid, g.inputs[0]))
     if data is None or not -len(data) <= axis < len(data):
         return None
     axis %= len(data)
     si = StepInput(g.inputs[0], axis, False, False, True, data[:axis] + data[axis + 1:])
     return si, g.outputs[0]
+
+
+def _transposed(v: Value) -> Shape | None:
+    """The shape of ``Transpose(x)`` from x's declared shape (TensorFlow's time-major copy of
+    a batch-major input, whose own shape exporters leave undeclared)."""
+    p = v.producer
+    if p is None or p.op_type != "Transpose" or p.domain not in STD:
+        return None
+    shape = _declared(p.inputs[0])
+    if shape is None:
+        return None
+    perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
+    return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
 
 
 # ----------------------------------------------------------------------------- lifting

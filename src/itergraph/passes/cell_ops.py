@@ -34,6 +34,7 @@ from ..ir.loop import Loop
 from ..ir.traversal import toposort
 from ..ir.types import TensorType
 from .base import Pass
+from .cell_counter import counted_copy
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
 from .fuse_cells import DOMAIN, OP, _rewrite, analyse
@@ -96,25 +97,40 @@ def portable(cell: CellMatch) -> bool:
 
 
 def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
+    at = graph.nodes.index(loop)
     plan = analyse(loop)
-    if plan is None or not portable(plan.cell):
+    original, extra = loop, []
+    if plan is None:  # a while loop over a time counter (TensorFlow's RNN loops)
+        read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
+        read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
+        n_inits = len(graph.initializers)
+        got = counted_copy(graph, loop, read)
+        plan = None if got is None else analyse(got[0])
+        if plan is None:
+            del graph.initializers[n_inits:]
+            return 0
+        loop, extra = got
+        graph.nodes[at:at + 1] = [*extra, loop]
+    if not portable(plan.cell):
+        graph.nodes[at:at + 1 + len(extra)] = [original]
         return 0
     before = {id(n) for n in graph.nodes}
     n_inits = len(graph.initializers)
     if not _rewrite(graph, loop, plan):
+        graph.nodes[at:at + 1 + len(extra)] = [original]
         return 0
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
              and n.domain == DOMAIN]
     for node in fused:
         _spell(graph, node)
-    _drop_unread(graph, n_inits, loop, kept)
+    _drop_unread(graph, n_inits, original, kept)
     return 1
 
 
 def _drop_unread(graph: Graph, first: int, loop: Loop, kept: tuple[Value, ...]) -> None:
     """Remove what nothing reads any more: the initializers from index `first` on (the
-    fused node's weights, re-laid out for the operator) and pure nodes that only fed the loop
-    (a ``SequenceEmpty`` starting the list it appended to)."""
+    fused node's weights, re-laid out for the operator), the loop's own weights, and pure
+    nodes that only fed the loop (a ``SequenceEmpty`` starting the list it appended to)."""
     todo = [v.producer for v in loop.reads() if v.producer is not None]
     while True:
         read = ({v.uid for n in graph.nodes for v in n.reads()} | {v.uid for v in graph.outputs}
@@ -126,7 +142,9 @@ def _drop_unread(graph: Graph, first: int, loop: Loop, kept: tuple[Value, ...]) 
         for n in dead:
             graph.nodes.remove(n)
             todo += [v.producer for v in n.reads() if v.producer is not None]
-    graph.initializers[first:] = [v for v in graph.initializers[first:] if v.uid in read]
+    fed = {v.uid for v in loop.reads()}
+    graph.initializers[:] = [v for k, v in enumerate(graph.initializers)
+                             if v.uid in read or (k < first and v.uid not in fed)]
 
 
 def _static(v: Value | None) -> tuple | None:
