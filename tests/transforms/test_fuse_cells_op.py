@@ -241,20 +241,74 @@ def test_exporter_form_becomes_the_operator(cell, form, tmp_path):
 # ----------------------------------------------------------------------------- corpus
 
 
-CORPUS = ["torch/lstm_cell_loop_op11", "torch/lstm_cell_loop_op23",
-          "torch/manual_rnn_stack_op11", "torch/manual_rnn_stack_op23",
-          "torch/scan_rnn_dynamo_op20", "torch/scan_rnn_dynamo_op27",
-          "torch/for_range_shape_op13", "torch-ov/manual_rnn_stack_op23_onnxfe",
-          "torch-ov/scan_rnn_dynamo_op20_onnxfe"]
+#: corpus entries whose loops are cells, with the operators fuse-cells makes of them ("2":
+#: one bidirectional operator made of a forward and a backward loop)
+CORPUS = {
+    "tf-ov/keras_lstm_seq": "LSTM",
+    "tf-ov/keras_lstm_seq_kerasobj": "LSTM",
+    "tf-ov/keras_lstm_state": "LSTM",
+    "tf-ov/keras_gru_seq": "GRU",
+    "tf-ov/keras_gru_v1_state": "GRU",
+    "tf-ov/keras_simplernn_seq": "RNN",
+    "tf-ov/keras_simplernn_state_backwards": "RNN",
+    "tf-ov/keras_lstm_backwards": "LSTM",
+    "tf-ov/keras_gru_backwards": "GRU",
+    "tf-ov/keras_bidi_lstm_concat": "LSTM2",
+    "tf-ov/keras_bidi_gru_sum": "GRU2",
+    "tf-ov/keras_bidi_simplernn_state": "RNN2",
+    "tf-ov/keras_stacked_lstm_gru": "LSTM GRU",
+    "tf-ov/keras_stacked_lstm3": "LSTM LSTM LSTM",
+    "tf-ov/keras_lstm_initial_state": "LSTM",
+    "tf-ov/keras_gru_initial_state": "GRU",
+    "tf-ov/keras_rnn_simplecell": "RNN",
+    "tf/keras_gru_v1_state_op7": "GRU",
+    "tf/keras_gru_v1_state_op18": "GRU",
+    "tf/keras_simplernn_seq_op7": "RNN",
+    "tf/keras_simplernn_seq_op18": "RNN",
+    "tf/keras_simplernn_state_backwards_op10": "RNN",
+    "tf/keras_simplernn_state_backwards_op18": "RNN",
+    "tf/keras_bidi_simplernn_state_op10": "RNN2",
+    "tf/keras_bidi_simplernn_state_op18": "RNN2",
+    "tf/keras_rnn_simplecell_op7": "RNN",
+    "tf/keras_rnn_simplecell_op18": "RNN",
+    "torch-ov/for_range_shape_ptfe": "RNN",
+    "torch-ov/manual_rnn_stack_ptfe": "RNN",
+    "torch-ov/for_range_shape_op23_onnxfe": "RNN",
+    "torch-ov/manual_rnn_stack_op23_onnxfe": "RNN",
+    "torch-ov/scan_rnn_dynamo_op20_onnxfe": "RNN",
+    "torch/for_range_shape_op9": "RNN",
+    "torch/for_range_shape_op23": "RNN",
+    "torch/manual_rnn_stack_op11": "RNN",
+    "torch/manual_rnn_stack_op23": "RNN",
+    "torch/lstm_cell_loop_op11": "LSTM",
+    "torch/lstm_cell_loop_op13": "LSTM",
+    "torch/lstm_cell_loop_op23": "LSTM",
+    "torch/scan_rnn_dynamo_op20": "RNN",
+    "torch/scan_rnn_dynamo_op27": "RNN",
+}
 
 
-@pytest.mark.parametrize("entry_id", CORPUS)
+@pytest.mark.parametrize("entry_id", list(CORPUS))
 def test_corpus_cell_loops_match_the_framework(entry_id, tmp_path):
     e = next(x for x in entries() if x.id == entry_id)
     model = optimize(ig.load(e.file), ["fuse-cells"])
-    kinds = [n.op_type for n in model.graph.nodes if n.op_type in OPS.values()]
-    assert len(kinds) == 1
-    model, written, xml_path = _fuse_and_write(e.file, tmp_path, kinds[0])
+    onnx_path, xml_path = tmp_path / "fused.onnx", tmp_path / "fused.xml"
+    ig.save(model, onnx_path)
+    ig.save(model, xml_path)
+    written = onnx.load(str(onnx_path))
+    onnx.checker.check_model(written, full_check=True)
+    assert not LOOPS & set(_onnx_ops(written))
+    got = sorted(n.op_type + ("2" if h.get_attribute_value(next(
+        a for a in n.attribute if a.name == "direction")) == b"bidirectional" else "")
+        for n in written.graph.node if n.op_type in OPS.values())
+    assert got == sorted(CORPUS[entry_id].split())
+    seqs = sorted(layer.get("type")[:-len("Sequence")] + (
+        "2" if layer.find("data").get("direction") == "bidirectional" else "")
+        for layer in ET.parse(xml_path).getroot().iter("layer")
+        if layer.get("type") in {f"{k}Sequence" for k in OPS.values()})
+    assert seqs == got
+    assert not OV_LOOPS & {layer.get("type") for layer in ET.parse(xml_path).getroot().iter(
+        "layer")}
     feeds = e.feeds()
     names = [o.name for o in written.graph.output]
     want = dict(zip(names, e.expected()))

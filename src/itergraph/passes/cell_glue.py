@@ -125,7 +125,7 @@ def _gather_root(loop: Loop, scope: LoopScope):
         data = _declared(scope.bound[g.inputs[0].uid])
     axis = int(g.attrs.get("axis", 0))
     if data is None:
-        data = _transposed(scope.bound.get(g.inputs[0].uid, g.inputs[0]))
+        data = _derived(scope.bound.get(g.inputs[0].uid, g.inputs[0]))
     if data is None or not -len(data) <= axis < len(data):
         return None
     axis %= len(data)
@@ -133,17 +133,24 @@ def _gather_root(loop: Loop, scope: LoopScope):
     return si, g.outputs[0]
 
 
-def _transposed(v: Value) -> Shape | None:
-    """The shape of ``Transpose(x)`` from x's declared shape (TensorFlow's time-major copy of
-    a batch-major input, whose own shape exporters leave undeclared)."""
+def _derived(v: Value, depth: int = 0) -> Shape | None:
+    """`v`'s shape from the declared shape of what it is computed from, through
+    ``Transpose``, ``ReverseSequence``, ``Cast`` and ``Identity`` (TensorFlow's time-major,
+    possibly reversed copy of a batch-major input, whose own shape exporters leave
+    undeclared)."""
+    shape = _declared(v)
     p = v.producer
-    if p is None or p.op_type != "Transpose" or p.domain not in STD:
-        return None
-    shape = _declared(p.inputs[0])
-    if shape is None:
-        return None
-    perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
-    return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
+    if shape is not None or p is None or p.domain not in STD or depth > 8 or not p.inputs:
+        return shape
+    if p.op_type in ("ReverseSequence", "Cast", "Identity"):
+        return _derived(p.inputs[0], depth + 1)
+    if p.op_type == "Transpose":
+        shape = _derived(p.inputs[0], depth + 1)
+        if shape is None:
+            return None
+        perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
+        return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
+    return None
 
 
 # ----------------------------------------------------------------------------- lifting

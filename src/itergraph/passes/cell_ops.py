@@ -35,6 +35,7 @@ from ..ir.traversal import toposort
 from ..ir.types import TensorType
 from .base import Pass
 from .cell_counter import counted_copy
+from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
 from .fuse_cells import DOMAIN, OP, _rewrite, analyse
@@ -135,8 +136,8 @@ def _drop_unread(graph: Graph, first: int, loop: Loop, kept: tuple[Value, ...]) 
     while True:
         read = ({v.uid for n in graph.nodes for v in n.reads()} | {v.uid for v in graph.outputs}
                 | {v.uid for v in kept if v is not None})
-        dead = [n for n in todo if n in graph.nodes and is_pure(n)
-                and not any(v.uid in read for v in n.outputs)]
+        dead = list({id(n): n for n in todo if n in graph.nodes and is_pure(n)
+                     and not any(v.uid in read for v in n.outputs)}.values())
         if not dead:
             break
         for n in dead:
@@ -166,6 +167,9 @@ def _spell(graph: Graph, node: Node) -> None:
     gh = len(GATES[kind]) * H
     reverse = bool(a.get("reverse", 0))
     em = Emitter(graph, None, node.name or "cell")
+    plain = _unreversed(em, X)
+    if plain is not None:  # forward over reversed X: backward over X, same outputs
+        X, reverse = plain, not reverse
     x = _steps(em, X, steps, reverse, a.get("negative_steps") == "unbounded")
     w, r = (const_value(v) if const_value(v) is not None else v for v in (W, R))
     dtype = em.dtype(w)
@@ -203,6 +207,9 @@ def _steps(em: Emitter, X: Value, steps: Value | None, reverse: bool, unbounded:
     """X cut to the steps the loop runs (all of it when the count cannot be shorter)."""
     if steps is None:
         return X
+    ref = dim_ref(steps)
+    if ref is not None and ref == axis_ref(X, 0):
+        return X
     shape = _static(X)
     n = const_value(steps)
     if n is not None:
@@ -221,6 +228,32 @@ def _steps(em: Emitter, X: Value, steps: Value | None, reverse: bool, unbounded:
         return em.op("Slice", [X, start, np.asarray([_I64_MAX], np.int64),
                                np.asarray([0], np.int64)])
     return em.op("Slice", [X, np.asarray([0], np.int64), end, np.asarray([0], np.int64)])
+
+
+def _unreversed(em: Emitter, X: Value) -> Value | None:
+    """X reversed along axis 0, computed without the reversal, when X is a time-reversed
+    input (``ReverseSequence`` over the whole length) seen through shape ops: those ops
+    are applied to the input itself. None otherwise."""
+    chain, cur, axis = [], X, 0
+    while True:
+        p = cur.producer
+        if p is None or p.domain not in STD:
+            return None
+        if p.op_type == "ReverseSequence" and len(p.inputs) == 2 and \
+                int(p.attrs.get("time_axis", 0)) == axis:
+            lens, ref = uniform_ref(p.inputs[1]), axis_ref(p.inputs[0], axis)
+            if lens is None or lens != ref:
+                return None
+            break
+        axis = inner_axis(p, axis)
+        if axis is None:
+            return None
+        chain.append(p)
+        cur = p.inputs[0]
+    v = p.inputs[0]
+    for n in reversed(chain):
+        v = em.node(n.op_type, [v, *n.inputs[1:]], dict(n.attrs), version=n.version).outputs[0]
+    return v
 
 
 def _batch(em: Emitter, X: Value, h0: Value) -> Value | None:
@@ -244,12 +277,15 @@ def _expand(em: Emitter, s: Value, X: Value, batch: Value | None, H: int):
 # ----------------------------------------------------------------------------- directions
 
 
-def _key(n: Node):
-    ins = list(n.inputs) + [None] * 8
-    shapes = tuple(_static(v) for v in ins[1:3])
-    attrs = {k: v for k, v in n.attrs.items() if k != "direction"}
-    return (n.op_type, id(strip(ins[0])), shapes, repr(sorted(attrs.items())),
-            tuple(v is None for v in ins[3:8]))
+def _pairable(f: Node, b: Node) -> bool:
+    """Whether operators `f` and `b` differ in nothing but their direction, weights and
+    states (and read the same input)."""
+    fi, bi = list(f.inputs) + [None] * 8, list(b.inputs) + [None] * 8
+    attrs = [{k: v for k, v in n.attrs.items() if k != "direction"} for n in (f, b)]
+    return (f.op_type == b.op_type and equivalent(strip(fi[0]), strip(bi[0]))
+            and all(_static(x) == _static(y) for x, y in zip(fi[1:3], bi[1:3]))
+            and repr(sorted(attrs[0].items())) == repr(sorted(attrs[1].items()))
+            and all((x is None) == (y is None) for x, y in zip(fi[3:8], bi[3:8])))
 
 
 def merge_directions(graph: Graph) -> int:
@@ -265,7 +301,7 @@ def merge_directions(graph: Graph) -> int:
         if f.attrs["direction"] != "forward" or id(f) in used:
             continue
         b = next((n for n in ops if n.attrs["direction"] == "reverse" and id(n) not in used
-                  and _key(n) == _key(f)), None)
+                  and _pairable(f, n)), None)
         if b is None or _depends(graph, b, f) or _depends(graph, f, b):
             continue
         used |= {id(f), id(b)}
