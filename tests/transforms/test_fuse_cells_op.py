@@ -21,6 +21,7 @@ from onnx import helper as h
 
 import itergraph as ig
 from cell_spellings import build
+from itergraph import cli
 from itergraph.transforms import TRANSFORMS, optimize
 from onnx_builders import run_ort
 from passutil import load, run
@@ -131,6 +132,34 @@ def test_cell_openvino_cannot_express_stays_a_loop(name, tmp_path):
     _close(model.run(feeds), run_ort(m, feeds))
 
 
+@pytest.mark.parametrize("name", ["lstm_gemm_torch_order", "gru_plain_u_form",
+                                  "rnn_gemm_alpha_reverse"])
+def test_fused_model_runs_on_jax(name):
+    m, feeds = build(**SPELLINGS[name])
+    model = optimize(ig.load(m), ["fuse-cells"])
+    _close(model.run(feeds, backend="jax"), run_ort(m, feeds))
+
+
+def test_cli_writes_the_operator(tmp_path):
+    m, feeds = build(cell="gru", product="gemm", order="rzh", update="torch")
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(m, str(src))
+    assert cli.main(["optimize", str(src), str(out), "--passes", "fuse-cells"]) == 0
+    written = onnx.load(str(out))
+    assert [n.op_type for n in written.graph.node].count("GRU") == 1
+    _close(run_ort(written, feeds), run_ort(m, feeds))
+
+
+def test_kinds_argument_fuses_those_kinds_only():
+    m, _ = _bidirectional("rnn", "sum")
+    kept = optimize(ig.load(m), ["fuse-cells=lstm+gru"])
+    assert [n.op_type for n in kept.graph.nodes].count("Loop") == 2
+    fused = optimize(ig.load(m), ["fuse-cells=rnn"])
+    assert [n.op_type for n in fused.graph.nodes].count("RNN") == 1
+    with pytest.raises(ig.errors.InputError, match="unknown cell kind"):
+        optimize(ig.load(m), ["fuse-cells=lstm+cnn"])
+
+
 def test_fewer_steps_than_the_input_holds(tmp_path):
     """A Loop over Gather(X, i) with a trip count below X's length: the operator gets the
     first M steps."""
@@ -213,6 +242,7 @@ def test_forward_and_reverse_loops_become_one_bidirectional_operator(cell, joine
     assert h.get_attribute_value(next(a for a in op.attribute if a.name == "direction")) == \
         b"bidirectional"
     _all_agree(model, written, xml_path, feeds, run_ort(m, feeds))
+    _close(model.run(feeds, backend="jax"), run_ort(m, feeds))
 
 
 # ----------------------------------------------------------------------------- bench forms

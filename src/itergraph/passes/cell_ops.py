@@ -9,7 +9,9 @@ ONNX writer writes it as is, the OpenVINO writer as ``LSTMSequence``/``GRUSequen
 The spelling of one ``RecurrentSequence`` (inputs ``X, W, R, B, RB, h0, c0, P, steps``):
 
 - ``X`` is sliced to its first ``steps`` entries (reverse: its last) when the loop had a trip
-  count that may be shorter than X (a trip count of -1 meaning "unbounded" keeps them all);
+  count not shown to be X's length (`cell_dims`; a count of -1 meaning "unbounded" keeps
+  them all); X that is a time-reversed input is replaced by the input, the direction
+  flipped;
 - ``W``/``R`` gain the leading direction axis, ``B`` and ``RB`` become the one ``B [1, 2GH]``
   (a missing half is zeros), the initial states gain the direction axis after being expanded
   to X's batch (the loop broadcast them in its first step);
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from ..ir.traversal import toposort
@@ -52,14 +55,25 @@ class FuseCellOps(Pass):
     """Loops whose body is a recurrent cell become the ONNX ``LSTM``/``GRU``/``RNN`` operator.
 
     Applies to: every loop `fuse_cells` fuses (Loop, Scan, TensorIterator at any depth; its
-    contract lists the step-input, carried-value and output forms), when the matched cell
-    is one both the ONNX operator and OpenVINO's ``LSTMSequence``/``GRUSequence``/
-    ``RNNSequence`` express exactly: activations among Sigmoid, Tanh and Relu (ONNX's
-    Softsign, HardSigmoid, Elu... have no OpenVINO counterpart), no peepholes (OpenVINO's
-    sequence ops have none) and no coupled input-forget gate (likewise). Such loops stay
-    loops. A ``clip`` is kept (both have it, the same on every activation input). Then a
-    forward and a reverse operator of one kind that read the same input with the same
-    attributes and weight shapes become one ``bidirectional`` operator.
+    contract lists the step-input, carried-value and output forms), and every while loop
+    that is one once its time counter is read as a trip count (`cell_counter`: TensorFlow's
+    ``t + 1 < L`` loops as tf2onnx and OpenVINO write them, counters and unread outputs
+    dropped), when the matched cell is one both the ONNX operator and OpenVINO's
+    ``LSTMSequence``/``GRUSequence``/``RNNSequence`` express exactly: activations among
+    Sigmoid, Tanh and Relu (ONNX's Softsign, HardSigmoid, Elu... have no OpenVINO
+    counterpart), no peepholes (OpenVINO's sequence ops have none) and no coupled
+    input-forget gate (likewise). Such loops stay loops, as do bodies that are not one cell
+    (Keras masking, which selects the state per batch row; several stacked cells in one
+    loop; gates cut by ``SplitToSequence`` with sizes computed in the body). A ``clip`` is
+    kept. A loop over a time-reversed input (``ReverseSequence`` over the whole length,
+    seen through shape ops) becomes an operator of the other direction over the input
+    itself. Then a forward and a reverse operator of one kind, with the same attributes and
+    weight shapes, over the same input (one value, or one value through shape ops that place
+    its axes alike), neither reading the other's results, become one ``bidirectional``
+    operator.
+
+    With ``fuse-cells=KINDS`` (``lstm+gru``) only cells of those kinds are fused (ONNX
+    Runtime's ``RNN`` kernel is slower than the loop from batch 16 on, see the bench).
 
     Returns: the number of loops replaced plus the number of direction pairs merged.
 
@@ -74,6 +88,9 @@ class FuseCellOps(Pass):
     name = "fuse_cell_ops"
     in_place = True
 
+    def __init__(self, kinds: tuple[str, ...] = tuple(GATES)):
+        self.kinds = kinds
+
     def __call__(self, graph: Graph, kept: tuple[Value, ...] = ()) -> int:
         """`kept`: values the node owning `graph` takes from it besides its outputs."""
         done = 0
@@ -81,13 +98,26 @@ class FuseCellOps(Pass):
             for g in node.subgraphs():
                 done += self(g, tuple(node.body_results()))
             if isinstance(node, Loop):
-                done += _fuse(graph, node, kept)
+                done += _fuse(graph, node, kept, self.kinds)
         if done:
             done += merge_directions(graph)
         return done
 
 
 fuse_cell_ops = FuseCellOps()
+
+
+def for_kinds(argument: str | None) -> FuseCellOps:
+    """The pass for ``fuse-cells=KINDS``: cell kinds joined by ``+`` (``lstm+gru``), all
+    when `argument` is None."""
+    if argument is None:
+        return fuse_cell_ops
+    kinds = tuple(k.strip().upper() for k in argument.split("+") if k.strip())
+    bad = [k for k in kinds if k not in GATES]
+    if bad or not kinds:
+        raise InputError(f"fuse-cells: unknown cell kind(s) {', '.join(bad) or '(none)'} in "
+                         f"'{argument}'; kinds: lstm, gru, rnn joined by '+'")
+    return FuseCellOps(kinds)
 
 
 def portable(cell: CellMatch) -> bool:
@@ -97,34 +127,29 @@ def portable(cell: CellMatch) -> bool:
             and (acts is None or all(a in PORTABLE_ACTIVATIONS for a in acts)))
 
 
-def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
-    at = graph.nodes.index(loop)
+def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, ...]) -> int:
+    at, first = graph.nodes.index(loop), len(graph.initializers)
     plan = analyse(loop)
     original, extra = loop, []
     if plan is None:  # a while loop over a time counter (TensorFlow's RNN loops)
         read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
         read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
-        n_inits = len(graph.initializers)
         got = counted_copy(graph, loop, read)
         plan = None if got is None else analyse(got[0])
-        if plan is None:
-            del graph.initializers[n_inits:]
-            return 0
-        loop, extra = got
-        graph.nodes[at:at + 1] = [*extra, loop]
-    if not portable(plan.cell):
-        graph.nodes[at:at + 1 + len(extra)] = [original]
-        return 0
+        if plan is not None:
+            loop, extra = got
+            graph.nodes[at:at + 1] = [*extra, loop]
     before = {id(n) for n in graph.nodes}
-    n_inits = len(graph.initializers)
-    if not _rewrite(graph, loop, plan):
+    if (plan is None or plan.cell.kind not in kinds or not portable(plan.cell)
+            or not _rewrite(graph, loop, plan)):
         graph.nodes[at:at + 1 + len(extra)] = [original]
+        del graph.initializers[first:]
         return 0
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
              and n.domain == DOMAIN]
     for node in fused:
         _spell(graph, node)
-    _drop_unread(graph, n_inits, original, kept)
+    _drop_unread(graph, first, original, kept)
     return 1
 
 
