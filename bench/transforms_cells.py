@@ -20,6 +20,7 @@ plus ``.bin``).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -169,6 +170,7 @@ def main(argv=None) -> int:
     import recurrent_models as rm
 
     rows = []
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for cell in args.cells.split(","):
             for hidden in _ints(args.hidden):
@@ -180,6 +182,8 @@ def main(argv=None) -> int:
                             rows.append(bench_case(spec, form, Path(tmp), args.budget))
                             print(render(rows[-1:], False).splitlines()[-1], flush=True)
     print()
+    print(f"load average before/after: {load[0]:.1f}/{os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores; one thread per engine")
     print(render(rows, args.markdown))
     return 0 if all(r["ok"] for r in rows) else 1
 

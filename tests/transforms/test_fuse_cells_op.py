@@ -160,6 +160,37 @@ def test_kinds_argument_fuses_those_kinds_only():
         optimize(ig.load(m), ["fuse-cells=lstm+cnn"])
 
 
+def _as_double(m: onnx.ModelProto) -> onnx.ModelProto:
+    """`m` with every float tensor (initializers, declared types, bodies) in double."""
+    m = onnx.ModelProto.FromString(m.SerializeToString())
+
+    def convert(g):
+        for init in g.initializer:
+            if init.data_type == onnx.TensorProto.FLOAT:
+                init.CopyFrom(onnx.numpy_helper.from_array(
+                    onnx.numpy_helper.to_array(init).astype(np.float64), init.name))
+        for vi in [*g.input, *g.output, *g.value_info]:
+            if vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+                vi.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    convert(a.g)
+
+    convert(m.graph)
+    return m
+
+
+def test_double_cells_stay_loops():
+    """ONNX Runtime's LSTM kernel refuses double; the loop runs there."""
+    m, feeds = build(cell="lstm", loop="loop_gather")
+    m = _as_double(m)
+    feeds = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    model = optimize(ig.load(m), ["fuse-cells"])
+    assert [n.op_type for n in model.graph.nodes].count("Loop") == 1
+    _close(model.run(feeds), run_ort(m, feeds))
+
+
 def test_fewer_steps_than_the_input_holds(tmp_path):
     """A Loop over Gather(X, i) with a trip count below X's length: the operator gets the
     first M steps."""

@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from ..ir.traversal import toposort
-from ..ir.types import TensorType
+from ..ir.types import DataType, TensorType
 from .base import Pass
 from .cell_counter import counted_copy
 from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
@@ -62,7 +62,8 @@ class FuseCellOps(Pass):
     ``LSTMSequence``/``GRUSequence``/``RNNSequence`` express exactly: activations among
     Sigmoid, Tanh and Relu (ONNX's Softsign, HardSigmoid, Elu... have no OpenVINO
     counterpart), no peepholes (OpenVINO's sequence ops have none) and no coupled
-    input-forget gate (likewise). Such loops stay loops, as do bodies that are not one cell
+    input-forget gate (likewise), in float32 (ONNX Runtime's kernels refuse double). Such
+    loops stay loops, as do bodies that are not one cell
     (Keras masking, which selects the state per batch row; several stacked cells in one
     loop; gates cut by ``SplitToSequence`` with sizes computed in the body). A ``clip`` is
     kept. A loop over a time-reversed input (``ReverseSequence`` over the whole length,
@@ -127,6 +128,16 @@ def portable(cell: CellMatch) -> bool:
             and (acts is None or all(a in PORTABLE_ACTIVATIONS for a in acts)))
 
 
+def _float32(*values: Value) -> bool:
+    """Whether the first of `values` with a known element type is float32 (ONNX Runtime's
+    LSTM/GRU/RNN kernels refuse double: "LSTM operator does not support double yet")."""
+    for v in values:
+        t = v.type
+        if isinstance(t, TensorType) and t.dtype is not None:
+            return t.dtype == DataType.FLOAT32
+    return True
+
+
 def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, ...]) -> int:
     at, first = graph.nodes.index(loop), len(graph.initializers)
     plan = analyse(loop)
@@ -141,6 +152,7 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
             graph.nodes[at:at + 1] = [*extra, loop]
     before = {id(n) for n in graph.nodes}
     if (plan is None or plan.cell.kind not in kinds or not portable(plan.cell)
+            or not _float32(plan.cell.h, plan.cell.x, plan.step.whole)
             or not _rewrite(graph, loop, plan)):
         graph.nodes[at:at + 1 + len(extra)] = [original]
         del graph.initializers[first:]
