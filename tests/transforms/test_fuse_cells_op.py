@@ -299,6 +299,71 @@ def test_exporter_form_becomes_the_operator(cell, form, tmp_path):
     _all_agree(model, written, xml_path, feeds, want)
 
 
+def _ov_loop(spec, path: Path) -> list[str]:
+    """An OpenVINO Loop (opset5) with a constant trip count whose body Gathers step
+    ``current_iteration`` of the batch-first X and runs the cell op on it."""
+    import openvino.opset13 as ops
+
+    w, r, wb, rb = spec.weights()
+    B, T, n_in, H = spec.batch, spec.seq, spec.inp, spec.hidden
+    o = rm.OV_ORDER[spec.cell]
+    wo, ro = rm.order(w, spec.cell, o), rm.order(r, spec.cell, o)
+    if spec.cell == "gru":
+        bo = np.concatenate([(wb + rb)[:2 * H], wb[2 * H:], rb[2 * H:]])
+    else:
+        bo = rm.order(wb + rb, spec.cell, o)
+    x = ops.parameter([B, T, n_in], np.float32, name="X")
+    init = [ops.parameter([B, H], np.float32, name=s) for s in spec.states]
+    it = ops.parameter([1], np.int64, name="it")
+    px = ops.parameter([B, T, n_in], np.float32, name="x_all")
+    pst = [ops.parameter([B, H], np.float32, name=f"{s}_in") for s in spec.states]
+    xt = ops.squeeze(ops.gather(px, it, ops.constant(np.int64(1))),
+                     ops.constant(np.array([1], np.int64)))
+    args = (ops.constant(wo), ops.constant(ro), ops.constant(bo))
+    if spec.cell == "lstm":
+        cell = ops.lstm_cell(xt, pst[0], pst[1], *args, hidden_size=H)
+        new = [cell.output(0), cell.output(1)]
+    elif spec.cell == "gru":
+        new = [ops.gru_cell(xt, pst[0], *args, hidden_size=H,
+                            linear_before_reset=True).output(0)]
+    else:
+        new = [ops.rnn_cell(xt, pst[0], *args, hidden_size=H, activations=["tanh"],
+                            activations_alpha=[], activations_beta=[]).output(0)]
+    results = [ops.result(v) for v in new]
+    y_res = ops.result(ops.unsqueeze(new[0], ops.constant(np.array([1], np.int64))))
+    cond = ops.result(ops.constant(np.array(True)))
+    body = ov.Model([cond, *results, y_res], [it, px, *pst], "body")
+    loop = ops.loop(ops.constant(np.int64(T)), ops.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 0])
+    loop.set_invariant_input(px, x.output(0))
+    finals = []
+    for p, v0, res in zip(pst, init, results):
+        loop.set_merged_input(p, v0.output(0), res.output(0))
+        finals.append(loop.get_iter_value(res.output(0), -1))
+    y = loop.get_concatenated_slices(y_res.output(0), 0, 1, 1, -1, 1)
+    outs = []
+    for name, port in zip(["Y", *spec.finals], [y, *finals]):
+        res = ops.result(port)
+        res.get_output_tensor(0).set_names({name})
+        outs.append(res)
+    ov.save_model(ov.Model(outs, [x, *init], "loop"), str(path), compress_to_fp16=False)
+    return ["Y", *spec.finals]
+
+
+@pytest.mark.parametrize("cell", rm.CELLS)
+def test_openvino_loop_over_the_current_iteration_becomes_the_operator(cell, tmp_path):
+    spec = rm.Spec(cell, batch=2, seq=5, inp=4, hidden=3)
+    src = tmp_path / "src.xml"
+    names = _ov_loop(spec, src)
+    feeds = rm.form_feeds("ti_cell", spec.feeds())
+    oracle = rm.oracle(spec, spec.feeds())
+    want = dict(zip(names, [oracle[0].transpose(1, 0, 2), *oracle[1:]]))
+    _close(_run_ov(src, feeds), want)
+    model, written, xml_path = _fuse_and_write(src, tmp_path, OPS[cell])
+    _all_agree(model, written, xml_path, feeds, want)
+
+
 # ----------------------------------------------------------------------------- corpus
 
 

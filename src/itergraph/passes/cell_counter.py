@@ -114,7 +114,7 @@ def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[N
     if len(users) - len(gathers) != 1 or (gathers and loop.iteration_param is None):
         return None
     mapping: dict[int, Value] = {}
-    copy = clone_node(loop, mapping)
+    copy = copy_loop(loop, mapping)
     for n in copy.body.nodes:
         if n.op_type == "Gather" and len(n.inputs) == 2 and \
                 n.inputs[1] is mapping[counter.param.uid]:
@@ -135,13 +135,18 @@ def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[N
                              name=f"{loop.name}/trip_count_scalar")]
     copy.trip_count, copy.initial_condition, copy.condition_result = trip, None, None
     copy.negative_trip_count = "zero"  # t0 < L false: no iteration
-    ports = []
-    for old, new in zip(loop.output_ports, copy.output_ports):
-        if old.output.uid in read:
-            ports.append(dataclasses.replace(new, output=old.output))
-    copy.set_output_ports(ports)
+    copy.set_output_ports([p for p in copy.output_ports if p.output.uid in read])
     _drop_unread_carried(copy)
     return copy, nodes
+
+
+def copy_loop(loop: Loop, mapping: dict[int, Value] | None = None) -> Loop:
+    """A copy of `loop` (body included) producing `loop`'s own output values, to be put in
+    its place; `mapping` collects old -> new body values."""
+    copy = clone_node(loop, {} if mapping is None else mapping)
+    copy.set_output_ports([dataclasses.replace(new, output=old.output)
+                           for old, new in zip(loop.output_ports, copy.output_ports)])
+    return copy
 
 
 def _drop_unread_carried(loop: Loop) -> None:

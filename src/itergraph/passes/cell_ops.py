@@ -37,12 +37,14 @@ from ..ir.loop import Loop
 from ..ir.traversal import toposort
 from ..ir.types import DataType, TensorType
 from .base import Pass
-from .cell_counter import counted_copy
+from .cell_counter import copy_loop, counted_copy
 from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
 from .fuse_cells import DOMAIN, OP, _rewrite, analyse
+from .iteration_gather import iteration_gather
 from .loop_motion import STD, const_value, is_pure
+from .passthrough_condition import passes_through
 
 #: The activations both ONNX Runtime's and OpenVINO's sequence operators implement.
 PORTABLE_ACTIVATIONS = ("Sigmoid", "Tanh", "Relu")
@@ -142,13 +144,16 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
     at, first = graph.nodes.index(loop), len(graph.initializers)
     plan = analyse(loop)
     original, extra = loop, []
-    if plan is None:  # a while loop over a time counter (TensorFlow's RNN loops)
+    if plan is None:  # a copy in the form fuse_cells knows, if the loop has one
         read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
         read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
-        got = counted_copy(graph, loop, read)
-        plan = None if got is None else analyse(got[0])
+        copy, extra = counted_copy(graph, loop, read) or (copy_loop(loop), [])
+        if passes_through(copy):  # an ONNX Loop's condition handed on unchanged
+            copy.condition_result = None
+        iteration_gather.rewrite_loop(graph, copy)  # OpenVINO's Gather(X, current iteration)
+        plan = analyse(copy)
         if plan is not None:
-            loop, extra = got
+            loop = copy
             graph.nodes[at:at + 1] = [*extra, loop]
     before = {id(n) for n in graph.nodes}
     if (plan is None or plan.cell.kind not in kinds or not portable(plan.cell)
