@@ -191,6 +191,20 @@ def test_double_cells_stay_loops():
     _close(model.run(feeds), run_ort(m, feeds))
 
 
+@pytest.mark.parametrize("entry_id", ["tf/keras_masking_lstm_op18", "torch/manual_gru_loop_op23",
+                                      "tf-ov/keras_rnn_stacked_cells"])
+def test_loops_that_are_no_single_cell_are_left_as_they_were(entry_id):
+    """Masked, chunked and stacked cells: the copies tried on the way leave no trace."""
+    from itergraph.passes.cell_ops import fuse_cell_ops
+
+    e = next(x for x in entries() if x.id == entry_id)
+    g = ig.load(e.file).graph
+    nodes, inits = list(g.nodes), list(g.initializers)
+    assert fuse_cell_ops(g) == 0
+    assert g.nodes == nodes and g.initializers == inits
+    assert all(v.producer is n for n in g.nodes for v in n.outputs)
+
+
 def test_fewer_steps_than_the_input_holds(tmp_path):
     """A Loop over Gather(X, i) with a trip count below X's length: the operator gets the
     first M steps."""

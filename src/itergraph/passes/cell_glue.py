@@ -92,7 +92,7 @@ def _sliced_root(loop: Loop):
     p = loop.sliced[0]
     if p.part_size != 1 or abs(p.stride) != 1 or (p.start, p.end) not in ((0, -1), (-1, 0)):
         return None
-    whole = _declared(p.value)
+    whole = _derived(p.value)
     piece = _declared(p.param)
     rank = len(whole) if whole is not None else (
         None if piece is None else len(piece) + (0 if p.keep_axis else 1))

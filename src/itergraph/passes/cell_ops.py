@@ -152,7 +152,9 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
             copy.condition_result = None
         iteration_gather.rewrite_loop(graph, copy)  # OpenVINO's Gather(X, current iteration)
         plan = analyse(copy)
-        if plan is not None:
+        if plan is None:
+            extra = []
+        else:
             loop = copy
             graph.nodes[at:at + 1] = [*extra, loop]
     before = {id(n) for n in graph.nodes}
@@ -160,6 +162,7 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
             or not _float32(plan.cell.h, plan.cell.x, plan.step.whole)
             or not _rewrite(graph, loop, plan)):
         graph.nodes[at:at + 1 + len(extra)] = [original]
+        original.set_output_ports(list(original.output_ports))  # its outputs' producer again
         del graph.initializers[first:]
         return 0
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
