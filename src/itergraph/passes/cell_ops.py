@@ -65,18 +65,18 @@ class FuseCellOps(Pass):
     Sigmoid, Tanh and Relu (ONNX's Softsign, HardSigmoid, Elu... have no OpenVINO
     counterpart), no peepholes (OpenVINO's sequence ops have none) and no coupled
     input-forget gate (likewise), in float32 (ONNX Runtime's kernels refuse double). Such
-    loops stay loops, as do bodies that are not one cell
-    (Keras masking, which selects the state per batch row; several stacked cells in one
-    loop; gates cut by ``SplitToSequence`` with sizes computed in the body). A ``clip`` is
-    kept. A loop over a time-reversed input (``ReverseSequence`` over the whole length,
-    seen through shape ops) becomes an operator of the other direction over the input
-    itself. Then a forward and a reverse operator of one kind, with the same attributes and
-    weight shapes, over the same input (one value, or one value through shape ops that place
-    its axes alike), neither reading the other's results, become one ``bidirectional``
-    operator.
+    loops stay loops, as do bodies that are not one cell (Keras masking, which selects the
+    state per batch row; several stacked cells in one loop; gates cut by
+    ``SplitToSequence`` with sizes computed in the body). A ``clip`` is kept. A loop over a
+    time-reversed input (``ReverseSequence`` over the whole length, seen through shape ops)
+    becomes an operator of the other direction over the input itself. Then a forward and a
+    reverse operator of one kind, with the same attributes and weight shapes, over the same
+    input (one value, or one value through shape ops that place its axes alike), neither
+    reading the other's results, become one ``bidirectional`` operator.
 
     With ``fuse-cells=KINDS`` (``lstm+gru``) only cells of those kinds are fused (ONNX
-    Runtime's ``RNN`` kernel is slower than the loop from batch 16 on, see the bench).
+    Runtime's ``RNN`` kernel is slower than the loop from batch 4 on; see
+    ``bench/transforms_cells.py``).
 
     Returns: the number of loops replaced plus the number of direction pairs merged.
 
@@ -224,7 +224,7 @@ def _spell(graph: Graph, node: Node) -> None:
                   (const_value(b) if const_value(b) is not None else b) for b in (B, RB)]
         bias = em.unsqueeze(em.concat(halves, 0), [0])
     batch = _batch(em, X, h0)
-    states = [None if s is None else em.unsqueeze(_expand(em, s, X, batch, H), [0])
+    states = [None if s is None else em.unsqueeze(_expand(em, s, batch, H), [0])
               for s in (h0, c0 if kind == "LSTM" else None)]
     attrs = {"hidden_size": H, "direction": "reverse" if reverse else "forward"}
     for k in ("activations", "activation_alpha", "activation_beta", "clip"):
@@ -312,7 +312,8 @@ def _batch(em: Emitter, X: Value, h0: Value) -> Value | None:
                            np.asarray([0], np.int64)])
 
 
-def _expand(em: Emitter, s: Value, X: Value, batch: Value | None, H: int):
+def _expand(em: Emitter, s: Value, batch: Value | None, H: int):
+    """State `s` broadcast to `[batch, H]` (as it is when `batch` is None)."""
     if batch is None:
         return s
     dims = em.concat([batch, np.asarray([H], np.int64)], 0)
