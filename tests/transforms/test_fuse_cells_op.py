@@ -205,6 +205,37 @@ def test_loops_that_are_no_single_cell_are_left_as_they_were(entry_id):
     assert all(v.producer is n for n in g.nodes for v in n.outputs)
 
 
+def test_cell_loop_inside_another_loop(tmp_path):
+    """A GRU Scan in the body of an outer Loop (reading X and H0 from outside) is fused
+    there; the outer loop stays and stacks the inner results."""
+    m, feeds = build(cell="gru")
+    inner = m.graph
+    body = h.make_graph(
+        [*inner.node, h.make_node("Identity", ["cond"], ["cond_out"])], "outer_body",
+        [h.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+         h.make_tensor_value_info("cond", onnx.TensorProto.BOOL, [])],
+        [h.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, []),
+         *[o for o in inner.output]], list(inner.initializer))
+    outer = h.make_node("Loop", ["n", ""], [f"all_{o.name}" for o in inner.output], body=body)
+    g = h.make_graph([outer], "nested",
+                     [*inner.input, h.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
+                     [h.make_tensor_value_info(f"all_{o.name}", onnx.TensorProto.FLOAT, None)
+                      for o in inner.output])
+    nested = h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
+    feeds = {**feeds, "n": np.array(2, np.int64)}
+    want = run_ort(nested, feeds)
+    model = optimize(ig.load(nested), ["fuse-cells"])
+    onnx_path, xml_path = tmp_path / "fused.onnx", tmp_path / "fused.xml"
+    ig.save(model, onnx_path)
+    ig.save(model, xml_path)
+    written = onnx.load(str(onnx_path))
+    ops = _onnx_ops(written)
+    assert ops.count("GRU") == 1 and "Scan" not in ops and ops.count("Loop") == 1
+    layers = [layer.get("type") for layer in ET.parse(xml_path).getroot().iter("layer")]
+    assert "GRUSequence" in layers and "TensorIterator" not in layers
+    _all_agree(model, written, xml_path, feeds, want)
+
+
 def test_fewer_steps_than_the_input_holds(tmp_path):
     """A Loop over Gather(X, i) with a trip count below X's length: the operator gets the
     first M steps."""
