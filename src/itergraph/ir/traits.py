@@ -66,7 +66,8 @@ _ROWS: dict[Trait, str] = {
         CumSum DepthToSpace Expand EyeLike Flatten Gather GatherElements GatherND
         GlobalAveragePool GlobalMaxPool GroupNormalization Hardmax InstanceNormalization LRN
         LayerNormalization LogSoftmax MaxPool NonZero OneHot Pad Range Reshape ReverseSequence
-        Slice Softmax SpaceToDepth Split Squeeze Tile TopK Transpose Trilu Unsqueeze""",
+        SequenceEmpty Slice Softmax SpaceToDepth Split Squeeze Tile TopK Transpose Trilu
+        Unsqueeze""",
     Trait.RANDOM: """
         Bernoulli Dropout Multinomial RandomNormal RandomNormalLike RandomUniform
         RandomUniformLike""",

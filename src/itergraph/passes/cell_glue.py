@@ -92,7 +92,7 @@ def _sliced_root(loop: Loop):
     p = loop.sliced[0]
     if p.part_size != 1 or abs(p.stride) != 1 or (p.start, p.end) not in ((0, -1), (-1, 0)):
         return None
-    whole = _declared(p.value)
+    whole = _derived(p.value)
     piece = _declared(p.param)
     rank = len(whole) if whole is not None else (
         None if piece is None else len(piece) + (0 if p.keep_axis else 1))
@@ -124,11 +124,33 @@ def _gather_root(loop: Loop, scope: LoopScope):
     if data is None and scope.bound.get(g.inputs[0].uid) is not None:
         data = _declared(scope.bound[g.inputs[0].uid])
     axis = int(g.attrs.get("axis", 0))
+    if data is None:
+        data = _derived(scope.bound.get(g.inputs[0].uid, g.inputs[0]))
     if data is None or not -len(data) <= axis < len(data):
         return None
     axis %= len(data)
     si = StepInput(g.inputs[0], axis, False, False, True, data[:axis] + data[axis + 1:])
     return si, g.outputs[0]
+
+
+def _derived(v: Value, depth: int = 0) -> Shape | None:
+    """`v`'s shape from the declared shape of what it is computed from, through
+    ``Transpose``, ``ReverseSequence``, ``Cast`` and ``Identity`` (TensorFlow's time-major,
+    possibly reversed copy of a batch-major input, whose own shape exporters leave
+    undeclared)."""
+    shape = _declared(v)
+    p = v.producer
+    if shape is not None or p is None or p.domain not in STD or depth > 8 or not p.inputs:
+        return shape
+    if p.op_type in ("ReverseSequence", "Cast", "Identity"):
+        return _derived(p.inputs[0], depth + 1)
+    if p.op_type == "Transpose":
+        shape = _derived(p.inputs[0], depth + 1)
+        if shape is None:
+            return None
+        perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
+        return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
+    return None
 
 
 # ----------------------------------------------------------------------------- lifting

@@ -35,7 +35,7 @@ class PassthroughCondition(Pass):
         for node in graph.nodes:
             for g in node.subgraphs():
                 changed += self(g)
-            if isinstance(node, Loop) and _passes_through(node):
+            if isinstance(node, Loop) and passes_through(node):
                 node.condition_result = None
                 changed += 1
         return changed
@@ -44,7 +44,8 @@ class PassthroughCondition(Pass):
 passthrough_condition = PassthroughCondition()
 
 
-def _passes_through(loop: Loop) -> bool:
+def passes_through(loop: Loop) -> bool:
+    """Whether `loop`'s condition result is its condition parameter through Identity nodes."""
     param = loop.condition_param
     v: Value | None = loop.condition_result
     if param is None or v is None:

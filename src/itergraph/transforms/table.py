@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..inspect.mark import MarkTensors
+from ..passes import cell_ops
 from ..passes.dead_ports import dead_ports
 from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
@@ -24,6 +25,8 @@ TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
                  "loops", infer_shapes),
     Transform("step-model", "one iteration of a loop as a model with its state as inputs and "
               "outputs", StepModel, "LOOP"),
+    Transform("fuse-cells", "LSTM/GRU/RNN cell loops become the LSTM/GRU/RNN operator "
+              "(=lstm+gru: those kinds only)", cell_ops.for_kinds, argument="KINDS"),
 )}
 
 #: What ``optimize`` runs when given neither passes nor a target.
