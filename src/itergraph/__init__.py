@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "LeniencyWarning",
-    "Model", "ModelError", "SecurityError", "UnsupportedError", "load", "save",
+    "Model", "ModelError", "SecurityError", "UnsupportedError", "check", "load", "save",
 ]
 
 
@@ -32,6 +32,10 @@ def __getattr__(name):
         from . import api
 
         return getattr(api, name)
+    if name == "check":
+        from .check import check
+
+        return check
     raise AttributeError(name)
 
 

@@ -7,6 +7,7 @@
     itergraph convert IN OUT          (.onnx <-> .xml)
     itergraph optimize IN OUT [--passes a,b=K,...] [--target T]
     itergraph optimize --list         (the transforms and their contracts)
+    itergraph check IN --target T [--fix OUT]   (exit 0: passes, 1: findings, 2: error)
 """
 
 from __future__ import annotations
@@ -165,6 +166,29 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+def _check_targets() -> tuple[str, ...]:
+    from .check.rules import TARGETS
+
+    return TARGETS
+
+
+def cmd_check(args) -> int:
+    from . import check as portability
+    from . import transforms
+
+    report = portability.check(args.input, args.target)
+    print(report.text())
+    if args.fix:
+        fixed = transforms.optimize(args.input, passes=(), target=args.target)
+        api.save(fixed, args.fix)
+        after = portability.check(args.fix, args.target)
+        print(f"wrote {args.fix} (transforms: {', '.join(report.fixes()) or 'none'}); "
+              + ("it passes " + args.target if after.ok else
+                 f"{len(after.findings)} finding(s) remain"))
+        return 0 if after.ok else 1
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -193,6 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--target", help="also apply what the portability check for T needs")
     o.add_argument("--list", action="store_true", help="list the transforms and exit")
     o.set_defaults(fn=cmd_optimize)
+    k = sub.add_parser("check", help="which loop features a target refuses, and the fix")
+    k.add_argument("input")
+    k.add_argument("--target", required=True, choices=_check_targets())
+    k.add_argument("--fix", metavar="OUT", help="apply the fixes and write the result to OUT")
+    k.set_defaults(fn=cmd_check)
     args = p.parse_args(argv)
     try:
         return args.fn(args)
