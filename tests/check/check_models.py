@@ -94,3 +94,15 @@ def runtime_count_loop() -> onnx.ModelProto:
              [vi("cond_out", B, []), vi("x_out", F, [2])])
     return model([h.make_node("Loop", ["n", "", "x"], ["y"], body=b, name="n_times")],
                  [vi("x", F, [2]), vi("n", I64, [])], [vi("y", F, [2])])
+
+
+def if_rank_mismatch() -> onnx.ModelProto:
+    """If c: y = x (rank 1) else y = reshape(x, [1, 2]) (rank 2); valid ONNX (If-16 lets
+    the branches' shapes differ), written without the full checker's shape merge."""
+    then = body([h.make_node("Identity", ["x"], ["a"])], [], [vi("a", F, [2])], name="then")
+    other = body([h.make_node("Reshape", ["x", "shape12"], ["b"])], [], [vi("b", F, [1, 2])],
+                 [const("shape12", [1, 2], "int64")], name="else")
+    g = h.make_graph([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other,
+                                  name="pick")], "g", [vi("c", B, []), vi("x", F, [2])],
+                     [h.make_value_info("y", h.make_tensor_type_proto(F, None))])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 21)], ir_version=10)

@@ -19,6 +19,9 @@ from itergraph.transforms import TRANSFORMS, Transform
 CORPUS = Path(__file__).parents[1] / "realworld" / "models"
 PASSTHROUGH = CORPUS / "tf" / "while_counted_op13.onnx"  # tf2onnx: n carried unchanged
 SPLIT_SCAN = CORPUS / "torch" / "list_append_cat_op11.onnx"  # SplitToSequence over a scan axis
+GROWING_PIECES = SPLIT_SCAN  # its Loop also stacks x[:i+1] * (i+1): pieces of growing size
+CONSTANT_FILL = CORPUS / "torch" / "lstm_op7.onnx"  # torch at opset 7 writes ConstantFill
+IF_INITIALIZER = CORPUS / "tf" / "autograph_while_break_op7.onnx"  # IR 4: If returns a weight
 
 # (model builder, target) -> the (feature, fix) pairs the check must report.
 REFUSED = [
@@ -43,6 +46,12 @@ REFUSED = [
     (lambda: SPLIT_SCAN, "openvino", {("split-to-sequence-dynamic-axis", "infer-shapes")}),
     (lambda: CORPUS / "torch" / "for_range_input_op7.onnx", "tensorrt",
      {("opset-below-9", None)}),
+    (lambda: CONSTANT_FILL, "onnxruntime", {("removed-experimental-op", WRITE)}),
+    (lambda: CORPUS / "torch" / "beam_search_op8.onnx", "onnxruntime",
+     {("op-before-its-opset", None)}),
+    (lambda: GROWING_PIECES, "onnxruntime", {("scan-output-shape-changes", None)}),
+    (lambda: IF_INITIALIZER, "openvino", {("if-branch-output-is-initializer", WRITE)}),
+    (M.if_rank_mismatch, "tensorrt", {("if-branch-rank-mismatch", "inline-if")}),
 ]
 
 # (model builder, target): models the target accepts.
@@ -159,13 +168,52 @@ def test_onnxruntime_refuses_the_empty_scan_input_the_check_predicts(tmp_path):
     assert not _ort_runs(path)
 
 
-def test_openvino_refuses_what_the_check_predicts_and_runs_the_fixed_file(tmp_path):
-    for source in (PASSTHROUGH, SPLIT_SCAN):
-        assert not check(source, "openvino").ok
-        assert not _ov_compiles(source)
+def _corpus_feeds(path: Path) -> dict:
+    with np.load(path.with_suffix(".npz")) as z:
+        sess_inputs = __import__("onnxruntime").InferenceSession(
+            str(path), providers=["CPUExecutionProvider"]).get_inputs()
+        return {i.name: z[f"in{k}"] for k, i in enumerate(sess_inputs)}
+
+
+def test_onnxruntime_fails_where_the_check_predicts_and_runs_the_fixed_file(tmp_path):
+    import onnxruntime as ort
+
+    with pytest.raises(Exception, match="ConstantFill"):
+        ort.InferenceSession(str(CONSTANT_FILL), providers=["CPUExecutionProvider"])
+    with pytest.raises(Exception, match="Inconsistent shape in loop output"):
+        ort.InferenceSession(str(GROWING_PIECES), providers=["CPUExecutionProvider"]).run(
+            None, _corpus_feeds(GROWING_PIECES))
     out = tmp_path / "fixed.onnx"
-    assert cli.main(["check", str(PASSTHROUGH), "--target", "openvino", "--fix", str(out)]) == 0
-    assert check(out, "openvino").ok and _ov_compiles(out)
+    assert cli.main(["check", str(CONSTANT_FILL), "--target", "onnxruntime", "--fix",
+                     str(out)]) == 0
+    assert check(out, "onnxruntime").ok and _ort_runs(out)
+
+
+@pytest.mark.parametrize("source", [PASSTHROUGH, SPLIT_SCAN, IF_INITIALIZER],
+                         ids=lambda p: p.stem)
+def test_openvino_refuses_what_the_check_predicts(source, tmp_path):
+    report = check(source, "openvino")
+    assert not report.ok
+    assert not _ov_compiles(source)
+    if all(f.fix == WRITE for f in report.findings):
+        out = tmp_path / "fixed.onnx"
+        assert cli.main(["check", str(source), "--target", "openvino", "--fix", str(out)]) == 0
+        assert check(out, "openvino").ok and _ov_compiles(out)
+
+
+@pytest.mark.parametrize("target,feature", [("openvino", "condition-not-boolean-scalar"),
+                                            ("migraphx", "condition-not-scalar")])
+@pytest.mark.parametrize("cond", [np.array(True), np.array([1.0], np.float32),
+                                  np.array([True, False])], ids=["bool", "float", "two"])
+def test_condition_must_be_one_boolean(target, feature, cond):
+    from itergraph.ir.graph import Value
+    from itergraph.ir.traversal import loops
+
+    m = ig.load(M.counted_loop())
+    ((loop, _),) = loops(m.graph)
+    loop.initial_condition = Value("c0", const=cond)
+    found = {f.feature for f in check(m, target).findings}
+    assert (feature in found) == (cond.dtype != bool or cond.size != 1)
 
 
 # ----- CLI and the --fix plumbing -----

@@ -40,7 +40,7 @@ def check(model, target: str) -> Report:
     def add(rule: Rule, site: Site | None, detail: str) -> None:
         where = site.where if site is not None else "model"
         found.append(Finding(target, rule.feature, where, detail, _format(rule, site),
-                             rule.fix, rule.cite))
+                             rule.fix, rule.cite, rule.verbatim))
 
     for rule in rules:
         if rule.scope == "model":

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Concat, Loop
+from ..ir.traits import ELEMENTWISE, traits
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 
 _FLAVOUR = {"onnx.Loop": "Loop", "onnx.Scan": "Scan", "openvino.Loop": "Loop",
@@ -23,7 +24,8 @@ _FLAVOUR = {"onnx.Loop": "Loop", "onnx.Scan": "Scan", "openvino.Loop": "Loop",
 
 def node_label(node: Node) -> str:
     """``Loop 'name'`` as the file names the node; a nameless node by its first output."""
-    op = _FLAVOUR.get(node.origin, "Loop") if isinstance(node, Loop) else node.op_type
+    op = _FLAVOUR.get(node.origin, "Loop") if isinstance(node, Loop) else \
+        node.meta.get("read_as", node.op_type)
     if node.name:
         return f"{op} '{node.name}'"
     out = node.outputs[0].name if node.outputs and node.outputs[0].name else "?"
@@ -157,6 +159,62 @@ def growing_carried(loop: Loop) -> list[Carried]:
         if changed or grows:
             out.append(c)
     return out
+
+
+#: Inputs (by index) that decide the shape of an op's output rather than its values.
+_SHAPE_INPUTS = {"Slice": (1, 2, 3, 4), "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,),
+                 "Tile": (1,), "Pad": (1,), "Range": (0, 1, 2), "Resize": (2, 3),
+                 "Upsample": (1,), "TopK": (1,), "OneHot": (1,), "Unsqueeze": (1,),
+                 "Squeeze": (1,), "Split": (1,), "CenterCropPad": (1,)}
+#: Ops whose output shape depends on the values of their data input.
+_DATA_SHAPED = {"NonZero", "Compress", "Unique", "NonMaxSuppression", "StringSplit"}
+#: Ops whose output's values are only the shape of their input.
+_FIXED_SHAPE = {"Shape", "Size"}
+#: Ops whose output keeps a changing shape of an input (besides the element-wise ones).
+_SHAPE_KEEPING = {"Concat", "Identity", "Cast", "CastLike", "Pad", "Tile", "Expand", "Where",
+                  "Softmax", "LogSoftmax", "Transpose", "Clip"}
+
+
+def shape_varying(loop: Loop) -> set[int]:
+    """uids of the body values (and carried parameters) whose shape may differ from one
+    iteration to the next: shapes computed from values that change per iteration (the
+    iteration number, carried or sliced values), data-dependent shapes, carried values that
+    grow, and whatever is computed from those. An over-approximation through nested
+    subgraphs (a node reading such a value is taken to vary)."""
+    varying = {v.uid for v in (loop.iteration_param, loop.condition_param) if v is not None}
+    varying |= {p.param.uid for p in loop.carried} | {p.param.uid for p in loop.sliced}
+    shaped = {c.param.uid for c in growing_carried(loop)}
+    while True:
+        before = (len(varying), len(shaped))
+        for n in loop.body.nodes:
+            reads = n.reads()
+            if n.op_type in _FIXED_SHAPE:  # the shape of a value whose shape never changes
+                if any(v.uid in shaped for v in reads):
+                    varying.update(v.uid for v in n.outputs)
+            elif any(v.uid in varying for v in reads):
+                varying.update(v.uid for v in n.outputs)
+            ins = list(n.inputs)
+            by_value = any(i < len(ins) and ins[i] is not None and ins[i].uid in varying
+                           for i in _SHAPE_INPUTS.get(n.op_type, ()))
+            by_data = n.op_type in _DATA_SHAPED and any(v.uid in varying for v in reads)
+            # A changing shape flows on through element-wise ops and joins; other ops (a
+            # slice of constant bounds, a reduction) may well fix it, and are not followed.
+            elementwise = bool(traits(n.op_type, n.domain) & ELEMENTWISE)
+            by_shape = (elementwise or n.op_type in _SHAPE_KEEPING) and \
+                any(v.uid in shaped for v in reads)
+            if by_value or by_data or by_shape:
+                shaped.update(v.uid for v in n.outputs)
+        for c in loop.carried:
+            if c.result is not None and c.result.uid in shaped:
+                shaped.add(c.param.uid)
+        if (len(varying), len(shaped)) == before:
+            return shaped
+
+
+def varying_scan_outputs(loop: Loop) -> list[Concat]:
+    """Scan outputs whose per-iteration piece may change shape between iterations."""
+    shaped = shape_varying(loop)
+    return [p for p in scan_outputs(loop) if p.result is not None and p.result.uid in shaped]
 
 
 def is_sequence_like(v: Value | None) -> bool:

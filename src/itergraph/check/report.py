@@ -21,12 +21,13 @@ class Finding:
     message: str
     fix: str | None
     cite: str
+    verbatim: bool = True
 
     def text(self) -> str:
         fix = ("itergraph check --fix (writing the file is enough)" if self.fix == WRITE
                else f"transform '{self.fix}'" if self.fix else "no transform removes it")
         return (f"{self.where}: {self.detail}\n"
-                f"    {self.target} says: {self.message}\n"
+                f"    {self.target} {'says' if self.verbatim else 'documents'}: {self.message}\n"
                 f"    fix: {fix}\n"
                 f"    source: {self.cite}")
 

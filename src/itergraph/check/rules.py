@@ -3,7 +3,8 @@
 Each `Rule` names the target, the loop feature, the scope it looks at (``"loop"``: each
 canonical loop; ``"node"``: each node at any depth; ``"model"``: the model as a whole), a
 predicate that returns a detail text when the feature is present (None when not), the
-message as the target states it (quoted where its source has the words), the transform that
+message as the target states it (`verbatim`: quoted from its source; else a paraphrase of
+the documented limit), the transform that
 removes the feature (a name of `transforms.table.TRANSFORMS`; ``WRITE`` when writing the
 file with itergraph is the fix; None when no transform fixes it), and the page of the
 target's documentation, source or issue tracker the rule comes from.
@@ -38,6 +39,7 @@ class Rule:
     message: str
     fix: str | None
     cite: str
+    verbatim: bool = True  # `message` quotes the target; False: it paraphrases the source
 
 
 def _loop(pred: Callable[[Loop, Site], str | None]) -> Callable[[Site], str | None]:
@@ -60,8 +62,36 @@ def _while_with_scan_outputs(loop: Loop, _s) -> str | None:
     return None
 
 
+def _varying_scan_outputs(loop: Loop, _s) -> str | None:
+    outs = f.varying_scan_outputs(loop)
+    if outs:
+        return "scan output(s) " + ", ".join(f"'{p.output.name}'" for p in outs) + \
+            " stack pieces whose shape changes between iterations"
+    return None
+
+
+def _read_as(s: Site) -> str | None:
+    op = s.node.meta.get("read_as")
+    return f"{op} node (read as {s.node.op_type})" if op in ORT_REMOVED_OPS else None
+
+
+def _op_before_its_opset(s: Site) -> str | None:
+    n = s.node
+    if n.domain not in ("", "ai.onnx") or n.version is None or "read_as" in n.meta or \
+            isinstance(n, Loop) or n.op_type == "Constant":
+        return None
+    import onnx
+
+    try:
+        onnx.defs.get_schema(n.op_type, n.version, "")
+    except onnx.defs.SchemaError:
+        return f"{n.op_type} does not exist at opset {n.version}"
+    return None
+
+
 def _growing(loop: Loop, _s) -> str | None:
-    grow = f.growing_carried(loop)
+    shaped = f.shape_varying(loop)
+    grow = [c for c in loop.carried if c.param.uid in shaped]
     if grow:
         return "carried value(s) " + ", ".join(f"'{c.param.name}'" for c in grow) + \
             " change shape between iterations"
@@ -133,7 +163,7 @@ def _empty_scan_input(loop: Loop, _s) -> str | None:
     return None
 
 
-def _branch_outer_output(s: Site) -> str | None:
+def _branch_initializer_output(s: Site) -> str | None:
     # Seen with ONNX IR version 4 files (tf2onnx at opset 7); IR 8 files of the same model
     # load, so the rule is limited to the old IR versions.
     ir = (s.root.meta.get("ir_version") if s.root is not None else None)
@@ -204,11 +234,19 @@ ORT_REMOVED_OPS = {"ConstantFill", "GivenTensorFill", "GRUUnit", "ATen"}
 
 RULES: tuple[Rule, ...] = (
     # ONNX Runtime
-    Rule("onnxruntime", "removed-experimental-op", "node", _op(ORT_REMOVED_OPS),
-         "Fatal error: ai.onnx:{op}(-1) is not a registered function/op", None, _ORT),
+    Rule("onnxruntime", "removed-experimental-op", "node", _read_as,
+         "Fatal error: ai.onnx:{op}(-1) is not a registered function/op", WRITE, _ORT),
+    Rule("onnxruntime", "op-before-its-opset", "node", _op_before_its_opset,
+         "This is an invalid model: the node's operator is not defined at the model's opset "
+         "(re-export at a newer opset)", None,
+         "https://github.com/onnx/onnx/blob/main/docs/Operators.md", verbatim=False),
+    Rule("onnxruntime", "scan-output-shape-changes", "loop", _loop(_varying_scan_outputs),
+         "Inconsistent shape in loop output for output", None,
+         "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/providers/cpu/"
+         "controlflow/loop.cc"),
     Rule("onnxruntime", "empty-scan-input", "loop", _loop(_empty_scan_input),
          "Scan refuses a scan input of length zero (its sequence length must be positive)",
-         None, _ORT_SCAN),
+         None, _ORT_SCAN, verbatim=False),
     # OpenVINO (CPU), reading ONNX through its ONNX frontend
     Rule("openvino", "passthrough-carried-value", "loop", _loop(_passthrough),
          "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"
@@ -217,8 +255,8 @@ RULES: tuple[Rule, ...] = (
     Rule("openvino", "condition-not-boolean-scalar", "loop",
          _loop(lambda loop, _s: f.condition_problem(loop)),
          "Loop-5: the execution condition must be a boolean scalar or a 1D tensor with 1 "
-         "element", None, _OV_LOOP5),
-    Rule("openvino", "if-branch-output-is-initializer", "node", _branch_outer_output,
+         "element", None, _OV_LOOP5, verbatim=False),
+    Rule("openvino", "if-branch-output-is-initializer", "node", _branch_initializer_output,
          "Output tensor was declared as a graph output but is not produced by any operation, "
          "is not an initializer, and cannot be resolved from a parent scope", WRITE,
          "https://github.com/openvinotoolkit/openvino/blob/master/src/frontends/onnx/"
@@ -232,14 +270,14 @@ RULES: tuple[Rule, ...] = (
     # OpenVINO NPU: static shapes only
     Rule("openvino-npu", "dynamic-input-shape", "model", _dynamic_inputs,
          "NPU plugin: dynamic shapes are not supported; reshape the model to static shapes",
-         None, _OV_NPU),
+         None, _OV_NPU, verbatim=False),
     Rule("openvino-npu", "run-time-trip-count", "loop", _loop(_data_dependent(("input",))),
          "NPU plugin: the loop's outputs have dynamic shapes (static shapes only)",
-         "fold-trip-count", _OV_NPU),
+         "fold-trip-count", _OV_NPU, verbatim=False),
     Rule("openvino-npu", "data-dependent-iteration-count", "loop",
          _loop(_data_dependent(("while", "unbounded"))),
          "NPU plugin: the loop's outputs have dynamic shapes (static shapes only)", None,
-         _OV_NPU),
+         _OV_NPU, verbatim=False),
     # TensorRT through its ONNX parser
     Rule("tensorrt", "dynamic-scan-output-length", "loop", _loop(_while_with_scan_outputs),
          "Loop: Scan output length cannot be dynamic", "step-model", _TRT_DOC),
@@ -247,7 +285,7 @@ RULES: tuple[Rule, ...] = (
          "Loop: The shape of Loop carried dependencies must be the same across all loop "
          "iterations", "step-model", _TRT_DOC),
     Rule("tensorrt", "sequence-or-optional", "node", _op(SEQUENCE_OPS),
-         "{op}: not supported (the support matrix lists it as N)", None, _TRT_DOC),
+         "{op}: not supported (the support matrix lists it as N)", None, _TRT_DOC, verbatim=False),
     Rule("tensorrt", "if-branch-rank-mismatch", "node", _branch_ranks,
          "If: Output tensors of the two conditional branches must have the same rank",
          "inline-if", _TRT_DOC),
@@ -267,13 +305,13 @@ RULES: tuple[Rule, ...] = (
     # MIGraphX
     Rule("migraphx", "trip-count-absent", "loop", _loop(_trip_count(True)),
          "PARSE_LOOP: without a trip count the loop runs at most max_loop_iterations "
-         "(default 10) iterations; later ones are cut off", None, _MGX),
+         "(default 10) iterations; later ones are cut off", None, _MGX, verbatim=False),
     Rule("migraphx", "trip-count-not-constant", "loop", _loop(_trip_count(False)),
          "PARSE_LOOP: a trip count that is not a constant becomes max_loop_iterations "
-         "(default 10); later iterations are cut off", "fold-trip-count", _MGX),
+         "(default 10); later iterations are cut off", "fold-trip-count", _MGX, verbatim=False),
     Rule("migraphx", "trip-count-too-large", "loop", _loop(_trip_count_above(65535)),
          "a constant trip count above 65535, the bound MIGraphX's loop is known to take",
-         "unroll", _MGX),
+         "unroll", _MGX, verbatim=False),
     Rule("migraphx", "condition-not-scalar", "loop",
          _loop(lambda loop, _s: f.condition_problem(loop)),
          "PARSE_LOOP: max_iter_num and cond inputs must be scalar!", None, _MGX),
