@@ -3,11 +3,11 @@
 Each `Rule` names the target, the loop feature, the scope it looks at (``"loop"``: each
 canonical loop; ``"node"``: each node at any depth; ``"model"``: the model as a whole), a
 predicate that returns a detail text when the feature is present (None when not), the
-message as the target states it (`verbatim`: quoted from its source; else a paraphrase of
-the documented limit), the transform that
-removes the feature (a name of `transforms.table.TRANSFORMS`; ``WRITE`` when writing the
-file with itergraph is the fix; None when no transform fixes it), and the page of the
-target's documentation, source or issue tracker the rule comes from.
+message as the target states it (`verbatim`: quoted from its source, else a paraphrase of the
+documented limit), the transform that removes the feature (a name of
+`transforms.table.TRANSFORMS`; ``WRITE`` when writing the file with itergraph is the fix;
+None when no transform fixes it), and the page of the target's documentation, source or
+issue tracker the rule comes from.
 """
 
 from __future__ import annotations
@@ -223,8 +223,8 @@ _TVM = ("https://github.com/apache/tvm/blob/main/python/tvm/relax/frontend/onnx/
         "onnx_frontend.py")
 _CML = "https://github.com/onnx/onnx-coreml/issues/525"
 _ORT = "https://github.com/microsoft/onnxruntime/blob/main/docs/OperatorKernels.md"
-_ORT_SCAN = ("https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/providers/"
-             "cpu/controlflow/scan_utils.cc")
+_ORT_SCAN = ("https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/framework/"
+             "ort_value_tensor_slicer.cc")
 
 SEQUENCE_OPS = {"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase",
                 "SequenceInsert", "SequenceLength", "SequenceMap", "ConcatFromSequence",
@@ -245,8 +245,8 @@ RULES: tuple[Rule, ...] = (
          "https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/providers/cpu/"
          "controlflow/loop.cc"),
     Rule("onnxruntime", "empty-scan-input", "loop", _loop(_empty_scan_input),
-         "Scan refuses a scan input of length zero (its sequence length must be positive)",
-         None, _ORT_SCAN, verbatim=False),
+         "Non-zero status code returned while running Scan node ... dim0_offset < dim0_size "
+         "was false. Invalid dim0_offset of 0. Dimension 0 is 0", None, _ORT_SCAN),
     # OpenVINO (CPU), reading ONNX through its ONNX frontend
     Rule("openvino", "passthrough-carried-value", "loop", _loop(_passthrough),
          "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"
