@@ -37,3 +37,16 @@ def test_check_agrees_with_the_peer(entry, peer):
         assert report.ok
     if refused and LOOP_REFUSAL.search(status):
         assert not report.ok, f"{peer} refused a loop construct unpredicted: {status}"
+
+
+OV_ENTRIES = [e for e in entries() if e.format != "onnx"]
+
+
+@pytest.mark.parametrize("entry", OV_ENTRIES, ids=[e.id for e in OV_ENTRIES])
+def test_onnxruntime_check_of_an_openvino_file_agrees_with_the_convert_stage(entry):
+    """The convert stage writes an OpenVINO IR entry as ONNX and runs ONNX Runtime on it;
+    the stage is in the skip list when ONNX Runtime failed there."""
+    from corpus import skip_reason
+
+    ort_failed = "onnxruntime failed" in (skip_reason(entry, "convert") or "")
+    assert check(entry.file, "onnxruntime").ok != ort_failed

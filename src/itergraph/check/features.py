@@ -172,7 +172,8 @@ _DATA_SHAPED = {"NonZero", "Compress", "Unique", "NonMaxSuppression", "StringSpl
 _FIXED_SHAPE = {"Shape", "Size"}
 #: Ops whose output keeps a changing shape of an input (besides the element-wise ones).
 _SHAPE_KEEPING = {"Concat", "Identity", "Cast", "CastLike", "Pad", "Tile", "Expand", "Where",
-                  "Softmax", "LogSoftmax", "Transpose", "Clip"}
+                  "Softmax", "LogSoftmax", "Transpose", "Clip", "Unsqueeze", "Squeeze",
+                  "Flatten"}
 
 
 def shape_varying(loop: Loop) -> set[int]:
