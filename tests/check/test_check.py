@@ -28,6 +28,7 @@ REFUSED = [
     (M.while_loop_with_scan_output, "tensorrt", {("dynamic-scan-output-length", "step-model")}),
     (M.growing_carried_loop, "tensorrt", {("carried-shape-changes", "step-model")}),
     (M.sequence_loop, "tensorrt", {("sequence-or-optional", None)}),
+    (M.loop_without_count_or_condition, "tensorrt", {("loop-without-trip-limit", None)}),
     (M.sequence_loop, "coreml", {("sequence-or-optional", None)}),
     (M.scan_model, "coreml", {("scan", "scan-to-loop")}),
     (M.loop_without_count_or_condition, "onnx2tf", {("loop-without-count-or-condition", None)}),
@@ -289,3 +290,21 @@ def test_fix_with_hoist_keeps_the_results(tmp_path, monkeypatch):
     want, got = ig.load(path).run({"x": x}), ig.load(out).run({"x": x})
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+
+
+def _trt_parser_accepts(m: onnx.ModelProto) -> bool:
+    import itergraph.network as trt
+
+    logger = trt.Logger(trt.Logger.INTERNAL_ERROR)
+    parser = trt.OnnxParser(trt.Builder(logger).create_network(0), logger)
+    return parser.parse(m.SerializeToString())
+
+
+@pytest.mark.parametrize("build", [M.counted_loop, M.while_loop_with_scan_output,
+                                   M.growing_carried_loop, M.sequence_loop, M.scan_model,
+                                   M.loop_without_count_or_condition, M.runtime_count_loop,
+                                   M.if_rank_mismatch], ids=lambda b: b.__name__)
+def test_tensorrt_check_agrees_with_itergraphs_tensorrt_style_parser(build):
+    # itergraph.network's OnnxParser models onnx-tensorrt's importers (the TensorRT peer here)
+    m = build()
+    assert check(m, "tensorrt").ok == _trt_parser_accepts(m)

@@ -52,13 +52,15 @@ def _op(names: set[str]) -> Callable[[Site], str | None]:
                       and s.node.domain in ("", "ai.onnx") else None)
 
 
-def _while_with_scan_outputs(loop: Loop, _s) -> str | None:
-    kind = f.count_kind(loop)
+def _scan_outputs_without_trip_count(loop: Loop, _s) -> str | None:
+    # The parser gives a scan output the trip count as its length: with none (or one that
+    # means 'unbounded'), the length is known only when the loop ends.
     outs = f.scan_outputs(loop)
-    if outs and kind in ("while", "unbounded"):
+    if outs and not loop.sliced and f.trip_count_value(loop) is None and \
+            (loop.trip_count is None or f.const_of(loop.trip_count) is not None):
         names = ", ".join(f"'{p.output.name}'" for p in outs)
-        cause = "a condition computed in the body" if kind == "while" else "no trip count"
-        return f"scan output(s) {names} of a loop ended by {cause}"
+        what = "no trip count" if loop.trip_count is None else "an unbounded trip count"
+        return f"scan output(s) {names} of a loop with {what}"
     return None
 
 
@@ -279,8 +281,13 @@ RULES: tuple[Rule, ...] = (
          "NPU plugin: the loop's outputs have dynamic shapes (static shapes only)", None,
          _OV_NPU, verbatim=False),
     # TensorRT through its ONNX parser
-    Rule("tensorrt", "dynamic-scan-output-length", "loop", _loop(_while_with_scan_outputs),
+    Rule("tensorrt", "dynamic-scan-output-length", "loop",
+         _loop(_scan_outputs_without_trip_count),
          "Loop: Scan output length cannot be dynamic", "step-model", _TRT_DOC),
+    Rule("tensorrt", "loop-without-trip-limit", "loop", _loop(_no_count_no_condition),
+         "a Loop needs a trip limit (ITripLimitLayer): neither a trip count nor a condition is "
+         "given", None, "https://docs.nvidia.com/deeplearning/tensorrt/latest/"
+         "inference-library/work-with-loops.html", verbatim=False),
     Rule("tensorrt", "carried-shape-changes", "loop", _loop(_growing),
          "Loop: The shape of Loop carried dependencies must be the same across all loop "
          "iterations", "step-model", _TRT_DOC),
