@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Concat, Loop
 from ..ir.traits import ELEMENTWISE, traits
-from ..ir.types import DataType, OptionalType, SequenceType, TensorType
+from ..ir.types import DataType, TensorType
 
 _FLAVOUR = {"onnx.Loop": "Loop", "onnx.Scan": "Scan", "openvino.Loop": "Loop",
             "openvino.TensorIterator": "TensorIterator", "network": "Loop"}
@@ -122,7 +122,8 @@ def scan_outputs(loop: Loop) -> list[Concat]:
     return [p for p in loop.output_ports if isinstance(p, Concat)]
 
 
-def _shape(v: Value | None):
+def shape_of(v: Value | None):
+    """`v`'s shape as far as it is known (a constant's, or the declared type's), else None."""
     if v is None:
         return None
     if v.const is not None and v.producer is None:
@@ -149,7 +150,7 @@ def growing_carried(loop: Loop) -> list[Carried]:
     carried value itself with more data (the shape grows every iteration)."""
     out = []
     for c in loop.carried:
-        a, b = _shape(c.value), _shape(c.result)
+        a, b = shape_of(c.value), shape_of(c.result)
         changed = a is not None and b is not None and (
             len(a) != len(b) or any(isinstance(x, int) and isinstance(y, int) and x != y
                                     for x, y in zip(a, b)))
@@ -218,24 +219,6 @@ def varying_scan_outputs(loop: Loop) -> list[Concat]:
     return [p for p in scan_outputs(loop) if p.result is not None and p.result.uid in shaped]
 
 
-def is_sequence_like(v: Value | None) -> bool:
-    return v is not None and isinstance(v.type, SequenceType | OptionalType)
-
-
-def sequence_values(loop: Loop) -> list[Value]:
-    """Sequence or optional values the loop carries, slices, outputs or computes in its body
-    (one level: nested loops report their own)."""
-    vals = [p.value for p in loop.input_ports] + [p.param for p in loop.input_ports]
-    vals += [p.result for p in loop.output_ports] + loop.outputs
-    vals += [v for n in loop.body.nodes for v in n.outputs]
-    seen, out = set(), []
-    for v in vals:
-        if is_sequence_like(v) and v.uid not in seen:
-            seen.add(v.uid)
-            out.append(v)
-    return out
-
-
 def condition_problem(loop: Loop) -> str | None:
     """How the loop's condition (initial or per-iteration) is not a boolean with one element,
     or None when both are (or are unknown)."""
@@ -285,7 +268,7 @@ def branch_rank_mismatch(node: Node) -> list[tuple[int, int, int]]:
         return []
     out = []
     for i, (a, b) in enumerate(zip(then.outputs, other.outputs)):
-        sa, sb = _shape(a), _shape(b)
+        sa, sb = shape_of(a), shape_of(b)
         if sa is not None and sb is not None and len(sa) != len(sb):
             out.append((i, len(sa), len(sb)))
     return out
@@ -297,7 +280,7 @@ def dynamic_inputs(graph: Graph) -> list[Value]:
     for v in graph.inputs:
         if v.const is not None:
             continue
-        s = _shape(v)
+        s = shape_of(v)
         if s is None or not all(isinstance(d, int) for d in s):
             out.append(v)
     return out

@@ -159,7 +159,7 @@ def _empty_scan_input(loop: Loop, _s) -> str | None:
     if loop.origin != "onnx.Scan":
         return None
     for p in loop.sliced:
-        s = f._shape(p.value)
+        s = f.shape_of(p.value)
         if s is not None and len(s) > p.axis and s[p.axis] == 0:
             return f"scan input '{p.value.name}' has length 0 on axis {p.axis}"
     return None
@@ -188,7 +188,7 @@ def _split_to_sequence_dynamic_axis(s: Site) -> str | None:
     if n.op_type != "SplitToSequence" or not n.inputs or n.inputs[0] is None:
         return None
     x, axis = n.inputs[0], int(n.attrs.get("axis", 0))
-    shape = f._shape(x)
+    shape = f.shape_of(x)
     if shape is not None and -len(shape) <= axis < len(shape) and \
             isinstance(shape[axis], str):
         return f"axis {axis} of '{x.name}' is the symbolic dimension '{shape[axis]}'"
