@@ -22,20 +22,22 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ExecutionError", "Graph", "InputError", "IterationLimitError", "LeniencyWarning",
-    "Model", "ModelError", "SecurityError", "UnsupportedError", "compare", "load", "save",
+    "Model", "ModelError", "SecurityError", "UnsupportedError", "check", "compare", "load",
+    "optimize", "save",
 ]
 
 
+#: Public names defined in modules that pull in the frontends or backends: imported on
+#: first use, so that ``import itergraph.ir`` stays light.
+_LAZY = {"load": "api", "save": "api", "Model": "api", "check": "check",
+         "compare": "inspect.compare", "optimize": "transforms"}
+
+
 def __getattr__(name):
-    # api pulls in the frontends; import it lazily so `import itergraph.ir` stays light.
-    if name in ("load", "save", "Model"):
-        from . import api
+    if name in _LAZY:
+        import importlib
 
-        return getattr(api, name)
-    if name == "compare":
-        from .inspect.compare import compare
-
-        return compare
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(name)
 
 

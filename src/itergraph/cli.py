@@ -13,6 +13,7 @@
                     [--atol A] [--rtol R]     (exit 0: all agree, 1: they disagree, 2: error)
     itergraph run-many MODEL --inputs DIR --output-dir OUT [--ray ADDRESS|local]
                                   [--batch-size N] [--backend B] [--workers N]
+    itergraph check IN --target T [--fix OUT]   (exit 0: passes, 1: findings, 2: error)
 """
 
 from __future__ import annotations
@@ -219,6 +220,27 @@ def cmd_run_many(args) -> int:
         scale_jobs.run_local(api.load(args.model), todo, progress, **kw)
     progress.close(out_dir)
     return 0
+def _check_targets() -> tuple[str, ...]:
+    from .check.rules import TARGETS
+
+    return TARGETS
+
+
+def cmd_check(args) -> int:
+    from . import check as portability
+    from . import transforms
+
+    report = portability.check(args.input, args.target)
+    print(report.text())
+    if args.fix:
+        fixed = transforms.optimize(args.input, passes=(), target=args.target)
+        api.save(fixed, args.fix)
+        after = portability.check(args.fix, args.target)
+        print(f"wrote {args.fix} (transforms: {', '.join(report.fixes()) or 'none'}); "
+              + ("it passes " + args.target if after.ok else
+                 f"{len(after.findings)} finding(s) remain"))
+        return 0 if after.ok else 1
+    return 0 if report.ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--batch-size", type=int, default=16)
     m.add_argument("--backend", default="numpy", choices=api.BACKENDS)
     m.set_defaults(fn=cmd_run_many)
+    k = sub.add_parser("check", help="which loop features a target refuses, and the fix")
+    k.add_argument("input")
+    k.add_argument("--target", required=True, choices=_check_targets())
+    k.add_argument("--fix", metavar="OUT", help="apply the fixes and write the result to OUT")
+    k.set_defaults(fn=cmd_check)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

@@ -5,7 +5,8 @@ a loop's zero-filled initial values): a tensor of `dtype` filled with `value`, s
 input's *values* when ``input_as_shape=1``, or by the ``shape`` attribute when it has no
 input. It becomes the standard node with that meaning (``ConstantOfShape``, opset 9, or a
 ``Constant``), so every backend and writer handles it; OpenVINO's ONNX frontend reads it too.
-ONNX Runtime no longer does.
+ONNX Runtime no longer does. The node's ``meta["read_as"]`` keeps the op the file wrote (the
+portability check reports it).
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ def import_constant_fill(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value 
         shape = [*attrs.get("shape", []), *extra]
         if any(d < 0 for d in shape):
             raise ModelError(f"{where(p)}: shape {shape} has a negative dimension")
-        return Node("Constant", [], outputs, {"value": np.full(shape, fill[0], dtype)},
+        node = Node("Constant", [], outputs, {"value": np.full(shape, fill[0], dtype)},
                     version=1, name=p.name)
+        node.meta["read_as"] = "ConstantFill"
+        return node
     if int(attrs.get("input_as_shape", 0)) != 1 or extra:
         raise UnsupportedError(f"{where(p)}: only input_as_shape=1 without extra_shape is "
                                "supported (a fill shaped like its input tensor is not)")
-    return Node("ConstantOfShape", [source], outputs, {"value": fill}, version=9, name=p.name)
+    node = Node("ConstantOfShape", [source], outputs, {"value": fill}, version=9, name=p.name)
+    node.meta["read_as"] = "ConstantFill"
+    return node

@@ -1,0 +1,62 @@
+"""Portability check: which loop features a runtime or converter will refuse, and the
+transform that fixes each.
+
+    report = ig.check(model, target="tensorrt")     # Report: .ok, .findings, .fixes(), .text()
+    fixes_for(model, "tensorrt")                     # ["step-model", ...] for optimize(target=)
+
+The rules are one table (`rules.RULES`), one row per (target, feature), each with its source.
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .features import Site, sites
+from .report import Finding, Report
+from .rules import RULES, TARGETS, WRITE, Rule, rules_for
+
+__all__ = ["RULES", "TARGETS", "WRITE", "Finding", "Report", "Rule", "check", "fixes_for"]
+
+
+def _format(rule: Rule, site: Site | None) -> str:
+    op = ""
+    if site is not None:
+        from .features import node_label
+
+        op = node_label(site.node).split(" ")[0]
+    return rule.message.replace("{op}", op)
+
+
+def check(model, target: str) -> Report:
+    """The `Report` of `model` (anything `itergraph.load` takes) against `target`, one of
+    `TARGETS`: every (rule, site) where a rule of the target applies, in graph order."""
+    from ..api import load
+
+    if target not in TARGETS:
+        raise InputError(f"unknown check target '{target}'; known: {', '.join(TARGETS)}")
+    m = load(model)
+    rules = rules_for(target)
+    found: list[Finding] = []
+
+    def add(rule: Rule, site: Site | None, detail: str) -> None:
+        where = site.where if site is not None else "model"
+        found.append(Finding(target, rule.feature, where, detail, _format(rule, site),
+                             rule.fix, rule.cite, rule.verbatim))
+
+    for rule in rules:
+        if rule.scope == "model":
+            detail = rule.applies(m.graph)
+            if detail:
+                add(rule, None, detail)
+    for site in sites(m.graph):
+        for rule in rules:
+            if rule.scope in ("loop", "node"):
+                detail = rule.applies(site)
+                if detail:
+                    add(rule, site, detail)
+    return Report(target, m.source, found)
+
+
+def fixes_for(model, target: str) -> list[str]:
+    """The transforms `optimize(model, target=target)` applies: those the check's findings
+    name, in the order they apply."""
+    return check(model, target).fixes()
