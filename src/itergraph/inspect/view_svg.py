@@ -14,7 +14,8 @@ from ..ir import Carried, Concat, Invariant, Last, Loop, Sliced, Value
 
 ROW = 22  # pixels per port row
 WIDTH = 860
-LEFT, BODY_L, BODY_R = 10, 330, 530  # columns: inputs | body | outputs
+LEFT = 10
+CHAR = 7.3  # width of a character of the 12px monospace labels
 
 
 def esc(text) -> str:
@@ -86,12 +87,26 @@ def port_map(loop: Loop) -> str:
     ins, outs = loop.input_ports, loop.output_ports
     carried = [p for p in ins if isinstance(p, Carried)]
     top = 20 + ROW * ((len(controls) + 1) // 2) + 14
-    rows = max(len(ins), len(outs) + len(carried), 1)
-    body_bottom = top + ROW * rows + 6
+    in_y, y = [], top - 4  # a sliced input takes a second line for its axis and stride
+    for p in ins:
+        y += ROW
+        in_y.append(y)
+        y += 12 if isinstance(p, Sliced) else 0
+    body_bottom = max(y, top + ROW * (len(outs) + len(carried)) - 4, top + ROW) + 10
     height = body_bottom + 16 + 10 * len(carried) + 10
-    longest = max([len(name_of(p.output)) + len(out_label(p)[1]) + 4 for p in outs] +
-                  [len(name_of(p.param)) + 8 for p in carried] + [0])
-    width = max(WIDTH, BODY_R + 130 + int(7.4 * longest))
+    def longest(values) -> int:
+        return max([len(name_of(v)) for v in values] + [0])
+
+    # columns: outer value | kind | arrow | body (params ... results) | arrow | kind | output
+    kind_x = LEFT + max(140, int(CHAR * longest(p.value for p in ins)) + 12)
+    arrow_x = kind_x + 66
+    body_l = arrow_x + 40 + 8 * len(carried)
+    body_w = max(200, int(CHAR * (longest(p.param for p in ins) + longest(
+        [p.result for p in outs] + [p.result for p in carried]))) + 40)
+    body_r = body_l + body_w
+    tail = max([len(name_of(p.output)) + len(out_label(p)[1]) + 4 for p in outs] +
+               [len(name_of(p.param)) + 8 for p in carried] + [0])
+    width = max(WIDTH, body_r + 130 + int(CHAR * tail))
     parts = [f'<svg class="portmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
@@ -104,24 +119,23 @@ def port_map(loop: Loop) -> str:
         parts.append(f'<text x="{x}" y="{y}" class="label">{esc(label)}:</text>')
         parts.append(tensor_text(x + 130, y, v if v is not None else "", shown))
         parts.append("</g>")
-    parts.append(f'<rect class="body" x="{BODY_L}" y="{top - 16}" width="{BODY_R - BODY_L}" '
+    parts.append(f'<rect class="body" x="{body_l}" y="{top - 16}" width="{body_r - body_l}" '
                  f'height="{body_bottom - top + 16}" rx="6"/>')
-    parts.append(f'<text x="{(BODY_L + BODY_R) // 2}" y="{top}" text-anchor="middle" '
+    parts.append(f'<text x="{(body_l + body_r) // 2}" y="{top}" text-anchor="middle" '
                  f'class="label">body of {esc(loop.name or "<unnamed>")}</text>')
     param_y: dict[int, float] = {}
-    for i, p in enumerate(ins):
-        y = top + ROW * (i + 1) - 4
+    for p, y in zip(ins, in_y):
         kind, detail = in_label(p)
         param_y[id(p)] = y - 4
         parts.append(f'<g class="port in {kind}" data-kind="{kind}">')
         parts.append(tensor_text(LEFT, y, p.value, f"{name_of(p.value)}"))
-        parts.append(f'<text x="{LEFT + 150}" y="{y}" class="kind {kind}">{kind}</text>')
+        parts.append(f'<text x="{kind_x}" y="{y}" class="kind {kind}">{kind}</text>')
         parts.append(f'<title>{esc(kind)}: {esc(detail)}</title>')
-        parts.append(f'<line x1="{LEFT + 215}" y1="{y - 4}" x2="{BODY_L}" y2="{y - 4}" '
+        parts.append(f'<line x1="{arrow_x}" y1="{y - 4}" x2="{body_l}" y2="{y - 4}" '
                      f'class="edge" marker-end="url(#arrow)"/>')
-        parts.append(tensor_text(BODY_L + 6, y, p.param, f"{name_of(p.param)}", cls="param"))
+        parts.append(tensor_text(body_l + 6, y, p.param, f"{name_of(p.param)}", cls="param"))
         if detail and kind == "sliced":
-            parts.append(f'<text x="{BODY_L + 6}" y="{y + 9}" class="detail">{esc(detail)}'
+            parts.append(f'<text x="{LEFT + 16}" y="{y + 9}" class="detail">{esc(detail)}'
                          "</text>")
         parts.append("</g>")
     out_rows = [("port", p) for p in outs] + [("carried", p) for p in carried]
@@ -131,26 +145,26 @@ def port_map(loop: Loop) -> str:
         if what == "carried":
             result_y[id(p)] = y - 4
             parts.append('<g class="port result carried" data-kind="carried-result">')
-            parts.append(tensor_text(BODY_R - 6, y, p.result, name_of(p.result), "end"))
-            parts.append(f'<text x="{BODY_R + 30 + 8 * len(carried)}" y="{y}" '
+            parts.append(tensor_text(body_r - 6, y, p.result, name_of(p.result), "end"))
+            parts.append(f'<text x="{body_r + 30 + 8 * len(carried)}" y="{y}" '
                          f'class="kind carried">back to {esc(name_of(p.param))}</text></g>')
             continue
         kind, detail = out_label(p)
         parts.append(f'<g class="port out {kind}" data-kind="{kind}">')
-        parts.append(tensor_text(BODY_R - 6, y, p.result, name_of(p.result), "end"))
-        parts.append(f'<line x1="{BODY_R}" y1="{y - 4}" x2="{BODY_R + 60}" y2="{y - 4}" '
+        parts.append(tensor_text(body_r - 6, y, p.result, name_of(p.result), "end"))
+        parts.append(f'<line x1="{body_r}" y1="{y - 4}" x2="{body_r + 60}" y2="{y - 4}" '
                      f'class="edge" marker-end="url(#arrow)"/>')
-        parts.append(f'<text x="{BODY_R + 64}" y="{y}" class="kind {kind}">{kind}</text>')
-        parts.append(tensor_text(BODY_R + 118, y, p.output,
+        parts.append(f'<text x="{body_r + 64}" y="{y}" class="kind {kind}">{kind}</text>')
+        parts.append(tensor_text(body_r + 118, y, p.output,
                                  f"{name_of(p.output)}  ({detail})"))
         parts.append("</g>")
     for j, p in enumerate(carried):
         yr, yp = result_y[id(p)], param_y[id(p)]
         below = body_bottom + 8 + 10 * j
-        xr, xl = BODY_R + 4 + 0, BODY_L - 12 - 8 * j
-        xo = BODY_R + 20 + 8 * j
+        xr, xl = body_r + 4 + 0, body_l - 12 - 8 * j
+        xo = body_r + 20 + 8 * j
         d = (f"M{xr},{yr} L{xo},{yr} L{xo},{below} L{xl},{below} L{xl},{yp} "
-             f"L{BODY_L - 1},{yp}")
+             f"L{body_l - 1},{yp}")
         parts.append(f'<path class="back-edge" data-from="{esc(name_of(p.result))}" '
                      f'data-to="{esc(name_of(p.param))}" d="{d}" marker-end="url(#arrow)">'
                      f"<title>back edge: {esc(name_of(p.result))} -&gt; "
