@@ -3,8 +3,6 @@ two deep runs outer x inner steps times), times are positive, and the table read
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import onnx
 import pytest
@@ -56,14 +54,15 @@ def test_numpy_counts_are_trip_counts_and_times_positive():
     assert p.node("outer").seconds > inner
 
 
-def test_jax_times_each_top_level_loop_and_counts_like_numpy():
+def test_jax_times_each_loop_alone_and_counts_like_numpy():
     p = profile(nested(), nested_feeds(N, M), backend="jax", repeat=2)
     assert p.backend == "jax" and p.seconds > 0
-    assert p.loops[("outer",)]["seconds"] > 0 and p.loops[("scan",)]["seconds"] > 0
-    assert math.isnan(p.loops[("outer", "inner")]["seconds"])
+    assert all(p.loops[k]["seconds"] > 0 for k in [("outer",), ("scan",), ("outer", "inner")])
+    assert p.loops[("outer", "inner")]["runs"] == N
     assert p.node("outer/inner/inner_tanh").calls == N * M
     assert all(s.seconds < 0 for s in p.nodes)  # not measured, and the table says so
     assert any("XLA fuses" in n for n in p.notes)
+    assert any("dispatch of a compiled graph" in n for n in p.notes)
 
 
 def test_cli_table(tmp_path, capsys):

@@ -8,9 +8,12 @@ belongs to a node of the user's file; the numbers include the instrumentation's 
 (about a microsecond per call).
 
 On JAX, XLA fuses a loop body into one program, so its nodes have no separate times. Each
-top-level loop is compiled on its own (a graph holding only that loop, fed the values the
-model gives it) and timed after a first, compiling, run; the whole model is timed the same
-way. Node counts, which do not depend on the backend, come from an instrumented NumPy run.
+loop, at any depth, is compiled on its own (a graph holding only that loop) and timed after
+a first, compiling, run on the values it received in its first run in an instrumented NumPy
+run; its total is that time times its runs (a nested loop's later runs see other values,
+and its time alone includes one dispatch per run, so this is an estimate). The whole model
+is timed the same way. Node counts, which do not depend on the backend, come from the
+instrumented NumPy run.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..errors import Error, InputError
 from ..feeds import check_feeds
@@ -34,6 +39,8 @@ class Stat:
     op: str
     calls: int = 0
     seconds: float = 0.0
+    node: Any = field(default=None, repr=False, compare=False)
+    first_args: tuple | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -85,7 +92,8 @@ class Profile:
 class _Profiler:
     """The hooks `CompileContext(profiler=...)` calls while compiling a plan."""
 
-    def __init__(self):
+    def __init__(self, keep_loop_args: bool = False):
+        self.keep_loop_args = keep_loop_args  # the arguments of each loop's first run
         self.nodes: dict[tuple, Stat] = {}
         self.loops: dict[tuple[str, ...], list] = {}  # path -> [iterations, seconds of body]
 
@@ -93,10 +101,15 @@ class _Profiler:
         key = (path, id(node))
         st = self.nodes.get(key)
         if st is None:
-            st = self.nodes[key] = Stat(path, node.name or f"<{node.op_type}>", node.op_type)
+            st = self.nodes[key] = Stat(path, node.name or f"<{node.op_type}>", node.op_type,
+                                        node=node)
         clock = time.perf_counter
+        keep = self.keep_loop_args and isinstance(node, Loop)
 
         def timed(*args):
+            if keep and st.first_args is None:
+                st.first_args = tuple(np.array(a) if isinstance(a, np.ndarray) else a
+                                      for a in args)
             t = clock()
             try:
                 return fn(*args)
@@ -116,10 +129,10 @@ class _Profiler:
         return counted
 
 
-def _numpy_profile(model, feeds, max_iterations) -> Profile:
+def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False) -> Profile:
     from ..backends.numpy import CompileContext, run_plan
 
-    prof = _Profiler()
+    prof = _Profiler(keep_loop_args)
     plan = CompileContext(max_iterations, optimize=False, profiler=prof).compile(model.graph)
     t = time.perf_counter()
     run_plan(plan, feeds)
@@ -134,15 +147,23 @@ def _numpy_profile(model, feeds, max_iterations) -> Profile:
     return result
 
 
-def _standalone(graph: Graph, loop: Loop) -> tuple[Graph, list[Value]]:
-    """A graph holding only a copy of top-level `loop`, its outer reads as inputs
-    (``in0``, ``in1`` ...), and those reads in the same order."""
-    reads = [v for v in loop.reads() if v.const is None]
-    mapping = {v.uid: Value(f"in{i}", v.type) for i, v in enumerate(reads)}
-    copy = clone_node(loop, mapping)
-    g = Graph(f"{loop.name} alone", [mapping[v.uid] for v in reads], copy.outputs, [copy],
+def _standalone(graph: Graph, loop: Loop, args: tuple) -> tuple[Graph, dict[str, Any]]:
+    """A graph holding only a copy of `loop`, whose outer reads are inputs ``in0``, ``in1``
+    ..., and the feeds that give them `args` (the loop kernel's arguments: the node's inputs,
+    then its captures)."""
+    mapping: dict[int, Value] = {}
+    feeds: dict[str, Any] = {}
+    for v, a in zip([*loop.inputs, *loop.captured()], args):
+        if v is None or v.uid in mapping or (v.const is not None and v.producer is None):
+            continue
+        name = f"in{len(mapping)}"
+        mapping[v.uid] = Value(name, v.type)
+        feeds[name] = a
+    inputs = list(mapping.values())
+    copy = clone_node(loop, mapping)  # (adds the values the copy defines to `mapping`)
+    g = Graph(f"{loop.name} alone", inputs, copy.outputs, [copy],
               opset_imports=graph.opset_imports)
-    return g, reads
+    return g, feeds
 
 
 def _best_time(fn, repeat: int) -> float:
@@ -157,45 +178,49 @@ def _best_time(fn, repeat: int) -> float:
 
 def _jax_profile(model, feeds, max_iterations, repeat: int) -> Profile:
     from ..backends import jax as jb
-    from ..backends.numpy import CompileContext
 
-    counts = _numpy_profile(model, feeds, max_iterations)
+    counts = _numpy_profile(model, feeds, max_iterations, keep_loop_args=True)
     total = _best_time(lambda: model.run(feeds, backend="jax", max_iterations=max_iterations),
                        repeat)
     result = Profile(model.source or model.graph.name, "jax", total)
-    result.notes.append(f"times are the best of {repeat} runs after a compiling run; nodes: "
-                        "calls from an instrumented NumPy run, no time (XLA fuses loop bodies)")
-    graph = model.graph
-    top = [n for n in graph.nodes if isinstance(n, Loop)]
-    reads = {v.uid: v for n in top for v in n.reads() if v.const is None}
-    plan = CompileContext(max_iterations).compile(graph, outputs=list(reads.values()))
-    args = [feeds.get(v.name, v.const) for v in plan.inputs]
-    values = dict(zip(reads, plan.fn(*args)))
-    for path, s in counts.loops.items():
-        entry = {"runs": s["runs"], "steps": s["steps"], "seconds": 0.0}
+    result.notes.append(f"times are the best of {repeat} runs after a compiling run; a loop "
+                        "is compiled and timed alone on the values of its first run, times "
+                        "its runs; nodes: calls from an instrumented NumPy run, no time (XLA "
+                        "fuses loop bodies)")
+    loop_stats = {(*s.path, s.name): s for s in counts.nodes if s.op == "Loop"}
+    for path, c in counts.loops.items():
+        entry = {"runs": c["runs"], "steps": c["steps"], "seconds": float("nan")}
         result.loops[path] = entry
-        loop = next((n for n in top if len(path) == 1 and (n.name or "<unnamed>") == path[0]),
-                    None)
-        if loop is None:
-            entry["seconds"] = float("nan")
+        st = loop_stats.get(path)
+        if st is None or st.first_args is None:
             continue
-        g, loop_reads = _standalone(graph, loop)
-        cg = jb.compile_graph(g)
-        loop_feeds = {f"in{i}": values[v.uid] for i, v in enumerate(loop_reads)}
+        g, loop_feeds = _standalone(model.graph, st.node, st.first_args)
         try:
-            entry["seconds"] = _best_time(
-                lambda cg=cg, f=loop_feeds: cg.run(f, max_iterations=max_iterations), repeat)
+            cg = jb.compile_graph(g)
+            one = _best_time(lambda cg=cg, f=loop_feeds: cg.run(f, max_iterations=max_iterations),
+                             repeat)
         except Error as e:
-            entry["seconds"] = float("nan")
             result.notes.append(f"loop '{'/'.join(path)}' not timed alone: {e}")
-    if any(len(p) > 1 for p in result.loops):
-        result.notes.append("nested loops run inside their outer loop's compiled program: "
-                            "their time is part of it (shown as nan)")
-    for path, entry in result.loops.items():
-        if len(path) > 1:
-            entry["seconds"] = float("nan")
+            continue
+        entry["seconds"] = one * c["runs"]
+    result.notes.append("each run timed alone includes the dispatch of a compiled graph "
+                        f"(a one-node graph: {_dispatch_time(repeat) * 1e6:.0f} us per run)")
     result.nodes = [Stat(s.path, s.name, s.op, s.calls, -1.0) for s in counts.nodes]
     return result
+
+
+def _dispatch_time(repeat: int) -> float:
+    """The time of one run of a compiled one-node graph (Neg of a scalar) on JAX."""
+    from ..backends import jax as jb
+    from ..ir import Node
+    from ..ir.types import DataType, TensorType
+
+    x = Value("x", TensorType(DataType.FLOAT32, ()))
+    node = Node("Neg", [x], [Value("y", TensorType(DataType.FLOAT32, ()))], version=13)
+    cg = jb.compile_graph(Graph("dispatch", [x], node.outputs, [node],
+                                opset_imports={"": 13}))
+    feeds = {"x": np.float32(1.0)}
+    return _best_time(lambda: cg.run(feeds), max(repeat, 3))
 
 
 def profile(model, feeds: dict[str, Any], backend: str = "numpy",
