@@ -29,10 +29,15 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
 def write_trace(path: Path, entries: dict, model_name: str = "nested", backend: str = "numpy",
                 divergence: dict | None = None) -> Path:
     """A trace file in the trace command's format: per key K, ``K/values`` and ``K/steps``
-    (int64 [n, depth]), and ``__meta__`` (JSON)."""
+    (int64 [n, depth]), and ``__meta__`` (JSON). A list of values is a ragged entry:
+    ``K/values/0``, ``K/values/1`` ... and ``"ragged": true``."""
     arrays, meta_entries = {}, {}
     for key, (values, steps, info) in entries.items():
-        arrays[f"{key}/values"] = np.asarray(values)
+        if isinstance(values, list):
+            info = {**info, "ragged": True}
+            arrays.update({f"{key}/values/{i}": np.asarray(v) for i, v in enumerate(values)})
+        else:
+            arrays[f"{key}/values"] = np.asarray(values)
         steps = np.asarray(steps, np.int64)
         arrays[f"{key}/steps"] = steps.reshape(len(steps), -1)
         meta_entries[key] = info
@@ -213,6 +218,21 @@ def test_summaries_are_mean_min_max_norm_per_step():
         assert s["mean"][i] == pytest.approx(sum(row) / 6)
         assert s["min"][i] == min(row) and s["max"][i] == max(row)
         assert s["norm"][i] == pytest.approx(sum(v * v for v in row) ** 0.5)
+
+
+def test_a_ragged_entry_is_summarised_step_by_step(tmp_path):
+    """Steps of different shapes (a growing sequence): each step's own mean, min, max."""
+    steps = [np.arange(k + 1, dtype=np.float32) for k in range(5)]
+    trace = write_trace(tmp_path / "r.npz", {"outer/seq": (steps, [[k] for k in range(5)], {
+        "loops": ["outer"], "tensor": "seq", "kind": "body"})})
+    t = read_trace(str(trace))
+    (e,) = t.entries
+    assert e.shape == "varies" and len(e.labels) == 5
+    assert e.summary["max"] == [float(k) for k in range(5)]
+    assert e.summary["mean"] == pytest.approx([k / 2 for k in range(5)])
+    dom = parse(view.render(nested(), trace))
+    lines = dom.find("div", "trace", data_entry="outer/seq")[0].find("polyline")
+    assert len(lines) == 4 and all(len(p.attrs["points"].split()) == 5 for p in lines)
 
 
 def test_names_from_the_file_are_escaped(tmp_path):

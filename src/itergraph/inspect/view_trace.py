@@ -5,6 +5,8 @@ The file is an ``.npz`` with, per traced tensor key ``K`` (a qualified name such
 ``[n, depth]``: the step index of each enclosing loop, outermost first), and ``__meta__``, a
 JSON string: ``{"model", "backend", "entries": {K: {"loops": [...], "tensor", "kind"}},
 "divergence": {"entry", "step": [...], "loop", "engines": [a, b]}}`` (divergence optional).
+An entry whose shape changes from step to step (``"ragged": true`` in its description) has
+``K/values/0``, ``K/values/1``, ... one array per step instead of ``K/values``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Entry:
     summary: dict[str, list[float]] = field(default_factory=dict)
     labels: list[str] = field(default_factory=list)  # one per drawn step
     mark: int | None = None  # drawn index of the first divergence
-    shape: tuple = ()
+    shape: tuple | str = ()
     dtype: str = ""
 
 
@@ -56,6 +58,16 @@ def _meta(f, path: str) -> dict:
     if not isinstance(meta, dict):
         raise InputError(f"trace '{path}': __meta__ is not a JSON object")
     return meta
+
+
+def summarise_ragged(values: list[np.ndarray]) -> dict[str, list[float]]:
+    """`summarise` for steps of different shapes, one array per step."""
+    out: dict[str, list[float]] = {"mean": [], "min": [], "max": [], "norm": []}
+    for v in values:
+        one = summarise(np.asarray(v).reshape(1, -1))
+        for k in out:
+            out[k].append(one[k][0])
+    return out
 
 
 def summarise(values: np.ndarray) -> dict[str, list[float]]:
@@ -88,20 +100,28 @@ def read_trace(path: str) -> Trace:
         div = meta.get("divergence") or None
         entries = []
         for key in keys:
-            if f"{key}/values" not in f.files or f"{key}/steps" not in f.files:
+            info = declared.get(key) or {}
+            ragged = f"{key}/values" not in f.files and f"{key}/values/0" in f.files
+            if (not ragged and f"{key}/values" not in f.files) or f"{key}/steps" not in f.files:
                 raise InputError(f"trace '{path}': entry '{key}' lacks '{key}/values' or "
                                  f"'{key}/steps'")
-            values, steps = f[f"{key}/values"], f[f"{key}/steps"]
-            steps = steps.reshape(len(steps), -1) if steps.size else steps.reshape(
-                values.shape[0], -1)
-            if len(steps) != values.shape[0]:
-                raise InputError(f"trace '{path}': entry '{key}' has {values.shape[0]} values "
+            steps = f[f"{key}/steps"]
+            if ragged:
+                values: Any = []
+                while f"{key}/values/{len(values)}" in f.files:
+                    values.append(f[f"{key}/values/{len(values)}"])
+                count, shape = len(values), "varies"
+                dtype = str(values[0].dtype)
+            else:
+                values = f[f"{key}/values"]
+                count, shape, dtype = values.shape[0], values.shape[1:], str(values.dtype)
+            steps = steps.reshape(len(steps), -1) if steps.size else steps.reshape(count, -1)
+            if len(steps) != count:
+                raise InputError(f"trace '{path}': entry '{key}' has {count} values "
                                  f"but {len(steps)} step indices")
-            info = declared.get(key) or {}
             e = Entry(key, [str(x) for x in info.get("loops", [])], str(info.get("tensor", key)),
-                      str(info.get("kind", "body")), steps, shape=values.shape[1:],
-                      dtype=str(values.dtype))
-            n = values.shape[0]
+                      str(info.get("kind", "body")), steps, shape=shape, dtype=dtype)
+            n = count
             mark = None
             if div and div.get("entry") == key:
                 want = [int(x) for x in div.get("step", [])]
@@ -111,7 +131,10 @@ def read_trace(path: str) -> Trace:
             if n > MAX_POINTS:
                 picks = sorted(set(np.linspace(0, n - 1, MAX_POINTS).astype(int).tolist())
                                | ({mark} if mark is not None else set()))
-            summary = summarise(values[picks] if n else values)
+            if ragged:
+                summary = summarise_ragged([values[i] for i in picks])
+            else:
+                summary = summarise(values[picks] if n else values)
             e.summary = summary
             e.labels = [",".join(str(int(s)) for s in steps[i]) for i in picks]
             e.mark = picks.index(mark) if mark is not None else None
