@@ -204,8 +204,8 @@ def render(model, trace: str | os.PathLike | None = None) -> str:
 
     m = load(model)
     t = read_trace(str(trace)) if trace is not None else None
-    title = Path(m.source).name if m.source and os.path.sep in m.source or \
-        (m.source or "").endswith((".onnx", ".xml")) else (m.graph.name or "model")
+    from_file = Path(m.source).suffix.lower() in (".onnx", ".xml", ".pb")
+    title = Path(m.source).name if from_file else (m.graph.name or "model")
     return _Page(m.graph, t).render(title)
 
 
