@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench setup clean
+.PHONY: demo test lint bench setup clean browser
 
 setup: $(STAMP)
 
@@ -21,7 +21,13 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
 
-test: $(STAMP) lint
+# tests/inspect/test_view.py opens pages in Debian's Chromium; installed here when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "chromium missing (apt-get install chromium as root): the view tests will fail"
+
+test: $(STAMP) lint browser
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 bench: $(STAMP)

@@ -36,27 +36,33 @@ class Model:
         return list(self.graph.outputs)
 
     def run(self, feeds: dict[str, Any], backend: str = "numpy",
-            max_iterations: int | None = None) -> dict[str, Any]:
+            max_iterations: int | None = None, progress=None) -> dict[str, Any]:
         """Run the model; returns ``{output name: value}`` in the graph's output order.
 
         `max_iterations` bounds every loop (a runaway loop raises `IterationLimitError`);
         the default is unlimited. `backend` is ``"numpy"``, ``"jax"`` or ``"auto"``.
+        `progress`, a callable ``(loop name, steps done, done)``, hears from the outermost
+        loops as they run (`backends.common.progress`; `inspect.progress.Reporter` prints).
         """
+        from .backends.common.progress import reporting
+
         max_iterations = check_max_iterations(max_iterations)
         feeds = check_feeds(self.graph, feeds)
         chosen = self.choose_backend(backend)
-        if chosen == "jax":
-            return self._jax_compiled().run(feeds, max_iterations=max_iterations)
-        from .backends.numpy import CompileContext, run_plan
+        with reporting(progress):
+            if chosen == "jax":
+                return self._jax_compiled().run(feeds, max_iterations=max_iterations)
+            from .backends.numpy import CompileContext, run_plan
 
-        plan = self._numpy_plans.get(max_iterations)
-        if plan is None:
-            with self._compiling:
-                plan = self._numpy_plans.get(max_iterations)
-                if plan is None:
-                    plan = self._numpy_plans[max_iterations] = CompileContext(
-                        max_iterations).compile(self.graph)
-        return run_plan(plan, feeds)
+            key = (max_iterations, progress is not None)
+            plan = self._numpy_plans.get(key)
+            if plan is None:
+                with self._compiling:
+                    plan = self._numpy_plans.get(key)
+                    if plan is None:
+                        plan = self._numpy_plans[key] = CompileContext(
+                            max_iterations, progress=progress is not None).compile(self.graph)
+            return run_plan(plan, feeds)
 
     def run_many(self, feeds_iterable, batch_size: int = 16, backend: str = "numpy",
                  batch_axes: dict[str, int] | None = None, buckets: list[int] | None = None,

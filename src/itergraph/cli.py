@@ -1,6 +1,7 @@
 """The ``itergraph`` command: a thin layer over `itergraph.api`.
 
     itergraph run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--backend numpy|jax|auto]
+                                  [--progress/--no-progress]
                                   (DIR/NAME.npy per output; see `safe_file_names`)
     itergraph info MODEL
     itergraph explain MODEL [--backend jax]
@@ -14,6 +15,8 @@
     itergraph run-many MODEL --inputs DIR --output-dir OUT [--ray ADDRESS|local]
                                   [--batch-size N] [--backend B] [--workers N]
     itergraph check IN --target T [--fix OUT]   (exit 0: passes, 1: findings, 2: error)
+    itergraph view MODEL [--trace trace.npz] [-o loops.html]
+    itergraph profile MODEL --input NAME=FILE.npy ... [--backend numpy|jax]
 """
 
 from __future__ import annotations
@@ -123,8 +126,11 @@ def cmd_run(args) -> int:
     files = None
     if args.output_dir:
         files = _prepare_output_dir(Path(args.output_dir), [v.name for v in model.outputs])
+    from .inspect.progress import Reporter, wanted
+
     outs = model.run(_parse_inputs(args.input), backend=args.backend,
-                     max_iterations=args.max_iterations)
+                     max_iterations=args.max_iterations,
+                     progress=Reporter() if wanted(args.progress) else None)
     for name, value in outs.items():
         print(f"{name}: {_summary(value)}")
         if files is None:
@@ -220,6 +226,8 @@ def cmd_run_many(args) -> int:
         scale_jobs.run_local(api.load(args.model), todo, progress, **kw)
     progress.close(out_dir)
     return 0
+
+
 def _check_targets() -> tuple[str, ...]:
     from .check.rules import TARGETS
 
@@ -243,6 +251,22 @@ def cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_view(args) -> int:
+    from .inspect import view
+
+    print(f"wrote {view.write(args.model, args.output, trace=args.trace)}")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from .inspect.profile import profile
+
+    result = profile(args.model, _parse_inputs(args.input), backend=args.backend,
+                     max_iterations=args.max_iterations, repeat=args.repeat)
+    print(result.text())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -252,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--output-dir")
     r.add_argument("--backend", default="numpy", choices=api.BACKENDS)
     r.add_argument("--max-iterations", type=int)
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress of the outermost loops on stderr (default: when a terminal)")
     r.set_defaults(fn=cmd_run)
     i = sub.add_parser("info", help="inputs, outputs and the tree of loops")
     i.add_argument("model")
@@ -303,6 +329,18 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--target", required=True, choices=_check_targets())
     k.add_argument("--fix", metavar="OUT", help="apply the fixes and write the result to OUT")
     k.set_defaults(fn=cmd_check)
+    v = sub.add_parser("view", help="write an HTML page of the loops (and a trace's plots)")
+    v.add_argument("model")
+    v.add_argument("--trace", help="a trace file (.npz) to plot step by step")
+    v.add_argument("-o", "--output", default="loops.html")
+    v.set_defaults(fn=cmd_view)
+    pr = sub.add_parser("profile", help="time per loop and per body node, weighted by steps")
+    pr.add_argument("model")
+    pr.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    pr.add_argument("--backend", default="numpy", choices=api.BACKENDS)
+    pr.add_argument("--max-iterations", type=int)
+    pr.add_argument("--repeat", type=int, default=3, help="timed runs on jax (best is shown)")
+    pr.set_defaults(fn=cmd_profile)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

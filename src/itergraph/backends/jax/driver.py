@@ -33,6 +33,7 @@ import numpy as np
 from ...errors import ExecutionError, where
 from ...ir import UNBOUNDED_TRIP_COUNT, Loop
 from ...ir.types import DataType, TensorType
+from ..common import progress
 from . import config
 from .big_constants import big_used
 from .context import CannotLower, Scope, TooLarge, TraceContext, is_static, raise_error
@@ -198,7 +199,9 @@ class LoopDriver:
                 chunks.append((bufs, k - k_prev))
             k_prev = k
             if not bool(more):
+                progress.report(self.loop.name or "<unnamed>", k, True)
                 break
+            progress.report(self.loop.name or "<unnamed>", k)
             cap = _allowed(cap * 2, k, max_it)
         with self._lock:
             self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import ExecutionError, where
-from ...ir import Node
+from ...ir import Loop, Node
+from ..common import progress
 from . import config
 from .big_constants import big_used
 from .context import (
@@ -91,6 +92,12 @@ class JitStep:
                 raise_error(self.messages, code, max_it)
         for u, x in zip(self.traced_out, outs):
             env[u] = x
+        if progress.active():  # a compiled loop tells only that it has finished
+            loops = [n for n in self.nodes if isinstance(n, Loop)]
+            if loops:
+                config.jax().block_until_ready(outs)
+            for n in loops:
+                progress.report(n.name or "<unnamed>", -1, True)
         if self.static_out:
             for u, x in self.static_out.items():
                 env[u] = x

@@ -46,11 +46,21 @@ class CompileContext:
     With `optimize` (the default) each loop is compiled from a rewritten copy (invariant
     code hoisted, work on sliced inputs done once before the loop; see
     `itergraph.passes.pipelines.NUMPY`); the graph itself is never changed.
+
+    `progress` compiles the outermost loops' drivers to report each iteration (see
+    `backends.common.progress`); `profiler`, when given, wraps every kernel and loop body
+    (``profiler.kernel(path, node, fn)`` and ``profiler.body(path, loop, fn)`` return the
+    function to call; `path` names the enclosing loops, outermost first). Plans compiled
+    with neither carry no cost for them.
     """
 
-    def __init__(self, max_iterations: int | None = None, optimize: bool = True):
+    def __init__(self, max_iterations: int | None = None, optimize: bool = True,
+                 progress: bool = False, profiler: Any = None):
         self.max_iterations = max_iterations
         self.optimize = optimize  # apply the loop rewrites of `passes.pipelines.NUMPY`
+        self.progress = progress
+        self.profiler = profiler
+        self.loop_path: list[str] = []  # the loops whose body is being compiled
         self.loops_done: set[int] = set()  # ids of loops the rewrites were tried on
         self._cache: dict[tuple, Plan] = {}
 
@@ -145,6 +155,8 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
         env[f"k{k}"] = make_kernel(node, ctx)
+        if ctx.profiler is not None:
+            env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"])
         args = ", ".join(ref(v) for v in [*node.inputs, *node.captured()])
         names = []
         for v in node.outputs:

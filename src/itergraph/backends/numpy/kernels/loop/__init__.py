@@ -15,6 +15,7 @@ from .....errors import Error, ExecutionError, where
 from .....ir import Graph, Loop
 from .....ir.clone import clone_node
 from .....passes.pipelines import NUMPY, run_pipeline
+from ....common.progress import report
 from ...plan import CompileContext
 from .. import kernel
 from .bounds import check_exhaustion, scalar, sliced_views, trip_limit
@@ -61,13 +62,18 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     fn = plan.fn
     n_out = len(loop.outputs)
     original = []
+    path = list(ctx.loop_path)
 
     def run(*a):
         try:
             outs = fn(*[a[i] for i in keep])
         except Error:
             if not original:
-                original.append(plain_kernel(loop, ctx))
+                saved, ctx.loop_path = ctx.loop_path, path
+                try:
+                    original.append(plain_kernel(loop, ctx))
+                finally:
+                    ctx.loop_path = saved
             return original[0](*a)
         return outs[0] if n_out == 1 else list(outs)
 
@@ -77,8 +83,19 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
 def plain_kernel(loop: Loop, ctx: CompileContext):
     """The kernel running `loop` as it is: ``run(trip, cond, *port values, *Concat lengths,
     *captures)`` returns its outputs."""
-    lay = LoopLayout(loop, ctx)
-    drive = make_driver(lay, ctx.max_iterations)
+    ctx.loop_path.append(loop.name or "<unnamed>")
+    try:
+        lay = LoopLayout(loop, ctx)
+    finally:
+        ctx.loop_path.pop()
+    outermost = not ctx.loop_path
+    path = (*ctx.loop_path, loop.name or "<unnamed>")
+    body = lay.plan.fn if ctx.profiler is None else ctx.profiler.body(path, loop, lay.plan.fn)
+    tick = None
+    if ctx.progress and outermost:
+        def tick(steps, done=False, _name=loop.name or "<unnamed>"):
+            report(_name, steps, done)
+    drive = make_driver(lay, ctx.max_iterations, body=body, tick=tick)
 
     def run(trip, cond0, *rest):
         values, lengths, outer = lay.split(rest)
@@ -95,6 +112,8 @@ def plain_kernel(loop: Loop, ctx: CompileContext):
                 accs, lay.iteration)
         except ValueError as e:  # a condition that is not one boolean
             raise ExecutionError(f"{where(loop)}: condition must hold one boolean: {e}") from e
+        if tick is not None:
+            tick(k, True)
         check_exhaustion(lay, k, cond, state, allowed, shortest, values, outer)
         outs = finish_outputs(lay, k, state, last, accs, values, lengths, outer)
         return outs[0] if len(outs) == 1 else outs

@@ -20,22 +20,26 @@ from .layout import LoopLayout
 UNBOUNDED = float("inf")  # the driver's `limit` for a loop without an iteration limit
 
 
-def make_driver(lay: LoopLayout, max_iterations: int | None) -> Callable:
-    """The compiled ``drive`` function of `lay`'s loop (see the module docstring)."""
+def make_driver(lay: LoopLayout, max_iterations: int | None, body: Callable | None = None,
+                tick: Callable | None = None) -> Callable:
+    """The compiled ``drive`` function of `lay`'s loop (see the module docstring). `body`
+    replaces the body plan's function (an instrumented one); `tick(steps)`, when given, is
+    called after every iteration with the iterations done (a driver without it has no call)."""
     loop = lay.loop
-    source = driver_source(lay, max_iterations)
+    source = driver_source(lay, max_iterations, tick is not None)
 
     def limit_reached():
         raise IterationLimitError(
             f"{where(loop)}: stopped after max_iterations={max_iterations} iterations")
 
-    env = {"body": lay.plan.fn, "pre": lay.pre_plan.fn if lay.pre_plan else None,
+    env = {"body": lay.plan.fn if body is None else body, "_tick": tick,
+           "pre": lay.pre_plan.fn if lay.pre_plan else None,
            "_limit": limit_reached, "_count": itertools.count, "_inf": UNBOUNDED}
     exec(compile(source, f"<itergraph loop driver: {loop.name}>", "exec"), env)  # noqa: S102
     return env["drive"]
 
 
-def driver_source(lay: LoopLayout, max_iterations: int | None) -> str:
+def driver_source(lay: LoopLayout, max_iterations: int | None, tick: bool = False) -> str:
     """The source of ``drive``: unpack its arguments, loop, return."""
     loop = lay.loop
     n_carried = len(loop.carried)
@@ -48,6 +52,8 @@ def driver_source(lay: LoopLayout, max_iterations: int | None) -> str:
     else:
         lines += ["    k = 0", "    while k < limit and cond:"]
     lines += _iteration(lay, max_iterations)
+    if tick:
+        lines.append("        _tick(k + 1)")
     lines.append("        k += 1" if not counted else "    k += 1")
     lines += [f"    return k, cond, ({_names('s', n_carried)}), r", ""]
     return "\n".join(lines)

@@ -1,0 +1,234 @@
+"""SVG pictures for the loop page: a loop's port map and a trace entry's per-step plot.
+
+Every name drawn comes from the user's file and is escaped (`esc`); nothing here emits
+script. Tensor labels carry ``class="tensor"`` and ``data-name`` so the page's search finds
+them.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from ..ir import Carried, Concat, Invariant, Last, Loop, Sliced, Value
+
+ROW = 22  # pixels per port row
+WIDTH = 860
+LEFT = 10
+CHAR = 7.3  # width of a character of the 12px monospace labels
+
+
+def esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def name_of(v: Value | None) -> str:
+    return "" if v is None else (v.name or f"<unnamed {v.uid}>")
+
+
+def scalar_or_name(v: Value | None) -> str:
+    """A one-element constant as its number, any other value by name; ``none`` for absent."""
+    if v is None:
+        return "none"
+    data = v.const
+    if data is None and v.producer is not None and v.producer.op_type == "Constant":
+        data = v.producer.attrs.get("value")
+    if data is not None and getattr(data, "size", 0) == 1:
+        return str(data.reshape(-1)[0].item())
+    return name_of(v)
+
+
+def tensor_text(x: float, y: float, v: Value | str, label: str, anchor: str = "start",
+                cls: str = "") -> str:
+    """An SVG text: `label`, searchable under the tensor's name."""
+    name = v if isinstance(v, str) else name_of(v)
+    return (f'<text x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" class="tensor {cls}" '
+            f'data-name="{esc(name)}">{esc(label)}</text>')
+
+
+def in_label(p) -> tuple[str, str]:
+    """(kind, details) of an input port."""
+    if isinstance(p, Sliced):
+        extra = f" part {p.part_size}" + (" keeps axis" if p.keep_axis else "")
+        rev = " reverse" if p.reverse else ""
+        return "sliced", f"axis {p.axis} stride {p.stride}{extra} [{p.start}:{p.end}]{rev}"
+    if isinstance(p, Carried):
+        return "carried", f"next = {name_of(p.result)}"
+    if isinstance(p, Invariant):
+        return "invariant", "same every step"
+    return type(p).__name__.lower(), ""
+
+
+def out_label(p) -> tuple[str, str]:
+    if isinstance(p, Concat):
+        how = "new axis" if p.new_axis else "axis"
+        extra = " reverse" if p.reverse else ""
+        if p.length is not None:
+            extra += f" padded to {name_of(p.length)}"
+        return "concat", f"{how} {p.axis}{extra}"
+    if isinstance(p, Last):
+        return "last", "value after the last step"
+    return type(p).__name__.lower(), ""
+
+
+def port_map(loop: Loop) -> str:
+    """The port map of `loop`: control values on top, input ports on the left (outer value ->
+    body parameter), output ports on the right (body result -> outer output), the body in
+    the middle, and one back edge per carried value from its result to its parameter."""
+    controls = [("trip count", loop.trip_count, scalar_or_name(loop.trip_count)),
+                ("initial condition", loop.initial_condition,
+                 scalar_or_name(loop.initial_condition)),
+                ("condition result", loop.condition_result, name_of(loop.condition_result)
+                 or "none"),
+                ("iteration number", loop.iteration_param, name_of(loop.iteration_param)
+                 or "none")]
+    if loop.precondition is not None:
+        controls.append(("precondition", loop.precondition, name_of(loop.precondition)))
+    ins, outs = loop.input_ports, loop.output_ports
+    carried = [p for p in ins if isinstance(p, Carried)]
+    top = 20 + ROW * ((len(controls) + 1) // 2) + 14
+    in_y, y = [], top - 4  # a sliced input takes a second line for its axis and stride
+    for p in ins:
+        y += ROW
+        in_y.append(y)
+        y += 12 if isinstance(p, Sliced) else 0
+    body_bottom = max(y, top + ROW * (len(outs) + len(carried)) - 4, top + ROW) + 10
+    height = body_bottom + 16 + 10 * len(carried) + 10
+    def longest(values) -> int:
+        return max([len(name_of(v)) for v in values] + [0])
+
+    # columns: outer value | kind | arrow | body (params ... results) | arrow | kind | output
+    kind_x = LEFT + max(140, int(CHAR * longest(p.value for p in ins)) + 12)
+    arrow_x = kind_x + 66
+    body_l = arrow_x + 40 + 8 * len(carried)
+    body_w = max(200, int(CHAR * (longest(p.param for p in ins) + longest(
+        [p.result for p in outs] + [p.result for p in carried]))) + 40)
+    body_r = body_l + body_w
+    tail = max([len(name_of(p.output)) + len(out_label(p)[1]) + 4 for p in outs] +
+               [len(name_of(p.param)) + 8 for p in carried] + [0])
+    width = max(WIDTH, body_r + 130 + int(CHAR * tail))
+    parts = [f'<svg class="portmap" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}" role="img">',
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+             'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+             'fill="#b4451f"/></marker></defs>']
+    for i, (label, v, shown) in enumerate(controls):
+        x = LEFT + (i % 2) * (WIDTH // 2)
+        y = 18 + ROW * (i // 2)
+        parts.append(f'<g class="control" data-control="{esc(label)}">')
+        parts.append(f'<text x="{x}" y="{y}" class="label">{esc(label)}:</text>')
+        parts.append(tensor_text(x + 130, y, v if v is not None else "", shown))
+        parts.append("</g>")
+    parts.append(f'<rect class="body" x="{body_l}" y="{top - 16}" width="{body_r - body_l}" '
+                 f'height="{body_bottom - top + 16}" rx="6"/>')
+    parts.append(f'<text x="{(body_l + body_r) // 2}" y="{top}" text-anchor="middle" '
+                 f'class="label">body of {esc(loop.name or "<unnamed>")}</text>')
+    param_y: dict[int, float] = {}
+    for p, y in zip(ins, in_y):
+        kind, detail = in_label(p)
+        param_y[id(p)] = y - 4
+        parts.append(f'<g class="port in {kind}" data-kind="{kind}">')
+        parts.append(tensor_text(LEFT, y, p.value, f"{name_of(p.value)}"))
+        parts.append(f'<text x="{kind_x}" y="{y}" class="kind {kind}">{kind}</text>')
+        parts.append(f'<title>{esc(kind)}: {esc(detail)}</title>')
+        parts.append(f'<line x1="{arrow_x}" y1="{y - 4}" x2="{body_l}" y2="{y - 4}" '
+                     f'class="edge" marker-end="url(#arrow)"/>')
+        parts.append(tensor_text(body_l + 6, y, p.param, f"{name_of(p.param)}", cls="param"))
+        if detail and kind == "sliced":
+            parts.append(f'<text x="{LEFT + 16}" y="{y + 9}" class="detail">{esc(detail)}'
+                         "</text>")
+        parts.append("</g>")
+    out_rows = [("port", p) for p in outs] + [("carried", p) for p in carried]
+    result_y: dict[int, float] = {}
+    for i, (what, p) in enumerate(out_rows):
+        y = top + ROW * (i + 1) - 4
+        if what == "carried":
+            result_y[id(p)] = y - 4
+            parts.append('<g class="port result carried" data-kind="carried-result">')
+            parts.append(tensor_text(body_r - 6, y, p.result, name_of(p.result), "end"))
+            parts.append(f'<text x="{body_r + 30 + 8 * len(carried)}" y="{y}" '
+                         f'class="kind carried">back to {esc(name_of(p.param))}</text></g>')
+            continue
+        kind, detail = out_label(p)
+        parts.append(f'<g class="port out {kind}" data-kind="{kind}">')
+        parts.append(tensor_text(body_r - 6, y, p.result, name_of(p.result), "end"))
+        parts.append(f'<line x1="{body_r}" y1="{y - 4}" x2="{body_r + 60}" y2="{y - 4}" '
+                     f'class="edge" marker-end="url(#arrow)"/>')
+        parts.append(f'<text x="{body_r + 64}" y="{y}" class="kind {kind}">{kind}</text>')
+        parts.append(tensor_text(body_r + 118, y, p.output,
+                                 f"{name_of(p.output)}  ({detail})"))
+        parts.append("</g>")
+    for j, p in enumerate(carried):
+        yr, yp = result_y[id(p)], param_y[id(p)]
+        below = body_bottom + 8 + 10 * j
+        xr, xl = body_r + 4 + 0, body_l - 12 - 8 * j
+        xo = body_r + 20 + 8 * j
+        d = (f"M{xr},{yr} L{xo},{yr} L{xo},{below} L{xl},{below} L{xl},{yp} "
+             f"L{body_l - 1},{yp}")
+        parts.append(f'<path class="back-edge" data-from="{esc(name_of(p.result))}" '
+                     f'data-to="{esc(name_of(p.param))}" d="{d}" marker-end="url(#arrow)">'
+                     f"<title>back edge: {esc(name_of(p.result))} -&gt; "
+                     f"{esc(name_of(p.param))}</title></path>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+SERIES = ("mean", "min", "max", "norm")
+COLORS = {"mean": "#1f5fb4", "min": "#2a9d4b", "max": "#c0392b", "norm": "#7d3cb4"}
+
+
+def plot(summary: dict[str, list[float]], labels: list[str], mark: int | None = None,
+         width: int = 640, height: int = 180) -> str:
+    """A line plot of the per-step `summary` series (`SERIES`); `labels` name the steps (for
+    the tooltips); `mark` is the step index of a first divergence (drawn as a red line)."""
+    n = len(labels)
+    vals = [x for s in SERIES for x in summary[s] if math.isfinite(x)]
+    lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
+    if hi == lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    pl, pr, pt, pb = 60, 10, 10, 24
+    w, h = width - pl - pr, height - pt - pb
+
+    def sx(i: int) -> float:
+        return pl + (w * i / (n - 1) if n > 1 else w / 2)
+
+    def sy(v: float) -> float:
+        return pt + h * (1 - (v - lo) / (hi - lo))
+
+    parts = [f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}">',
+             f'<rect x="{pl}" y="{pt}" width="{w}" height="{h}" class="frame"/>',
+             f'<text x="{pl - 4}" y="{pt + 8}" text-anchor="end" class="tick">{hi:.4g}</text>',
+             f'<text x="{pl - 4}" y="{pt + h}" text-anchor="end" class="tick">{lo:.4g}</text>',
+             f'<text x="{pl}" y="{height - 6}" class="tick">{esc(labels[0]) if n else ""}'
+             "</text>",
+             f'<text x="{pl + w}" y="{height - 6}" text-anchor="end" class="tick">'
+             f'{esc(labels[-1]) if n else ""}</text>']
+    for s in SERIES:
+        segments, cur = [], []
+        for i, v in enumerate(summary[s]):
+            if math.isfinite(v):
+                cur.append(f"{sx(i):.1f},{sy(v):.1f}")
+            elif cur:
+                segments.append(cur)
+                cur = []
+        if cur:
+            segments.append(cur)
+        for seg in segments:
+            if len(seg) == 1:
+                x, y = seg[0].split(",")
+                parts.append(f'<circle class="series {s}" data-series="{s}" cx="{x}" cy="{y}" '
+                             f'r="2" fill="{COLORS[s]}"/>')
+            else:
+                parts.append(f'<polyline class="series {s}" data-series="{s}" fill="none" '
+                             f'stroke="{COLORS[s]}" points="{" ".join(seg)}"/>')
+    if mark is not None and 0 <= mark < n:
+        x = sx(mark)
+        parts.append(f'<line class="divergence" x1="{x:.1f}" y1="{pt}" x2="{x:.1f}" '
+                     f'y2="{pt + h}"><title>first divergence at step {esc(labels[mark])}'
+                     "</title></line>")
+    for k, s in enumerate(SERIES):
+        parts.append(f'<text x="{pl + 8 + 70 * k}" y="{pt + 14}" fill="{COLORS[s]}" '
+                     f'class="legend">{s}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,173 @@
+"""Progress of the outermost loops: on stderr when it is a terminal (or forced), silent
+otherwise, with the right step counts, on NumPy per iteration and on JAX per buffer segment;
+the outputs never change."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from loop_models import counting_while, nested, nested_feeds, nested_oracle
+
+import itergraph as ig
+from itergraph import cli
+from itergraph.backends.common.progress import reporting
+from itergraph.backends.numpy import CompileContext
+from itergraph.backends.numpy.kernels.loop.driver import driver_source
+from itergraph.backends.numpy.kernels.loop.layout import LoopLayout
+from itergraph.inspect.progress import Reporter, wanted
+from itergraph.ir import Loop
+
+SRC = Path(ig.__file__).resolve().parents[1]
+
+
+class Recorder:
+    def __init__(self):
+        self.calls: list[tuple[str, int, bool]] = []
+
+    def __call__(self, loop, steps, done=False):
+        self.calls.append((loop, steps, done))
+
+
+@pytest.fixture
+def files(tmp_path):
+    onnx.save(nested(), str(tmp_path / "nested.onnx"))
+    args = []
+    for k, v in nested_feeds(7, 3).items():
+        np.save(tmp_path / f"{k}.npy", v)
+        args += ["--input", f"{k}={tmp_path / f'{k}.npy'}"]
+    return tmp_path / "nested.onnx", args
+
+
+def test_numpy_reports_every_step_of_the_outermost_loops_only():
+    m = ig.load(nested())
+    feeds = nested_feeds(7, 3)
+    rec = Recorder()
+    got = m.run(feeds, progress=rec)
+    want = [("outer", k, False) for k in range(1, 8)] + [("outer", 7, True)]
+    want += [("scan", k, False) for k in range(1, 8)] + [("scan", 7, True)]
+    assert rec.calls == want  # 'inner' (3 steps in each outer step) never reports
+    plain = m.run(feeds)
+    for k, v in nested_oracle(feeds).items():
+        np.testing.assert_allclose(got[k], v, rtol=1e-6)
+        np.testing.assert_array_equal(got[k], plain[k])
+
+
+def test_a_plan_without_progress_has_no_call_in_its_loop():
+    loop = next(n for _, n in ig.load(nested()).graph.walk() if isinstance(n, Loop))
+    lay = LoopLayout(loop, CompileContext(optimize=False))
+    assert "_tick" not in driver_source(lay, None)
+    assert "_tick(k + 1)" in driver_source(lay, None, tick=True)
+
+
+def test_jax_reports_each_buffer_segment():
+    from itergraph.backends import jax as jb
+
+    if not jb.available():
+        pytest.fail("the jax backend is part of the test setup (pip install -e .[jax])")
+    m = ig.load(counting_while(300))
+    feeds = {"c0": np.array(True), "s0": np.array(0, np.float32), "lim": np.array(300)}
+    cg = jb.compile_graph(m.graph, initial_capacity=16)
+    rec = Recorder()
+    with reporting(rec):
+        got = cg.run(feeds)
+    # buffers of 16, 32, 64, 128, 256 iterations: cumulative 16, 48, 112, 240, then 300 done
+    assert rec.calls == [("counter", 16, False), ("counter", 48, False),
+                         ("counter", 112, False), ("counter", 240, False),
+                         ("counter", 300, True)]
+    assert float(got["s"]) == sum(range(300))
+    np.testing.assert_array_equal(got["seq"], np.arange(300, dtype=np.float32))
+    silent = Recorder()
+    cg.run(feeds)  # nothing installed: nobody hears
+    assert silent.calls == []
+
+
+def test_jax_whole_compiled_loops_say_they_finished():
+    """'outer' (a condition and a scan output) is driven in segments and counts its steps;
+    'scan' is compiled whole into one XLA program and only says it finished."""
+    m = ig.load(nested())
+    rec = Recorder()
+    got = m.run(nested_feeds(4, 2), backend="jax", progress=rec)
+    assert rec.calls == [("outer", 4, True), ("scan", -1, True)]
+    for k, v in nested_oracle(nested_feeds(4, 2)).items():
+        np.testing.assert_allclose(got[k], v, rtol=1e-5)
+
+
+def test_reporter_throttles_and_computes_the_rate():
+    t = [0.0]
+
+    def clock():
+        return t[0]
+
+    out = io.StringIO()
+    r = Reporter(out, interval=0.5, clock=clock)
+    for k in range(1, 101):
+        t[0] = k * 0.01  # 100 steps/s
+        r("L", k)
+    r("L", 100, True)
+    lines = out.getvalue().splitlines()
+    # one line per half second (at steps 50 and 100), then the final one
+    assert lines == ["itergraph: loop 'L': 50 steps, 100.0 steps/s, 0.50 s",
+                     "itergraph: loop 'L': 100 steps, 100.0 steps/s, 1.00 s",
+                     "itergraph: loop 'L': done, 100 steps, 100.0 steps/s, 1.00 s"]
+    t[0] = 1.5
+    r("M", 10, True)  # the next loop's clock starts when the last one stopped
+    assert out.getvalue().splitlines()[-1] == \
+        "itergraph: loop 'M': done, 10 steps, 20.0 steps/s, 0.50 s"
+
+
+def test_cli_progress_forced_on_and_off(files, capsys):
+    model, args = files
+    assert cli.main(["run", str(model), *args, "--progress"]) == 0
+    on = capsys.readouterr()
+    assert "itergraph: loop 'outer': done, 7 steps" in on.err
+    assert "itergraph: loop 'scan': done, 7 steps" in on.err
+    assert "'inner'" not in on.err
+    assert cli.main(["run", str(model), *args, "--no-progress"]) == 0
+    off = capsys.readouterr()
+    assert off.err == "" and off.out == on.out
+    assert cli.main(["run", str(model), *args]) == 0  # stderr is not a terminal here
+    assert capsys.readouterr().err == ""
+    assert not wanted(None, io.StringIO()) and wanted(True, io.StringIO())
+
+
+def _run_with_stderr_on_a_terminal(argv: list[str]) -> tuple[str, str]:
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import sys; from itergraph.cli import main; sys.exit(main())",
+                             *argv], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        err += chunk
+    out = proc.stdout.read()
+    assert proc.wait(timeout=120) == 0, err
+    os.close(master)
+    return out.decode(), err.decode()
+
+
+def test_progress_shows_on_a_terminal_by_default(files):
+    model, args = files
+    out, err = _run_with_stderr_on_a_terminal(["run", str(model), *args])
+    assert "\ritergraph: loop 'outer': done, 7 steps" in err
+    assert "\ritergraph: loop 'scan': done, 7 steps" in err
+    quiet = subprocess.run([sys.executable, "-c",
+                            "import sys; from itergraph.cli import main; sys.exit(main())",
+                            "run", str(model), *args], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout.replace("\r\n", "\n") == out.replace("\r\n", "\n")
