@@ -1,0 +1,53 @@
+"""Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``
+(the Model Optimizer's LoopToTI)."""
+
+from __future__ import annotations
+
+from ..ir.graph import Graph
+from ..ir.loop import Loop
+from .base import LoopPass
+from .slice_counted import count_by_slices, is_tensor_iterator_form
+
+
+class LoopToTI(LoopPass):
+    """Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``.
+
+    Applies to: every canonical `Loop` at any depth not already in that form (sliced inputs
+    and nothing but ports), whose condition never stops it (none, the condition input passed
+    through, or a constant true; no precondition) and whose number of iterations is known
+    before it runs (a constant trip count, possibly from static shapes, or sliced inputs of
+    static length) or is a trip count equal to the length of its sliced inputs
+    (``Shape(x)[axis]``). Row reads ``Gather(x, i)`` become sliced inputs
+    (`iteration_gather`); sliced inputs longer than the count are cut to it (``Slice``); the
+    iteration number becomes a sliced input over ``0..N-1`` in its own type (a constant
+    ``[N, 1]`` sliced input carries the count when the loop has no other); trip count and
+    condition go.
+
+    Returns: the number of loops rewritten; `skipped` lists the loops left and why.
+
+    Guarantees: every output keeps its value for every input the original runs without
+    error. Gathers of rows may have become sliced inputs in a loop that is then skipped
+    (an exact rewrite).
+    """
+
+    name = "loop_to_ti"
+    in_place = True
+
+    def __init__(self):
+        self.skipped: list[str] = []
+
+    def __call__(self, graph: Graph) -> int:
+        self.skipped = []
+        return super().__call__(graph)
+
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        if is_tensor_iterator_form(loop):
+            return 0
+        why = count_by_slices(graph, loop)
+        if why:
+            self.skipped.append(f"Loop node '{loop.name or '<unnamed>'}': {why}")
+            return 0
+        return 1
+
+
+loop_to_ti = LoopToTI()
