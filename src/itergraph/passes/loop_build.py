@@ -100,6 +100,8 @@ def copy_iterations(b: Builder, loop: Loop, ks: Iterable[int], state: list[Value
             c.name = b.fresh(init.name or "init")
             b.graph.initializers.append(c)
             shared[init.uid] = c
+    read = {v.uid for n in body.nodes for v in n.reads()}
+    read.update(v.uid for v in loop.body_results())
     maps: list[dict] = []
     for k in ks:
         m: dict[int, Value] = dict(shared)
@@ -112,9 +114,9 @@ def copy_iterations(b: Builder, loop: Loop, ks: Iterable[int], state: list[Value
             else:
                 m[p.param.uid] = piece(p, k)
         it = loop.iteration_param
-        if it is not None:
+        if it is not None and it.uid in read:
             m[it.uid] = iteration(k) if iteration else b.const(int_const(it.type, k), "iter")
-        if loop.condition_param is not None:
+        if loop.condition_param is not None and loop.condition_param.uid in read:
             m[loop.condition_param.uid] = b.const(bool_const(loop.condition_param.type), "true")
         for n in body.nodes:
             c = clone_node(n, m)
@@ -126,3 +128,15 @@ def copy_iterations(b: Builder, loop: Loop, ks: Iterable[int], state: list[Value
         state = [m.get(p.result.uid, p.result) for p in loop.carried]
         maps.append(m)
     return state, maps
+
+
+def drop_unread_initializers(graph: Graph, candidates: Iterable[Value | None]) -> None:
+    """Remove from `graph` those of `candidates` that are its initializers and that nothing
+    reads any more (a replaced loop's trip count, say)."""
+    inits = {v.uid for v in graph.initializers}
+    gone = {v.uid for v in candidates if v is not None and v.uid in inits}
+    if not gone:
+        return
+    gone -= {v.uid for n in graph.nodes for v in n.reads()}
+    gone -= {v.uid for v in graph.outputs}
+    graph.initializers = [v for v in graph.initializers if v.uid not in gone]

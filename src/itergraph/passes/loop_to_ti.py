@@ -19,9 +19,12 @@ class LoopToTI(LoopPass):
     static length) or is a trip count equal to the length of its sliced inputs
     (``Shape(x)[axis]``). Row reads ``Gather(x, i)`` become sliced inputs
     (`iteration_gather`); sliced inputs longer than the count are cut to it (``Slice``); the
-    iteration number becomes a sliced input over ``0..N-1`` in its own type (a constant
-    ``[N, 1]`` sliced input carries the count when the loop has no other); trip count and
-    condition go.
+    iteration number becomes a sliced input over ``0..N-1`` in its own type; trip count and
+    condition go. A loop whose body holds a loop in TensorIterator form (at any depth) is
+    left alone: OpenVINO refuses nested TensorIterators. A loop whose body would read no
+    sliced input (neither one it has, nor a
+    row, nor the iteration number) is left alone: OpenVINO drops an unread sliced input of a
+    TensorIterator, which then runs once.
 
     Returns: the number of loops rewritten; `skipped` lists the loops left and why.
 
@@ -43,7 +46,10 @@ class LoopToTI(LoopPass):
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         if is_tensor_iterator_form(loop):
             return 0
-        why = count_by_slices(graph, loop)
+        why = ""
+        if any(isinstance(n, Loop) and is_tensor_iterator_form(n) for _, n in loop.body.walk()):
+            why = "its body holds a TensorIterator (OpenVINO refuses nested ones)"
+        why = why or count_by_slices(graph, loop, read_slice=True)
         if why:
             self.skipped.append(f"Loop node '{loop.name or '<unnamed>'}': {why}")
             return 0

@@ -25,10 +25,12 @@ from .loop_facts import bool_const, condition_never_stops, const_type, static_co
 from .loop_motion import STD, static_shape
 
 
-def count_by_slices(graph: Graph, loop: Loop) -> str:
+def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False) -> str:
     """Rewrite `loop` (a node of `graph`) so that its sliced inputs alone count its
     iterations; "" when done, else why not (the loop is then unchanged but for
-    `iteration_gather`'s exact rewrite of row reads)."""
+    `iteration_gather`'s exact rewrite of row reads). With `read_slice`, only a loop whose
+    body will read one of its sliced inputs is rewritten (OpenVINO drops an unread sliced
+    input of a TensorIterator, which then runs once)."""
     if loop.precondition is not None:
         return "it has a precondition (a while loop)"
     if not condition_never_stops(loop):
@@ -40,6 +42,10 @@ def count_by_slices(graph: Graph, loop: Loop) -> str:
     if n == 0:
         return "it runs no iteration"
     it = loop.iteration_param
+    if read_slice and not (any(_reads(loop, s.param) for s in loop.sliced)
+                           or (it is not None and _reads(loop, it))):
+        return ("its body reads no sliced input nor the iteration number (OpenVINO would "
+                "drop a count-only sliced input and run one iteration)")
     count_value: Value | None = None
     if n is None:
         if loop.trip_count is not None:

@@ -14,7 +14,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
-from .loop_build import Builder, copy_iterations
+from .loop_build import Builder, copy_iterations, drop_unread_initializers
 from .loop_facts import condition_never_stops, int_const, static_count, static_int
 from .loop_motion import static_shape
 
@@ -133,8 +133,11 @@ def _dims(loop: Loop) -> dict[int, int]:
 
 
 def _place(graph: Graph, loop: Loop, nodes: list[Node]) -> None:
+    """Put `nodes` where `loop` is (they may include it)."""
     at = graph.nodes.index(loop)
     graph.nodes[at:at + 1] = nodes
+    if not any(n is loop for n in nodes):
+        drop_unread_initializers(graph, loop.inputs)
 
 
 def _full(graph: Graph, loop: Loop, n: int) -> None:
