@@ -17,10 +17,10 @@ import onnx
 import openvino as ov
 import openvino.opset13 as ops
 from onnx import helper as h
-from onnx_builders import B, F, I64, body, const, model, run_ort, vi
 
 import itergraph as ig
 from itergraph.transforms import optimize
+from onnx_builders import I64, B, F, body, const, model, run_ort, vi
 
 CORE = ov.Core()
 RNG = np.random.default_rng(0)

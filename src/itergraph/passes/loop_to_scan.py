@@ -8,10 +8,11 @@ from ..ir.types import TensorType
 from .base import LoopPass
 from .loop_build import Builder
 from .loop_motion import static_shape
+from .skip_report import SkipReport
 from .slice_counted import count_by_slices, is_tensor_iterator_form
 
 
-class LoopToScan(LoopPass):
+class LoopToScan(SkipReport, LoopPass):
     """Loops rewritten into the form the ONNX writer writes as ``Scan``.
 
     Applies to: every canonical `Loop` at any depth not already in Scan form, whose condition
@@ -39,17 +40,12 @@ class LoopToScan(LoopPass):
     def __init__(self):
         self.skipped: list[str] = []
 
-    def __call__(self, graph: Graph) -> int:
-        self.skipped = []
-        return super().__call__(graph)
-
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         if is_tensor_iterator_form(loop) and _scan_ports(loop):
             return 0
         why = _precheck(loop) or count_by_slices(graph, loop)
         if why:
-            self.skipped.append(f"Loop node '{loop.name or '<unnamed>'}': {why}")
-            return 0
+            return self.skip(loop, why)
         _to_scan_ports(graph, loop)
         # count_by_slices leaves sliced inputs of one length: say so, as a Scan does
         loop.equal_slices = True

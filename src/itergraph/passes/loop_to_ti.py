@@ -6,10 +6,11 @@ from __future__ import annotations
 from ..ir.graph import Graph
 from ..ir.loop import Loop
 from .base import LoopPass
+from .skip_report import SkipReport
 from .slice_counted import count_by_slices, is_tensor_iterator_form
 
 
-class LoopToTI(LoopPass):
+class LoopToTI(SkipReport, LoopPass):
     """Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``.
 
     Applies to: every canonical `Loop` at any depth not already in that form (sliced inputs
@@ -39,10 +40,6 @@ class LoopToTI(LoopPass):
     def __init__(self):
         self.skipped: list[str] = []
 
-    def __call__(self, graph: Graph) -> int:
-        self.skipped = []
-        return super().__call__(graph)
-
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         if is_tensor_iterator_form(loop):
             return 0
@@ -51,8 +48,7 @@ class LoopToTI(LoopPass):
             why = "its body holds a TensorIterator (OpenVINO refuses nested ones)"
         why = why or count_by_slices(graph, loop, read_slice=True)
         if why:
-            self.skipped.append(f"Loop node '{loop.name or '<unnamed>'}': {why}")
-            return 0
+            return self.skip(loop, why)
         return 1
 
 

@@ -7,7 +7,8 @@ a canonical loop whose condition never stops it and whose number of iterations i
 (statically, or as a trip count equal to the length of its sliced input) into that form:
 rows gathered by the iteration number become sliced inputs (`iteration_gather`), sliced
 inputs longer than the count are cut to it, the iteration number becomes a sliced input
-over ``0..N-1`` (the count carried by a sliced input when there is none), and the trip
+over ``0..N-1`` (a constant ``[N]`` sliced input carries the count when there is no
+other), and the trip
 count and conditions go.
 """
 
@@ -74,10 +75,9 @@ def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False) -> str:
         loop.body.inputs = [v for v in loop.body.inputs if v is not it]
     loop.iteration_param = None
     if not loop.sliced:  # a static count and no sliced input: a count-only one
-        q = Value(f"{loop.name or 'loop'}_step", TensorType(DataType.INT64, (1,)))
+        q = Value(f"{loop.name or 'loop'}_step", TensorType(DataType.INT64, ()))
         loop.body.inputs.append(q)
-        loop.input_ports.append(Sliced(b.const(np.zeros((n, 1), np.int64), "steps"), q,
-                                       keep_axis=True))
+        loop.input_ports.append(Sliced(b.const(np.zeros(n, np.int64), "steps"), q))
     _drop_condition(loop)
     loop.trip_count = None
     loop.strict_slices = False

@@ -17,6 +17,7 @@ from .base import LoopPass
 from .loop_build import Builder, copy_iterations, drop_unread_initializers
 from .loop_facts import condition_never_stops, int_const, static_count, static_int
 from .loop_motion import static_shape
+from .skip_report import SkipReport
 
 #: Full unrolling's default limit on the number of iterations of one loop; the copied
 #: nodes are limited to `NODES_PER_STEP` times that many.
@@ -29,7 +30,7 @@ def body_size(g: Graph) -> int:
     return sum(1 for _ in g.walk())
 
 
-class Unroll(LoopPass):
+class Unroll(SkipReport, LoopPass):
     """Loop unrolling, full (``factor=None``) or by a factor K.
 
     Applies to: every canonical `Loop` at any depth, innermost first, whose condition never
@@ -74,15 +75,10 @@ class Unroll(LoopPass):
         self.limit = limit
         self.skipped: list[str] = []
 
-    def __call__(self, graph: Graph) -> int:
-        self.skipped = []
-        return super().__call__(graph)
-
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         why = self._rewrite(graph, loop)
         if why:
-            self.skipped.append(f"Loop node '{loop.name or '<unnamed>'}': {why}")
-            return 0
+            return self.skip(loop, why)
         return 1
 
     def _rewrite(self, graph: Graph, loop: Loop) -> str:
