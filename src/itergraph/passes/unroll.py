@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..ir.clone import clone_value
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
-from ..ir.types import DataType, TensorType
+from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from .base import LoopPass
 from .loop_build import Builder, copy_iterations, drop_unread_initializers
 from .loop_facts import condition_never_stops, int_const, static_count, static_int
@@ -48,14 +48,14 @@ class Unroll(SkipReport, LoopPass):
     copies' values (``Unsqueeze``d when stacked on a new axis), in reverse order when
     reversed.
 
-    Factor K >= 2: a loop whose sliced inputs each span their whole axis in pieces of
-    ``part_size == |stride|``, with static N: N <= K is fully unrolled (as above); otherwise
-    it becomes a loop of N // K iterations whose body holds K copies (sliced inputs taken K
-    pieces at a time, the iteration number ``i*K + j``, outputs concatenated K at a time),
-    followed by copies for the N mod K iterations left. A loop with a trip count unknown
-    before it runs, no sliced input and only ``Last`` outputs of carried values (and
-    ``Concat`` outputs of static shape) becomes the K-copy loop over ``max(M, 0) // K``
-    iterations followed by the original loop for the rest, its iteration number offset.
+    Factor K >= 2: a loop whose carried values are tensors and whose sliced inputs each span
+    their whole axis in pieces of ``part_size == |stride|``, with static N: N <= K is fully
+    unrolled (as above); otherwise it becomes a loop of N // K iterations whose body holds K
+    copies (sliced inputs taken K pieces at a time, the iteration number ``i*K + j``, outputs
+    concatenated K at a time), followed by copies for the N mod K iterations left. A loop with a
+    trip count unknown before it runs, no sliced input and only ``Last`` outputs of carried
+    values (and ``Concat`` outputs of static shape) becomes the K-copy loop over ``max(M, 0) //
+    K`` iterations followed by the original loop for the rest, its iteration number offset.
 
     Returns: the number of loops rewritten. Loops left alone and why are in `skipped`
     (``"Loop node 'name': reason"``) after each call.
@@ -105,6 +105,9 @@ class Unroll(SkipReport, LoopPass):
             _full(graph, loop, n)
             return ""
         k = self.factor
+        if any(isinstance(p.param.type, SequenceType | OptionalType) for p in loop.carried):
+            return ("it carries a sequence or optional (list-append loops are rewritten for "
+                    "OpenVINO whole, not K steps at a time)")
         if k * size > NODES_PER_STEP * max(self.limit, k):
             return f"{k} copies of {size} nodes are over the node limit"
         for s in loop.sliced:
