@@ -7,7 +7,7 @@ Every model (`MODELS`: small constant-count loops, a loop over rows, a Scan, Sca
 LSTMs, and, with ``--corpus``, real-world corpus files) is crossed with every transform of
 `TRANSFORMS` (``unroll``, ``unroll=4``, ``loop-to-scan``, ``scan-to-loop``, ``loop-to-ti``,
 ``fuse-cells``; add a name there to add its rows). Each pair gives one row: the transform
-applied with `itergraph.optimize`, the original and the optimized file written, both timed
+applied with `itergraph.transforms.optimize`, the original and the optimized file written, both timed
 in this one process by ONNX Runtime and OpenVINO with the same thread count (medians after
 warm-up, µs), their speedups, the loop ops before and after, and the file sizes. Nothing is
 skipped silently: a transform that is not registered shows ``n/a (not registered)``, one
@@ -33,7 +33,7 @@ TRANSFORMS = ("unroll", "unroll=4", "loop-to-scan", "scan-to-loop", "loop-to-ti"
 #: Transforms whose result is meant for OpenVINO's IR: OpenVINO runs the written .xml.
 IR_TARGET = {"loop-to-ti"}
 #: A sample of the real-world corpus the loop transforms apply to (``--corpus``).
-CORPUS = ("torch/for_over_rows_op17", "torch/for_range_shape_op17", "tf/scan_cumsum_op13")
+CORPUS = ("torch/for_over_rows_op23", "torch/for_range_const_op23", "torch/scan_rnn_dynamo_op20")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -236,6 +236,7 @@ def run_pair(bm: BenchModel, transform: str, workdir: Path, engines: dict, budge
 
     import itergraph as ig
     from itergraph.transforms import TRANSFORMS as REGISTERED
+    from itergraph.transforms import optimize
 
     row = Row(bm.model if isinstance(bm.model, str) else bm.name, transform)
     name, _, arg = transform.partition("=")
@@ -249,7 +250,7 @@ def run_pair(bm: BenchModel, transform: str, workdir: Path, engines: dict, budge
     try:
         p = REGISTERED[name].build(arg or None)
         changed = p(ig.load(bm.model).graph)
-        optimized = ig.optimize(bm.model, [transform])
+        optimized = optimize(bm.model, [transform])
     except Exception as exc:  # reported in the row
         row.status = f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
         return row
