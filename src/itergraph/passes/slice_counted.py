@@ -195,7 +195,9 @@ def _rank(s: Sliced) -> int:
 
 def _drop_condition(loop: Loop) -> None:
     """Remove the condition: its parameter, where still read, becomes a constant true."""
-    param = loop.condition_param
+    param, result = loop.condition_param, loop.condition_result
+    if result is not None:  # the body's outputs as read (ONNX's list) lose it too
+        loop.body.outputs = [v for v in loop.body.outputs if v is not result]
     loop.condition_result = None
     loop.initial_condition = None
     loop.condition_param = None
@@ -211,6 +213,30 @@ def _drop_condition(loop: Loop) -> None:
         for p in loop.output_ports:
             if p.result is param:
                 p.result = true
+        _prune_copies_of(loop, true)
+
+
+def _prune_copies_of(loop: Loop, true: Value) -> None:
+    """Remove the ``Identity`` chain that passed the condition through, now unread, and the
+    constant itself when nothing reads it any more."""
+    body = loop.body
+    chain = {true.uid}
+    for n in body.nodes:
+        if n.op_type == "Identity" and n.inputs and n.inputs[0] is not None \
+                and n.inputs[0].uid in chain:
+            chain.update(v.uid for v in n.outputs)
+    while True:
+        read = {v.uid for n in body.nodes for v in n.reads()}
+        read.update(v.uid for v in loop.body_results())
+        read.update(v.uid for v in body.outputs)
+        dead = [n for n in body.nodes if n.op_type == "Identity" and n.outputs[0].uid in chain
+                and not any(v.uid in read for v in n.outputs)]
+        if not dead:
+            break
+        gone = {id(n) for n in dead}
+        body.nodes = [n for n in body.nodes if id(n) not in gone]
+    if true.uid not in read:
+        body.initializers = [v for v in body.initializers if v is not true]
 
 
 def _reads_value(body: Graph, v: Value, loop: Loop) -> bool:
