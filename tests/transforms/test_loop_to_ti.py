@@ -9,6 +9,7 @@ from flavours import (
     onnx_count_loop,
     onnx_nested,
     onnx_row_loop,
+    onnx_scan,
     onnx_while_loop,
     ov_loop,
     ov_tensor_iterator,
@@ -37,9 +38,12 @@ def test_counted_loops_are_written_as_tensor_iterator(flavour, passes, tmp_path)
         assert loop.trip_count is None and loop.condition_result is None
 
 
-def test_a_tensor_iterator_stays_one(tmp_path):
-    source, feeds = ov_tensor_iterator(tmp_path)
-    assert TRANSFORMS["loop-to-ti"].build(None)(ig.load(str(source)).graph) == 0
+@pytest.mark.parametrize("flavour", ["openvino-ti", "onnx-scan"])
+def test_a_tensor_iterator_or_scan_is_already_one(flavour, tmp_path):
+    source, feeds = (ov_tensor_iterator(tmp_path) if flavour == "openvino-ti"
+                     else onnx_scan(1))
+    graph = ig.load(str(source) if flavour == "openvino-ti" else source).graph
+    assert TRANSFORMS["loop-to-ti"].build(None)(graph) == 0
     assert loop_ops(check(source, ["loop-to-ti"], feeds, tmp_path).xml_layers) == [
         "TensorIterator"]
 

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from flavours import check, loop_ops, onnx_count_loop, onnx_nested, onnx_scan, ov_tensor_iterator
+from flavours import (
+    check,
+    loop_ops,
+    onnx_count_loop,
+    onnx_nested,
+    onnx_scan,
+    ov_loop,
+    ov_tensor_iterator,
+)
 
 import itergraph as ig
 from itergraph.transforms import TRANSFORMS
@@ -38,9 +46,11 @@ def test_scans_at_any_depth(tmp_path):
     assert loop_ops(done.onnx_ops) == ["Loop", "Loop", "Loop"]
 
 
-def test_loops_are_left_alone():
+def test_loops_are_left_alone(tmp_path):
     source, _ = onnx_count_loop(3)
     assert TRANSFORMS["scan-to-loop"].build(None)(ig.load(source).graph) == 0
+    xml, _ = ov_loop(tmp_path)  # an OpenVINO Loop with no sliced input
+    assert TRANSFORMS["scan-to-loop"].build(None)(ig.load(str(xml)).graph) == 0
 
 
 def test_scan_to_loop_then_loop_to_scan_round_trips(tmp_path):
