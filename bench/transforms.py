@@ -7,11 +7,11 @@ Every model (`MODELS`: small constant-count loops, a loop over rows, a Scan, Sca
 LSTMs, and, with ``--corpus``, real-world corpus files) is crossed with every transform of
 `TRANSFORMS` (``unroll``, ``unroll=4``, ``loop-to-scan``, ``scan-to-loop``, ``loop-to-ti``,
 ``fuse-cells``; add a name there to add its rows). Each pair gives one row: the transform
-applied with `itergraph.transforms.optimize`, the original and the optimized file written, both timed
-in this one process by ONNX Runtime and OpenVINO with the same thread count (medians after
-warm-up, µs), their speedups, the loop ops before and after, and the file sizes. Nothing is
-skipped silently: a transform that is not registered shows ``n/a (not registered)``, one
-that leaves the model unchanged ``unchanged``.
+applied with `itergraph.transforms.optimize`, the original and the optimized file written,
+both timed in this one process by ONNX Runtime and OpenVINO with the same thread count
+(medians after warm-up, µs), their speedups, the loop ops before and after, and the file
+sizes. Nothing is skipped silently: a transform that is not registered shows ``n/a (not
+registered)``, one that leaves the model unchanged ``unchanged``.
 
 Files: ONNX Runtime runs the original and the optimized ``.onnx``. OpenVINO runs the
 original ``.onnx`` through its own ONNX importer and the optimized file in the transform's
