@@ -36,7 +36,9 @@ when its loop runs zero times, so a run that fails is redone without it):
 `OPENVINO_WRITE`: what the OpenVINO IR writer applies to a copy of the graph before writing
 it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`, then
 `iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
-``SequenceAt(SplitToSequence(x), i)`` so) a sliced input.
+``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `loop_to_ti`: a loop with a
+known count and a condition that never stops it is written as a TensorIterator (the Model
+Optimizer's LoopToTI).
 
 Each pass keeps every output's value on every input the original runs without error (see
 their contracts, `passes.base.Pass`).
@@ -57,6 +59,7 @@ from .fuse_cells import fuse_cells
 from .gate_fission import gate_fission
 from .hoist_invariants import hoist_invariants
 from .iteration_gather import iteration_gather
+from .loop_to_ti import loop_to_ti
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
@@ -70,7 +73,7 @@ XLA_LAYOUT: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, gat
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
 OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
-                                    iteration_gather)
+                                    iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

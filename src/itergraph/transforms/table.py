@@ -9,25 +9,32 @@ from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
 from ..passes.inline_if import inline_if
 from .infer_shapes import infer_shapes
+from .loop_forms import LOOP_FORMS
 from .registry import Transform
 from .step_model import StepModel
+from .unroll import UNROLL
 
 TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
-    Transform.of("hoist", "loop-invariant body nodes move out of their loop", hoist_invariants),
-    Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
-              "conditions) become graph outputs through scan outputs of their loops",
-              lambda arg: MarkTensors(None if arg is None else arg.split("+")), "NAMES"),
-    Transform.of("dead-ports", "unused loop ports, loops and nodes are removed", dead_ports),
     Transform.of("fold-trip-count", "a trip count known from constants or shapes becomes a "
                  "constant", fold_trip_count),
     Transform.of("inline-if", "an If with a static condition becomes its branch", inline_if),
+    Transform.of("dead-ports", "unused loop ports, loops and nodes are removed", dead_ports),
+    Transform.of("hoist", "loop-invariant body nodes move out of their loop", hoist_invariants),
     Transform.of("infer-shapes", "static element types and shapes of every value, through "
                  "loops", infer_shapes),
-    Transform("step-model", "one iteration of a loop as a model with its state as inputs and "
-              "outputs", StepModel, "LOOP"),
+    UNROLL,
+    *LOOP_FORMS,
     Transform("fuse-cells", "LSTM/GRU/RNN cell loops become the LSTM/GRU/RNN operator "
               "(=lstm+gru: those kinds only)", cell_ops.for_kinds, argument="KINDS"),
+    Transform("step-model", "one iteration of a loop as a model with its state as inputs and "
+              "outputs", StepModel, "LOOP"),
+    Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
+              "conditions) become graph outputs through scan outputs of their loops",
+              lambda arg: MarkTensors(None if arg is None else arg.split("+")), "NAMES"),
 )}
 
-#: What ``optimize`` runs when given neither passes nor a target.
-DEFAULT: tuple[str, ...] = ("hoist",)
+#: What ``optimize`` runs when given neither passes nor a target: the clean-ups, then LSTM
+#: and GRU loops as operators (ONNX Runtime's RNN operator is slower than a loop from batch 4
+#: on, see README), then shapes written out.
+DEFAULT: tuple[str, ...] = ("fold-trip-count", "inline-if", "dead-ports", "hoist",
+                            "fuse-cells=lstm+gru", "infer-shapes")

@@ -51,7 +51,8 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
         types = {nm: type_to_onnx(v.type) for nm, v in zip(ins, n.inputs)
                  if v is not None and declarable(v.type) and nm not in vectors}
         nodes.extend(adapt(proto, version, w.opset, types, w.fresh,
-                           {k: c for k, c in consts.items() if c is not None}))
+                           {k: c for k, c in consts.items() if c is not None},
+                           node_name=w.node_names.fresh))
     elif n.domain == "":
         nodes.append(proto)
     else:

@@ -29,12 +29,14 @@ def unchanged(op: str, domain: str, from_v: int, to_v: int) -> bool:
 
 
 def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.TypeProto],
-          fresh, consts: dict[str, onnx.TensorProto] | None = None) -> list[onnx.NodeProto]:
+          fresh, consts: dict[str, onnx.TensorProto] | None = None,
+          node_name=None) -> list[onnx.NodeProto]:
     """`node` (valid under default-domain opset `from_v`) as nodes valid under `to_v`.
 
     `types` gives known input types by name, `consts` the inputs whose value is a known
     constant (down-conversions turn some of those into attributes); `fresh(hint)` makes a new
-    unique value name for the intermediate values the conversion introduces.
+    unique value name for the intermediate values the conversion introduces, `node_name(hint)`
+    (when given) a unique node name for the nodes it adds.
     """
     consts = consts or {}
     if node.domain not in ("", "ai.onnx") or unchanged(node.op_type, "", from_v, to_v):
@@ -88,4 +90,8 @@ def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.Ty
         if not new.name:
             new.name = node.name
         out.append(new)
+    if node_name is not None:  # node names must be unique in a model: number the extras
+        for n in out:
+            if n.name == node.name and n.op_type != node.op_type or not n.name:
+                n.name = node_name(f"{node.name}_{n.op_type}")
     return out

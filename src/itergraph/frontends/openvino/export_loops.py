@@ -182,11 +182,19 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
 
 
 def _as_tensor_iterator(loop: Loop) -> bool:
-    """Whether ``TensorIterator-1`` says it all: sliced inputs and nothing but ports."""
-    return (loop.trip_count is None and loop.initial_condition is None
+    """Whether ``TensorIterator-1`` says it all: sliced inputs, at least one of them read by
+    the body (OpenVINO drops unread ones, and a TensorIterator left without one runs once),
+    and nothing but ports; and no loop written as a TensorIterator in its body at any depth
+    (OpenVINO refuses those: "No nested TensorIterator")."""
+    if not (loop.trip_count is None and loop.initial_condition is None
             and loop.condition_result is None and loop.iteration_param is None
-            and loop.condition_param is None and loop.precondition is None
-            and any(True for _ in loop.sliced))
+            and loop.condition_param is None and loop.precondition is None):
+        return False
+    read = {v.uid for n in loop.body.nodes for v in n.reads()}
+    read.update(v.uid for v in loop.body_results())
+    return (any(s.param.uid in read for s in loop.sliced)
+            and not any(isinstance(n, Loop) and _as_tensor_iterator(n)
+                        for _, n in loop.body.walk()))
 
 
 def _bind_input_ports(w: NetWriter, bd: _Body, loop: Loop, outers: list[Out]) -> None:

@@ -1,0 +1,55 @@
+"""Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``
+(the Model Optimizer's LoopToTI)."""
+
+from __future__ import annotations
+
+from ..ir.graph import Graph
+from ..ir.loop import Loop
+from .base import LoopPass
+from .skip_report import SkipReport
+from .slice_counted import count_by_slices, is_tensor_iterator_form
+
+
+class LoopToTI(SkipReport, LoopPass):
+    """Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``.
+
+    Applies to: every canonical `Loop` at any depth not already in that form (sliced inputs
+    and nothing but ports), whose condition never stops it (none, the condition input passed
+    through, or a constant true; no precondition) and whose number of iterations is known
+    before it runs (a constant trip count, possibly from static shapes, or sliced inputs of
+    static length) or is a trip count equal to the length of its sliced inputs
+    (``Shape(x)[axis]``). Row reads ``Gather(x, i)`` become sliced inputs
+    (`iteration_gather`); sliced inputs longer than the count are cut to it (``Slice``); the
+    iteration number becomes a sliced input over ``0..N-1`` in its own type; trip count and
+    condition go. A loop whose body holds a loop in TensorIterator form (at any depth) is
+    left alone: OpenVINO refuses nested TensorIterators. A loop whose body would read no
+    sliced input (neither one it has, nor a
+    row, nor the iteration number) is left alone: OpenVINO drops an unread sliced input of a
+    TensorIterator, which then runs once.
+
+    Returns: the number of loops rewritten; `skipped` lists the loops left and why.
+
+    Guarantees: every output keeps its value for every input the original runs without
+    error. Gathers of rows may have become sliced inputs in a loop that is then skipped
+    (an exact rewrite).
+    """
+
+    name = "loop_to_ti"
+    in_place = True
+
+    def __init__(self):
+        self.skipped: list[str] = []
+
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        if is_tensor_iterator_form(loop):
+            return 0
+        why = ""
+        if any(isinstance(n, Loop) and is_tensor_iterator_form(n) for _, n in loop.body.walk()):
+            why = "its body holds a TensorIterator (OpenVINO refuses nested ones)"
+        why = why or count_by_slices(graph, loop, read_slice=True)
+        if why:
+            return self.skip(loop, why)
+        return 1
+
+
+loop_to_ti = LoopToTI()

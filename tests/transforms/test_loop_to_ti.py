@@ -1,0 +1,67 @@
+"""``loop-to-ti``: counted loops written as OpenVINO TensorIterator (also by default)."""
+
+from __future__ import annotations
+
+import pytest
+from flavours import (
+    check,
+    loop_ops,
+    onnx_count_loop,
+    onnx_nested,
+    onnx_row_loop,
+    onnx_scan,
+    onnx_while_loop,
+    ov_loop,
+    ov_tensor_iterator,
+)
+
+import itergraph as ig
+from itergraph.transforms import TRANSFORMS
+
+FLAVOURS = {
+    "onnx-loop-constant-count": lambda tmp: onnx_count_loop(5),
+    "onnx-loop-rows-dynamic": lambda tmp: onnx_row_loop("T"),
+    "onnx-loop-rows-static": lambda tmp: onnx_row_loop(6),
+    "openvino-loop": ov_loop,
+}
+
+
+@pytest.mark.parametrize("passes", [["loop-to-ti"], []])
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_counted_loops_are_written_as_tensor_iterator(flavour, passes, tmp_path):
+    """With the transform, and without it: the IR writer applies it by default."""
+    source, feeds = FLAVOURS[flavour](tmp_path)
+    done = check(source, passes, feeds, tmp_path)
+    assert loop_ops(done.xml_layers) == ["TensorIterator"]
+    if passes:
+        (loop,) = [n for n in done.model.graph.nodes if n.op_type == "Loop"]
+        assert loop.trip_count is None and loop.condition_result is None
+
+
+@pytest.mark.parametrize("flavour", ["openvino-ti", "onnx-scan"])
+def test_a_tensor_iterator_or_scan_is_already_one(flavour, tmp_path):
+    source, feeds = (ov_tensor_iterator(tmp_path) if flavour == "openvino-ti"
+                     else onnx_scan(1))
+    graph = ig.load(str(source) if flavour == "openvino-ti" else source).graph
+    assert TRANSFORMS["loop-to-ti"].build(None)(graph) == 0
+    assert loop_ops(check(source, ["loop-to-ti"], feeds, tmp_path).xml_layers) == [
+        "TensorIterator"]
+
+
+def test_nested_tensor_iterators_are_not_made(tmp_path):
+    """OpenVINO refuses a TensorIterator inside a TensorIterator: the outer loop, whose body
+    holds a Scan, stays a Loop (the inner Loop reads no slice and stays one too)."""
+    source, feeds = onnx_nested()
+    p = TRANSFORMS["loop-to-ti"].build(None)
+    assert p(ig.load(source).graph) == 0
+    reasons = " ".join(p.skipped)
+    assert "reads no sliced input" in reasons and "nested" in reasons
+    done = check(source, ["loop-to-ti"], feeds, tmp_path)
+    assert sorted(loop_ops(done.xml_layers)) == ["Loop", "Loop", "TensorIterator"]
+
+
+def test_uncounted_loops_stay_loops(tmp_path):
+    p = TRANSFORMS["loop-to-ti"].build(None)
+    for source, feeds in (onnx_while_loop(), onnx_count_loop(4, trip_input=True)):
+        assert p(ig.load(source).graph) == 0
+        assert loop_ops(check(source, ["loop-to-ti"], feeds, tmp_path).xml_layers) == ["Loop"]
