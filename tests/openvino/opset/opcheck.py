@@ -8,23 +8,28 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import openvino as ov
-from ov_helpers import assert_close, check_model
+from ov_helpers import assert_close, check_model, run_ov
 
 import itergraph as ig
 
 
 def check_op(outs, params, feeds: dict, tmp_path, rtol=1e-5, atol=1e-5, to_onnx: bool = True,
-             write_back: bool = True):
-    """Check the model computing `outs` from `params` (OpenVINO outputs or nodes)."""
+             write_back: bool = True, onnx_runner: str = "ort"):
+    """Check the model computing `outs` from `params` (OpenVINO outputs or nodes). The ONNX copy
+    runs in ONNX Runtime, or in OpenVINO (``onnx_runner="openvino"``) where it holds ops of the
+    ``org.openvinotoolkit`` domain, which only OpenVINO's ONNX frontend knows."""
     outs = [o.output(0) if hasattr(o, "output") else o for o in outs]
     model = ov.Model(outs, params)
     g, want = check_model(model, feeds, tmp_path, rtol, atol, write_back=write_back)
     if to_onnx:
         path = tmp_path / "written.onnx"
         ig.save(ig.load(g), path)
-        onnx.checker.check_model(str(path), full_check=True)
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        got = sess.run(None, feeds)
+        if onnx_runner == "openvino":
+            got = run_ov(path, feeds)
+        else:
+            onnx.checker.check_model(str(path), full_check=True)
+            sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+            got = sess.run(None, feeds)
         assert len(got) == len(want)
         for i, (a, b) in enumerate(zip(got, want)):
             assert_close(a, b, rtol, atol, f"ONNX Runtime output {i}")

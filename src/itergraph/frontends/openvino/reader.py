@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     import_norm,
     import_ops,
     import_order,
+    import_quant,
     import_rnn,
     import_shape,
     xmlsafe,
