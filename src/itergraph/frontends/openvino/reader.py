@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     import_attention,
     import_conv,
     import_ctc,
+    import_detect,
     import_index,
     import_loops,
     import_math,
