@@ -37,6 +37,7 @@ from . import (  # noqa: F401
     import_order,
     import_quant,
     import_rnn,
+    import_roi,
     import_shape,
     xmlsafe,
 )
