@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     import_ctc,
     import_detect,
     import_dft,
+    import_embed,
     import_index,
     import_loops,
     import_math,
