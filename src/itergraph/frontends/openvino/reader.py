@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     import_ops,
     import_order,
     import_quant,
+    import_resize,
     import_rnn,
     import_roi,
     import_shape,

@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     export_loops,
     export_ops,
     export_quant,
+    export_resize,
     export_rnn,
     export_same,
 )
