@@ -56,3 +56,18 @@ def test_fake_quantize_levels_checked(tmp_path):
     path.write_text(text)
     with pytest.raises(ModelError, match="levels=1"):
         read(path)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_gather_tree(dtype, tmp_path):
+    T, B, W = 5, 3, 4
+    s = ops1.parameter([T, B, W], dtype, name="s")
+    p = ops1.parameter([T, B, W], dtype, name="p")
+    m = ops1.parameter([B], dtype, name="m")
+    g = ops1.gather_tree(s, p, m, ops1.constant(np.array(2, dtype)))
+    steps = rng.integers(0, 6, (T, B, W)).astype(dtype)
+    parents = rng.integers(0, W, (T, B, W)).astype(dtype)
+    # a length of 0 leaves garbage in the CPU plugin's output (uninitialised memory)
+    feeds = {"s": steps, "p": parents, "m": np.array([5, 3, 1], dtype)}
+    g_ir, _ = check_op([g], [s, p, m], feeds, tmp_path, to_onnx=False)
+    assert [n.op_type for n in g_ir.nodes] == ["GatherTree"]

@@ -1,4 +1,5 @@
-"""``org.openvinotoolkit`` ops -> OpenVINO layers: ``FakeQuantize`` is ``FakeQuantize-1``."""
+"""``org.openvinotoolkit`` ops -> OpenVINO layers: ``FakeQuantize`` is ``FakeQuantize-1``,
+``GatherTree`` ``GatherTree-1``."""
 
 from __future__ import annotations
 
@@ -14,3 +15,8 @@ def _fake_quantize(w: NetWriter, node: Node, ins):
     return w.one("FakeQuantize", V1, ins[:5], {"levels": int(node.attrs["levels"]),
                                                "auto_broadcast": "numpy"},
                  dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("GatherTree", since=1, domain=OPENVINO_DOMAIN)
+def _gather_tree(w: NetWriter, node: Node, ins):
+    return w.one("GatherTree", V1, ins[:4], dtype=ins[0].dtype, shape=ins[0].shape)

@@ -1,6 +1,7 @@
-"""Translators of OpenVINO quantisation ops with no ONNX counterpart: ``FakeQuantize-1``
-becomes ``FakeQuantize`` of the ``org.openvinotoolkit`` domain (the op OpenVINO's own ONNX
-frontend reads; semantics in `backends.common.fake_quantize`), inputs and ``levels`` kept."""
+"""Translators of OpenVINO ops with no ONNX counterpart into ops of the
+``org.openvinotoolkit`` domain (the domain OpenVINO's own ONNX frontend reads), inputs and
+attributes kept: ``FakeQuantize-1`` (semantics in `backends.common.fake_quantize`) and
+``GatherTree-1`` (`backends.common.gather_tree`)."""
 
 from __future__ import annotations
 
@@ -22,3 +23,10 @@ def _fake_quantize(b: Builder, layer: Layer, x):
         raise ModelError(f"{layer.where()}: FakeQuantize takes 5 inputs, got {len(x)}")
     return b.op("FakeQuantize", x, {"levels": levels}, dtype=out_dtype(layer, x),
                 domain=DOMAIN)
+
+
+@importer("GatherTree", since=1)
+def _gather_tree(b: Builder, layer: Layer, x):
+    if len(x) != 4:
+        raise ModelError(f"{layer.where()}: GatherTree takes 4 inputs, got {len(x)}")
+    return b.op("GatherTree", x, dtype=out_dtype(layer, x), domain=DOMAIN)

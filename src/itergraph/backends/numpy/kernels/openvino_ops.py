@@ -1,5 +1,5 @@
-"""Quantisation kernels of the ``org.openvinotoolkit`` domain: FakeQuantize (math in
-`backends.common.fake_quantize`)."""
+"""Kernels of the ``org.openvinotoolkit`` domain: FakeQuantize and GatherTree (math in
+`backends.common.fake_quantize` and `backends.common.gather_tree`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 
 from ...common.attributes import attr
 from ...common.fake_quantize import DOMAIN, fake_quantize
+from ...common.gather_tree import gather_tree
 from . import kernel
 
 
@@ -19,3 +20,8 @@ def _fake_quantize(node, ctx):
             return np.asarray(fake_quantize(np, x, il, ih, ol, oh, levels))
 
     return fn
+
+
+@kernel("GatherTree", domain=DOMAIN)
+def _gather_tree(node, ctx):
+    return gather_tree
