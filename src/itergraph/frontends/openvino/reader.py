@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     import_dft,
     import_embed,
     import_index,
+    import_layout,
     import_loops,
     import_math,
     import_norm,

@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     export_detect,
     export_dft,
     export_loops,
+    export_norm,
     export_ops,
     export_quant,
     export_resize,
