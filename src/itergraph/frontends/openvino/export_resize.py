@@ -1,4 +1,5 @@
-"""ONNX ``Resize`` (opsets 11 and later) -> OpenVINO ``Interpolate-11``: the sizes input when
+"""ONNX sampling ops -> OpenVINO layers: ``GridSample`` is ``GridSample-9``, ``Col2Im``
+``Col2Im-15``, and ``Resize`` (opsets 11 and later) ``Interpolate-11``: the sizes input when
 given (``shape_calculation_mode="sizes"``), else the scales; Resize's ``axes`` (all axes
 without it); ``linear`` is ``linear_onnx``, or ``linear`` with ``antialias``; ``cubic`` with
 ``cube_coeff``; ``coordinate_transformation_mode`` and ``nearest_mode`` by name.
@@ -52,3 +53,24 @@ def _resize(w: NetWriter, node: Node, ins):
     target = sizes if sizes is not None else scales
     return w.one("Interpolate", "opset11", [x, target, w.const(np.array(axes, np.int64))],
                  data, dtype=x.dtype)
+
+
+@exporter("GridSample", since=16)
+def _grid_sample(w: NetWriter, node: Node, ins):
+    mode = _s(node.attrs.get("mode"), "bilinear" if node.version and node.version < 20
+              else "linear")
+    ov_mode = {"linear": "bilinear", "bilinear": "bilinear", "cubic": "bicubic",
+               "bicubic": "bicubic", "nearest": "nearest"}[mode]
+    data = {"align_corners": bool(node.attrs.get("align_corners", 0)), "mode": ov_mode,
+            "padding_mode": _s(node.attrs.get("padding_mode"), "zeros")}
+    return w.one("GridSample", "opset9", ins[:2], data, dtype=ins[0].dtype)
+
+
+@exporter("Col2Im", since=18)
+def _col2im(w: NetWriter, node: Node, ins):
+    n = 2
+    pads = list(node.attrs.get("pads") or [0] * (2 * n))
+    data = {"strides": list(node.attrs.get("strides") or [1] * n),
+            "dilations": list(node.attrs.get("dilations") or [1] * n),
+            "pads_begin": pads[:n], "pads_end": pads[n:]}
+    return w.one("Col2Im", "opset15", ins[:3], data, dtype=ins[0].dtype)

@@ -42,6 +42,7 @@ from . import (  # noqa: F401
     import_resize,
     import_rnn,
     import_roi,
+    import_sample,
     import_shape,
     xmlsafe,
 )
