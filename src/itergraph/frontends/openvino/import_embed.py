@@ -127,3 +127,38 @@ def _offsets_sum(b: Builder, layer: Layer, x):
 @importer("EmbeddingBagOffsets", since=15)
 def _offsets15(b: Builder, layer: Layer, x):
     return _offsets(b, layer, x, _reduction(layer, _arg(x, 4)))
+
+
+@importer("SegmentMax", since=16)
+def _segment_max(b: Builder, layer: Layer, x):
+    """Rows of `data` by sorted ``segment_ids`` into ``num_segments`` bags (the largest id + 1
+    when absent), each the element-wise maximum of its rows (``ScatterND`` with
+    ``reduction="max"`` on a canvas of the type's lowest value); an empty bag is 0
+    (``fill_mode="ZERO"``) or the lowest value (``"LOWEST"``)."""
+    fill = (layer.attr("fill_mode", required=True) or "").strip().upper()
+    if fill not in ("ZERO", "LOWEST"):
+        raise ModelError(f"{layer.where()}: fill_mode '{fill}' is not ZERO or LOWEST")
+    dt = out_dtype(layer, x)
+    npdt = np.dtype(to_numpy(dt))
+    lowest = np.finfo(npdt).min if npdt.kind == "f" else np.iinfo(npdt).min
+    ids = b.to_i64(x[1])
+    if len(x) > 2 and x[2] is not None:
+        count = b.op("Reshape", [b.to_i64(x[2]), b.i64([1])], dtype=I64)
+    else:
+        top = b.op("ReduceMax", [ids, b.i64([0])], {"keepdims": 1}, dtype=I64)
+        count = b.op("Add", [top, b.i64([1])], dtype=I64)
+    tail = b.op("Slice", [b.op("Shape", [x[0]], dtype=I64), b.i64([1]), b.i64([INT64_MAX])],
+                dtype=I64)
+    shape = b.op("Concat", [count, tail], {"axis": 0}, dtype=I64)
+    canvas = b.op("ConstantOfShape", [shape], {"value": np.array([lowest], npdt)}, dtype=dt)
+    out = b.op("ScatterND", [canvas, b.unsqueeze(ids, [1]), x[0]], {"reduction": "max"},
+               dtype=dt)
+    if fill == "LOWEST":
+        return out
+    hits = b.op("ScatterND", [b.op("ConstantOfShape", [count], {"value": np.zeros(1, np.int64)},
+                                   dtype=I64), b.unsqueeze(ids, [1]),
+                              b.op("Add", [b.op("Mul", [ids, b.i64(0)], dtype=I64), b.i64(1)],
+                                   dtype=I64)], {"reduction": "add"}, dtype=I64)
+    rank = require_rank(layer, x[0], 0)
+    empty = b.unsqueeze(b.op("Equal", [hits, b.i64(0)], dtype=BOOL), list(range(1, rank)))
+    return b.op("Where", [empty, b.const(np.zeros((), npdt)), out], dtype=dt)

@@ -160,6 +160,20 @@ def _convert_like(b: Builder, layer: Layer, x):
     return b.op("Cast", [x[0]], {"to": onnx_type(dt)}, dtype=dt)
 
 
+@importer("ConvertPromoteTypes", since=14)
+def _convert_promote_types(b: Builder, layer: Layer, x):
+    """Both inputs converted to the common type OpenVINO derived and wrote as the precision of
+    the output ports (its promotion rules are not repeated here)."""
+    outs = []
+    for i in range(2):
+        dt = layer.outputs[i].dtype if i < len(layer.outputs) else None
+        if dt is None:
+            raise ModelError(f"{layer.where()}: the precision of output {i} is unknown")
+        outs.append(b.cast(x[i], dt) if dtype_of(x[i]) == dt else
+                    b.op("Cast", [x[i]], {"to": onnx_type(dt)}, dtype=dt))
+    return outs
+
+
 @importer("Select", since=1)
 def _select(b: Builder, layer: Layer, x):
     _check_broadcast(layer)
