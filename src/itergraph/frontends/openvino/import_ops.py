@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
-from .builder import Builder, dtype_of, onnx_type, rank_of
+from .builder import Builder, dtype_of, onnx_type, rank_of, shape_of
 from .elements import element_type_name, from_element_type, to_numpy
 from .import_table import importer
 from .netparse import Layer
@@ -270,7 +270,12 @@ def _prelu(b: Builder, layer: Layer, x):
     dt = out_dtype(layer, x)
     slope = x[1]
     r, rs = rank_of(x[0]), rank_of(slope)
-    if rs == 1 and r is not None and r >= 3:  # a per-channel slope applies to axis 1
+    shape, s_shape = shape_of(x[0]), shape_of(slope)
+    channel = True
+    if shape is not None and s_shape is not None and isinstance(s_shape[0], int) \
+            and isinstance(shape[1], int) and s_shape[0] != shape[1]:
+        channel = False  # not the channel count: NumPy broadcasting
+    if channel and rs == 1 and r is not None and r >= 3:  # a per-channel slope: axis 1
         slope = b.unsqueeze(slope, list(range(1, r - 1)))
     return b.op("PRelu", [x[0], slope], dtype=dt)
 
