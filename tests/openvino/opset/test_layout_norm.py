@@ -53,3 +53,12 @@ def test_group_normalization(groups, tmp_path):
     y = ops12.group_normalization(x, ops12.constant(rand(rng, 4)), ops12.constant(rand(rng, 4)),
                                   groups, 1e-5)
     check_op([y], [x], {"x": rand(rng, 2, 4, 3, 5)}, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("pad", ["valid", "same_upper", "same_lower"])
+@pytest.mark.parametrize("sizes,strides,rates", [([2, 2], [1, 1], [1, 1]),
+                                                 ([3, 2], [2, 3], [1, 2])])
+def test_extract_image_patches(pad, sizes, strides, rates, tmp_path):
+    x = ops3.parameter([2, 3, 7, 8], np.float32, name="x")
+    y = ops3.extract_image_patches(x, sizes, strides, rates, pad)
+    check_op([y], [x], {"x": rand(rng, 2, 3, 7, 8)}, tmp_path)

@@ -1,4 +1,5 @@
 """Translators of OpenVINO's channel and block rearrangements into ONNX ``Reshape``/``Transpose``
+(and ``ExtractImagePatches-3`` into ``Slice``/``Concat``)
 (checked against OpenVINO in tests/openvino/opset); the data shape must be static.
 
 - ``ShuffleChannels`` (declared ``opset1``): axis ``axis`` of size ``C`` is viewed as
@@ -104,3 +105,45 @@ def _batch_to_space(b: Builder, layer: Layer, x):
     return b.op("Slice", [v, b.i64(lo), b.i64(ends), b.i64(list(range(r)))], dtype=dt)
 
 
+
+
+@importer("ExtractImagePatches", since=3)
+def _extract_image_patches(b: Builder, layer: Layer, x):
+    """``[N, C, H, W]`` -> ``[N, kh * kw * C, out_h, out_w]``: for each window offset
+    ``(i, j)`` (row-major) the strided ``Slice`` of the (padded) data at ``(i * rate_h, j *
+    rate_w)``, concatenated on axis 1 (depth ordered offset row, offset column, channel).
+    ``valid`` keeps windows inside the data; ``same_upper``/``same_lower`` zero-pad to
+    ``ceil(size / stride)`` windows, the odd element at the end/beginning."""
+    shape = _static_shape(layer, x[0])
+    if len(shape) != 4:
+        raise ModelError(f"{layer.where()}: ExtractImagePatches takes 4-D data")
+    k, s, rate = (layer.ints_attr(a) for a in ("sizes", "strides", "rates"))
+    if not (len(k) == len(s) == len(rate) == 2):
+        raise ModelError(f"{layer.where()}: sizes, strides and rates need 2 values each")
+    mode = (layer.attr("auto_pad", "valid") or "valid").strip().lower()
+    if mode not in ("valid", "same_upper", "same_lower"):
+        raise ModelError(f"{layer.where()}: auto_pad '{mode}'")
+    dt = out_dtype(layer, x)
+    data, sizes, outs = x[0], shape[2:], []
+    begin, end = [0, 0], [0, 0]
+    for d in range(2):
+        eff = (k[d] - 1) * rate[d] + 1
+        if mode == "valid":
+            outs.append(max((sizes[d] - eff) // s[d] + 1, 0))
+            continue
+        o = -(-sizes[d] // s[d])
+        total = max((o - 1) * s[d] + eff - sizes[d], 0)
+        small, big = total // 2, total - total // 2
+        begin[d], end[d] = (small, big) if mode == "same_upper" else (big, small)
+        outs.append(o)
+    if any(begin) or any(end):
+        data = b.op("Pad", [data, b.i64([0, 0, *begin, 0, 0, *end])], {"mode": "constant"},
+                    dtype=dt)
+    parts = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            starts = [i * rate[0], j * rate[1]]
+            stops = [st + (o - 1) * st_ + 1 for st, o, st_ in zip(starts, outs, s)]
+            parts.append(b.op("Slice", [data, b.i64(starts), b.i64(stops), b.i64([2, 3]),
+                                        b.i64(s)], dtype=dt))
+    return parts[0] if len(parts) == 1 else b.op("Concat", parts, {"axis": 1}, dtype=dt)
