@@ -60,3 +60,17 @@ def test_irdft_padded_half_follows_the_specification(tmp_path):
     got = run_itergraph(xml, {"x": a})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert not np.allclose(run_ov(xml, {"x": a})[0], want, atol=1e-3)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("frame,step", [(8, 4), (6, 3)])
+def test_stft(batched, transpose, frame, step, tmp_path):
+    import openvino.opset15 as ops15
+
+    shape = [2, 30] if batched else [30]
+    x = ops15.parameter(shape, np.float32, name="x")
+    win = ops15.constant(np.hanning(frame).astype(np.float32))
+    y = ops15.stft(x, win, ops15.constant(np.int64(frame)), ops15.constant(np.int64(step)),
+                   transpose)
+    check_op([y], [x], {"x": rand(rng, *shape)}, tmp_path, **TOL)

@@ -1,7 +1,8 @@
 """ONNX ``DFT`` (opsets 17, 20) -> OpenVINO Fourier transforms over its one axis, with
 ``dft_length`` as ``signal_size``: a complex input (trailing axis 2) is ``DFT-7``/``IDFT-7``;
 a real one (trailing axis 1) is ``RDFT-9`` when ``onesided``, else made complex with a zero
-imaginary part first. The axis (and length) must be constants."""
+imaginary part first. The axis (and length) must be constants. A one-sided ``STFT`` of a real
+signal is ``STFT-15`` (the window of ones when absent)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Node
+from ...ir.types import DataType
 from .export_ops import V1, const_value
 from .export_table import exporter
 from .net_writer import NetWriter
@@ -51,3 +53,24 @@ def _dft(w: NetWriter, node: Node, ins):
     elif onesided:
         raise UnsupportedError(f"{where(node)}: a one-sided DFT of a complex input")
     return w.one("IDFT" if inverse else "DFT", "opset7", [x, ins_[1], *sizes], dtype=dt)
+
+
+@exporter("STFT", since=17)
+def _stft(w: NetWriter, node: Node, ins):
+    x = ins[0]
+    if not node.attrs.get("onesided", 1) or x.shape is None or x.shape[-1] != 1:
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer takes a one-sided STFT of "
+                               "a real signal")
+    length = const_value(node, 3)
+    window = ins[2] if len(ins) > 2 else None
+    if length is None:
+        if window is None or window.shape is None or not isinstance(window.shape[0], int):
+            raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs the frame length")
+        length = window.shape[0]
+    length = int(np.asarray(length).reshape(()))
+    if window is None:
+        window = w.const(np.ones(length, np.dtype(str(x.dtype)) if x.dtype else np.float32))
+    sig = w.one("Squeeze", V1, [x, w.i64([len(x.shape) - 1])], dtype=x.dtype)
+    step = w.one("Convert", V1, [ins[1]], {"destination_type": "i64"}, dtype=DataType.INT64)
+    return w.one("STFT", "opset15", [sig, window, w.i64(length), step],
+                 {"transpose_frames": False}, dtype=x.dtype)

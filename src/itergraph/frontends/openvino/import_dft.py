@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType, TensorType
 from .builder import Builder, dtype_of, require_rank, shape_of
 from .elements import to_numpy
@@ -141,3 +141,22 @@ def _fit(b: Builder, layer: Layer, v, axis: int, rank: int, size: int, have: int
     pads[rank + axis] = size - have
     zero = b.const(np.zeros((), to_numpy(dt)))
     return b.op("Pad", [v, b.i64(pads), zero], {"mode": "constant"}, dtype=dt)
+
+
+@importer("STFT", since=15)
+def _stft15(b: Builder, layer: Layer, x):
+    """``STFT-15`` (signal ``[B, T]`` or ``[T]``, window, frame_size, frame_step) as ONNX
+    ``STFT-17`` (one-sided) on the signal with a trailing real axis; ``transpose_frames`` swaps
+    the frames and bins axes. A window shorter than the frame is refused."""
+    r = require_rank(layer, x[0], 0)
+    dt = out_dtype(layer, x)
+    size = int(b.need_const(x[2], layer, "frame_size").reshape(()))
+    win = shape_of(x[1])
+    if win is None or win[0] != size:
+        raise UnsupportedError(f"{layer.where()}: a window of {win} for frames of {size}")
+    sig = b.unsqueeze(x[0], [0, 2] if r == 1 else [2])
+    step = b.op("Reshape", [b.to_i64(x[3]), b.i64([])], dtype=I64)
+    y = b.op("STFT", [sig, step, b.cast(x[1], dt), b.i64(size)], {"onesided": 1}, dtype=dt)
+    if layer.bool_attr("transpose_frames", False):
+        y = b.transpose(y, [0, 2, 1, 3])
+    return b.squeeze(y, [0]) if r == 1 else y
