@@ -272,8 +272,9 @@ def _prelu(b: Builder, layer: Layer, x):
     r, rs = rank_of(x[0]), rank_of(slope)
     shape, s_shape = shape_of(x[0]), shape_of(slope)
     channel = True
-    if shape is not None and s_shape is not None and isinstance(s_shape[0], int) \
-            and isinstance(shape[1], int) and s_shape[0] != shape[1]:
+    if shape is not None and len(shape) >= 2 and s_shape is not None and len(s_shape) == 1 \
+            and isinstance(s_shape[0], int) and isinstance(shape[1], int) \
+            and s_shape[0] != shape[1]:
         channel = False  # not the channel count: NumPy broadcasting
     if channel and rs == 1 and r is not None and r >= 3:  # a per-channel slope: axis 1
         slope = b.unsqueeze(slope, list(range(1, r - 1)))
