@@ -7,6 +7,9 @@ itergraph's writer and has OpenVINO run the written files, comparing again.
 
 from __future__ import annotations
 
+import json
+import os
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -71,4 +74,16 @@ def check_model(model: ov.Model, feeds: dict, tmp_path: Path, rtol=1e-5, atol=1e
         again = run_ov(out, feeds)
         for i, (a, b) in enumerate(zip(again, want)):
             assert_close(a, b, rtol, atol, f"written model, OpenVINO output {i}")
+    record(xml, write_back)
     return g, want
+
+
+def record(xml: Path, written: bool) -> None:
+    """Append the layer types of `xml`, a model that passed `check_model`, to the file named by
+    ``IG_OV_OPSET_RECORD`` (the evidence of tests/openvino/opset/coverage.py)."""
+    path = os.environ.get("IG_OV_OPSET_RECORD")
+    if not path:
+        return
+    types = sorted({el.get("type") for el in ET.parse(xml).iter("layer")})
+    with open(path, "a") as f:
+        f.write(json.dumps({"types": types, "passed": written}) + "\n")

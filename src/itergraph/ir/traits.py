@@ -77,6 +77,8 @@ _ROWS: dict[Trait, str] = {
 TRAITS: dict[str, Trait] = {op: t for t, ops in _ROWS.items() for op in ops.split()}
 
 STANDARD_DOMAINS = ("", "ai.onnx")
+# the domain of OpenVINO's ops with no ONNX counterpart, as OpenVINO's ONNX frontend reads them
+OPENVINO_DOMAIN = "org.openvinotoolkit"
 
 
 def traits(op_type: str, domain: str = "") -> Trait:

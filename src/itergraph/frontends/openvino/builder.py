@@ -86,10 +86,11 @@ class Builder:
 
     # -- nodes -----------------------------------------------------------------------------
     def op(self, op_type: str, inputs, attrs: dict | None = None, outputs: int = 1,
-           dtype: DataType | None = None, name: str = ""):
-        """Append an ONNX node; returns its output (or list of outputs when `outputs` != 1)."""
-        node = Node(op_type, list(inputs), outputs, attrs, version=OPSET,
-                    name=name or self._label(op_type))
+           dtype: DataType | None = None, name: str = "", domain: str = ""):
+        """Append an ONNX node (of `domain`, version 1 there, else of the standard domain at
+        `OPSET`); returns its output (or list of outputs when `outputs` != 1)."""
+        node = Node(op_type, list(inputs), outputs, attrs, domain=domain,
+                    version=1 if domain else OPSET, name=name or self._label(op_type))
         for i, v in enumerate(node.outputs):
             v.name = f"{node.name}:{i}" if outputs != 1 else node.name
             if dtype is not None:

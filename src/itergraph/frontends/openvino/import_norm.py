@@ -1,5 +1,5 @@
 """Translators of OpenVINO normalisation and channel-layout ops: BatchNormInference, MVN,
-NormalizeL2, LRN, DepthToSpace, SpaceToDepth.
+NormalizeL2, LRN, GRN, GroupNormalization, DepthToSpace, SpaceToDepth.
 
 OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino):
 - ``BatchNormInference-1`` takes (gamma, beta, data, mean, variance), ``-5`` (data, gamma, beta,
@@ -178,3 +178,28 @@ def _space_to_depth(b: Builder, layer: Layer, x):
     y = b.transpose(b.op("Reshape", [y, split], dtype=dt), [0, 2, 1, 3, 4])
     merged = b.op("Concat", [n, b.i64([-1]), hw], {"axis": 0}, dtype=I64)
     return b.op("Reshape", [y, merged], dtype=dt)
+
+
+@importer("GRN", since=1)
+def _grn(b: Builder, layer: Layer, x):
+    """``x / sqrt(sum(x ** 2 over axis 1) + bias)``."""
+    dt = out_dtype(layer, x)
+    bias = layer.float_attr("bias")
+    if bias is None:
+        raise ModelError(f"{layer.where()}: GRN needs 'bias'")
+    sq = b.op("ReduceSum", [b.op("Mul", [x[0], x[0]], dtype=dt), b.i64([1])], {"keepdims": 1},
+              dtype=dt)
+    den = b.op("Sqrt", [b.op("Add", [sq, b.const(np.array(bias, to_numpy(dt)))], dtype=dt)],
+               dtype=dt)
+    return b.op("Div", [x[0], den], dtype=dt)
+
+
+@importer("GroupNormalization", since=12)
+def _group_norm(b: Builder, layer: Layer, x):
+    """ONNX ``GroupNormalization-21``: per-channel ``scale`` and ``bias``."""
+    groups = layer.int_attr("num_groups", required=True)
+    eps = layer.float_attr("epsilon")
+    if eps is None:
+        raise ModelError(f"{layer.where()}: GroupNormalization needs 'epsilon'")
+    return b.op("GroupNormalization", x[:3], {"num_groups": groups, "epsilon": eps},
+                dtype=out_dtype(layer, x))

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
-from .builder import Builder, dtype_of, onnx_type, rank_of
+from .builder import Builder, dtype_of, onnx_type, rank_of, shape_of
 from .elements import element_type_name, from_element_type, to_numpy
 from .import_table import importer
 from .netparse import Layer
@@ -160,6 +160,20 @@ def _convert_like(b: Builder, layer: Layer, x):
     return b.op("Cast", [x[0]], {"to": onnx_type(dt)}, dtype=dt)
 
 
+@importer("ConvertPromoteTypes", since=14)
+def _convert_promote_types(b: Builder, layer: Layer, x):
+    """Both inputs converted to the common type OpenVINO derived and wrote as the precision of
+    the output ports (its promotion rules are not repeated here)."""
+    outs = []
+    for i in range(2):
+        dt = layer.outputs[i].dtype if i < len(layer.outputs) else None
+        if dt is None:
+            raise ModelError(f"{layer.where()}: the precision of output {i} is unknown")
+        outs.append(b.cast(x[i], dt) if dtype_of(x[i]) == dt else
+                    b.op("Cast", [x[i]], {"to": onnx_type(dt)}, dtype=dt))
+    return outs
+
+
 @importer("Select", since=1)
 def _select(b: Builder, layer: Layer, x):
     _check_broadcast(layer)
@@ -256,7 +270,13 @@ def _prelu(b: Builder, layer: Layer, x):
     dt = out_dtype(layer, x)
     slope = x[1]
     r, rs = rank_of(x[0]), rank_of(slope)
-    if rs == 1 and r is not None and r >= 3:  # a per-channel slope applies to axis 1
+    shape, s_shape = shape_of(x[0]), shape_of(slope)
+    channel = True
+    if shape is not None and len(shape) >= 2 and s_shape is not None and len(s_shape) == 1 \
+            and isinstance(s_shape[0], int) and isinstance(shape[1], int) \
+            and s_shape[0] != shape[1]:
+        channel = False  # not the channel count: NumPy broadcasting
+    if channel and rs == 1 and r is not None and r >= 3:  # a per-channel slope: axis 1
         slope = b.unsqueeze(slope, list(range(1, r - 1)))
     return b.op("PRelu", [x[0], slope], dtype=dt)
 

@@ -18,8 +18,16 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Value
-from ...ir.types import DataType
-from .builder import INT64_MAX, INT64_MIN, Builder, dtype_of, rank_of, require_rank
+from ...ir.types import DataType, TensorType
+from .builder import (
+    INT64_MAX,
+    INT64_MIN,
+    Builder,
+    dtype_of,
+    rank_of,
+    require_rank,
+    shape_of,
+)
 from .import_ops import out_dtype
 from .import_table import importer
 from .netparse import Layer
@@ -385,8 +393,26 @@ def _pad(b: Builder, layer: Layer, x):
     mode = (layer.attr("pad_mode", "constant") or "constant").lower()
     if mode not in ("constant", "edge", "reflect"):
         raise UnsupportedError(f"{layer.where()}: pad_mode '{mode}' is not supported")
+    data = x[0]
+    lo, hi = b.value_of(b.to_i64(x[1])), b.value_of(b.to_i64(x[2]))
+    if lo is not None and hi is not None and (lo.min(initial=0) < 0 or hi.min(initial=0) < 0):
+        # Pad-12 crops where a pad is negative: a Slice, then the non-negative pads
+        lo, hi = lo.reshape(-1), hi.reshape(-1)
+        axes = [i for i in range(len(lo)) if lo[i] < 0 or hi[i] < 0]
+        starts = [max(-int(lo[i]), 0) for i in axes]
+        ends = [int(hi[i]) if hi[i] < 0 else INT64_MAX for i in axes]
+        dt = out_dtype(layer, x)
+        shape = shape_of(data)
+        data = b.op("Slice", [data, b.i64(starts), b.i64(ends), b.i64(axes)], dtype=dt)
+        if shape is not None and dt is not None:  # the writer needs the rank
+            dims = list(shape)
+            for i in axes:
+                dims[i] = (dims[i] + min(int(lo[i]), 0) + min(int(hi[i]), 0)
+                           if isinstance(dims[i], int) else None)
+            data.type = TensorType(dt, tuple(dims))
+        x = [data, b.i64(np.maximum(lo, 0)), b.i64(np.maximum(hi, 0)), *x[3:]]
     pads = b.op("Concat", [b.to_i64(x[1]), b.to_i64(x[2])], {"axis": 0}, dtype=DataType.INT64)
-    ins = [x[0], pads]
+    ins = [data, pads]
     if mode == "constant" and len(x) > 3:
         ins.append(x[3])
     return b.op("Pad", ins, {"mode": mode}, dtype=out_dtype(layer, x))

@@ -25,14 +25,24 @@ from ...ir.types import TensorType
 
 # the translator modules register their ops in the import table when imported
 from . import (  # noqa: F401
+    import_attention,
+    import_conv,
     import_ctc,
+    import_detect,
+    import_dft,
+    import_embed,
     import_index,
+    import_layout,
     import_loops,
     import_math,
     import_norm,
     import_ops,
     import_order,
+    import_quant,
+    import_resize,
     import_rnn,
+    import_roi,
+    import_sample,
     import_shape,
     xmlsafe,
 )

@@ -23,7 +23,18 @@ from ...ir.graph import Graph
 from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 
 # the translator modules register their ops in the export table when imported
-from . import export_loops, export_ops, export_rnn, export_same  # noqa: F401
+from . import (  # noqa: F401
+    export_conv,
+    export_detect,
+    export_dft,
+    export_loops,
+    export_norm,
+    export_ops,
+    export_quant,
+    export_resize,
+    export_rnn,
+    export_same,
+)
 from .net_writer import NetWriter, Weights, value_dtype, value_shape
 
 

@@ -1,0 +1,61 @@
+"""Translators of OpenVINO region-of-interest ops: ``ROIAlign-3/9`` as ONNX ``RoiAlign-16``,
+``ROIPooling-2`` (``max``) as ONNX ``MaxRoiPool`` (checked against OpenVINO in
+tests/openvino/opset).
+
+OpenVINO semantics kept:
+- ``ROIAlign`` takes the boxes ``[N, 4]`` and their batch indices as ONNX does; ``mode="avg"``
+  with ``aligned_mode="asymmetric"`` (version 3 always) is ONNX's ``output_half_pixel``. The
+  CPU plugin's ``max`` (the largest bilinear sample) and ``half_pixel`` differ from ONNX's
+  (ONNX Runtime and ``onnx.reference`` agree with each other there) and are refused;
+- ``ROIPooling`` boxes are rows ``(batch, x1, y1, x2, y2)`` as in ONNX ``MaxRoiPool``;
+  ``method="bilinear"`` has no ONNX counterpart and is refused.
+"""
+
+from __future__ import annotations
+
+from ...errors import ModelError, UnsupportedError
+from .builder import Builder
+from .import_ops import out_dtype
+from .import_table import importer
+from .netparse import Layer
+
+
+def _roi_align(b: Builder, layer: Layer, x, aligned: str):
+    mode = (layer.attr("mode", "avg") or "avg").strip().lower()
+    if mode not in ("avg", "max"):
+        raise ModelError(f"{layer.where()}: mode '{mode}' is not avg or max")
+    if mode != "avg" or aligned != "asymmetric":
+        raise UnsupportedError(f"{layer.where()}: ROIAlign mode '{mode}' with aligned_mode "
+                               f"'{aligned}' computes otherwise than ONNX RoiAlign")
+    ctm = "output_half_pixel"
+    attrs = {"mode": mode, "output_height": layer.int_attr("pooled_h", required=True),
+             "output_width": layer.int_attr("pooled_w", required=True),
+             "sampling_ratio": layer.int_attr("sampling_ratio", 0),
+             "spatial_scale": layer.float_attr("spatial_scale", 1.0),
+             "coordinate_transformation_mode": ctm}
+    dt = out_dtype(layer, x)
+    return b.op("RoiAlign", [x[0], b.cast(x[1], dt), b.to_i64(x[2])], attrs, dtype=dt)
+
+
+@importer("ROIAlign", since=3)
+def _roi_align3(b: Builder, layer: Layer, x):
+    return _roi_align(b, layer, x, "asymmetric")
+
+
+@importer("ROIAlign", since=9)
+def _roi_align9(b: Builder, layer: Layer, x):
+    aligned = (layer.attr("aligned_mode", "asymmetric") or "asymmetric").strip().lower()
+    return _roi_align(b, layer, x, aligned)
+
+
+@importer("ROIPooling", since=2)
+def _roi_pooling(b: Builder, layer: Layer, x):
+    method = (layer.attr("method", "max") or "max").strip().lower()
+    if method != "max":
+        raise UnsupportedError(f"{layer.where()}: ROIPooling method '{method}' has no ONNX "
+                               "counterpart")
+    size = [layer.int_attr("pooled_h", required=True), layer.int_attr("pooled_w", required=True)]
+    dt = out_dtype(layer, x)
+    return b.op("MaxRoiPool", [x[0], b.cast(x[1], dt)],
+                {"pooled_shape": size, "spatial_scale": layer.float_attr("spatial_scale", 1.0)},
+                dtype=dt)
