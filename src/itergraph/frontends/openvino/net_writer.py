@@ -52,6 +52,26 @@ class Weights:
         return off
 
 
+def used_weights(root: ET.Element, weights: Weights) -> bytes:
+    """The ``.bin`` holding only the bytes the ``Const`` layers under `root` (at any depth)
+    read; their offsets are rewritten to match."""
+    blob = b"".join(weights.chunks)
+    chunks: list[bytes] = []
+    moved: dict[tuple[int, int], int] = {}
+    size = 0
+    for el in root.iter("layer"):
+        data = el.find("data")
+        if el.get("type") != "Const" or data is None:
+            continue
+        key = (int(data.get("offset")), int(data.get("size")))
+        if key not in moved:
+            moved[key] = size
+            chunks.append(blob[key[0]:key[0] + key[1]])
+            size += key[1]
+        data.set("offset", str(moved[key]))
+    return b"".join(chunks)
+
+
 def dims_attr(shape) -> str:
     if shape is None:
         return "..."
@@ -233,9 +253,13 @@ class NetWriter:
             self.env = saved
 
     def element(self, tag: str = "body") -> ET.Element:
+        """The network as an element; ``Const`` layers nothing reads are left out (translators
+        may materialise a constant and then use a rearranged copy of it)."""
+        read = {fl for fl, _, _, _ in self.edges}
         root = ET.Element(tag)
         layers = ET.SubElement(root, "layers")
-        layers.extend(self.layers)
+        layers.extend(el for el in self.layers
+                      if el.get("type") != "Const" or int(el.get("id")) in read)
         edges = ET.SubElement(root, "edges")
         for fl, fp, tl, tp in sorted(self.edges, key=lambda e: (e[2], e[3])):
             ET.SubElement(edges, "edge", {"from-layer": str(fl), "from-port": str(fp),

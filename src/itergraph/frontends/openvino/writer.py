@@ -35,7 +35,7 @@ from . import (  # noqa: F401
     export_rnn,
     export_same,
 )
-from .net_writer import NetWriter, Weights, value_dtype, value_shape
+from .net_writer import NetWriter, Weights, used_weights, value_dtype, value_shape
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:
@@ -78,6 +78,7 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     net = nw.element("net")
     net.set("name", graph.name or "model")
     net.set("version", "11")
+    data = used_weights(net, weights)
     ET.indent(net, "\t")
     xml_bytes = b'<?xml version="1.0"?>\n' + ET.tostring(net, encoding="utf-8")
-    return xml_bytes, b"".join(weights.chunks)
+    return xml_bytes, data
