@@ -9,7 +9,9 @@ The rules are one table (`rules.RULES`), one row per (target, feature), each wit
 
 from __future__ import annotations
 
-from ..errors import InputError
+from dataclasses import replace
+
+from ..errors import Error, InputError
 from .features import Site, sites
 from .report import Finding, Report
 from .rules import RULES, TARGETS, WRITE, Rule, rules_for
@@ -28,12 +30,40 @@ def _format(rule: Rule, site: Site | None) -> str:
 
 def check(model, target: str) -> Report:
     """The `Report` of `model` (anything `itergraph.load` takes) against `target`, one of
-    `TARGETS`: every (rule, site) where a rule of the target applies, in graph order."""
+    `TARGETS`: every (rule, site) where a rule of the target applies, in graph order. A
+    finding's fix is the rule's transform only where applying it to this model removes the
+    finding (`_proven`); elsewhere the finding says so and has no fix."""
     from ..api import load
 
     if target not in TARGETS:
         raise InputError(f"unknown check target '{target}'; known: {', '.join(TARGETS)}")
     m = load(model)
+    return Report(target, m.source, _proven(m, target, _findings(m, target)))
+
+
+def _proven(m, target: str, found: list[Finding]) -> list[Finding]:
+    """`found`, each fix tried on a copy of `m`: one that leaves its finding in place (the
+    transform does not apply here, e.g. ``fold-trip-count`` on a count the user feeds)
+    is dropped, and the finding says why."""
+    from ..transforms import optimize
+
+    left: dict[str, set[tuple[str, str]]] = {}
+    for fix in {f.fix for f in found if f.fix and f.fix != WRITE}:
+        try:
+            after = _findings(optimize(m, [fix]), target)
+            left[fix] = {(g.feature, g.where) for g in after}
+        except Error:
+            left[fix] = {(f.feature, f.where) for f in found if f.fix == fix}
+    out = []
+    for f in found:
+        if f.fix in left and (f.feature, f.where) in left[f.fix]:
+            f = replace(f, fix=None, detail=f"{f.detail} (transform '{f.fix}' would not "
+                                            "remove it in this model)")
+        out.append(f)
+    return out
+
+
+def _findings(m, target: str) -> list[Finding]:
     rules = rules_for(target)
     found: list[Finding] = []
 
@@ -53,7 +83,7 @@ def check(model, target: str) -> Report:
                 detail = rule.applies(site)
                 if detail:
                     add(rule, site, detail)
-    return Report(target, m.source, found)
+    return found
 
 
 def fixes_for(model, target: str) -> list[str]:

@@ -25,11 +25,19 @@ class Finding:
 
     def text(self) -> str:
         fix = ("itergraph check --fix (writing the file is enough)" if self.fix == WRITE
-               else f"transform '{self.fix}'" if self.fix else "no transform removes it")
+               else f"transform '{self.fix}'{_summary(self.fix)}" if self.fix
+               else "no transform removes it")
         return (f"{self.where}: {self.detail}\n"
                 f"    {self.target} {'says' if self.verbatim else 'documents'}: {self.message}\n"
                 f"    fix: {fix}\n"
                 f"    source: {self.cite}")
+
+
+def _summary(fix: str) -> str:
+    from ..transforms import TRANSFORMS
+
+    t = TRANSFORMS.get(fix.partition("=")[0])
+    return f" ({t.summary})" if t is not None else ""
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..ir.graph import Graph
-from ..ir.loop import Loop
+from ..ir.loop import Loop, Sliced
 from . import features as f
 from .features import Site
 
@@ -152,7 +152,7 @@ def _no_count_no_condition(loop: Loop, _s) -> str | None:
 
 
 def _scan(loop: Loop, _s) -> str | None:
-    return "a Scan" if loop.origin == "onnx.Scan" else None
+    return "a Scan" if loop.origin == "onnx.Scan" and loop.ports_of(Sliced) else None
 
 
 def _empty_scan_input(loop: Loop, _s) -> str | None:
@@ -318,7 +318,7 @@ RULES: tuple[Rule, ...] = (
          "(default 10); later iterations are cut off", "fold-trip-count", _MGX, verbatim=False),
     Rule("migraphx", "trip-count-too-large", "loop", _loop(_trip_count_above(65535)),
          "a constant trip count above 65535, the bound MIGraphX's loop is known to take",
-         "unroll", _MGX, verbatim=False),
+         None, _MGX, verbatim=False),
     Rule("migraphx", "condition-not-scalar", "loop",
          _loop(lambda loop, _s: f.condition_problem(loop)),
          "PARSE_LOOP: max_iter_num and cond inputs must be scalar!", None, _MGX),
