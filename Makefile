@@ -34,6 +34,8 @@ bench: $(STAMP)
 	$(PY) bench/loops.py --markdown
 	$(PY) bench/recurrent.py --markdown --sgemm
 	$(PY) bench/scale.py --markdown
+	$(PY) bench/transforms.py --corpus --markdown
+	$(PY) bench/transforms_cells.py --markdown
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models
