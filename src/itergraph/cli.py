@@ -229,14 +229,13 @@ def cmd_run_many(args) -> int:
 
 
 def _check_targets() -> tuple[str, ...]:
-    from .check.rules import TARGETS
+    from .portability.rules import TARGETS
 
     return TARGETS
 
 
 def cmd_check(args) -> int:
-    from . import check as portability
-    from . import transforms
+    from . import portability, transforms
 
     report = portability.check(args.input, args.target)
     print(report.text())

@@ -12,8 +12,8 @@ import pytest
 
 import itergraph as ig
 from itergraph import cli
-from itergraph.check import RULES, TARGETS, WRITE, check, fixes_for
 from itergraph.errors import InputError
+from itergraph.portability import RULES, TARGETS, WRITE, check, fixes_for
 from itergraph.transforms import TRANSFORMS, Transform, optimize
 
 CORPUS = Path(__file__).parents[1] / "realworld" / "models"
@@ -291,3 +291,56 @@ def test_tensorrt_check_agrees_with_itergraphs_tensorrt_style_parser(build):
     # itergraph.network's OnnxParser models onnx-tensorrt's importers (the TensorRT peer here)
     m = build()
     assert check(m, "tensorrt").ok == _trt_parser_accepts(m)
+
+
+def _scan_reading_an_outer_value() -> onnx.ModelProto:
+    """s, y = s + x_t * w over the rows of x, with w read from the enclosing graph."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    def vi(name, shape):
+        return h.make_tensor_value_info(name, T.FLOAT, shape)
+
+    body = h.make_graph(
+        [h.make_node("Mul", ["x_t", "w"], ["p"]), h.make_node("Add", ["s", "p"], ["s2"]),
+         h.make_node("Identity", ["s2"], ["y"])], "b",
+        [vi("s", [2]), vi("x_t", [2])], [vi("s2", [2]), vi("y", [2])])
+    g = h.make_graph(
+        [h.make_node("Scan", ["s0", "x"], ["sT", "ys"], body=body, num_scan_inputs=1,
+                     name="rows")], "g",
+        [vi("s0", [2]), vi("x", [3, 2]), vi("w", [2])], [vi("sT", [2]), vi("ys", [3, 2])])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_openvino_refuses_a_scan_reading_outer_values_and_the_fix_runs(tmp_path):
+    import onnxruntime as ort
+
+    path, fixed = tmp_path / "scan.onnx", tmp_path / "fixed.onnx"
+    onnx.save(_scan_reading_an_outer_value(), path)
+    report = check(path, "openvino")
+    assert [(f.feature, f.fix) for f in report.findings] == [("scan-reads-outer-values",
+                                                             "scan-to-loop")]
+    assert not _ov_compiles(path)
+    assert cli.main(["check", str(path), "--target", "openvino", "--fix", str(fixed)]) == 0
+    feeds = {"s0": np.zeros(2, np.float32), "x": np.arange(6, dtype=np.float32).reshape(3, 2),
+             "w": np.float32([2, 3])}
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(str(fixed), "CPU")
+    got = compiled(feeds)
+    want = ort.InferenceSession(str(path)).run(None, feeds)
+    for out, w in zip(compiled.outputs, want):
+        np.testing.assert_allclose(got[out], w, rtol=1e-6)
+
+
+def test_public_functions_are_not_shadowed_by_modules():
+    import importlib
+    import pkgutil
+
+    import itergraph
+
+    for mod in pkgutil.walk_packages(itergraph.__path__, "itergraph."):
+        if not mod.name.startswith(("itergraph.ray",)):
+            importlib.import_module(mod.name)
+    for name in ("check", "compare", "optimize", "load", "save"):
+        assert callable(getattr(ig, name)) and not isinstance(getattr(ig, name), type(ig)), name

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from itergraph.check import check
+from itergraph.portability import check
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
 from corpus import entries  # noqa: E402

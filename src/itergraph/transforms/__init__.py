@@ -5,7 +5,7 @@ Each transform has a user-facing name (``unroll``, ``dead-ports``...) and is a
 lists them; ``itergraph optimize --list`` prints them with their contracts.
 """
 
-from .optimize import optimize, parse_pass_list
+from .apply import optimize, parse_pass_list
 from .registry import Transform
 from .table import TRANSFORMS
 

@@ -47,7 +47,7 @@ def optimize(model, passes: str | Iterable[str] | None = None, target: str | Non
     for name, arg in todo:
         TRANSFORMS[name].build(arg)(graph)
     if target is not None:
-        from ..check import fixes_for
+        from ..portability import fixes_for
 
         for name, arg in parse_pass_list(fixes_for(Model(graph, source.source), target)):
             TRANSFORMS[name].build(arg)(graph)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..ir.graph import Graph
-from ..ir.loop import Loop, Sliced
+from ..ir.loop import Invariant, Loop, Sliced
 from . import features as f
 from .features import Site
 
@@ -155,6 +155,21 @@ def _scan(loop: Loop, _s) -> str | None:
     return "a Scan" if loop.origin == "onnx.Scan" and loop.ports_of(Sliced) else None
 
 
+def _scan_reads_outer_values(loop: Loop, _s) -> str | None:
+    if _scan(loop, _s) is None:
+        return None
+    # constants (initializers, Constant nodes) are fine: only values computed or fed at run
+    # time trip OpenVINO up (the dynamo exports' Scans read weights and pass)
+    read = [*loop.body.captures(), *(p.value for p in loop.input_ports
+                                     if isinstance(p, Invariant))]
+    outer = [v.name for v in read if v.const is None and not (
+        v.producer is not None and v.producer.op_type == "Constant")]
+    if outer:
+        return "a Scan whose body reads " + ", ".join(f"'{n}'" for n in outer[:4]) + \
+            (" ..." if len(outer) > 4 else "") + " from the enclosing graph"
+    return None
+
+
 def _empty_scan_input(loop: Loop, _s) -> str | None:
     if loop.origin != "onnx.Scan":
         return None
@@ -234,6 +249,9 @@ SEQUENCE_OPS = {"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceEra
 #: Experimental ONNX ops of the first opsets that ONNX Runtime registers no kernel for.
 ORT_REMOVED_OPS = {"ConstantFill", "GivenTensorFill", "GRUUnit", "ATen"}
 
+_OV_SCAN = ("https://github.com/openvinotoolkit/openvino/blob/master/src/frontends/onnx/"
+            "frontend/src/op/scan.cpp")
+
 RULES: tuple[Rule, ...] = (
     # ONNX Runtime
     Rule("onnxruntime", "removed-experimental-op", "node", _read_as,
@@ -254,6 +272,10 @@ RULES: tuple[Rule, ...] = (
          "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"
          " - control_inputs_count == loop_carried_dependencies.size())' failed", WRITE,
          _OV_LOOP),
+    Rule("openvino", "scan-reads-outer-values", "loop", _loop(_scan_reads_outer_values),
+         "Model wasn't fully converted (OpenVINO 2026.4's ONNX frontend fails on a Scan whose "
+         "body reads a run-time value of the enclosing graph; ONNX Runtime runs it)",
+         "scan-to-loop", _OV_SCAN, verbatim=False),
     Rule("openvino", "condition-not-boolean-scalar", "loop",
          _loop(lambda loop, _s: f.condition_problem(loop)),
          "Loop-5: the execution condition must be a boolean scalar or a 1D tensor with 1 "
