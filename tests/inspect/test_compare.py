@@ -158,3 +158,38 @@ def test_openvino_nested_capture_disagrees():
 def test_bad_engine_lists(engines):
     with pytest.raises(ig.InputError):
         ig.compare(_condition_loop(30), FEEDS, engines=engines)
+
+
+def _two_sliced_product_xml(path):
+    """OpenVINO's own TensorIterator ``acc += x[t] * i[t]`` over two sliced inputs (found by
+    the transforms bench): OpenVINO 2026.4's CPU plugin sums wrong products from step 1 on."""
+    X = op.parameter([5, 1, 2], np.float32, name="X")
+    index = op.parameter([5, 1, 1], np.float32, name="I")
+    acc0 = op.parameter([1, 2], np.float32, name="acc0")
+    xi = op.parameter([1, 1, 2], np.float32, name="xi")
+    ii = op.parameter([1, 1, 1], np.float32, name="ii")
+    acc = op.parameter([1, 2], np.float32, name="acc")
+    prod = op.multiply(op.reshape(xi, [1, 2], False), op.reshape(ii, [1, 1], False))
+    r = op.result(op.add(acc, prod, name="acc_next"))
+    ti = op.tensor_iterator()
+    ti.set_body(ov.Model([r], [xi, ii, acc], "body"))
+    ti.set_sliced_input(xi, X.output(0), 0, 1, 1, -1, 0)
+    ti.set_sliced_input(ii, index.output(0), 0, 1, 1, -1, 0)
+    ti.set_merged_input(acc, acc0.output(0), r.output(0))
+    out = op.result(ti.get_iter_value(r.output(0), -1))
+    ov.save_model(ov.Model([out], [X, index, acc0], "mul2"), str(path), compress_to_fp16=False)
+
+
+def test_openvino_product_of_two_sliced_inputs_diverges_at_step_1(tmp_path):
+    _two_sliced_product_xml(tmp_path / "mul2.xml")
+    x = np.random.default_rng(0).random((5, 1, 2), np.float32)
+    i = np.arange(5, dtype=np.float32).reshape(5, 1, 1)
+    feeds = {"X": x, "I": i, "acc0": np.zeros((1, 2), np.float32)}
+    r = ig.compare(tmp_path / "mul2.xml", feeds, engines=["numpy", "openvino"])
+    assert r.status == 1
+    (d,) = r.divergences
+    assert d.engine == "openvino" and d.steps == (1,)
+    np.testing.assert_allclose(d.value_reference, x[0] * i[0] + x[1] * i[1], rtol=1e-6)
+    assert not np.allclose(d.value_engine, d.value_reference)
+    np.testing.assert_allclose(next(iter(ig.load(tmp_path / "mul2.xml").run(feeds).values())),
+                               (x * i).sum(0), rtol=1e-6)
