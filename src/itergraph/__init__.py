@@ -30,7 +30,7 @@ __all__ = [
 #: Public names defined in modules that pull in the frontends or backends: imported on
 #: first use, so that ``import itergraph.ir`` stays light.
 _LAZY = {"load": "api", "save": "api", "Model": "api", "check": "portability",
-         "compare": "inspect.compare", "optimize": "transforms"}
+         "compare": "inspect.compare", "optimize": "targeting"}
 
 
 def __getattr__(name):

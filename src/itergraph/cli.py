@@ -162,7 +162,7 @@ def cmd_convert(args) -> int:
 
 
 def cmd_optimize(args) -> int:
-    from . import transforms
+    from . import targeting, transforms
 
     if args.list:
         for t in transforms.TRANSFORMS.values():
@@ -172,7 +172,7 @@ def cmd_optimize(args) -> int:
         return 0
     if not args.input or not args.output:
         raise InputError("optimize needs IN and OUT (or --list)")
-    model = transforms.optimize(args.input, passes=args.passes, target=args.target)
+    model = targeting.optimize(args.input, passes=args.passes, target=args.target)
     api.save(model, args.output)
     print(f"wrote {args.output}")
     return 0
@@ -235,12 +235,12 @@ def _check_targets() -> tuple[str, ...]:
 
 
 def cmd_check(args) -> int:
-    from . import portability, transforms
+    from . import portability, targeting
 
     report = portability.check(args.input, args.target)
     print(report.text())
     if args.fix:
-        fixed = transforms.optimize(args.input, passes=(), target=args.target)
+        fixed = targeting.optimize(args.input, passes=(), target=args.target)
         api.save(fixed, args.fix)
         after = portability.check(args.fix, args.target)
         print(f"wrote {args.fix} (transforms: {', '.join(report.fixes()) or 'none'}); "

@@ -14,7 +14,7 @@ import itergraph as ig
 from itergraph import cli
 from itergraph.errors import InputError
 from itergraph.portability import RULES, TARGETS, WRITE, check, fixes_for
-from itergraph.transforms import TRANSFORMS, Transform, optimize
+from itergraph.transforms import TRANSFORMS, Transform
 
 CORPUS = Path(__file__).parents[1] / "realworld" / "models"
 PASSTHROUGH = CORPUS / "tf" / "while_counted_op13.onnx"  # tf2onnx: n carried unchanged
@@ -78,7 +78,7 @@ def _id(case) -> str:
 def test_every_fix_the_check_names_removes_its_finding(case, tmp_path):
     build, target, _ = case
     model = build()
-    fixed = optimize(model, target=target)
+    fixed = ig.optimize(model, target=target)
     assert check(fixed, target).ok
     ig.save(fixed, tmp_path / "fixed.onnx")
     assert check(tmp_path / "fixed.onnx", target).ok
@@ -272,7 +272,7 @@ def test_fix_applies_the_named_transforms_through_optimize(tmp_path, monkeypatch
     x = np.array([1.0, 2.0], np.float32)
     n = np.array(5, np.int64)  # the stand-in made the count 3: x doubled 3 times, not 5
     np.testing.assert_allclose(ig.load(out).run({"x": x, "n": n})["y"], x * 8)
-    assert check(optimize(path, target="migraphx"), "migraphx").ok
+    assert check(ig.optimize(path, target="migraphx"), "migraphx").ok
 
 
 def _trt_parser_accepts(m: onnx.ModelProto) -> bool:

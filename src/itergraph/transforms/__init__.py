@@ -1,4 +1,5 @@
-"""Loop transforms for users: ``optimize(model, passes=[...], target=None) -> Model``.
+"""Loop transforms for users: ``optimize(model, passes=[...]) -> Model`` (``ig.optimize`` adds a
+target, `itergraph.targeting`).
 
 Each transform has a user-facing name (``unroll``, ``dead-ports``...) and is a
 `passes.base.Pass` underneath, whose docstring is its contract. `transforms.table.TRANSFORMS`

@@ -28,29 +28,21 @@ def parse_pass_list(text: str | Iterable[str]) -> list[tuple[str, str | None]]:
     return out
 
 
-def optimize(model, passes: str | Iterable[str] | None = None, target: str | None = None):
+def optimize(model, passes: str | Iterable[str] | None = None):
     """A new `Model`: `model` (anything `itergraph.load` takes) with the named transforms
     applied in order to a copy of its graph; the user's model is not changed.
 
     `passes` is a list of names (``["unroll=4", "dead-ports"]``) or one comma-separated
-    string; with neither `passes` nor `target`, `table.DEFAULT` runs. With `target`, the
-    transforms that the portability check for that target names as fixes run after
-    `passes`. The result is verified (`ir.verify`).
+    string; ``None`` runs `table.DEFAULT`. The result is verified (`ir.verify`). (The public
+    ``ig.optimize`` adds a target: `itergraph.targeting`.)
     """
     from ..api import Model, load
     from .table import DEFAULT, TRANSFORMS
 
     source = load(model)
-    todo = parse_pass_list(passes if passes is not None else
-                           (() if target is not None else DEFAULT))
     graph = clone_graph(source.graph)
-    for name, arg in todo:
+    for name, arg in parse_pass_list(passes if passes is not None else DEFAULT):
         TRANSFORMS[name].build(arg)(graph)
-    if target is not None:
-        from ..portability import fixes_for
-
-        for name, arg in parse_pass_list(fixes_for(Model(graph, source.source), target)):
-            TRANSFORMS[name].build(arg)(graph)
     try:
         verify(graph)
     except ModelError as e:
