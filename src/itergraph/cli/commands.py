@@ -1,0 +1,88 @@
+"""The commands that load, run, convert, transform and check one model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import api
+from ..errors import InputError
+from .files import parse_inputs, prepare_output_dir, summary, write_npy
+
+
+def cmd_run(args) -> int:
+    model = api.load(args.model)
+    files = None
+    if args.output_dir:
+        files = prepare_output_dir(Path(args.output_dir), [v.name for v in model.outputs])
+    from ..inspect.progress import Reporter, wanted
+
+    outs = model.run(parse_inputs(args.input), backend=args.backend,
+                     max_iterations=args.max_iterations,
+                     progress=Reporter() if wanted(args.progress) else None)
+    for name, value in outs.items():
+        print(f"{name}: {summary(value)}")
+        if files is None:
+            continue
+        if isinstance(value, list) or value is None:
+            print(f"  (not written: {name} is not a tensor)")
+            continue
+        path = files[name]
+        if path.name != f"{name}.npy":
+            print(f"  (written as {path}: the output's name is not a safe file name)")
+        write_npy(path, value)
+    return 0
+
+
+def cmd_info(args) -> int:
+    print(api.load(args.model).info())
+    return 0
+
+
+def cmd_explain(args) -> int:
+    print(api.load(args.model).explain(backend=args.backend))
+    return 0
+
+
+def cmd_convert(args) -> int:
+    api.save(api.load(args.input), args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_optimize(args) -> int:
+    from .. import targeting, transforms
+
+    if args.list:
+        for t in transforms.TRANSFORMS.values():
+            arg = f"[={t.argument}]" if t.argument else ""
+            print(f"{t.name}{arg}: {t.summary}\n")
+            print("    " + t.contract().replace("\n", "\n    ") + "\n")
+        return 0
+    if not args.input or not args.output:
+        raise InputError("optimize needs IN and OUT (or --list)")
+    model = targeting.optimize(args.input, passes=args.passes, target=args.target)
+    api.save(model, args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def check_targets() -> tuple[str, ...]:
+    from ..portability.rules import TARGETS
+
+    return TARGETS
+
+
+def cmd_check(args) -> int:
+    from .. import portability, targeting
+
+    report = portability.check(args.input, args.target)
+    print(report.text())
+    if args.fix:
+        fixed = targeting.optimize(args.input, passes=(), target=args.target)
+        api.save(fixed, args.fix)
+        after = portability.check(args.fix, args.target)
+        print(f"wrote {args.fix} (transforms: {', '.join(report.fixes()) or 'none'}); "
+              + ("it passes " + args.target if after.ok else
+                 f"{len(after.findings)} finding(s) remain"))
+        return 0 if after.ok else 1
+    return 0 if report.ok else 1

@@ -1,0 +1,42 @@
+"""The commands that look inside loops: trace, compare, view, profile."""
+
+from __future__ import annotations
+
+from .. import api
+from .files import parse_inputs
+
+
+def cmd_trace(args) -> int:
+    model = api.load(args.model)
+    t = model.trace(parse_inputs(args.input), tensors=args.tensor or None, steps=args.steps,
+                    backend=args.backend, path=args.output)
+    for key, e in t.items():
+        shape = f"{len(e.values)} ragged steps" if e.ragged else f"values {e.values.shape}"
+        print(f"{key} ({e.kind}): {len(e)} steps, {shape}")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from ..inspect.compare import compare
+
+    report = compare(args.model, parse_inputs(args.input), engines=args.engines,
+                     atol=args.atol, rtol=args.rtol, max_iterations=args.max_iterations)
+    print(report.text())
+    return report.status
+
+
+def cmd_view(args) -> int:
+    from ..inspect import view
+
+    print(f"wrote {view.write(args.model, args.output, trace=args.trace)}")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from ..inspect.profile import profile
+
+    result = profile(args.model, parse_inputs(args.input), backend=args.backend,
+                     max_iterations=args.max_iterations, repeat=args.repeat)
+    print(result.text())
+    return 0
