@@ -155,3 +155,14 @@ def test_absurdly_deep_nesting_is_a_model_error_not_a_recursion_crash():
         cur = sub
     with pytest.raises(ig.ModelError, match="too deeply"):
         ig.load(top)
+
+
+def test_cli_output_into_a_closed_pipe_is_not_a_traceback():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-m", "itergraph.cli", "optimize", "--list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line, as with `| head -0`
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0 and "Traceback" not in err, err

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .. import api
@@ -112,3 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     except Error as e:
         print(f"itergraph: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of our output stopped early (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
