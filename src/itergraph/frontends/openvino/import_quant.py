@@ -37,5 +37,5 @@ def _gather_tree(b: Builder, layer: Layer, x):
 def _inverse(b: Builder, layer: Layer, x):
     if len(x) != 1:
         raise ModelError(f"{layer.where()}: Inverse takes 1 input, got {len(x)}")
-    return b.op("Inverse", x, {"adjoint": int(layer.bool_attr("adjoint"))}, dtype=out_dtype(layer, x),
-                domain=DOMAIN)
+    return b.op("Inverse", x, {"adjoint": int(layer.bool_attr("adjoint"))},
+                dtype=out_dtype(layer, x), domain=DOMAIN)
