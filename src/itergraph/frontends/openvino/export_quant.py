@@ -1,5 +1,5 @@
 """``org.openvinotoolkit`` ops -> OpenVINO layers: ``FakeQuantize`` is ``FakeQuantize-1``,
-``GatherTree`` ``GatherTree-1``."""
+``GatherTree`` ``GatherTree-1``, ``Inverse`` ``Inverse-14``."""
 
 from __future__ import annotations
 
@@ -20,3 +20,10 @@ def _fake_quantize(w: NetWriter, node: Node, ins):
 @exporter("GatherTree", since=1, domain=OPENVINO_DOMAIN)
 def _gather_tree(w: NetWriter, node: Node, ins):
     return w.one("GatherTree", V1, ins[:4], dtype=ins[0].dtype, shape=ins[0].shape)
+
+
+@exporter("Inverse", since=1, domain=OPENVINO_DOMAIN)
+def _inverse(w: NetWriter, node: Node, ins):
+    adjoint = "true" if int(node.attrs.get("adjoint", 0)) else "false"
+    return w.one("Inverse", "opset14", ins[:1], {"adjoint": adjoint}, dtype=ins[0].dtype,
+                 shape=ins[0].shape)

@@ -1,7 +1,8 @@
 """Translators of OpenVINO ops with no ONNX counterpart into ops of the
 ``org.openvinotoolkit`` domain (the domain OpenVINO's own ONNX frontend reads), inputs and
 attributes kept: ``FakeQuantize-1`` (semantics in `backends.common.fake_quantize`) and
-``GatherTree-1`` (`backends.common.gather_tree`)."""
+``GatherTree-1`` (`backends.common.gather_tree`) and ``Inverse-14``
+(`backends.common.inverse`)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,11 @@ def _gather_tree(b: Builder, layer: Layer, x):
     if len(x) != 4:
         raise ModelError(f"{layer.where()}: GatherTree takes 4 inputs, got {len(x)}")
     return b.op("GatherTree", x, dtype=out_dtype(layer, x), domain=DOMAIN)
+
+
+@importer("Inverse", since=14)
+def _inverse(b: Builder, layer: Layer, x):
+    if len(x) != 1:
+        raise ModelError(f"{layer.where()}: Inverse takes 1 input, got {len(x)}")
+    return b.op("Inverse", x, {"adjoint": int(layer.bool_attr("adjoint"))},
+                dtype=out_dtype(layer, x), domain=DOMAIN)

@@ -44,6 +44,7 @@ from . import (  # noqa: F401
     import_roi,
     import_sample,
     import_shape,
+    import_slice_scatter,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of

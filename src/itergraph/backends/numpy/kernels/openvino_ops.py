@@ -1,5 +1,5 @@
-"""Kernels of the ``org.openvinotoolkit`` domain: FakeQuantize and GatherTree (math in
-`backends.common.fake_quantize` and `backends.common.gather_tree`)."""
+"""Kernels of the ``org.openvinotoolkit`` domain: FakeQuantize, GatherTree and Inverse (math in
+`backends.common.fake_quantize`, `backends.common.gather_tree` and `backends.common.inverse`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 from ...common.attributes import attr
 from ...common.fake_quantize import DOMAIN, fake_quantize
 from ...common.gather_tree import gather_tree
+from ...common.inverse import inverse
 from . import kernel
 
 
@@ -25,3 +26,9 @@ def _fake_quantize(node, ctx):
 @kernel("GatherTree", domain=DOMAIN)
 def _gather_tree(node, ctx):
     return gather_tree
+
+
+@kernel("Inverse", domain=DOMAIN)
+def _inverse(node, ctx):
+    adjoint = bool(attr(node, "adjoint", 0))
+    return lambda x: np.asarray(inverse(np, np.asarray(x), adjoint))
