@@ -37,9 +37,6 @@ class LoopToScan(SkipReport, LoopPass):
     name = "loop_to_scan"
     in_place = True
 
-    def __init__(self):
-        self.skipped: list[str] = []
-
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         if is_tensor_iterator_form(loop) and _scan_ports(loop):
             return 0

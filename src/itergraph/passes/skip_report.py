@@ -10,8 +10,10 @@ class SkipReport:
     """A mixin for a `LoopPass`: `skipped` lists ``"Loop node 'name': reason"`` for every loop
     the last top-level call left alone (recursive calls into bodies add to it)."""
 
-    skipped: list[str]
     _busy = False
+
+    def __init__(self) -> None:
+        self.skipped: list[str] = []
 
     def __call__(self, graph: Graph) -> int:
         if self._busy:

@@ -73,7 +73,7 @@ class Unroll(SkipReport, LoopPass):
             raise ValueError("the unroll factor must be at least 1")
         self.factor = factor
         self.limit = limit
-        self.skipped: list[str] = []
+        super().__init__()
 
     def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
         why = self._rewrite(graph, loop)
