@@ -174,3 +174,38 @@ def test_initial_state_broadcast_over_the_batch():
     feeds["H0"] = feeds["H0"][:1]
     want = run(load(m), feeds)
     _close(ig.load(m).run(feeds), want)
+
+
+# TensorFlow's while loops over a time counter, as tf2onnx and OpenVINO's TensorFlow frontend
+# write Keras RNNs (one per layer and direction): the backends' own pipelines fuse them too.
+KERAS_WHILE_LOOPS = {
+    "tf/keras_gru_v1_state_op18": 1, "tf/keras_simplernn_state_backwards_op10": 1,
+    "tf/keras_bidi_simplernn_state_op18": 2, "tf/keras_rnn_simplecell_op7": 1,
+    "tf-ov/keras_lstm_seq": 1, "tf-ov/keras_gru_backwards": 1,
+    "tf-ov/keras_bidi_lstm_concat": 2, "tf-ov/keras_stacked_lstm_gru": 2,
+    "tf-ov/keras_lstm_initial_state": 1,
+}
+
+
+@pytest.mark.parametrize("entry_id", list(KERAS_WHILE_LOOPS))
+def test_tensorflow_while_loops_are_fused_by_the_backends(entry_id):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
+    from corpus import entries
+
+    from itergraph.passes.pipelines import NUMPY, run_pipeline
+
+    e = next(x for x in entries() if x.id == entry_id)
+    model = ig.load(e.file)
+    assert len(loops(model.graph)) == KERAS_WHILE_LOOPS[entry_id]
+    g, _ = transformed(model.graph, lambda g: run_pipeline(NUMPY, g))
+    assert not loops(g)
+    assert [n.op_type for n in g.nodes].count("RecurrentSequence") == KERAS_WHILE_LOOPS[entry_id]
+    feeds, want = e.feeds(), e.expected()
+    for backend in ("numpy", "jax"):
+        got = model.run(feeds, backend=backend)
+        for a, b in zip(got.values(), want):
+            np.testing.assert_allclose(a, b, rtol=max(e.rtol, 1e-4), atol=max(e.atol, 1e-5))
+    assert model.explain(backend="jax").count("fused as one") == KERAS_WHILE_LOOPS[entry_id]

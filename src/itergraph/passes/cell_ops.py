@@ -37,14 +37,11 @@ from ..ir.loop import Loop
 from ..ir.traversal import toposort
 from ..ir.types import DataType, TensorType
 from .base import Pass
-from .cell_counter import copy_loop, counted_copy
 from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
-from .fuse_cells import DOMAIN, OP, _rewrite, analyse
-from .iteration_gather import iteration_gather
+from .fuse_cells import DOMAIN, OP, _rewrite, place_fusable
 from .loop_motion import STD, const_value, is_pure
-from .passthrough_condition import passes_through
 
 #: The activations both ONNX Runtime's and OpenVINO's sequence operators implement.
 PORTABLE_ACTIVATIONS = ("Sigmoid", "Tanh", "Relu")
@@ -141,35 +138,22 @@ def _float32(*values: Value) -> bool:
 
 
 def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, ...]) -> int:
-    at, first = graph.nodes.index(loop), len(graph.initializers)
-    plan = analyse(loop)
-    original, extra = loop, []
-    if plan is None:  # a copy in the form fuse_cells knows, if the loop has one
-        read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
-        read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
-        copy, extra = counted_copy(graph, loop, read) or (copy_loop(loop), [])
-        if passes_through(copy):  # an ONNX Loop's condition handed on unchanged
-            copy.condition_result = None
-        iteration_gather.rewrite_loop(graph, copy)  # OpenVINO's Gather(X, current iteration)
-        plan = analyse(copy)
-        if plan is None:
-            extra = []
-        else:
-            loop = copy
-            graph.nodes[at:at + 1] = [*extra, loop]
+    first = len(graph.initializers)
+    found = place_fusable(graph, loop, kept)
+    if found is None:
+        return 0
+    copy, plan, restore = found
     before = {id(n) for n in graph.nodes}
-    if (plan is None or plan.cell.kind not in kinds or not portable(plan.cell)
+    if (plan.cell.kind not in kinds or not portable(plan.cell)
             or not _float32(plan.cell.h, plan.cell.x, plan.step.whole)
-            or not _rewrite(graph, loop, plan)):
-        graph.nodes[at:at + 1 + len(extra)] = [original]
-        original.set_output_ports(list(original.output_ports))  # its outputs' producer again
-        del graph.initializers[first:]
+            or not _rewrite(graph, copy, plan)):
+        restore()
         return 0
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
              and n.domain == DOMAIN]
     for node in fused:
         _spell(graph, node)
-    _drop_unread(graph, first, original, kept)
+    _drop_unread(graph, first, loop, kept)
     return 1
 
 

@@ -28,6 +28,7 @@ loop, whose zero-iteration outputs depend on its body's declared types).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,17 +37,20 @@ from ..errors import where
 from ..ir.graph import Graph, Value
 from ..ir.loop import Concat, Last, Loop
 from ..ir.types import TensorType
-from .base import LoopPass
+from . import iteration_gather as gather_pass
+from .base import Pass
+from .cell_counter import copy_loop, counted_copy
 from .cell_emit import Emitter, Operand
 from .cell_glue import StepInput, apply, chain_shape, lift, output_chain, step_input
 from .cell_match import GATES, CellMatch, match_cell, strip
 from .loop_motion import LoopScope, const_value
+from .passthrough_condition import passes_through
 
 OP = "RecurrentSequence"
 DOMAIN = "itergraph"
 
 
-class FuseCells(LoopPass):
+class FuseCells(Pass):
     """Loops whose whole body is a recurrent cell become one fused ``RecurrentSequence`` node.
 
     Applies to: every canonical `Loop` at any depth whose body is one LSTM, GRU or RNN cell
@@ -59,7 +63,9 @@ class FuseCells(LoopPass):
     are the states' final values, a passed-through value, that list, or the new hidden state
     concatenated over the iterations (no padded length),
     possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
-    ``Identity``); every matrix and bias of static shape. The loop is replaced by the nodes
+    ``Identity``); every matrix and bias of static shape. Also every while loop that is such a
+    loop once its time counter is read as a trip count (`place_fusable`: TensorFlow's ``t + 1
+    < L`` loops as tf2onnx and OpenVINO write Keras RNNs). The loop is replaced by the nodes
     of the module docstring, which produce its very output values.
 
     Returns: the number of loops replaced.
@@ -75,11 +81,21 @@ class FuseCells(LoopPass):
     name = "fuse_cells"
     in_place = True
 
-    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
-        plan = analyse(loop)
-        if plan is None:
-            return 0
-        return int(_rewrite(graph, loop, plan))
+    def __call__(self, graph: Graph, kept: tuple[Value, ...] = ()) -> int:
+        """`kept`: values the node owning `graph` takes from it besides its outputs."""
+        done = 0
+        for node in list(graph.nodes):
+            for g in node.subgraphs():
+                done += self(g, tuple(node.body_results()))
+            if isinstance(node, Loop):
+                found = place_fusable(graph, node, kept)
+                if found is not None:
+                    loop, plan, restore = found
+                    if _rewrite(graph, loop, plan):
+                        done += 1
+                    else:
+                        restore()
+        return done
 
 
 fuse_cells = FuseCells()
@@ -119,6 +135,51 @@ def analyse(loop: Loop) -> Plan | None:
             return None
         outputs.append(out)
     return Plan(scope, si, cell, outputs)
+
+
+def place_fusable(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
+                  ) -> tuple[Loop, Plan, Callable[[], None]] | None:
+    """`loop` and its plan (`analyse`), or, when `loop` itself has none, a copy of it in the
+    form `analyse` knows, put in `loop`'s place in `graph`, and its plan: TensorFlow's while
+    loop over a time counter as a counted loop (`cell_counter`, with the nodes computing the
+    trip count put before it), an ONNX condition handed on unchanged dropped, OpenVINO's
+    ``Gather(X, current iteration)`` a sliced input. The third item puts `graph` back as it
+    was (the caller calls it when it does not rewrite the copy). None when neither has a plan.
+    `kept`: values the node owning `graph` takes from it besides its outputs."""
+    plan = analyse(loop)
+    if plan is not None:
+        return loop, plan, lambda: None
+    at, first = graph.nodes.index(loop), len(graph.initializers)
+    read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
+    read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
+    copy, extra = counted_copy(graph, loop, read) or (copy_loop(loop), [])
+    if passes_through(copy):
+        copy.condition_result = None
+    gather_pass.iteration_gather.rewrite_loop(graph, copy)
+    plan = analyse(copy)
+
+    def restore(placed: bool = True) -> None:
+        if placed:
+            graph.nodes[at:at + 1 + len(extra)] = [loop]
+        loop.set_output_ports(list(loop.output_ports))  # its outputs' producer again
+        del graph.initializers[first:]
+
+    if plan is None:
+        restore(placed=False)
+        return None
+    graph.nodes[at:at + 1] = [*extra, copy]
+    return copy, plan, restore
+
+
+def fused_kind(graph: Graph, loop: Loop) -> str | None:
+    """The cell kind (``LSTM``, ``GRU``, ``RNN``) `fuse_cells` fuses `loop`, a node of
+    `graph`, as; None when it leaves it a loop. `graph` is left as it was."""
+    found = place_fusable(graph, loop)
+    if found is None:
+        return None
+    _, plan, restore = found
+    restore()
+    return plan.cell.kind
 
 
 def _appended(c) -> Value | None:

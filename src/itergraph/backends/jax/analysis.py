@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
-from ...passes.fuse_cells import analyse as fuse_plan
+from ...passes.fuse_cells import fused_kind
 from .context import CompileCache, Scope, TraceContext, needed_nodes
 from .loops.info import static_truth
 from .records import Record
@@ -39,7 +39,8 @@ def _may_stop_early(tc, loop: Loop, scope) -> bool:
     return False
 
 
-def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
+def _problems(tc, graph: Graph, node: Node, depth: int, notes: list[Record]) -> list[str]:
+    """What keeps `node`, a node of `graph`, from compiling."""
     out: list[str] = []
     for v in list(node.inputs) + list(node.outputs):
         if _non_tensor(v):
@@ -49,17 +50,18 @@ def _problems(tc, node: Node, depth: int, notes: list[Record]) -> list[str]:
     if rule is None:
         out.append(f"{where(node)}: {no_lowering_reason(node)}")
     elif isinstance(node, Loop):
-        out.extend(_loop_problems(tc, node, depth, notes))
+        out.extend(_loop_problems(tc, graph, node, depth, notes))
     elif rule.traces_subgraphs:  # If: what its branches hold
         for g in node.subgraphs():
             for n in g.nodes:
-                out.extend(_problems(tc, n, depth + 1, notes))
+                out.extend(_problems(tc, g, n, depth + 1, notes))
     elif node.subgraphs():
         out.append(f"{where(node)} holds subgraphs (only Loop and If are lowered)")
     return out
 
 
-def _loop_problems(tc, node: Loop, depth: int, notes: list[Record]) -> list[str]:
+def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
+                   ) -> list[str]:
     out: list[str] = []
     scope = Scope(tc)
     for c in node.carried:
@@ -77,15 +79,15 @@ def _loop_problems(tc, node: Loop, depth: int, notes: list[Record]) -> list[str]
                    "branch")
     how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
            if early else "lax.scan (if the iteration count is known when compiling)")
-    fused = fuse_plan(node)
-    if fused is not None:
+    kind = fused_kind(graph, node)
+    if kind is not None:
         out = []
-        how = (f"fused as one {fused.cell.kind} cell (passes.fuse_cells): lax.scan over its "
+        how = (f"fused as one {kind} cell (passes.fuse_cells): lax.scan over its "
                "steps, the input projection of all steps one matrix product before it")
         notes.append(Record(where(node), True, how))
         return out
     at = len(notes)
-    sub = [p for n in node.body.nodes for p in _problems(tc, n, depth + 1, notes)]
+    sub = [p for n in node.body.nodes for p in _problems(tc, node.body, n, depth + 1, notes)]
     out.extend(sub)
     if depth > 0 or not out:  # outer loop first, then what is inside it
         notes.insert(at, Record(where(node), not out, how if not out else "; ".join(out)))
@@ -98,7 +100,7 @@ def analyze(graph: Graph) -> list[Record]:
     records: list[Record] = []
     for node in needed_nodes(graph, graph.outputs):
         notes: list[Record] = []
-        probs = _problems(tc, node, 0, notes)
+        probs = _problems(tc, graph, node, 0, notes)
         if probs:
             records.append(Record(where(node), False, "runs on NumPy: " + "; ".join(probs)))
         elif not (notes and notes[0].element == where(node)):
