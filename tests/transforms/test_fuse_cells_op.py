@@ -191,10 +191,10 @@ def test_double_cells_stay_loops():
     _close(model.run(feeds), run_ort(m, feeds))
 
 
-@pytest.mark.parametrize("entry_id", ["tf/keras_masking_lstm_op18", "torch/manual_gru_loop_op23",
+@pytest.mark.parametrize("entry_id", ["tf/keras_masking_lstm_op18", "tf/scan_rnn_cell_op18",
                                       "tf-ov/keras_rnn_stacked_cells"])
 def test_loops_that_are_no_single_cell_are_left_as_they_were(entry_id):
-    """Masked, chunked and stacked cells: the copies tried on the way leave no trace."""
+    """Masked, scanned and stacked cells: the copies tried on the way leave no trace."""
     from itergraph.passes.cell_ops import fuse_cell_ops
 
     e = next(x for x in entries() if x.id == entry_id)
@@ -454,6 +454,11 @@ CORPUS = {
     "torch/lstm_cell_loop_op11": "LSTM",
     "torch/lstm_cell_loop_op13": "LSTM",
     "torch/lstm_cell_loop_op23": "LSTM",
+    # torch's chunk(3, 1): SplitToSequence, Slice or Split with sizes computed in the body
+    "torch/manual_gru_loop_op11": "GRU",
+    "torch/manual_gru_loop_op23": "GRU",
+    "torch-ov/manual_gru_loop_ptfe": "GRU",
+    "torch-ov/manual_gru_loop_op23_onnxfe": "GRU",
     "torch/scan_rnn_dynamo_op20": "RNN",
     "torch/scan_rnn_dynamo_op27": "RNN",
 }

@@ -11,7 +11,9 @@ a few steps (transpose, row/column ranges, scaling) that can be computed before 
 constant or itself affine), a source concatenated with others along the last axis and
 multiplied by one weight (TensorFlow's ``concat([x, h]) @ kernel``), ``Add``/``Sub``,
 multiplication by a constant scalar, ``Identity``, and gate extraction along the last axis
-(``Split``, ``Slice`` with step 1, ``Gather`` of one contiguous index range). Everything has
+(``Split``, ``Slice`` with step 1, ``Gather`` of one contiguous index range, ``SequenceAt`` of
+a ``SplitToSequence`` whose sizes follow from the width: what ``torch.onnx`` writes for
+``chunk`` when it computes the sizes in the body). Everything has
 rank 2 and every matrix a static shape (declared, constant, or derived by `inv_shape` through
 shape ops), so that each gate's columns are known.
 """
@@ -25,6 +27,7 @@ import numpy as np
 from ..ir.graph import Value
 from ..ir.types import TensorType
 from .loop_motion import STD, LoopScope, const_value, is_pure, static_shape
+from .static_values import known_dims, static_value
 
 # ----------------------------------------------------------------------------- shapes
 
@@ -100,12 +103,13 @@ def node_axes(node) -> list[int] | None:
 
 
 def _slice_ranges(node, shape) -> dict[int, tuple[int, int]] | None:
-    """{axis: (lo, hi)} of a step-1 Slice with constant parameters (opset >= 10), else None."""
+    """{axis: (lo, hi)} of a step-1 Slice whose parameters are known before the run
+    (`static_value`; opset >= 10), else None."""
     if (node.version or 10) < 10:
         starts, ends = node.attrs.get("starts"), node.attrs.get("ends")
         axes, steps = node.attrs.get("axes"), None
     else:
-        vals = [const_value(v) if v is not None else None
+        vals = [static_value(v) if v is not None else None
                 for v in (list(node.inputs[1:]) + [None] * 4)[:4]]
         if vals[0] is None or vals[1] is None:
             return None
@@ -319,6 +323,8 @@ class AffineScope:
             return None
         if op in ("Split", "Slice", "Gather"):
             return self._columns(p, v)
+        if op == "SequenceAt":
+            return self._sequence_part(p)
         return None
 
     def _sum(self, a: Value, b: Value, sign: float) -> Affine | None:
@@ -401,7 +407,8 @@ class AffineScope:
             return None
         shape = (None, f.cols)
         if p.op_type == "Slice":
-            r = _slice_ranges(p, (1, f.cols))
+            with known_dims({p.inputs[0].uid: (None, f.cols)}):  # sizes computed in the body
+                r = _slice_ranges(p, (1, f.cols))
             if r is None or set(r) - {1}:
                 return None
             lo, hi = r.get(1, (0, f.cols))
@@ -417,19 +424,52 @@ class AffineScope:
             if not np.array_equal(idx, np.arange(lo, lo + idx.size)) or idx[-1] >= f.cols:
                 return None
             return f.columns(lo, lo + idx.size)
-        sizes = split_sizes(p, shape[1])
+        with known_dims({p.inputs[0].uid: (None, f.cols)}):  # sizes computed in the body
+            sizes = split_sizes(p, shape[1])
         if sizes is None or int(p.attrs.get("axis", 0)) not in (-1, 1):
             return None
         at = int(np.sum(sizes[:v.index]))
         return f.columns(at, at + sizes[v.index])
 
 
+    def _sequence_part(self, p) -> Affine | None:
+        """Block k of ``SplitToSequence(x, split, axis=1)`` read by ``SequenceAt(seq, k)``,
+        the sizes computed from constants and x's width (known from its form)."""
+        s = p.inputs[0].producer if p.inputs[0] is not None else None
+        if (s is None or s.op_type != "SplitToSequence" or s.domain not in STD
+                or len(s.inputs) < 2 or s.inputs[1] is None or len(p.inputs) != 2
+                or int(s.attrs.get("axis", 0)) not in (-1, 1)):
+            return None
+        f = self.form(s.inputs[0])
+        if f is None:
+            return None
+        with known_dims({s.inputs[0].uid: (None, f.cols)}):
+            split, k = static_value(s.inputs[1]), static_value(p.inputs[1])
+        if (split is None or k is None or k.size != 1 or split.ndim > 1
+                or split.dtype.kind not in "iu" or k.dtype.kind not in "iu"):
+            return None
+        if split.ndim == 0:  # blocks of that size, the last one smaller
+            size = int(split)
+            if size <= 0:
+                return None
+            n = -(-f.cols // size)
+            sizes = [size] * (n - 1) + [f.cols - size * (n - 1)]
+        else:
+            sizes = [int(x) for x in split]
+        k = int(k.reshape(())) + (len(sizes) if int(k.reshape(())) < 0 else 0)
+        if sum(sizes) != f.cols or min(sizes, default=0) <= 0 or not 0 <= k < len(sizes):
+            return None
+        at = sum(sizes[:k])
+        return f.columns(at, at + sizes[k])
+
+
 def split_sizes(p, dim: int) -> list[int] | None:
-    """The block sizes of a Split node over an axis of length `dim`, when known."""
+    """The block sizes of a Split node over an axis of length `dim`, when known before the
+    run (`static_value`)."""
     n = len(p.outputs)
     sizes = None
     if len(p.inputs) > 1 and p.inputs[1] is not None:
-        c = const_value(p.inputs[1])
+        c = static_value(p.inputs[1])
         if c is None:
             return None
         sizes = [int(s) for s in np.asarray(c).reshape(-1)]

@@ -35,6 +35,7 @@ from ..ir.graph import Node, Value
 from ..ir.loop import Loop
 from .cell_affine import Affine, AffineScope, Inv, declared_width, node_axes
 from .loop_motion import STD, LoopScope, const_value
+from .static_values import static_value
 
 #: gate letters in the ONNX operators' order
 GATES = {"LSTM": "iofc", "GRU": "zrh", "RNN": "h"}
@@ -92,6 +93,29 @@ def _one(v: Value | None) -> bool:
     """`v` is a constant 1 that broadcasts without changing shape (scalar, [1], [1, 1])."""
     c = const_value(strip(v)) if v is not None else None
     return c is not None and c.size == 1 and c.ndim <= 2 and float(c.reshape(())) == 1.0
+
+
+def _one_minus(v: Value | None) -> Value | None:
+    """z when `v` is ``1 - z``: ``Sub(1, z)``, ``Add(Neg(z), 1)`` (``torch.onnx``) or
+    ``Add(Mul(z, -1), 1)`` (OpenVINO's PyTorch frontend, the -1 cast to the type)."""
+    s = _node(v, "Sub")
+    if s is not None:
+        return s.inputs[1] if _one(s.inputs[0]) else None
+    a = _node(v, "Add")
+    if a is None:
+        return None
+    for x, one in _pairs(a):
+        if not _one(one):
+            continue
+        neg = _node(x, "Neg")
+        if neg is not None:
+            return neg.inputs[0]
+        m = _node(x, "Mul")
+        for z, k in _pairs(m) if m is not None else ():
+            c = static_value(strip(k))
+            if c is not None and c.size == 1 and float(c.reshape(())) == -1.0:
+                return z
+    return None
 
 
 def _pairs(node: Node):
@@ -263,14 +287,12 @@ def _gru_update(res: Value, h: Value):
         ma, mb = _node(a, "Mul"), _node(b, "Mul")
         if ma is not None and mb is not None:
             for s_, n in _pairs(ma):  # (1 - z) * n + z * h   |   u * n + (1 - u) * h
-                s = _node(s_, "Sub")
                 for g, hh in _pairs(mb):
                     if not _same(hh, h):
                         continue
-                    if s is not None and _one(s.inputs[0]) and _same(g, s.inputs[1]):
+                    if _same(g, _one_minus(s_)):
                         return g, n, False
-                    sg = _node(g, "Sub")
-                    if sg is not None and _one(sg.inputs[0]) and _same(sg.inputs[1], s_):
+                    if _same(_one_minus(g), s_):
                         return s_, n, True
         if mb is not None:  # n + z * (h - n)   |   h + u * (n - h)
             for g, d in _pairs(mb):

@@ -8,13 +8,48 @@ only small tensors (at most `MAX_ELEMENTS` elements) are computed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 
 from ..ir.graph import Node, Value
-from ..ir.types import DataType
+from ..ir.types import DataType, TensorType
 from .loop_motion import STD, const_value, static_shape
 
 MAX_ELEMENTS = 64
+
+_DIMS: ContextVar[dict[int, tuple] | None] = ContextVar("known_dims", default=None)
+
+
+@contextmanager
+def known_dims(dims: dict[int, tuple]) -> Iterator[None]:
+    """Within the block, `static_value` also knows these dimensions: value uid -> a shape
+    tuple with None where a dimension is unknown (what a caller has learnt otherwise, e.g. a
+    product's width from its weights)."""
+    token = _DIMS.set({**(_DIMS.get() or {}), **dims})
+    try:
+        yield
+    finally:
+        _DIMS.reset(token)
+
+
+def _dims(v: Value) -> tuple | None:
+    """`v`'s dimensions, None where unknown: static, declared or given by `known_dims`."""
+    full = static_shape(v)
+    if full is not None:
+        return full
+    hint = (_DIMS.get() or {}).get(v.uid)
+    t = v.type
+    declared = t.shape if isinstance(t, TensorType) and t.shape is not None else None
+    if hint is None or declared is None:
+        return hint if declared is None else tuple(d if isinstance(d, int) else None
+                                                   for d in declared)
+    if len(hint) != len(declared):
+        return None
+    return tuple(h if h is not None else (d if isinstance(d, int) else None)
+                 for h, d in zip(hint, declared))
 
 
 def static_value(v: Value | None, _depth: int = 0) -> np.ndarray | None:
@@ -61,12 +96,23 @@ def _opt(get, node: Node, i: int):
     return get(i)
 
 
-def _shape(node: Node, get):
-    shape = static_shape(node.inputs[0])
-    if shape is None:
-        raise _Unknown
+def _shape_dims(node: Node) -> tuple:
+    """The dimensions a ``Shape`` node outputs, None where unknown."""
+    dims = _dims(node.inputs[0])
+    if dims is None:
+        value = static_value(node.inputs[0])  # the shape of a small computed tensor
+        if value is None:
+            raise _Unknown
+        dims = value.shape
     start, end = node.attrs.get("start", 0), node.attrs.get("end", None)
-    return np.array(shape[start:end], dtype=np.int64)
+    return dims[start:end]
+
+
+def _shape(node: Node, get):
+    dims = _shape_dims(node)
+    if None in dims:
+        raise _Unknown
+    return np.array(dims, dtype=np.int64)
 
 
 def _size(node: Node, get):
@@ -77,6 +123,14 @@ def _size(node: Node, get):
 
 
 def _gather(node: Node, get):
+    src = node.inputs[0].producer if node.inputs[0] is not None else None
+    if src is not None and src.op_type == "Shape" and src.domain in STD:
+        # known dimensions of a partly known shape (``Shape(x)[1]`` of a [batch, width] x)
+        dims = np.array([-1 if d is None else d for d in _shape_dims(src)], np.int64)
+        out = np.take(dims, get(1), axis=0)
+        if (out < 0).any():
+            raise _Unknown
+        return out
     return np.take(get(0), get(1), axis=node.attrs.get("axis", 0))
 
 
@@ -134,6 +188,32 @@ def _constant(node: Node, get):
     raise _Unknown
 
 
+def _constant_of_shape(node: Node, get):
+    value = node.attrs.get("value")
+    fill = np.asarray(value).reshape(-1)[:1] if value is not None else np.zeros(1, np.float32)
+    shape = tuple(int(d) for d in get(0))
+    if int(np.prod(shape)) > MAX_ELEMENTS:
+        raise _Unknown
+    return np.full(shape, fill[0], dtype=fill.dtype)
+
+
+def _expand(node: Node, get):
+    x = get(0)
+    shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in get(1)))
+    if int(np.prod(shape)) > MAX_ELEMENTS:
+        raise _Unknown
+    return np.broadcast_to(x, shape).copy()
+
+
+def _mod(node: Node, get):
+    a, b = get(0), get(1)
+    return np.fmod(a, b) if node.attrs.get("fmod", 0) else np.mod(a, b)
+
+
+def _where(node: Node, get):
+    return np.where(get(0), get(1), get(2))
+
+
 def _binary(fn):
     return lambda node, get: fn(get(0), get(1))
 
@@ -180,7 +260,8 @@ _RULES = {
     "And": _binary(np.logical_and), "Or": _binary(np.logical_or),
     "Xor": _binary(np.logical_xor), "Min": _variadic(np.minimum), "Max": _variadic(np.maximum),
     "ReduceProd": _reduce(np.prod), "ReduceMin": _reduce(np.min), "ReduceMax": _reduce(np.max),
-    "ReduceSum": _reduce(np.sum),
+    "ReduceSum": _reduce(np.sum), "ConstantOfShape": _constant_of_shape, "Expand": _expand,
+    "Where": _where, "Mod": _mod,
 }
 
 
