@@ -140,6 +140,10 @@ class Model:
 
         if not jax_backend.available():
             return "backend jax: not installed (pip install itergraph[jax]); numpy runs everything"
+        if has_state(self.graph):  # what runs is the step graph, state in and state out
+            from .passes.state_io import step_graph
+
+            return jax_backend.explain_text(step_graph(self.graph, self.state.table)[0])
         return jax_backend.explain_text(self.graph)
 
     def info(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import openvino as ov
 import openvino.opset3 as ops3
@@ -70,6 +71,7 @@ def ig_steps(model: ig.Model, schedule, backend: str) -> list[list[np.ndarray]]:
 def ort_steps(path, schedule, n_outputs: int) -> list[list[np.ndarray]]:
     """The ONNX copy in ONNX Runtime; the test keeps the state: ``<id>`` and ``<id>/is_set``
     in, ``<id>/next`` out."""
+    onnx.checker.check_model(str(path), full_check=True)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     inputs = {i.name: i for i in sess.get_inputs()}
     names = [o.name for o in sess.get_outputs()]
@@ -449,3 +451,29 @@ def test_assigned_value_of_wrong_shape_is_an_execution_error(tmp_path):
     assert model.query_state() == {}
     model.run({"x": np.ones(2, np.float32)})
     assert_close(model.query_state()["acc"], np.ones(2, np.float32))
+
+
+def test_state_io_transform_makes_a_stateless_model_openvino_runs(tmp_path):
+    """``optimize(..., ["state-io"])`` writes the variables as inputs and outputs: OpenVINO
+    runs the stateless IR, the test carrying the state, with the stateful model's outputs."""
+    xml = _acc_xml(tmp_path)
+    m = ig.load(xml)
+    assert "variables (kept between runs):\n    acc: tensor(float32)[2], init 'x'" in m.info()
+    assert "everything compiles with XLA" in m.explain("jax")
+    pure = ig.optimize(m, ["state-io"])
+    assert {v.name for v in pure.inputs} == {"x", "acc", "acc/is_set"}
+    ig.save(pure, tmp_path / "pure.xml")
+    rng = np.random.default_rng(9)
+    schedule = _schedule(rng, {"x": (2,)})
+    want = ov_steps(xml, schedule)
+    c = CORE.compile_model(str(tmp_path / "pure.xml"), "CPU", CONFIG)
+    state, k = None, 0
+    for step in schedule:
+        if step is RESET:
+            state = None
+            continue
+        res = c({**step, "acc": state if state is not None else np.zeros(2, np.float32),
+                 "acc/is_set": np.array(state is not None)})
+        outs = [np.array(res[o]) for o in c.outputs]
+        assert_close(outs[0], want[k][0], what=f"call {k}")
+        state, k = outs[1], k + 1
