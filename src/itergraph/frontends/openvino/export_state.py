@@ -5,6 +5,7 @@ Assign layer a sink of the model, so no Result is written for it."""
 
 from __future__ import annotations
 
+from ...errors import ModelError, where
 from ...ir.graph import Node
 from ...ir.traits import OPENVINO_DOMAIN
 from ...ir.types import TensorType
@@ -17,9 +18,10 @@ V6 = "opset6"
 
 @exporter("ReadValue", since=1, domain=OPENVINO_DOMAIN)
 def _read_value(w: NetWriter, node: Node, ins):
-    t = node.attrs["variable_type"]
-    assert isinstance(t, TensorType)
-    vid = node.attrs["variable_id"]
+    t = node.attrs.get("variable_type")
+    vid = node.attrs.get("variable_id")
+    if not isinstance(t, TensorType) or not vid:
+        raise ModelError(f"{where(node)}: a ReadValue needs variable_id and variable_type")
     data = {"variable_id": vid,
             "variable_type": to_element_type(t.dtype, f"variable '{vid}'"),
             "variable_shape": dims_attr(t.shape)}
