@@ -13,6 +13,7 @@ from .describe import describe
 from .errors import Error, InputError, ModelError, UnsupportedError
 from .feeds import check_feeds
 from .ir import Graph, verify
+from .ir.state import has_state
 
 BACKENDS = ("numpy", "jax", "auto")
 
@@ -26,6 +27,7 @@ class Model:
         self._numpy_plans: dict[Any, Any] = {}
         self._jax = None
         self._compiling = threading.Lock()  # threads sharing the model compile each plan once
+        self._state = None  # `stateful.State` of a model with variables, made by the first run
 
     @property
     def inputs(self) -> list:
@@ -48,6 +50,9 @@ class Model:
 
         max_iterations = check_max_iterations(max_iterations)
         feeds = check_feeds(self.graph, feeds)
+        if has_state(self.graph):
+            return self.state.run(feeds, backend, max_iterations=max_iterations,
+                                  progress=progress)
         chosen = self.choose_backend(backend)
         with reporting(progress):
             if chosen == "jax":
@@ -63,6 +68,30 @@ class Model:
                         plan = self._numpy_plans[key] = CompileContext(
                             max_iterations, progress=progress is not None).compile(self.graph)
             return run_plan(plan, feeds)
+
+    @property
+    def state(self):
+        """The variables of a stateful model (OpenVINO ReadValue/Assign) and the values they
+        hold between runs: a `stateful.State`; `reset_state`/`query_state`/`set_state` below."""
+        if self._state is None:
+            from .stateful import State
+
+            with self._compiling:
+                if self._state is None:
+                    self._state = State(self.graph, lambda g: Model(g, self.source))
+        return self._state
+
+    def reset_state(self, variable_id: str | None = None) -> None:
+        """Variables read their init value again (OpenVINO's ``InferRequest.reset_state``)."""
+        self.state.reset(variable_id)
+
+    def query_state(self) -> dict[str, np.ndarray]:
+        """``{variable id: value}`` of the variables that hold a value."""
+        return self.state.query()
+
+    def set_state(self, values: dict[str, Any]) -> None:
+        """Set variables as if a previous run had assigned `values` (``{id: array}``)."""
+        self.state.set(values)
 
     def run_many(self, feeds_iterable, batch_size: int = 16, backend: str = "numpy",
                  batch_axes: dict[str, int] | None = None, buckets: list[int] | None = None,
@@ -111,6 +140,10 @@ class Model:
 
         if not jax_backend.available():
             return "backend jax: not installed (pip install itergraph[jax]); numpy runs everything"
+        if has_state(self.graph):  # what runs is the step graph, state in and state out
+            from .passes.state_io import step_graph
+
+            return jax_backend.explain_text(step_graph(self.graph, self.state.table)[0])
         return jax_backend.explain_text(self.graph)
 
     def info(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .ir import Carried, Concat, Graph, Invariant, Last, Loop, Sliced, Value
+from .ir.state import has_state, variables
 
 
 def _value(v: Value | None) -> str:
@@ -78,6 +79,13 @@ def describe_nested(graph: Graph, indent: str) -> list[str]:
     return lines
 
 
+def _variable(var) -> str:
+    init = f"init '{var.init.name}'" if var.init is not None else "init zeros"
+    assign = f"assigned '{var.assign.inputs[0].name}'" if var.assign is not None \
+        else "never assigned"
+    return f"{var.id}: {var.type}, {init}, {assign}"
+
+
 def describe(graph: Graph) -> str:
     """Inputs, outputs and the loop tree of `graph`, as text."""
     lines = [f"graph '{graph.name}'"]
@@ -88,6 +96,9 @@ def describe(graph: Graph) -> str:
     lines += [f"    {_value(v)}" for v in graph.inputs if v.const is None]
     lines.append("outputs:")
     lines += [f"    {_value(v)}" for v in graph.outputs]
+    if has_state(graph):
+        lines.append("variables (kept between runs):")
+        lines += [f"    {_variable(var)}" for var in variables(graph).values()]
     tree = describe_nested(graph, "    ")
     lines.append("loops:" if tree else "loops: none")
     lines += tree

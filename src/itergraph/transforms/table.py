@@ -8,6 +8,7 @@ from ..passes.dead_ports import dead_ports
 from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
 from ..passes.inline_if import inline_if
+from ..passes.state_io import state_io
 from .infer_shapes import infer_shapes
 from .loop_forms import LOOP_FORMS
 from .registry import Transform
@@ -28,6 +29,8 @@ TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
               "(=lstm+gru: those kinds only)", cell_ops.for_kinds, argument="KINDS"),
     Transform("step-model", "one iteration of a loop as a model with its state as inputs and "
               "outputs", StepModel, "LOOP"),
+    Transform.of("state-io", "variables (ReadValue/Assign) become inputs <id>, <id>/is_set and "
+                 "outputs <id>/next: a stateless model", state_io),
     Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
               "conditions) become graph outputs through scan outputs of their loops",
               lambda arg: MarkTensors(None if arg is None else arg.split("+")), "NAMES"),

@@ -26,6 +26,8 @@ from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
 from ...ir.types import TensorType
+from ...passes.pipelines import rewritten_copy
+from ...passes.state_io import state_io
 from .export_common import declarable, ordered, output_type, value_info
 from .export_table import exporter_for
 from .loop_export import required_opset
@@ -162,7 +164,9 @@ def target_opset(graph: Graph, opset: int | None) -> int:
 
 def write(graph: Graph, opset: int | None = None, *, producer_name: str = "itergraph",
           ir_version: int | None = None) -> onnx.ModelProto:
-    """Write `graph` (an IR main graph) as an ONNX model at default-domain opset `opset`."""
+    """Write `graph` (an IR main graph) as an ONNX model at default-domain opset `opset`.
+    ONNX has no state: variables become inputs and outputs (`passes.state_io`)."""
+    graph = rewritten_copy((state_io,), graph)
     target = target_opset(graph, opset)
     w = Writer(target)
     gp = w.main(graph)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ...errors import Error, InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Value
+from ...ir.state import variables
 from ...ir.types import TensorType
 
 # the translator modules register their ops in the import table when imported
@@ -45,6 +46,7 @@ from . import (  # noqa: F401
     import_sample,
     import_shape,
     import_slice_scatter,
+    import_state,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of
@@ -91,6 +93,7 @@ def read(xml, bin=None) -> Graph:
     except RecursionError:
         raise ModelError("OpenVINO IR: the model nests too deeply") from None
     g = built.graph
+    variables(g)  # a state layer's errors name it now, not at the first run
     g.opset_imports = {"": OPSET, "itergraph": 1}
     g.meta["openvino_ir_version"] = version
     return g
