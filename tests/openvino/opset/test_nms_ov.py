@@ -227,3 +227,13 @@ def test_matrix_nms_bad_decay_is_refused(tmp_path):
                                              'decay_function="cubic"'))
     with pytest.raises(ModelError, match="decay_function 'cubic'"):
         read(path)
+
+
+@pytest.mark.parametrize("op", ["matrix", "multiclass"])
+def test_nms_dynamic_box_count(op, tmp_path):
+    boxes, scores = _boxes(2, 7), rng.uniform(0, 1, (2, 2, 7)).astype(np.float32)
+    b = ops9.parameter([-1, -1, 4], np.float32, name="b")
+    s = ops9.parameter([-1, -1, -1], np.float32, name="s")
+    y = ops8.matrix_nms(b, s, sort_result_type="score") if op == "matrix" else \
+        ops9.multiclass_nms(b, s, iou_threshold=0.4, sort_result_type="classid")
+    check_op(y.outputs(), [b, s], {"b": boxes, "s": scores}, tmp_path, to_onnx=False)

@@ -143,3 +143,25 @@ def test_psroi_bad_mode_is_refused(tmp_path):
     path.write_text(text)
     with pytest.raises(ModelError, match="mode 'maximum'"):
         read(path)
+
+
+@pytest.mark.parametrize("op", ["psroi", "deformable", "rotated"])
+def test_f16_and_dynamic_shapes(op, tmp_path):
+    """Half-precision maps; for ROIAlignRotated a box count known only at run time too (the
+    CPU plugin refuses dynamic shapes for the PS pooling ops)."""
+    data = rng.standard_normal((2, 8, 9, 9)).astype(np.float16)
+    dyn = op == "rotated"
+    x = ops15.parameter([-1, 8, -1, -1] if dyn else list(data.shape), np.float16, name="x")
+    if op == "rotated":
+        rois = _rotated_rois(4).astype(np.float16)
+        r = ops15.parameter([-1, 5], np.float16, name="r")
+        b = ops15.parameter([-1], np.int32, name="b")
+        y = ops15.roi_align_rotated(x, r, b, 2, 2, 2, 1.0, True)
+        params, feeds = [x, r, b], {"x": data, "r": rois, "b": np.array([0, 1, 1, 0], np.int32)}
+    else:
+        rois = _pixel_rois(4, 2, 9).astype(np.float16)
+        r = ops15.parameter([4, 5], np.float16, name="r")
+        y = ops1.psroi_pooling(x, r, 2, 2, 1.0, 1, 1, "average") if op == "psroi" else \
+            ops1.deformable_psroi_pooling(x, r, 2, 1.0, 2, spatial_bins_x=2, spatial_bins_y=2)
+        params, feeds = [x, r], {"x": data, "r": rois}
+    check_op([y], params, feeds, tmp_path, rtol=5e-3, atol=5e-3, to_onnx=False)
