@@ -51,35 +51,40 @@ def psroi_average(xp, x, rois, output_dim: int, group: int, scale: float):
     x2, y2 = (_round(xp, r[:, 3]) + 1) * F32(scale), (_round(xp, r[:, 4]) + 1) * F32(scale)
     steps = xp.arange(group, dtype=F32)
 
-    def mask(start, end, size):
+    def edges(start, end, size):
         bin_ = (end - start) / F32(group)
         lo = xp.minimum(xp.floor(start[:, None] + steps * bin_[:, None]), F32(size - 1))
         hi = xp.minimum(xp.ceil(start[:, None] + (steps + 1) * bin_[:, None]), F32(size))
         lo = xp.maximum(lo, F32(0))
-        pos = xp.arange(size, dtype=F32)
-        m = (pos >= lo[..., None]) & (pos < hi[..., None])
-        return m.astype(F32), xp.maximum(hi - lo, F32(0))
+        return lo.astype(np.int32), xp.maximum(hi, lo).astype(np.int32)  # [R, G]
 
-    mh, nh = mask(y1, y2, h)
-    mw, nw = mask(x1, x2, w)
-    feat = x[b].astype(F32).reshape(-1, output_dim, group, group, h, w)
-    total = xp.einsum("rih,rjw,rcijhw->rcij", mh, mw, feat)
-    count = (nh[:, :, None] * nw[:, None, :])[:, None]
+    h0, h1 = edges(y1, y2, h)
+    w0, w1 = edges(x1, x2, w)
+    # integral image: table[.., y, x] = sum of the pixels above and left of (y, x)
+    table = xp.pad(xp.cumsum(xp.cumsum(x.astype(F32), axis=2), axis=3),
+                   ((0, 0), (0, 0), (1, 0), (1, 0)))
+    g = np.arange(group)
+    chan = (np.arange(output_dim)[:, None, None] * group + g[:, None]) * group + g  # [C, i, j]
+    bi = b[:, None, None, None]
+    ch = chan[None]
+    ya, yb = h0[:, None, :, None], h1[:, None, :, None]
+    xa, xb = w0[:, None, None, :], w1[:, None, None, :]
+    total = table[bi, ch, yb, xb] - table[bi, ch, ya, xb] - table[bi, ch, yb, xa] \
+        + table[bi, ch, ya, xa]
+    count = ((yb - ya) * (xb - xa)).astype(F32)
     return (total / xp.maximum(count, F32(1))).astype(x.dtype)
 
 
-def _bilinear(xp, feat, index, yf, xf, h: int, w: int):
-    """Bilinear samples of `feat` at (yf, xf) (>= 0, inside the map): `index` is the tuple of
-    leading advanced indices, to which the row and column indices are appended; axes of `feat`
-    after the row and column ones stay, last."""
+def _bilinear(xp, fetch, yf, xf, h: int, w: int, tail: int = 0):
+    """Bilinear samples at (yf, xf) (>= 0, inside the map): ``fetch(rows, cols)`` reads the
+    pixels; it may add `tail` trailing axes (channels), which the weights broadcast over."""
     top, left = xp.floor(yf), xp.floor(xf)
     bottom = xp.minimum(xp.ceil(yf), F32(h - 1))
     right = xp.minimum(xp.ceil(xf), F32(w - 1))
     t, lo, bo, ri = (v.astype(np.int32) for v in (top, left, bottom, right))
-    tl, tr = feat[(*index, t, lo)], feat[(*index, t, ri)]
-    bl, br = feat[(*index, bo, lo)], feat[(*index, bo, ri)]
-    tail = (1,) * (feat.ndim - len(index) - 2)  # trailing axes of `feat` not indexed
-    dx, dy = (xf - left).reshape(xf.shape + tail), (yf - top).reshape(yf.shape + tail)
+    tl, tr, bl, br = fetch(t, lo), fetch(t, ri), fetch(bo, lo), fetch(bo, ri)
+    more = (1,) * tail
+    dx, dy = (xf - left).reshape(xf.shape + more), (yf - top).reshape(yf.shape + more)
     upper = tl + (tr - tl) * dx
     lower = bl + (br - bl) * dx
     return upper + (lower - upper) * dy
@@ -103,17 +108,17 @@ def psroi_bilinear(xp, x, rois, output_dim: int, group: int, scale: float, bins_
 
     px = points(x1, x2, bins_x, w)  # [R, G(j), bins_x]
     py = points(y1, y2, bins_y, h)  # [R, G(i), bins_y]
-    feat = x[b].astype(F32).reshape(-1, bins_y, bins_x, output_dim, h, w)
-    feat = xp.moveaxis(feat, 3, 5)  # [R, by, bx, H, W, C]
     yf = py[:, :, None, :, None]  # [R, i, 1, sy, 1]
     xf = px[:, None, :, None, :]  # [R, 1, j, 1, sx]
     ok = (xf < w) & (yf < h) & (xf >= 0) & (yf >= 0)
     yc, xc = xp.clip(yf, 0, h - 1), xp.clip(xf, 0, w - 1)
     yc, xc = xp.broadcast_arrays(yc, xc)
-    ri = xp.arange(feat.shape[0])[:, None, None, None, None]
-    sy = xp.arange(bins_y)[None, None, None, :, None]
-    sx = xp.arange(bins_x)[None, None, None, None, :]
-    vals = _bilinear(xp, feat, (ri, sy, sx), yc, xc, h, w)  # [R, i, j, sy, sx, C]
+    sub = (np.arange(bins_y)[:, None] * bins_x + np.arange(bins_x))[:, :, None] * output_dim
+    chan = (sub + np.arange(output_dim))[None, None, None]  # [1, 1, 1, sy, sx, C]
+    bi = b[:, None, None, None, None, None]
+    feat = x.astype(F32)
+    vals = _bilinear(xp, lambda yy, xx: feat[bi, chan, yy[..., None], xx[..., None]], yc, xc,
+                     h, w, tail=1)  # [R, i, j, sy, sx, C]
     vals = xp.where(ok[..., None], vals, F32(0))
     out = vals.sum(axis=(3, 4)) / F32(bins_x * bins_y)  # [R, i, j, C]
     return xp.moveaxis(out, 3, 1).astype(x.dtype)
@@ -151,10 +156,13 @@ def deformable_psroi(xp, x, rois, offsets, output_dim: int, group: int, scale: f
     ok = (xf >= -0.5) & (xf <= w - 0.5) & (yf >= -0.5) & (yf <= h - 0.5)
     xc, yc = xp.broadcast_arrays(xp.clip(xf, 0, w - 1), xp.clip(yf, 0, h - 1))
     ok = xp.broadcast_to(ok, xc.shape) & (b >= 0)[:, None, None, None, None, None]
-    feat = x[xp.maximum(b, 0)].astype(F32).reshape(-1, output_dim, group, group, h, w)
-    idx = tuple(xp.arange(s).reshape([-1 if k == d else 1 for k in range(6)])
-                for d, s in enumerate(feat.shape[:4]))
-    vals = xp.where(ok, _bilinear(xp, feat, idx, yc, xc, h, w), F32(0))
+    g = np.arange(group)
+    chan = ((np.arange(output_dim)[:, None, None] * group + g[:, None]) * group + g)
+    chan = chan[None, :, :, :, None, None]  # [1, C, i, j, 1, 1]
+    bi = xp.maximum(b, 0)[:, None, None, None, None, None]
+    feat = x.astype(F32)
+    vals = xp.where(ok, _bilinear(xp, lambda yy, xx: feat[bi, chan, yy, xx], yc, xc, h, w),
+                    F32(0))
     count = ok.sum(axis=(4, 5)).astype(F32)
     out = vals.sum(axis=(4, 5)) / xp.maximum(count, F32(1))
     return out.astype(x.dtype)
@@ -195,11 +203,12 @@ def roi_align_rotated(xp, x, rois, batch, pooled_h: int, pooled_w: int, ratio_y:
     x1i = xp.where(xlast, x0, x0 + 1).astype(np.int32)
     y0i, x0i = y0.astype(np.int32), x0.astype(np.int32)
     ly, lx = yf - y0, xf - x0
-    feat = xp.moveaxis(x[batch.astype(np.int32)].astype(F32), 1, 3)  # [R, H, W, C]
-    ri = xp.arange(r.shape[0]).reshape(-1, 1, 1, 1, 1)
+    feat = x.astype(F32)
+    bi = batch.astype(np.int32).reshape(-1, 1, 1, 1, 1)
     wts = [(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx]
     pts = [(y0i, x0i), (y0i, x1i), (y1i, x0i), (y1i, x1i)]
-    val = sum(feat[ri, yy, xx] * (wt * ok)[..., None] for wt, (yy, xx) in zip(wts, pts))
+    # x[b, :, y, x] puts the indexed axes first, the channels last: [R, i, j, sy, sx, C]
+    val = sum(feat[bi, :, yy, xx] * (wt * ok)[..., None] for wt, (yy, xx) in zip(wts, pts))
     out = val.sum(axis=(3, 4)) / F32(ratio_x * ratio_y)  # [R, i, j, C]
     return xp.moveaxis(out, 3, 1).astype(x.dtype)
 
