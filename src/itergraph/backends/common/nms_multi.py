@@ -23,8 +23,6 @@ import numpy as np
 
 from ...ir.traits import OPENVINO_DOMAIN as DOMAIN  # noqa: F401  (the ops' domain)
 
-SORT_TYPES = ("none", "score", "classid")
-
 
 @dataclass(frozen=True)
 class Common:
