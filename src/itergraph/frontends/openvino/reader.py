@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     import_detect,
     import_dft,
     import_embed,
+    import_fake_convert,
     import_index,
     import_layout,
     import_loops,
