@@ -26,6 +26,7 @@ from ...ir.types import TensorType
 # the translator modules register their ops in the import table when imported
 from . import (  # noqa: F401
     import_attention,
+    import_binary_conv,
     import_colour,
     import_conv,
     import_ctc,
