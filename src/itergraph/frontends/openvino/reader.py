@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     import_colour,
     import_conv,
     import_ctc,
+    import_ctc_loss,
     import_detect,
     import_dft,
     import_embed,
