@@ -49,6 +49,7 @@ from . import (  # noqa: F401
     import_sample,
     import_shape,
     import_slice_scatter,
+    import_sparse,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of
