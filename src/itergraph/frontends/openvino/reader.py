@@ -27,11 +27,15 @@ from ...ir.types import TensorType
 # the translator modules register their ops in the import table when imported
 from . import (  # noqa: F401
     import_attention,
+    import_binary_conv,
+    import_colour,
     import_conv,
     import_ctc,
+    import_ctc_loss,
     import_detect,
     import_dft,
     import_embed,
+    import_fake_convert,
     import_index,
     import_layout,
     import_loops,
@@ -48,6 +52,7 @@ from . import (  # noqa: F401
     import_sample,
     import_shape,
     import_slice_scatter,
+    import_sparse,
     import_state,
     xmlsafe,
 )

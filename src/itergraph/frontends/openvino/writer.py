@@ -25,6 +25,7 @@ from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 # the translator modules register their ops in the export table when imported
 from . import (  # noqa: F401
     export_conv,
+    export_ctc_loss,
     export_detect,
     export_dft,
     export_loops,
@@ -36,6 +37,7 @@ from . import (  # noqa: F401
     export_resize,
     export_rnn,
     export_same,
+    export_sparse,
     export_state,
 )
 from .net_writer import NetWriter, Weights, used_weights, value_dtype, value_shape
