@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..ir.graph import Node, Value
 from ..ir.loop import Loop
 from .cell_affine import Affine, AffineScope, Inv, declared_width, node_axes
@@ -477,15 +479,101 @@ def _lstm(scope: LoopScope, xs, hp, cp) -> CellMatch | None:
 # ----------------------------------------------------------------------------- cell ops
 
 
+def _unit_moves(node: Node, dims: list) -> list | None:
+    """`dims` (a shape as tokens: 1 for a unit axis, distinct objects for the others) after
+    `node`, when `node` only adds, drops or moves unit axes (the others keep their order, so
+    the data is the same), else None."""
+    op, r = node.op_type, len(dims)
+    if op == "Identity":
+        return dims
+    if op in ("Squeeze", "Unsqueeze"):
+        axes = node_axes(node)
+        if axes is None:
+            return None
+        if op == "Squeeze":
+            axes = {a % r for a in axes}
+            return None if any(dims[a] != 1 for a in axes) else [
+                d for k, d in enumerate(dims) if k not in axes]
+        out: list = list(dims)
+        for a in sorted(a % (r + len(axes)) for a in axes):
+            out.insert(a, 1)
+        return out
+    if op == "Transpose":
+        perm = node.attrs.get("perm")
+        out = [dims[int(k)] for k in perm] if perm is not None and len(perm) == r else None
+    elif op == "Reshape" and not node.attrs.get("allowzero", 0) and len(node.inputs) == 2:
+        target = const_value(node.inputs[1])
+        if target is None:
+            return None
+        out = [dims[k] if t == 0 and k < r else (1 if t == 1 else ("rest" if t == -1 else None))
+               for k, t in enumerate(int(t) for t in np.ravel(target))]
+        rest = [d for d in dims if d != 1 and d not in out]
+        if None in out or out.count("rest") > 1 or len(rest) > ("rest" in out):
+            return None
+        out = [rest[0] if d == "rest" and rest else (1 if d == "rest" else d) for d in out]
+    else:
+        return None
+    keep = [d for d in dims if d != 1]
+    return out if out is not None and [d for d in out if d != 1] == keep else None
+
+
+def _unit_view(v: Value | None, limit: int = 8) -> tuple[Value, list] | None:
+    """(w, tokens) when `v` is a rank-2 `w` ([a, b]) whose unit axes were added, dropped or
+    moved by shape ops (`_unit_moves`); tokens are `v`'s shape in terms of ``a``, ``b``, 1."""
+    chain = []
+    v = strip(v)
+    while v is not None and v.producer is not None and len(chain) < limit:
+        p = v.producer
+        if p.domain not in STD or p.op_type not in (
+                "Squeeze", "Unsqueeze", "Transpose", "Reshape", "Identity"):
+            break
+        chain.append(p)
+        v = strip(p.inputs[0])
+    dims: list | None = ["a", "b"]
+    for p in reversed(chain):
+        dims = _unit_moves(p, dims)
+        if dims is None:
+            return None
+    return v, dims
+
+
 def _unsqueezed0(v: Value | None) -> Value | None:
-    """`w` when `v` is ``Unsqueeze(w, [0])``."""
-    p = _node(v, "Unsqueeze")
-    return p.inputs[0] if p is not None and node_axes(p) in ([0],) else None
+    """`w` when `v` is ``Unsqueeze(w, [0])``, or the same data by moves of unit axes
+    (OpenVINO's ONNX frontend: ``Transpose(Reshape(Unsqueeze(w, 0), [-1, 1, 0]), [1, 0,
+    2])``)."""
+    got = _unit_view(v)
+    return got[0] if got is not None and got[1] == [1, "a", "b"] else None
 
 
 def _squeezed0_from(v: Value, out: Value) -> bool:
-    p = _node(v, "Squeeze")
-    return p is not None and strip(p.inputs[0]) is out and node_axes(p) == [0]
+    """Whether `v` is ``Squeeze(out, [0])``, or the same data by moves of unit axes."""
+    chain, v = [], strip(v)
+    while v is not None and v is not out and v.producer is not None and len(chain) < 8:
+        p = v.producer
+        if p.domain not in STD or p.op_type not in (
+                "Squeeze", "Unsqueeze", "Transpose", "Reshape", "Identity"):
+            return False
+        chain.append(p)
+        v = strip(p.inputs[0])
+    if v is not out or not chain:
+        return False
+    dims: list | None = [1, "a", "b"]
+    for p in reversed(chain):
+        dims = _unit_moves(p, dims)
+        if dims is None:
+            return False
+    return dims == ["a", "b"]
+
+
+def _full_lengths(v: Value | None) -> bool:
+    """Whether the ``sequence_lens`` `v` of a one-step cell op is 1 everywhere (the whole
+    one-step sequence, as no ``sequence_lens``): a static 1 broadcast (``Expand``) and cast."""
+    v = strip(v)
+    while v is not None and v.producer is not None and v.producer.domain in STD and \
+            v.producer.op_type in ("Cast", "Expand", "Identity"):
+        v = strip(v.producer.inputs[0])
+    c = static_value(v)
+    return c is not None and c.size >= 1 and bool(np.all(c == 1))
 
 
 def _match_node(scope: LoopScope, xs, states) -> CellMatch | None:
@@ -499,7 +587,8 @@ def _match_node(scope: LoopScope, xs, states) -> CellMatch | None:
     if isinstance(direction, bytes):
         direction = direction.decode()
     if (direction != "forward" or node.attrs.get("layout", 0)
-            or ins[4] is not None or ins[0] is None or ins[1] is None or ins[2] is None):
+            or (ins[4] is not None and not _full_lengths(ins[4]))
+            or ins[0] is None or ins[1] is None or ins[2] is None):
         return None
     n_states = 2 if kind == "LSTM" else 1
     x = strip(_unsqueezed0(ins[0]))
