@@ -39,6 +39,7 @@ from . import (  # noqa: F401
     import_ops,
     import_order,
     import_quant,
+    import_random,
     import_resize,
     import_rnn,
     import_roi,

@@ -31,6 +31,7 @@ from . import (  # noqa: F401
     export_norm,
     export_ops,
     export_quant,
+    export_random,
     export_resize,
     export_rnn,
     export_same,
