@@ -35,6 +35,7 @@ from . import (  # noqa: F401
     export_resize,
     export_rnn,
     export_same,
+    export_strings,
 )
 from .net_writer import NetWriter, Weights, used_weights, value_dtype, value_shape
 
