@@ -17,9 +17,8 @@ from opcheck import check_op
 from ov_helpers import CONFIG, CORE, save
 
 import itergraph as ig
+from itergraph.backends.common.mersenne import mt_words, random_uniform_mt
 from itergraph.backends.common.philox import philox_blocks, random_uniform
-from itergraph.errors import UnsupportedError
-from itergraph.frontends.openvino import read
 
 rng = np.random.default_rng(13)
 
@@ -188,13 +187,59 @@ def test_random_uniform_zero_seeds_are_not_deterministic(tmp_path):
     assert 0 <= a.min() and a.max() < 1
 
 
-def test_random_uniform_pytorch_alignment_is_refused(tmp_path):
-    y = ops8.random_uniform(ops8.constant(np.array([4], np.int64)),
-                            ops8.constant(np.float32(0)), ops8.constant(np.float32(1)), "f32",
-                            3, 0, "pytorch")
-    path = save(ov.Model([y.output(0)], []), tmp_path)
-    with pytest.raises(UnsupportedError, match="alignment 'pytorch'"):
-        read(path)
+def _uniform_pt(n, lo, hi, out_type, gs, os_=0):
+    return ops8.random_uniform(ops8.constant(np.array([n], np.int64)), lo, hi, out_type, gs,
+                               os_, "pytorch")
+
+
+@pytest.mark.parametrize("out_type,lo,hi", [
+    ("f32", np.float32(0), np.float32(1)),
+    ("f32", np.float32(-2), np.float32(5)),
+    ("i32", np.int32(-5), np.int32(1000)),
+    ("i64", np.int64(3), np.int64(70000)),
+])
+@pytest.mark.parametrize("seeds", [(150, 0), (3, 99), (2**33 + 5, 1)])
+@pytest.mark.parametrize("n", [9, 1500])  # 1500: more than one Mersenne state of 624 words
+def test_random_uniform_pytorch(out_type, lo, hi, seeds, n, tmp_path):
+    """``alignment="pytorch"``: MT19937 words; the same numbers at every run, as in
+    OpenVINO."""
+    y = _uniform_pt(n, ops8.constant(lo), ops8.constant(hi), out_type, *seeds)
+    if out_type == "i64":  # OpenVINO runs i64 as i32 (one word: the spec's rule for small
+        y = ops8.convert(y, "i32")  # bounds too), so compare through i32
+    g, want = check_op([y], [], {}, tmp_path, rtol=0, atol=0, to_onnx=False)
+    path = save(ov.Model([y.output(0)], []), tmp_path, "again")
+    for backend in ("numpy", "jax"):
+        runs = _ig_runs(path, {}, 2, backend)
+        np.testing.assert_array_equal(runs[1][0], want[0])
+
+
+@pytest.mark.parametrize("out_type,np_type", [("f16", np.float16), ("f64", np.float64)])
+def test_random_uniform_pytorch_other_floats_follow_the_spec(out_type, np_type, tmp_path):
+    """f16 takes 11 bits of a word and f64 53 bits of two, as the specification says; the CPU
+    plugin computes both as f32 (24 bits of one word) and converts: asserted."""
+    y = _uniform_pt(700, ops8.constant(np_type(-2)), ops8.constant(np_type(5)), out_type, 150)
+    model = ov.Model([y.output(0)], [])
+    want = _ov_runs(model, {}, 1)[0][0]
+    got = list(ig.load(save(model, tmp_path)).run({}).values())[0]
+    np.testing.assert_array_equal(got, random_uniform_mt((700,), np_type(-2), np_type(5),
+                                                         np_type, 150))
+    assert got.min() >= -2 and got.max() < 5 and len(np.unique(got)) > 100
+    as_f32 = random_uniform_mt((700,), np.float32(-2), np.float32(5), np.float32, 150)
+    np.testing.assert_array_equal(want, as_f32.astype(np_type))
+    assert not np.array_equal(got, want)
+
+
+def test_random_uniform_pytorch_i64_beyond_32_bits(tmp_path):
+    """i64 with a bound above 2**32 - 1 takes two words per element (spec); the plugin keeps
+    to 32 bits: asserted."""
+    y = _uniform_pt(50, ops8.constant(np.int64(-5)), ops8.constant(np.int64(10**12)), "i64", 7)
+    model = ov.Model([y.output(0)], [])
+    want = _ov_runs(model, {}, 1)[0][0]
+    got = list(ig.load(save(model, tmp_path)).run({}).values())[0]
+    w = mt_words(7, 100).reshape(-1, 2).astype(np.uint64)
+    wide = (w[:, 0] << np.uint64(32)) | w[:, 1]
+    np.testing.assert_array_equal(got, (wide % np.uint64(10**12 + 5)).astype(np.int64) - 5)
+    assert got.max() > 2**32 and np.abs(want).max() < 2**31
 
 
 def test_random_uniform_onnx_copy_keeps_the_openvino_op(tmp_path):

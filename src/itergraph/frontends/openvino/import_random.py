@@ -1,12 +1,12 @@
 """Translators of OpenVINO's random ops into ops of the ``org.openvinotoolkit`` domain, inputs
 and attributes kept (element types as ONNX ``TensorProto`` numbers): ``RandomUniform-8``
-(semantics in `backends.common.philox`) and ``Multinomial-13``
-(`backends.common.multinomial`). ONNX's own RandomUniform and Multinomial draw from other
-generators, so these stay OpenVINO ops."""
+(semantics in `backends.common.philox`; ``alignment="pytorch"``: `backends.common.mersenne`)
+and ``Multinomial-13`` (`backends.common.multinomial`). ONNX's own RandomUniform and
+Multinomial draw from other generators, so these stay OpenVINO ops."""
 
 from __future__ import annotations
 
-from ...errors import ModelError, UnsupportedError
+from ...errors import ModelError
 from ...ir.traits import OPENVINO_DOMAIN as DOMAIN
 from ...ir.types import DataType
 from .builder import Builder, onnx_type
@@ -37,9 +37,6 @@ def _random_uniform(b: Builder, layer: Layer, x):
     alignment = (layer.attr("alignment", "tensorflow") or "tensorflow").lower()
     if alignment not in _ALIGNMENTS:
         raise ModelError(f"{layer.where()}: unknown alignment '{alignment}'")
-    if alignment != "tensorflow":
-        raise UnsupportedError(f"{layer.where()}: RandomUniform alignment '{alignment}' "
-                               "(PyTorch's Mersenne Twister) is not supported")
     shape = b.to_i64(x[0])
     attrs = {"output_type": onnx_type(dt), "global_seed": _seed(layer, "global_seed"),
              "op_seed": _seed(layer, "op_seed"), "alignment": alignment}
