@@ -298,3 +298,33 @@ def test_multinomial_runtime_count_and_repeatable_runs(tmp_path):
     for backend in ("numpy", "jax"):
         for got in _ig_runs(path, feeds, 2, backend):
             np.testing.assert_array_equal(got[0], want[0][0])
+
+
+def test_random_uniform_in_a_loop_body(tmp_path):
+    """Inside a Loop the sequence advances at every iteration and across runs, as in
+    OpenVINO; the written-back loop does the same in OpenVINO."""
+    x = ops8.parameter([1, 2], np.float32, name="x")
+    bx = ops8.parameter([1, 2], np.float32, name="bx")
+    r = _uniform([1, 2], np.float32(0), np.float32(1), "f32", 5, 6)
+    acc = ops8.add(bx, r)
+    body = ov.Model([ops8.constant(np.array(True)).output(0), acc.output(0), r.output(0)], [bx])
+    loop = ops8.loop(ops8.constant(np.int64(4)), ops8.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(bx, x.output(0), acc.output(0))
+    model = ov.Model([loop.get_iter_value(acc.output(0), -1),
+                      loop.get_concatenated_slices(r.output(0), 0, 1, 1, -1, 0)], [x])
+    path = save(model, tmp_path)
+    feeds = {"x": np.zeros((1, 2), np.float32)}
+    want = _ov_runs(model, feeds, 2)
+    assert len(np.unique(np.concatenate([w[1] for w in want]))) == 16
+    for backend in ("numpy", "jax"):
+        got = _ig_runs(path, feeds, 2, backend)
+        for run in range(2):
+            for a, b in zip(got[run], want[run]):
+                np.testing.assert_array_equal(a, b, err_msg=f"{backend} run {run}")
+    written = tmp_path / "written.xml"
+    ig.save(ig.load(path), written)
+    again = _ov_runs(CORE.read_model(str(written)), feeds, 2)
+    for run in range(2):
+        np.testing.assert_array_equal(again[run][1], want[run][1])
