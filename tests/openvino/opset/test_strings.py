@@ -11,7 +11,7 @@ import onnx
 import openvino as ov
 import openvino.opset15 as ops15
 import pytest
-from ov_helpers import CORE, save
+from ov_helpers import CORE, record, save
 
 import itergraph as ig
 from itergraph.backends.numpy import run_graph
@@ -54,6 +54,7 @@ def _check(outs, params, feeds, tmp_path):
     write(g, written)
     for i, (a, b) in enumerate(zip(_ov(str(written), feeds), want)):
         _same(a, b, f"written model, OpenVINO output {i}")
+    record(xml, True)
     return g, want
 
 
