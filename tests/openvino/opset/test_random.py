@@ -57,6 +57,12 @@ def test_random_uniform(out_type, lo, hi, seeds, tmp_path):
     check_op([y], [], {}, tmp_path, rtol=0, atol=0, to_onnx=False)
 
 
+@pytest.mark.parametrize("shape", [[0], [2, 0, 3], [1]])
+def test_random_uniform_empty_and_single(shape, tmp_path):
+    y = _uniform(shape, np.float32(0), np.float32(1), "f32", 4, 5)
+    check_op([y], [], {}, tmp_path, rtol=0, atol=0, to_onnx=False)
+
+
 @pytest.mark.parametrize("shape_type", [np.int32, np.int64])
 def test_random_uniform_large_and_shape_types(shape_type, tmp_path):
     # 5001 elements: OpenVINO splits the work among threads, and the last block is partial
@@ -274,6 +280,15 @@ def test_multinomial(replace, log_probs, convert_type, seeds, tmp_path):
     if log_probs:
         probs = np.log(probs)
     check_op([y], [p], {"p": probs}, tmp_path, rtol=0, atol=0, to_onnx=False)
+
+
+@pytest.mark.parametrize("replace", [True, False])
+def test_multinomial_f16_probs(replace, tmp_path):
+    p = ops13.parameter([3, 9], np.float16, name="p")
+    y = ops13.multinomial(p, ops13.constant(np.array([6], np.int64)), "i32", replace, False, 7,
+                          3)
+    check_op([y], [p], {"p": _probs(3, 9, np.float16)}, tmp_path, rtol=0, atol=0,
+             to_onnx=False)
 
 
 @pytest.mark.parametrize("replace", [True, False])
