@@ -33,12 +33,13 @@ class NumpyStep:
         self.outputs = [by_uid[u] for u in outs]
         self.graph = Graph(f"{cg.graph.name}/numpy", nodes=self.nodes,
                            opset_imports=cg.graph.opset_imports)
-        self._plans: dict = {}
+        self._plans: dict = cg.segment_plans
 
     def run(self, env, static, max_it) -> None:
-        plan = self._plans.get(max_it)
+        key = (self.a, self.b, max_it)
+        plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[max_it] = CompileContext(max_it).compile(
+            plan = self._plans[key] = CompileContext(max_it).compile(
                 self.graph, outputs=self.outputs, inputs=[])
         args = [_host(env[v.uid]) for v in plan.captures]
         res = plan.fn(*args)

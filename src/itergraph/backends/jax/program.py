@@ -105,6 +105,9 @@ class CompiledGraph:
         self._big_dev: dict[int, Any] = {}
         self._max_it_args: dict[Any, Any] = {}
         self._numpy_plans: dict[Any, Any] = {}
+        # NumPy segments' plans by (start, end, max_iterations), shared by every re-plan so
+        # that kernels holding state (OpenVINO's RandomUniform) keep it across runs
+        self.segment_plans: dict[Any, Any] = {}
         self.bailouts = 0  # runs redone on NumPy (see `context.Bailout`)
         self._reads = [[v.uid for v in n.reads()] for n in self.nodes]
         self._defined_at: dict[int, int] = {}

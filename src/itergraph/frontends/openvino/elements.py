@@ -4,7 +4,8 @@ OpenVINO names element types in two ways: ``element_type`` attributes use ``f32`
 ``boolean`` ...; port ``precision`` attributes use ``FP32``, ``I64``, ``BOOL`` ... Both map to
 an IR `DataType`. Sub-byte types are packed in the ``.bin``: ``u4``/``i4`` two per byte, low
 nibble first; ``u2`` four per byte, low bits first; ``u1`` eight per byte, most significant
-bit first. ``u1`` has no IR type: it is unpacked to ``uint8`` 0/1 values.
+bit first. ``u1`` has no IR type: it is unpacked to ``uint8`` 0/1 values. ``string`` has no
+fixed width (its layout in `strings`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
+from .strings import decode_strings, encode_strings
 
 # element_type name -> (IR type, bits per element)
 ELEMENT_TYPES: dict[str, tuple[DataType, int]] = {
@@ -37,9 +39,10 @@ ELEMENT_TYPES: dict[str, tuple[DataType, int]] = {
     "f8e5m2": (DataType.FLOAT8E5M2, 8),
     "f8e8m0": (DataType.FLOAT8E8M0, 8),
     "f4e2m1": (DataType.FLOAT4E2M1, 4),
+    "string": (DataType.STRING, 0),  # variable width
 }
 # Known to OpenVINO but not representable here.
-UNSUPPORTED_TYPES = {"u3", "u6", "nf4", "string", "dynamic", "undefined"}
+UNSUPPORTED_TYPES = {"u3", "u6", "nf4", "dynamic", "undefined"}
 
 # port precision name -> element_type name
 PRECISIONS: dict[str, str] = {
@@ -47,7 +50,7 @@ PRECISIONS: dict[str, str] = {
     "FP64": "f64", "I4": "i4", "I8": "i8", "I16": "i16", "I32": "i32", "I64": "i64",
     "BIN": "u1", "U1": "u1", "U2": "u2", "U4": "u4", "U8": "u8", "U16": "u16", "U32": "u32",
     "U64": "u64", "F8E4M3": "f8e4m3", "F8E5M2": "f8e5m2", "F8E8M0": "f8e8m0",
-    "F4E2M1": "f4e2m1",
+    "F4E2M1": "f4e2m1", "STRING": "string",
 }
 
 # IR type -> (element_type, precision) for writing
@@ -72,13 +75,12 @@ _WRITE: dict[DataType, tuple[str, str]] = {
     DataType.FLOAT8E5M2: ("f8e5m2", "F8E5M2"),
     DataType.FLOAT8E8M0: ("f8e8m0", "F8E8M0"),
     DataType.FLOAT4E2M1: ("f4e2m1", "F4E2M1"),
+    DataType.STRING: ("string", "STRING"),
 }
 
 
 def to_numpy(dt: DataType) -> np.dtype:
-    """NumPy dtype of an IR element type that OpenVINO can hold."""
-    if dt == DataType.STRING:
-        raise UnsupportedError(f"element type {dt} has no NumPy equivalent here")
+    """NumPy dtype of an IR element type that OpenVINO can hold (``object`` for strings)."""
     return DataType(dt).numpy
 
 
@@ -131,15 +133,20 @@ def to_precision(dt: DataType | None) -> str:
     return _WRITE[dt][1]
 
 
-def byte_size(name: str, count: int) -> int:
-    """Bytes that `count` elements of element type `name` occupy in the ``.bin``."""
+def byte_size(name: str, count: int) -> int | None:
+    """Bytes that `count` elements of element type `name` occupy in the ``.bin`` (``None``
+    for strings: their size depends on their contents)."""
     bits = ELEMENT_TYPES[name][1]
+    if bits == 0:
+        return None
     return (count * bits + 7) // 8
 
 
-def decode(name: str, buf: bytes, shape: tuple[int, ...]) -> np.ndarray:
+def decode(name: str, buf: bytes, shape: tuple[int, ...], where: str = "") -> np.ndarray:
     """Decode the ``.bin`` bytes of a constant (length already checked) into an array."""
     dt, bits = ELEMENT_TYPES[name]
+    if dt == DataType.STRING:
+        return decode_strings(buf, shape, where or "string constant")
     count = int(np.prod(shape, dtype=np.int64))
     raw = np.frombuffer(buf, np.uint8)
     if bits >= 8:
@@ -160,6 +167,8 @@ def encode(dt: DataType, arr: np.ndarray) -> bytes:
     """Bytes of `arr` (of IR type `dt`) as OpenVINO stores them (sub-byte types packed)."""
     name = to_element_type(dt)
     bits = ELEMENT_TYPES[name][1]
+    if dt == DataType.STRING:
+        return encode_strings(arr)
     if bits >= 8:
         return np.ascontiguousarray(arr, dtype=to_numpy(dt)).tobytes()
     per = 8 // bits

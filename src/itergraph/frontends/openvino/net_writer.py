@@ -141,7 +141,7 @@ class NetWriter:
         a = np.asarray(arr)
         dt = dtype or from_numpy(a.dtype)
         element_type = to_element_type(dt, f"constant '{name}'")
-        key = (dt, a.shape, a.tobytes()) if a.size <= 64 else None
+        key = (dt, a.shape, a.tobytes()) if a.size <= 64 and a.dtype != object else None
         if key is not None and key in self.consts:
             return self.consts[key]
         data = encode(dt, a)

@@ -46,6 +46,7 @@ from . import (  # noqa: F401
     import_order,
     import_psroi,
     import_quant,
+    import_random,
     import_resize,
     import_rnn,
     import_roi,
@@ -54,6 +55,7 @@ from . import (  # noqa: F401
     import_slice_scatter,
     import_sparse,
     import_state,
+    import_strings,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of
@@ -263,7 +265,7 @@ class Reader:
             raise ModelError(f"{where}: negative offset {offset} or size {size}")
         count = math.prod(shape)  # Python integers: no int64 overflow to hide a huge shape
         need = byte_size(name, count)
-        if size != need:
+        if need is not None and size != need:
             raise ModelError(f"{where}: size {size} bytes does not match shape {list(shape)} "
                              f"of element type {name} ({need} bytes)")
         if self.weights is None:
@@ -271,7 +273,7 @@ class Reader:
         if offset + size > len(self.weights):
             raise ModelError(f"{where}: bytes {offset}..{offset + size} lie beyond the end of "
                              f"the .bin ({len(self.weights)} bytes)")
-        arr = decode(name, self.weights[offset:offset + size], tuple(shape))
+        arr = decode(name, self.weights[offset:offset + size], tuple(shape), where)
         v = b.const(arr, name=port.names[0] if port.names else (layer.name or f"const_{layer.id}"))
         v.type = TensorType(v.type.dtype, tuple(shape))
         return v

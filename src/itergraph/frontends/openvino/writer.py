@@ -34,11 +34,13 @@ from . import (  # noqa: F401
     export_ops,
     export_psroi,
     export_quant,
+    export_random,
     export_resize,
     export_rnn,
     export_same,
     export_sparse,
     export_state,
+    export_strings,
 )
 from .net_writer import NetWriter, Weights, used_weights, value_dtype, value_shape
 
