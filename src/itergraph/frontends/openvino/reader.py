@@ -45,6 +45,7 @@ from . import (  # noqa: F401
     import_sample,
     import_shape,
     import_slice_scatter,
+    import_yolo,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of
