@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     import_conv,
     import_ctc,
     import_detect,
+    import_detect_post,
     import_dft,
     import_embed,
     import_index,

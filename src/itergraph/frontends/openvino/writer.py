@@ -26,6 +26,7 @@ from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 from . import (  # noqa: F401
     export_conv,
     export_detect,
+    export_detect_post,
     export_dft,
     export_loops,
     export_norm,

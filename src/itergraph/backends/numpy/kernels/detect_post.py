@@ -1,0 +1,28 @@
+"""Kernels of the SSD post-processing ops of the ``org.openvinotoolkit`` domain: PriorBox and
+PriorBoxClustered (math in `backends.common.prior_box`)."""
+
+from __future__ import annotations
+
+from ...common import prior_box as pb
+from . import kernel
+
+
+def _priors(node, fn):
+    attrs = dict(node.attrs)
+
+    def run(feat, img):
+        h, w = pb.spatial(feat.shape, node.op_type)
+        ih, iw = pb.spatial(img.shape, node.op_type)
+        return fn(attrs, h, w, ih, iw)
+
+    return run
+
+
+@kernel("PriorBox", domain=pb.DOMAIN)
+def _prior_box(node, ctx):
+    return _priors(node, pb.prior_box)
+
+
+@kernel("PriorBoxClustered", domain=pb.DOMAIN)
+def _prior_box_clustered(node, ctx):
+    return _priors(node, pb.prior_box_clustered)

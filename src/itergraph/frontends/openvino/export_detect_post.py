@@ -1,0 +1,59 @@
+"""``org.openvinotoolkit`` SSD post-processing ops -> OpenVINO layers: ``PriorBox`` is
+``PriorBox-8`` and ``PriorBoxClustered`` ``PriorBoxClustered-1``, fed dims 2 and 3 of their
+two inputs (``ShapeOf`` and ``StridedSlice``) and unsqueezed to the ONNX form's
+``[1, 2, N]``."""
+
+from __future__ import annotations
+
+from ...ir.graph import Node
+from ...ir.traits import OPENVINO_DOMAIN
+from ...ir.types import DataType
+from .export_table import exporter
+from .net_writer import NetWriter
+
+I64, F32 = DataType.INT64, DataType.FLOAT32
+
+
+def _hw(w: NetWriter, x):
+    shape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64, shape=(4,))
+    return w.one("StridedSlice", "opset1", [shape, w.i64([2]), w.i64([4]), w.i64([1])],
+                 {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(2,))
+
+
+def _floats(node: Node, key: str, default=()) -> str:
+    return ",".join(repr(float(v)) for v in node.attrs.get(key, default))
+
+
+def _flag(node: Node, key: str, default: int) -> str:
+    return "true" if int(node.attrs.get(key, default)) else "false"
+
+
+def _priors(w: NetWriter, node: Node, ins, type_: str, version: str, data: dict):
+    y = w.one(type_, version, [_hw(w, ins[0]), _hw(w, ins[1])], data, dtype=F32)
+    return w.one("Unsqueeze", "opset1", [y, w.i64([0])], dtype=F32)
+
+
+@exporter("PriorBox", since=1, domain=OPENVINO_DOMAIN)
+def _prior_box(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    data = {"min_size": _floats(node, "min_size"), "max_size": _floats(node, "max_size"),
+            "aspect_ratio": _floats(node, "aspect_ratio"), "flip": _flag(node, "flip", 0),
+            "clip": _flag(node, "clip", 0), "step": repr(float(a.get("step", 0.0))),
+            "offset": repr(float(a.get("offset", 0.0))),
+            "variance": _floats(node, "variance"),
+            "scale_all_sizes": _flag(node, "scale_all_sizes", 1),
+            "fixed_ratio": _floats(node, "fixed_ratio"),
+            "fixed_size": _floats(node, "fixed_size"), "density": _floats(node, "density"),
+            "min_max_aspect_ratios_order": _flag(node, "min_max_aspect_ratios_order", 1)}
+    return _priors(w, node, ins, "PriorBox", "opset8", data)
+
+
+@exporter("PriorBoxClustered", since=1, domain=OPENVINO_DOMAIN)
+def _prior_box_clustered(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    data = {"width": _floats(node, "width"), "height": _floats(node, "height"),
+            "clip": _flag(node, "clip", 0), "step_w": repr(float(a.get("step_w", 0.0))),
+            "step_h": repr(float(a.get("step_h", 0.0))),
+            "step": repr(float(a.get("step", 0.0))), "offset": repr(float(a.get("offset", 0.0))),
+            "variance": _floats(node, "variance", (0.1,))}
+    return _priors(w, node, ins, "PriorBoxClustered", "opset1", data)

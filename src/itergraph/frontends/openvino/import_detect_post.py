@@ -1,0 +1,104 @@
+"""Translators of OpenVINO's SSD post-processing layers into ops of the ``org.openvinotoolkit``
+domain in the form OpenVINO's ONNX frontend reads (semantics in `backends.common.prior_box`,
+`backends.common.detection_output`, `backends.common.proposal`).
+
+``PriorBox-1/8`` and ``PriorBoxClustered-1`` take the feature-map and image sizes as two 1-D
+tensors ``[H, W]``; the ONNX form takes two tensors whose dims 2 and 3 are those sizes and has
+an extra leading axis of 1. The sizes become a ``[1, 1, H, W]`` uint8 ``ConstantOfShape`` each
+and the result is squeezed back to ``[2, 4*H*W*P]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ModelError
+from ...ir.traits import OPENVINO_DOMAIN as DOMAIN
+from ...ir.types import DataType, TensorType
+from .builder import Builder
+from .import_table import importer
+from .netparse import Layer
+
+I64, F32, U8 = DataType.INT64, DataType.FLOAT32, DataType.UINT8
+
+
+def floats_attr(layer: Layer, key: str, default=None) -> list[float]:
+    s = layer.attr(key)
+    if s is None or not s.strip():
+        return list(default or [])
+    try:
+        return [float(t) for t in s.replace(" ", "").split(",") if t]
+    except ValueError:
+        raise ModelError(f"{layer.where()}: attribute {key}='{s}' is not a list of numbers") \
+            from None
+
+
+def _sized(b: Builder, v):
+    """A ``[1, 1, H, W]`` uint8 tensor of zeros from the 1-D ``[H, W]`` tensor `v`."""
+    c = b.value_of(v)
+    if c is not None:
+        shape = b.i64([1, 1, *np.asarray(c).reshape(-1).astype(np.int64)])
+    else:
+        shape = b.op("Concat", [b.i64([1, 1]), b.i64_vector(v)], {"axis": 0}, dtype=I64)
+    out = b.op("ConstantOfShape", [shape], {"value": np.zeros(1, np.uint8)}, dtype=U8)
+    if c is not None:
+        out.type = TensorType(U8, (1, 1, *(int(d) for d in np.asarray(c).reshape(-1))))
+    return out
+
+
+def _priors(b: Builder, layer: Layer, x, op_type: str, attrs: dict):
+    if len(x) != 2:
+        raise ModelError(f"{layer.where()}: {op_type} takes 2 inputs, got {len(x)}")
+    for i, v in enumerate(x):
+        c = b.value_of(v)
+        if c is not None and np.asarray(c).size != 2:
+            raise ModelError(f"{layer.where()}: input {i} has {np.asarray(c).size} values "
+                             "(the sizes [H, W])")
+    attrs = {k: v for k, v in attrs.items() if not (isinstance(v, list) and not v)}
+    y = b.op(op_type, [_sized(b, x[0]), _sized(b, x[1])], attrs, dtype=F32, domain=DOMAIN)
+    return b.squeeze(y, [0])
+
+
+def _prior_box(b: Builder, layer: Layer, x, version: int):
+    a = {"min_size": floats_attr(layer, "min_size"), "max_size": floats_attr(layer, "max_size"),
+         "aspect_ratio": floats_attr(layer, "aspect_ratio"),
+         "flip": int(layer.bool_attr("flip")), "clip": int(layer.bool_attr("clip")),
+         "step": layer.float_attr("step", 0.0), "offset": layer.float_attr("offset", 0.0),
+         "variance": floats_attr(layer, "variance"),
+         "scale_all_sizes": int(layer.bool_attr("scale_all_sizes", True)),
+         "fixed_ratio": floats_attr(layer, "fixed_ratio"),
+         "fixed_size": floats_attr(layer, "fixed_size"),
+         "density": floats_attr(layer, "density"),
+         "min_max_aspect_ratios_order": int(version < 8 or layer.bool_attr(
+             "min_max_aspect_ratios_order", True))}
+    if len(a["variance"]) not in (0, 1, 4):
+        raise ModelError(f"{layer.where()}: {len(a['variance'])} variance values (1 or 4)")
+    if a["density"] and len(a["density"]) != len(a["fixed_size"]):
+        raise ModelError(f"{layer.where()}: {len(a['density'])} densities for "
+                         f"{len(a['fixed_size'])} fixed sizes")
+    return _priors(b, layer, x, "PriorBox", a)
+
+
+@importer("PriorBox", since=1)
+def _prior_box1(b: Builder, layer: Layer, x):
+    return _prior_box(b, layer, x, 1)
+
+
+@importer("PriorBox", since=8)
+def _prior_box8(b: Builder, layer: Layer, x):
+    return _prior_box(b, layer, x, 8)
+
+
+@importer("PriorBoxClustered", since=1)
+def _prior_box_clustered(b: Builder, layer: Layer, x):
+    a = {"width": floats_attr(layer, "width"), "height": floats_attr(layer, "height"),
+         "clip": int(layer.bool_attr("clip", True)),
+         "step_w": layer.float_attr("step_w", 0.0), "step_h": layer.float_attr("step_h", 0.0),
+         "step": layer.float_attr("step", 0.0), "offset": layer.float_attr("offset", 0.0),
+         "variance": floats_attr(layer, "variance")}
+    if len(a["width"]) != len(a["height"]):
+        raise ModelError(f"{layer.where()}: {len(a['width'])} widths and "
+                         f"{len(a['height'])} heights")
+    if len(a["variance"]) not in (0, 1, 4):
+        raise ModelError(f"{layer.where()}: {len(a['variance'])} variance values (1 or 4)")
+    return _priors(b, layer, x, "PriorBoxClustered", a)
