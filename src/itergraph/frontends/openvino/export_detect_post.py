@@ -1,7 +1,8 @@
 """``org.openvinotoolkit`` SSD post-processing ops -> OpenVINO layers: ``PriorBox`` is
 ``PriorBox-8`` and ``PriorBoxClustered`` ``PriorBoxClustered-1``, fed dims 2 and 3 of their
 two inputs (``ShapeOf`` and ``StridedSlice``) and unsqueezed to the ONNX form's
-``[1, 2, N]``."""
+``[1, 2, N]``; ``DetectionOutput`` is ``DetectionOutput-8`` (defaults those of OpenVINO's ONNX
+frontend: ``keep_top_k`` 1, ``normalized`` true)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,28 @@ def _prior_box_clustered(w: NetWriter, node: Node, ins):
             "step": repr(float(a.get("step", 0.0))), "offset": repr(float(a.get("offset", 0.0))),
             "variance": _floats(node, "variance", (0.1,))}
     return _priors(w, node, ins, "PriorBoxClustered", "opset1", data)
+
+
+@exporter("DetectionOutput", since=1, domain=OPENVINO_DOMAIN)
+def _detection_output(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    code = a.get("code_type", "caffe.PriorBoxParameter.CORNER")
+    code = code.decode() if isinstance(code, bytes) else str(code)
+    if not code.startswith("caffe.PriorBoxParameter."):
+        code = "caffe.PriorBoxParameter." + code
+    data = {"background_label_id": int(a.get("background_label_id", 0)),
+            "top_k": int(a.get("top_k", -1)),
+            "variance_encoded_in_target": _flag(node, "variance_encoded_in_target", 0),
+            "keep_top_k": str(int(a.get("keep_top_k", 1))), "code_type": code,
+            "share_location": _flag(node, "share_location", 1),
+            "nms_threshold": repr(float(a["nms_threshold"])),
+            "confidence_threshold": repr(float(a.get("confidence_threshold", 0.0))),
+            "clip_after_nms": _flag(node, "clip_after_nms", 0),
+            "clip_before_nms": _flag(node, "clip_before_nms", 0),
+            "decrease_label_id": _flag(node, "decrease_label_id", 0),
+            "normalized": _flag(node, "normalized", 1),
+            "input_height": int(a.get("input_height", 1)),
+            "input_width": int(a.get("input_width", 1)),
+            "objectness_score": repr(float(a.get("objectness_score", 0.0)))}
+    present = [i for i in ins if i is not None]
+    return w.one("DetectionOutput", "opset8", present, data, dtype=ins[0].dtype)

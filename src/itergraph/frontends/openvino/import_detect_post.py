@@ -6,16 +6,21 @@ domain in the form OpenVINO's ONNX frontend reads (semantics in `backends.common
 tensors ``[H, W]``; the ONNX form takes two tensors whose dims 2 and 3 are those sizes and has
 an extra leading axis of 1. The sizes become a ``[1, 1, H, W]`` uint8 ``ConstantOfShape`` each
 and the result is squeezed back to ``[2, 4*H*W*P]``.
+
+``DetectionOutput-1/8`` keep their inputs and attributes; ``keep_top_k`` becomes its first
+value (the one OpenVINO uses), ``code_type`` its full name. Version 1's ``num_classes`` must
+agree with the shapes (the ONNX form derives the count from them).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from ...ir.traits import OPENVINO_DOMAIN as DOMAIN
 from ...ir.types import DataType, TensorType
-from .builder import Builder
+from .builder import Builder, shape_of
+from .import_ops import out_dtype
 from .import_table import importer
 from .netparse import Layer
 
@@ -102,3 +107,59 @@ def _prior_box_clustered(b: Builder, layer: Layer, x):
     if len(a["variance"]) not in (0, 1, 4):
         raise ModelError(f"{layer.where()}: {len(a['variance'])} variance values (1 or 4)")
     return _priors(b, layer, x, "PriorBoxClustered", a)
+
+
+_CODE_TYPES = ("caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE")
+
+
+def _detection_output(b: Builder, layer: Layer, x, version: int):
+    if len(x) not in (3, 5):
+        raise ModelError(f"{layer.where()}: DetectionOutput takes 3 or 5 inputs, got {len(x)}")
+    code = (layer.attr("code_type") or _CODE_TYPES[0]).strip()
+    if not code.startswith("caffe.PriorBoxParameter."):
+        code = "caffe.PriorBoxParameter." + code
+    if code not in _CODE_TYPES:
+        raise ModelError(f"{layer.where()}: code_type '{code}' is not CORNER or CENTER_SIZE")
+    keep = layer.ints_attr("keep_top_k", [-1]) or [-1]
+    a = {"background_label_id": layer.int_attr("background_label_id", 0),
+         "top_k": layer.int_attr("top_k", -1),
+         "variance_encoded_in_target": int(layer.bool_attr("variance_encoded_in_target")),
+         "keep_top_k": keep[0], "code_type": code,
+         "share_location": int(layer.bool_attr("share_location", True)),
+         "nms_threshold": layer.float_attr("nms_threshold", 0.0),
+         "confidence_threshold": layer.float_attr("confidence_threshold", 0.0),
+         "clip_after_nms": int(layer.bool_attr("clip_after_nms")),
+         "clip_before_nms": int(layer.bool_attr("clip_before_nms")),
+         "decrease_label_id": int(layer.bool_attr("decrease_label_id")),
+         "normalized": int(layer.bool_attr("normalized")),
+         "input_height": layer.int_attr("input_height", 1),
+         "input_width": layer.int_attr("input_width", 1),
+         "objectness_score": layer.float_attr("objectness_score", 0.0)}
+    if layer.attr("nms_threshold") is None:
+        raise ModelError(f"{layer.where()}: missing attribute 'nms_threshold'")
+    if version == 1:
+        _check_classes(layer, x, a, layer.int_attr("num_classes", required=True))
+    return b.op("DetectionOutput", x, a, dtype=out_dtype(layer, x), domain=DOMAIN)
+
+
+def _check_classes(layer: Layer, x, a: dict, classes: int) -> None:
+    """Version 1 names the class count; the ONNX form (version 8's) derives it from the
+    shapes, so a count they contradict is refused."""
+    conf, priors = shape_of(x[1]), shape_of(x[2])
+    size = 4 if a["normalized"] else 5
+    if conf is None or priors is None or len(conf) != 2 or len(priors) != 3:
+        return
+    n, p = conf[1], priors[2]
+    if isinstance(n, int) and isinstance(p, int) and p >= size and n != classes * (p // size):
+        raise UnsupportedError(f"{layer.where()}: num_classes={classes} but the scores hold "
+                               f"{n} values for {p // size} priors")
+
+
+@importer("DetectionOutput", since=1)
+def _detection_output1(b: Builder, layer: Layer, x):
+    return _detection_output(b, layer, x, 1)
+
+
+@importer("DetectionOutput", since=8)
+def _detection_output8(b: Builder, layer: Layer, x):
+    return _detection_output(b, layer, x, 8)

@@ -1,9 +1,11 @@
-"""Kernels of the SSD post-processing ops of the ``org.openvinotoolkit`` domain: PriorBox and
-PriorBoxClustered (math in `backends.common.prior_box`)."""
+"""Kernels of the SSD post-processing ops of the ``org.openvinotoolkit`` domain: PriorBox,
+PriorBoxClustered (math in `backends.common.prior_box`) and DetectionOutput
+(`backends.common.detection_output`)."""
 
 from __future__ import annotations
 
 from ...common import prior_box as pb
+from ...common.detection_output import DOMAIN, detection_output
 from . import kernel
 
 
@@ -26,3 +28,13 @@ def _prior_box(node, ctx):
 @kernel("PriorBoxClustered", domain=pb.DOMAIN)
 def _prior_box_clustered(node, ctx):
     return _priors(node, pb.prior_box_clustered)
+
+
+@kernel("DetectionOutput", domain=DOMAIN)
+def _detection_output(node, ctx):
+    attrs = dict(node.attrs)
+
+    def run(loc, conf, priors, arm_conf=None, arm_loc=None):
+        return detection_output(attrs, loc, conf, priors, arm_conf, arm_loc)
+
+    return run
