@@ -2,7 +2,7 @@
 ``PriorBox-8`` and ``PriorBoxClustered`` ``PriorBoxClustered-1``, fed dims 2 and 3 of their
 two inputs (``ShapeOf`` and ``StridedSlice``) and unsqueezed to the ONNX form's
 ``[1, 2, N]``; ``DetectionOutput`` is ``DetectionOutput-8`` (defaults those of OpenVINO's ONNX
-frontend: ``keep_top_k`` 1, ``normalized`` true)."""
+frontend: ``keep_top_k`` 1, ``normalized`` true); ``Proposal`` is ``Proposal-4``."""
 
 from __future__ import annotations
 
@@ -83,3 +83,21 @@ def _detection_output(w: NetWriter, node: Node, ins):
             "objectness_score": repr(float(a.get("objectness_score", 0.0)))}
     present = [i for i in ins if i is not None]
     return w.one("DetectionOutput", "opset8", present, data, dtype=ins[0].dtype)
+
+
+@exporter("Proposal", since=1, domain=OPENVINO_DOMAIN)
+def _proposal(w: NetWriter, node: Node, ins):
+    a = node.attrs
+    fw = a.get("framework", "")
+    data = {k: int(a[k]) for k in ("base_size", "pre_nms_topn", "post_nms_topn", "feat_stride",
+                                   "min_size")}
+    data.update({"nms_thresh": repr(float(a.get("nms_thresh", 0.0))),
+                 "ratio": _floats(node, "ratio"), "scale": _floats(node, "scale"),
+                 "clip_before_nms": _flag(node, "clip_before_nms", 1),
+                 "clip_after_nms": _flag(node, "clip_after_nms", 0),
+                 "normalize": _flag(node, "normalize", 0),
+                 "box_size_scale": repr(float(a.get("box_size_scale", 1.0))),
+                 "box_coordinate_scale": repr(float(a.get("box_coordinate_scale", 1.0))),
+                 "framework": fw.decode() if isinstance(fw, bytes) else str(fw)})
+    dt = ins[0].dtype
+    return w.layer("Proposal", "opset4", ins[:3], data, [(dt, None), (dt, None)])

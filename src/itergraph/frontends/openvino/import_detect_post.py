@@ -10,6 +10,10 @@ and the result is squeezed back to ``[2, 4*H*W*P]``.
 ``DetectionOutput-1/8`` keep their inputs and attributes; ``keep_top_k`` becomes its first
 value (the one OpenVINO uses), ``code_type`` its full name. Version 1's ``num_classes`` must
 agree with the shapes (the ONNX form derives the count from them).
+
+``Proposal-1/4`` become ``Proposal`` with both outputs (rois and scores; version 1 uses the
+first). OpenVINO's ONNX frontend has no Proposal, so an ONNX copy holding it runs in itergraph
+only.
 """
 
 from __future__ import annotations
@@ -163,3 +167,39 @@ def _detection_output1(b: Builder, layer: Layer, x):
 @importer("DetectionOutput", since=8)
 def _detection_output8(b: Builder, layer: Layer, x):
     return _detection_output(b, layer, x, 8)
+
+
+def _proposal(b: Builder, layer: Layer, x, version: int):
+    if len(x) != 3:
+        raise ModelError(f"{layer.where()}: Proposal takes 3 inputs, got {len(x)}")
+    framework = (layer.attr("framework") or "").strip().lower()
+    if framework not in ("", "caffe", "tensorflow"):
+        raise UnsupportedError(f"{layer.where()}: framework '{framework}' (caffe or tensorflow)")
+    a = {"base_size": layer.int_attr("base_size", required=True),
+         "pre_nms_topn": layer.int_attr("pre_nms_topn", required=True),
+         "post_nms_topn": layer.int_attr("post_nms_topn", required=True),
+         "nms_thresh": layer.float_attr("nms_thresh", 0.0),
+         "feat_stride": layer.int_attr("feat_stride", required=True),
+         "min_size": layer.int_attr("min_size", required=True),
+         "ratio": floats_attr(layer, "ratio"), "scale": floats_attr(layer, "scale"),
+         "clip_before_nms": int(layer.bool_attr("clip_before_nms", True)),
+         "clip_after_nms": int(layer.bool_attr("clip_after_nms")),
+         "normalize": int(layer.bool_attr("normalize")),
+         "box_size_scale": layer.float_attr("box_size_scale", 1.0),
+         "box_coordinate_scale": layer.float_attr("box_coordinate_scale", 1.0),
+         "framework": "tensorflow" if framework == "tensorflow" else ""}
+    if not a["ratio"] or not a["scale"]:
+        raise ModelError(f"{layer.where()}: Proposal needs ratios and scales")
+    dt = out_dtype(layer, x)
+    outs = b.op("Proposal", x, a, outputs=2, dtype=dt, domain=DOMAIN)
+    return outs if version >= 4 else outs[0]
+
+
+@importer("Proposal", since=1)
+def _proposal1(b: Builder, layer: Layer, x):
+    return _proposal(b, layer, x, 1)
+
+
+@importer("Proposal", since=4)
+def _proposal4(b: Builder, layer: Layer, x):
+    return _proposal(b, layer, x, 4)

@@ -1,11 +1,12 @@
 """Kernels of the SSD post-processing ops of the ``org.openvinotoolkit`` domain: PriorBox,
-PriorBoxClustered (math in `backends.common.prior_box`) and DetectionOutput
-(`backends.common.detection_output`)."""
+PriorBoxClustered (math in `backends.common.prior_box`), DetectionOutput
+(`backends.common.detection_output`) and Proposal (`backends.common.proposal`)."""
 
 from __future__ import annotations
 
 from ...common import prior_box as pb
 from ...common.detection_output import DOMAIN, detection_output
+from ...common.proposal import proposal
 from . import kernel
 
 
@@ -38,3 +39,9 @@ def _detection_output(node, ctx):
         return detection_output(attrs, loc, conf, priors, arm_conf, arm_loc)
 
     return run
+
+
+@kernel("Proposal", domain=DOMAIN)
+def _proposal(node, ctx):
+    attrs = dict(node.attrs)
+    return lambda probs, deltas, info: proposal(attrs, probs, deltas, info)
