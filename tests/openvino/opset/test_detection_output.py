@@ -108,3 +108,14 @@ def test_detection_output_arm(extra, tmp_path):
     feeds = _feeds(attrs, arm=True)
     y, params = _model(8, attrs, feeds, arm=True)
     check_op([y], params, feeds, tmp_path, rtol=1e-5, atol=1e-6, onnx_runner="openvino")
+
+
+@pytest.mark.parametrize("case", [0, 2, 12])
+def test_detection_output_f16(case, tmp_path):
+    import openvino.opset8 as ops8
+
+    attrs = {**BASE, **CASES[case]}
+    feeds = {k: v.astype(np.float16) for k, v in _feeds(attrs).items()}
+    params = [ops8.parameter(list(v.shape), np.float16, name=k) for k, v in feeds.items()]
+    y = ops8.detection_output(*params, attrs)
+    check_op([y], params, feeds, tmp_path, rtol=2e-3, atol=2e-3, onnx_runner="openvino")

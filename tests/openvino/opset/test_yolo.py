@@ -54,3 +54,11 @@ def test_region_yolo_dynamic(softmax, tmp_path):
     x = ops1.parameter([-1, 18, -1, -1], np.float32, name="x")
     y = ops1.region_yolo(x, 4, 4, 2, softmax, [0, 1], 1, 3)
     check_op([y], [x], {"x": rand(rng, 2, 18, 3, 5) * 3}, tmp_path, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("softmax", [False, True])
+def test_region_yolo_f16(softmax, tmp_path):
+    x = ops1.parameter([1, 18, 3, 4], np.float16, name="x")
+    y = ops1.region_yolo(x, 4, 4, 2, softmax, [0, 1], 1, 3)
+    feed = (rng.standard_normal((1, 18, 3, 4)) * 3).astype(np.float16)
+    check_op([y], [x], {"x": feed}, tmp_path, rtol=2e-3, atol=2e-3)

@@ -24,7 +24,8 @@ labels are reported one lower. Then at most ``keep_top_k`` detections of the ima
 Output ``[1, 1, N, 7]``: rows ``(image, label, score, xmin, ymin, xmax, ymax)``, by image, then
 label ascending, then rank; ``clip_after_nms`` clamps the box. N is ``B * keep_top_k``, else
 ``B * top_k * C``, else ``B * P * C``; the rows after the last detection are 0 but for the
-image index -1 of the first of them. The arithmetic follows OpenVINO's in the input type.
+image index -1 of the first of them. The arithmetic follows OpenVINO's, in the input type
+(float32 for half types).
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def _image(a: dict, boxes, scores, dt) -> dict[int, list[int]]:
 def detection_output(a: dict, loc, conf, priors, arm_conf=None, arm_loc=None):
     """The ``[1, 1, N, 7]`` output of ``DetectionOutput`` (see the module)."""
     loc, conf, priors = np.asarray(loc), np.asarray(conf), np.asarray(priors)
-    dt = loc.dtype
+    out_dt = loc.dtype
+    dt = np.dtype(np.float32) if out_dt.itemsize < 4 else out_dt  # half types: as OpenVINO
     batch = loc.shape[0]
     size = 4 if int(_get(a, "normalized", 1)) else 5
     n_priors = priors.shape[2] // size
@@ -181,7 +183,7 @@ def detection_output(a: dict, loc, conf, priors, arm_conf=None, arm_loc=None):
             flat[n * stride + n_priors * size:n * stride + n_priors * (size + 4)] \
             .reshape(n_priors, 4).astype(dt)
         sets.append((base[:, size - 4:], var))
-    offsets = loc.reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3)
+    offsets = loc.reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3).astype(dt)
     scores = conf.reshape(batch, n_priors, classes).transpose(0, 2, 1).astype(dt)
     arm = arm_conf is not None and arm_loc is not None
     bg = int(_get(a, "background_label_id", 0))
@@ -190,7 +192,8 @@ def detection_output(a: dict, loc, conf, priors, arm_conf=None, arm_loc=None):
             dt.type(_get(a, "objectness_score", 0.0))
         onehot = (np.arange(classes) == bg).astype(dt)[None, :, None]
         scores = np.where(low[:, None, :], onehot, scores)
-        arm_off = np.asarray(arm_loc).reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3)
+        arm_off = np.asarray(arm_loc).reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3) \
+            .astype(dt)
     rows_n = output_rows(a, batch, n_priors, classes)
     keep = int(_get(a, "keep_top_k", -1))
     clip = int(_get(a, "clip_after_nms", 0))
@@ -224,4 +227,4 @@ def detection_output(a: dict, loc, conf, priors, arm_conf=None, arm_loc=None):
         out[:min(len(rows), rows_n)] = np.asarray(rows[:rows_n], dt)
     if len(rows) < rows_n:
         out[len(rows), 0] = -1
-    return out.reshape(1, 1, rows_n, 7)
+    return out.reshape(1, 1, rows_n, 7).astype(out_dt)
