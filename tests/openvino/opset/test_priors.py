@@ -105,3 +105,28 @@ def test_prior_box_clustered(case, tmp_path):
     feeds = {"fmap": np.array([3, 5], np.int64), "img": np.array([24, 40], np.int64)}
     check_op([y], [fmap, img], feeds, tmp_path, rtol=1e-6, atol=1e-6,
              onnx_runner="openvino")
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_prior_box_sizes_from_shapes(dynamic, tmp_path):
+    """The usual SSD graph: the sizes are dims 2 and 3 of the feature map and of the image
+    (ShapeOf, StridedSlice), here with static and dynamic spatial dims."""
+    import openvino.opset8 as ops8
+
+    fmap = ops8.parameter([1, 3, -1, -1] if dynamic else [1, 3, 4, 6], np.float32, name="fmap")
+    img = ops8.parameter([1, 3, -1, -1] if dynamic else [1, 3, 32, 40], np.float32,
+                         name="img")
+
+    def hw(x):
+        return ops8.strided_slice(ops8.shape_of(x), [2], [4], [1], [0], [0])
+
+    y = ops8.prior_box(hw(fmap), hw(img), BASE)
+    c = ops8.prior_box_clustered(hw(fmap), hw(img), {"width": [3.0, 9.0],
+                                                     "height": [5.0, 4.0], "offset": 0.5})
+    feeds = {"fmap": rng_feed((1, 3, 4, 6)), "img": rng_feed((1, 3, 32, 40))}
+    check_op([y, c], [fmap, img], feeds, tmp_path, rtol=1e-6, atol=1e-6,
+             onnx_runner="openvino")
+
+
+def rng_feed(shape):
+    return np.random.default_rng(5).standard_normal(shape).astype(np.float32)
