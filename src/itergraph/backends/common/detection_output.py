@@ -61,24 +61,25 @@ def output_rows(a: dict, batch: int, priors: int, classes: int) -> int:
     return batch * priors * classes
 
 
-def _decode(a: dict, prior, var, loc, dt):
+def decode(a: dict, prior, var, loc, dt, xp=np):
     """Boxes `loc` ``[..., P, 4]`` decoded against `prior` ``[P, 4]`` (variances `var`
-    ``[P, 4]`` or ``None``)."""
+    ``[P, 4]`` or ``None``), with the array module `xp`."""
     prior = prior.astype(dt)
     if not int(_get(a, "normalized", 1)):
         scale = np.array([_get(a, "input_width", 1), _get(a, "input_height", 1)] * 2, dt)
         prior = prior / scale
     off = loc if var is None else var * loc
+    two = dt.type(2)
     if code_type(str(_get(a, "code_type", CORNER))) == CORNER:
         out = prior + off
     else:
         size = prior[..., 2:] - prior[..., :2]
-        centre = (prior[..., :2] + prior[..., 2:]) / dt.type(2)
+        centre = (prior[..., :2] + prior[..., 2:]) / two
         c = off[..., :2] * size + centre
-        s = np.exp(off[..., 2:]).astype(dt) * size
-        out = np.concatenate([c - s / dt.type(2), c + s / dt.type(2)], -1)
+        s = xp.exp(off[..., 2:]).astype(dt) * size
+        out = xp.concatenate([c - s / two, c + s / two], -1)
     if int(_get(a, "clip_before_nms", 0)):
-        out = np.clip(out, dt.type(0), dt.type(1))
+        out = xp.clip(out, dt.type(0), dt.type(1))
     return out.astype(dt)
 
 
@@ -202,11 +203,11 @@ def detection_output(a: dict, loc, conf, priors, arm_conf=None, arm_loc=None):
     for i in range(batch):
         prior, var = sets[i if n_sets > 1 else 0]
         if arm:
-            refined = _decode(a, prior, var, arm_off[i], dt)
-            boxes = np.stack([_decode(a, refined[j], var, offsets[i, j], dt)
+            refined = decode(a, prior, var, arm_off[i], dt)
+            boxes = np.stack([decode(a, refined[j], var, offsets[i, j], dt)
                               for j in range(n_loc)])
         else:
-            boxes = _decode(a, prior, var, offsets[i], dt)
+            boxes = decode(a, prior, var, offsets[i], dt)
         kept = _image(a, boxes, scores[i], dt)
         total = sum(len(v) for v in kept.values())
         if keep > -1 and total > keep:

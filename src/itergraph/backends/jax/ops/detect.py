@@ -1,14 +1,17 @@
 """Rules of the SSD post-processing ops of the ``org.openvinotoolkit`` domain: PriorBox and
 PriorBoxClustered depend on their inputs' static shapes only, so they lower to constants (math
 in `backends.common.prior_box`); Proposal (semantics in `backends.common.proposal`) decodes
-vectorised and runs its greedy NMS as a ``fori_loop`` with a fixed-size kept list.
-DetectionOutput has no rule (its per-class NMS and regrouping fall back to NumPy)."""
+vectorised and runs its greedy NMS as a ``fori_loop`` with a fixed-size kept list;
+DetectionOutput (`backends.common.detection_output`) runs one ``fori_loop`` NMS per class
+(vmapped) or one over the priors' best classes (MXNet style), picks ``keep_top_k`` and orders
+the rows with sorts over fixed-size masks."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...common import prior_box as pb
+from ...common.detection_output import decode, detection_output, output_rows
 from ...common.proposal import anchors, proposal
 from ..table import lowering
 
@@ -115,3 +118,157 @@ def _proposal(cx, probs, deltas, info):
         scores.append(jnp.where(used, score[kept], 0))
     dt = probs.dtype
     return jnp.concatenate(rois).astype(dt), jnp.concatenate(scores).astype(dt)
+
+
+def _jaccard(jnp, box, boxes):
+    """DetectionOutput's IoU of `box` with each of `boxes` (see `_iou` in the NumPy math)."""
+    lo = jnp.maximum(box[:2], boxes[:, :2])
+    hi = jnp.minimum(box[2:], boxes[:, 2:])
+    apart = (boxes[:, 0] > box[2]) | (boxes[:, 2] < box[0]) | (boxes[:, 1] > box[3]) | \
+        (boxes[:, 3] < box[1])
+    wh = hi - lo
+    inter = wh[:, 0] * wh[:, 1]
+
+    def area(b):
+        w, h = b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
+        return jnp.where((w < 0) | (h < 0), 0, w * h)
+
+    ok = ~apart & (wh[:, 0] > 0) & (wh[:, 1] > 0)
+    return jnp.where(ok, inter / jnp.where(ok, area(box) + area(boxes) - inter, 1), 0)
+
+
+def _greedy_groups(jnp, lax, boxes, valid, group, thr):
+    """Greedy NMS over `boxes` ``[K, 4]`` in order: a valid box is kept unless a kept box of
+    its `group` overlaps it by more than `thr`."""
+    def step(i, kept):
+        iou = _jaccard(jnp, boxes[i], boxes)
+        hit = jnp.any(kept & (group == group[i]) & (iou > thr))
+        return kept.at[i].set(valid[i] & ~hit)
+
+    return lax.fori_loop(0, boxes.shape[0], step, jnp.zeros(boxes.shape[0], bool))
+
+
+def _ranked(jnp, score, ok):
+    """The order putting `ok` entries first, best score first, ties by index."""
+    idx = jnp.arange(score.shape[-1])
+    return jnp.lexsort((idx, -score, ~ok))
+
+
+def _image_kept(jnp, lax, a: dict, boxes, scores):
+    """``[C, P]`` kept mask of one image (Caffe or MXNet style, then keep_top_k)."""
+    import jax
+
+    classes, n = scores.shape
+    bg = int(a.get("background_label_id", 0))
+    thr = np.float32(a.get("confidence_threshold", 0.0)).astype(scores.dtype)
+    nms = np.float32(a.get("nms_threshold", 0.0))
+    top, keep = int(a.get("top_k", -1)), int(a.get("keep_top_k", -1))
+    share = int(a.get("share_location", 1))
+    rank = jnp.arange(n)
+    cls = jnp.arange(classes)
+    if not int(a.get("decrease_label_id", 0)):
+        per_class = jnp.broadcast_to(boxes, (classes, n, 4)) if share else boxes
+
+        def one(score, bx):
+            ok = score > thr
+            order = _ranked(jnp, score, ok)
+            valid = ok[order] & ((rank < top) if top > -1 else True)
+            kept = _greedy_groups(jnp, lax, bx[order], valid, jnp.zeros(n, jnp.int32), nms)
+            return jnp.zeros(n, bool).at[order].set(kept)
+
+        kept = jax.vmap(one)(scores, per_class) & (cls != bg)[:, None]
+    else:
+        usable = (cls >= 1) & (cls != bg)
+        sub = jnp.where(usable[:, None], scores, -jnp.inf)
+        label = jnp.argmax(sub, 0)
+        conf = jnp.max(sub, 0)
+        ok = usable.any() & (conf > -1) & (conf >= thr)
+        order = _ranked(jnp, conf, ok)
+        valid = ok[order] & ((rank < top) if top > -1 else True)
+        own = boxes[0] if share else boxes[label, jnp.arange(n)]
+        kept_p = _greedy_groups(jnp, lax, own[order], valid, label[order], nms)
+        kept_p = jnp.zeros(n, bool).at[order].set(kept_p)
+        kept = (cls[:, None] == label[None, :]) & kept_p[None, :]
+    if keep > -1:
+        flat_s, flat_k = scores.reshape(-1), kept.reshape(-1)
+        c_idx, p_idx = jnp.repeat(cls, n), jnp.tile(rank, classes)
+        order = jnp.lexsort((c_idx, p_idx, -flat_s, ~flat_k))
+        first = jnp.zeros(flat_k.shape[0], bool).at[order].set(
+            jnp.arange(flat_k.shape[0]) < keep)
+        kept = (first & flat_k).reshape(classes, n)
+    return kept
+
+
+@lowering("DetectionOutput", domain=pb.DOMAIN)
+def _detection_output(cx, loc, conf, priors, arm_conf=None, arm_loc=None):
+    a = dict(cx.node.attrs)
+    if cx.folding:
+        return detection_output(a, loc, conf, priors, arm_conf, arm_loc)
+    import jax.numpy as jnp
+    from jax import lax
+
+    out_dt = np.dtype(loc.dtype)
+    dt = np.dtype(np.float32) if out_dt.itemsize < 4 else out_dt
+    batch = loc.shape[0]
+    size = 4 if int(a.get("normalized", 1)) else 5
+    n_priors = priors.shape[2] // size
+    n_conf = int(np.prod(conf.shape))
+    if n_priors == 0 or n_conf % (batch * n_priors):
+        cx.fail(f"{n_conf} scores for {batch} images of {n_priors} priors")
+    classes = n_conf // (batch * n_priors)
+    share = int(a.get("share_location", 1))
+    n_loc = 1 if share else classes
+    encoded = int(a.get("variance_encoded_in_target", 0))
+    stride = n_priors * size * (1 if encoded else 2)
+    flat = priors.reshape(-1)
+    sets = []
+    for n in range(priors.shape[0]):
+        base = flat[n * stride:n * stride + n_priors * size].reshape(n_priors, size)
+        var = None if encoded else flat[n * stride + n_priors * size:
+                                        n * stride + n_priors * (size + 4)] \
+            .reshape(n_priors, 4).astype(dt)
+        sets.append((base[:, size - 4:], var))
+    offsets = loc.reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3).astype(dt)
+    scores = conf.reshape(batch, n_priors, classes).transpose(0, 2, 1).astype(dt)
+    arm = arm_conf is not None and arm_loc is not None
+    if arm:
+        low = arm_conf.reshape(batch, n_priors, 2)[..., 1] < \
+            np.float32(a.get("objectness_score", 0.0)).astype(dt)
+        onehot = (np.arange(classes) == int(a.get("background_label_id", 0))).astype(dt)
+        scores = jnp.where(low[:, None, :], onehot[None, :, None], scores)
+        arm_off = arm_loc.reshape(batch, n_priors, n_loc, 4).transpose(0, 2, 1, 3).astype(dt)
+    keys, rows = [], []
+    for i in range(batch):
+        prior, var = sets[i if len(sets) > 1 else 0]
+        if arm:
+            refined = decode(a, prior, var, arm_off[i], dt, jnp)
+            boxes = jnp.stack([decode(a, refined[j], var, offsets[i, j], dt, jnp)
+                               for j in range(n_loc)])
+        else:
+            boxes = decode(a, prior, var, offsets[i], dt, jnp)
+        kept = _image_kept(jnp, lax, a, boxes, scores[i])
+        per = jnp.broadcast_to(boxes, (classes, n_priors, 4)) if share else boxes
+        if int(a.get("clip_after_nms", 0)):
+            per = jnp.clip(per, 0, 1)
+        label = np.arange(classes) - (1 if int(a.get("decrease_label_id", 0)) else 0)
+        cols = [jnp.full((classes, n_priors, 1), i, dt),
+                jnp.broadcast_to(jnp.asarray(label, dt)[:, None, None], (classes, n_priors, 1)),
+                scores[i][..., None], per.astype(dt)]
+        rows.append(jnp.concatenate(cols, -1).reshape(-1, 7))
+        keys.append(kept.reshape(-1))
+    rows, valid = jnp.concatenate(rows), jnp.concatenate(keys)
+    total = rows.shape[0]
+    idx = jnp.arange(total)
+    # entries are laid out (image, label, prior): sort kept ones first, by score within a label
+    block = idx // n_priors
+    order = jnp.lexsort((idx % n_priors, -rows[:, 2], block, ~valid))
+    rows, valid = rows[order], valid[order]
+    n_out = output_rows(a, batch, n_priors, classes)
+    if total < n_out:
+        rows = jnp.concatenate([rows, jnp.zeros((n_out - total, 7), dt)])
+        valid = jnp.concatenate([valid, jnp.zeros(n_out - total, bool)])
+    rows, valid = rows[:n_out], valid[:n_out]
+    count = jnp.sum(valid)
+    out = jnp.where(valid[:, None], rows, 0)
+    out = out.at[:, 0].set(jnp.where(jnp.arange(n_out) == count, -1, out[:, 0]))
+    return out.reshape(1, 1, n_out, 7).astype(out_dt)
