@@ -166,14 +166,15 @@ def _image_kept(jnp, lax, a: dict, boxes, scores):
     share = int(a.get("share_location", 1))
     rank = jnp.arange(n)
     cls = jnp.arange(classes)
+    span = min(top, n) if top > -1 else n
     if not int(a.get("decrease_label_id", 0)):
         per_class = jnp.broadcast_to(boxes, (classes, n, 4)) if share else boxes
 
         def one(score, bx):
             ok = score > thr
-            order = _ranked(jnp, score, ok)
-            valid = ok[order] & ((rank < top) if top > -1 else True)
-            kept = _greedy_groups(jnp, lax, bx[order], valid, jnp.zeros(n, jnp.int32), nms)
+            order = _ranked(jnp, score, ok)[:span]  # only the top_k best can be kept
+            kept = _greedy_groups(jnp, lax, bx[order], ok[order], jnp.zeros(span, jnp.int32),
+                                  nms)
             return jnp.zeros(n, bool).at[order].set(kept)
 
         kept = jax.vmap(one)(scores, per_class) & (cls != bg)[:, None]
@@ -183,10 +184,9 @@ def _image_kept(jnp, lax, a: dict, boxes, scores):
         label = jnp.argmax(sub, 0)
         conf = jnp.max(sub, 0)
         ok = usable.any() & (conf > -1) & (conf >= thr)
-        order = _ranked(jnp, conf, ok)
-        valid = ok[order] & ((rank < top) if top > -1 else True)
+        order = _ranked(jnp, conf, ok)[:span]
         own = boxes[0] if share else boxes[label, jnp.arange(n)]
-        kept_p = _greedy_groups(jnp, lax, own[order], valid, label[order], nms)
+        kept_p = _greedy_groups(jnp, lax, own[order], ok[order], label[order], nms)
         kept_p = jnp.zeros(n, bool).at[order].set(kept_p)
         kept = (cls[:, None] == label[None, :]) & kept_p[None, :]
     if keep > -1:
