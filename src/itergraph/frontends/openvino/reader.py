@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     import_ctc,
     import_ctc_loss,
     import_detect,
+    import_detect_post,
     import_dft,
     import_embed,
     import_fake_convert,
@@ -56,6 +57,7 @@ from . import (  # noqa: F401
     import_sparse,
     import_state,
     import_strings,
+    import_yolo,
     xmlsafe,
 )
 from .builder import OPSET, Builder, dtype_of

@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     export_conv,
     export_ctc_loss,
     export_detect,
+    export_detect_post,
     export_dft,
     export_loops,
     export_nms,
