@@ -517,32 +517,35 @@ def _unit_moves(node: Node, dims: list) -> list | None:
     return out if out is not None and [d for d in out if d != 1] == keep else None
 
 
-def _unit_view(v: Value | None, limit: int = 8) -> tuple[Value, list] | None:
-    """(w, tokens) when `v` is a rank-2 `w` ([a, b]) whose unit axes were added, dropped or
-    moved by shape ops (`_unit_moves`); tokens are `v`'s shape in terms of ``a``, ``b``, 1."""
-    chain = []
+_UNIT_OPS = ("Squeeze", "Unsqueeze", "Transpose", "Reshape", "Identity")
+
+
+def _unit_base(v: Value | None, want: list, limit: int = 8) -> Value | None:
+    """The nearest rank-2 `w` ([a, b]) such that `v` is `w` with unit axes added, dropped or
+    moved by shape ops (`_unit_moves`) into the shape `want` (tokens ``"a"``, ``"b"``, 1)."""
+    chain: list[Node] = []
     v = strip(v)
     while v is not None and v.producer is not None and len(chain) < limit:
         p = v.producer
-        if p.domain not in STD or p.op_type not in (
-                "Squeeze", "Unsqueeze", "Transpose", "Reshape", "Identity"):
+        if p.domain not in STD or p.op_type not in _UNIT_OPS:
             break
         chain.append(p)
         v = strip(p.inputs[0])
-    dims: list | None = ["a", "b"]
-    for p in reversed(chain):
-        dims = _unit_moves(p, dims)
-        if dims is None:
-            return None
-    return v, dims
+        dims: list | None = ["a", "b"]
+        for q in reversed(chain):
+            dims = _unit_moves(q, dims)
+            if dims is None:
+                break
+        if dims == want:
+            return p.inputs[0]
+    return None
 
 
 def _unsqueezed0(v: Value | None) -> Value | None:
     """`w` when `v` is ``Unsqueeze(w, [0])``, or the same data by moves of unit axes
     (OpenVINO's ONNX frontend: ``Transpose(Reshape(Unsqueeze(w, 0), [-1, 1, 0]), [1, 0,
     2])``)."""
-    got = _unit_view(v)
-    return got[0] if got is not None and got[1] == [1, "a", "b"] else None
+    return _unit_base(v, [1, "a", "b"])
 
 
 def _squeezed0_from(v: Value, out: Value) -> bool:
@@ -550,8 +553,7 @@ def _squeezed0_from(v: Value, out: Value) -> bool:
     chain, v = [], strip(v)
     while v is not None and v is not out and v.producer is not None and len(chain) < 8:
         p = v.producer
-        if p.domain not in STD or p.op_type not in (
-                "Squeeze", "Unsqueeze", "Transpose", "Reshape", "Identity"):
+        if p.domain not in STD or p.op_type not in _UNIT_OPS:
             return False
         chain.append(p)
         v = strip(p.inputs[0])

@@ -8,11 +8,15 @@ TensorIterator) are added by name.
 
 Columns:
 - ``read``: the OpenVINO reader has a translator for the op type (`IMPORTERS`);
-- ``write``: the OpenVINO writer emits the op type from some ONNX op (the op type is named in
-  a writer module, or by a row of `SAME_OPS`);
-- ``checked``: with ``--checked FILE`` (the JSON lines `ov_helpers.check_model` appends when
-  ``IG_OV_OPSET_RECORD`` names a file), the op type was in a model that itergraph read, ran on
-  NumPy and JAX against OpenVINO and wrote back for OpenVINO to run again.
+- ``emit``: the OpenVINO writer emits the op type from some ONNX op (the op type is named in
+  a writer module, or by a row of `SAME_OPS`); an op read as ONNX ops (``NotEqual`` ->
+  ``Equal`` + ``Not``) round-trips without being emitted, which ``write`` measures;
+- ``numpy``, ``jax``, ``write``, ``onnx``: with ``--checked FILE`` (the JSON lines the
+  conformance tests append when ``IG_OV_OPSET_RECORD`` names a file: `ov_helpers.record`),
+  the op type was in a model that itergraph read and ran on NumPy / on JAX to OpenVINO's
+  outputs, wrote back for OpenVINO to run to the same outputs, and converted to ONNX for
+  ONNX Runtime (or OpenVINO's ONNX frontend, for ``org.openvinotoolkit`` ops) to run to the
+  same outputs. Ops no ONNX runtime can run (`NO_ONNX`, with the reason) count apart.
 
 Run: ``PYTHONPATH=src python tests/openvino/opset/coverage.py [--checked FILE]``.
 """
@@ -30,6 +34,8 @@ from pathlib import Path
 STRUCTURAL = {"Parameter": "opset1", "Constant": "opset1", "Result": "opset1",
               "If": "opset8", "Loop": "opset5", "TensorIterator": "opset1"}
 OPSETS = range(1, 17)
+#: written by every model the writer writes (its inputs, weights and outputs)
+STRUCTURAL_WRITTEN = {"Parameter", "Constant", "Result"}
 
 
 def opset_ops() -> dict[str, set[str]]:
@@ -79,39 +85,83 @@ def written_types(known: set[str]) -> set[str]:
     return out
 
 
-def checked_types(path: str | None) -> set[str]:
+STAGES = ("numpy", "jax", "write", "onnx")
+
+#: op types whose ONNX copy no runtime runs: no ONNX op computes them and OpenVINO's ONNX
+#: frontend reads no ``org.openvinotoolkit`` op of that name (the copy holds one all the same,
+#: which itergraph reads back), or ONNX has no such value
+NO_ONNX = {
+    "Assign": "stateful: the ONNX copy has the variable as inputs/outputs (checked), not Assign",
+    "ReadValue": "stateful: as Assign",
+    "CTCLoss": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "SparseFillEmptyRows": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "RandomUniform": "ONNX's RandomUniform draws other numbers (no Philox/MT19937 choice)",
+    "Multinomial": "ONNX's Multinomial draws other numbers",
+    "StringTensorPack": "no ONNX op packs strings from bytes",
+    "StringTensorUnpack": "no ONNX op unpacks strings to bytes",
+    "Inverse": "no ONNX op inverts a matrix; OpenVINO's ONNX frontend has none",
+    "GatherTree": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "MatrixNms": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "MulticlassNms": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "NMSRotated": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "ROIAlignRotated": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "PSROIPooling": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "DeformablePSROIPooling": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "Proposal": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "CTCGreedyDecoder": "no ONNX op; OpenVINO's ONNX frontend has none",
+    "CTCGreedyDecoderSeqLen": "no ONNX op; OpenVINO's ONNX frontend has none",
+}
+
+
+def checked_types(path: str | None) -> dict[str, set[str]]:
+    """Stage -> the op types in a model that passed it (see the module docstring)."""
+    out: dict[str, set[str]] = {k: set() for k in STAGES}
     if not path or not Path(path).exists():
-        return set()
-    out: set[str] = set()
+        return out
     for line in Path(path).read_text().splitlines():
         rec = json.loads(line)
-        if rec.get("passed"):
-            out |= {ALIASES.get(t, t) for t in rec["types"]}
+        for stage in rec.get("stages", []):
+            out[stage] |= {ALIASES.get(t, t) for t in rec["types"]}
     return out
 
 
-def table(checked_file: str | None = None) -> list[tuple[str, str, bool, bool, bool]]:
+def table(checked_file: str | None = None) -> list[tuple]:
+    """(op type, versions, read, emit, numpy, jax, write, onnx) per op type; onnx is None for
+    `NO_ONNX` ops."""
     ops = opset_ops()
     r, w, c = read_types(), written_types(set(ops)), checked_types(checked_file)
     return [(op, ",".join(sorted(ops[op], key=lambda v: int(v[5:]))), op in r, op in w,
-             op in c) for op in sorted(ops)]
+             op in c["numpy"], op in c["jax"], op in c["write"] or op in STRUCTURAL_WRITTEN,
+             None if op in NO_ONNX else op in c["onnx"]) for op in sorted(ops)]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--checked", help="JSON lines written by check_model (IG_OV_OPSET_RECORD)")
-    ap.add_argument("--missing", action="store_true", help="list only ops not read or written")
+    ap.add_argument("--checked", help="JSON lines written by the tests (IG_OV_OPSET_RECORD)")
+    ap.add_argument("--missing", action="store_true",
+                    help="list only ops missing from some column")
     args = ap.parse_args(argv)
     rows = table(args.checked)
-    mark = {True: "x", False: "."}
-    print(f"{'op type':32} {'versions':28} read write checked")
-    for op, versions, r, w, c in rows:
-        if args.missing and r and w:
+    checked = bool(args.checked)
+    mark = {True: "x", False: ".", None: "n/a"}
+    cols = ("read", "emit") + (STAGES if checked else ())
+    print(f"{'op type':28} {'versions':22} " + " ".join(f"{c:5}" for c in cols))
+    for row in rows:
+        flags = row[2:4] + (row[4:] if checked else ())
+        if args.missing and all(f is not False for f in flags):
             continue
-        print(f"{op:32} {versions:28} {mark[r]:4} {mark[w]:5} {mark[c]}")
+        print(f"{row[0]:28} {row[1]:22} " + " ".join(f"{mark[f]:5}" for f in flags))
     n = len(rows)
-    print(f"\n{n} op types in opsets 1-16: read {sum(x[2] for x in rows)}, "
-          f"write {sum(x[3] for x in rows)}, checked {sum(x[4] for x in rows)}")
+    totals = [f"read {sum(x[2] for x in rows)}", f"emit {sum(x[3] for x in rows)}"]
+    if checked:
+        totals += [f"{s} {sum(bool(x[4 + k]) for x in rows)}" for k, s in enumerate(STAGES)]
+        onnx_ok = sum(x[7] is not None for x in rows)
+        totals[-1] += f" of {onnx_ok} (n/a: {n - onnx_ok})"
+    print(f"\n{n} op types in opsets 1-16: " + ", ".join(totals))
+    if checked and args.missing:
+        print("\nno ONNX runtime runs the ONNX copy of:")
+        for op, why in sorted(NO_ONNX.items()):
+            print(f"  {op}: {why}")
     return 0
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import openvino as ov
-from ov_helpers import assert_close, check_model, run_ov
+from ov_helpers import assert_close, check_model, record, run_ov
 
 import itergraph as ig
 
@@ -33,6 +33,7 @@ def check_op(outs, params, feeds: dict, tmp_path, rtol=1e-5, atol=1e-5, to_onnx:
         assert len(got) == len(want)
         for i, (a, b) in enumerate(zip(got, want)):
             assert_close(a, b, rtol, atol, f"ONNX Runtime output {i}")
+        record({op.get_type_name() for op in model.get_ordered_ops()}, "onnx")
     return g, want
 
 
