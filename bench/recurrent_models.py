@@ -355,8 +355,10 @@ def _loop_gather(spec: Spec) -> onnx.ModelProto:
 # ----------------------------------------------------------------------------- OpenVINO
 
 
-def openvino_model(spec: Spec, form: str, path: str) -> list[str]:
-    """Write the OpenVINO form to `path` (.xml); returns its output names in oracle order."""
+def openvino_model(spec: Spec, form: str, path: str, compress: bool = False) -> list[str]:
+    """Write the OpenVINO form to `path` (.xml); returns its output names in oracle order.
+    `compress`: weights stored as float16 and converted on reading (what ``ov.save_model``
+    and OpenVINO's converters do by default)."""
     import openvino as ov
     import openvino.opset13 as ops
 
@@ -406,7 +408,7 @@ def openvino_model(spec: Spec, form: str, path: str) -> list[str]:
         res.get_output_tensor(0).set_names({name})
         outs.append(res)
     model = ov.Model(outs, [x, *init], f"ti_{spec.cell}")
-    ov.save_model(model, path, compress_to_fp16=False)
+    ov.save_model(model, path, compress_to_fp16=compress)
     return ["Y", *spec.finals]
 
 

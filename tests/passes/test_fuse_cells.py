@@ -209,3 +209,37 @@ def test_tensorflow_while_loops_are_fused_by_the_backends(entry_id):
         for a, b in zip(got.values(), want):
             np.testing.assert_allclose(a, b, rtol=max(e.rtol, 1e-4), atol=max(e.atol, 1e-5))
     assert model.explain(backend="jax").count("fused as one") == KERAS_WHILE_LOOPS[entry_id]
+
+
+@pytest.mark.parametrize("form", ["ti_cell", "ti_decomposed"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "rnn"])
+def test_openvino_ti_with_float16_weights_is_fused(cell, form, tmp_path):
+    """``ov.save_model`` and OpenVINO's converters store weights as float16 constants
+    converted on reading: the cell's weights are computed in the body (Convert, and Split +
+    Concat where the reader reorders LSTMCell/GRUCell gates), and the loop is still fused."""
+    import sys
+    from pathlib import Path
+
+    import openvino as ov
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    import recurrent_models as rm
+
+    from itergraph.ir import Loop
+    from itergraph.passes.fuse_cells import fused_kind
+
+    spec = rm.Spec(cell, batch=3, seq=5, inp=4, hidden=6)
+    path = tmp_path / "ti.xml"
+    names = rm.openvino_model(spec, form, str(path), compress=True)
+    assert "f16" in path.read_text()
+    feeds = rm.form_feeds(form, spec.feeds())
+    compiled = ov.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    want = {n: compiled(feeds)[compiled.output(n)] for n in names}
+    model = ig.load(path)
+    g = model.graph
+    (loop,) = [n for n in g.nodes if isinstance(n, Loop)]
+    assert fused_kind(g, loop) == cell.upper()
+    for backend in ("numpy", "jax"):
+        got = model.run(feeds, backend=backend)
+        for n in names:
+            np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-5, err_msg=n)

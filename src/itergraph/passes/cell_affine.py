@@ -35,7 +35,7 @@ from .static_values import known_dims, static_value
 def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
     """`v`'s static shape: declared, constant, or derived through shape-preserving and
     shape ops of invariant values (Identity, Cast, Transpose, Unsqueeze, Squeeze, Reshape,
-    Slice, Concat, element-wise arithmetic)."""
+    Slice, Split, Concat, element-wise arithmetic)."""
     s = static_shape(v)
     if s is not None or v is None or depth > 32:
         return s
@@ -79,6 +79,14 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
             ax = int(p.attrs.get("axis", 0)) % len(ins[0])
             out = list(ins[0])
             out[ax] = sum(s[ax] for s in ins)
+            return tuple(out)
+        if op == "Split" and ins[0] is not None:
+            ax = int(p.attrs.get("axis", 0)) % len(ins[0])
+            sizes = split_sizes(p, ins[0][ax])
+            if sizes is None:
+                return None
+            out = list(ins[0])
+            out[ax] = sizes[v.index]
             return tuple(out)
         if op == "Slice" and ins[0] is not None:
             r = _slice_ranges(p, ins[0])
@@ -191,7 +199,7 @@ class Affine:
 
 
 def _scalar(v: Value) -> float | None:
-    c = const_value(v)
+    c = static_value(v)  # a constant, maybe cast (float16-compressed weights)
     if c is None or c.size != 1 or c.dtype.kind != "f":
         return None
     return float(c.reshape(()))

@@ -92,8 +92,9 @@ def _same(a: Value | None, b: Value | None) -> bool:
 
 
 def _one(v: Value | None) -> bool:
-    """`v` is a constant 1 that broadcasts without changing shape (scalar, [1], [1, 1])."""
-    c = const_value(strip(v)) if v is not None else None
+    """`v` is a constant 1 that broadcasts without changing shape (scalar, [1], [1, 1]), maybe
+    cast (OpenVINO's float16-compressed constants)."""
+    c = static_value(strip(v)) if v is not None else None
     return c is not None and c.size == 1 and c.ndim <= 2 and float(c.reshape(())) == 1.0
 
 
@@ -159,7 +160,7 @@ def _clip_bounds(p: Node):
         return (None if lo is None else float(lo)), (None if hi is None else float(hi))
     vals = []
     for v in (list(p.inputs[1:]) + [None, None])[:2]:
-        c = const_value(v) if v is not None else None
+        c = static_value(v) if v is not None else None
         vals.append(None if c is None or c.size != 1 else float(c.reshape(())))
     return vals[0], vals[1]
 
