@@ -33,6 +33,7 @@ test: $(STAMP) lint browser
 bench: $(STAMP)
 	$(PY) bench/loops.py --markdown
 	$(PY) bench/recurrent.py --markdown --sgemm
+	$(PY) bench/recurrent_corpus.py --markdown
 	$(PY) bench/scale.py --markdown
 	$(PY) bench/transforms.py --corpus --markdown
 	$(PY) bench/transforms_cells.py --markdown
