@@ -7,8 +7,10 @@ the zero and Nyquist bins are ignored), multiplied by the window (zero-padded on
 ``frame_size``, the odd zero at the end); frame ``t`` is added at ``t * frame_step``. The sum
 is divided by the overlap-added squared window where that is not 0 (0 where it is), and
 multiplied by ``sqrt(frame_size)`` when ``normalized``. ``center`` drops ``frame_size // 2``
-samples at the start. The length is ``signal_length`` when given (> 0): shorter cuts the end,
-longer pads zeros at the end; by default ``(T - 1) * frame_step`` with ``center``,
+samples at the start. The length is ``signal_length`` when given (>= 0, as the spec says: 0
+gives an empty signal): shorter cuts the end, longer pads zeros at the end; a negative one
+means the default, as in OpenVINO's reference implementation (its CPU plugin refuses it). By
+default ``(T - 1) * frame_step`` with ``center``,
 ``(T - 1) * frame_step + frame_size`` without. Computed in at least float32 and returned in
 `data`'s type.
 """
@@ -78,7 +80,7 @@ def istft(xp, data, window, frame_size: int, frame_step: int, length: int | None
     y = xp.where(nonzero, y / xp.where(nonzero, env, 1), 0)
     start = frame_size // 2 if center else 0
     default = total - frame_size if center else total
-    n = length if length is not None and length > 0 else default
+    n = length if length is not None and length >= 0 else default
     y = y[:, start:start + n]
     if y.shape[1] < n:
         y = xp.pad(y, ((0, 0), (0, n - y.shape[1])))
