@@ -18,7 +18,7 @@ from opcheck import check_op
 from ov_helpers import save
 
 from itergraph.backends.jax import explain
-from itergraph.errors import ModelError
+from itergraph.errors import ModelError, UnsupportedError
 from itergraph.frontends.openvino import read
 
 rng = np.random.default_rng(83)
@@ -176,3 +176,24 @@ def test_deformable_bad_group_is_refused(tmp_path):
     path.write_text(text)
     with pytest.raises(ModelError, match="deformable_group"):
         read(path)
+
+
+@pytest.mark.parametrize("auto_pad", ["same_upper", "same_lower"])
+def test_deformable_auto_pad_dynamic_spatial(auto_pad, tmp_path):
+    """Unknown spatial dims: ``DeformableConv2D`` keeps ``auto_pad`` and resolves it at run
+    time; ONNX ``DeformConv`` (padded bilinear sampling) has no ``auto_pad`` and is refused."""
+    feeds = {"x": rng.standard_normal((1, 2, 7, 6)).astype(np.float32),
+             "off": rng.standard_normal((1, 18, 4, 3)).astype(np.float32),
+             "w": rng.standard_normal((3, 2, 3, 3)).astype(np.float32)}
+    x = ops8.parameter([1, 2, -1, -1], np.float32, name="x")
+    off = ops8.parameter([1, 18, -1, -1], np.float32, name="off")
+    w = ops8.parameter([3, 2, 3, 3], np.float32, name="w")
+    y = ops8.deformable_convolution(x, off, w, [2, 2], [0, 0], [0, 0], [1, 1], auto_pad=auto_pad)
+    g, _ = check_op([y], [x, off, w], feeds, tmp_path, rtol=1e-4, atol=1e-4,
+                    onnx_runner="openvino")
+    node = next(n for n in g.nodes if n.op_type == "DeformableConv2D")
+    assert node.attrs["auto_pad"] == auto_pad.upper()
+    y = ops8.deformable_convolution(x, off, w, [2, 2], [0, 0], [0, 0], [1, 1], auto_pad=auto_pad,
+                                    bilinear_interpolation_pad=True)
+    with pytest.raises(UnsupportedError, match="auto_pad"):
+        read(save(ov.Model([y], [x, off, w]), tmp_path / "padded"))
