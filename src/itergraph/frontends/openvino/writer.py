@@ -26,9 +26,11 @@ from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 from . import (  # noqa: F401
     export_conv,
     export_ctc_loss,
+    export_deform,
     export_detect,
     export_detect_post,
     export_dft,
+    export_istft,
     export_loops,
     export_nms,
     export_norm,
