@@ -8,8 +8,9 @@ OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino):
   attributes);
 - ``IsFinite`` is ``not (isnan or isinf)``;
 - ``BitwiseAnd/Or/Xor/Not`` on booleans are the logical ops (ONNX's bitwise ops take integers
-  only); ``BitwiseLeftShift``/``BitwiseRightShift`` are ONNX ``BitShift`` (the right shift of a
-  signed integer is arithmetic, as in OpenVINO);
+  only); ``BitwiseLeftShift``/``BitwiseRightShift`` are ONNX ``BitShift``, which takes unsigned
+  integers: signed ones are shifted as their unsigned bits, and a right shift of a signed
+  integer is arithmetic, as in OpenVINO (``(x ^ m) >> k ^ m``, m = -1 where x < 0);
 - ``CumSum``'s axis input is optional (axis 0).
 """
 
@@ -98,10 +99,28 @@ for _ov, (_onnx, _logical) in {"BitwiseAnd": ("BitwiseAnd", "And"),
     importer(_ov, since=13)(_bitwise(_onnx, _logical))
 
 
+_UNSIGNED = {DataType.INT8: DataType.UINT8, DataType.INT16: DataType.UINT16,
+             DataType.INT32: DataType.UINT32, DataType.INT64: DataType.UINT64}
+
+
 def _shift(direction: str):
     def tr(b: Builder, layer: Layer, x):
         dt = out_dtype(layer, x)
-        return b.op("BitShift", [x[0], b.cast(x[1], dt)], {"direction": direction}, dtype=dt)
+        udt = _UNSIGNED.get(dt)
+        if udt is None:
+            return b.op("BitShift", [x[0], b.cast(x[1], dt)], {"direction": direction},
+                        dtype=dt)
+        # ONNX's BitShift takes unsigned integers: shift the bits as unsigned; a right shift
+        # of a signed value is arithmetic: (x ^ m) >> k ^ m, m = -1 where x < 0, else 0
+        value, m = x[0], None
+        if direction == "RIGHT":
+            neg = b.op("Less", [value, b.const(np.zeros((), to_numpy(dt)))], dtype=DataType.BOOL)
+            m = b.op("Neg", [b.cast(neg, dt)], dtype=dt)
+            value = b.op("BitwiseXor", [value, m], dtype=dt)
+        shifted = b.op("BitShift", [b.cast(value, udt), b.cast(x[1], udt)],
+                       {"direction": direction}, dtype=udt)
+        out = b.cast(shifted, dt)
+        return out if m is None else b.op("BitwiseXor", [out, m], dtype=dt)
 
     return tr
 
