@@ -10,7 +10,7 @@ import onnxruntime as ort
 import openvino as ov
 import openvino.opset1 as ops1
 import pytest
-from ov_helpers import run_ov, save
+from ov_helpers import record, run_ov, save
 
 import itergraph as ig
 from itergraph.frontends.openvino import read, write
@@ -68,6 +68,7 @@ def test_binary_convolution(case, tmp_path):
                                 providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(sess.run(None, feeds)[0], want)
     assert not np.array_equal(run_ov(path, feeds)[0], want)  # the plugin's disagreement
+    record({"BinaryConvolution"}, "numpy", "jax", "write", "onnx")  # the spec's loop agrees
 
 
 def test_binary_convolution_same_upper(tmp_path):

@@ -33,3 +33,25 @@ def test_segment_max(fill, num, dtype, tmp_path):
     n = None if num is None else ops16.constant(np.int64(num))
     s = ops16.segment_max(x, ids, n, fill)
     check_op([s], [x], {"x": (rng.standard_normal((5, 3)) * 4).astype(dtype)}, tmp_path)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_if_at_the_top_level(flag, tmp_path):
+    """If-8 built with openvino.opset8: the branches read the outer inputs, compute different
+    shapes of arithmetic, and the taken branch's outputs come out."""
+    import openvino as ov
+    import openvino.opset8 as ops8
+
+    x = ops8.parameter([2, 3], np.float32, name="x")
+    c = ops8.parameter([], np.bool_, name="c")
+    tx = ops8.parameter([2, 3], np.float32, name="tx")
+    then = ov.Model([ops8.result(ops8.multiply(tx, ops8.constant(np.float32(2))))], [tx])
+    ex = ops8.parameter([2, 3], np.float32, name="ex")
+    other = ov.Model([ops8.result(ops8.subtract(ops8.exp(ex), ex))], [ex])
+    node = ops8.if_op(c)
+    node.set_then_body(then)
+    node.set_else_body(other)
+    node.set_input(x.output(0), tx, ex)
+    out = node.set_output(then.get_results()[0], other.get_results()[0])
+    feeds = {"x": rng.standard_normal((2, 3)).astype(np.float32), "c": np.array(flag)}
+    check_op([out], [x, c], feeds, tmp_path)
