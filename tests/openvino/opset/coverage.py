@@ -91,8 +91,6 @@ STAGES = ("numpy", "jax", "write", "onnx")
 #: frontend reads no ``org.openvinotoolkit`` op of that name (the copy holds one all the same,
 #: which itergraph reads back), or ONNX has no such value
 NO_ONNX = {
-    "Assign": "stateful: the ONNX copy has the variable as inputs/outputs (checked), not Assign",
-    "ReadValue": "stateful: as Assign",
     "CTCLoss": "no ONNX op; OpenVINO's ONNX frontend has none",
     "SparseFillEmptyRows": "no ONNX op; OpenVINO's ONNX frontend has none",
     "RandomUniform": "ONNX's RandomUniform draws other numbers (no Philox/MT19937 choice)",
@@ -108,8 +106,6 @@ NO_ONNX = {
     "PSROIPooling": "no ONNX op; OpenVINO's ONNX frontend has none",
     "DeformablePSROIPooling": "no ONNX op; OpenVINO's ONNX frontend has none",
     "Proposal": "no ONNX op; OpenVINO's ONNX frontend has none",
-    "CTCGreedyDecoder": "no ONNX op; OpenVINO's ONNX frontend has none",
-    "CTCGreedyDecoderSeqLen": "no ONNX op; OpenVINO's ONNX frontend has none",
 }
 
 
