@@ -9,7 +9,7 @@ itergraph-numpy, itergraph-jax, ONNX Runtime (ONNX files) and OpenVINO (both), o
 each, medians after warm-up; outputs are checked against the framework's recorded ones. The
 ``fused`` column counts the loops the backends fuse into one recurrent kernel
 (`passes.fuse_cells`) out of the loops the graph has. The corpus models are small (a few
-steps, hidden sizes of 4-16): the times show per-run overhead more than arithmetic.
+steps, small hidden sizes): the times show per-run overhead more than arithmetic.
 """
 
 from __future__ import annotations
