@@ -33,9 +33,13 @@ def run_ov(model_or_path, feeds: dict) -> list[np.ndarray]:
     return [np.asarray(r[o]) for o in c.outputs]
 
 
-def save(model: ov.Model, tmp_path: Path, name: str = "model") -> Path:
+def save(model: ov.Model, tmp_path: Path, name: str = "model", compress: bool = False) -> Path:
+    """`model` as IR; `compress` (or ``IG_OV_COMPRESS=1`` in the environment, to run a whole
+    test module so): float weights stored as float16 with a Convert after each, what
+    ``ov.save_model`` and OpenVINO's converters write by default."""
     path = tmp_path / f"{name}.xml"
-    ov.save_model(model, str(path), compress_to_fp16=False)
+    ov.save_model(model, str(path),
+                  compress_to_fp16=compress or os.environ.get("IG_OV_COMPRESS") == "1")
     return path
 
 
@@ -55,9 +59,10 @@ def run_itergraph(xml: Path, feeds: dict) -> list[np.ndarray]:
 
 
 def check_model(model: ov.Model, feeds: dict, tmp_path: Path, rtol=1e-5, atol=1e-5,
-                write_back: bool = True):
-    """OpenVINO vs itergraph on the saved model, then OpenVINO on itergraph's written copy."""
-    xml = save(model, tmp_path)
+                write_back: bool = True, compress: bool = False):
+    """OpenVINO vs itergraph on the saved model (`compress`: see `save`), then OpenVINO on
+    itergraph's written copy, then the ONNX copy (`onnx_copy_agrees`)."""
+    xml = save(model, tmp_path, compress=compress)
     want = run_ov(xml, feeds)
     g = read(xml)
     verify(g)

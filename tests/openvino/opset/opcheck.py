@@ -14,13 +14,14 @@ import itergraph as ig
 
 
 def check_op(outs, params, feeds: dict, tmp_path, rtol=1e-5, atol=1e-5, to_onnx: bool = True,
-             write_back: bool = True, onnx_runner: str = "ort"):
+             write_back: bool = True, onnx_runner: str = "ort", compress: bool = False):
     """Check the model computing `outs` from `params` (OpenVINO outputs or nodes). The ONNX copy
     runs in ONNX Runtime, or in OpenVINO (``onnx_runner="openvino"``) where it holds ops of the
     ``org.openvinotoolkit`` domain, which only OpenVINO's ONNX frontend knows."""
     outs = [o.output(0) if hasattr(o, "output") else o for o in outs]
     model = ov.Model(outs, params)
-    g, want = check_model(model, feeds, tmp_path, rtol, atol, write_back=write_back)
+    g, want = check_model(model, feeds, tmp_path, rtol, atol, write_back=write_back,
+                          compress=compress)
     if to_onnx:
         path = tmp_path / "written.onnx"
         ig.save(ig.load(g), path)

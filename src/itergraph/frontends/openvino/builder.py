@@ -19,6 +19,8 @@ from ...ir.types import DataType, TensorType
 from .elements import from_numpy, to_numpy
 from .netparse import Net
 
+_WIDER_FLOATS = (DataType.FLOAT32, DataType.FLOAT64)
+
 OPSET = 21  # ONNX opset of the nodes the importer emits
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -81,8 +83,24 @@ class Builder:
 
     @staticmethod
     def value_of(v: Value | None) -> np.ndarray | None:
-        """The constant value of `v`, or ``None`` when it is computed at run time."""
-        return None if v is None else v.const
+        """The constant value of `v`, or ``None`` when it is computed at run time. A constant
+        stored in a narrower float type and converted to a wider one (the float16 weights and
+        parameters ``ov.save_model`` and OpenVINO's converters write by default, a
+        ``Convert`` after each) counts as the converted constant: the widening is exact."""
+        if v is None:
+            return None
+        if v.const is not None:
+            return v.const
+        p = v.producer
+        if (p is None or p.op_type != "Cast" or p.domain or len(p.inputs) != 1
+                or p.inputs[0] is None or p.inputs[0].const is None):
+            return None
+        src = np.asarray(p.inputs[0].const)
+        to = v.type.dtype if isinstance(v.type, TensorType) else None
+        if to is None or src.dtype.kind != "f" or to not in _WIDER_FLOATS:
+            return None
+        dst = np.dtype(to_numpy(to))
+        return src.astype(dst) if dst.itemsize >= src.dtype.itemsize else None
 
     # -- nodes -----------------------------------------------------------------------------
     def op(self, op_type: str, inputs, attrs: dict | None = None, outputs: int = 1,
