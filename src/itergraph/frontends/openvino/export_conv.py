@@ -1,7 +1,8 @@
 """ONNX convolutions and pooling -> OpenVINO layers: ``Conv`` (``Convolution-1`` or
 ``GroupConvolution-1``, bias added by ``Add``), ``ConvTranspose``
 (``(Group)ConvolutionBackpropData-1``), ``MaxPool`` (``MaxPool-14``), ``AveragePool``
-(``AvgPool-14``), ``GlobalAveragePool``/``GlobalMaxPool`` (``ReduceMean``/``ReduceMax``).
+(``AvgPool-14``; ``AvgPool-16`` when dilated), ``GlobalAveragePool``/``GlobalMaxPool``
+(``ReduceMean``/``ReduceMax``).
 
 ONNX semantics kept:
 - ``auto_pad`` ``SAME_UPPER``/``SAME_LOWER``/``VALID`` are OpenVINO's ``same_upper``/
@@ -26,6 +27,7 @@ from .export_table import exporter
 from .net_writer import NetWriter, Out
 
 V14 = "opset14"
+V16 = "opset16"
 _AUTO = {"NOTSET": "explicit", "VALID": "valid", "SAME_UPPER": "same_upper",
          "SAME_LOWER": "same_lower"}
 
@@ -153,12 +155,10 @@ def _max_pool(w: NetWriter, node: Node, ins):
 @exporter("AveragePool", since=1)
 def _avg_pool(w: NetWriter, node: Node, ins):
     n = len(node.attrs["kernel_shape"])
-    if any(d != 1 for d in node.attrs.get("dilations") or []):
-        raise UnsupportedError(f"{where(node)}: AveragePool with dilations has no OpenVINO "
-                               "equivalent")
-    data = _pool_data(node, n, False)
+    dilated = any(d != 1 for d in node.attrs.get("dilations") or [])
+    data = _pool_data(node, n, dilated)  # AvgPool-16 has dilations
     data["exclude-pad"] = not node.attrs.get("count_include_pad", 0)
-    return w.one("AvgPool", V14, ins[:1], data, dtype=ins[0].dtype)
+    return w.one("AvgPool", V16 if dilated else V14, ins[:1], data, dtype=ins[0].dtype)
 
 
 def _global(ov_type: str):

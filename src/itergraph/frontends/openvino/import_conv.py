@@ -1,6 +1,6 @@
 """Translators of OpenVINO convolutions and pooling: Convolution, GroupConvolution,
 ConvolutionBackpropData, GroupConvolutionBackpropData (ONNX ``Conv``/``ConvTranspose``),
-MaxPool-1/8/14, AvgPool-1/14 (ONNX ``MaxPool``/``AveragePool``).
+MaxPool-1/8/14, AvgPool-1/14/16 (ONNX ``MaxPool``/``AveragePool``).
 
 OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino/opset):
 - padding: ``auto_pad`` ``explicit`` (or ``notset``) takes ``pads_begin``/``pads_end``;
@@ -347,8 +347,8 @@ def _max_pool14(b: Builder, layer: Layer, x):
                      dilated=True)
 
 
-def _avg_pool(b: Builder, layer: Layer, x, rounding: str):
-    g = _pool_geometry(b, layer, x, dilated=False)
+def _avg_pool(b: Builder, layer: Layer, x, rounding: str, dilated: bool = False):
+    g = _pool_geometry(b, layer, x, dilated=dilated)
     exclude = layer.bool_attr("exclude-pad", False)
     if not any(g.begin) and not any(g.end) and g.mode == "NOTSET":
         exclude = True  # the CPU plugin counts no padding where pads are zero
@@ -381,3 +381,10 @@ def _avg_pool1(b: Builder, layer: Layer, x):
 @importer("AvgPool", since=14)
 def _avg_pool14(b: Builder, layer: Layer, x):
     return _avg_pool(b, layer, x, _rounding(layer, ("floor", "ceil", "ceil_torch")))
+
+
+@importer("AvgPool", since=16)
+def _avg_pool16(b: Builder, layer: Layer, x):
+    """AvgPool-16 adds ``dilations`` (ONNX AveragePool's, opset 19)."""
+    return _avg_pool(b, layer, x, _rounding(layer, ("floor", "ceil", "ceil_torch")),
+                     dilated=True)

@@ -75,6 +75,32 @@ def _topk11(b: Builder, layer: Layer, x):
     return _topk(b, layer, x, stable_attr=True)
 
 
+@importer("Reverse", since=1)
+def _reverse(b: Builder, layer: Layer, x):
+    """``Reverse-1``: the data reversed along the axes given as indices (``mode="index"``) or
+    as a boolean mask over the axes (``mode="mask"``); a ``Slice`` with step -1 on each."""
+    mode = layer.attr("mode", required=True)
+    if mode not in ("index", "mask"):
+        raise ModelError(f"{layer.where()}: mode must be 'index' or 'mask', got '{mode}'")
+    axes = b.value_of(x[1])
+    if axes is None:
+        raise UnsupportedError(f"{layer.where()}: the axes must be constant")
+    axes = np.asarray(axes).reshape(-1)
+    if mode == "mask":
+        axes = np.flatnonzero(axes.astype(bool))
+    else:
+        r = require_rank(layer, x[0], 0) if (axes < 0).any() else None
+        axes = np.array([int(a) + r if a < 0 else int(a) for a in axes], np.int64)
+    if len(set(axes.tolist())) != len(axes):
+        raise ModelError(f"{layer.where()}: an axis appears twice in {axes.tolist()}")
+    if not len(axes):
+        return b.op("Identity", [x[0]], dtype=dtype_of(x[0]))
+    n = len(axes)
+    big = np.iinfo(np.int64)
+    return b.op("Slice", [x[0], b.i64([-1] * n), b.i64([big.min] * n), b.i64(axes),
+                          b.i64([-1] * n)], dtype=dtype_of(x[0]))
+
+
 @importer("ReverseSequence", since=1)
 def _reverse_sequence(b: Builder, layer: Layer, x):
     batch = layer.int_attr("batch_axis", 0)
