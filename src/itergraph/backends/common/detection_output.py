@@ -83,11 +83,11 @@ def decode(a: dict, prior, var, loc, dt, xp=np):
     return out.astype(dt)
 
 
-def _iou(box, boxes, dt):
-    """IoU of `box` ``[4]`` with each of `boxes` ``[K, 4]``, as OpenVINO computes it (0 for
-    boxes that do not overlap or touch only)."""
-    lo = np.maximum(box[:2], boxes[:, :2])
-    hi = np.minimum(box[2:], boxes[:, 2:])
+def jaccard(xp, box, boxes):
+    """IoU of `box` ``[4]`` with each of `boxes` ``[K, 4]``, as OpenVINO's DetectionOutput
+    computes it (0 for boxes that do not overlap or touch only); `xp`: NumPy or jax.numpy."""
+    lo = xp.maximum(box[:2], boxes[:, :2])
+    hi = xp.minimum(box[2:], boxes[:, 2:])
     apart = (boxes[:, 0] > box[2]) | (boxes[:, 2] < box[0]) | (boxes[:, 1] > box[3]) | \
         (boxes[:, 3] < box[1])
     wh = hi - lo
@@ -95,18 +95,16 @@ def _iou(box, boxes, dt):
 
     def area(b):
         w, h = b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
-        return np.where((w < 0) | (h < 0), dt.type(0), w * h)
+        return xp.where((w < 0) | (h < 0), 0, w * h)
 
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = inter / (area(box) + area(boxes) - inter)
     ok = ~apart & (wh[:, 0] > 0) & (wh[:, 1] > 0)
-    return np.where(ok, iou, dt.type(0))
+    return xp.where(ok, inter / xp.where(ok, area(box) + area(boxes) - inter, 1), 0)
 
 
 def _greedy(boxes, order, thr: float, dt) -> list[int]:
     kept: list[int] = []
     for idx in order:
-        if kept and np.any(_iou(boxes[idx], boxes[kept], dt) > thr):
+        if kept and np.any(jaccard(np, boxes[idx], boxes[kept]) > thr):
             continue
         kept.append(int(idx))
     return kept
@@ -150,7 +148,7 @@ def _image(a: dict, boxes, scores, dt) -> dict[int, list[int]]:
         c = int(label[p])
         mine = kept.setdefault(c, [])
         b = boxes[0 if share else c]
-        if mine and np.any(_iou(b[p], b[mine], dt) > nms):
+        if mine and np.any(jaccard(np, b[p], b[mine]) > nms):
             continue
         mine.append(int(p))
     return kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...common import prior_box as pb
-from ...common.detection_output import decode, detection_output, output_rows
+from ...common.detection_output import decode, detection_output, jaccard, output_rows
 from ...common.proposal import anchors, proposal
 from ..table import lowering
 
@@ -120,28 +120,11 @@ def _proposal(cx, probs, deltas, info):
     return jnp.concatenate(rois).astype(dt), jnp.concatenate(scores).astype(dt)
 
 
-def _jaccard(jnp, box, boxes):
-    """DetectionOutput's IoU of `box` with each of `boxes` (see `_iou` in the NumPy math)."""
-    lo = jnp.maximum(box[:2], boxes[:, :2])
-    hi = jnp.minimum(box[2:], boxes[:, 2:])
-    apart = (boxes[:, 0] > box[2]) | (boxes[:, 2] < box[0]) | (boxes[:, 1] > box[3]) | \
-        (boxes[:, 3] < box[1])
-    wh = hi - lo
-    inter = wh[:, 0] * wh[:, 1]
-
-    def area(b):
-        w, h = b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
-        return jnp.where((w < 0) | (h < 0), 0, w * h)
-
-    ok = ~apart & (wh[:, 0] > 0) & (wh[:, 1] > 0)
-    return jnp.where(ok, inter / jnp.where(ok, area(box) + area(boxes) - inter, 1), 0)
-
-
 def _greedy_groups(jnp, lax, boxes, valid, group, thr):
     """Greedy NMS over `boxes` ``[K, 4]`` in order: a valid box is kept unless a kept box of
     its `group` overlaps it by more than `thr`."""
     def step(i, kept):
-        iou = _jaccard(jnp, boxes[i], boxes)
+        iou = jaccard(jnp, boxes[i], boxes)
         hit = jnp.any(kept & (group == group[i]) & (iou > thr))
         return kept.at[i].set(valid[i] & ~hit)
 
