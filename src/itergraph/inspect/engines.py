@@ -114,9 +114,9 @@ def _run_openvino(graph: Graph, feeds: dict, source: str | None, state: dict | N
                 r = c(_inputs(graph, feeds))
                 return [np.asarray(r[o]) for o in c.outputs]
             request = c.create_infer_request()
-            for var in request.query_state():
-                if var.name in state:
-                    var.state = ov.Tensor(np.ascontiguousarray(state[var.name]))
+            given = {var.name: var for var in request.query_state()}
+            for vid, value in state.items():  # a variable OpenVINO lacks fails in the lookup
+                given[vid].state = ov.Tensor(np.ascontiguousarray(value))
             r = request.infer(_inputs(graph, feeds))
             outs = [np.array(r[o]) for o in c.outputs]
             after = {var.name: np.array(var.state.data) for var in request.query_state()}
