@@ -152,11 +152,14 @@ class Model:
     def trace(self, feeds: dict[str, Any], tensors=None, steps=None, backend: str = "numpy",
               path: str | os.PathLike | None = None, **options):
         """Per-step values of loop body tensors (default: every carried value and loop
-        condition), as an `itergraph.inspect.trace_file.Trace`; see `itergraph.inspect.trace`."""
+        condition), as an `itergraph.inspect.trace_file.Trace`; see `itergraph.inspect.trace`.
+        A stateful model is traced over one step from the state it holds, which the trace
+        leaves as it was (`itergraph.inspect.state_step`)."""
+        from .inspect.state_step import held_state
         from .inspect.trace import trace
 
         return trace(self.graph, feeds, tensors, steps, backend, path, model=self.source,
-                     **options)
+                     state=held_state(self), **options)
 
     def save(self, path: str | os.PathLike) -> None:
         save(self, path)

@@ -10,6 +10,12 @@ worst element. When an engine disagrees, both engines trace every body tensor of
 divergence in execution order: the loop, the step of each enclosing loop, the body tensor and
 the two values, or a loop that ran a different number of steps (a trip-count mismatch).
 
+A stateful model (OpenVINO ``ReadValue``/``Assign``) is compared over one step from the
+state it holds (``Model.query_state()``; a model given as a file holds none, so the step is
+the first one from a reset state): every engine runs that step (`engines.run_on`: OpenVINO in
+an ``InferRequest`` given the same state), and the next value of each variable is compared
+as output ``<variable id>/next``. The model's own state is left as it was.
+
 `CompareReport.status` is 0 when all engines agree, 1 when some disagree, 2 when an engine
 failed to run.
 """
@@ -25,6 +31,7 @@ from ..errors import Error, InputError
 from ..ir.types import TensorType
 from .engines import ENGINES, run_on
 from .names import TensorIndex
+from .state_step import held_state
 from .trace import trace
 
 DEFAULT_ENGINES = ("numpy", "jax", "onnxruntime", "openvino")
@@ -182,10 +189,12 @@ def compare(model, feeds: dict, engines=DEFAULT_ENGINES, atol: float = 1e-5,
     m = load(model)
     source = m.source if m.source not in ("", "graph", "network", "onnx.ModelProto") else None
     report = CompareReport(engines, atol, rtol)
+    state = held_state(m)
     outs: dict[str, dict] = {}
     for e in engines:
         try:
-            outs[e] = run_on(e, m.graph, feeds, source=source, max_iterations=max_iterations)
+            outs[e] = run_on(e, m.graph, feeds, source=source, max_iterations=max_iterations,
+                             state=state)
         except InputError:
             raise
         except Error as err:
@@ -202,7 +211,8 @@ def compare(model, feeds: dict, engines=DEFAULT_ENGINES, atol: float = 1e-5,
             report.checks.append(OutputCheck(name, ref, e, ok, detail, stats))
             failed |= not ok
         if failed:
-            _diverge(report, m.graph, feeds, ref, e, atol, rtol, max_iterations, outs[ref])
+            _diverge(report, m.graph, feeds, ref, e, atol, rtol, max_iterations, outs[ref],
+                     state)
     return report
 
 
@@ -216,7 +226,7 @@ def _reproduces(tr, want: dict, atol, rtol) -> bool:
 
 
 def _diverge(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol,
-             max_iterations, want: dict) -> None:
+             max_iterations, want: dict, state: dict) -> None:
     """Trace both engines and record the first divergence. Marking changes the file a peer
     optimises, and a peer's bug may vanish with it: every body tensor is traced first, then
     only the carried values and conditions, and the first set under which the peer still
@@ -231,8 +241,8 @@ def _diverge(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol
     for keys in sets:
         traces = {}
         try:
-            traces = {e: trace(graph, feeds, keys, backend=e, max_iterations=max_iterations)
-                      for e in (ref, eng)}
+            traces = {e: trace(graph, feeds, keys, backend=e, max_iterations=max_iterations,
+                               state=state) for e in (ref, eng)}
         except Error as err:
             report.notes.append(f"cannot trace {len(keys)} body tensors: {err}")
             continue

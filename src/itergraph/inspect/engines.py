@@ -5,6 +5,14 @@ OpenVINO (the file written in that runtime's format, in a temporary directory).
 output order. A peer that fails raises `PeerError` with the runtime's message; a peer that
 is not installed raises `UnsupportedError`. `source` is the model's own file: a runtime whose
 format it is runs that file itself rather than itergraph's rewrite of it.
+
+A stateful graph (OpenVINO ``ReadValue``/``Assign``) runs one step reading `state`
+(``{variable id: value}``; a variable not in it reads its init value) and returns the step
+graph's outputs: the model's, then ``<variable id>/next`` (`inspect.state_step`). NumPy, JAX
+and ONNX Runtime run the step graph, the state fed as inputs (ONNX has no state). OpenVINO
+runs the model's own IR in a fresh ``InferRequest`` whose variables are given `state` with
+``query_state()[i].state = Tensor`` before the call and read back after it: its state
+machinery is what is checked. Nothing is stored anywhere: the caller's model keeps its state.
 """
 
 from __future__ import annotations
@@ -18,6 +26,9 @@ import numpy as np
 from ..errors import Error, UnsupportedError
 from ..feeds import check_feeds
 from ..ir.graph import Graph
+from ..ir.state import has_state
+from ..passes.state_io import StatePorts
+from .state_step import one_step
 
 ENGINES = ("numpy", "jax", "onnxruntime", "openvino")
 
@@ -27,12 +38,18 @@ class PeerError(Error):
 
 
 def run_on(engine: str, graph: Graph, feeds: dict[str, Any], source: str | None = None,
-           max_iterations: int | None = None) -> dict[str, Any]:
+           max_iterations: int | None = None, state: dict | None = None) -> dict[str, Any]:
     if engine not in ENGINES:
         from ..errors import InputError
 
         raise InputError(f"unknown engine '{engine}'; choose from {', '.join(ENGINES)}")
     feeds = check_feeds(graph, feeds)
+    if has_state(graph):
+        step, step_feeds, ports = one_step(graph, feeds, state)
+        if engine == "openvino":
+            names = [v.name for v in step.outputs]
+            return dict(zip(names, _run_openvino(graph, feeds, source, state or {}, ports)))
+        graph, feeds, source = step, step_feeds, None
     if engine == "numpy":
         from ..backends.numpy import run_graph
 
@@ -75,7 +92,8 @@ def _run_ort(graph: Graph, feeds: dict, source: str | None) -> list:
     return [by_name[v.name] for v in graph.outputs]
 
 
-def _run_openvino(graph: Graph, feeds: dict, source: str | None) -> list:
+def _run_openvino(graph: Graph, feeds: dict, source: str | None, state: dict | None = None,
+                  ports: StatePorts | None = None) -> list:
     try:
         import openvino as ov
     except ImportError:
@@ -92,7 +110,16 @@ def _run_openvino(graph: Graph, feeds: dict, source: str | None) -> list:
             core = ov.Core()
             c = core.compile_model(core.read_model(str(xml)), "CPU",
                                    {"INFERENCE_PRECISION_HINT": "f32"})
-            r = c(_inputs(graph, feeds))
-            return [np.asarray(r[o]) for o in c.outputs]
+            if ports is None:
+                r = c(_inputs(graph, feeds))
+                return [np.asarray(r[o]) for o in c.outputs]
+            request = c.create_infer_request()
+            given = {var.name: var for var in request.query_state()}
+            for vid, value in state.items():  # a variable OpenVINO lacks fails in the lookup
+                given[vid].state = ov.Tensor(np.ascontiguousarray(value))
+            r = request.infer(_inputs(graph, feeds))
+            outs = [np.array(r[o]) for o in c.outputs]
+            after = {var.name: np.array(var.state.data) for var in request.query_state()}
+            return outs + [after[vid] for vid in ports.outputs]
         except Exception as e:  # noqa: BLE001 - any failure of the peer is reported as such
             raise PeerError(f"openvino failed: {type(e).__name__}: {e}") from None

@@ -14,6 +14,11 @@ run; its total is that time times its runs (a nested loop's later runs see other
 and its time alone includes one dispatch per run, so this is an estimate). The whole model
 is timed the same way. Node counts, which do not depend on the backend, come from the
 instrumented NumPy run.
+
+A stateful model (OpenVINO ``ReadValue``/``Assign``) is profiled over one step from the state
+it holds (``Model.query_state()``): its step graph, the state fed as inputs
+(`inspect.state_step`; a ``ReadValue`` shows as an ``Identity`` of its name). The profile
+stores nothing: the model's state is left as it was.
 """
 
 from __future__ import annotations
@@ -227,11 +232,15 @@ def profile(model, feeds: dict[str, Any], backend: str = "numpy",
             max_iterations: int | None = None, repeat: int = 3) -> Profile:
     """Time per loop and per node of one run of `model` on `feeds` (see the module
     docstring for what each backend measures)."""
-    from ..api import check_max_iterations, load
+    from ..api import Model, check_max_iterations, load
+    from .state_step import held_state, one_step
 
     model = load(model)
     max_iterations = check_max_iterations(max_iterations)
     feeds = check_feeds(model.graph, feeds)
+    step, feeds, ports = one_step(model.graph, feeds, held_state(model))
+    if ports is not None:
+        model = Model(step, model.source or model.graph.name)
     chosen = model.choose_backend(backend)
     if chosen == "jax":
         return _jax_profile(model, feeds, max_iterations, max(1, int(repeat)))

@@ -11,6 +11,12 @@ step to step, the run is repeated in thread mode (not on OpenVINO, which has no 
 are written to that trace file as they come, in groups whose size keeps the values in memory
 under `memory_budget` bytes (the first group has one entry and measures it), and the
 returned `Trace` reads them back from the file.
+
+A stateful model (OpenVINO ``ReadValue``/``Assign``) is traced over one step: the step graph
+fed `state` (``{variable id: value}``, the values the model holds; `Model.trace` passes
+``query_state()``; none: each variable reads its init value), and nothing is stored, so the
+trace never advances the model's state (`inspect.state_step`). `Trace.outputs` then holds the
+model's outputs and ``<variable id>/next``, the value each ``Assign`` would store.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from ..errors import Error, ExecutionError, InputError
 from ..ir.graph import Graph
 from .engines import ENGINES, run_on
 from .mark import Marked, mark, resolve
+from .state_step import one_step
 from .trace_file import Trace, TraceEntry, TraceWriter, load_trace
 
 DEFAULT_BUDGET = 256 << 20
@@ -124,14 +131,16 @@ def _run_marked(graph: Graph, feeds: dict, names: list[str] | None, backend: str
 
 def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "numpy",
           path=None, model: str = "", memory_budget: int = DEFAULT_BUDGET,
-          max_iterations: int | None = None) -> Trace:
+          max_iterations: int | None = None, state: dict | None = None) -> Trace:
     """Trace `tensors` (default: every carried value and loop condition) of `graph` run on
-    `feeds` with `backend` (see the module docstring)."""
+    `feeds` with `backend`; a stateful `graph` runs one step reading `state` (see the module
+    docstring)."""
     if backend not in ENGINES:
         raise InputError(f"unknown trace backend '{backend}'; choose from {', '.join(ENGINES)}")
     if isinstance(tensors, str):
         tensors = [tensors]
     sel = parse_steps(steps)
+    graph, feeds, _ = one_step(graph, feeds, state)
     keys = [t.key for t, _ in resolve(graph, tensors)]  # unknown names fail here, early
     if path is None:
         entries, own = _run_marked(graph, feeds, keys, backend, max_iterations) if keys \

@@ -17,6 +17,11 @@ needs unchanged (a loop over the padded steps changes its final state), and the 
 returned as computed on the padded input. The last batch of each shape is filled up with
 copies of its last input so that every batch has one shape; their results are dropped.
 
+A stateful model (OpenVINO ``ReadValue``/``Assign``) is never batched: its inputs run one
+after another, in order, each a ``model.run`` that reads the state the previous one stored,
+as successive calls of an ``InferRequest`` do (joining them into one batch would be one step
+of a batch-sized state).
+
 As a safety net, a batched output whose batch extent is not the sum of the inputs' is an
 internal error, never a silent answer.
 """
@@ -31,6 +36,7 @@ import numpy as np
 
 from ..errors import ExecutionError, InputError
 from ..feeds import check_feeds
+from ..ir.state import has_state
 from ..ir.types import TensorType
 from .batch_axis import Batched, Verdict, per_example
 
@@ -56,6 +62,9 @@ def batching_plan(model, batch_axes: dict[str, int] | None = None) -> tuple[dict
     if unknown:
         raise InputError(f"batch_axes names unknown input(s) {unknown}; the model's inputs "
                          f"are {sorted(names)}")
+    if has_state(graph):
+        return axes, Verdict(False, "the model has state (ReadValue/Assign): each input is one "
+                             "step reading the state the previous one stored", {})
     if not axes:
         return axes, Verdict(False, "no input has a batch axis", {})
     return axes, per_example(graph, axes)
