@@ -115,11 +115,11 @@ def _rec(r):
 
 def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     """The lowering of an LSTM, GRU or RNN node: one `rnn_scan.scan_direction` per
-    direction, or (with `sequence_lens`, or an input projection batched by an enclosing
-    scan) `_masked`, both directions in one scan."""
+    direction (with `sequence_lens`, masked per entry), or (with an input projection batched
+    by an enclosing scan) `_masked`, both directions in one scan."""
     node = cx.node
     at = RnnAttrs.from_node(node)
-    if seq_lens is not None or id(node) in cx.tc.cell_inputs:
+    if id(node) in cx.tc.cell_inputs:
         return _masked(cx, at, x, w, r, b, seq_lens, *init)
     jnp = _jnp()
     if at.layout:
@@ -127,6 +127,7 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     batch = x.shape[1]
     H = at.hidden(r)
     at.check_weights(node, w, r, H)
+    lens = _lens(cx, seq_lens, x.shape[0], batch)
     G, dt = at.kind.gates, x.dtype
     states0 = []
     for k in range(at.kind.states):
@@ -139,13 +140,13 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     peep = init[at.kind.states] if len(init) > at.kind.states else None
     ys, finals = [], []
     for d in range(at.dirs):
-        xd = x[::-1] if at.reverse(d) else x
+        xd = _time_reverse(jnp, x, lens) if at.reverse(d) else x
         y, hn, cn = scan_direction(at, d, xd, w[d], r[d],
                                    None if b is None else b[d, :G * H],
                                    None if b is None else b[d, G * H:],
                                    None if peep is None else peep[d], states0[0][d],
-                                   states0[1][d] if at.kind.states == 2 else None)
-        ys.append(y[::-1] if at.reverse(d) else y)
+                                   states0[1][d] if at.kind.states == 2 else None, lens)
+        ys.append(_time_reverse(jnp, y, lens) if at.reverse(d) else y)
         finals.append([hn] if cn is None else [hn, cn])
     outs = [jnp.stack(ys, axis=1)] + [jnp.stack([f[k] for f in finals])
                                       for k in range(at.kind.states)]
@@ -210,6 +211,8 @@ def _masked(cx, at, x, w, r, b=None, seq_lens=None, *init):
         y = y0[None]
     else:
         finals, y = jax.lax.scan(body, states0, (xw, steps))  # y: [seq, dirs, batch, H]
+    if lens is not None:
+        finals = [jnp.where((lens > 0)[None, :, None], f, jnp.zeros((), dt)) for f in finals]
     if at.direction == "reverse":
         y = _time_reverse(jnp, y, lens, baxis=2)
     elif dirs == 2:

@@ -175,33 +175,63 @@ def chunk_length(n: int, step_bytes: int) -> int | None:
     return k
 
 
-def _steps(step, states, x, project, k: int | None):
-    """(final states, Y) of `step` over every step of `x`, projected by `project` all at
-    once or `k` steps at a time (an outer scan over chunks, an inner one over their steps)."""
+def _steps(step, states, xs, project, k: int | None):
+    """(final states, Y) of `step` over every step of `xs` (an array or a tuple of arrays
+    with the steps along their first axis), projected by `project` all at once or `k` steps
+    at a time (an outer scan over chunks, an inner one over their steps)."""
     import jax
     import jax.numpy as jnp
 
-    n = x.shape[0]
+    tree = jax.tree_util.tree_map
+    n = jax.tree_util.tree_leaves(xs)[0].shape[0]
     if n == 1:
-        finals, y = step(states, jax.tree_util.tree_map(lambda a: a[0], project(x)))
+        finals, y = step(states, tree(lambda a: a[0], project(xs)))
         return finals, y[None]
     if k is None:
-        return jax.lax.scan(step, states, project(x))
+        return jax.lax.scan(step, states, project(xs))
     full = n // k * k
 
     def chunk(carry, xc):
         return jax.lax.scan(step, carry, project(xc))
 
-    finals, ys = jax.lax.scan(chunk, states, x[:full].reshape(n // k, k, *x.shape[1:]))
+    finals, ys = jax.lax.scan(chunk, states,
+                              tree(lambda a: a[:full].reshape(n // k, k, *a.shape[1:]), xs))
     ys = ys.reshape(full, *ys.shape[2:])
     if full < n:
-        finals, tail = jax.lax.scan(step, finals, project(x[full:]))
+        finals, tail = jax.lax.scan(step, finals, project(tree(lambda a: a[full:], xs)))
         ys = jnp.concatenate([ys, tail])
     return finals, ys
 
 
-def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
-    """(Y, final h, final c or None) of direction `d` (see the module docstring)."""
+def zero_empty(states, lens):
+    """`states` ``[B, H]`` with the entries of length zero zeroed (the final states ONNX
+    Runtime and OpenVINO give an entry that runs no step)."""
+    import jax.numpy as jnp
+
+    keep = (jnp.asarray(lens) > 0)[:, None]
+    return tuple(jnp.where(keep, s, jnp.zeros((), s.dtype)) for s in states)
+
+
+def _with_lengths(step, lens):
+    """`step` for entries of lengths `lens` ``[B]``, reading ``(projection, t)``: past its
+    length an entry keeps its state and its output is zero."""
+    import jax.numpy as jnp
+
+    def masked(carry, inp):
+        xk, t = inp
+        new, y = step(carry, xk)
+        m = (t < lens)[:, None]
+        new = tuple(jnp.where(m, a, b) for a, b in zip(new, carry))
+        return new, jnp.where(m, y, jnp.zeros((), y.dtype))
+
+    return masked
+
+
+def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=None):
+    """(Y, final h, final c or None) of direction `d` (see the module docstring); with
+    `lens` (``[B]``, the entries' lengths), steps past an entry's length keep its state and
+    write zeros, and an entry of length zero ends with zero states (`x` in the order the
+    steps read it)."""
     import jax.numpy as jnp
 
     H = r.shape[1]
@@ -246,6 +276,13 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
     states = [jnp.broadcast_to(jnp.asarray(h0, dt), (B, H))]
     if c0 is not None:
         states.append(jnp.broadcast_to(jnp.asarray(c0, dt), (B, H)))
-    finals, ys = _steps(step, tuple(states), x, project, chunk_length(n, bx * G * H * 4))
+    k = chunk_length(n, bx * G * H * 4)
+    if lens is None:
+        finals, ys = _steps(step, tuple(states), x, project, k)
+    else:
+        finals, ys = _steps(_with_lengths(step, lens), tuple(states),
+                            (x, jnp.arange(n, dtype=jnp.asarray(lens).dtype)),
+                            lambda xt: (project(xt[0]), xt[1]), k)
+        finals = zero_empty(finals, lens)
     return ys.astype(dt), finals[0].astype(dt), (finals[1].astype(dt) if c0 is not None
                                                    else None)

@@ -4,8 +4,9 @@ fused ``itergraph.RecurrentSequence`` that `passes.fuse_cells` makes of loops.
 Attributes, activations and the per-step cell math are shared with the JAX backend
 (`itergraph.backends.common.rnn`, which also states the shapes and semantics). Each
 direction runs `rnn_steps.run_direction` (input projection of all steps as one product,
-in-place steps); a reverse direction with `sequence_lens`, and `sequence_lens` in general,
-run the masked loop below.
+in-place steps); with `sequence_lens`, the steps between consecutive distinct lengths run
+that way over the entries still going (`_by_length`), and the cells `run_direction` has no
+in-place steps for run the masked loop below.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ....errors import ExecutionError, where
 from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
 from . import kernel
 from .nn import sigmoid, softplus
-from .rnn_steps import batch_of, run_direction
+from .rnn_steps import batch_of, fast_path, run_direction
 
 _OVERRIDES = {"sigmoid": sigmoid, "softplus": softplus}
 
@@ -56,6 +57,11 @@ def _recurrent(node, ctx):
                                           states0[0][d], states0[1][d] if G == 4 else None)
                 ys.append(y[::-1] if at.reverse(d) else y)
                 finals.append([hn] if cn is None else [hn, cn])
+            elif fast_path(at, d, pd, dt):
+                y, st = _by_length(node, at, d, x, w[d], r[d], wb, rb,
+                                   [s[d] for s in states0], lens)
+                ys.append(y)
+                finals.append(st)
             else:
                 y, st = _masked(at, d, x, w[d], r[d], wb, rb, pd, [s[d] for s in states0],
                                 lens, H)
@@ -69,6 +75,38 @@ def _recurrent(node, ctx):
         return outs[0] if n_out == 1 else tuple(outs[:n_out])
 
     return fn
+
+
+def _by_length(node, at: RnnAttrs, d: int, x, w, r, wb, rb, states, lens):
+    """One direction with per-entry lengths on the in-place steps (`rnn_steps`): the steps
+    between two consecutive distinct lengths run as one sequence over the entries still
+    going (as packed sequences run), so no step does masking work. Past its length an entry
+    keeps its state and its Y is zero, an entry of length zero ends with zero states (as
+    in ONNX Runtime and OpenVINO); a reverse direction reads each entry's valid prefix
+    backwards (`reverse_index`)."""
+    seq, batch = x.shape[0], x.shape[1]
+    H = r.shape[1]
+    bcols = np.arange(batch)
+    rev_idx = reverse_index(np, lens, seq) if at.reverse(d) else None
+    xd = x[rev_idx, bcols[None, :]] if rev_idx is not None else x
+    states = [np.array(np.broadcast_to(s, (batch, H)), dtype=x.dtype) for s in states]
+    y = np.zeros((seq, batch, H), dtype=x.dtype)
+    t0 = 0
+    for t1 in np.unique(lens[lens > 0]).tolist():
+        live = np.flatnonzero(lens >= t1)
+        ys, hn, cn = run_direction(node, at, d, xd[t0:t1][:, live], w.T, r.T, wb, rb, None,
+                                   states[0][live], states[1][live] if len(states) > 1
+                                   else None)
+        y[t0:t1, live] = ys
+        states[0][live] = hn
+        if cn is not None:
+            states[1][live] = cn
+        t0 = t1
+    for s in states:  # an entry that runs no step ends with zeros (ONNX Runtime, OpenVINO)
+        s[lens == 0] = 0
+    if rev_idx is not None:
+        y = y[rev_idx, bcols[None, :]]
+    return y, states
 
 
 def _masked(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, states, lens, H: int):
@@ -91,6 +129,7 @@ def _masked(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, states, lens, H: int):
         m = (t < lens)[:, None]
         states = [np.where(m, n_, o_) for n_, o_ in zip(new, states)]
         y[t] = np.where(m, states[0], 0)
+    states = [np.where((lens > 0)[:, None], s, 0).astype(dt) for s in states]
     if rev_idx is not None:
         y = y[rev_idx, bcols[None, :]]
     return y, states
