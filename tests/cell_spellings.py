@@ -19,6 +19,11 @@ Runtime runs every spelling, so it is the oracle. Options:
 - GRU: ``lbr`` (linear_before_reset) and ``update``: "std" ``(1-z) n + z h``, "torch"
   ``n + z (h - n)``, "u" ``u n + (1 - u) h``;
 - LSTM: ``peephole``, ``couple`` (f = 1 - i), ``f_act`` (the gates' activation);
+- ``mask``: Keras masking as tf2onnx and OpenVINO write it: a boolean step input ``M [T, B,
+  1]`` selects every state, ``Where(m, new, old)`` ("where") or ``Cast(m) * new +
+  Cast(Not(m)) * old`` ("cast"); with ``mask_output`` also a carried output ``o`` (initial
+  value ``O0``) that takes the new h where the mask holds and is the scan output (loops
+  "scan", "scan_reverse", "loop_gather");
 - ``extra``: a deliberate difference: "gate_output" (a gate is also a scan output),
   "mixed_act" (one gate with another activation), "gate_twice" (c' adds i once more),
   "c_output" (c concatenated), "x_squared" (x * x enters the gates), "counter" (an extra
@@ -38,7 +43,7 @@ ONNX_ORDER = {"lstm": "iofc", "gru": "zrh", "rnn": "h"}
 
 def build(cell="lstm", product="matmul", gates="split", order=None, bias=2, clip=None,
           loop="scan", lbr=1, update="std", peephole=False, couple=False, f_act="Sigmoid",
-          extra=None, B=2, T=4, I=3, H=5, seed=0):
+          extra=None, mask=None, mask_output=False, B=2, T=4, I=3, H=5, seed=0):
     rng = np.random.default_rng(seed)
     order = order or ONNX_ORDER[cell]
     G = len(order)
@@ -166,14 +171,39 @@ def build(cell="lstm", product="matmul", gates="split", order=None, bias=2, clip
         o = act(f_act, peep("o", c_new, pre["o"]))
         outs["h"] = op("Mul", [o, op("Tanh", [c_new])])
         outs["c"] = c_new
-    return _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng)
+    return _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng, mask, mask_output)
 
 
-def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
+def _select(nodes, spelling, new, old, tag):
+    """``where(m_t, new, old)`` as tf2onnx ("cast") or OpenVINO ("where") writes it."""
+    if spelling == "where":
+        nodes.append(h.make_node("Where", ["m_t", new, old], [f"sel_{tag}"]))
+    else:
+        nodes += [h.make_node("Cast", ["m_t"], [f"mf_{tag}"], to=F),
+                  h.make_node("Not", ["m_t"], [f"nm_{tag}"]),
+                  h.make_node("Cast", [f"nm_{tag}"], [f"nmf_{tag}"], to=F),
+                  h.make_node("Mul", [f"mf_{tag}", new], [f"a_{tag}"]),
+                  h.make_node("Mul", [old, f"nmf_{tag}"], [f"b_{tag}"]),
+                  h.make_node("Add", [f"a_{tag}", f"b_{tag}"], [f"sel_{tag}"])]
+    return f"sel_{tag}"
+
+
+def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng, mask=None,
+          mask_output=False):
     states = ["h", "c"] if cell == "lstm" else ["h"]
     nodes = list(nodes)
+    y = outs["h"]
+    if mask is not None:
+        if loop not in ("scan", "scan_reverse", "loop_gather"):
+            raise ValueError(f"no mask with loop {loop!r}")
+        new = dict(outs)
+        outs = {s: _select(nodes, mask, new[s], f"{s}_in", s) for s in states}
+        y = outs["h"]
+        if mask_output:
+            y = outs["o"] = _select(nodes, mask, new["h"], "o_in", "o")
+            states = [*states, "o"]
     body_out = [outs[s] for s in states]
-    nodes.append(h.make_node("Identity", [outs["h"]], ["y_t"]))
+    nodes.append(h.make_node("Identity", [y], ["y_t"]))
     scan_outs = ["y_t"]
     if extra == "gate_output":
         scan_outs.append(next(o for n in nodes for o in n.output if o.startswith("sigmoid")))
@@ -199,6 +229,11 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
         feeds[f"{s.upper()}0"] = (rng.standard_normal((B, H)) * 0.5).astype(np.float32)
     if counter:
         feeds["K0"] = np.array(0.0, np.float32)
+    Mk = None
+    if mask is not None:  # each entry skips some steps, the first ones for entry 0
+        Mk = rng.random((T, B, 1)) < 0.6
+        Mk[: T // 2, 0] = False
+        feeds["MK"] = Mk
     if loop == "loop_list":  # torch.onnx: outputs.append(h) in a scripted loop
         nodes.insert(0, h.make_node("Gather", ["X", "i"], ["x_t"], axis=0))
         nodes.append(h.make_node("Identity", ["cond_in"], ["cond_out"]))
@@ -217,6 +252,8 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
         inputs = [h.make_tensor_value_info("M", I64, [])]
     elif loop == "loop_gather":
         nodes.insert(0, h.make_node("Gather", ["X", "i"], ["x_t"], axis=0))
+        if Mk is not None:
+            nodes.insert(0, h.make_node("Gather", ["MK", "i"], ["m_t"], axis=0))
         nodes.append(h.make_node("Identity", ["cond_in"], ["cond_out"]))
         body = h.make_graph(nodes, "body", [h.make_tensor_value_info("i", I64, []),
                                             h.make_tensor_value_info("cond_in", BOOL, []),
@@ -227,23 +264,26 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
         feeds["M"] = np.array(T, np.int64)
         inputs = [h.make_tensor_value_info("M", I64, [])]
     else:
-        body = h.make_graph(nodes, "body", [*st_vi, x_vi], out_vi)
-        attrs = {"num_scan_inputs": 1}
+        m_vi = [] if Mk is None else [h.make_tensor_value_info("m_t", BOOL, ["B", 1])]
+        body = h.make_graph(nodes, "body", [*st_vi, x_vi, *m_vi], out_vi)
+        attrs = {"num_scan_inputs": 1 + len(m_vi)}
         if loop == "scan_reverse":
-            attrs["scan_input_directions"] = [1]
+            attrs["scan_input_directions"] = [1] * (1 + len(m_vi))
         if loop == "scan_out_reverse":
             attrs["scan_output_directions"] = [1] * n_scan
         if loop == "scan_axis1":
             attrs["scan_input_axes"] = [1]
             attrs["scan_output_axes"] = [1] * n_scan
             X = np.ascontiguousarray(X.transpose(1, 0, 2))
-        top = h.make_node("Scan", [*init_names, "X"], [*final_names, *scan_names], body=body,
-                          **attrs)
+        top = h.make_node("Scan", [*init_names, "X", *(["MK"] if m_vi else [])],
+                          [*final_names, *scan_names], body=body, **attrs)
         inputs = []
     feeds = {"X": X, **feeds}
     x_dims = ["B", "T", I] if loop == "scan_axis1" else ["T", "B", I]
     inputs = [h.make_tensor_value_info("X", F, x_dims)] + inputs + [
         h.make_tensor_value_info(k, F, [] if k == "K0" else ["B0", H]) for k in init_names]
+    if Mk is not None:
+        inputs.append(h.make_tensor_value_info("MK", BOOL, ["T", "B", 1]))
     outputs = [h.make_tensor_value_info(k, F, [] if k == "Kn" else ["B", H])
                for k in final_names]
     outputs += [h.make_tensor_value_info(k, F, ["a", "b", H]) for k in scan_names]
@@ -253,4 +293,4 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng):
                       for k, v in inits.items()])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
     onnx.checker.check_model(m, full_check=True)
-    return m, {k: feeds[k] for k in ["X", "M"] + init_names if k in feeds}
+    return m, {k: feeds[k] for k in ["X", "M"] + init_names + ["MK"] if k in feeds}

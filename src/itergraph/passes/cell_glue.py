@@ -71,9 +71,14 @@ def _glue_ok(node: Node, scope: LoopScope) -> bool:
     return node.op_type != "Flatten" or int(node.attrs.get("axis", 1)) in (0, 1)
 
 
-def step_input(loop: Loop, scope: LoopScope) -> StepInput | None:
-    """Where `loop`'s step input comes from, with the values derived from it by glue."""
-    found = _sliced_root(loop) if loop.sliced else _gather_root(loop, scope)
+def step_input(loop: Loop, scope: LoopScope, skip: frozenset = frozenset(),
+               only: Value | None = None) -> StepInput | None:
+    """Where `loop`'s step input comes from, with the values derived from it by glue: its
+    one sliced input, or its one ``Gather(X, iteration number)``, leaving out those whose
+    body value (the sliced piece, the Gather's output) is in `skip` (uids); with `only`,
+    the step input whose body value that is."""
+    found = (_sliced_root(loop, skip, only) if loop.sliced else
+             _gather_root(loop, scope, skip, only))
     if found is None:
         return None
     si, root = found
@@ -86,10 +91,12 @@ def step_input(loop: Loop, scope: LoopScope) -> StepInput | None:
     return si
 
 
-def _sliced_root(loop: Loop):
-    if len(loop.sliced) != 1:
+def _sliced_root(loop: Loop, skip: frozenset, only: Value | None):
+    ps = [p for p in loop.sliced if p.param.uid not in skip
+          and (only is None or p.param is only)]
+    if len(ps) != 1:
         return None
-    p = loop.sliced[0]
+    p = ps[0]
     if p.part_size != 1 or abs(p.stride) != 1 or (p.start, p.end) not in ((0, -1), (-1, 0)):
         return None
     whole = _derived(p.value)
@@ -107,7 +114,7 @@ def _sliced_root(loop: Loop):
     return si, p.param
 
 
-def _gather_root(loop: Loop, scope: LoopScope):
+def _gather_root(loop: Loop, scope: LoopScope, skip: frozenset, only: Value | None):
     it = loop.iteration_param
     if it is None or loop.trip_count is None:
         return None
@@ -116,7 +123,8 @@ def _gather_root(loop: Loop, scope: LoopScope):
         return None
     gathers = [n for n in loop.body.nodes if n.op_type == "Gather" and n.domain in STD
                and len(n.inputs) == 2 and n.inputs[1] is it and n.inputs[0] is not None
-               and scope.is_invariant(n.inputs[0])]
+               and scope.is_invariant(n.inputs[0]) and n.outputs[0].uid not in skip
+               and (only is None or n.outputs[0] is only)]
     if len(gathers) != 1:
         return None
     g = gathers[0]
@@ -133,16 +141,25 @@ def _gather_root(loop: Loop, scope: LoopScope):
     return si, g.outputs[0]
 
 
+#: ops whose output has the shape of their first input
+_SAME_SHAPE = ("ReverseSequence", "Cast", "Identity", "Not", "Neg", "Abs", "Sigmoid", "Tanh",
+               "Relu")
+#: element-wise ops whose output has their inputs' broadcast shape
+_BROADCAST = ("Add", "Sub", "Mul", "Div", "Equal", "Greater", "GreaterOrEqual", "Less",
+              "LessOrEqual", "And", "Or", "Xor", "Where")
+_REDUCE = ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceMean")
+
+
 def _derived(v: Value, depth: int = 0) -> Shape | None:
     """`v`'s shape from the declared shape of what it is computed from, through
-    ``Transpose``, ``ReverseSequence``, ``Cast`` and ``Identity`` (TensorFlow's time-major,
-    possibly reversed copy of a batch-major input, whose own shape exporters leave
-    undeclared)."""
+    ``Transpose``, shape-preserving and element-wise broadcasting ops and reductions with
+    known axes (TensorFlow's time-major, possibly reversed or masked copy of a batch-major
+    input, and Keras's mask of it, whose shapes exporters leave undeclared)."""
     shape = _declared(v)
     p = v.producer
-    if shape is not None or p is None or p.domain not in STD or depth > 8 or not p.inputs:
+    if shape is not None or p is None or p.domain not in STD or depth > 12 or not p.inputs:
         return shape
-    if p.op_type in ("ReverseSequence", "Cast", "Identity"):
+    if p.op_type in _SAME_SHAPE:
         return _derived(p.inputs[0], depth + 1)
     if p.op_type == "Transpose":
         shape = _derived(p.inputs[0], depth + 1)
@@ -150,7 +167,40 @@ def _derived(v: Value, depth: int = 0) -> Shape | None:
             return None
         perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
         return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
+    if p.op_type in _BROADCAST:
+        shapes = [None if x is None else _derived(x, depth + 1) for x in p.inputs]
+        return None if None in shapes else _broadcast(shapes)
+    if p.op_type in _REDUCE:
+        return _reduced(p, _derived(p.inputs[0], depth + 1))
     return None
+
+
+def _broadcast(shapes: list[Shape]) -> Shape | None:
+    """The broadcast of `shapes` (None dims: unknown, taken as not 1 only where another
+    operand's dim there is known and not 1)."""
+    rank = max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        known = {d for d in dims if d is not None and d != 1}
+        if len(known) > 1:
+            return None
+        out.append(known.pop() if known else (1 if all(d == 1 for d in dims) else None))
+    return tuple(out)
+
+
+def _reduced(p: Node, shape: Shape | None) -> Shape | None:
+    if shape is None:
+        return None
+    axes = p.attrs.get("axes")
+    if axes is None and len(p.inputs) > 1 and p.inputs[1] is not None:
+        c = const_value(p.inputs[1])
+        axes = None if c is None else c.reshape(-1).tolist()
+    if axes is None or not all(-len(shape) <= int(a) < len(shape) for a in axes):
+        return None
+    axes = {int(a) % len(shape) for a in axes}
+    if int(p.attrs.get("keepdims", 1)):
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 # ----------------------------------------------------------------------------- lifting

@@ -144,7 +144,8 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
         return 0
     copy, plan, restore = found
     before = {id(n) for n in graph.nodes}
-    if (plan.cell.kind not in kinds or not portable(plan.cell)
+    if (plan.cell.kind not in kinds or plan.mask is not None  # no operator has a mask
+            or not portable(plan.cell)
             or not _float32(plan.cell.h, plan.cell.x, plan.step.whole)
             or not _rewrite(graph, copy, plan)):
         restore()

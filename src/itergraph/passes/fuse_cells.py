@@ -29,7 +29,7 @@ loop, whose zero-iteration outputs depend on its body's declared types).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,12 +42,16 @@ from .base import Pass
 from .cell_counter import copy_loop, counted_copy
 from .cell_emit import Emitter, Operand
 from .cell_glue import StepInput, apply, chain_shape, lift, output_chain, step_input
+from .cell_mask import MaskMatch, match_mask
 from .cell_match import GATES, CellMatch, match_cell, strip
 from .loop_motion import LoopScope, const_value
 from .passthrough_condition import passes_through
 
 OP = "RecurrentSequence"
 DOMAIN = "itergraph"
+#: anchor kinds whose values over the steps are the fused node's Y (`cell_mask`: with an
+#: output carry, ``"y"`` is the layer's output and the hidden state's select only ``"hfinal"``)
+SEQUENCE_KINDS = ("h", "y")
 
 
 class FuseCells(Pass):
@@ -107,6 +111,7 @@ class Plan:
     step: StepInput
     cell: CellMatch
     outputs: list  # per output port: ("outer", value) | ("last"|"concat", kind, axes, chain)
+    mask: MaskMatch | None = None  # Keras masking (`cell_mask`)
 
 
 def analyse(loop: Loop) -> Plan | None:
@@ -114,17 +119,26 @@ def analyse(loop: Loop) -> Plan | None:
     if loop.precondition is not None or not _free_running(loop):
         return None
     scope = LoopScope(loop)
-    si = step_input(loop, scope)
+    mask = match_mask(loop, scope)
+    si = step_input(loop, scope, frozenset() if mask is None else frozenset({mask.root.uid}))
     if si is None:
         return None
     lists = {id(c): v for c in loop.carried if (v := _appended(c)) is not None}
-    states = [c for c in loop.carried if strip(c.result) is not c.param and id(c) not in lists]
+    outs = set() if mask is None else mask.outputs
+    states = [c if mask is None else mask.view(c) for c in loop.carried
+              if strip(c.result) is not c.param and id(c) not in lists
+              and c.param.uid not in outs]
     cell = match_cell(loop, scope, si.values, states)
     if cell is None:
         return None
     shape = chain_shape(si.entry, si.chains[cell.x.uid])
     if shape is None or len(shape) != 2:
         return None
+    if mask is not None:
+        anchors = _masked_anchors(cell, mask, si)
+        if anchors is None:
+            return None
+        cell = replace(cell, anchors=anchors)
     outputs = []
     for port in loop.output_ports:
         carried = next((c for c in loop.carried if c.result is port.result), None)
@@ -134,7 +148,36 @@ def analyse(loop: Loop) -> Plan | None:
         if out is None:
             return None
         outputs.append(out)
-    return Plan(scope, si, cell, outputs)
+    return Plan(scope, si, cell, outputs, mask)
+
+
+def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | None:
+    """The anchors of a masked cell (`cell_mask`): the selected states instead of the
+    values selected from (those are not the layer's values), ``"y"`` for the output carry.
+    None unless every selected value is a state of the cell or the output carry of its new
+    hidden state, and the mask is one boolean per batch entry read in the step order of x."""
+    m = mask.source
+    shape = chain_shape(m.entry, m.chains[mask.value.uid])
+    if (m.reverse != si.reverse or shape is None or len(shape) not in (1, 2)
+            or (len(shape) == 2 and shape[1] != 1) or len(mask.outputs) > 1):
+        return None
+    kinds = {cell.h.uid: "h"} | ({} if cell.c is None else {cell.c.uid: "c"})
+    if set(mask.new) - mask.outputs != set(kinds):
+        return None
+    anchors = {}
+    h_new = strip(mask.new[cell.h.uid])
+    for uid, kind in kinds.items():
+        got = cell.anchors.get(strip(mask.new[uid]).uid)
+        if got is None or got[0] != kind:
+            return None
+        # with an output carry, Y is the output, not h: h's select gives only the final h
+        anchors[strip(mask.selected[uid]).uid] = ("hfinal" if kind == "h" and mask.outputs
+                                                  else kind, got[1])
+    for uid in mask.outputs:
+        if strip(mask.new[uid]) is not h_new:
+            return None
+        anchors[strip(mask.selected[uid]).uid] = ("y", cell.anchors[h_new.uid][1])
+    return anchors
 
 
 def place_fusable(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
@@ -196,7 +239,7 @@ def _appended(c) -> Value | None:
 
 def _list_output(c, appended: Value, cell: CellMatch, scope: LoopScope):
     found = output_chain(appended, cell.anchors, scope)
-    if found is None or found[0] != "h":
+    if found is None or found[0] not in SEQUENCE_KINDS:
         return None
     kind, axes, chain = found
     entry = chain_shape(_unit_axes((None, cell.hidden), axes), chain)
@@ -233,7 +276,7 @@ def _output(port, cell: CellMatch, scope: LoopScope, loop: Loop):
     if not isinstance(port, Concat) or port.length is not None:
         return None
     found = output_chain(r, cell.anchors, scope)
-    if found is None or found[0] != "h":
+    if found is None or found[0] not in SEQUENCE_KINDS:
         return None
     kind, axes, chain = found
     entry = chain_shape(_unit_axes((None, cell.hidden), axes), chain)
@@ -298,8 +341,8 @@ def _weights(em: Emitter, cell: CellMatch):
     return W, R, B, RB, P
 
 
-def _sequence(em: Emitter, si: StepInput, cell: CellMatch) -> Operand:
-    """The step input of every step, ``[T, B, I]``, in storage order."""
+def _sequence(em: Emitter, si: StepInput, v: Value) -> Operand:
+    """`v` (the step input through glue) of every step, ``[T, B, I]``, in storage order."""
     whole = em.outer(si.whole)
     rank = len(si.entry) + (0 if si.keep_axis else 1)
     if si.axis != 0:
@@ -307,7 +350,7 @@ def _sequence(em: Emitter, si: StepInput, cell: CellMatch) -> Operand:
         whole = em.transpose(whole, perm)
     if si.keep_axis:
         whole = em.unsqueeze(whole, [si.axis + 1])
-    return lift(em, whole, si.chains[cell.x.uid], len(si.entry))
+    return lift(em, whole, si.chains[v.uid], len(si.entry))
 
 
 def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
@@ -317,7 +360,7 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
     cell, si = plan.cell, plan.step
     n_inits = len(graph.initializers)
     em = Emitter(graph, plan.scope, loop.name or "loop")
-    X = _sequence(em, si, cell)
+    X = _sequence(em, si, cell.x)
     W, R, B, RB, P = _weights(em, cell)
     carried = {c.param.uid: c for c in loop.carried}
     h0 = carried[cell.h.uid].value
@@ -330,11 +373,18 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
     attrs = dict(cell.attrs, cell=cell.kind, hidden_size=cell.hidden, reverse=int(si.reverse),
                  strict=int(si.strict), negative_steps=loop.negative_trip_count
                  if loop.negative_trip_count == "unbounded" else "zero")
-    node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count], attrs, outputs=outs,
-                   domain=DOMAIN, version=1, name=loop.name)
+    mask = o0 = None
+    if plan.mask is not None:
+        mask = em.reshape(_sequence(em, plan.mask.source, plan.mask.value),
+                          np.array([0, -1], np.int64))
+        o0 = next((carried[u].value for u in plan.mask.outputs), None)
+    node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count, mask, o0], attrs,
+                   outputs=outs, domain=DOMAIN, version=1, name=loop.name)
     node.meta.update(loop.meta)
     node.meta["loop_where"] = where(loop)  # errors the fused node reports name the loop
-    finals = {"h": outs[1], "c": outs[2] if len(outs) > 2 else None}
+    finals = {"h": outs[1], "hfinal": outs[1], "c": outs[2] if len(outs) > 2 else None}
+    if any(how[0] == "last" and how[1] == "y" for how in plan.outputs):
+        finals["y"] = em.squeeze(em.slice(outs[0], 0, -1, 2**62), [0])  # Y[n - 1]
     pairs = []
     for port, how in zip(loop.output_ports, plan.outputs):
         if how[0] == "outer":

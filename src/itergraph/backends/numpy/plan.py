@@ -62,6 +62,8 @@ class CompileContext:
         self.profiler = profiler
         self.loop_path: list[str] = []  # the loops whose body is being compiled
         self.loops_done: set[int] = set()  # ids of loops the rewrites were tried on
+        #: per graph being compiled (innermost last), the uids of the values it reads
+        self.read_stack: list[set[int]] = []
         self._cache: dict[tuple, Plan] = {}
 
     def compile(
@@ -150,6 +152,26 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
 
     lines: list[str] = []
     line_nodes: dict[int, Node] = {}
+    ctx.read_stack.append({v.uid for n in nodes for v in n.reads()} | {v.uid for v in outputs})
+    try:
+        _lines(nodes, env, local, ref, ctx, lines, line_nodes)
+    finally:
+        ctx.read_stack.pop()
+    ret = "".join(ref(v) + ", " for v in outputs)
+    pid = next(_plan_ids)
+    filename = f"<itergraph plan {pid}: {graph.name or 'graph'}>"
+    source = "\n".join(
+        [f"def plan({', '.join(params)}):", "    try:", *lines, f"        return ({ret})",
+         "    except _Error:", "        raise",
+         "    except Exception as e:", "        _fail(e)", ""]
+    )
+    env["_fail"] = _failure_reporter(filename, line_nodes)
+    exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated from our own IR
+    return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
+
+
+def _lines(nodes, env, local, ref, ctx, lines, line_nodes) -> None:
+    """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``."""
     for k, node in enumerate(nodes):
         if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
@@ -165,17 +187,6 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
         lhs = names[0] if len(names) == 1 else (", ".join(names) + "," if names else "_")
         lines.append(f"        {lhs} = k{k}({args})")
         line_nodes[len(lines) + 2] = node  # +2: the def and try lines come first
-    ret = "".join(ref(v) + ", " for v in outputs)
-    pid = next(_plan_ids)
-    filename = f"<itergraph plan {pid}: {graph.name or 'graph'}>"
-    source = "\n".join(
-        [f"def plan({', '.join(params)}):", "    try:", *lines, f"        return ({ret})",
-         "    except _Error:", "        raise",
-         "    except Exception as e:", "        _fail(e)", ""]
-    )
-    env["_fail"] = _failure_reporter(filename, line_nodes)
-    exec(compile(source, filename, "exec"), env)  # noqa: S102 - generated from our own IR
-    return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
 
 
 def _failure_reporter(filename: str, line_nodes: dict[int, Node]) -> Callable:

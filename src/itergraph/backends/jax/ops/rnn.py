@@ -232,7 +232,8 @@ lowering("RNN", since=1)(_recurrent)
 
 
 @lowering("RecurrentSequence", domain="itergraph")
-def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None):
+def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None, mask=None,
+              o0=None):
     """The fused ``RecurrentSequence`` (`passes.fuse_cells`): the step count must be known
     while tracing (XLA shapes are static); a traced one cannot be lowered."""
     from ..loops.messages import LIMIT_MESSAGE
@@ -251,9 +252,15 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
         loop = node.meta.get("loop_where") or where(node)
         cx.tc.check(cx.frame, cx.tc.max_it < n, f"{loop}: {LIMIT_MESSAGE}",
                     IterationLimitError)
-    xs = x[::-1][:n] if node.attrs.get("reverse", 0) else x[:n]
+    rev = node.attrs.get("reverse", 0)
+    xs = x[::-1][:n] if rev else x[:n]
+    if mask is not None:
+        if mask.ndim != 2 or mask.shape[0] != x.shape[0] or mask.dtype != np.bool_:
+            raise ExecutionError(f"{where(node)}: mask of shape {mask.shape} does not fit "
+                                 f"{x.shape[0]} steps")
+        mask = mask[::-1][:n] if rev else mask[:n]
     cx.tc.note(node, True, f"{node.meta.get('loop_where', 'a loop')} fused as one {at.op} "
                            f"cell: lax.scan over {n} steps, the input projection of all steps "
                            "one matrix product before it")
-    y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0)
+    y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0, mask=mask, o0=o0)
     return (y, hn) if cn is None else (y, hn, cn)

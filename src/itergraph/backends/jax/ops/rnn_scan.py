@@ -203,6 +203,26 @@ def _steps(step, states, xs, project, k: int | None):
     return finals, ys
 
 
+def _with_mask(step, n_states: int, output: bool):
+    """`step` reading ``(projection, mask row [B])``: an entry whose mask is false keeps its
+    states; with `output`, the carry ends with the layer's output, which takes the new h
+    where the mask holds and is what the step emits (`passes.cell_mask`)."""
+    import jax.numpy as jnp
+
+    def masked(carry, inp):
+        xk, m = inp
+        m = m[:, None]
+        states = carry[:n_states]
+        new, y = step(states, xk)
+        new = tuple(jnp.where(m, a, b) for a, b in zip(new, states))
+        if not output:
+            return new, new[0]
+        out = jnp.where(m, y, carry[n_states])
+        return (*new, out), out
+
+    return masked
+
+
 def zero_empty(states, lens):
     """`states` ``[B, H]`` with the entries of length zero zeroed (the final states ONNX
     Runtime and OpenVINO give an entry that runs no step)."""
@@ -227,11 +247,14 @@ def _with_lengths(step, lens):
     return masked
 
 
-def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=None):
+def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=None,
+                   mask=None, o0=None):
     """(Y, final h, final c or None) of direction `d` (see the module docstring); with
     `lens` (``[B]``, the entries' lengths), steps past an entry's length keep its state and
     write zeros, and an entry of length zero ends with zero states (`x` in the order the
-    steps read it)."""
+    steps read it); with `mask` (``[n, B]`` boolean, step order) an entry keeps its states
+    at a step whose mask is false, and with `o0` Y is the layer's output (`o0` until the
+    entry's first unmasked step; `passes.cell_mask`)."""
     import jax.numpy as jnp
 
     H = r.shape[1]
@@ -239,7 +262,8 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
     dt = x.dtype
     n, bx = x.shape[0], x.shape[1]
     B = int(np.broadcast_shapes((bx,), (h0.shape[0],),
-                                *(() if c0 is None else ((c0.shape[0],),)))[0])
+                                *(() if c0 is None else ((c0.shape[0],),)),
+                                *(() if mask is None else ((mask.shape[1],),)))[0])
     clip = at.clip
     fns = [a.build(jnp, _OVERRIDES) for a in at.activations[d]]
 
@@ -277,7 +301,14 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
     if c0 is not None:
         states.append(jnp.broadcast_to(jnp.asarray(c0, dt), (B, H)))
     k = chunk_length(n, bx * G * H * 4)
-    if lens is None:
+    if mask is not None:
+        ns, output = len(states), o0 is not None
+        if output:
+            states.append(jnp.broadcast_to(jnp.asarray(o0, dt), (B, H)))
+        finals, ys = _steps(_with_mask(step, ns, output), tuple(states), (x, mask),
+                            lambda xm: (project(xm[0]), xm[1]), k)
+        finals = finals[:ns]
+    elif lens is None:
         finals, ys = _steps(step, tuple(states), x, project, k)
     else:
         finals, ys = _steps(_with_lengths(step, lens), tuple(states),

@@ -157,7 +157,8 @@ def _sequence(node, ctx):
     negative = str(node.attrs.get("negative_steps", "zero"))
     limit = ctx.max_iterations
 
-    def fn(x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None):
+    def fn(x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None, mask=None,
+           o0=None):
         if x.ndim != 3 or w.ndim != 2 or r.ndim != 2 or h0 is None or h0.ndim != 2:
             raise ExecutionError(f"{where(node)}: unexpected input ranks")
         n = step_count(node, steps, x.shape[0], strict, negative)
@@ -167,8 +168,14 @@ def _sequence(node, ctx):
         if x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or h0.shape[1] != r.shape[1]:
             raise ExecutionError(f"{where(node)}: input shapes {x.shape}, {w.shape}, "
                                  f"{r.shape}, {h0.shape} do not fit")
-        batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]))
-        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0)
+        if mask is not None:
+            if mask.ndim != 2 or mask.shape[0] != x.shape[0] or mask.dtype != np.bool_:
+                raise ExecutionError(f"{where(node)}: mask of shape {mask.shape} does not fit "
+                                     f"{x.shape[0]} steps")
+            mask = mask[::-1][:n] if reverse else mask[:n]
+        batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
+                 *([] if mask is None else [mask.shape[1]]))
+        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0, mask, o0)
         return (y, hn) if cn is None else (y, hn, cn)
 
     return fn

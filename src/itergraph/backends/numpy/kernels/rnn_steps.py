@@ -56,17 +56,30 @@ def batch_of(node, *sizes: int) -> int:
                              "the initial states do not broadcast") from None
 
 
-def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0):
-    """(Y, final h, final c or None) of direction `d` (see the module docstring)."""
+def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mask=None,
+                  o0=None):
+    """(Y, final h, final c or None) of direction `d` (see the module docstring).
+
+    `mask` (``[n, B]`` boolean, step order; `passes.cell_mask`): at a step whose mask is
+    false for an entry, the entry keeps its states. Y is then h after each step, or with
+    `o0` (``[B, H]``) the layer's output: `o0` until the entry's first unmasked step."""
     H = r.shape[0]
     dt = x.dtype
     bx = x.shape[1]
-    B = batch_of(node, bx, h0.shape[0], *([] if c0 is None else [c0.shape[0]]))
+    B = batch_of(node, bx, h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
+                 *([] if mask is None else [mask.shape[1]]))
     h = np.array(np.broadcast_to(h0, (B, H)), dtype=dt)
     c = None if c0 is None else np.array(np.broadcast_to(c0, (B, H)), dtype=dt)
+    if mask is not None and mask.all():
+        mask = None
     if fast_path(at, d, peep, dt):
-        return _FAST[at.op](at, d, x, w, r, wb, rb, h, c)
-    return _generic(at, d, x, w, r, wb, rb, peep, h, c)
+        Y, hn, cn = _FAST[at.op](at, d, x, w, r, wb, rb, h, c, mask)
+    else:
+        Y, hn, cn = _generic(at, d, x, w, r, wb, rb, peep, h, c, mask)
+    if mask is not None and o0 is not None:
+        started = np.logical_or.accumulate(mask, axis=0)[:, :, None]
+        Y = np.where(started, Y, np.asarray(o0, dt)).astype(dt, copy=False)
+    return Y, hn, cn
 
 
 #: the input projection of one chunk of steps: about this size (see `_Layout.chunks`)
@@ -145,6 +158,16 @@ class _Layout:
             self.Y = np.empty((n, 1, H), self.dt)
             self.ys = self.Y[:, 0]
 
+    def masks(self, mask):
+        """``(kept, keep)`` for a step mask ``[n, B]`` (or None): `kept[k]` whether some
+        entry keeps its states at step k, `keep[k]` where (shaped to select from this
+        layout's state arrays)."""
+        if mask is None:
+            return None, None
+        keep = ~np.broadcast_to(mask, (mask.shape[0], self.B))
+        kept = keep.any(axis=1).tolist()
+        return kept, (keep[:, None, :] if self.cols else keep[:, 0])
+
     def buffer(self, rows: int) -> np.ndarray:
         """A work buffer of `rows` gate rows (``[rows, B]`` or ``[rows]``)."""
         return np.empty((rows, self.B) if self.cols else (rows,), self.dt)
@@ -208,10 +231,12 @@ class _Layout:
         return self.Y, (self.Y[n - 1].copy() if n else h0), c
 
 
-def _lstm(at, d, x, w, r, wb, rb, h, c):
+def _lstm(at, d, x, w, r, wb, rb, h, c, mask):
     H = r.shape[0]
     sig = slice(0, 3 * H)
     lay = _Layout(x, h, c, H)
+    kept, keep = lay.masks(mask)
+    c_old = None if kept is None else np.empty_like(lay.c)
     rs = lay.weights(_halved(r.T, sig))
     g, t1 = lay.buffer(4 * H), lay.buffer(H)
     s, gc = g[:3 * H], g[3 * H:]
@@ -221,6 +246,9 @@ def _lstm(at, d, x, w, r, wb, rb, h, c):
     mm, add, mul, tanh = lay.product(), np.add, np.multiply, np.tanh
     for k0, xc in lay.chunks(x, _halved(w.T, sig), _halved(_bias(wb, rb), sig)):
         for j in range(xc.shape[0]):
+            masked = kept is not None and kept[k0 + j]
+            if masked:
+                np.copyto(c_old, cv)
             mm(rs, hv, g)
             add(g, xc[j], out=g)
             if clip is not None:
@@ -233,16 +261,20 @@ def _lstm(at, d, x, w, r, wb, rb, h, c):
             mul(gi, gc, out=gc)
             add(cv, gc, out=cv)
             tanh(cv, out=t1)
-            hv = ys[k0 + j]
+            hp, hv = hv, ys[k0 + j]
             mul(go, t1, out=hv)
+            if masked:
+                np.copyto(hv, hp, where=keep[k0 + j])
+                np.copyto(cv, c_old, where=keep[k0 + j])
     return lay.finish(h, c)
 
 
-def _gru(at, d, x, w, r, wb, rb, h, c):
+def _gru(at, d, x, w, r, wb, rb, h, c, mask):
     H = r.shape[0]
     zr = slice(0, 2 * H)
     lbr = at.linear_before_reset
     lay = _Layout(x, h, None, H)
+    kept, keep = lay.masks(mask)
     rb_h = None
     if rb is not None and lbr:  # R_bh stays inside r * (...): only z, r join the input bias
         rb_h = lay.column(rb[2 * H:])
@@ -283,16 +315,19 @@ def _gru(at, d, x, w, r, wb, rb, h, c):
             tanh(gn, out=gn)
             sub(hv, gn, out=t1)  # h' = n + z * (h - n)
             t1 *= z
-            hv = ys[k0 + j]
+            hp, hv = hv, ys[k0 + j]
             add(gn, t1, out=hv)
+            if kept is not None and kept[k0 + j]:
+                np.copyto(hv, hp, where=keep[k0 + j])
     return lay.finish(h, None)
 
 
-def _rnn(at, d, x, w, r, wb, rb, h, c):
+def _rnn(at, d, x, w, r, wb, rb, h, c, mask):
     H = r.shape[0]
     name = _names(at, d)[0]
     half = slice(0, H) if name == "sigmoid" else slice(0, 0)
     lay = _Layout(x, h, None, H)
+    kept, keep = lay.masks(mask)
     rs = lay.weights(_halved(r.T, half))
     hv, ys = lay.h, lay.ys
     clip = at.clip
@@ -309,6 +344,8 @@ def _rnn(at, d, x, w, r, wb, rb, h, c):
             if clip is not None:
                 _clip(y, clip)
             act(y)
+            if kept is not None and kept[k0 + j]:
+                np.copyto(y, hv, where=keep[k0 + j])
             hv = y
     return lay.finish(h, None)
 
@@ -316,7 +353,7 @@ def _rnn(at, d, x, w, r, wb, rb, h, c):
 _FAST = {"LSTM": _lstm, "GRU": _gru, "RNN": _rnn}
 
 
-def _generic(at, d, x, w, r, wb, rb, peep, h, c):
+def _generic(at, d, x, w, r, wb, rb, peep, h, c, mask):
     """Any activations, peepholes, coupled gates: the shared step of `common.rnn`."""
     H = r.shape[0]
     dt = x.dtype
@@ -328,7 +365,10 @@ def _generic(at, d, x, w, r, wb, rb, peep, h, c):
     n = xw.shape[0]
     Y = np.empty((n, h.shape[0], H), dt)
     for k in range(n):
-        states = [np.asarray(s, dtype=dt) for s in step(xw[k], states)]
+        new = [np.asarray(s, dtype=dt) for s in step(xw[k], states)]
+        if mask is not None:
+            new = [np.where(mask[k][:, None], a, b) for a, b in zip(new, states)]
+        states = new
         Y[k] = states[0]
     return Y, states[0], (states[1] if c is not None else None)
 

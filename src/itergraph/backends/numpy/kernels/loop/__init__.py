@@ -43,7 +43,12 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     node fails on its inputs) are the ones the user gets.
     """
     copy = clone_node(loop, {})
-    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], outputs=copy.outputs)
+    read = ctx.read_stack[-1] if ctx.read_stack else None
+    # only the outputs the graph reads: the rewrites may drop the others (a TensorFlow
+    # loop's counters) where that lets them fuse the loop
+    wanted = [i for i, v in enumerate(loop.outputs) if read is None or v.uid in read]
+    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy],
+                    outputs=[copy.outputs[i] for i in wanted])
     changed = run_pipeline(NUMPY, wrapper)
     for g in (wrapper, loop.body):
         for _, n in g.walk():
@@ -66,7 +71,7 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
 
     def run(*a):
         try:
-            outs = fn(*[a[i] for i in keep])
+            got = fn(*[a[i] for i in keep])
         except Error:
             if not original:
                 saved, ctx.loop_path = ctx.loop_path, path
@@ -75,7 +80,10 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
                 finally:
                     ctx.loop_path = saved
             return original[0](*a)
-        return outs[0] if n_out == 1 else list(outs)
+        outs = [None] * n_out
+        for i, x in zip(wanted, got):
+            outs[i] = x
+        return outs[0] if n_out == 1 else outs
 
     return run
 

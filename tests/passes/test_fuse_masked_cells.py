@@ -1,0 +1,105 @@
+"""passes.cell_mask: loops whose states a per-step mask selects (Keras masking, as tf2onnx and
+OpenVINO's TensorFlow frontend write it) are fused with the mask, and compute what ONNX
+Runtime computes on the original loop, on both backends; selects that are not Keras masking
+leave the loop alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper as h
+
+import itergraph as ig
+from cell_spellings import build
+from itergraph.passes.fuse_cells import fuse_cells
+from onnx_builders import run_ort
+from passutil import load, loops, run, transformed
+
+MASKED = {
+    "lstm_where_scan": dict(cell="lstm", mask="where"),
+    "lstm_cast_output_gather": dict(cell="lstm", mask="cast", mask_output=True,
+                                    loop="loop_gather", product="gemm", order="ifco"),
+    "lstm_where_output_reverse": dict(cell="lstm", mask="where", mask_output=True,
+                                      loop="scan_reverse"),
+    "gru_cast_output": dict(cell="gru", mask="cast", mask_output=True, lbr=0),
+    "gru_where_gather": dict(cell="gru", mask="where", loop="loop_gather", update="torch"),
+    "rnn_cast": dict(cell="rnn", mask="cast", clip=0.6),
+    "rnn_where_output_batch1": dict(cell="rnn", mask="where", mask_output=True, B=1, T=7),
+    "lstm_peephole_cast_batch5": dict(cell="lstm", mask="cast", peephole=True, B=5, T=6),
+}
+
+
+def _close(got: dict, want: dict) -> None:
+    assert list(got) == list(want)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+def test_masked_cell_is_fused_and_matches_onnxruntime(name):
+    m, feeds = build(**MASKED[name])
+    assert not feeds["MK"].all() and feeds["MK"].any()
+    want = run_ort(m, feeds)
+    g, count = transformed(load(m), fuse_cells)
+    assert count == 1 and not loops(g)
+    node = next(n for n in g.nodes if n.op_type == "RecurrentSequence")
+    assert node.inputs[9] is not None  # the mask
+    assert (node.inputs[10] is not None) == MASKED[name].get("mask_output", False)
+    _close(run(g, feeds), want)
+    model = ig.load(m)
+    _close(model.run(feeds), want)
+    _close(model.run(feeds, backend="jax"), want)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_all_true_and_all_false_masks(backend):
+    """A mask that holds everywhere is the plain cell; one that never holds keeps the
+    initial states and outputs the initial output."""
+    m, feeds = build(cell="lstm", mask="cast", mask_output=True)
+    model = ig.load(m)
+    for value in (True, False):
+        f = {**feeds, "MK": np.full_like(feeds["MK"], value)}
+        _close(model.run(f, backend=backend), run_ort(m, f))
+
+
+def _mutate(m, fn):
+    """`m` with `fn` applied to the Scan body's node list."""
+    scan = next(n for n in m.graph.node if n.op_type == "Scan")
+    body = next(a for a in scan.attribute if a.name == "body").g
+    fn(body.node)
+    return m
+
+
+def test_a_state_selected_by_another_mask_value_stays_a_loop():
+    """Only h selected by the mask, c selected by its negation: no Keras masking."""
+    m, feeds = build(cell="lstm", mask="where")
+
+    def flip(nodes):
+        sel = next(n for n in nodes if n.op_type == "Where" and n.output[0] == "sel_c")
+        nodes.insert(0, h.make_node("Not", ["m_t"], ["m_not"]))
+        sel.input[0] = "m_not"
+
+    m = _mutate(m, flip)
+    want = run_ort(m, feeds)
+    g, count = transformed(load(m), fuse_cells)
+    assert count == 0 and loops(g)
+    _close(ig.load(m).run(feeds), want)
+
+
+def test_a_mask_read_elsewhere_stays_a_loop():
+    """The mask also scales the step input: the cell is not run on x as it is."""
+    m, feeds = build(cell="rnn", mask="where", I=5)
+
+    def scale(nodes):
+        nodes.insert(0, h.make_node("Cast", ["m_t"], ["m_f"], to=1))
+        nodes.insert(1, h.make_node("Mul", ["x_t", "m_f"], ["x_m"]))
+        for n in nodes[2:]:
+            for k, v in enumerate(n.input):
+                if v == "x_t":
+                    n.input[k] = "x_m"
+
+    m = _mutate(m, scale)
+    want = run_ort(m, feeds)
+    g, count = transformed(load(m), fuse_cells)
+    assert count == 0 and loops(g)
+    _close(ig.load(m).run(feeds), want)
