@@ -10,15 +10,19 @@ layout (folded into constants when they are constant), the step input as one seq
 ``RecurrentSequence`` (domain ``itergraph``, version 1), the fused recurrence of one
 direction. Inputs: ``X [T, B', I]``, ``W [G*H, I]``, ``R [G*H, H]``, ``B [G*H]``
 (optional), ``RB [G*H]`` (optional), ``initial_h``, ``initial_c`` (LSTM), ``P [3H]`` (LSTM
-peepholes i, o, f; optional), ``steps`` (optional int scalar): the ONNX operators' weights
-of one direction. Gates in their order (LSTM i, o, f, c; GRU z, r, h), every gate's
+peepholes i, o, f; optional), ``steps`` (optional int scalar), ``mask`` and
+``initial_output`` (optional, below): the ONNX operators' weights of one direction. Gates in their order (LSTM i, o, f, c; GRU z, r, h), every gate's
 pre-activation ``x W_g^T + h R_g^T + B_g + RB_g`` (GRU ``h``: ``x W_h^T + B_h +
 (r * h) R_h^T + RB_h``, with ``linear_before_reset`` ``x W_h^T + B_h + r * (h R_h^T +
 RB_h)``), then the ONNX cell equations with the attributes
 ``cell`` (``"LSTM"``, ``"GRU"``, ``"RNN"``), ``hidden_size``, ``activations``,
 ``activation_alpha``, ``activation_beta``, ``clip``, ``linear_before_reset``,
 ``input_forget`` (as the ONNX operators, one direction). Step k reads ``X[k]``
-(``reverse=1``: ``X[T-1-k]``). The step count n is T without `steps`; else `steps` (a
+(``reverse=1``: ``X[T-1-k]``), and ``mask[k]`` likewise when the optional ``mask [T, B']``
+(boolean; Keras masking, `cell_mask`) is given: an entry whose mask is false at a step keeps
+its states through it, and ``Y`` holds, with the optional ``initial_output [B, H]``, the
+layer's output (``initial_output`` until the entry's first unmasked step, then h). The step
+count n is T without `steps`; else `steps` (a
 negative one is 0 with ``negative_steps="zero"``, T with ``"unbounded"``), at most T, and
 above T an error when ``strict=1``. The batch is that of X and the initial states
 broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h and
@@ -67,7 +71,9 @@ class FuseCells(Pass):
     are the states' final values, a passed-through value, that list, or the new hidden state
     concatenated over the iterations (no padded length),
     possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
-    ``Identity``); every matrix and bias of static shape. Also every while loop that is such a
+    ``Identity``); every matrix and bias of static shape. With Keras masking (`cell_mask`):
+every state selected by one boolean step input, and a carried output the same mask selects
+from the new hidden state. Also every while loop that is such a
     loop once its time counter is read as a trip count (`place_fusable`: TensorFlow's ``t + 1
     < L`` loops as tf2onnx and OpenVINO write Keras RNNs). The loop is replaced by the nodes
     of the module docstring, which produce its very output values.
