@@ -22,8 +22,9 @@ Runtime runs every spelling, so it is the oracle. Options:
 - ``mask``: Keras masking as tf2onnx and OpenVINO write it: a boolean step input ``M [T, B,
   1]`` selects every state, ``Where(m, new, old)`` ("where") or ``Cast(m) * new +
   Cast(Not(m)) * old`` ("cast"); with ``mask_output`` also a carried output ``o`` (initial
-  value ``O0``) that takes the new h where the mask holds and is the scan output (loops
-  "scan", "scan_reverse", "loop_gather");
+  value ``O0``) that takes the new h where the mask holds and is the scan output, with
+  ``mask_output="fill"`` a scan output that is the new h where the mask holds and a constant
+  elsewhere (loops "scan", "scan_reverse", "loop_gather");
 - ``extra``: a deliberate difference: "gate_output" (a gate is also a scan output),
   "mixed_act" (one gate with another activation), "gate_twice" (c' adds i once more),
   "c_output" (c concatenated), "x_squared" (x * x enters the gates), "counter" (an extra
@@ -199,7 +200,10 @@ def _wrap(cell, loop, nodes, outs, inits, extra, B, T, I, H, rng, mask=None,
         new = dict(outs)
         outs = {s: _select(nodes, mask, new[s], f"{s}_in", s) for s in states}
         y = outs["h"]
-        if mask_output:
+        if mask_output == "fill":  # Keras's zero_output_for_mask (the fill is a constant)
+            inits["FILL"] = np.full(H, 0.25, np.float32)
+            y = _select(nodes, mask, new["h"], "FILL", "o")
+        elif mask_output:
             y = outs["o"] = _select(nodes, mask, new["h"], "o_in", "o")
             states = [*states, "o"]
     body_out = [outs[s] for s in states]

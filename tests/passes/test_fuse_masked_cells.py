@@ -26,6 +26,10 @@ MASKED = {
     "rnn_cast": dict(cell="rnn", mask="cast", clip=0.6),
     "rnn_where_output_batch1": dict(cell="rnn", mask="where", mask_output=True, B=1, T=7),
     "lstm_peephole_cast_batch5": dict(cell="lstm", mask="cast", peephole=True, B=5, T=6),
+    "lstm_cast_fill_gather": dict(cell="lstm", mask="cast", mask_output="fill",
+                                  loop="loop_gather"),
+    "gru_where_fill_reverse": dict(cell="gru", mask="where", mask_output="fill",
+                                   loop="scan_reverse"),
 }
 
 
@@ -44,7 +48,9 @@ def test_masked_cell_is_fused_and_matches_onnxruntime(name):
     assert count == 1 and not loops(g)
     node = next(n for n in g.nodes if n.op_type == "RecurrentSequence")
     assert node.inputs[9] is not None  # the mask
-    assert (node.inputs[10] is not None) == MASKED[name].get("mask_output", False)
+    assert (node.inputs[10] is not None) == bool(MASKED[name].get("mask_output", False))
+    assert node.attrs.get("mask_output", "hold") == (
+        "fill" if MASKED[name].get("mask_output") == "fill" else "hold")
     _close(run(g, feeds), want)
     model = ig.load(m)
     _close(model.run(feeds), want)
@@ -52,10 +58,11 @@ def test_masked_cell_is_fused_and_matches_onnxruntime(name):
 
 
 @pytest.mark.parametrize("backend", ["numpy", "jax"])
-def test_all_true_and_all_false_masks(backend):
+@pytest.mark.parametrize("output", [True, "fill"])
+def test_all_true_and_all_false_masks(backend, output):
     """A mask that holds everywhere is the plain cell; one that never holds keeps the
-    initial states and outputs the initial output."""
-    m, feeds = build(cell="lstm", mask="cast", mask_output=True)
+    initial states and outputs the initial output (or the fill)."""
+    m, feeds = build(cell="lstm", mask="cast", mask_output=output)
     model = ig.load(m)
     for value in (True, False):
         f = {**feeds, "MK": np.full_like(feeds["MK"], value)}

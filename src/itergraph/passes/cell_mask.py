@@ -11,10 +11,11 @@ state selected, as ``Where(m, new, old)`` or ``Cast(m) * new + Cast(Not(m)) * ol
         h = where(m[t], h_new, h)
         c = where(m[t], c_new, c)
         out = where(m[t], h_new, out)     # the output carry, starting at out0
-        y[t] = out
+        y[t] = out                        # or, zero_output_for_mask: where(m[t], h_new, 0)
 
 `match_mask` finds the mask and the selects; `fuse_cells` then matches the cell on the
-selected-from values and gives the fused node the mask and ``out0``. Since ``out`` and ``h``
+selected-from values and gives the fused node the mask and ``out0`` (or the fill value, with
+``mask_output="fill"``). Since ``out`` and ``h``
 move together once an entry's first unmasked step has run, ``y[t]`` is ``h`` after step t for
 an entry with an unmasked step among steps 0..t, ``out0`` for the others.
 """
@@ -44,6 +45,9 @@ class MaskMatch:
     new: dict[int, Value] = field(default_factory=dict)
     selected: dict[int, Value] = field(default_factory=dict)
     outputs: set[int] = field(default_factory=set)
+    #: body values (by uid) that are ``where(m, new, fill)`` with `fill` loop-invariant: the
+    #: layer's output with Keras's ``zero_output_for_mask`` (new, fill)
+    fills: dict[int, tuple[Value, Value]] = field(default_factory=dict)
     nodes: set[int] = field(default_factory=set)  # ids of the select nodes
 
     def view(self, c):
@@ -71,11 +75,12 @@ def _bool_cast(v: Value | None) -> Value | None:
     return strip(p.inputs[0]) if to is not None and to.is_floating else None
 
 
-def _select(res: Value, old: Value) -> tuple[Value, Value, list[Node]] | None:
-    """(m, new, nodes) when `res` is ``where(m, new, old)`` in one of the spellings above."""
+def _select(res: Value) -> tuple[Value, Value, Value, list[Node]] | None:
+    """(m, new, old, nodes) when `res` is ``where(m, new, old)`` in one of the spellings
+    above."""
     w = _node(res, "Where")
-    if w is not None and len(w.inputs) == 3 and _same(w.inputs[2], old):
-        return strip(w.inputs[0]), w.inputs[1], [w]
+    if w is not None and len(w.inputs) == 3:
+        return strip(w.inputs[0]), w.inputs[1], w.inputs[2], [w]
     a = _node(res, "Add")
     if a is None or len(a.inputs) != 2:
         return None
@@ -87,10 +92,10 @@ def _select(res: Value, old: Value) -> tuple[Value, Value, list[Node]] | None:
             m = _bool_cast(cm)
             if m is None:
                 continue
-            for cn, o in _pairs(mq):
+            for cn, old in _pairs(mq):
                 n = _node(_bool_cast(cn), "Not")
-                if n is not None and _same(o, old) and _same(n.inputs[0], m):
-                    return m, new, [a, mp, mq, cm.producer, cn.producer, n]
+                if n is not None and _same(n.inputs[0], m):
+                    return m, new, old, [a, mp, mq, cm.producer, cn.producer, n]
     return None
 
 
@@ -111,14 +116,22 @@ def match_mask(loop: Loop, scope: LoopScope) -> MaskMatch | None:
         r = strip(c.result)
         if r is None or r is c.param:
             continue
-        sel = _select(r, c.param)
-        if sel is not None:
-            found[c.param.uid] = (c, r, *sel)
+        sel = _select(r)
+        if sel is not None and _same(sel[2], c.param):
+            found[c.param.uid] = (c, r, sel[0], sel[1], sel[3])
     if not found:
         return None
     masks = {strip(m).uid: strip(m) for _, _, m, _, _ in found.values()}
     if len(masks) != 1:
         return None
+    # Keras's zero_output_for_mask: an output selected between the new h and an invariant
+    fills = {}
+    for n in loop.body.nodes:
+        for v in n.outputs:
+            sel = None if any(v is r for _, r, *_ in found.values()) else _select(v)
+            if sel is not None and strip(sel[0]) is next(iter(masks.values())) \
+                    and scope.is_invariant(sel[2]):
+                fills[v.uid] = sel
     m = next(iter(masks.values()))
     source = root = None
     roots = ([p.param for p in loop.sliced] if loop.sliced else
@@ -134,6 +147,9 @@ def match_mask(loop: Loop, scope: LoopScope) -> MaskMatch | None:
     match = MaskMatch(m, source, root)
     for uid, (_c, r, _, new, nodes) in found.items():
         match.new[uid], match.selected[uid] = new, r
+        match.nodes |= {id(n) for n in nodes}
+    for uid, (_, new, fill, nodes) in fills.items():
+        match.fills[uid] = (new, fill)
         match.nodes |= {id(n) for n in nodes}
     # the mask (and what glue derives from it) feeds the selects only
     readers = _readers(loop)

@@ -11,17 +11,19 @@ layout (folded into constants when they are constant), the step input as one seq
 direction. Inputs: ``X [T, B', I]``, ``W [G*H, I]``, ``R [G*H, H]``, ``B [G*H]``
 (optional), ``RB [G*H]`` (optional), ``initial_h``, ``initial_c`` (LSTM), ``P [3H]`` (LSTM
 peepholes i, o, f; optional), ``steps`` (optional int scalar), ``mask`` and
-``initial_output`` (optional, below): the ONNX operators' weights of one direction. Gates in their order (LSTM i, o, f, c; GRU z, r, h), every gate's
-pre-activation ``x W_g^T + h R_g^T + B_g + RB_g`` (GRU ``h``: ``x W_h^T + B_h +
-(r * h) R_h^T + RB_h``, with ``linear_before_reset`` ``x W_h^T + B_h + r * (h R_h^T +
-RB_h)``), then the ONNX cell equations with the attributes
+``initial_output`` (optional, below): the ONNX operators' weights of one direction. Gates
+in their order (LSTM i, o, f, c; GRU z, r, h), every gate's pre-activation ``x W_g^T +
+h R_g^T + B_g + RB_g`` (GRU ``h``: ``x W_h^T + B_h + (r * h) R_h^T + RB_h``, with
+``linear_before_reset`` ``x W_h^T + B_h + r * (h R_h^T + RB_h)``), then the ONNX cell
+equations with the attributes
 ``cell`` (``"LSTM"``, ``"GRU"``, ``"RNN"``), ``hidden_size``, ``activations``,
 ``activation_alpha``, ``activation_beta``, ``clip``, ``linear_before_reset``,
 ``input_forget`` (as the ONNX operators, one direction). Step k reads ``X[k]``
 (``reverse=1``: ``X[T-1-k]``), and ``mask[k]`` likewise when the optional ``mask [T, B']``
 (boolean; Keras masking, `cell_mask`) is given: an entry whose mask is false at a step keeps
 its states through it, and ``Y`` holds, with the optional ``initial_output [B, H]``, the
-layer's output (``initial_output`` until the entry's first unmasked step, then h). The step
+layer's output: ``initial_output`` until the entry's first unmasked step, then h; with
+``mask_output="fill"``, h where the step's mask holds and ``initial_output`` elsewhere. The step
 count n is T without `steps`; else `steps` (a
 negative one is 0 with ``negative_steps="zero"``, T with ``"unbounded"``), at most T, and
 above T an error when ``strict=1``. The batch is that of X and the initial states
@@ -164,8 +166,10 @@ def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | N
     hidden state, and the mask is one boolean per batch entry read in the step order of x."""
     m = mask.source
     shape = chain_shape(m.entry, m.chains[mask.value.uid])
+    fills = {strip(f).uid for _, f in mask.fills.values()}
     if (m.reverse != si.reverse or shape is None or len(shape) not in (1, 2)
-            or (len(shape) == 2 and shape[1] != 1) or len(mask.outputs) > 1):
+            or (len(shape) == 2 and shape[1] != 1) or len(mask.outputs) > 1
+            or len(fills) > 1 or (fills and mask.outputs)):
         return None
     kinds = {cell.h.uid: "h"} | ({} if cell.c is None else {cell.c.uid: "c"})
     if set(mask.new) - mask.outputs != set(kinds):
@@ -176,13 +180,19 @@ def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | N
         got = cell.anchors.get(strip(mask.new[uid]).uid)
         if got is None or got[0] != kind:
             return None
-        # with an output carry, Y is the output, not h: h's select gives only the final h
-        anchors[strip(mask.selected[uid]).uid] = ("hfinal" if kind == "h" and mask.outputs
+        # with an output, Y is the output, not h: h's select gives only the final h
+        output = mask.outputs or mask.fills
+        anchors[strip(mask.selected[uid]).uid] = ("hfinal" if kind == "h" and output
                                                   else kind, got[1])
+    axes = cell.anchors[h_new.uid][1]
     for uid in mask.outputs:
         if strip(mask.new[uid]) is not h_new:
             return None
-        anchors[strip(mask.selected[uid]).uid] = ("y", cell.anchors[h_new.uid][1])
+        anchors[strip(mask.selected[uid]).uid] = ("y", axes)
+    for uid, (new, _) in mask.fills.items():
+        if strip(new) is not h_new:
+            return None
+        anchors[uid] = ("y", axes)
     return anchors
 
 
@@ -384,6 +394,9 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
         mask = em.reshape(_sequence(em, plan.mask.source, plan.mask.value),
                           np.array([0, -1], np.int64))
         o0 = next((carried[u].value for u in plan.mask.outputs), None)
+        if plan.mask.fills:
+            o0 = em.outer(next(iter(plan.mask.fills.values()))[1])
+            attrs["mask_output"] = "fill"
     node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count, mask, o0], attrs,
                    outputs=outs, domain=DOMAIN, version=1, name=loop.name)
     node.meta.update(loop.meta)

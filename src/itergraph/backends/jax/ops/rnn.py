@@ -262,5 +262,6 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
     cx.tc.note(node, True, f"{node.meta.get('loop_where', 'a loop')} fused as one {at.op} "
                            f"cell: lax.scan over {n} steps, the input projection of all steps "
                            "one matrix product before it")
-    y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0, mask=mask, o0=o0)
+    y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0, mask=mask, o0=o0,
+                               fill=str(node.attrs.get("mask_output", "hold")) == "fill")
     return (y, hn) if cn is None else (y, hn, cn)

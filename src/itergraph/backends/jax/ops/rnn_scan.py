@@ -248,13 +248,14 @@ def _with_lengths(step, lens):
 
 
 def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=None,
-                   mask=None, o0=None):
+                   mask=None, o0=None, fill: bool = False):
     """(Y, final h, final c or None) of direction `d` (see the module docstring); with
     `lens` (``[B]``, the entries' lengths), steps past an entry's length keep its state and
     write zeros, and an entry of length zero ends with zero states (`x` in the order the
     steps read it); with `mask` (``[n, B]`` boolean, step order) an entry keeps its states
     at a step whose mask is false, and with `o0` Y is the layer's output (`o0` until the
-    entry's first unmasked step; `passes.cell_mask`)."""
+    entry's first unmasked step, or with `fill` wherever the mask is false;
+    `passes.cell_mask`)."""
     import jax.numpy as jnp
 
     H = r.shape[1]
@@ -302,12 +303,14 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
         states.append(jnp.broadcast_to(jnp.asarray(c0, dt), (B, H)))
     k = chunk_length(n, bx * G * H * 4)
     if mask is not None:
-        ns, output = len(states), o0 is not None
+        ns, output = len(states), o0 is not None and not fill
         if output:
             states.append(jnp.broadcast_to(jnp.asarray(o0, dt), (B, H)))
         finals, ys = _steps(_with_mask(step, ns, output), tuple(states), (x, mask),
                             lambda xm: (project(xm[0]), xm[1]), k)
         finals = finals[:ns]
+        if fill and o0 is not None:
+            ys = jnp.where(mask[:, :, None], ys, jnp.asarray(o0, dt))
     elif lens is None:
         finals, ys = _steps(step, tuple(states), x, project, k)
     else:

@@ -155,6 +155,7 @@ def _sequence(node, ctx):
     reverse = bool(node.attrs.get("reverse", 0))
     strict = bool(node.attrs.get("strict", 0))
     negative = str(node.attrs.get("negative_steps", "zero"))
+    fill = str(node.attrs.get("mask_output", "hold")) == "fill"
     limit = ctx.max_iterations
 
     def fn(x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None, mask=None,
@@ -175,7 +176,7 @@ def _sequence(node, ctx):
             mask = mask[::-1][:n] if reverse else mask[:n]
         batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
                  *([] if mask is None else [mask.shape[1]]))
-        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0, mask, o0)
+        y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0, mask, o0, fill)
         return (y, hn) if cn is None else (y, hn, cn)
 
     return fn

@@ -57,12 +57,13 @@ def batch_of(node, *sizes: int) -> int:
 
 
 def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mask=None,
-                  o0=None):
+                  o0=None, fill: bool = False):
     """(Y, final h, final c or None) of direction `d` (see the module docstring).
 
     `mask` (``[n, B]`` boolean, step order; `passes.cell_mask`): at a step whose mask is
     false for an entry, the entry keeps its states. Y is then h after each step, or with
-    `o0` (``[B, H]``) the layer's output: `o0` until the entry's first unmasked step."""
+    `o0` (``[B, H]``) the layer's output: `o0` until the entry's first unmasked step, or
+    with `fill` `o0` wherever the step's mask is false."""
     H = r.shape[0]
     dt = x.dtype
     bx = x.shape[1]
@@ -77,8 +78,8 @@ def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mas
     else:
         Y, hn, cn = _generic(at, d, x, w, r, wb, rb, peep, h, c, mask)
     if mask is not None and o0 is not None:
-        started = np.logical_or.accumulate(mask, axis=0)[:, :, None]
-        Y = np.where(started, Y, np.asarray(o0, dt)).astype(dt, copy=False)
+        shown = mask if fill else np.logical_or.accumulate(mask, axis=0)
+        Y = np.where(shown[:, :, None], Y, np.asarray(o0, dt)).astype(dt, copy=False)
     return Y, hn, cn
 
 
