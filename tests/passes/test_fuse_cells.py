@@ -47,7 +47,6 @@ LOOKALIKES = {
     "gate_read_twice": dict(cell="lstm", extra="gate_twice"),
     "cell_state_concatenated": dict(cell="lstm", extra="c_output"),
     "input_enters_nonlinearly": dict(cell="rnn", extra="x_squared", I=5),
-    "extra_carried_counter": dict(cell="gru", extra="counter"),
 }
 
 
@@ -86,6 +85,17 @@ def test_lookalike_stays_a_loop_and_keeps_its_results(name):
     m, feeds = build(**LOOKALIKES[name])
     g, count = _fused(m)
     assert count == 0 and len(loops(g)) == 1
+    _close(ig.load(m).run(feeds), run_ort(m, feeds))
+
+
+def test_a_cell_beside_an_independent_counter_is_split_off_and_fused():
+    """A carried counter the cell does not read: the cell runs as a loop of its own
+    (`cell_fission`) and is fused; the counter stays a loop."""
+    m, feeds = build(cell="gru", extra="counter")
+    g, count = _fused(m)
+    assert count == 1 and len(loops(g)) == 1
+    assert [n.op_type for n in g.nodes].count("RecurrentSequence") == 1
+    _close(run(g, feeds), run_ort(m, feeds))
     _close(ig.load(m).run(feeds), run_ort(m, feeds))
 
 

@@ -47,6 +47,7 @@ from . import iteration_gather as gather_pass
 from .base import Pass
 from .cell_counter import copy_loop, counted_copy
 from .cell_emit import Emitter, Operand
+from .cell_fission import splits
 from .cell_glue import StepInput, apply, chain_shape, lift, output_chain, step_input
 from .cell_mask import MaskMatch, match_mask
 from .cell_match import GATES, CellMatch, match_cell, strip
@@ -100,13 +101,7 @@ from the new hidden state. Also every while loop that is such a
             for g in node.subgraphs():
                 done += self(g, tuple(node.body_results()))
             if isinstance(node, Loop):
-                found = place_fusable(graph, node, kept)
-                if found is not None:
-                    loop, plan, restore = found
-                    if _rewrite(graph, loop, plan):
-                        done += 1
-                    else:
-                        restore()
+                done += _fuse(graph, node, kept)
         return done
 
 
@@ -196,6 +191,80 @@ def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | N
     return anchors
 
 
+def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
+    """Fuse `loop`, a node of `graph`, or the cells stacked in it (`cell_fission`): the
+    number of fused nodes made (stacked cells: the leading ones that are cells)."""
+    found = place_fusable(graph, loop, kept)
+    if found is not None:
+        loop, plan, restore = found
+        if _rewrite(graph, loop, plan):
+            return 1
+        restore()
+        return 0
+    copy, restore = place_canonical(graph, loop, kept)
+    found = _first_cell(copy)
+    if found is None:
+        restore()
+        return 0
+    first, second, plan = found
+    at = graph.nodes.index(copy)
+    graph.nodes[at:at + 1] = [first, second]
+    if not _rewrite(graph, first, plan):
+        graph.nodes[at:at + 2] = [copy]
+        copy.set_output_ports(list(copy.output_ports))
+        restore()
+        return 0
+    return 1 + _fuse(graph, second, kept)
+
+
+def _first_cell(loop: Loop) -> tuple[Loop, Loop, Plan] | None:
+    """The first split of `loop` (`cell_fission.splits`) whose first loop is a cell, with
+    that cell's plan; the second loop's steps declared (`_declare_steps`)."""
+    for first, second in splits(loop):
+        plan = analyse(first)
+        if plan is not None:
+            _declare_steps(second, first, plan)
+            return first, second, plan
+    return None
+
+
+def _declare_steps(second: Loop, first: Loop, plan: Plan) -> None:
+    """The sliced inputs `second` reads from `first`'s stacked hidden states: declared as
+    the cell's ``[B, H]`` where the body left their shape unsaid (the fused node's outputs
+    have no declared shape for `cell_glue` to see)."""
+    from_first = {p.output.uid: p.result for p in first.output_ports}
+    for p in second.sliced:
+        r = from_first.get(p.value.uid)
+        kind = None if r is None else plan.cell.anchors.get(strip(r).uid)
+        t = p.param.type
+        if kind is not None and kind[0] in SEQUENCE_KINDS and not kind[1] and (
+                not isinstance(t, TensorType) or t.shape is None):
+            dtype = plan.cell.h.type.dtype if isinstance(plan.cell.h.type, TensorType) else (
+                t.dtype if isinstance(t, TensorType) else None)
+            p.param.type = TensorType(dtype, [None, plan.cell.hidden])
+
+
+def place_canonical(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
+                    ) -> tuple[Loop, Callable[[], None]]:
+    """A copy of `loop` in the form `analyse` knows (see `place_fusable`), put in `loop`'s
+    place in `graph`, and the function that puts `graph` back as it was."""
+    at, first = graph.nodes.index(loop), len(graph.initializers)
+    read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
+    read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
+    copy, extra = counted_copy(graph, loop, read) or (copy_loop(loop), [])
+    if passes_through(copy):
+        copy.condition_result = None
+    gather_pass.iteration_gather.rewrite_loop(graph, copy)
+
+    def restore() -> None:
+        graph.nodes[at:at + 1 + len(extra)] = [loop]
+        loop.set_output_ports(list(loop.output_ports))  # its outputs' producer again
+        del graph.initializers[first:]
+
+    graph.nodes[at:at + 1] = [*extra, copy]
+    return copy, restore
+
+
 def place_fusable(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
                   ) -> tuple[Loop, Plan, Callable[[], None]] | None:
     """`loop` and its plan (`analyse`), or, when `loop` itself has none, a copy of it in the
@@ -208,37 +277,39 @@ def place_fusable(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
     plan = analyse(loop)
     if plan is not None:
         return loop, plan, lambda: None
-    at, first = graph.nodes.index(loop), len(graph.initializers)
-    read = {v.uid for n in graph.nodes if n is not loop for v in n.reads()}
-    read |= {v.uid for v in (*graph.outputs, *kept) if v is not None}
-    copy, extra = counted_copy(graph, loop, read) or (copy_loop(loop), [])
-    if passes_through(copy):
-        copy.condition_result = None
-    gather_pass.iteration_gather.rewrite_loop(graph, copy)
+    copy, restore = place_canonical(graph, loop, kept)
     plan = analyse(copy)
-
-    def restore(placed: bool = True) -> None:
-        if placed:
-            graph.nodes[at:at + 1 + len(extra)] = [loop]
-        loop.set_output_ports(list(loop.output_ports))  # its outputs' producer again
-        del graph.initializers[first:]
-
     if plan is None:
-        restore(placed=False)
+        restore()
         return None
-    graph.nodes[at:at + 1] = [*extra, copy]
     return copy, plan, restore
 
 
 def fused_kind(graph: Graph, loop: Loop) -> str | None:
     """The cell kind (``LSTM``, ``GRU``, ``RNN``) `fuse_cells` fuses `loop`, a node of
-    `graph`, as; None when it leaves it a loop. `graph` is left as it was."""
+    `graph`, as (cells stacked in it, each fused: their kinds joined by ``+``, first cell
+    first); None when it leaves it a loop. `graph` is left as it was."""
     found = place_fusable(graph, loop)
+    if found is not None:
+        _, plan, restore = found
+        restore()
+        return plan.cell.kind
+    copy, restore = place_canonical(graph, loop)
+    kinds = _stacked_kinds(copy)
+    restore()
+    return None if kinds is None else "+".join(kinds)
+
+
+def _stacked_kinds(loop: Loop) -> list[str] | None:
+    """The kinds of the cells stacked in `loop` (`cell_fission`), when every one fuses."""
+    plan = analyse(loop)
+    if plan is not None:
+        return [plan.cell.kind]
+    found = _first_cell(loop)
     if found is None:
         return None
-    _, plan, restore = found
-    restore()
-    return plan.cell.kind
+    rest = _stacked_kinds(found[1])
+    return None if rest is None else [found[2].cell.kind, *rest]
 
 
 def _appended(c) -> Value | None:

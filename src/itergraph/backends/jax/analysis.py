@@ -82,8 +82,10 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
     kind = fused_kind(graph, node)
     if kind is not None:
         out = []
-        how = (f"fused as one {kind} cell (passes.fuse_cells): lax.scan over its "
-               "steps, the input projection of all steps one matrix product before it")
+        cells = " and ".join(f"one {k} cell" for k in kind.split("+"))
+        split = " (stacked cells: one loop each, passes.cell_fission)" if "+" in kind else ""
+        how = (f"fused as {cells}{split} (passes.fuse_cells): lax.scan over its steps, the "
+               "input projection of all steps one matrix product before it")
         notes.append(Record(where(node), True, how))
         return out
     at = len(notes)
