@@ -124,15 +124,14 @@ def match_mask(loop: Loop, scope: LoopScope) -> MaskMatch | None:
     masks = {strip(m).uid: strip(m) for _, _, m, _, _ in found.values()}
     if len(masks) != 1:
         return None
+    m = next(iter(masks.values()))
     # Keras's zero_output_for_mask: an output selected between the new h and an invariant
     fills = {}
     for n in loop.body.nodes:
         for v in n.outputs:
             sel = None if any(v is r for _, r, *_ in found.values()) else _select(v)
-            if sel is not None and strip(sel[0]) is next(iter(masks.values())) \
-                    and scope.is_invariant(sel[2]):
+            if sel is not None and strip(sel[0]) is m and scope.is_invariant(sel[2]):
                 fills[v.uid] = sel
-    m = next(iter(masks.values()))
     source = root = None
     roots = ([p.param for p in loop.sliced] if loop.sliced else
              [n.outputs[0] for n in loop.body.nodes if n.op_type == "Gather"
@@ -151,15 +150,18 @@ def match_mask(loop: Loop, scope: LoopScope) -> MaskMatch | None:
     for uid, (_, new, fill, nodes) in fills.items():
         match.fills[uid] = (new, fill)
         match.nodes |= {id(n) for n in nodes}
-    # the mask (and what glue derives from it) feeds the selects only
+    # the mask (and what glue derives from it) feeds the selects only, and their parts
+    # (Cast(m), Not(m), the products) nothing else
     readers = _readers(loop)
     glue = {id(n) for chain in source.chains.values() for n in chain}
-    for uid in source.values:
-        if any(id(n) not in match.nodes and id(n) not in glue for n in readers.get(uid, ())):
-            return None
     results = {v.uid for v in loop.body_results()}
-    if any(uid in results for uid in source.values):
-        return None
+    selects = set(match.selected[u].uid for u in match.selected) | set(fills)
+    inner = [v.uid for n in loop.body.nodes if id(n) in match.nodes for v in n.outputs
+             if v.uid not in selects]
+    for uid in [*source.values, *inner]:
+        if uid in results or any(id(n) not in match.nodes and id(n) not in glue
+                                 for n in readers.get(uid, ())):
+            return None
     for uid, (c, *_rest) in found.items():
         if all(id(n) in match.nodes for n in readers.get(uid, ())) and \
                 not any(v is c.param for v in loop.body_results()):
