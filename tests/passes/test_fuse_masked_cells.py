@@ -110,3 +110,11 @@ def test_a_mask_read_elsewhere_stays_a_loop():
     g, count = transformed(load(m), fuse_cells)
     assert count == 0 and loops(g)
     _close(ig.load(m).run(feeds), want)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_fewer_steps_than_the_mask_has(backend):
+    """A trip count below the sequence length: the mask is read for those steps only."""
+    m, feeds = build(cell="gru", mask="where", mask_output=True, loop="loop_gather", T=6)
+    feeds = {**feeds, "M": np.array(4, np.int64)}
+    _close(ig.load(m).run(feeds, backend=backend), run_ort(m, feeds))
