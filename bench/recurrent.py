@@ -156,12 +156,12 @@ def make_case(spec, form: str, workdir: Path):
     import recurrent_models as rm
     from engines import Case
 
-    feeds = rm.form_feeds(form, spec.feeds())
+    feeds = rm.form_feeds(form, spec.feeds(), spec)
     name = f"{spec.cell}-{form}-b{spec.batch}-t{spec.seq}-h{spec.hidden}"
     names = ["Y", *spec.finals]
 
     def check(_feeds):
-        return rm.oracle(spec, spec.feeds())
+        return rm.oracle(spec, spec.feeds(), rm.form_lengths(spec, form))
 
     if form in rm.ONNX_FORMS:
         path = workdir / f"{name}.onnx"

@@ -6,6 +6,9 @@ in the ONNX operators' conventions):
 
 - ``op``: the ONNX ``LSTM``/``GRU``/``RNN`` operator (what ``torch.onnx`` writes for
   ``nn.LSTM``/``nn.GRU``/``nn.RNN``);
+- ``op_lens``: the same operator with ``sequence_lens``, an input ``L [B]`` (what
+  ``torch.onnx`` writes for packed sequences): entry b runs `lengths` steps (T, 7T/8, 3T/4,
+  5T/8 in turn), its Y zero after them;
 - ``scan_matmul``: an ONNX Scan whose body multiplies by pre-transposed weights (``MatMul``),
   adds one bias and ``Split``s the gate row (LSTM gates in Keras order i, f, c, o);
 - ``scan_gemm``: an ONNX Scan with PyTorch-layout weights, ``Gemm(transB=1)`` with its bias
@@ -38,7 +41,7 @@ F, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 f32 = np.float32
 
 CELLS = ("lstm", "gru", "rnn")
-ONNX_FORMS = ("op", "scan_matmul", "scan_gemm", "loop_gather")
+ONNX_FORMS = ("op", "op_lens", "scan_matmul", "scan_gemm", "loop_gather")
 OV_FORMS = ("ti_cell", "ti_decomposed")
 FORMS = ONNX_FORMS + OV_FORMS
 GATES = {"lstm": 4, "gru": 3, "rnn": 1}
@@ -99,27 +102,43 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def oracle(spec: Spec, feeds: dict) -> list[np.ndarray]:
-    """Y [T, B, H] and the final states, by a plain loop in float64 (ONNX conventions)."""
+def lengths(spec: Spec) -> np.ndarray:
+    """The entries' step counts of the ``op_lens`` form."""
+    return np.array([max(1, spec.seq - (b % 4) * spec.seq // 8) for b in range(spec.batch)],
+                    np.int32)
+
+
+def form_lengths(spec: Spec, form: str) -> np.ndarray | None:
+    return lengths(spec) if form == "op_lens" else None
+
+
+def oracle(spec: Spec, feeds: dict, lens: np.ndarray | None = None) -> list[np.ndarray]:
+    """Y [T, B, H] and the final states, by a plain loop in float64 (ONNX conventions);
+    with `lens`, entry b stops after `lens[b]` steps (its Y zero from there)."""
     w, r, wb, rb = (a.astype(np.float64) for a in spec.weights())
     H = spec.hidden
     hs = feeds["H0"].astype(np.float64)
     cs = feeds["C0"].astype(np.float64) if spec.cell == "lstm" else None
     ys = []
-    for x in feeds["X"].astype(np.float64):
+    for t, x in enumerate(feeds["X"].astype(np.float64)):
         xw, hr = x @ w.T + wb, hs @ r.T + rb
+        h_new, c_new = None, cs
         if spec.cell == "lstm":
             i, o, f, c = np.split(xw + hr, 4, axis=-1)
-            cs = _sigmoid(f) * cs + _sigmoid(i) * np.tanh(c)
-            hs = _sigmoid(o) * np.tanh(cs)
+            c_new = _sigmoid(f) * cs + _sigmoid(i) * np.tanh(c)
+            h_new = _sigmoid(o) * np.tanh(c_new)
         elif spec.cell == "gru":
             z = _sigmoid(xw[:, :H] + hr[:, :H])
             rg = _sigmoid(xw[:, H:2 * H] + hr[:, H:2 * H])
             n = np.tanh(xw[:, 2 * H:] + rg * hr[:, 2 * H:])
-            hs = (1 - z) * n + z * hs
+            h_new = (1 - z) * n + z * hs
         else:
-            hs = np.tanh(xw + hr)
-        ys.append(hs)
+            h_new = np.tanh(xw + hr)
+        live = np.ones((len(hs), 1), bool) if lens is None else (t < lens)[:, None]
+        hs = np.where(live, h_new, hs)
+        if cs is not None:
+            cs = np.where(live, c_new, cs)
+        ys.append(np.where(live, hs, 0.0))
     outs = [np.stack(ys) if ys else np.zeros((0, spec.batch, H)), hs]
     if cs is not None:
         outs.append(cs)
@@ -134,9 +153,11 @@ def canonical(form: str, outputs: list[np.ndarray]) -> list[np.ndarray]:
     return outs
 
 
-def form_feeds(form: str, feeds: dict) -> dict:
+def form_feeds(form: str, feeds: dict, spec: Spec | None = None) -> dict:
     if form in OV_FORMS:
         return {**feeds, "X": np.ascontiguousarray(feeds["X"].transpose(1, 0, 2))}
+    if form == "op_lens":
+        return {**feeds, "L": lengths(spec)}
     return feeds
 
 
@@ -179,14 +200,14 @@ def _io(spec: Spec):
 
 
 def onnx_model(spec: Spec, form: str) -> onnx.ModelProto:
-    return {"op": _op, "scan_matmul": _scan_matmul, "scan_gemm": _scan_gemm,
-            "loop_gather": _loop_gather}[form](spec)
+    return {"op": _op, "op_lens": lambda s: _op(s, lens=True), "scan_matmul": _scan_matmul,
+            "scan_gemm": _scan_gemm, "loop_gather": _loop_gather}[form](spec)
 
 
-def _op(spec: Spec) -> onnx.ModelProto:
+def _op(spec: Spec, lens: bool = False) -> onnx.ModelProto:
     w, r, wb, rb = spec.weights()
     op = spec.cell.upper()
-    ins = ["X", "W", "R", "B", ""] + [f"{s}_1" for s in spec.states]
+    ins = ["X", "W", "R", "B", "L" if lens else ""] + [f"{s}_1" for s in spec.states]
     outs = ["Y4"] + [f"{s}_1" for s in spec.finals]
     attrs = {"hidden_size": spec.hidden}
     if spec.cell == "gru":
@@ -197,7 +218,10 @@ def _op(spec: Spec) -> onnx.ModelProto:
     nodes += [h.make_node("Squeeze", [f"{s}_1", "ax0"], [s]) for s in spec.finals]
     inits = [_init("W", w[None]), _init("R", r[None]), _init("B", np.concatenate([wb, rb])[None]),
              _init("ax0", [0], np.int64), _init("ax1", [1], np.int64)]
-    return _model(nodes, *_io(spec), inits)
+    inputs, outputs = _io(spec)
+    if lens:
+        inputs.append(_vi("L", TensorProto.INT32, ["B"]))
+    return _model(nodes, inputs, outputs, inits)
 
 
 def _cell_nodes(spec: Spec, xg: list[str], hg: list[str], order_: str, hin="h_in",

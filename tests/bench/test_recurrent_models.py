@@ -58,8 +58,8 @@ def _source(spec, form: str, tmp_path):
 def test_form_matches_oracle_on_its_runtime_and_on_itergraph(cell, form, tmp_path):
     spec = rm.Spec(cell, batch=3, seq=5, inp=6, hidden=4)
     feeds = spec.feeds()
-    want = rm.oracle(spec, feeds)
-    ff = rm.form_feeds(form, feeds)
+    want = rm.oracle(spec, feeds, rm.form_lengths(spec, form))
+    ff = rm.form_feeds(form, feeds, spec)
     _check(rm.canonical(form, _peer(spec, form, ff, tmp_path)), want, f"peer {form}")
     got = ig.load(_source(spec, form, tmp_path)).run(ff)
     assert list(got) == ["Y", *spec.finals]
