@@ -94,3 +94,18 @@ def loops(graph: Graph) -> list[tuple[Loop, int]]:
 
     visit(graph, 0)
     return out
+
+
+def needed_nodes(graph: Graph, outputs: list[Value | None]) -> list[Node]:
+    """Nodes of `graph` that `outputs` depend on (captures of subgraphs included), in graph
+    order (dead code dropped)."""
+    producer = {v.uid: n for n in graph.nodes for v in n.outputs}
+    live: set[int] = set()
+    stack = [producer[v.uid] for v in outputs if v is not None and v.uid in producer]
+    while stack:
+        n = stack.pop()
+        if id(n) in live:
+            continue
+        live.add(id(n))
+        stack += [producer[v.uid] for v in n.reads() if v.uid in producer]
+    return [n for n in graph.nodes if id(n) in live]

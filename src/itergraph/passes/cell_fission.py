@@ -24,20 +24,8 @@ from collections.abc import Iterator
 from ..ir.clone import clone_node
 from ..ir.graph import Node, Value
 from ..ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
+from ..ir.traversal import needed_nodes
 from .cell_match import strip
-
-
-def _slice(producer: dict[int, Node], roots: list[Value]) -> set[int]:
-    """ids of the body nodes `roots` are computed by."""
-    seen: set[int] = set()
-    todo = [producer[v.uid] for v in roots if v is not None and v.uid in producer]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        todo += [producer[v.uid] for v in n.reads() if v.uid in producer]
-    return seen
 
 
 def _params_read(nodes: list[Node], roots: list[Value], params: set[int]) -> set[int]:
@@ -59,8 +47,7 @@ def splits(loop: Loop) -> Iterator[tuple[Loop, Loop]]:
     params = {c.param.uid for c in changing}
     reach = {}
     for c in changing:
-        nodes = [n for n in body.nodes if id(n) in _slice(producer, [c.result])]
-        reach[id(c)] = _params_read(nodes, [c.result], params)
+        reach[id(c)] = _params_read(needed_nodes(body, [c.result]), [c.result], params)
     tried: set[frozenset] = set()
     for c in changing:
         group = [d for d in changing if d is c or (d.param.uid in reach[id(c)]
@@ -77,7 +64,7 @@ def splits(loop: Loop) -> Iterator[tuple[Loop, Loop]]:
 def _split(loop: Loop, producer: dict, changing: list, first: list) -> tuple[Loop, Loop] | None:
     body = loop.body
     mine = {d.param.uid for d in first}
-    nodes_a = _slice(producer, [d.result for d in first])
+    nodes_a = {id(n) for n in needed_nodes(body, [d.result for d in first])}
     defined_a = {v.uid for n in body.nodes if id(n) in nodes_a for v in n.outputs} | mine
     ports_a = [p for p in loop.output_ports
                if p.result.uid in defined_a or p.result.uid not in producer]
@@ -85,8 +72,8 @@ def _split(loop: Loop, producer: dict, changing: list, first: list) -> tuple[Loo
     rest = [c for c in loop.carried if c not in first]
     if any(c.result.uid in defined_a for c in rest if c in changing):
         return None
-    nodes_b = _slice(producer, [c.result for c in rest] + [p.result for p in ports_b])
-    nodes_b -= nodes_a
+    nodes_b = {id(n) for n in needed_nodes(body, [c.result for c in rest]
+                                           + [p.result for p in ports_b])} - nodes_a
     bridges: dict[int, Value] = {}
     for n in body.nodes:
         if id(n) not in nodes_b:

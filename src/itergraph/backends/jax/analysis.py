@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
+from ...ir.traversal import needed_nodes
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...passes.fuse_cells import fused_kind
-from .context import CompileCache, Scope, TraceContext, needed_nodes
+from .context import CompileCache, Scope, TraceContext
 from .loops.info import static_truth
 from .records import Record
 from .table import load_all, lookup

@@ -27,6 +27,7 @@ from ...errors import (
     where,
 )
 from ...ir import Graph, Node, Value
+from ...ir.traversal import needed_nodes
 
 FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by XLA instead
 
@@ -228,17 +229,3 @@ class CompileCache:
         return hit[1]
 
 
-def needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:
-    """Nodes of `graph` that `outputs` depend on (captures of subgraphs included), in order."""
-    producer = {v.uid: n for n in graph.nodes for v in n.outputs}
-    live: set[int] = set()
-    stack = [producer[v.uid] for v in outputs if v is not None and v.uid in producer]
-    while stack:
-        n = stack.pop()
-        if id(n) in live:
-            continue
-        live.add(id(n))
-        for v in n.reads():
-            if v.uid in producer:
-                stack.append(producer[v.uid])
-    return [n for n in graph.nodes if id(n) in live]

@@ -18,10 +18,11 @@ import numpy as np
 from ...errors import Error, ExecutionError, InputError, where
 from ...ir import Graph, Loop
 from ...ir.clone import clone_graph
+from ...ir.traversal import needed_nodes
 from ..common.memory import human_bytes
 from . import config
 from .big_constants import collect_big
-from .context import Bailout, CompileCache, needed_nodes
+from .context import Bailout, CompileCache
 from .planner import Tail
 from .records import Record
 from .table import load_all

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
+from ...ir.traversal import needed_nodes
 from .kernels import factory_for
 
 _plan_ids = itertools.count()
@@ -99,24 +100,8 @@ def make_kernel(node: Node, ctx: CompileContext) -> Callable:
         raise ModelError(f"{where(node)}: cannot prepare op: {type(e).__name__}: {e}") from e
 
 
-def _needed_nodes(graph: Graph, outputs: list[Value]) -> list[Node]:
-    """Nodes of `graph` that `outputs` depend on, in graph order (dead code dropped)."""
-    producer = {v.uid: n for n in graph.nodes for v in n.outputs}
-    live: set[int] = set()
-    stack = [producer[v.uid] for v in outputs if v.uid in producer]
-    while stack:
-        n = stack.pop()
-        if id(n) in live:
-            continue
-        live.add(id(n))
-        for v in [*n.inputs, *n.captured()]:
-            if v is not None and v.uid in producer:
-                stack.append(producer[v.uid])
-    return [n for n in graph.nodes if id(n) in live]
-
-
 def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: CompileContext) -> Plan:
-    nodes = _needed_nodes(graph, outputs)
+    nodes = needed_nodes(graph, outputs)
     local: dict[int, str] = {}
     env: dict[str, Any] = {"_Error": Error}
     params: list[str] = []
