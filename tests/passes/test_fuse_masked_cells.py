@@ -118,3 +118,34 @@ def test_fewer_steps_than_the_mask_has(backend):
     m, feeds = build(cell="gru", mask="where", mask_output=True, loop="loop_gather", T=6)
     feeds = {**feeds, "M": np.array(4, np.int64)}
     _close(ig.load(m).run(feeds, backend=backend), run_ort(m, feeds))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("mask,o0,says", [
+    (np.ones((4, 2), np.float32), (2, 5), "expected booleans [4, batch]"),
+    (np.ones((5, 2), bool), (2, 5), "expected booleans [4, batch]"),
+    (np.ones((4, 3), bool), (2, 5), "do not broadcast"),
+    (np.zeros((4, 2), bool), (3, 7), "broadcast"),
+])
+def test_a_bad_mask_or_initial_output_is_an_error_naming_the_node(backend, mask, o0, says):
+    """A ``RecurrentSequence`` written by hand (its mask and initial output as inputs)."""
+    from onnx import TensorProto, numpy_helper
+
+    rng = np.random.default_rng(0)
+    node = h.make_node("RecurrentSequence", ["X", "W", "R", "", "", "H0", "", "", "", "M", "O0"],
+                       ["Y", "Yh"], domain="itergraph", cell="RNN", hidden_size=5, name="seq")
+    code = TensorProto.BOOL if mask.dtype == bool else TensorProto.FLOAT
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", 1, [4, 2, 3]),
+                                   h.make_tensor_value_info("H0", 1, [2, 5]),
+                                   h.make_tensor_value_info("M", code, None),
+                                   h.make_tensor_value_info("O0", 1, None)],
+                     [h.make_tensor_value_info("Y", 1, None),
+                      h.make_tensor_value_info("Yh", 1, None)],
+                     [numpy_helper.from_array(rng.standard_normal((5, 3)).astype(np.float32), "W"),
+                      numpy_helper.from_array(rng.standard_normal((5, 5)).astype(np.float32), "R")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("itergraph", 1)])
+    feeds = {"X": rng.standard_normal((4, 2, 3)).astype(np.float32),
+             "H0": np.zeros((2, 5), np.float32), "M": mask, "O0": np.zeros(o0, np.float32)}
+    with pytest.raises(ig.ExecutionError, match="seq") as e:
+        ig.load(m).run(feeds, backend=backend)
+    assert says in str(e.value)

@@ -256,8 +256,8 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
     xs = x[::-1][:n] if rev else x[:n]
     if mask is not None:
         if mask.ndim != 2 or mask.shape[0] != x.shape[0] or mask.dtype != np.bool_:
-            raise ExecutionError(f"{where(node)}: mask of shape {mask.shape} does not fit "
-                                 f"{x.shape[0]} steps")
+            raise ExecutionError(f"{where(node)}: mask of shape {list(mask.shape)} and "
+                                 f"type {mask.dtype}: expected booleans [{x.shape[0]}, batch]")
         mask = mask[::-1][:n] if rev else mask[:n]
     cx.tc.note(node, True, f"{node.meta.get('loop_where', 'a loop')} fused as one {at.op} "
                            f"cell: lax.scan over {n} steps, the input projection of all steps "

@@ -171,8 +171,8 @@ def _sequence(node, ctx):
                                  f"{r.shape}, {h0.shape} do not fit")
         if mask is not None:
             if mask.ndim != 2 or mask.shape[0] != x.shape[0] or mask.dtype != np.bool_:
-                raise ExecutionError(f"{where(node)}: mask of shape {mask.shape} does not fit "
-                                     f"{x.shape[0]} steps")
+                raise ExecutionError(f"{where(node)}: mask of shape {list(mask.shape)} and "
+                                     f"type {mask.dtype}: expected booleans [{x.shape[0]}, batch]")
             mask = mask[::-1][:n] if reverse else mask[:n]
         batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
                  *([] if mask is None else [mask.shape[1]]))
