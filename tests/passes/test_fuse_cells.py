@@ -187,38 +187,51 @@ def test_initial_state_broadcast_over_the_batch():
 
 
 # TensorFlow's while loops over a time counter, as tf2onnx and OpenVINO's TensorFlow frontend
-# write Keras RNNs (one per layer and direction): the backends' own pipelines fuse them too.
+# write Keras RNNs (one per layer and direction), masked ones (`cell_mask`), stacked cells
+# in one loop (`cell_fission`) and tf.scan (a condition of two counters and a trip count):
+# the backends' own pipelines fuse them too. Entry: (loops, fused nodes).
 KERAS_WHILE_LOOPS = {
-    "tf/keras_gru_v1_state_op18": 1, "tf/keras_simplernn_state_backwards_op10": 1,
-    "tf/keras_bidi_simplernn_state_op18": 2, "tf/keras_rnn_simplecell_op7": 1,
-    "tf-ov/keras_lstm_seq": 1, "tf-ov/keras_gru_backwards": 1,
-    "tf-ov/keras_bidi_lstm_concat": 2, "tf-ov/keras_stacked_lstm_gru": 2,
-    "tf-ov/keras_lstm_initial_state": 1,
+    "tf/keras_gru_v1_state_op18": (1, 1), "tf/keras_simplernn_state_backwards_op10": (1, 1),
+    "tf/keras_bidi_simplernn_state_op18": (2, 2), "tf/keras_rnn_simplecell_op7": (1, 1),
+    "tf-ov/keras_lstm_seq": (1, 1), "tf-ov/keras_gru_backwards": (1, 1),
+    "tf-ov/keras_bidi_lstm_concat": (2, 2), "tf-ov/keras_stacked_lstm_gru": (2, 2),
+    "tf-ov/keras_lstm_initial_state": (1, 1),
+    "tf/keras_masking_lstm_op13": (1, 1), "tf-ov/keras_masking_gru": (1, 1),
+    "tf/keras_masking_bidi_lstm_op18": (2, 2), "tf-ov/keras_rnn_lstmcell_masked_state": (1, 1),
+    "tf/keras_rnn_stacked_cells_op18": (1, 2), "tf-ov/keras_rnn_stacked_cells": (1, 2),
+    "tf/scan_rnn_cell_op13": (1, 1),
 }
 
 
 @pytest.mark.parametrize("entry_id", list(KERAS_WHILE_LOOPS))
-def test_tensorflow_while_loops_are_fused_by_the_backends(entry_id):
+def test_tensorflow_while_loops_are_fused_by_the_backends(entry_id, monkeypatch):
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
     from corpus import entries
 
+    import itergraph.backends.numpy.kernels.rnn as numpy_rnn
     from itergraph.passes.pipelines import NUMPY, run_pipeline
 
+    n_loops, n_fused = KERAS_WHILE_LOOPS[entry_id]
     e = next(x for x in entries() if x.id == entry_id)
     model = ig.load(e.file)
-    assert len(loops(model.graph)) == KERAS_WHILE_LOOPS[entry_id]
+    assert len(loops(model.graph)) == n_loops
     g, _ = transformed(model.graph, lambda g: run_pipeline(NUMPY, g))
     assert not loops(g)
-    assert [n.op_type for n in g.nodes].count("RecurrentSequence") == KERAS_WHILE_LOOPS[entry_id]
+    assert [n.op_type for n in g.nodes].count("RecurrentSequence") == n_fused
+    calls = []
+    fused = numpy_rnn.run_direction
+    monkeypatch.setattr(numpy_rnn, "run_direction", lambda *a, **k: calls.append(1) or fused(
+        *a, **k))
     feeds, want = e.feeds(), e.expected()
     for backend in ("numpy", "jax"):
         got = model.run(feeds, backend=backend)
         for a, b in zip(got.values(), want):
             np.testing.assert_allclose(a, b, rtol=max(e.rtol, 1e-4), atol=max(e.atol, 1e-5))
-    assert model.explain(backend="jax").count("fused as one") == KERAS_WHILE_LOOPS[entry_id]
+    assert len(calls) >= n_fused  # the NumPy run took the fused kernels, not the loops
+    assert model.explain(backend="jax").count("fused as one") == n_loops
 
 
 @pytest.mark.parametrize("form", ["ti_cell", "ti_decomposed"])
@@ -253,3 +266,68 @@ def test_openvino_ti_with_float16_weights_is_fused(cell, form, tmp_path):
         got = model.run(feeds, backend=backend)
         for n in names:
             np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-5, err_msg=n)
+
+
+def _two_counter_loop(M, L1, L2, as_inputs: bool, T=6, B=2, I=3, H=4):
+    """An RNN as tf.scan's while loop: trip count M (None: none), condition ``k < L1 and
+    t + 1 < L2`` (k the iteration number, t a counter from 0), initial condition the same at
+    0, step input ``Gather(X, t)``."""
+    from onnx import TensorProto, numpy_helper
+    from onnx import helper as h
+
+    from onnx_builders import model, vi
+
+    rng = np.random.default_rng(7)
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    body = h.make_graph(
+        [h.make_node("Gather", ["X", "t"], ["x_t"], axis=0),
+         h.make_node("MatMul", ["x_t", "W"], ["xw"]), h.make_node("MatMul", ["h", "R"], ["hr"]),
+         h.make_node("Add", ["xw", "hr"], ["s"]), h.make_node("Add", ["s", "b"], ["sb"]),
+         h.make_node("Tanh", ["sb"], ["h_out"]), h.make_node("Identity", ["h_out"], ["y"]),
+         h.make_node("Add", ["t", "one"], ["t_out"]),
+         h.make_node("Less", ["k", "L1"], ["c1"]), h.make_node("Less", ["t_out", "L2"], ["c2"]),
+         h.make_node("And", ["c1", "c2"], ["cond_out"])], "body",
+        [vi("k", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+         vi("t", TensorProto.INT64, []), vi("h", 1, [B, H])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("t_out", TensorProto.INT64, []),
+         vi("h_out", 1, [B, H]), vi("y", 1, [B, H])])
+    nodes = [h.make_node("Less", ["zero", "L1"], ["i1"]),
+             h.make_node("Less", ["zero", "L2"], ["i2"]),
+             h.make_node("And", ["i1", "i2"], ["cond0"]),
+             h.make_node("Loop", ["M" if M is not None else "", "cond0", "zero", "H0"],
+                         ["t_n", "Hn", "Y"], body=body)]
+    inits = [one, zero,
+             numpy_helper.from_array(rng.standard_normal((I, H)).astype(np.float32), "W"),
+             numpy_helper.from_array(rng.standard_normal((H, H)).astype(np.float32) * 0.5, "R"),
+             numpy_helper.from_array(rng.standard_normal(H).astype(np.float32), "b")]
+    feeds = {"X": rng.standard_normal((T, B, I)).astype(np.float32),
+             "H0": rng.standard_normal((B, H)).astype(np.float32)}
+    inputs = [vi("X", 1, [T, B, I]), vi("H0", 1, [B, H])]
+    limits = {"L1": L1, "L2": L2, **({} if M is None else {"M": M})}
+    for k, v in limits.items():
+        if as_inputs:
+            feeds[k] = np.array(v, np.int64)
+            inputs.append(vi(k, TensorProto.INT64, []))
+        else:
+            inits.append(numpy_helper.from_array(np.array(v, np.int64), k))
+    m = model(nodes, inputs, [vi("Hn", 1, [B, H]), vi("Y", 1, ["n", B, H])], inits, opset=17)
+    return m, feeds
+
+
+@pytest.mark.parametrize("M,L1,L2", [(6, 6, 6), (6, 2, 6), (6, 5, 3), (3, 9, 9), (None, 3, 4),
+                                     (6, 0, 4), (6, 4, 0), (0, 4, 4)])
+@pytest.mark.parametrize("as_inputs", [True, False])
+def test_a_condition_of_two_counters_and_a_trip_count(M, L1, L2, as_inputs):
+    """tf.scan's while loop (tf2onnx): ``k < L1 and t + 1 < L2`` with a trip count runs
+    min(M, L1 + 1, L2) steps (none where the initial condition fails); fused, on both
+    backends, against ONNX Runtime (zero steps: the original loop runs)."""
+    m, feeds = _two_counter_loop(M, L1, L2, as_inputs)
+    want = run_ort(m, feeds)
+    n = min(M if M is not None else 99, L1 + 1, L2) if min(L1, L2) > 0 else 0
+    assert want["Y"].shape[0] == max(n, 0)
+    g, count = _fused(m)
+    assert count == 1 and not loops(g)
+    model = ig.load(m)
+    _close(model.run(feeds), want)
+    _close(model.run(feeds, backend="jax"), want)

@@ -23,11 +23,12 @@ from .cell_match import strip
 from .loop_motion import STD, LoopScope, const_value
 
 
-def _uncast(v: Value | None) -> Value | None:
-    """`v` without the integer/float ``Cast`` and ``Identity`` nodes in front of it."""
+def _uncast(v: Value | None, scope: LoopScope | None = None) -> Value | None:
+    """`v` without the integer/float ``Cast`` and ``Identity`` nodes in front of it (with
+    `scope`: those of the loop body only, so that an outer value stays one the loop reads)."""
     v = strip(v)
     while v is not None and v.producer is not None and v.producer.op_type == "Cast" \
-            and v.producer.domain in STD:
+            and v.producer.domain in STD and (scope is None or v.uid in scope.defined):
         v = strip(v.producer.inputs[0])
     return v
 
@@ -48,23 +49,49 @@ def _step(c: Carried) -> bool:
     return (a is c.param and _scalar(b) == 1) or (b is c.param and _scalar(a) == 1)
 
 
-def _limit(loop: Loop, scope: LoopScope):
-    """(counter port, outer limit value or constant) of a ``t + 1 < L`` condition."""
-    cond = strip(loop.condition_result)
-    p = None if cond is None else cond.producer
-    if p is None or p.op_type != "Less" or p.domain not in STD or len(p.inputs) != 2:
-        return None
-    a, b = (_uncast(x) for x in p.inputs)
-    counter = next((c for c in loop.carried if strip(c.result) is a and _step(c)), None)
-    if counter is None or _scalar(counter.value) != 0 or b is None:
+def _terms(v: Value | None) -> list[Value]:
+    """The conjuncts of condition `v` (``And`` flattened)."""
+    v = strip(v)
+    p = None if v is None else v.producer
+    if p is not None and p.op_type == "And" and p.domain in STD and len(p.inputs) == 2:
+        return _terms(p.inputs[0]) + _terms(p.inputs[1])
+    return [] if v is None else [v]
+
+
+def _outer_limit(b: Value | None, scope: LoopScope):
+    """Limit `b` of a comparison as an outer value or constant, or None."""
+    if b is None:
         return None
     if const_value(b) is not None:
-        return counter, const_value(b)
+        return const_value(b)
     if b.uid in scope.bound:
-        return counter, scope.bound[b.uid]
+        return scope.bound[b.uid]
     if b.uid not in scope.defined:
-        return counter, b
+        return b
     return None
+
+
+def _limits(loop: Loop, scope: LoopScope) -> list[tuple[Carried | None, object]] | None:
+    """(counter port, limit) per conjunct of a ``t + 1 < L`` condition, or of several such
+    conjuncts (TensorFlow's ``maximum_iterations``, ``tf.scan``), where a conjunct may also
+    compare the iteration number ``k < L`` (counter None); None for any other condition."""
+    out: list[tuple[Carried | None, object]] = []
+    for term in _terms(loop.condition_result):
+        p = term.producer
+        if p is None or p.op_type != "Less" or p.domain not in STD or len(p.inputs) != 2:
+            return None
+        a, b = (_uncast(x, scope) for x in p.inputs)
+        limit = _outer_limit(b, scope)
+        if limit is None or a is None:
+            return None
+        if a is loop.iteration_param and a is not None:
+            out.append((None, limit))
+            continue
+        counter = next((c for c in loop.carried if strip(c.result) is a and _step(c)), None)
+        if counter is None or _scalar(counter.value) != 0:
+            return None
+        out.append((counter, limit))
+    return out or None
 
 
 def _same(x: Value | None, y) -> bool:
@@ -77,17 +104,29 @@ def _same(x: Value | None, y) -> bool:
                                and np.array_equal(const_value(x), const_value(_uncast(y))))
 
 
-def _initially_true(loop: Loop, counter: Carried, limit) -> bool:
-    """Whether the initial condition is absent, true, or ``t0 < L`` itself."""
+def _initial_terms(loop: Loop, limits: list) -> bool | None:
+    """True when the initial condition is the loop condition's conjuncts at the initial
+    values (``t0 < L``, ``0 < L``), False when it is absent or a constant true; None for
+    anything else."""
     v = strip(loop.initial_condition)
     if v is None:
-        return True
+        return False
     c = const_value(v)
     if c is not None:
-        return c.size == 1 and bool(c.reshape(()))
-    p = v.producer
-    return (p is not None and p.op_type == "Less" and p.domain in STD and len(p.inputs) == 2
-            and _same(p.inputs[0], counter.value) and _same(p.inputs[1], limit))
+        return False if c.size == 1 and bool(c.reshape(())) else None
+    def tests(t: Value, counter: Carried | None, limit) -> bool:
+        p = t.producer
+        start = counter.value if counter is not None else np.zeros((), np.int64)
+        return (p is not None and p.op_type == "Less" and p.domain in STD
+                and len(p.inputs) == 2 and _same(p.inputs[0], start)
+                and _same(p.inputs[1], limit))
+
+    terms = _terms(v)
+    if len(terms) != len(limits) or not all(
+            any(tests(t, c, limit) for c, limit in limits) for t in terms) or not all(
+            any(tests(t, c, limit) for t in terms) for c, limit in limits):
+        return None
+    return True
 
 
 def _unbounded(trip: Value | None) -> bool:
@@ -100,44 +139,98 @@ def _unbounded(trip: Value | None) -> bool:
 def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[Node]] | None:
     """A counted copy of `loop` (see the module docstring) and the nodes computing its trip
     count, to put before it; None when `loop` is not such a while loop. `read`: uids of the
-    values the enclosing graph reads (besides `loop`'s own reads)."""
-    if loop.precondition is not None or not _unbounded(loop.trip_count):
+    values the enclosing graph reads (besides `loop`'s own reads).
+
+    The trip count is the least of the loop's own (when it has one) and one bound per
+    conjunct of the condition: ``L`` for ``t + 1 < L``, ``L + 1`` for ``k < L`` (after
+    iteration k the loop goes on while k < L), or 0 where the initial condition is that
+    conjunct at the initial values and does not hold."""
+    if loop.precondition is not None:
         return None
     scope = LoopScope(loop)
-    found = _limit(loop, scope)
-    if found is None or not _initially_true(loop, *found):
+    limits = _limits(loop, scope)
+    checked = None if limits is None else _initial_terms(loop, limits)
+    if checked is None:
         return None
-    counter, limit = found
-    users = [n for n in loop.body.nodes if any(x is counter.param for x in n.inputs)]
-    gathers = [n for n in users if n.op_type == "Gather" and n.domain in STD
-               and len(n.inputs) == 2 and n.inputs[1] is counter.param]
-    if len(users) - len(gathers) != 1 or (gathers and loop.iteration_param is None):
-        return None
+    counters = list({id(c): c for c, _ in limits if c is not None}.values())
+    for counter in counters:
+        users = [n for n in loop.body.nodes if any(x is counter.param for x in n.inputs)]
+        gathers = [n for n in users if n.op_type == "Gather" and n.domain in STD
+                   and len(n.inputs) == 2 and n.inputs[1] is counter.param]
+        if len(users) - len(gathers) != 1 or (gathers and loop.iteration_param is None):
+            return None
     mapping: dict[int, Value] = {}
     copy = copy_loop(loop, mapping)
+    steps = {mapping[c.param.uid].uid for c in counters}
     for n in copy.body.nodes:
-        if n.op_type == "Gather" and len(n.inputs) == 2 and \
-                n.inputs[1] is mapping[counter.param.uid]:
+        if n.op_type == "Gather" and len(n.inputs) == 2 and n.inputs[1].uid in steps:
             n.inputs = [n.inputs[0], copy.iteration_param]
-    nodes: list[Node] = []
-    if isinstance(limit, np.ndarray):
-        trip: Value = Value(f"{loop.name}/trip_count", TensorType(DataType.INT64, ()),
-                            np.asarray(int(limit.reshape(())), np.int64))
-        graph.initializers.append(trip)
-    else:
-        cast = Node("Cast", [limit], [Value(f"{loop.name}/trip_count64")], {"to": 7},
-                    version=13, name=f"{loop.name}/trip_count_cast")
-        shape = Value(f"{loop.name}/scalar_shape", TensorType(DataType.INT64, (0,)),
-                      np.zeros(0, np.int64))
-        graph.initializers.append(shape)
-        trip = Value(f"{loop.name}/trip_count", TensorType(DataType.INT64, ()))
-        nodes += [cast, Node("Reshape", [cast.outputs[0], shape], [trip], version=14,
-                             name=f"{loop.name}/trip_count_scalar")]
-    copy.trip_count, copy.initial_condition, copy.condition_result = trip, None, None
+    trip = _Trip(graph, loop.name)
+    bounds = [] if _unbounded(loop.trip_count) else [trip.scalar(loop.trip_count)]
+    for counter, limit in limits:
+        bound = trip.scalar(limit)
+        bounds.append(bound if counter is not None else trip.after_last(bound, checked))
+    copy.trip_count = trip.value(trip.least(bounds))
+    copy.initial_condition, copy.condition_result = None, None
     copy.negative_trip_count = "zero"  # t0 < L false: no iteration
     copy.set_output_ports([p for p in copy.output_ports if p.output.uid in read])
     _drop_unread_carried(copy)
-    return copy, nodes
+    return copy, trip.nodes
+
+
+class _Trip:
+    """Scalar int64 arithmetic on limits (outer values or constants), folded when constant:
+    the nodes computing a counted copy's trip count, put before the loop."""
+
+    def __init__(self, graph: Graph, name: str):
+        self.graph, self.name = graph, name
+        self.nodes: list[Node] = []
+
+    def _node(self, op: str, ins: list, what: str, attrs: dict | None = None,
+              version: int = 13) -> Value:
+        out = Value(f"{self.name}/trip_count_{what}_{len(self.nodes)}",
+                    TensorType(DataType.INT64, ()))
+        self.nodes.append(Node(op, [self.value(x) for x in ins], [out], attrs or {},
+                               version=version, name=f"{out.name}_node"))
+        return out
+
+    def value(self, x) -> Value:
+        if isinstance(x, Value):
+            return x
+        v = Value(f"{self.name}/trip_count_const_{len(self.graph.initializers)}",
+                  TensorType(DataType.INT64, np.shape(x)), np.asarray(x, np.int64))
+        self.graph.initializers.append(v)
+        return v
+
+    def scalar(self, limit):
+        """`limit` as an int64 scalar."""
+        if isinstance(limit, np.ndarray) or const_value(limit) is not None:
+            c = limit if isinstance(limit, np.ndarray) else const_value(limit)
+            return np.asarray(int(c.reshape(())), np.int64)
+        cast = self._node("Cast", [limit], "cast", {"to": 7})
+        return self._node("Reshape", [cast, np.zeros(0, np.int64)], "scalar", version=14)
+
+    def after_last(self, bound, checked: bool):
+        """The iterations a ``k < L`` conjunct allows: L + 1, or (`checked`: the initial
+        condition tests ``0 < L`` first) 0 when L <= 0."""
+        if isinstance(bound, np.ndarray):
+            n = int(bound) + 1
+            return np.asarray(0 if checked and int(bound) <= 0 else n, np.int64)
+        more = self._node("Add", [bound, np.asarray(1, np.int64)], "plus_one", version=14)
+        if not checked:
+            return more
+        zero = np.asarray(0, np.int64)
+        runs = self._node("Greater", [bound, zero], "runs")
+        return self._node("Where", [runs, more, zero], "bound", version=16)
+
+    def least(self, bounds: list):
+        consts = [b for b in bounds if isinstance(b, np.ndarray)]
+        values = [b for b in bounds if not isinstance(b, np.ndarray)]
+        if consts:
+            values.append(np.asarray(min(int(c) for c in consts), np.int64))
+        if len(values) == 1:
+            return values[0]
+        return self._node("Min", values, "min")
 
 
 def copy_loop(loop: Loop, mapping: dict[int, Value] | None = None) -> Loop:

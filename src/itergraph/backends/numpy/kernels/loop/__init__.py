@@ -47,7 +47,10 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     # only the outputs the graph reads: the rewrites may drop the others (a TensorFlow
     # loop's counters) where that lets them fuse the loop
     wanted = [i for i, v in enumerate(loop.outputs) if read is None or v.uid in read]
-    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy],
+    args = [*loop.inputs, *loop.captured()]
+    keep = [i for i, v in enumerate(args) if v is not None]
+    declared = list({args[i].uid: args[i] for i in keep}.values())
+    wrapper = Graph(f"{loop.name or 'loop'} (rewritten)", nodes=[copy], inputs=declared,
                     outputs=[copy.outputs[i] for i in wanted])
     changed = run_pipeline(NUMPY, wrapper)
     for g in (wrapper, loop.body):
@@ -56,8 +59,6 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
                 ctx.loops_done.add(id(n))
     if not changed:
         return None
-    args = [*loop.inputs, *loop.captured()]
-    keep = [i for i, v in enumerate(args) if v is not None]
     try:
         plan = ctx.compile(wrapper, inputs=[args[i] for i in keep])
     except Error:
