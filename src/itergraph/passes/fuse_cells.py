@@ -75,11 +75,13 @@ class FuseCells(Pass):
     concatenated over the iterations (no padded length),
     possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
     ``Identity``); every matrix and bias of static shape. With Keras masking (`cell_mask`):
-every state selected by one boolean step input, and a carried output the same mask selects
-from the new hidden state. Also every while loop that is such a
-    loop once its time counter is read as a trip count (`place_fusable`: TensorFlow's ``t + 1
-    < L`` loops as tf2onnx and OpenVINO write Keras RNNs). The loop is replaced by the nodes
-    of the module docstring, which produce its very output values.
+    every state selected by one boolean step input, and an output the same mask selects from
+    the new hidden state (carried, or against a loop-invariant fill). Also every while loop
+    that is such a loop once its time counters are read as a trip count (`place_fusable`,
+    `cell_counter`: TensorFlow's ``t + 1 < L`` loops as tf2onnx and OpenVINO write Keras
+    RNNs, ``tf.scan``'s two counters), and the cells stacked in one loop, split first into a
+    loop per cell (`cell_fission`; each piece that is a cell is fused). The loop is replaced
+    by the nodes of the module docstring, which produce its very output values.
 
     Returns: the number of loops replaced.
 
@@ -156,9 +158,10 @@ def analyse(loop: Loop) -> Plan | None:
 
 def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | None:
     """The anchors of a masked cell (`cell_mask`): the selected states instead of the
-    values selected from (those are not the layer's values), ``"y"`` for the output carry.
-    None unless every selected value is a state of the cell or the output carry of its new
-    hidden state, and the mask is one boolean per batch entry read in the step order of x."""
+    values selected from (those are not the layer's values), ``"y"`` for the output (carried
+    or filled). None unless every selected value is a state of the cell or the output of its
+    new hidden state, and the mask is one boolean per batch entry read in the step order of
+    x."""
     m = mask.source
     shape = chain_shape(m.entry, m.chains[mask.value.uid])
     fills = {strip(f).uid for _, f in mask.fills.values()}
@@ -171,12 +174,12 @@ def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | N
         return None
     anchors = {}
     h_new = strip(mask.new[cell.h.uid])
+    output = mask.outputs or mask.fills
     for uid, kind in kinds.items():
         got = cell.anchors.get(strip(mask.new[uid]).uid)
         if got is None or got[0] != kind:
             return None
         # with an output, Y is the output, not h: h's select gives only the final h
-        output = mask.outputs or mask.fills
         anchors[strip(mask.selected[uid]).uid] = ("hfinal" if kind == "h" and output
                                                   else kind, got[1])
     axes = cell.anchors[h_new.uid][1]
