@@ -223,7 +223,7 @@ def _with_mask(step, n_states: int, output: bool):
     return masked
 
 
-def zero_empty(states, lens):
+def _zero_empty(states, lens):
     """`states` ``[B, H]`` with the entries of length zero zeroed (the final states ONNX
     Runtime and OpenVINO give an entry that runs no step)."""
     import jax.numpy as jnp
@@ -317,6 +317,6 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
         finals, ys = _steps(_with_lengths(step, lens), tuple(states),
                             (x, jnp.arange(n, dtype=jnp.asarray(lens).dtype)),
                             lambda xt: (project(xt[0]), xt[1]), k)
-        finals = zero_empty(finals, lens)
+        finals = _zero_empty(finals, lens)
     return ys.astype(dt), finals[0].astype(dt), (finals[1].astype(dt) if c0 is not None
                                                    else None)
