@@ -192,11 +192,10 @@ def test_double_cells_stay_loops():
 
 
 @pytest.mark.parametrize("entry_id", ["tf/keras_masking_lstm_op18", "tf-ov/scan_rnn_cell",
-                                      "tf-ov/keras_rnn_stacked_cells"])
+                                      "tf-ov/keras_masking_bidi_lstm"])
 def test_loops_that_are_no_single_cell_are_left_as_they_were(entry_id):
-    """Masked and stacked cells (no operator has a mask; the transform does not split loops)
-    and tf.scan's outputs written by ScatterND into a carried buffer: the copies tried on the
-    way leave no trace."""
+    """Masked cells (no operator has a mask) and tf.scan's outputs written by ScatterND into
+    a carried buffer: the copies tried on the way leave no trace."""
     from itergraph.passes.cell_ops import fuse_cell_ops
 
     e = next(x for x in entries() if x.id == entry_id)
@@ -431,6 +430,12 @@ CORPUS = {
     "tf-ov/keras_bidi_simplernn_state": "RNN2",
     "tf-ov/keras_stacked_lstm_gru": "LSTM GRU",
     "tf-ov/keras_stacked_lstm3": "LSTM LSTM LSTM",
+    # Keras RNN([LSTMCell, GRUCell]): two cells in one loop, an operator each (cell_fission)
+    "tf-ov/keras_rnn_stacked_cells": "LSTM GRU",
+    "tf/keras_rnn_stacked_cells_op7": "LSTM GRU",
+    "tf/keras_rnn_stacked_cells_op18": "LSTM GRU",
+    # tf.scan: a condition of two counters with a trip count (cell_counter)
+    "tf/scan_rnn_cell_op13": "RNN",
     "tf-ov/keras_lstm_initial_state": "LSTM",
     "tf-ov/keras_gru_initial_state": "GRU",
     "tf-ov/keras_rnn_simplecell": "RNN",

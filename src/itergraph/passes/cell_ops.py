@@ -40,7 +40,7 @@ from .base import Pass
 from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
-from .fuse_cells import DOMAIN, OP, _rewrite, place_fusable
+from .fuse_cells import DOMAIN, OP, _rewrite, place_fusable, place_stacked
 from .loop_motion import STD, const_value, is_pure
 
 #: The activations both ONNX Runtime's and OpenVINO's sequence operators implement.
@@ -63,8 +63,9 @@ class FuseCellOps(Pass):
     counterpart), no peepholes (OpenVINO's sequence ops have none) and no coupled
     input-forget gate (likewise), in float32 (ONNX Runtime's kernels refuse double). Such
     loops stay loops, as do bodies that are not one cell (Keras masking, which selects the
-    state per batch row; several stacked cells in one loop; gates cut by
-    ``SplitToSequence`` with sizes computed in the body). A ``clip`` is kept. A loop over a
+    state per batch row; gates cut by ``SplitToSequence`` with sizes computed in the body).
+    Cells stacked in one loop (`cell_fission`) become one operator each when every one of
+    them can. A ``clip`` is kept. A loop over a
     time-reversed input (``ReverseSequence`` over the whole length, seen through shape ops)
     becomes an operator of the other direction over the input itself. Then a forward and a
     reverse operator of one kind, with the same attributes and weight shapes, over the same
@@ -140,16 +141,22 @@ def _float32(*values: Value) -> bool:
 def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, ...]) -> int:
     first = len(graph.initializers)
     found = place_fusable(graph, loop, kept)
-    if found is None:
-        return 0
-    copy, plan, restore = found
+    if found is not None:
+        pieces, restore = [found[:2]], found[2]
+    else:  # cells stacked in one loop: an operator each, or none
+        found = place_stacked(graph, loop, kept)
+        if found is None:
+            return 0
+        pieces, restore = found
     before = {id(n) for n in graph.nodes}
-    if (plan.cell.kind not in kinds or plan.mask is not None  # no operator has a mask
-            or not portable(plan.cell)
-            or not _float32(plan.cell.h, plan.cell.x, plan.step.whole)
-            or not _rewrite(graph, copy, plan)):
+    if not all(plan is not None and plan.cell.kind in kinds
+               and plan.mask is None  # no operator has a mask
+               and portable(plan.cell) and _float32(plan.cell.h, plan.cell.x, plan.step.whole)
+               for _, plan in pieces) or not _rewrite(graph, *pieces[0]):
         restore()
         return 0
+    for piece, plan in pieces[1:]:
+        _rewrite(graph, piece, plan)  # (should one fail, that piece stays a loop)
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
              and n.domain == DOMAIN]
     for node in fused:

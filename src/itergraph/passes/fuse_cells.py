@@ -204,20 +204,50 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
             return 1
         restore()
         return 0
-    copy, restore = place_canonical(graph, loop, kept)
-    found = _first_cell(copy)
-    if found is None:
+    stacked = place_stacked(graph, loop, kept)
+    if stacked is None:
+        return 0
+    pieces, restore = stacked
+    if not _rewrite(graph, *pieces[0]):
         restore()
         return 0
-    first, second, plan = found
+    return 1 + sum(plan is not None and _rewrite(graph, piece, plan)
+                   for piece, plan in pieces[1:])
+
+
+def place_stacked(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
+                  ) -> tuple[list[tuple[Loop, Plan | None]], Callable[[], None]] | None:
+    """The cells stacked in `loop` (`cell_fission`), each a loop of its own put in `loop`'s
+    place in `graph`, with its plan (the last piece's None when it is no cell); None when no
+    cell splits off. The function returned puts `graph` back as it was (before any
+    rewrite)."""
+    copy, restore = place_canonical(graph, loop, kept)
+    pieces: list[tuple[Loop, Plan | None]] = []
+    rest: Loop | None = copy
+    while rest is not None:
+        found = _first_cell(rest)
+        if found is None:
+            break
+        first, rest, plan = found
+        pieces.append((first, plan))
+        plan = analyse(rest)
+        if plan is not None:
+            pieces.append((rest, plan))
+            rest = None
+    if not pieces:
+        restore()
+        return None
+    if rest is not None:
+        pieces.append((rest, None))
     at = graph.nodes.index(copy)
-    graph.nodes[at:at + 1] = [first, second]
-    if not _rewrite(graph, first, plan):
-        graph.nodes[at:at + 2] = [copy]
+    graph.nodes[at:at + 1] = [piece for piece, _ in pieces]
+
+    def undo() -> None:
+        graph.nodes[at:at + len(pieces)] = [copy]
         copy.set_output_ports(list(copy.output_ports))
         restore()
-        return 0
-    return 1 + _fuse(graph, second, kept)
+
+    return pieces, undo
 
 
 def _first_cell(loop: Loop) -> tuple[Loop, Loop, Plan] | None:
@@ -297,22 +327,16 @@ def fused_kind(graph: Graph, loop: Loop) -> str | None:
         _, plan, restore = found
         restore()
         return plan.cell.kind
-    copy, restore = place_canonical(graph, loop)
-    kinds = _stacked_kinds(copy)
-    restore()
-    return None if kinds is None else "+".join(kinds)
-
-
-def _stacked_kinds(loop: Loop) -> list[str] | None:
-    """The kinds of the cells stacked in `loop` (`cell_fission`), when every one fuses."""
-    plan = analyse(loop)
-    if plan is not None:
-        return [plan.cell.kind]
-    found = _first_cell(loop)
-    if found is None:
+    stacked = place_stacked(graph, loop)
+    if stacked is None:
         return None
-    rest = _stacked_kinds(found[1])
-    return None if rest is None else [found[2].cell.kind, *rest]
+    pieces, restore = stacked
+    restore()
+    if any(plan is None for _, plan in pieces):
+        return None
+    return "+".join(plan.cell.kind for _, plan in pieces)
+
+
 
 
 def _appended(c) -> Value | None:
