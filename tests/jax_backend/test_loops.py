@@ -374,7 +374,9 @@ def test_nested_while_with_concat_falls_back_with_a_reason():
     assert static and not static[0].compiles
 
 
-def if_graph(mismatch=False):
+def if_graph(mismatch=False, data_condition=False):
+    """``y = x * 3 if c else -x`` (with `mismatch`: ``concat(x, x)``); with `data_condition`
+    the condition is ``sum(x) > 0`` instead of the input ``c``."""
     x = Value("x", tensor("float32", (3,)))
     c = Value("c", tensor("bool", ()))
     tb, eb = Graph("then"), Graph("else")
@@ -383,7 +385,9 @@ def if_graph(mismatch=False):
         eb.outputs = [op(eb, "Concat", x, x, axis=0)]
     else:
         eb.outputs = [op(eb, "Neg", x)]
-    g = Graph("g", [x, c], [], [], opset_imports={"": 17})
+    g = Graph("g", [x] if data_condition else [x, c], [], [], opset_imports={"": 17})
+    if data_condition:
+        c = op(g, "Greater", op(g, "ReduceSum", x, keepdims=0), Value("z", const=np.float32(0)))
     y = op(g, "If", c, version=16, then_branch=tb, else_branch=eb)
     y.name = "y"
     g.nodes[-1].name = "branch"
@@ -399,12 +403,22 @@ def test_if_with_a_run_time_condition_is_lax_cond():
     assert [r.reason for r in cg.explain()] == ["lax.cond"]
 
 
-def test_if_with_branches_of_different_shapes_falls_back():
+def test_if_with_branches_of_different_shapes_compiles_per_condition_value():
+    # silero VAD's 16 kHz / 8 kHz branches: the condition comes from a small input, so
+    # plans are made per value of it and only the taken branch is traced
     g = if_graph(mismatch=True)
     x = np.array([1, -2, 3], np.float32)
     for c in (True, False):
-        got, cg = compare(g, {"x": x, "c": np.array(c)}, compiled=False)
-    (rec,) = cg.explain()
+        got, cg = compare(g, {"x": x, "c": np.array(c)})
+        assert [r.reason for r in cg.explain() if r.element == "If node 'branch'"] == [
+            "condition known at compile time: branch inlined"]
+
+
+def test_if_with_branches_of_different_shapes_and_a_data_condition_falls_back():
+    g = if_graph(mismatch=True, data_condition=True)
+    for x in (np.array([1, -2, 3], np.float32), np.array([-1, -2, 3], np.float32)):
+        got, cg = compare(g, {"x": x}, compiled=False)
+    (rec,) = [r for r in cg.explain() if r.element == "If node 'branch'"]
     assert not rec.compiles and "different shapes" in rec.reason
 
 

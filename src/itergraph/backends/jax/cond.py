@@ -62,7 +62,13 @@ def lower_if(tc: TraceContext, node: Node, scope: Scope) -> list:
         outs, err = jax.lax.cond(pred, make(then_g), make(else_g), None)
     except TypeError as e:
         raise CannotLower(node, "its branches produce values of different shapes or types, "
-                                f"which XLA's conditional cannot return ({e})") from e
+                                f"which XLA's conditional cannot return ({e})",
+                          needs_static=True, values=[node.inputs[0]]) from e
+    except CannotLower as e:
+        # The branch not taken may not lower for these shapes (silero VAD's 8 kHz branch
+        # fed 16 kHz frames); with the condition known, only the taken one is traced.
+        raise CannotLower(e.element, e.reason, needs_static=True,
+                          values=[node.inputs[0]]) from e
     tc.merge(scope.frame, err)
     tc.note(node, True, "lax.cond")
     return list(outs)

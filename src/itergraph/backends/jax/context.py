@@ -35,11 +35,13 @@ FOLD_MAX_ELEMENTS = 1 << 16  # static results larger than this are computed by X
 class CannotLower(UnsupportedError):
     """`element` (a node) cannot be compiled with XLA; the runner falls back to NumPy."""
 
-    def __init__(self, element: Node | None, reason: str, needs_static: bool = False):
+    def __init__(self, element: Node | None, reason: str, needs_static: bool = False,
+                 values: list[Value] | None = None):
         super().__init__(f"{where(element)}: {reason}")
         self.element = element
         self.reason = reason
         self.needs_static = needs_static  # a value computed at run time was needed at trace
+        self.values = values  # the values needed at trace time, when not the node's inputs
 
 
 class Bailout(ExecutionError):

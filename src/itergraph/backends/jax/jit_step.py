@@ -43,6 +43,7 @@ class JitStep:
         self.notes: list = []
         self._statics: dict[int, Any] = {}
         self._jit = None
+        self.compiled = None  # the executable for host (NumPy) arguments, compiled ahead
 
     def _fn(self, args, big, max_it):
         import jax.numpy as jnp
@@ -77,9 +78,9 @@ class JitStep:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jit(self._fn)
             self._big = self.cg.big_args(self.big_uids)
+        args = [env[u] for u in self.traced_in]
         try:
-            outs, err = self._jit([env[u] for u in self.traced_in], self._big,
-                                  self.cg.max_it_arg(max_it))
+            outs, err = self._call(args, self.cg.max_it_arg(max_it))
         except TooLarge as e:
             raise limit_before_size(e, max_it) from None
         except Exception as e:
@@ -102,6 +103,16 @@ class JitStep:
             for u, x in self.static_out.items():
                 env[u] = x
                 static[u] = ("static", id(x))
+
+    def _call(self, args: list, max_it_arg):
+        """Run the step. Host arrays (the usual case) go to an executable compiled ahead for
+        them, which `program.FastCall` can also call without this module; device arrays
+        placed by the caller (with their shardings) go through `jax.jit`'s dispatch."""
+        if all(type(x) is np.ndarray for x in args):
+            if self.compiled is None:
+                self.compiled = self._jit.lower(args, self._big, max_it_arg).compile()
+            return self.compiled(args, self._big, max_it_arg)
+        return self._jit(args, self._big, max_it_arg)
 
     def _out_of_memory_message(self, e: BaseException) -> str:
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -128,7 +128,7 @@ class Tail:
                 top = trial.failed_at
                 j = cg.index[id(top)] if top is not None else i
                 exc = e
-                if e.needs_static and self._promote(cg.nodes[j], env, static):
+                if e.needs_static and self._promote(cg.nodes[j], env, static, e.values):
                     return self._build_and_run(env, static, max_it)
             except NeedsDriver as e:
                 j = cg.index[id(e.loop)]
@@ -154,19 +154,35 @@ class Tail:
             tail.run(env, static, max_it)
         return Plan(steps, tail)
 
-    def _promote(self, node: Node, env, static) -> bool:
-        """Treat the small integer inputs of `node` given at run time (not computed by XLA)
-        as known values: plans are then made per value of them. True if any was promoted."""
+    def _promote(self, node: Node, env, static, values=None) -> bool:
+        """Treat the small integer inputs given at run time (not computed by XLA) that
+        `values` (default: `node`'s inputs) are computed from as known values: plans are
+        then made per value of them. True if any was promoted."""
         done = False
-        for v in node.inputs:
-            if v is None or v.uid in static or v.uid not in env or v.uid not in self.live_in:
+        for u in self._sources(values if values is not None else node.inputs):
+            if u in static or u not in env or u not in self.live_in:
                 continue
-            if _promotable(env[v.uid]):
-                self.promoted.append(v.uid)
-                x = env[v.uid]
-                static[v.uid] = ("value", x.dtype.str, x.shape, x.tobytes())
+            if _promotable(env[u]):
+                self.promoted.append(u)
+                x = env[u]
+                static[u] = ("value", x.dtype.str, x.shape, x.tobytes())
                 done = True
         return done
+
+    def _sources(self, values) -> list[int]:
+        """The uids of `values` and of every top-level value they are computed from."""
+        cg = self.cg
+        todo = [v.uid for v in values if v is not None]
+        seen: set[int] = set()
+        while todo:
+            u = todo.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            d = cg._defined_at.get(u)
+            if d is not None and d >= self.start:
+                todo.extend(cg._reads[d])
+        return list(seen)
 
 
 def _promotable(x) -> bool:
