@@ -11,6 +11,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 # Every pass pipeline verifies the graph after each pass (`itergraph.passes.pipelines`).
 os.environ["ITERGRAPH_VERIFY_PASSES"] = "1"
+# Tests that name no backend check the NumPy reference engine; tests of the default engine
+# ("auto") remove this (tests/core/test_sessions.py).
+os.environ["ITERGRAPH_BACKEND"] = "numpy"
 
 
 def pytest_terminal_summary(terminalreporter):

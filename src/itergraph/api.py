@@ -10,12 +10,11 @@ from typing import Any
 import numpy as np
 
 from .describe import describe
-from .errors import Error, InputError, ModelError, UnsupportedError
+from .errors import Error, InputError, ModelError
 from .feeds import check_feeds
 from .ir import Graph, verify
 from .ir.state import has_state
-
-BACKENDS = ("numpy", "jax", "auto")
+from .session import BACKENDS, Session, choose_backend
 
 
 class Model:
@@ -25,6 +24,7 @@ class Model:
         self.graph = graph
         self.source = source
         self._numpy_plans: dict[Any, Any] = {}
+        self._sessions: dict[Any, Session] = {}  # by (backend, max_iterations), for `run`
         self._jax = None
         self._compiling = threading.Lock()  # threads sharing the model compile each plan once
         self._state = None  # `stateful.State` of a model with variables, made by the first run
@@ -37,15 +37,38 @@ class Model:
     def outputs(self) -> list:
         return list(self.graph.outputs)
 
-    def run(self, feeds: dict[str, Any], backend: str = "numpy",
+    def compile(self, backend: str | None = None,
+                max_iterations: int | None = None) -> Session:
+        """The model prepared for repeated calls on one engine (`session.Session`):
+        ``sess = m.compile("jax"); sess.run(feeds)``. `backend`: ``"numpy"``, ``"jax"`` or
+        ``"auto"`` (None: the default, ``"auto"`` unless ``$ITERGRAPH_BACKEND`` says
+        otherwise); ``sess.backend`` is the engine that runs."""
+        return Session(self, backend, max_iterations)
+
+    def run(self, feeds: dict[str, Any], backend: str | None = None,
             max_iterations: int | None = None, progress=None) -> dict[str, Any]:
         """Run the model; returns ``{output name: value}`` in the graph's output order.
 
-        `max_iterations` bounds every loop (a runaway loop raises `IterationLimitError`);
-        the default is unlimited. `backend` is ``"numpy"``, ``"jax"`` or ``"auto"``.
-        `progress`, a callable ``(loop name, steps done, done)``, hears from the outermost
-        loops as they run (`backends.common.progress`; `inspect.progress.Reporter` prints).
+        `backend` is ``"numpy"``, ``"jax"`` or ``"auto"`` (None: the default engine, see
+        `compile`). `max_iterations` bounds every loop (a runaway loop raises
+        `IterationLimitError`); the default is unlimited. `progress`, a callable ``(loop
+        name, steps done, done)``, hears from the outermost loops as they run
+        (`backends.common.progress`; `inspect.progress.Reporter` prints).
         """
+        if progress is None:
+            try:
+                session = self._sessions.get((backend, max_iterations))
+            except TypeError:  # an unhashable option: the session's checks word it
+                session = None
+            if session is None:
+                session = Session(self, backend, max_iterations)
+                with self._compiling:
+                    if len(self._sessions) < 32:
+                        self._sessions[(backend, max_iterations)] = session
+            return session.run(feeds)
+        return self._run_reporting(feeds, backend, max_iterations, progress)
+
+    def _run_reporting(self, feeds, backend, max_iterations, progress) -> dict[str, Any]:
         from .backends.common.progress import reporting
 
         max_iterations = check_max_iterations(max_iterations)
@@ -57,17 +80,23 @@ class Model:
         with reporting(progress):
             if chosen == "jax":
                 return self._jax_compiled().run(feeds, max_iterations=max_iterations)
-            from .backends.numpy import CompileContext, run_plan
+            from .backends.numpy import run_plan
 
-            key = (max_iterations, progress is not None)
-            plan = self._numpy_plans.get(key)
-            if plan is None:
-                with self._compiling:
-                    plan = self._numpy_plans.get(key)
-                    if plan is None:
-                        plan = self._numpy_plans[key] = CompileContext(
-                            max_iterations, progress=progress is not None).compile(self.graph)
-            return run_plan(plan, feeds)
+            return run_plan(self._numpy_plan(max_iterations, True), feeds)
+
+    def _numpy_plan(self, max_iterations: int | None, progress: bool):
+        """The NumPy plan for these options, compiled once."""
+        key = (max_iterations, progress)
+        plan = self._numpy_plans.get(key)
+        if plan is None:
+            with self._compiling:
+                plan = self._numpy_plans.get(key)
+                if plan is None:
+                    from .backends.numpy import CompileContext
+
+                    plan = self._numpy_plans[key] = CompileContext(
+                        max_iterations, progress=progress).compile(self.graph)
+        return plan
 
     @property
     def state(self):
@@ -105,21 +134,9 @@ class Model:
                         batch_axes=batch_axes, buckets=buckets, pad_axes=pad_axes,
                         devices=devices, max_iterations=check_max_iterations(max_iterations))
 
-    def choose_backend(self, backend: str) -> str:
-        if backend not in BACKENDS:
-            raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
-        if backend == "numpy":
-            return "numpy"
-        from .backends import jax as jax_backend
-
-        if not jax_backend.available():
-            if backend == "jax":
-                raise UnsupportedError("backend 'jax' needs the jax package "
-                                       "(pip install itergraph[jax])")
-            return "numpy"
-        if backend == "auto" and not self._jax_compiled().fully_compiled:
-            return "numpy"
-        return "jax"
+    def choose_backend(self, backend: str | None = None) -> str:
+        """The engine (``"numpy"`` or ``"jax"``) that `backend` runs this model on."""
+        return choose_backend(self, backend)
 
     def _jax_compiled(self):
         if self._jax is None:

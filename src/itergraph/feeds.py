@@ -91,3 +91,32 @@ def check_feeds(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
             raise InputError(f"missing input '{v.name}' ({v.type})")
         out[v.name] = check_value(v, v.type, feeds[v.name], f"input '{v.name}'")
     return out
+
+
+class FeedCheck:
+    """`check_feeds` for one graph, remembering the signatures it has passed: feeds that are
+    host arrays of a signature (names, dtypes, shapes) already checked are taken as they are."""
+
+    MAX_SIGNATURES = 256
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self._passed: set[tuple] = set()
+
+    def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
+        sig = None
+        if type(feeds) is dict:
+            parts = []
+            for k, x in feeds.items():
+                if type(x) is not np.ndarray:
+                    break
+                parts.append((k, x.dtype, x.shape))
+            else:
+                sig = tuple(parts)
+                if sig in self._passed:
+                    return feeds
+        out = check_feeds(self.graph, feeds)
+        if (sig is not None and len(self._passed) < self.MAX_SIGNATURES
+                and all(out[k] is x for k, x in feeds.items())):
+            self._passed.add(sig)
+        return out

@@ -19,15 +19,18 @@ from ...errors import Error, ExecutionError, InputError, where
 from ...ir import Graph, Loop
 from ...ir.clone import clone_graph
 from ...ir.traversal import needed_nodes
+from ..common import progress
 from ..common.memory import human_bytes
 from . import config
 from .big_constants import collect_big
 from .context import Bailout, CompileCache
+from .fast_call import build, signature
 from .planner import Tail
 from .records import Record
 from .table import load_all
 
 INT64_MAX = np.iinfo(np.int64).max
+FAST_SIGNATURES = 64  # input signatures whose prepared call is kept
 
 
 def _laid_out(graph: Graph) -> Graph:
@@ -120,6 +123,9 @@ class CompiledGraph:
         self._out_uids = [v.uid for v in graph.outputs]
         self._root = Tail(self, 0)
         self._analysis: list[Record] | None = None
+        self._feed_names = tuple(name for name, _, _ in self._input_specs)
+        self._name_of = {uid: name for name, uid, _ in self._input_specs}
+        self._fast: dict[tuple, Any] = {}  # signature -> `fast_call.FastCall` (or None)
 
     # ------------------------------------------------------------------ helpers for steps
     def live_in(self, a: int, b: int) -> list[int]:
@@ -172,7 +178,30 @@ class CompiledGraph:
 
     # ------------------------------------------------------------------ public
     def run(self, feeds: dict[str, Any], max_iterations: int | None = None) -> dict[str, Any]:
-        """Run on `feeds` (name -> array); returns name -> NumPy array in output order."""
+        """Run on `feeds` (name -> array); returns name -> NumPy array in output order.
+
+        A signature whose run is one compiled step is called directly from its second run on
+        (`fast_call`); every other run goes through the planner."""
+        if progress.active():  # compiled loops report when they finish: the planner's path
+            return self._planned_run(feeds, max_iterations)
+        promoted = tuple(self._name_of[u] for u in self._root.promoted)
+        key = signature(feeds, self._feed_names, promoted, max_iterations)
+        if key is None:
+            return self._planned_run(feeds, max_iterations)
+        fast = self._fast.get(key, False)
+        if fast:
+            out = fast(feeds)
+            if out is not None:
+                return out
+        bailouts = self.bailouts
+        out = self._planned_run(feeds, max_iterations)
+        if (fast is False and len(self._fast) < FAST_SIGNATURES and not self._ran_unhoisted
+                and self.bailouts == bailouts):
+            if len(self._root.promoted) == len(promoted):  # else the key changed
+                self._fast[key] = build(self, feeds, max_iterations)
+        return out
+
+    def _planned_run(self, feeds: dict[str, Any], max_iterations: int | None) -> dict[str, Any]:
         if self._unhoisted_graph is None and self._unfused_graph is None:
             return self._run(feeds, max_iterations)
         self._ran_unhoisted = False

@@ -1,0 +1,124 @@
+"""Prepared models: `Model.compile` -> `Session`, the call path of a model called many times.
+
+    sess = m.compile(backend="auto")      # chooses the engine, prepares it once
+    outs = sess.run({"x": x})             # {output name: value}, as Model.run returns
+
+As ONNX Runtime's ``InferenceSession`` and OpenVINO's ``CompiledModel``: everything that
+depends only on the model and the options is done once — choosing the engine, the NumPy
+plan or the JAX program, the checks of the options — and a call pays for the feeds' check
+(remembered per signature of host arrays, `feeds.FeedCheck`) and the run itself. On JAX, a
+signature whose run is one XLA program is called directly (`backends.jax.fast_call`).
+`Model.run` keeps one session per (backend, max_iterations) and runs through it.
+
+The engine ``"auto"`` chooses (`choose_backend`): JAX when the whole graph compiles with XLA
+and it holds work worth a compiled program (a loop, an If, a recurrent or convolution op,
+or more than `AUTO_NODES` nodes); else NumPy, whose call costs a few microseconds per node
+where JAX's dispatch alone costs tens. The default engine is ``"auto"``; the environment
+variable ``ITERGRAPH_BACKEND`` (``numpy``, ``jax`` or ``auto``) changes it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import InputError, UnsupportedError
+from .feeds import FeedCheck
+from .ir import Loop
+from .ir.state import has_state
+
+BACKENDS = ("numpy", "jax", "auto")
+ENV_BACKEND = "ITERGRAPH_BACKEND"
+AUTO_NODES = 24
+#: Ops whose work a compiled program does far faster than a NumPy kernel per call.
+COMPILED_WORK = frozenset({"If", "Loop", "Scan", "LSTM", "GRU", "RNN", "Conv",
+                           "ConvTranspose", "RecurrentSequence"})
+
+
+def default_backend() -> str:
+    """The engine used when none is named: ``$ITERGRAPH_BACKEND``, else ``"auto"``."""
+    name = os.environ.get(ENV_BACKEND, "").strip().lower() or "auto"
+    if name not in BACKENDS:
+        raise InputError(f"{ENV_BACKEND}={name!r} names no backend; choose one of {BACKENDS}")
+    return name
+
+
+def backend_name(backend: str | None) -> str:
+    """`backend` checked (None: `default_backend`)."""
+    if backend is None:
+        return default_backend()
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
+    return backend
+
+
+def choose_backend(model, backend: str | None) -> str:
+    """The engine that runs `model` for `backend` (None: `default_backend`)."""
+    backend = backend_name(backend)
+    if backend == "numpy":
+        return "numpy"
+    from .backends import jax as jax_backend
+
+    if not jax_backend.available():
+        if backend == "jax":
+            raise UnsupportedError("backend 'jax' needs the jax package "
+                                   "(pip install itergraph[jax])")
+        return "numpy"
+    if backend == "auto" and not (worth_compiling(model.graph)
+                                  and model._jax_compiled().fully_compiled):
+        return "numpy"
+    return "jax"
+
+
+def worth_compiling(graph) -> bool:
+    """Does `graph` hold work a compiled program does faster than NumPy (see module doc)?"""
+    count = 0
+    for _, node in graph.walk():
+        if isinstance(node, Loop) or node.op_type in COMPILED_WORK:
+            return True
+        if node.op_type != "Constant":
+            count += 1
+    return count > AUTO_NODES
+
+
+class Session:
+    """`model` prepared for one engine and iteration limit; ``run(feeds)`` -> outputs."""
+
+    def __init__(self, model, backend: str | None = None, max_iterations: int | None = None):
+        from .api import check_max_iterations
+
+        self.model = model
+        self.max_iterations = check_max_iterations(max_iterations)
+        self._check = FeedCheck(model.graph)
+        if has_state(model.graph):  # the step graph (state in, state out) chooses its own
+            self.backend = backend_name(backend)
+            self._call = self._stateful
+            return
+        self.backend = choose_backend(model, backend)  # the engine that runs: numpy or jax
+        if self.backend == "jax":
+            cg = model._jax_compiled()
+            self._call = lambda feeds: cg.run(feeds, max_iterations=self.max_iterations)
+        else:
+            from .backends.numpy import run_plan
+
+            plan = model._numpy_plan(self.max_iterations, False)
+            self._call = lambda feeds: run_plan(plan, feeds)
+
+    @property
+    def inputs(self) -> list:
+        return self.model.inputs
+
+    @property
+    def outputs(self) -> list:
+        return self.model.outputs
+
+    def run(self, feeds: dict[str, Any]) -> dict[str, Any]:
+        """Run on `feeds` (``{input name: value}``); ``{output name: value}`` in output order."""
+        return self._call(self._check(feeds))
+
+    def _stateful(self, feeds):
+        return self.model.state.run(feeds, self.backend, max_iterations=self.max_iterations)
+
+    def __repr__(self) -> str:
+        return (f"Session({self.model.source or self.model.graph.name!r}, "
+                f"backend={self.backend!r}, max_iterations={self.max_iterations})")

@@ -1,0 +1,158 @@
+"""Prepared models (`Model.compile` -> `Session`), the JAX backend's prepared call
+(`backends.jax.fast_call`) and the default engine ("auto")."""
+
+import numpy as np
+import pytest
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.backends.jax.fast_call import FastCall
+from onnx_builders import I64, B, F, body, const, model, run_ort, vi
+
+
+def add_model():
+    return model([h.make_node("Add", ["a", "b"], ["y"])],
+                 [vi("a", F, [4]), vi("b", F, [4])], [vi("y", F, [4])])
+
+
+def while_model(appends=True):
+    """``x = x0; while x < limit: x = x + 1; ys.append(x)`` (`appends`: with ``ys``)."""
+    ys = ["y"] if appends else []
+    b = body([h.make_node("Add", ["x_in", "one"], ["x_out"]),
+              h.make_node("Less", ["x_out", "limit"], ["c_out"]),
+              h.make_node("Identity", ["x_out"], ["y"])],
+             [vi("i", I64, []), vi("c_in", B, []), vi("x_in", F, [])],
+             [vi("c_out", B, []), vi("x_out", F, []), *[vi(y, F, []) for y in ys]],
+             [const("one", 1.0, np.float32)])
+    return model([h.make_node("Less", ["x0", "limit"], ["c0"]),
+                  h.make_node("Loop", ["", "c0", "x0"], ["x", *["ys"] * appends], body=b,
+                              name="grow"),
+                  h.make_node("Identity", ["x0"], ["x0_out"])],
+                 [vi("x0", F, []), vi("limit", F, [])],
+                 [vi("x", F, []), *[vi("ys", F, [None])] * appends, vi("x0_out", F, [])])
+
+
+def shape_if_model():
+    """``y = x * 3 if c else concat(x, x)``: branches of different shapes."""
+    then_g = h.make_graph([h.make_node("Mul", ["x", "three"], ["t"])], "then", [],
+                          [vi("t", F, [None])], [const("three", 3.0, np.float32)])
+    else_g = h.make_graph([h.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [],
+                          [vi("e", F, [None])])
+    return model([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
+                              name="pick")],
+                 [vi("x", F, [3]), vi("c", B, [])], [vi("y", F, [None])])
+
+
+@pytest.fixture
+def default_engine(monkeypatch):
+    monkeypatch.delenv("ITERGRAPH_BACKEND", raising=False)
+
+
+def test_the_default_engine_is_auto_and_picks_by_the_work(default_engine):
+    loop = ig.load(while_model())
+    assert loop.compile().backend == "jax"
+    assert ig.load(add_model()).compile().backend == "numpy"  # dispatch would cost more
+    got = loop.run({"x0": np.float32(0.5), "limit": np.float32(3)})
+    want = run_ort(while_model(), {"x0": np.array(0.5, np.float32),
+                                   "limit": np.array(3, np.float32)})
+    np.testing.assert_allclose(got["ys"], want["ys"])
+    assert loop._jax is not None and loop._jax.explain()  # ran on JAX
+
+
+def test_the_environment_names_the_default_engine(monkeypatch):
+    monkeypatch.setenv("ITERGRAPH_BACKEND", "jax")
+    assert ig.load(add_model()).compile().backend == "jax"
+    monkeypatch.setenv("ITERGRAPH_BACKEND", "tpu")
+    with pytest.raises(ig.InputError, match="ITERGRAPH_BACKEND"):
+        ig.load(add_model()).run({"a": np.ones(4, np.float32), "b": np.ones(4, np.float32)})
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_a_session_checks_every_new_signature(backend):
+    sess = ig.load(add_model()).compile(backend)
+    a = np.arange(4, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(sess.run({"a": a, "b": a})["y"], a + a)
+    with pytest.raises(ig.InputError, match="element type float32"):
+        sess.run({"a": a.astype(np.float64), "b": a})
+    with pytest.raises(ig.InputError, match="dimension 0 must be 4"):
+        sess.run({"a": np.zeros(5, np.float32), "b": a})
+    with pytest.raises(ig.InputError, match="missing input 'b'"):
+        sess.run({"a": a})
+    with pytest.raises(ig.InputError, match="unknown input"):
+        sess.run({"a": a, "b": a, "c": a})
+
+
+def test_bad_options_are_refused_when_compiling():
+    m = ig.load(add_model())
+    with pytest.raises(ig.InputError, match="unknown backend"):
+        m.compile("tpu")
+    with pytest.raises(ig.InputError, match="max_iterations"):
+        m.compile("numpy", max_iterations=-1)
+    with pytest.raises(ig.InputError, match="max_iterations"):
+        m.run({}, max_iterations=[1])
+
+
+def test_jax_calls_one_program_directly_from_the_second_run():
+    m = ig.load(while_model(appends=False))
+    sess = m.compile("jax")
+    feeds = {"x0": np.array(0.5, np.float32), "limit": np.array(3, np.float32)}
+    want = run_ort(while_model(appends=False), feeds)
+    firsts = [sess.run(feeds) for _ in range(3)]
+    fast = list(m._jax._fast.values())
+    assert len(fast) == 1 and isinstance(fast[0], FastCall)
+    for got in firsts:
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name])
+    out = firsts[-1]
+    assert out["x"].flags.writeable and out["x0_out"].flags.writeable
+    out["x"][...] = -1  # outputs are the caller's: the next call is unaffected
+    out["x0_out"][...] = -1
+    assert feeds["x0"] == 0.5
+    np.testing.assert_allclose(sess.run(feeds)["x"], want["x"])
+
+
+def test_a_loop_driven_from_python_keeps_the_planned_path():
+    m = ig.load(while_model())  # ys's length is known only at run time: `driver`
+    feeds = {"x0": np.array(0.5, np.float32), "limit": np.array(3, np.float32)}
+    for _ in range(3):
+        np.testing.assert_allclose(m.run(feeds, backend="jax")["ys"], [1.5, 2.5, 3.5])
+    assert list(m._jax._fast.values()) == [None]
+
+
+def test_an_error_flagged_on_the_prepared_call_is_the_models_own():
+    m = ig.load(while_model(appends=False))
+    sess = m.compile("jax", max_iterations=5)
+    ok = {"x0": np.array(0.5, np.float32), "limit": np.array(3, np.float32)}
+    sess.run(ok)
+    sess.run(ok)
+    assert m._jax._fast
+    with pytest.raises(ig.IterationLimitError):
+        sess.run({"x0": np.array(0.5, np.float32), "limit": np.array(100, np.float32)})
+    np.testing.assert_allclose(sess.run(ok)["x"], 3.5)
+
+
+def test_an_if_on_a_small_input_is_one_program_per_condition_value():
+    m = ig.load(shape_if_model())
+    sess = m.compile("jax")
+    x = np.array([1, -2, 3], np.float32)
+    for _ in range(2):
+        for c in (True, False):
+            got = sess.run({"x": x, "c": np.array(c)})["y"]
+            want = run_ort(shape_if_model(), {"x": x, "c": np.array(c)})["y"]
+            np.testing.assert_array_equal(got, want)
+    assert len(m._jax._fast) == 2
+    assert all(isinstance(f, FastCall) for f in m._jax._fast.values())
+    assert all(r.compiles for r in m._jax.explain())
+
+
+def test_64_bit_feeds_take_the_prepared_call_in_64_bit_mode():
+    g = model([h.make_node("Mul", ["a", "a"], ["y"])], [vi("a", I64, [3])], [vi("y", I64, [3])])
+    m = ig.load(g)
+    big = np.array([2**31 + 5, -7, 3], np.int64)
+    for _ in range(3):
+        y = m.run({"a": big}, backend="jax")["y"]
+        assert y.dtype == np.int64
+        np.testing.assert_array_equal(y, big * big)
+    (fast,) = m._jax._fast.values()
+    assert fast.x64
