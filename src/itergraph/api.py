@@ -148,9 +148,19 @@ class Model:
         return self._jax
 
     def explain(self, backend: str = "jax") -> str:
-        """Which parts of the model compile on `backend` and why others fall back."""
+        """Which parts of the model compile on `backend` and why others fall back; for
+        ``"auto"``, first which engine it picks."""
         if backend not in BACKENDS:
             raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
+        if backend == "auto":
+            from .session import worth_compiling
+
+            chosen = self.choose_backend("auto")
+            why = ("the whole graph compiles with XLA" if chosen == "jax" else
+                   "too little work for a compiled program's dispatch to pay off"
+                   if not worth_compiling(self.graph) else "not everything compiles with XLA")
+            head = f"backend auto: runs on {chosen} ({why})"
+            return head + "\n" + self.explain("jax" if worth_compiling(self.graph) else "numpy")
         if backend == "numpy":
             return "backend numpy: the whole graph runs on the NumPy reference backend"
         from .backends import jax as jax_backend

@@ -1,6 +1,6 @@
 """The ``itergraph`` command: a thin layer over `itergraph.api`.
 
-    itergraph run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--backend numpy|jax|auto]
+    itergraph run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--backend auto|numpy|jax]
                                   [--progress/--no-progress]
                                   (DIR/NAME.npy per output; see `safe_file_names`)
     itergraph info MODEL
@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("model")
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     r.add_argument("--output-dir")
-    r.add_argument("--backend", default="numpy", choices=api.BACKENDS)
+    r.add_argument("--backend", default=None, choices=api.BACKENDS,
+                   help="the engine (default: auto, the compiled JAX one where it runs the "
+                        "whole model and pays off, else NumPy; $ITERGRAPH_BACKEND changes it)")
     r.add_argument("--max-iterations", type=int)
     r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress of the outermost loops on stderr (default: when a terminal)")

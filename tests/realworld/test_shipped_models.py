@@ -1,0 +1,61 @@
+"""Models as packages ship them (`models/shipped/README.md`), run as their users run them:
+silero VAD called chunk by chunk with its state carried, against ONNX Runtime; on JAX each
+call is one XLA program, as `explain` says."""
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import itergraph as ig
+from itergraph.backends.jax.fast_call import FastCall
+from itergraph.backends.jax.jit_step import JitStep
+
+SILERO = Path(__file__).parent / "models" / "shipped" / "silero_vad_16k_op15.onnx"
+
+
+def _stream(run, sr: int, chunks: int = 4, seed: int = 0):
+    """Feed `chunks` chunks of noise through `run(feeds) -> [output, stateN]`."""
+    rng = np.random.default_rng(seed)
+    n = 512 if sr == 16000 else 256
+    state = np.zeros((2, 1, 128), np.float32)
+    probs = []
+    for _ in range(chunks):
+        x = (rng.standard_normal((1, n)) * 0.1).astype(np.float32)
+        prob, state = run({"input": x, "state": state, "sr": np.array(sr, np.int64)})
+        probs.append(np.asarray(prob))
+    return np.concatenate(probs), state
+
+
+@pytest.fixture(scope="module")
+def ort_session():
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(str(SILERO), so, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("sr", [16000, 8000])
+def test_silero_vad_streams_as_onnx_runtime(ort_session, backend, sr):
+    sess = ig.load(SILERO).compile(backend)
+    got = _stream(lambda f: list(sess.run(f).values()), sr)
+    want = _stream(lambda f: ort_session.run(None, f), sr)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_silero_vad_is_one_xla_program_per_sample_rate_as_explain_says():
+    m = ig.load(SILERO)
+    assert m.choose_backend("auto") == "jax"
+    assert "everything compiles with XLA" in m.explain("jax")
+    sess = m.compile("jax")
+    for sr in (16000, 8000, 16000):
+        _stream(lambda f: list(sess.run(f).values()), sr, chunks=3)
+        records = m._jax.explain()  # what the last run did
+        assert records and all(r.compiles for r in records), [r for r in records
+                                                               if not r.compiles]
+        plan = m._jax._root.last_plan
+        assert [type(s) for s in plan.steps] == [JitStep] and plan.tail is None
+    fast = list(m._jax._fast.values())
+    assert len(fast) == 2 and all(isinstance(f, FastCall) for f in fast)
