@@ -73,10 +73,15 @@ def test_64_bit_types_are_exact_and_do_not_leak_into_global_jax_state():
         assert jnp.asarray(1.0).dtype == np.float32
 
 
-def test_large_constants_are_arguments_not_embedded():
+def test_large_constants_are_arguments_only_past_the_embedding_budget(monkeypatch):
+    from itergraph.backends.jax import big_constants
+
     w = np.random.default_rng(0).standard_normal((200, 100)).astype(np.float32)
     g = onnx_graph([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", T.FLOAT, [3, 200])],
                    [vi("y", T.FLOAT, None)], {"w": w})
+    _, cg = compare(g, {"x": np.ones((3, 200), np.float32)}, rtol=1e-4)
+    assert not cg._root.last_plan.steps[0].big_uids  # 80 kB: embedded
+    monkeypatch.setattr(big_constants, "EMBED_BYTES", w.nbytes - 1)
     _, cg = compare(g, {"x": np.ones((3, 200), np.float32)}, rtol=1e-4)
     assert cg._root.last_plan.steps[0].big_uids  # passed as a device array
 

@@ -17,8 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
+from ...ir.traits import Trait, has
 from ...ir.traversal import needed_nodes
 from .kernels import factory_for
 
@@ -135,11 +138,24 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
             local[v.uid] = name
         return name
 
+    def known(v: Value | None) -> Any:
+        """The value of `v` if the plan knows it when compiled (else `_UNKNOWN`)."""
+        if v is None:
+            return None
+        if v.uid in folded:
+            return folded[v.uid]
+        if v.uid not in input_ids and v.const is not None and v.producer is None:
+            return v.const
+        return _UNKNOWN
+
+    folded: dict[int, Any] = {}
+    out_ids = {v.uid for v in outputs}
     lines: list[str] = []
     line_nodes: dict[int, Node] = {}
     ctx.read_stack.append({v.uid for n in nodes for v in n.reads()} | {v.uid for v in outputs})
     try:
-        _lines(nodes, env, local, ref, ctx, lines, line_nodes)
+        _lines(nodes, env, local, ref, ctx, lines, line_nodes,
+               lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local))
     finally:
         ctx.read_stack.pop()
     ret = "".join(ref(v) + ", " for v in outputs)
@@ -155,13 +171,17 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
 
 
-def _lines(nodes, env, local, ref, ctx, lines, line_nodes) -> None:
-    """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``."""
+def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold) -> None:
+    """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``; a node whose
+    value `fold` computes while compiling becomes none."""
     for k, node in enumerate(nodes):
         if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
-        env[f"k{k}"] = make_kernel(node, ctx)
+        kernel = make_kernel(node, ctx)
+        if fold(node, kernel):
+            continue
+        env[f"k{k}"] = kernel
         if ctx.profiler is not None:
             env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"])
         args = ", ".join(ref(v) for v in [*node.inputs, *node.captured()])
@@ -172,6 +192,47 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes) -> None:
         lhs = names[0] if len(names) == 1 else (", ".join(names) + "," if names else "_")
         lines.append(f"        {lhs} = k{k}({args})")
         line_nodes[len(lines) + 2] = node  # +2: the def and try lines come first
+
+
+_UNKNOWN = object()
+FOLD_MAX = 1 << 20  # elements: larger inputs or results are left to run time
+#: Pure ops whose result can be far larger than their inputs, or costs more to keep than to
+#: compute: never folded.
+_NOT_FOLDED = frozenset({"ConstantOfShape", "Expand", "EyeLike", "OneHot", "Range", "Tile",
+                         "Pad", "Resize", "MatMul", "MatMulInteger", "Gemm", "Einsum", "Conv",
+                         "ConvTranspose", "Gather", "GatherElements", "GatherND", "NonZero"})
+
+
+def _fold(node, kernel, known, folded, out_ids, env, local) -> bool:
+    """Constant folding with the kernels themselves: a pure node whose inputs are all known
+    when compiling (initializers, Constant nodes, what was folded before it) runs once, now,
+    and its outputs become constants of the plan (silero VAD's LSTM weights, an Unsqueeze of
+    a Constant inside an If branch, are otherwise rebuilt on every call). Left to run time:
+    ops outside `traits.PURE`, those in `_NOT_FOLDED`, inputs or results over `FOLD_MAX`
+    elements, the plan's own outputs (handed to the caller, who may write to them), and any
+    node whose kernel fails (the run then reports it where it happens)."""
+    if (not has(node, Trait.PURE) or node.op_type in _NOT_FOLDED or node.subgraphs()
+            or any(v.uid in out_ids for v in node.outputs)):
+        return False
+    args = [known(v) for v in node.inputs]
+    if any(a is _UNKNOWN or (a is not None and (not isinstance(a, np.ndarray)
+                                                or a.size > FOLD_MAX)) for a in args):
+        return False
+    try:
+        res = kernel(*args)
+    except Exception:  # the run raises it, if the node runs at all
+        return False
+    res = [res] if len(node.outputs) == 1 else list(res)
+    if not all(isinstance(r, np.ndarray) and r.size <= FOLD_MAX for r in res):
+        return False
+    for v, r in zip(node.outputs, res):
+        r = r.view()
+        r.flags.writeable = False  # shared by every run of the plan
+        folded[v.uid] = r
+        name = f"f{v.uid}"
+        env[name] = r
+        local[v.uid] = name
+    return True
 
 
 def _failure_reporter(filename: str, line_nodes: dict[int, Node]) -> Callable:
