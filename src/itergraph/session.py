@@ -13,8 +13,10 @@ signature whose run is one XLA program is called directly (`backends.jax.fast_ca
 The engine ``"auto"`` chooses (`choose_backend`): JAX when the whole graph compiles with XLA
 and it holds work worth a compiled program (a loop, an If, a recurrent or convolution op,
 or more than `AUTO_NODES` nodes); else NumPy, whose call costs a few microseconds per node
-where JAX's dispatch alone costs tens. The default engine is ``"auto"``; the environment
-variable ``ITERGRAPH_BACKEND`` (``numpy``, ``jax`` or ``auto``) changes it.
+where JAX's dispatch alone costs tens. On JAX, "auto" never makes a call after the first
+wait for a compile: a new input signature runs on NumPy while it compiles in the background
+(`tiered.TieredRunner`). The default engine is ``"auto"``; the environment variable
+``ITERGRAPH_BACKEND`` (``numpy``, ``jax`` or ``auto``) changes it.
 """
 
 from __future__ import annotations
@@ -95,7 +97,14 @@ class Session:
             self._call = self._stateful
             return
         self.backend = choose_backend(model, backend)  # the engine that runs: numpy or jax
-        if self.backend == "jax":
+        if self.backend == "jax" and backend_name(backend) == "auto":
+            from .backends.numpy import run_plan
+            from .tiered import TieredRunner
+
+            plan = model._numpy_plan(self.max_iterations, False)
+            self._call = TieredRunner(model._jax_compiled(), lambda f: run_plan(plan, f),
+                                      self.max_iterations)
+        elif self.backend == "jax":
             cg = model._jax_compiled()
             self._call = lambda feeds: cg.run(feeds, max_iterations=self.max_iterations)
         else:

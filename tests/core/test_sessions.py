@@ -156,3 +156,27 @@ def test_64_bit_feeds_take_the_prepared_call_in_64_bit_mode():
         np.testing.assert_array_equal(y, big * big)
     (fast,) = m._jax._fast.values()
     assert fast.x64
+
+
+def test_auto_on_jax_answers_a_new_shape_on_numpy_while_it_compiles(default_engine):
+    from itergraph.tiered import TieredRunner
+
+    lstm = h.make_node("LSTM", ["X", "W", "R"], ["Y", "Yh"], hidden_size=3)
+    rng = np.random.default_rng(0)
+    g = model([lstm], [vi("X", F, [None, 1, 2])],
+              [vi("Y", F, [None, 1, 1, 3]), vi("Yh", F, [1, 1, 3])],
+              [const("W", rng.standard_normal((1, 12, 2)), np.float32),
+               const("R", rng.standard_normal((1, 12, 3)), np.float32)])
+    sess = ig.load(g).compile()
+    runner = sess._call
+    assert sess.backend == "jax" and isinstance(runner, TieredRunner)
+    xs = {n: rng.standard_normal((n, 1, 2)).astype(np.float32) for n in (4, 7)}
+    for n in (4, 7, 7):
+        got = sess.run({"X": xs[n]})
+        want = run_ort(g, {"X": xs[n]})
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6)
+        runner.wait(60)
+    # the first call compiled; length 7 was answered on NumPy once, then compiled behind it
+    assert runner.answered_by_numpy == 1 and runner.compiled_in_background == 1
+    assert runner.cg.compiled_for(runner.cg.signature({"X": xs[7]}, None))

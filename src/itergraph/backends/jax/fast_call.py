@@ -6,8 +6,11 @@ For such a signature, after a first run through the planner has compiled it, `Fa
 holds what a call needs and nothing more: the executable (`jit_step.JitStep.compiled`), the
 feed names in argument order, and where each output comes from. A call is then
 
-    outs, err = executable([feeds[n] for n in arg_names], big_constants, max_iterations)
+    outs = executable(*[feeds[n] for n in arg_names], *big_constants, max_iterations)
     return {name: np.array(outs[i]) ...}            # or a value known while tracing
+
+(the iteration limit only where the program holds a loop; an error code comes back too
+where the program can flag one).
 
 entered under the 64-bit context only when an argument is 64-bit (the context costs a tenth
 of a small call). A run whose error flag is set is not answered here: `__call__` returns
@@ -51,15 +54,14 @@ def _wide(dtype: np.dtype) -> bool:
 class FastCall:
     """One input signature's run as a single call of a compiled executable."""
 
-    __slots__ = ("compiled", "arg_names", "big", "max_it_arg", "x64", "check", "outputs")
+    __slots__ = ("compiled", "arg_names", "extra", "x64", "check", "outputs")
 
     def __init__(self, step, arg_names: list[str], outputs: list[tuple[str, str, Any]],
                  max_it_arg):
         self.compiled = step.compiled
         self.arg_names = arg_names
-        self.big = step._big
-        self.max_it_arg = max_it_arg
-        self.check = len(step.messages) > 1
+        self.extra = (*step._big, max_it_arg) if step.uses_limit else tuple(step._big)
+        self.check = step.checks
         self.outputs = outputs  # (output name, "traced" | "known" | "feed", index/value/name)
         self.x64 = False
 
@@ -68,11 +70,13 @@ class FastCall:
         try:
             if self.x64:
                 with config.x64():
-                    outs, err = self.compiled(args, self.big, self.max_it_arg)
+                    outs = self.compiled(*args, *self.extra)
             else:
-                outs, err = self.compiled(args, self.big, self.max_it_arg)
-            if self.check and int(err):
-                return None
+                outs = self.compiled(*args, *self.extra)
+            if self.check:
+                outs, err = outs
+                if int(err):
+                    return None
         except Exception:  # out of memory and the like: the planner's run words it
             return None
         out: dict[str, Any] = {}

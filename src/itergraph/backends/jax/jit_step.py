@@ -25,6 +25,12 @@ from .out_of_memory import is_out_of_memory
 from .records import Record
 
 
+def _has_loop(nodes) -> bool:
+    """Do `nodes` hold a loop (a fused one included), at any depth?"""
+    return any(isinstance(n, Loop) or n.op_type == "RecurrentSequence"
+               or any(_has_loop(g.nodes) for g in n.subgraphs()) for n in nodes)
+
+
 class JitStep:
     """Top-level nodes [a, b) traced into one jitted function."""
 
@@ -44,12 +50,22 @@ class JitStep:
         self._statics: dict[int, Any] = {}
         self._jit = None
         self.compiled = None  # the executable for host (NumPy) arguments, compiled ahead
+        self.uses_limit = _has_loop(self.nodes)  # takes the iteration limit as an argument
+        self.checks = True  # returns an error code (known once traced: `messages`)
+        self.extra: tuple = ()  # the arguments after the traced inputs (see `_fn`)
 
-    def _fn(self, args, big, max_it):
+    def _fn(self, *flat):
+        """The traced function: ``flat`` is the traced inputs, then the large constants, then
+        (with `uses_limit`) the iteration limit; it returns the traced outputs, and with
+        `checks` (a run-time error can be flagged) the error code: the fewer arguments and
+        results, the cheaper a call of a small program."""
         import jax.numpy as jnp
 
         from .trace import eval_nodes
 
+        n, nb = len(self.traced_in), len(self.big_uids)
+        args, big = flat[:n], flat[n:n + nb]
+        max_it = flat[n + nb] if self.uses_limit else None
         tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
         scope = Scope(tc)
         scope.env.update(self._statics)
@@ -70,6 +86,9 @@ class JitStep:
                 traced.append(x)
         self.static_out, self.traced_out = static_out, traced_uids
         self.messages, self.notes = tc.messages, tc.notes
+        self.checks = len(tc.messages) > 1
+        if not self.checks:
+            return traced
         err = scope.frame.err if scope.frame.err is not None else jnp.zeros((), np.int32)
         return traced, err
 
@@ -80,14 +99,14 @@ class JitStep:
             self._big = self.cg.big_args(self.big_uids)
         args = [env[u] for u in self.traced_in]
         try:
-            outs, err = self._call(args, self.cg.max_it_arg(max_it))
+            outs, err = self._call(args, self.cg.max_it_arg(max_it) if self.uses_limit else None)
         except TooLarge as e:
             raise limit_before_size(e, max_it) from None
         except Exception as e:
             if not is_out_of_memory(e):
                 raise
             raise ExecutionError(self._out_of_memory_message(e)) from None
-        if len(self.messages) > 1:
+        if err is not None:
             code = int(err)
             if code:
                 raise_error(self.messages, code, max_it)
@@ -104,15 +123,18 @@ class JitStep:
                 env[u] = x
                 static[u] = ("static", id(x))
 
-    def _call(self, args: list, max_it_arg):
-        """Run the step. Host arrays (the usual case) go to an executable compiled ahead for
-        them, which `program.FastCall` can also call without this module; device arrays
-        placed by the caller (with their shardings) go through `jax.jit`'s dispatch."""
+    def _call(self, args: list, max_it_arg) -> tuple[list, Any]:
+        """Run the step: (traced outputs, error code or None). Host arrays (the usual case)
+        go to an executable compiled ahead for them, which `fast_call.FastCall` also calls;
+        device arrays placed by the caller (with their shardings) go through `jax.jit`."""
+        extra = (*self._big, max_it_arg) if self.uses_limit else self._big
         if all(type(x) is np.ndarray for x in args):
             if self.compiled is None:
-                self.compiled = self._jit.lower(args, self._big, max_it_arg).compile()
-            return self.compiled(args, self._big, max_it_arg)
-        return self._jit(args, self._big, max_it_arg)
+                self.compiled = self._jit.lower(*args, *extra).compile()
+            res = self.compiled(*args, *extra)
+        else:
+            res = self._jit(*args, *extra)
+        return res if self.checks else (res, None)
 
     def _out_of_memory_message(self, e: BaseException) -> str:
         detail = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -126,6 +126,7 @@ class CompiledGraph:
         self._feed_names = tuple(name for name, _, _ in self._input_specs)
         self._name_of = {uid: name for name, uid, _ in self._input_specs}
         self._fast: dict[tuple, Any] = {}  # signature -> `fast_call.FastCall` (or None)
+        self._compiled_keys: set[tuple] = set()  # signatures a run has compiled
 
     # ------------------------------------------------------------------ helpers for steps
     def live_in(self, a: int, b: int) -> list[int]:
@@ -177,6 +178,19 @@ class CompiledGraph:
         return tuple(out)
 
     # ------------------------------------------------------------------ public
+    def signature(self, feeds: dict[str, Any], max_iterations: int | None) -> tuple | None:
+        """The key runs of `feeds` are compiled under (None: not host arrays)."""
+        promoted = tuple(self._name_of[u] for u in self._root.promoted)
+        return signature(feeds, self._feed_names, promoted, max_iterations)
+
+    def compiled_for(self, key: tuple | None) -> bool:
+        """Has a run of this signature (`signature`) been compiled?"""
+        return key is not None and key in self._compiled_keys
+
+    def prepared_call(self, key: tuple | None):
+        """The `fast_call.FastCall` of this signature, if there is one."""
+        return self._fast.get(key) if key is not None else None
+
     def run(self, feeds: dict[str, Any], max_iterations: int | None = None) -> dict[str, Any]:
         """Run on `feeds` (name -> array); returns name -> NumPy array in output order.
 
@@ -195,6 +209,8 @@ class CompiledGraph:
                 return out
         bailouts = self.bailouts
         out = self._planned_run(feeds, max_iterations)
+        if len(self._root.promoted) == len(promoted) and len(self._compiled_keys) < 4096:
+            self._compiled_keys.add(key)
         if (fast is False and len(self._fast) < FAST_SIGNATURES and not self._ran_unhoisted
                 and self.bailouts == bailouts):
             if len(self._root.promoted) == len(promoted):  # else the key changed
