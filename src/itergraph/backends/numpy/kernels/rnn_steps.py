@@ -111,13 +111,31 @@ def _project(x, w, bias, dt) -> np.ndarray:
     return xw
 
 
+_HALVED: dict[tuple, tuple] = {}  # read-only weights' halved copies, by their memory
+_HALVED_MAX = 64
+
+
 def _halved(m, rows: slice):
     """A C-contiguous copy of `m` (ONNX layout: gates along the first axis) with the rows
-    `rows` (the sigmoid gates) multiplied by 1/2."""
+    `rows` (the sigmoid gates) multiplied by 1/2. Weights that cannot change (read-only
+    arrays: constants the plan folded) are copied once and the copy kept, with `m` itself
+    so that its memory is not reused while the entry lives."""
     if m is None:
         return None
+    key = None
+    if not m.flags.writeable:
+        key = (m.__array_interface__["data"][0], m.shape, m.strides, m.dtype.str,
+               rows.start, rows.stop)
+        hit = _HALVED.get(key)
+        if hit is not None:
+            return hit[1]
     out = np.array(m, order="C", copy=True)
     out[rows] *= 0.5
+    if key is not None:
+        if len(_HALVED) >= _HALVED_MAX:
+            _HALVED.pop(next(iter(_HALVED)))
+        out.flags.writeable = False
+        _HALVED[key] = (m, out)
     return out
 
 
