@@ -69,6 +69,9 @@ class CompileContext:
         #: per graph being compiled (innermost last), the uids of the values it reads
         self.read_stack: list[set[int]] = []
         self._cache: dict[tuple, Plan] = {}
+        #: uid -> value of what the plans compiled so far folded (`_fold`): constants for
+        #: the subgraphs compiled after them too, which would otherwise capture them
+        self.folded: dict[int, Any] = {}
 
     def compile(
         self, graph: Graph, outputs: list[Value] | None = None, inputs: list[Value] | None = None
@@ -131,6 +134,9 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
             if v.const is not None and v.producer is None:
                 name = f"g{len(env)}"
                 env[name] = v.const
+            elif v.uid in folded:  # an outer-scope value folded when compiling its graph
+                name = f"f{v.uid}"
+                env[name] = folded[v.uid]
             else:  # an outer-scope value: becomes a parameter after the inputs
                 name = f"o{len(captures)}"
                 captures.append(v)
@@ -148,7 +154,7 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
             return v.const
         return _UNKNOWN
 
-    folded: dict[int, Any] = {}
+    folded = ctx.folded
     out_ids = {v.uid for v in outputs}
     lines: list[str] = []
     line_nodes: dict[int, Node] = {}
