@@ -1,43 +1,36 @@
-"""MaxPool (opset 1-22) on NumPy: ``onnx.reference``'s MaxPool gives wrong shapes and values
-when only the end of an axis is padded (``pads=[0, 0, 1, 1]``, TensorFlow's SAME padding).
+"""Pooling kernels: MaxPool, AveragePool (opset 1-22), GlobalMaxPool and GlobalAveragePool.
 
-The input is padded with the lowest value explicitly (``auto_pad`` resolved as ONNX defines
-it), every window is a strided view (``sliding_window_view``), and its maximum the output.
-Per spatial axis with input size ``i``, window ``k``, dilation ``d``, stride ``s`` and pads
-``b``/``e``::
+The window geometry (``auto_pad``, ``pads``, ``ceil_mode``, output sizes) is
+`backends.common.window`'s; no Python loop runs over output positions. MaxPool reads every
+window as a strided view of the padded input; AveragePool sums its (separable) windows one
+axis at a time, one strided slice of the padded input per tap.
 
-    o = floor_or_ceil((i + b + e - ((k - 1) d + 1)) / s) + 1
-    # ceil_mode: a last window that would start in the end padding is dropped
+MaxPool: ``onnx.reference``'s MaxPool gives wrong shapes and values when only the end of an
+axis is padded (``pads=[0, 0, 1, 1]``, TensorFlow's SAME padding); here the input is padded
+with the lowest value explicitly. The indices output is the flat position of the maximum in
+the unpadded input (batch and channel included; ``storage_order=1``: the spatial axes counted
+column-major), the first one in window order where several are equal.
 
-The indices output is the flat position of the maximum in the unpadded input (batch and
-channel included; ``storage_order=1``: the spatial axes counted column-major), the first one
-in window order where several are equal.
+AveragePool: the sum of a window divided by the number of its taps that fall inside the input
+(``count_include_pad=0``, the default) or inside the explicitly padded input
+(``count_include_pad=1``: ``pads`` and ``auto_pad`` padding counted, the extra room a
+``ceil_mode`` window reaches past the end padding never). Taps are ``dilations`` apart
+(opset 19). float16/bfloat16 are summed in float32. A window with no tap to count gives 0.
+
+GlobalMaxPool / GlobalAveragePool: the maximum / mean over all spatial axes (2 and up), kept
+as size-1 axes (``[N, C, 1, ..., 1]``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, where
-from ...common.attributes import attr, attr_str
+from ...common.attributes import attr
+from ...common.precision import work_dtype
+from ...common.window import placement, window_counts, window_pads
 from . import kernel
 
-
-def _pads(node, size, kernel_shape, strides, dil) -> tuple[list[int], list[int]]:
-    n = len(kernel_shape)
-    mode = attr_str(node, "auto_pad", "NOTSET") or "NOTSET"
-    if mode in ("SAME_UPPER", "SAME_LOWER"):
-        begin, end = [], []
-        for i, k, s, d in zip(size, kernel_shape, strides, dil):
-            total = max(0, (-(-i // s) - 1) * s + (k - 1) * d + 1 - i)
-            small, big = total // 2, total - total // 2
-            begin.append(small if mode == "SAME_UPPER" else big)
-            end.append(big if mode == "SAME_UPPER" else small)
-        return begin, end
-    if mode == "VALID":
-        return [0] * n, [0] * n
-    pads = list(attr(node, "pads", [0] * (2 * n)))
-    return pads[:n], pads[n:]
+_MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
 
 
 @kernel("MaxPool", since=1)
@@ -49,18 +42,9 @@ def _max_pool(node, ctx):
         dil = [int(d) for d in attr(node, "dilations", [1] * n)]
         ceil = bool(attr(node, "ceil_mode", 0))
         size = x.shape[2:]
-        begin, end = _pads(node, size, kernel_shape, strides, dil)
+        begin, end = window_pads(node, size, kernel_shape, strides, dil)
         span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
-        outs = []
-        for i, w, s, b, e in zip(size, span, strides, begin, end):
-            room = i + b + e - w
-            if room < 0:
-                raise ExecutionError(f"{where(node)}: the window ({w}) is larger than the "
-                                     f"padded input ({i + b + e})")
-            o = (-(-room // s) if ceil else room // s) + 1
-            if ceil and (o - 1) * s >= i + b:
-                o -= 1
-            outs.append(o)
+        outs = window_counts(node, size, span, strides, begin, end, ceil)
         # pad to exactly the extent the windows cover (more at the end under ceil_mode)
         need = [(o - 1) * s + w for o, s, w in zip(outs, strides, span)]
         low = (np.array(-np.inf, x.dtype) if x.dtype.kind == "f"
@@ -92,5 +76,90 @@ def _max_pool(node, ctx):
         bc = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :])
         idx = bc.reshape(bc.shape + (1,) * n) * int(np.prod(size)) + spatial
         return y, idx.astype(np.int64)
+
+    return fn
+
+
+def _tap_counts(i, o, k, s, d, b, lo, hi) -> np.ndarray:
+    """Per window position along one axis: how many of its taps lie in ``[lo, hi)`` (input
+    coordinates)."""
+    taps = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d - b
+    return ((taps >= lo) & (taps < hi)).sum(axis=1)
+
+
+@kernel("AveragePool", since=1)
+def _average_pool(node, ctx):
+    kernel_shape = [int(k) for k in attr(node, "kernel_shape")]
+    n = len(kernel_shape)
+    strides = [int(s) for s in attr(node, "strides", [1] * n)]
+    dil = [int(d) for d in attr(node, "dilations", [1] * n)]
+    ceil = bool(attr(node, "ceil_mode", 0))
+    include = bool(attr(node, "count_include_pad", 0))
+    span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
+    plans: dict[tuple, tuple] = {}
+
+    def plan(shape):
+        size = shape[2:]
+        begin, end = window_pads(node, size, kernel_shape, strides, dil)
+        outs = window_counts(node, size, span, strides, begin, end, ceil)
+        need = [(o - 1) * s + w for o, s, w in zip(outs, strides, span)]
+        dst, src = placement(size, begin, need)
+        direct = list(need) == list(size) and not any(begin)
+        scale = np.ones((), np.float64)
+        for a, (i, o, k, s, d, b, e) in enumerate(
+                zip(size, outs, kernel_shape, strides, dil, begin, end)):
+            lo, hi = (-b, i + e) if include else (0, i)
+            cnt = _tap_counts(i, o, k, s, d, b, lo, hi).astype(np.float64)
+            inv = np.divide(1.0, cnt, out=np.zeros_like(cnt), where=cnt > 0)
+            scale = scale * inv.reshape((-1,) + (1,) * (n - 1 - a))
+        # the window sum is separable: per spatial axis, the sum of one strided slice per tap
+        taps = [[(slice(None),) * (2 + a) + (slice(j * d, j * d + (o - 1) * s + 1, s),)
+                 for j in range(k)]
+                for a, (o, k, s, d) in enumerate(zip(outs, kernel_shape, strides, dil))]
+        full = (slice(None), slice(None))
+        return direct, (*shape[:2], *need), full + dst, full + src, taps, scale
+
+    def fn(x):
+        p = plans.get(x.shape)
+        if p is None:
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            p = plans[x.shape] = plan(x.shape)
+        direct, buf_shape, dst, src, taps, scale = p
+        wd = work_dtype(x.dtype)
+        if direct:
+            buf = x.astype(wd, copy=False)
+        else:
+            buf = np.zeros(buf_shape, wd)
+            buf[dst] = x[src]
+        y = buf
+        for axis_taps in taps:
+            acc = y[axis_taps[0]].copy()
+            for tap in axis_taps[1:]:
+                acc += y[tap]
+            y = acc
+        y *= scale.astype(wd, copy=False)
+        return y.astype(x.dtype, copy=False)
+
+    return fn
+
+
+def _spatial_axes(x) -> tuple[int, ...]:
+    return tuple(range(2, x.ndim))
+
+
+@kernel("GlobalAveragePool", since=1)
+def _global_average_pool(node, ctx):
+    def fn(x):
+        wd = work_dtype(x.dtype)
+        return x.mean(axis=_spatial_axes(x), dtype=wd, keepdims=True).astype(x.dtype, copy=False)
+
+    return fn
+
+
+@kernel("GlobalMaxPool", since=1)
+def _global_max_pool(node, ctx):
+    def fn(x):
+        return x.max(axis=_spatial_axes(x), keepdims=True)
 
     return fn

@@ -1,0 +1,122 @@
+"""Conv (opset 1, 11, 22) on NumPy: 1-D, 2-D and 3-D convolution (any number of spatial axes)
+as im2col and one matrix product.
+
+ONNX Conv (a cross-correlation, as in every deep-learning framework): for input ``X`` of
+shape ``[N, C, *I]``, weight ``W`` of shape ``[M, C / group, *K]`` and optional bias ``B``
+``[M]``, output channel ``m`` of group ``g = m // (M / group)`` is::
+
+    Y[n, m, o] = B[m] + sum_{c, k} W[m, c, k] * Xpad[n, g C/group + c, o * strides + k * dilations]
+
+with ``Xpad`` the input zero-padded by ``pads`` / ``auto_pad`` (`backends.common.window`:
+``NOTSET`` reads ``pads``, ``VALID`` pads nothing, ``SAME_UPPER``/``SAME_LOWER`` give
+``ceil(I / strides)`` outputs) and one output per window position that fits. ``kernel_shape``
+is optional (it is ``W``'s spatial shape); ``strides`` and ``dilations`` default to 1,
+``group`` to 1 (``group == C``: depthwise).
+
+The input is copied once into a zero buffer only when it is padded; the windows of every
+group are a strided view of it (``[N, group, C/group, *K, *O]``, no copy) that one reshape
+turns into the im2col matrix ``[N, group, C/group * prod(K), prod(O)]``, and one batched
+``matmul`` by ``W`` as ``[group, M/group, C/group * prod(K)]`` gives ``[N, group, M/group,
+prod(O)]``, which is already ``Y``'s layout. Everything that depends only on the shapes (pads,
+output sizes, strides of the view, the weight matrix when ``W`` is an initializer) is
+computed once per input shape and kept. float16 and bfloat16 are computed in float32 and cast
+back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ...common.attributes import attr, const_input
+from ...common.precision import work_dtype
+from ...common.window import window_counts, window_pads
+from . import kernel
+
+_MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
+
+
+class _Plan:
+    """What one Conv node does for one (input shape, weight shape, element type)."""
+
+    __slots__ = ("work", "cast", "pad", "buf_shape", "dst", "view_shape", "view_strides",
+                 "cols_shape", "w_shape", "y_shape", "b_shape", "w_mat", "empty")
+
+    def __init__(self, node, group, x_shape, w_shape, dtype, w_const):
+        n = len(x_shape) - 2
+        if n < 1 or len(w_shape) != n + 2:
+            raise ExecutionError(f"{where(node)}: input of rank {len(x_shape)} and weight of "
+                                 f"rank {len(w_shape)} (both must be 2 + the spatial rank)")
+        batch, chans, size = x_shape[0], x_shape[1], list(x_shape[2:])
+        m, cg, kernel_shape = w_shape[0], w_shape[1], list(w_shape[2:])
+        if chans != cg * group or m % group:
+            raise ExecutionError(
+                f"{where(node)}: {chans} input channels, weight {list(w_shape)} and "
+                f"group={group} do not agree (need C = W.shape[1] * group and M % group == 0)")
+        strides = [int(s) for s in attr(node, "strides", [1] * n)]
+        dil = [int(d) for d in attr(node, "dilations", [1] * n)]
+        begin, end = window_pads(node, size, kernel_shape, strides, dil)
+        span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
+        outs = window_counts(node, size, span, strides, begin, end)
+        need = [(o - 1) * s + w for o, s, w in zip(outs, strides, span)]
+        self.work = work = work_dtype(dtype)
+        self.cast = work != dtype
+        # the buffer the windows read: the input itself, or a zero buffer holding it at
+        # offset `begin` when a window reaches into the padding
+        extent = [max(q, b + i) for q, b, i in zip(need, begin, size)]
+        self.pad = extent != size
+        self.buf_shape = (batch, chans, *extent)
+        self.dst = (slice(None), slice(None)) + tuple(slice(b, b + i) for b, i in zip(begin, size))
+        # C-contiguous strides (bytes) of the buffer the windows are read from
+        item = work.itemsize
+        st = [item] * (n + 2)
+        for a in range(n + 1, 0, -1):
+            st[a - 1] = st[a] * self.buf_shape[a]
+        sp = st[2:]
+        self.view_shape = (batch, group, cg, *kernel_shape, *outs)
+        self.view_strides = (st[0], cg * st[1], st[1], *(d * t for d, t in zip(dil, sp)),
+                             *(s * t for s, t in zip(strides, sp)))
+        self.cols_shape = (batch, group, cg * math.prod(kernel_shape), math.prod(outs))
+        self.w_shape = (group, m // group, cg * math.prod(kernel_shape))
+        self.y_shape = (batch, m, *outs)
+        self.b_shape = (m,) + (1,) * n
+        self.w_mat = None if w_const is None else w_const.reshape(self.w_shape).astype(work)
+        self.empty = batch * chans * math.prod(size) == 0 or math.prod(self.y_shape) == 0
+
+
+@kernel("Conv", since=1)
+def _conv(node, ctx):
+    group = int(attr(node, "group", 1))
+    w_const = const_input(node, 1)
+    plans: dict[tuple, _Plan] = {}
+
+    def fn(x, w, b=None):
+        key = (x.shape, w.shape, x.dtype)
+        p = plans.get(key)
+        if p is None:
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            p = plans[key] = _Plan(node, group, x.shape, w.shape, x.dtype,
+                                   w_const if w is w_const else None)
+        work = p.work
+        if p.empty:
+            y = np.zeros(p.y_shape, work)
+        else:
+            if p.pad:
+                buf = np.zeros(p.buf_shape, work)
+                buf[p.dst] = x
+            elif p.cast:
+                buf = x.astype(work)
+            else:
+                buf = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+            # the windows: a strided view of the buffer (as_strided without its overhead)
+            view = np.ndarray(p.view_shape, work, buf, 0, p.view_strides)
+            w_mat = p.w_mat if w is w_const else w.reshape(p.w_shape).astype(work, copy=False)
+            y = np.matmul(w_mat, view.reshape(p.cols_shape)).reshape(p.y_shape)
+        if b is not None:
+            y += b.reshape(p.b_shape)
+        return y.astype(x.dtype) if p.cast else y
+
+    return fn

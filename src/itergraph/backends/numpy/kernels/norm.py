@@ -1,0 +1,183 @@
+"""Normalization kernels: BatchNormalization (opset 1-15, inference and training),
+InstanceNormalization (opset 1-22) and LayerNormalization (opset 17).
+
+All statistics are population ones (variance divided by the element count) and are computed
+in float32 for float16/bfloat16 inputs (`backends.common.precision`), the results cast back.
+
+BatchNormalization, for ``X`` ``[N, C, D1, ...]`` and per-channel ``scale``, ``B``,
+``input_mean``, ``input_var`` (``[C]``)::
+
+    Y = (X - mean) / sqrt(var + epsilon) * scale + B
+
+In inference mode ``mean``/``var`` are the inputs (folded once into one multiply and one add
+per element; at compile time when all four are initializers). In training mode they are the
+batch statistics over every axis but the channel axis, and the outputs after ``Y`` are::
+
+    running_mean = input_mean * momentum + mean * (1 - momentum)   # momentum default 0.9
+    running_var  = input_var * momentum + var * (1 - momentum)
+    saved_mean   = mean                      # opset < 14 only
+    saved_var    = 1 / sqrt(var + epsilon)   # opset < 14 only (as ONNX Runtime gives it)
+
+The mode: opset 14 and later, the ``training_mode`` attribute; opset 7 and 9, training when
+more outputs than ``Y`` are asked for (as ONNX Runtime decides); opset 1 and 6, the
+``is_test`` attribute when present (0: training), else the number of outputs as for opset 7.
+Before opset 9, ``spatial=0`` gives parameters (and statistics) per element of
+``[C, D1, ...]`` instead of per channel. In inference mode, outputs beyond ``Y`` (opset < 14)
+repeat the inputs' mean and variance (and ``mean``, ``1 / sqrt(var + epsilon)`` as saved).
+
+InstanceNormalization: each ``[n, c]`` slice of ``X`` ``[N, C, D1, ...]`` normalized over its
+spatial axes with its own mean and variance, then ``* scale[c] + B[c]``.
+
+LayerNormalization: ``X`` normalized over the axes from ``axis`` (default -1) to the last,
+``Y = (X - Mean) * InvStdDev * Scale + B`` (``Scale`` and optional ``B`` broadcast to those
+axes); the optional outputs ``Mean`` and ``InvStdDev = 1 / sqrt(Var + epsilon)`` have the
+shape of ``X`` with the normalized axes kept as size 1 and the element type ``stash_type``
+(default 1, float32). The computation runs in the stash type, or in float64 for a float64
+``X`` (as ONNX Runtime and ``onnx.reference`` do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, where
+from ...common.attributes import attr, const_input, np_dtype
+from ...common.precision import work_dtype
+from . import kernel
+
+# ----------------------------------------------------------------------------- BatchNorm
+
+
+def _batch_norm_training(node) -> bool:
+    v = node.version if node.version is not None else 15
+    if v >= 14:
+        return bool(attr(node, "training_mode", 0))
+    if v < 7 and node.attrs.get("is_test") is not None:
+        return not attr(node, "is_test")
+    return len(node.outputs) > 1
+
+
+def _param_shape(p, x_shape) -> tuple[int, ...]:
+    """Where a BatchNormalization parameter goes against ``X``: per channel, or (``spatial=0``)
+    per element of ``X.shape[1:]``."""
+    n = len(x_shape) - 2
+    if p.size == x_shape[1]:
+        return (x_shape[1],) + (1,) * n
+    return tuple(x_shape[1:])
+
+
+@kernel("BatchNormalization", since=1)
+def _batch_norm(node, ctx):
+    eps = float(attr(node, "epsilon", 1e-5))
+    momentum = float(attr(node, "momentum", 0.9))
+    new_outputs = node.version is None or node.version >= 14
+    n_out = len(node.outputs)
+    spatial = new_outputs or node.version >= 9 or bool(attr(node, "spatial", 1))
+    training = _batch_norm_training(node)
+    consts = [const_input(node, i) for i in range(1, 5)]
+    folded: dict[tuple, tuple] = {}
+
+    def fold(scale, bias, mean, var, x_shape, wd):
+        """(a, c) with ``Y = X * a + c``, shaped against ``X``."""
+        shape = _param_shape(scale, x_shape)
+        a = scale.astype(wd) / np.sqrt(var.astype(wd) + wd.type(eps))
+        c = bias.astype(wd) - mean.astype(wd) * a
+        return a.reshape(shape), c.reshape(shape)
+
+    def infer(x, scale, bias, mean, var):
+        wd = work_dtype(x.dtype)
+        if all(p is c for p, c in zip((scale, bias, mean, var), consts)):
+            key = (x.shape[1:], wd)
+            ac = folded.get(key)
+            if ac is None:
+                ac = folded[key] = fold(scale, bias, mean, var, x.shape, wd)
+        else:
+            ac = fold(scale, bias, mean, var, x.shape, wd)
+        a, c = ac
+        y = np.multiply(x, a, dtype=wd)
+        y += c
+        y = y.astype(x.dtype, copy=False)
+        if n_out == 1:
+            return y
+        inv = (1.0 / np.sqrt(var.astype(wd) + wd.type(eps))).astype(x.dtype)
+        extra = [mean, var] if new_outputs else [mean, var, mean.astype(x.dtype), inv]
+        return (y, *extra[:n_out - 1])
+
+    def train(x, scale, bias, mean, var):
+        wd = work_dtype(x.dtype)
+        if x.ndim < 2:
+            raise ExecutionError(f"{where(node)}: input of rank {x.ndim} (need N, C, ...)")
+        axes = (0,) if not spatial else (0,) + tuple(range(2, x.ndim))
+        xw = x.astype(wd, copy=False)
+        m = xw.mean(axis=axes, keepdims=True)
+        d = xw - m
+        v = np.mean(d * d, axis=axes, keepdims=True)
+        inv = 1.0 / np.sqrt(v + wd.type(eps))
+        shape = _param_shape(scale, x.shape)
+        y = d * (inv * scale.astype(wd).reshape(shape)) + bias.astype(wd).reshape(shape)
+        y = y.astype(x.dtype, copy=False)
+        if n_out == 1:
+            return y
+        stat = mean.shape
+        m, v, inv = m.reshape(stat), v.reshape(stat), inv.reshape(stat)
+        run_mean = (mean.astype(wd) * wd.type(momentum) + m * wd.type(1 - momentum))
+        run_var = (var.astype(wd) * wd.type(momentum) + v * wd.type(1 - momentum))
+        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype)]
+        if not new_outputs:
+            outs += [m.astype(x.dtype), inv.astype(x.dtype)]
+        return (y, *outs[:n_out - 1])
+
+    return train if training else infer
+
+
+# ----------------------------------------------------------------------------- InstanceNorm
+
+
+@kernel("InstanceNormalization", since=1)
+def _instance_norm(node, ctx):
+    eps = float(attr(node, "epsilon", 1e-5))
+
+    def fn(x, scale, bias):
+        wd = work_dtype(x.dtype)
+        axes = tuple(range(2, x.ndim))
+        shape = (-1,) + (1,) * (x.ndim - 2)
+        xw = x.astype(wd, copy=False)
+        d = xw - xw.mean(axis=axes, keepdims=True)
+        inv = 1.0 / np.sqrt(np.mean(d * d, axis=axes, keepdims=True) + wd.type(eps))
+        d *= inv * scale.astype(wd).reshape(shape)
+        d += bias.astype(wd).reshape(shape)
+        return d.astype(x.dtype, copy=False)
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- LayerNorm
+
+
+@kernel("LayerNormalization", since=17)
+def _layer_norm(node, ctx):
+    axis = int(attr(node, "axis", -1))
+    eps = float(attr(node, "epsilon", 1e-5))
+    stash = np_dtype(int(attr(node, "stash_type", 1)), node)
+    n_out = len(node.outputs)
+
+    def fn(x, scale, bias=None):
+        wd = np.promote_types(work_dtype(stash), work_dtype(x.dtype))
+        r = x.ndim
+        if not -r <= axis < r:
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {r}")
+        axes = tuple(range(axis % r, r))
+        xw = x.astype(wd, copy=False)
+        mean = xw.mean(axis=axes, keepdims=True)
+        d = xw - mean
+        inv = 1.0 / np.sqrt(np.mean(d * d, axis=axes, keepdims=True) + wd.type(eps))
+        d *= inv
+        d *= scale.astype(wd, copy=False)
+        if bias is not None:
+            d += bias.astype(wd, copy=False)
+        y = d.astype(x.dtype, copy=False)
+        if n_out == 1:
+            return y
+        return (y, mean.astype(stash, copy=False), inv.astype(stash, copy=False))[:n_out]
+
+    return fn
