@@ -97,8 +97,22 @@ def _numpy(entry: Entry) -> None:
 
 
 def _jax(entry: Entry) -> None:
-    got = loaded(entry).run(entry.feeds(), backend="jax")
+    model = loaded(entry)
+    got = model.run(entry.feeds(), backend="jax")
     assert_outputs(list(got.values()), entry, "itergraph jax", loose=True)
+    _explain_told_the_truth(model)
+
+
+def _explain_told_the_truth(model) -> None:
+    """Where `explain` says everything compiles with XLA, the run just made executed no
+    NumPy step (the records of a run say what it did)."""
+    from itergraph.backends.jax import explain
+
+    cg = model._jax
+    if cg is None or not all(r.compiles for r in explain(model.graph)):
+        return  # a stateful model runs its step graph; or explain said NumPy
+    ran = [r for r in cg.explain() if not r.compiles]
+    assert not ran, f"explain said XLA, but the run executed on NumPy: {ran}"
 
 
 def _convert(entry: Entry) -> None:

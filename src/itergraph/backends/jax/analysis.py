@@ -2,8 +2,9 @@
 
 Per top-level node: it compiles unless it (or something inside its subgraphs) has no JAX
 lowering, handles sequence or optional values, carries a value whose declared shape changes
-across iterations, or is a loop that can stop early with concatenated outputs nested inside
-another loop or a branch (its output length is data-dependent). Shape-dependent reasons
+across iterations or that grows by a Concat of itself, or is a loop that can stop early
+with concatenated outputs nested inside another loop or a branch (its output length is
+data-dependent). Shape-dependent reasons
 (a reshape target computed from run-time data, branches of different shapes) only show up
 when a run traces the graph; `CompiledGraph.explain` reports those after a run.
 """
@@ -61,11 +62,42 @@ def _problems(tc, graph: Graph, node: Node, depth: int, notes: list[Record]) -> 
     return out
 
 
+_SAME_SHAPE = ("Identity", "Cast", "CastLike")
+#: ops between a carried value and the Concat that appends to it: they keep its length
+#: (Gather: a beam search reordering its sequences); a Slice may not (a sliding window)
+_THROUGH = _SAME_SHAPE + ("Reshape", "Unsqueeze", "Gather")
+
+
+def _grows(c) -> bool:
+    """Is the carried value's next value a Concat of itself with something (a list appended
+    to, a growing KV cache)? Then its shape changes every iteration."""
+    p = c.result.producer
+    while p is not None and p.op_type in _SAME_SHAPE:
+        p = p.inputs[0].producer if p.inputs and p.inputs[0] is not None else None
+    if p is None or p.op_type != "Concat":
+        return False
+    seen, todo = set(), [v for v in p.inputs if v is not None]
+    while todo:
+        v = todo.pop()
+        if v is c.param:
+            return True
+        q = v.producer
+        if v.uid in seen or q is None or q.op_type not in _THROUGH:
+            continue
+        seen.add(v.uid)
+        todo.extend(u for u in q.inputs[:1] if u is not None)
+    return False
+
+
 def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                    ) -> list[str]:
     out: list[str] = []
     scope = Scope(tc)
     for c in node.carried:
+        if _grows(c):
+            out.append(f"{where(node)}: carried value '{c.param.name}' grows every "
+                       "iteration (a Concat of itself), and XLA loops need a fixed shape")
+            continue
         a, b = c.value.type, c.result.type
         if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape is not None
                 and b.shape is not None and all(isinstance(d, int) for d in a.shape + b.shape)
