@@ -31,6 +31,7 @@ test: $(STAMP) lint browser
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 bench: $(STAMP)
+	$(PY) bench/real_models.py --markdown
 	$(PY) bench/loops.py --markdown
 	$(PY) bench/recurrent.py --markdown --sgemm
 	$(PY) bench/recurrent_corpus.py --markdown
