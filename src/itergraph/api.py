@@ -156,10 +156,12 @@ class Model:
             from .session import worth_compiling
 
             chosen = self.choose_backend("auto")
-            why = ("the whole graph compiles with XLA" if chosen == "jax" else
+            why = ("the whole graph compiles with XLA: each input signature runs on NumPy "
+                   "while it compiles, then on the engine measured faster for it"
+                   if chosen == "jax" else
                    "too little work for a compiled program's dispatch to pay off"
                    if not worth_compiling(self.graph) else "not everything compiles with XLA")
-            head = f"backend auto: runs on {chosen} ({why})"
+            head = f"backend auto: {'numpy and jax' if chosen == 'jax' else chosen} ({why})"
             return head + "\n" + self.explain("jax" if worth_compiling(self.graph) else "numpy")
         if backend == "numpy":
             return "backend numpy: the whole graph runs on the NumPy reference backend"

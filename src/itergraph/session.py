@@ -13,8 +13,8 @@ signature whose run is one XLA program is called directly (`backends.jax.fast_ca
 The engine ``"auto"`` chooses (`choose_backend`): JAX when the whole graph compiles with XLA
 and it holds work worth a compiled program (a loop, an If, a recurrent or convolution op,
 or more than `AUTO_NODES` nodes); else NumPy, whose call costs a few microseconds per node
-where JAX's dispatch alone costs tens. On JAX, "auto" never makes a call after the first
-wait for a compile: a new input signature runs on NumPy while it compiles in the background
+where JAX's dispatch alone costs tens. Where JAX can run it, "auto" never makes a call wait
+for a compile and keeps, per input signature, the engine measured faster on it
 (`tiered.TieredRunner`). The default engine is ``"auto"``; the environment variable
 ``ITERGRAPH_BACKEND`` (``numpy``, ``jax`` or ``auto``) changes it.
 """

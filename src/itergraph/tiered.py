@@ -1,80 +1,118 @@
-"""The engine ``"auto"`` on JAX: no call after the first waits for a compile.
+"""The engine ``"auto"`` where JAX can run the model: no call waits for a compile, and each
+input signature runs on the engine that is faster for it.
 
-XLA compiles one program per input signature. Where shapes vary from call to call (audio
-chunks, prompts), a plain JAX session pays a compile, hundreds of milliseconds, on the first
-call of every new shape. `TieredRunner` answers such a call on the NumPy backend instead and
-compiles the signature on a worker thread; later calls of that signature run the compiled
-program. So:
+XLA compiles one program per input signature, and a compiled call has a fixed cost (tens of
+microseconds) that a small model's NumPy plan does not pay, while a long loop runs 10-100x
+faster compiled. Neither can be told from the graph alone (a trip count is often an input),
+so `TieredRunner` measures, per signature (the feeds' shapes and dtypes):
 
-    first call ever          -> compiled now, run on JAX (compile + first run, as `Session`)
-    a signature compiled     -> JAX
-    a new signature          -> NumPy now; queued to compile in the background
-    a signature JAX refused  -> NumPy (the background run raised: the NumPy run is the answer)
+    a new signature          -> NumPy answers; the signature compiles on a worker thread
+    compiled, not yet judged -> JAX answers (its first call is a warm-up), timed
+    judged                   -> the engine whose fastest call was faster, from then on
+    JAX refused it           -> NumPy (the background run raised: NumPy's answer stands)
 
-Both engines compute the same function (the NumPy one is the reference), so a result may
-differ from the compiled one only by float rounding. One compile runs at a time, under the
-lock that also guards the planner; the queue holds at most `MAX_PENDING` signatures (others
-are queued again when they come back).
+Both engines compute the same function (the NumPy one is the reference), so results differ
+only by float rounding. One compile runs at a time, under the lock that also guards the
+planner; at most `MAX_PENDING` signatures wait for it, and after `MAX_COMPILED` signatures
+new ones stay on NumPy (shapes that never repeat would otherwise keep a core compiling).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from typing import Any
 
 import numpy as np
 
 MAX_PENDING = 8
+MAX_COMPILED = 64
+JAX_TRIALS = 3  # timed JAX calls per signature before judging (the first is a warm-up)
+
+
+class _Verdict:
+    __slots__ = ("numpy_best", "jax_times", "choice")
+
+    def __init__(self):
+        self.numpy_best = float("inf")
+        self.jax_times: list[float] = []
+        self.choice: str | None = None  # "numpy" or "jax" once judged
 
 
 class TieredRunner:
-    """``runner(feeds)`` for a `backends.jax.program.CompiledGraph` and the NumPy plan of the
-    same graph (see module docstring)."""
+    """``runner(feeds)`` over a `backends.jax.program.CompiledGraph` and a function running
+    the same graph's NumPy plan (see module docstring)."""
 
     def __init__(self, cg, numpy_run, max_iterations: int | None):
         self.cg = cg
         self.numpy_run = numpy_run
         self.max_iterations = max_iterations
         self.lock = threading.Lock()  # held while the planner runs (compiles included)
+        self.verdicts: dict[tuple, _Verdict] = {}
         self.pending: deque = deque()
         self.queued: set = set()
         self.refused: set = set()
-        self.started = False
         self.worker: threading.Thread | None = None
         self.compiled_in_background = 0
-        self.answered_by_numpy = 0
+
+    def engine_for(self, feeds: dict[str, Any]) -> str | None:
+        """The engine this signature was judged to run on (None: not judged yet)."""
+        v = self.verdicts.get(self.cg.signature(feeds, self.max_iterations))
+        return None if v is None else v.choice
 
     def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
-        cg, mi = self.cg, self.max_iterations
-        if not self.started:
-            with self.lock:
-                out = cg.run(feeds, max_iterations=mi)
-            self.started = True
-            return out
-        if self.lock.acquire(blocking=False):
-            try:
-                key = cg.signature(feeds, mi)
-                if key is None or cg.compiled_for(key):
-                    return cg.run(feeds, max_iterations=mi)
-            finally:
-                self.lock.release()
-        else:  # a compile is running: only a prepared call goes without the planner
-            key = cg.signature(feeds, mi)
-            fast = cg.prepared_call(key)
-            if fast:
-                out = fast(feeds)
-                if out is not None:
-                    return out
-        if key is not None and key not in self.refused:
+        key = self.cg.signature(feeds, self.max_iterations)
+        if key is None:  # sequences, optionals, device arrays: the reference engine
+            return self.numpy_run(feeds)
+        v = self.verdicts.get(key)
+        if v is None:
+            if len(self.verdicts) >= 4 * MAX_COMPILED:
+                return self.numpy_run(feeds)
+            v = self.verdicts[key] = _Verdict()
+        if v.choice == "numpy":
+            return self.numpy_run(feeds)
+        if v.choice == "jax" or (self.cg.compiled_for(key) and key not in self.refused):
+            t0 = time.perf_counter()
+            out = self._jax(feeds, key)
+            if out is not None:
+                if v.choice is None:
+                    v.jax_times.append(time.perf_counter() - t0)
+                    self._judge(v)
+                return out
+        t0 = time.perf_counter()
+        out = self.numpy_run(feeds)
+        v.numpy_best = min(v.numpy_best, time.perf_counter() - t0)
+        if key in self.refused or (not self.cg.compiled_for(key)
+                                   and self.compiled_in_background >= MAX_COMPILED):
+            v.choice = "numpy"
+        elif not self.cg.compiled_for(key):
             self._queue(key, feeds)
-        self.answered_by_numpy += 1
-        return self.numpy_run(feeds)
+        return out
+
+    def _jax(self, feeds, key) -> dict[str, Any] | None:
+        """JAX's answer, or None when it cannot give one without waiting for the planner."""
+        fast = self.cg.prepared_call(key)
+        if fast:
+            out = fast(feeds)
+            if out is not None:
+                return out
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self.cg.run(feeds, max_iterations=self.max_iterations)
+        finally:
+            self.lock.release()
+
+    @staticmethod
+    def _judge(v: _Verdict) -> None:
+        if len(v.jax_times) >= JAX_TRIALS:
+            v.choice = "jax" if min(v.jax_times[1:]) < v.numpy_best else "numpy"
 
     def _queue(self, key, feeds) -> None:
         if key in self.queued or len(self.pending) >= MAX_PENDING:
             return
-        copy = {k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in feeds.items()}
+        copy = {k: np.array(x) if isinstance(x, np.ndarray) else x for k, x in feeds.items()}
         self.queued.add(key)
         self.pending.append((key, copy))
         if self.worker is None or not self.worker.is_alive():
