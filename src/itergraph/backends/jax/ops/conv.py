@@ -42,21 +42,80 @@ def _geometry(cx, x, kernel=None):
 
 @lowering("Conv", since=1)
 def _conv(cx, x, w, b=None):
+    """ONNX Conv. Two common kinds are written as the products they are, which XLA's CPU
+    code runs several times faster than its general convolution on NCHW data (a PP-OCR
+    mobile classifier: 41 pointwise and 11 depthwise convolutions): a 1x1 convolution is one
+    matrix product over the channels; a depthwise one (one filter per input channel) is a
+    sum over the kernel offsets of shifted windows times per-channel weights."""
     from jax import lax
 
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
     _, strides, dilations, pads = _geometry(cx, x, kernel)
     n = x.ndim - 2
-    spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:]) if n <= 3 else None
-    if spec is None:
-        cx.fail("Conv with more than 3 spatial axes is not lowered")
-    y = lax.conv_general_dilated(x, w, tuple(strides), pads, rhs_dilation=tuple(dilations),
-                                 dimension_numbers=spec,
-                                 feature_group_count=int(attr(cx.node, "group", 1)),
-                                 precision=precision())
+    group = int(attr(cx.node, "group", 1))
+    if n < 1 or n > 3:
+        cx.fail(f"Conv with {n} spatial axes is not lowered")
+    if group == 1 and all(k == 1 for k in kernel):
+        y = _pointwise(cx, x, w, strides, pads)
+    elif group > 1 and group == x.shape[1] and w.shape[1] == 1 and len(kernel) == n:
+        y = _depthwise(cx, x, w, kernel, strides, dilations, pads)
+    else:
+        spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
+        y = lax.conv_general_dilated(x, w, tuple(strides), pads,
+                                     rhs_dilation=tuple(dilations), dimension_numbers=spec,
+                                     feature_group_count=group, precision=precision())
     if b is not None:
         y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
     return astype(cx, y, x.dtype)
+
+
+def _padded(cx, x, pads):
+    if not any(p for pair in pads for p in pair):
+        return x
+    return cx.xp.pad(x, [(0, 0), (0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads]])
+
+
+def _window(x, start: list[int], size: list[int], strides: list[int]):
+    """``x[:, :, s0::st0][:size0] ...``: `size` strided positions from `start` per axis."""
+    idx = (slice(None), slice(None)) + tuple(
+        slice(s, s + (o - 1) * st + 1, st) for s, o, st in zip(start, size, strides))
+    return x[idx]
+
+
+def _out_size(size, k, s, d, pad):
+    return (size + pad[0] + pad[1] - (k - 1) * d - 1) // s + 1
+
+
+def _pointwise(cx, x, w, strides, pads):
+    if any(a < 0 or c < 0 for a, c in pads):
+        cx.fail("negative pads")
+    xp = _padded(cx, x, pads)
+    out = [_out_size(i, 1, s, 1, p) for i, s, p in zip(x.shape[2:], strides, pads)]
+    xs = _window(xp, [0] * len(out), out, strides)
+    kw = {} if cx.folding else {"precision": precision()}
+    return cx.xp.einsum("nc...,oc->no...", xs, w.reshape(w.shape[0], w.shape[1]), **kw)
+
+
+def _depthwise(cx, x, w, kernel, strides, dilations, pads):
+    import itertools
+
+    if any(a < 0 or c < 0 for a, c in pads):
+        cx.fail("negative pads")
+    mult = w.shape[0] // x.shape[1]
+    xp = _padded(cx, x, pads)
+    if mult > 1:  # output channel o reads input channel o // mult
+        xp = cx.xp.repeat(xp, mult, axis=1)
+    out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
+           zip(x.shape[2:], kernel, strides, dilations, pads)]
+    if any(o <= 0 for o in out):
+        cx.fail("an empty output")
+    n = len(kernel)
+    y = None
+    for off in itertools.product(*(range(k) for k in kernel)):
+        term = _window(xp, [o * d for o, d in zip(off, dilations)], out, strides) * \
+            cx.xp.reshape(w[(slice(None), 0, *off)], (1, -1) + (1,) * n)
+        y = term if y is None else y + term
+    return y
 
 
 def _pool_window(cx, x):

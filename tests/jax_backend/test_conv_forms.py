@@ -1,0 +1,57 @@
+"""The JAX lowering of Conv writes 1x1 and depthwise convolutions as products
+(`backends/jax/ops/conv.py`): every geometry against ONNX Runtime."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import itergraph as ig
+
+
+def _conv_model(x_shape, w_shape, bias: bool, **attrs):
+    inits = [onnx.numpy_helper.from_array(
+        np.random.default_rng(1).standard_normal(w_shape).astype(np.float32), "w")]
+    ins = ["x", "w"]
+    if bias:
+        inits.append(onnx.numpy_helper.from_array(
+            np.random.default_rng(2).standard_normal(w_shape[0]).astype(np.float32), "b"))
+        ins.append("b")
+    g = h.make_graph([h.make_node("Conv", ins, ["y"], name="conv", **attrs)], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, list(x_shape))],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+CASES = [
+    # pointwise
+    ((1, 8, 5, 7), (6, 8, 1, 1), {}),
+    ((2, 8, 5, 7), (6, 8, 1, 1), {"strides": [2, 3]}),
+    ((1, 4, 6), (3, 4, 1), {"pads": [1, 2], "strides": [2]}),
+    ((1, 4, 3, 4, 5), (2, 4, 1, 1, 1), {}),
+    # depthwise
+    ((1, 6, 9, 9), (6, 1, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),
+    ((2, 6, 9, 8), (6, 1, 5, 5), {"group": 6, "pads": [2, 2, 2, 2], "strides": [2, 1]}),
+    ((1, 4, 10, 9), (8, 1, 3, 3), {"group": 4, "dilations": [2, 1], "pads": [0, 1, 2, 0]}),
+    ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_UPPER", "strides": [3]}),
+    ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_LOWER"}),
+    ((1, 3, 5, 6, 7), (3, 1, 2, 3, 2), {"group": 3, "strides": [1, 2, 1]}),
+    # neither: the general convolution
+    ((1, 6, 8, 8), (4, 3, 3, 3), {"group": 2}),
+]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CASES)
+def test_conv_forms_match_onnx_runtime(x_shape, w_shape, attrs, bias):
+    m = _conv_model(x_shape, w_shape, bias, **attrs)
+    x = np.random.default_rng(0).standard_normal(x_shape).astype(np.float32)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    model = ig.load(m)
+    got = model.run({"x": x}, backend="jax")["y"]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert all(r.compiles for r in model._jax.explain())
