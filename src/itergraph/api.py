@@ -14,7 +14,7 @@ from .errors import Error, InputError, ModelError
 from .feeds import check_feeds
 from .ir import Graph, verify
 from .ir.state import has_state
-from .session import BACKENDS, Session, choose_backend
+from .session import BACKENDS, Session, check_max_iterations, choose_backend
 
 
 class Model:
@@ -192,20 +192,6 @@ class Model:
 
     def save(self, path: str | os.PathLike) -> None:
         save(self, path)
-
-
-def check_max_iterations(value: Any) -> int | None:
-    """`value` as the bound on every loop: ``None`` (no bound) or an integer in
-    ``[0, 2**63 - 1]``; anything else is the caller's error (`InputError`)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise InputError(f"max_iterations must be a non-negative integer or None, got "
-                         f"{value!r} ({type(value).__name__})")
-    value = int(value)
-    if not 0 <= value <= 2**63 - 1:
-        raise InputError(f"max_iterations must lie between 0 and 2**63 - 1, got {value}")
-    return value
 
 
 def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:

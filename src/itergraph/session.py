@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from .errors import InputError, UnsupportedError
 from .feeds import FeedCheck
 from .ir import Loop
@@ -35,6 +37,20 @@ AUTO_NODES = 24
 #: Ops whose work a compiled program does far faster than a NumPy kernel per call.
 COMPILED_WORK = frozenset({"If", "Loop", "Scan", "LSTM", "GRU", "RNN", "Conv",
                            "ConvTranspose", "RecurrentSequence"})
+
+
+def check_max_iterations(value: Any) -> int | None:
+    """`value` as the bound on every loop: ``None`` (no bound) or an integer in
+    ``[0, 2**63 - 1]``; anything else is the caller's error (`InputError`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InputError(f"max_iterations must be a non-negative integer or None, got "
+                         f"{value!r} ({type(value).__name__})")
+    value = int(value)
+    if not 0 <= value <= 2**63 - 1:
+        raise InputError(f"max_iterations must lie between 0 and 2**63 - 1, got {value}")
+    return value
 
 
 def default_backend() -> str:
@@ -87,8 +103,6 @@ class Session:
     """`model` prepared for one engine and iteration limit; ``run(feeds)`` -> outputs."""
 
     def __init__(self, model, backend: str | None = None, max_iterations: int | None = None):
-        from .api import check_max_iterations
-
         self.model = model
         self.max_iterations = check_max_iterations(max_iterations)
         self._check = FeedCheck(model.graph)
