@@ -17,8 +17,10 @@ Rows:
 
 Every engine streams the same inputs: the recurrent models get back the state they returned
 (as a VAD is called every 32 ms of audio). For each engine: the first call (load, compile and
-run), then 20 warm-up calls, then `--calls` timed calls; p50 and p99 per call, and the ratio of
-p50 to ONNX Runtime's (OpenVINO's for the IR row). Outputs of every engine's first call are
+run), then 20 warm-up calls ("auto": and until it has judged its signatures), then `--calls`
+timed calls, the engines taking turns in rounds of 50 calls (a shared VM's speed drifts; so
+each engine sees the same drift); p50 and p99 per call, and the ratio of p50 to ONNX
+Runtime's (OpenVINO's for the IR row). Outputs of every engine's first call are
 checked against ONNX Runtime's (OpenVINO's for the IR row); a differing cell says MISMATCH.
 """
 
@@ -264,68 +266,109 @@ def prepare(engine: str, row: Row, threads: int):
     return lambda f: [np.array(r) for r in (lambda res: [res[o] for o in outs])(req.infer(f))]
 
 
-def measure(engine: str, row: Row, calls: int, warmup: int, threads: int) -> Result:
-    import numpy as np
+class _Stream:
+    """One engine streaming a row: its own carried state, its call count, its timings."""
 
-    res = Result()
-    state: dict = {}
+    def __init__(self, engine: str, row: Row):
+        self.engine, self.row = engine, row
+        self.state: dict = {}
+        self.k = 0
+        self.run = None
+        self.session = None
+        self.times: list[float] = []
+        self.res = Result()
 
-    def feeds(k):
-        f = dict(row.stream(k))
-        f.update(state)
+    def feeds(self, k):
+        f = dict(self.row.stream(k))
+        f.update(self.state)
         return f
 
-    def call(run, k):
-        outs = run(feeds(k))
-        for name, pos in row.carry.items():
-            state[name] = np.asarray(outs[pos])
+    def call(self, timed: bool = False):
+        import numpy as np
+
+        f = self.feeds(self.k)
+        a = time.perf_counter()
+        outs = self.run(f)
+        if timed:
+            self.times.append(time.perf_counter() - a)
+        self.k += 1
+        for name, pos in self.row.carry.items():
+            self.state[name] = np.asarray(outs[pos])
         return outs
 
-    try:
-        t0 = time.perf_counter()
-        prepare.used, prepare.session = engine, None
-        run = prepare(engine, row, threads)
-        res.outputs = [np.asarray(o) for o in call(run, 0)]
-        res.first = time.perf_counter() - t0
-        res.engine_used = prepare.used
-        for k in range(1, warmup + 1):
-            call(run, k)
-        warmup += _settle(engine, lambda k: call(run, k), feeds, warmup + 1)
-        times = np.empty(calls)
-        for k in range(calls):
-            a = time.perf_counter()
-            call(run, warmup + 1 + k)
-            times[k] = time.perf_counter() - a
-    except LookupError as e:
-        res.error = str(e)
-        return res
-    except Exception as e:  # a refusal or failure is a cell of the table
-        text = str(e).strip().splitlines()
-        res.error = f"error: {type(e).__name__}: {text[0][:80] if text else ''}"
-        return res
-    res.p50, res.p99 = (float(np.percentile(times, q)) for q in (50, 99))
-    return res
+    def fail(self, e: Exception) -> None:
+        if isinstance(e, LookupError):
+            self.res.error = str(e)
+        else:  # a refusal or failure is a cell of the table
+            text = str(e).strip().splitlines()
+            self.res.error = f"error: {type(e).__name__}: {text[0][:80] if text else ''}"
+
+
+ROUND = 50  # calls per engine per round: engines take turns, so a machine's drift is shared
+
+
+def measure_row(row: Row, engines: list[str], calls: int, warmup: int,
+                threads: int) -> dict[str, Result]:
+    """Prepare and first-call every engine, warm each up (and let "auto" settle), then time
+    `calls` calls per engine in rounds of `ROUND`, the engines taking turns."""
+    import numpy as np
+
+    streams = {e: _Stream(e, row) for e in engines}
+    for e, st in streams.items():
+        try:
+            t0 = time.perf_counter()
+            prepare.used, prepare.session = e, None
+            st.run = prepare(e, row, threads)
+            st.res.outputs = [np.asarray(o) for o in st.call()]
+            st.res.first = time.perf_counter() - t0
+            st.res.engine_used, st.session = prepare.used, prepare.session
+            for _ in range(warmup):
+                st.call()
+            _settle(st)
+        except Exception as exc:
+            st.fail(exc)
+    live = [st for st in streams.values() if st.res.error is None]
+    for _ in range(-(-calls // ROUND)):
+        for st in list(live):
+            try:
+                for _ in range(ROUND):
+                    st.call(timed=True)
+            except Exception as exc:
+                st.fail(exc)
+                live.remove(st)
+    for st in live:
+        t = np.array(st.times[:calls])
+        st.res.p50, st.res.p99 = (float(np.percentile(t, q)) for q in (50, 99))
+    return {e: st.res for e, st in streams.items()}
+
+
+def _preload(row: Row, engines: list[str], threads: int) -> None:
+    """Each engine once on a trivial model, so that no row's first call includes one-time
+    process costs (imports, plugin loading)."""
+    for e in engines:
+        try:
+            prepare(e, row, threads)(row.stream(0))
+        except Exception:  # reported per row, by the engine itself
+            pass
 
 
 SETTLE_S = 15.0
 
 
-def _settle(engine: str, call, feeds, k0: int) -> int:
+def _settle(st: _Stream) -> None:
     """For "auto" on JAX: call until the stream's signatures are compiled and judged (at most
-    `SETTLE_S`), so that the timed calls show its steady state; returns the calls made."""
+    `SETTLE_S`), so that the timed calls show its steady state."""
     from itergraph.tiered import TieredRunner
 
-    runner = getattr(getattr(prepare, "session", None), "_call", None)
-    if engine != "auto" or not isinstance(runner, TieredRunner):
-        return 0
-    k, end = k0, time.perf_counter() + SETTLE_S
+    runner = getattr(st.session, "_call", None)
+    if st.engine != "auto" or not isinstance(runner, TieredRunner):
+        return
+    end = time.perf_counter() + SETTLE_S
     while time.perf_counter() < end:
-        call(k)
-        k += 1
+        st.call()
         busy = runner.pending or (runner.worker is not None and runner.worker.is_alive())
-        if not busy and runner.engine_for(feeds(k)) is not None:
-            break
-    return k - k0
+        if not busy and runner.engine_for(st.feeds(st.k)) is not None:
+            return
 
 
 def _mismatch(got, want) -> str | None:
@@ -391,9 +434,10 @@ def main(argv=None) -> int:
             except ImportError as e:  # OpenVINO builds the LowLatency2 model
                 notes.append(f"rows not built: {e}")
         results: dict[str, dict[str, Result]] = {}
+        _preload(trivial_rows(work)[0], engines, args.threads)
         for row in rows:
-            results[row.name] = {e: measure(e, row, args.calls, args.warmup, args.threads)
-                                 for e in engines}
+            results[row.name] = measure_row(row, engines, args.calls, args.warmup,
+                                            args.threads)
             print(f"measured {row.name}", file=sys.stderr, flush=True)
     print_table(rows, results, engines, args, notes, load_before)
     return 0
@@ -421,8 +465,9 @@ def print_table(rows, results, engines, args, notes, load_before) -> None:
                      + (" |" if md else ""))
     print("\n".join(lines))
     print()
-    print(f"p50 / p99 per call in µs (ms where marked), {args.calls} calls after "
-          f"{args.warmup} warm-up calls (auto: and until the signatures it compiles behind "
+    print(f"p50 / p99 per call in µs (ms where marked), {args.calls} calls per engine in "
+          f"rounds of {ROUND}, the engines taking turns, after {args.warmup} warm-up calls "
+          f"(auto: and until the signatures it compiles behind "
           f"its calls are judged, at most {SETTLE_S:.0f} s); (x) = p50 relative to ONNX "
           "Runtime (OpenVINO on the IR row); [jax] = auto may use JAX, [numpy] = it "
           "cannot or it does not pay.")
