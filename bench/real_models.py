@@ -300,8 +300,12 @@ class _Stream:
         if isinstance(e, LookupError):
             self.res.error = str(e)
         else:  # a refusal or failure is a cell of the table
-            text = str(e).strip().splitlines()
-            self.res.error = f"error: {type(e).__name__}: {text[0][:80] if text else ''}"
+            lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+            said = [ln for ln in lines if ln.startswith("-- ")]  # OpenVINO: the failed op
+            said += [ln for ln in lines if not ln.startswith(("Exception from", "Check ",
+                                                               "FrontEnd API"))]
+            text = (said or lines or [""])[0]
+            self.res.error = f"error: {type(e).__name__}: {text[:90]}"
 
 
 ROUND = 50  # calls per engine per round: engines take turns, so a machine's drift is shared
