@@ -55,10 +55,17 @@ def _conv(cx, x, w, b=None):
     group = int(attr(cx.node, "group", 1))
     if n < 1 or n > 3:
         cx.fail(f"Conv with {n} spatial axes is not lowered")
-    if group == 1 and all(k == 1 for k in kernel):
-        y = _pointwise(cx, x, w, strides, pads)
-    elif group > 1 and group == x.shape[1] and w.shape[1] == 1 and len(kernel) == n:
-        y = _depthwise(cx, x, w, kernel, strides, dilations, pads)
+    pointwise = group == 1 and all(k == 1 for k in kernel)
+    depthwise = group > 1 and group == x.shape[1] and w.shape[1] == 1 and len(kernel) == n
+    if (pointwise or depthwise) and x.dtype.itemsize < 4 and x.dtype.kind == "f":
+        # sum in float32 as the general convolution does (float16 terms would round each)
+        xw = astype(cx, x, np.float32), astype(cx, w, np.float32)
+    else:
+        xw = x, w
+    if pointwise:
+        y = _pointwise(cx, *xw, strides, pads)
+    elif depthwise:
+        y = _depthwise(cx, *xw, kernel, strides, dilations, pads)
     else:
         spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
         y = lax.conv_general_dilated(x, w, tuple(strides), pads,
