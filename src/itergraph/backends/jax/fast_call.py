@@ -41,7 +41,10 @@ def signature(feeds: dict[str, Any], names: tuple[str, ...], promoted: tuple[str
             return None
         key.append((x.shape, x.dtype))
     for n in promoted:
-        key.append(feeds[n].tobytes())
+        x = feeds.get(n)
+        if type(x) is not np.ndarray:
+            return None  # a promoted input left to its default: the planner's path
+        key.append(x.tobytes())
     return tuple(key)
 
 

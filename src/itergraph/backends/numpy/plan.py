@@ -164,7 +164,9 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
                lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local))
     finally:
         ctx.read_stack.pop()
-    ret = "".join(ref(v) + ", " for v in outputs)
+    env["_copy"] = np.array  # a folded constant leaves a plan as a copy of its own
+    ret = "".join((f"_copy({r})" if r.startswith("f") else r) + ", "
+                  for r in (ref(v) for v in outputs))
     pid = next(_plan_ids)
     filename = f"<itergraph plan {pid}: {graph.name or 'graph'}>"
     source = "\n".join(
