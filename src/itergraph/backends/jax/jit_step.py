@@ -52,7 +52,6 @@ class JitStep:
         self.compiled = None  # the executable for host (NumPy) arguments, compiled ahead
         self.uses_limit = _has_loop(self.nodes)  # takes the iteration limit as an argument
         self.checks = True  # returns an error code (known once traced: `messages`)
-        self.extra: tuple = ()  # the arguments after the traced inputs (see `_fn`)
 
     def _fn(self, *flat):
         """The traced function: ``flat`` is the traced inputs, then the large constants, then

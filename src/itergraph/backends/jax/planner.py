@@ -155,11 +155,14 @@ class Tail:
         return Plan(steps, tail)
 
     def _promote(self, node: Node, env, static, values=None) -> bool:
-        """Treat the small integer inputs given at run time (not computed by XLA) that
-        `values` (default: `node`'s inputs) are computed from as known values: plans are
-        then made per value of them. True if any was promoted."""
+        """Treat small integer inputs given at run time (not computed by XLA) as known
+        values: those among `node`'s inputs, or with `values` (an If's condition) those the
+        values are computed from. Plans are then made per value of them. True if any was
+        promoted."""
         done = False
-        for u in self._sources(values if values is not None else node.inputs):
+        uids = (self._sources(values) if values is not None else
+                [v.uid for v in node.inputs if v is not None])
+        for u in uids:
             if u in static or u not in env or u not in self.live_in:
                 continue
             if _promotable(env[u]):
