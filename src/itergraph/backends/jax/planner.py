@@ -156,26 +156,28 @@ class Tail:
 
     def _promote(self, node: Node, env, static, values=None) -> bool:
         """Treat small integer inputs given at run time (not computed by XLA) as known
-        values: those among `node`'s inputs, or with `values` (an If's condition) those the
-        values are computed from. Plans are then made per value of them. True if any was
-        promoted."""
+        values: those among `values` (default: `node`'s inputs; an If's condition) and the
+        single numbers they are computed from. Plans are then made per value of them. True
+        if any was promoted."""
         done = False
-        uids = (self._sources(values) if values is not None else
-                [v.uid for v in node.inputs if v is not None])
-        for u in uids:
+        direct = {v.uid for v in (values if values is not None else node.inputs)
+                  if v is not None}
+        for u in self._sources(list(direct)):
             if u in static or u not in env or u not in self.live_in:
                 continue
-            if _promotable(env[u]):
+            # beyond the values themselves, only single numbers (a sample rate, a length):
+            # a plan per value of a longer array (token ids) would compile on every call
+            if _promotable(env[u]) and (u in direct or env[u].size <= 1):
                 self.promoted.append(u)
                 x = env[u]
                 static[u] = ("value", x.dtype.str, x.shape, x.tobytes())
                 done = True
         return done
 
-    def _sources(self, values) -> list[int]:
-        """The uids of `values` and of every top-level value they are computed from."""
+    def _sources(self, uids: list[int]) -> list[int]:
+        """`uids` and the uids of every top-level value they are computed from."""
         cg = self.cg
-        todo = [v.uid for v in values if v is not None]
+        todo = list(uids)
         seen: set[int] = set()
         while todo:
             u = todo.pop()
