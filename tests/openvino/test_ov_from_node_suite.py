@@ -29,7 +29,6 @@ REFUSED = {
     **{f"test_resize_downsample_{s}_{m}_antialias": "OpenVINO's antialiased Interpolate "
        "computes otherwise than ONNX Resize" for s in ("scales", "sizes")
        for m in ("linear", "cubic")},
-    "test_roialign_aligned_true": "ROIAlign-9 half_pixel_for_nn computes otherwise than ONNX",
     "test_roialign_mode_max": "ROIAlign-9 max mode computes otherwise than ONNX RoiAlign",
 }
 #: case -> why neither itergraph nor OpenVINO gives the ONNX test's expected outputs

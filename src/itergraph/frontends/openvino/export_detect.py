@@ -1,5 +1,8 @@
-"""ONNX detection ops -> OpenVINO layers. ``RoiAlign`` is ``ROIAlign-9`` (``half_pixel`` or
-``asymmetric``, ONNX's ``output_half_pixel``), ``MaxRoiPool`` ``ROIPooling-2`` (``max``).
+"""ONNX detection ops -> OpenVINO layers. ``RoiAlign`` (``avg``) is ``ROIAlign-9``: ONNX's
+``half_pixel`` is OpenVINO's ``half_pixel_for_nn`` (a box corner ``x * scale - 0.5``, as
+OpenVINO's own ONNX frontend writes it) and ``output_half_pixel`` its ``asymmetric``; ONNX's
+``max`` mode (the largest of the bin's bilinear-weighted samples) has no OpenVINO form and is
+refused. ``MaxRoiPool`` is ``ROIPooling-2`` (``max``).
 ``NonMaxSuppression`` is ``NonMaxSuppression-9``
 with ``sort_result_descending=false`` (ONNX's order: batch, class, then score) and
 ``center_point_box`` as ``box_encoding``; a constant IoU threshold becomes the next float
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType
 from .export_table import exporter
@@ -42,12 +46,20 @@ def _roi_align(w: NetWriter, node: Node, ins):
                          "output_half_pixel")
     ctm = ctm.decode() if isinstance(ctm, bytes) else ctm
     mode = node.attrs.get("mode", "avg")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode != "avg":
+        raise UnsupportedError(f"{where(node)}: RoiAlign mode '{mode}' has no OpenVINO form "
+                               "(OpenVINO's ROIAlign max takes the largest bilinear sample, "
+                               "ONNX weights the samples first)")
+    if ctm not in ("half_pixel", "output_half_pixel"):
+        raise UnsupportedError(f"{where(node)}: RoiAlign coordinate_transformation_mode "
+                               f"'{ctm}' is not half_pixel or output_half_pixel")
     data = {"pooled_h": int(node.attrs.get("output_height", 1)),
             "pooled_w": int(node.attrs.get("output_width", 1)),
             "sampling_ratio": int(node.attrs.get("sampling_ratio", 0)),
             "spatial_scale": float(node.attrs.get("spatial_scale", 1.0)),
-            "mode": mode.decode() if isinstance(mode, bytes) else mode,
-            "aligned_mode": "half_pixel" if ctm == "half_pixel" else "asymmetric"}
+            "mode": mode,
+            "aligned_mode": "half_pixel_for_nn" if ctm == "half_pixel" else "asymmetric"}
     return w.one("ROIAlign", "opset9", ins[:3], data, dtype=ins[0].dtype)
 
 

@@ -3,7 +3,10 @@ BitShift, ScatterElements, OneHot, BatchNormalization, LRN, DepthToSpace, SpaceT
 
 ONNX semantics kept where OpenVINO's op differs:
 - ``Selu``'s ``alpha``/``gamma`` attributes become OpenVINO's ``alpha``/``lambda`` inputs;
-- ``BitShift`` is ``BitwiseLeftShift``/``BitwiseRightShift-15``;
+- ``BitShift`` is ``BitwiseLeftShift``/``BitwiseRightShift-15``; an amount that is negative
+  or at least the type's width shifts everything out in ONNX (0, or the sign for an
+  arithmetic right shift), where OpenVINO's CPU plugin takes it modulo the width: unless the
+  amount is a constant in range, a ``Select`` gives ONNX's value there;
 - ``ScatterElements`` with a reduction is ``ScatterElementsUpdate-12`` (``add`` is ``sum``,
   ``mul`` is ``prod``);
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
@@ -51,7 +54,30 @@ def _bit_shift(w: NetWriter, node: Node, ins):
     if ov is None:
         raise UnsupportedError(f"{where(node)}: BitShift direction '{direction}' is not LEFT or "
                                "RIGHT")
-    return w.one(ov, "opset15", ins[:2], _NUMPY, dtype=ins[0].dtype)
+    x, amount = ins[:2]
+    shifted = w.one(ov, "opset15", [x, amount], _NUMPY, dtype=x.dtype)
+    dt = x.dtype
+    if dt is None or not dt.is_integer:
+        return shifted
+    npdt = to_numpy(dt)
+    width = np.dtype(npdt).itemsize * 8
+    const = node.inputs[1].const
+    if const is not None and ((np.asarray(const) >= 0) & (np.asarray(const) < width)).all():
+        return shifted
+    # OpenVINO's CPU plugin takes the amount modulo the width (as x86 does); ONNX shifts
+    # everything out: 0, or the sign for an arithmetic right shift
+    low = w.one("Less", "opset1", [amount, w.const(np.array(0, to_numpy(amount.dtype)))],
+                _NUMPY, dtype=BOOL)
+    high = w.one("GreaterEqual", "opset1",
+                 [amount, w.const(np.array(width, to_numpy(amount.dtype)))], _NUMPY, dtype=BOOL)
+    out = w.one("LogicalOr", "opset1", [low, high], _NUMPY, dtype=BOOL)
+    zero = w.const(np.array(0, npdt))
+    fill = zero
+    if ov == "BitwiseRightShift" and np.issubdtype(npdt, np.signedinteger):
+        neg = w.one("Less", "opset1", [x, zero], _NUMPY, dtype=BOOL)
+        fill = w.one("Select", "opset1", [neg, w.const(np.array(-1, npdt)), zero], _NUMPY,
+                     dtype=dt)
+    return w.one("Select", "opset1", [out, fill, shifted], _NUMPY, dtype=dt)
 
 
 _REDUCTION = {"none": "none", "add": "sum", "mul": "prod", "min": "min", "max": "max"}
