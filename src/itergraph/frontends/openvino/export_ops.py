@@ -285,7 +285,10 @@ def _flatten(w: NetWriter, node: Node, ins):
 @exporter("Transpose", since=1)
 def _transpose(w: NetWriter, node: Node, ins):
     perm = node.attrs.get("perm")
-    order = w.i64(list(perm)) if perm is not None else w.const(np.zeros(0, np.int64))
+    if perm is None and rank(ins[0]) is not None:
+        perm = list(range(rank(ins[0])))[::-1]
+    # an empty order means "reversed" in OpenVINO's specification; its CPU plugin refuses it
+    order = w.i64(list(perm)) if perm is not None else _reversed_axes(w, ins[0])
     shape = None
     if perm is not None and ins[0].shape is not None and len(perm) == len(ins[0].shape):
         shape = tuple(ins[0].shape[p] for p in perm)
@@ -440,7 +443,7 @@ def _constant_of_shape(w: NetWriter, node: Node, ins):
 @exporter("Range", since=11)
 def _range(w: NetWriter, node: Node, ins):
     dt = first_dtype(ins) or DataType.FLOAT32
-    return w.one("Range", V4, ins[:3], {"output_type": to_element_type(dt, where(node))},
+    return w.one("Range", V4, [w.scalar(x) for x in ins[:3]], {"output_type": to_element_type(dt, where(node))},
                  dtype=dt, shape=(None,))
 
 
@@ -460,6 +463,16 @@ def _tile(w: NetWriter, node: Node, ins):
     return w.one("Tile", V1, [ins[0], i64_port(w, ins[1])], dtype=ins[0].dtype)
 
 
+def _reversed_axes(w: NetWriter, x: Out) -> Out:
+    """``[rank - 1, ..., 0]`` of `x`, whose rank is known only at run time."""
+    shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+    n = w.one("ShapeOf", V3, [shape], {"output_type": "i64"}, dtype=I64, shape=(1,))
+    last = w.one("Subtract", V1, [w.one("Squeeze", V1, [n, w.i64([0])], dtype=I64, shape=()),
+                                  w.i64(1)], {"auto_broadcast": "numpy"}, dtype=I64, shape=())
+    return w.one("Range", V4, [last, w.i64(-1), w.i64(-1)], {"output_type": "i64"}, dtype=I64,
+                 shape=(None,))
+
+
 def _all_axes(w: NetWriter, x: Out) -> Out:
     r = rank(x)
     if r is not None:
@@ -469,6 +482,19 @@ def _all_axes(w: NetWriter, x: Out) -> Out:
     n0 = w.one("Squeeze", V1, [n, w.i64([0])], dtype=I64, shape=())
     return w.one("Range", V4, [w.i64(0), n0, w.i64(1)], {"output_type": "i64"}, dtype=I64,
                  shape=(None,))
+
+
+def _infinite_extreme(w: NetWriter, ov_type: str, x: Out, axes: Out, keep: bool, y: Out) -> Out:
+    """`y`, OpenVINO's ReduceMax (ReduceMin) of `x`, with -inf (+inf) where every reduced
+    element is -inf (+inf): OpenVINO's CPU plugin starts from the lowest (highest) finite
+    value and returns it there."""
+    npdt = to_numpy(x.dtype)
+    inf = w.const(np.array(-np.inf if ov_type == "ReduceMax" else np.inf, npdt))
+    hit = w.one("Equal", V1, [x, inf], {"auto_broadcast": "numpy"}, dtype=DataType.BOOL)
+    u8 = w.one("Convert", V1, [hit], {"destination_type": "u8"}, dtype=DataType.UINT8)
+    every = w.one("ReduceMin", V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
+    every = w.one("Convert", V1, [every], {"destination_type": "boolean"}, dtype=DataType.BOOL)
+    return w.one("Select", V1, [every, inf, y], {"auto_broadcast": "numpy"}, dtype=x.dtype)
 
 
 def _reduce(ov_type: str, pre: str | None = None, post: str | None = None, version=V1):
@@ -482,11 +508,19 @@ def _reduce(ov_type: str, pre: str | None = None, post: str | None = None, versi
             if noop:
                 return x
             axes = _all_axes(w, x)
+        if x.dtype == DataType.BOOL and ov_type in ("ReduceMax", "ReduceMin"):
+            # OpenVINO's CPU plugin reduces no booleans by max/min, and its ReduceLogicalOr/And
+            # only over constant axes: reduced as u8
+            u8 = w.one("Convert", V1, [x], {"destination_type": "u8"}, dtype=DataType.UINT8)
+            y = w.one(ov_type, V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
+            return w.one("Convert", V1, [y], {"destination_type": "boolean"}, dtype=x.dtype)
         if pre == "square":
             x = w.one("Multiply", V1, [x, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
         elif pre == "exp":
             x = w.one("Exp", V1, [x], dtype=x.dtype)
         y = w.one(ov_type, version, [x, axes], {"keep_dims": keep}, dtype=x.dtype)
+        if ov_type in ("ReduceMax", "ReduceMin") and x.dtype is not None and x.dtype.is_floating:
+            y = _infinite_extreme(w, ov_type, x, axes, keep, y)
         if post == "log":
             y = w.one("Log", V1, [y], dtype=x.dtype)
         return y

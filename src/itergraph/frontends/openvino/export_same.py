@@ -195,24 +195,59 @@ _PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
 
 @exporter("Pad", since=11)
 def _pad(w: NetWriter, node: Node, ins):
+    """``Pad-12`` (negative pads crop, as in ONNX); pads given for some ``axes`` are spread
+    over every axis, 0 elsewhere."""
     mode = str(node.attrs.get("mode", "constant"))
     if mode not in _PAD_MODES:
         raise UnsupportedError(f"{where(node)}: Pad mode '{mode}' has no OpenVINO counterpart")
-    if len(ins) > 3 and ins[3] is not None:
-        raise UnsupportedError(f"{where(node)}: Pad with an axes input is not supported")
-    r = len(ins[0].shape) if ins[0].shape is not None else None
     c = node.inputs[1].const
+    axes = ins[3] if len(ins) > 3 else None
     if c is not None:
         p = np.asarray(c, np.int64).reshape(-1)
-        begin, end = w.i64(p[:p.size // 2]), w.i64(p[p.size // 2:])
-    elif r is not None:
-        begin = w.one("StridedSlice", "opset1", [ins[1], w.i64([0]), w.i64([r]), w.i64([1])],
-                      {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
-        end = w.one("StridedSlice", "opset1", [ins[1], w.i64([r]), w.i64([2 * r]), w.i64([1])],
-                    {"begin_mask": "0", "end_mask": "0"}, dtype=I64, shape=(r,))
+        begin, end = p[:p.size // 2], p[p.size // 2:]
     else:
-        raise UnsupportedError(f"{where(node)}: Pad with run-time pads needs the input rank")
+        pads = ins[1] if ins[1].dtype == I64 else w.one(
+            "Convert", "opset1", [ins[1]], {"destination_type": "i64"}, dtype=I64)
+        halves = w.layer("Split", "opset1", [pads, w.i64(0)], {"num_splits": 2},
+                         [(I64, (None,)), (I64, (None,))])
+        begin, end = halves[0], halves[1]
+    if axes is not None:
+        begin, end = _spread(w, node, ins[0], axes, begin, end)
+    if isinstance(begin, np.ndarray):
+        begin, end = w.i64(begin), w.i64(end)
     args = [ins[0], begin, end]
     if mode == "constant" and len(ins) > 2 and ins[2] is not None:
-        args.append(ins[2])
-    return w.one("Pad", "opset1", args, {"pad_mode": _PAD_MODES[mode]}, dtype=ins[0].dtype)
+        args.append(w.scalar(ins[2]))
+    return w.one("Pad", "opset12", args, {"pad_mode": _PAD_MODES[mode]}, dtype=ins[0].dtype)
+
+
+def _spread(w: NetWriter, node: Node, x, axes, begin, end):
+    """Pads `begin`/`end` for `axes` as pads for every axis of `x` (0 on the others); the
+    rank of `x` is read at run time where the writer does not know it."""
+    r = len(x.shape) if x.shape is not None else None
+    ax = node.inputs[3].const
+    if ax is not None and r is not None:
+        ax = np.asarray(ax, np.int64).reshape(-1)
+        ax = np.where(ax < 0, ax + r, ax)
+        if isinstance(begin, np.ndarray):
+            full_b, full_e = np.zeros(r, np.int64), np.zeros(r, np.int64)
+            full_b[ax], full_e[ax] = begin, end
+            return full_b, full_e
+        idx, zeros = w.i64(ax), w.i64(np.zeros(r, np.int64))
+    else:
+        if r is not None:
+            rank, zeros = w.i64([r]), w.i64(np.zeros(r, np.int64))
+        else:
+            shape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64)
+            rank = w.one("ShapeOf", "opset3", [shape], {"output_type": "i64"}, dtype=I64,
+                         shape=(1,))
+            zeros = w.one("Broadcast", "opset3", [w.i64(0), rank], {"mode": "numpy"},
+                          dtype=I64, shape=(None,))
+        a64 = axes if axes.dtype == I64 else w.one(
+            "Convert", "opset1", [axes], {"destination_type": "i64"}, dtype=I64)
+        neg = w.one("Less", "opset1", [a64, w.i64(0)], _NUMPY, dtype=BOOL)
+        idx = w.one("Select", "opset1", [neg, w.one("Add", "opset1", [a64, rank], _NUMPY,
+                                                    dtype=I64), a64], _NUMPY, dtype=I64)
+    return tuple(w.one("ScatterUpdate", "opset3",
+                       [zeros, idx, w.i64(v) if isinstance(v, np.ndarray) else v, w.i64(0)],
+                       dtype=I64, shape=zeros.shape) for v in (begin, end))

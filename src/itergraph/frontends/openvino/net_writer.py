@@ -17,6 +17,8 @@ import numpy as np
 from ...errors import ModelError, UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import DataType, TensorType
+from ...passes.inline_if import inline_if
+from ..onnx.schema_functions import expansion
 from .elements import encode, from_numpy, to_element_type, to_precision
 from .export_table import EXPORTERS
 
@@ -154,6 +156,14 @@ class NetWriter:
             self.consts[key] = out
         return out
 
+    def scalar(self, x: Out) -> Out:
+        """`x` as a scalar: ONNX Runtime and ONNX's reference take a one-element vector where
+        a scalar is due (Range's bounds, Pad's value), OpenVINO does not."""
+        if x.shape == ():
+            return x
+        return self.one("Reshape", "opset1", [x, self.const(np.zeros(0, np.int64))],
+                        {"special_zero": False}, dtype=x.dtype, shape=())
+
     def i64(self, values) -> Out:
         return self.const(np.asarray(values, dtype=np.int64))
 
@@ -214,6 +224,8 @@ class NetWriter:
         """Write `nodes` (default: all) of `graph`, in graph order."""
         for node in (graph.nodes if nodes is None else nodes):
             fn = EXPORTERS.lookup(node.op_type, node.version, node.domain)
+            if fn is None and self._write_expanded(node):
+                continue
             if fn is None:
                 raise UnsupportedError(
                     f"{where(node)}: the OpenVINO writer cannot express op "
@@ -230,6 +242,22 @@ class NetWriter:
             for v, o in zip(node.outputs, outs):
                 if o is not None:
                     self.bind(v, o)
+
+    def _write_expanded(self, node: Node) -> bool:
+        """Write `node` as the nodes of ONNX's function body for it (`schema_functions`);
+        False when ONNX defines its operator directly. A branch on the node's static shapes
+        (``AffineGrid``'s rank) is taken here: OpenVINO checks both branches' shapes."""
+        body = expansion(node)
+        if body is None:
+            return False
+        inline_if(body)
+        present = [v for v in node.inputs if v is not None]
+        for formal, actual in zip(body.inputs, present):
+            self.env[formal.uid] = self.get(actual, node)
+        self.write_nodes(body)
+        for v, o in zip(node.outputs, body.outputs):
+            self.bind(v, self.get(o, node))
+        return True
 
     def eval_cone(self, graph: Graph, target: Value, subst: dict[int, Out]) -> Out:
         """Write again the nodes of `graph` that `target` depends on, with the values in
