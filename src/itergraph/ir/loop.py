@@ -53,7 +53,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
+import numpy as np
+
 from .graph import Graph, Node, Value
+from .types import TensorType
 
 UNBOUNDED_TRIP_COUNT = 2**31 - 1  # a trip count at or above this means "no limit"
 
@@ -219,6 +222,16 @@ class Loop(Node):
     @property
     def body(self) -> Graph:
         return self.attrs["body"]
+
+    def iteration_form(self) -> tuple[Any, tuple[int, ...]]:
+        """NumPy dtype and shape in which the body receives the iteration number: int64 ``()``
+        unless `iteration_param` declares another integer type, and ``(1,)`` when it declares
+        any rank above 0 (as ONNX Runtime feeds it; OpenVINO's ``[1]`` current iteration)."""
+        t = self.iteration_param.type if self.iteration_param is not None else None
+        if not isinstance(t, TensorType):
+            return np.dtype(np.int64), ()
+        dtype = np.dtype(t.dtype.numpy) if t.dtype is not None else np.dtype(np.int64)
+        return dtype, (1,) if t.shape else ()
 
     @body.setter
     def body(self, g: Graph) -> None:

@@ -201,12 +201,21 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
     iter_name = w.fresh(f"{loop.name or 'loop'}_iter")
     b_inputs = [value_info(iter_name, TensorType(DataType.INT64, ()))]
     if ip is not None:
-        if dtype_of(ip) in (None, DataType.INT64):
+        dtype, shape = loop.iteration_form()
+        if dtype == np.int64 and shape == ():
             benv.names[ip.uid] = iter_name
         else:
-            B.op("Cast", [iter_name], out=w.define(benv, ip), to=dtype_to_onnx(dtype_of(ip)))
+            k = iter_name
+            if dtype != np.int64:
+                k = B.op("Cast", [k], "iteration", to=dtype_to_onnx(dtype_of(ip)))
+            B.op("Identity", [_vector(B, k) if shape else k], out=w.define(benv, ip))
     cp = loop.condition_param
-    cond_in = w.define(benv, cp) if cp is not None else w.fresh(f"{loop.name or 'loop'}_cond")
+    if cp is not None and isinstance(cp.type, TensorType) and cp.type.shape:
+        cond_in = w.fresh(f"{loop.name or 'loop'}_cond")
+        B.op("Identity", [_vector(B, cond_in)], out=w.define(benv, cp))
+    else:
+        cond_in = w.define(benv, cp) if cp is not None else \
+            w.fresh(f"{loop.name or 'loop'}_cond")
     b_inputs.append(value_info(cond_in, TensorType(DataType.BOOL, ())))
     b_inputs += [value_info(w.define(benv, c.param), c.param.type or c.value.type, shape=False)
                  for c in carried]
@@ -246,6 +255,14 @@ def _emit_loop(w, loop: Loop, env, nodes) -> None:
         elif env.names.get(o.output.uid) != r:
             post_concat(w, loop, env, E, o, r)
     copy_last(w, loop, env, E, finals, [o for o in rest if o not in lasts])
+
+
+def _vector(E: Emitter, name: str) -> str:
+    """Scalar `name` as ``[1]``: the body declares the iteration number or condition with a
+    rank above 0, which the canonical loop gives it so (`Loop.iteration_form`)."""
+    if E.opset >= 13:
+        return E.op("Unsqueeze", [name, E.const([0], "axes")], "vector")
+    return E.op("Unsqueeze", [name], "vector", axes=[0])
 
 
 def _scalar(E: Emitter, name: str, v: Value) -> str:

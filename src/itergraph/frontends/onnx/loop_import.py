@@ -35,9 +35,9 @@ import numpy as np
 import onnx
 
 from ...errors import Error, LeniencyWarning, ModelError
-from ...ir.graph import Graph, Value
+from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop
-from ...ir.types import TensorType
+from ...ir.types import DataType, TensorType
 from .node_import import where
 from .schema_check import allowed_types, type_string
 from .scope import Scope
@@ -83,6 +83,7 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                       "to an integer (how the TorchScript exporter writes 'unbounded'); "
                       "read as no trip count", LeniencyWarning, stacklevel=2)
         m = None
+    cond_param = _scalar_condition(body, cond_param, version)
     carried = [Carried(init[i], body.inputs[2 + i], body.outputs[1 + i]) for i in range(n)]
     outs: list = [Last(body.outputs[1 + i], outputs[i]) for i in range(n)]
     outs += [Concat(body.outputs[1 + n + j], outputs[n + j], axis=0, new_axis=True)
@@ -92,6 +93,25 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
                 origin_attrs={"opset": version, "version": r.since(p, version)},
                 negative_trip_count="zero")
+
+
+def _scalar_condition(body: Graph, cond_param: Value, version: int) -> Value:
+    """The body's condition input as a scalar. A body that declares it with a rank above 0
+    (``bool[1]``) gets it as ``[1]`` from ONNX Runtime, every iteration (as the iteration
+    number, `Loop.iteration_form`): the body then reads a ``Reshape`` of the scalar to
+    ``[1]``."""
+    t = cond_param.type
+    if not (isinstance(t, TensorType) and t.shape):
+        return cond_param
+    scalar = Value(f"{cond_param.name}_scalar", TensorType(t.dtype, ()))
+    cond_param.type = TensorType(t.dtype, (1,))
+    shape = Value(f"{cond_param.name}_shape", TensorType(DataType.INT64, (1,)),
+                  const=np.ones(1, np.int64))
+    body.initializers.append(shape)
+    body.nodes.insert(0, Node("Reshape", [scalar, shape], [cond_param],
+                              name=f"{cond_param.name}_reshape", version=max(version, 5)))
+    body.inputs[1] = scalar
+    return scalar
 
 
 def _overflowing_unbounded(m: Value | None) -> bool:

@@ -443,8 +443,8 @@ def _constant_of_shape(w: NetWriter, node: Node, ins):
 @exporter("Range", since=11)
 def _range(w: NetWriter, node: Node, ins):
     dt = first_dtype(ins) or DataType.FLOAT32
-    return w.one("Range", V4, [w.scalar(x) for x in ins[:3]], {"output_type": to_element_type(dt, where(node))},
-                 dtype=dt, shape=(None,))
+    return w.one("Range", V4, [w.scalar(x) for x in ins[:3]],
+                 {"output_type": to_element_type(dt, where(node))}, dtype=dt, shape=(None,))
 
 
 @exporter("Expand", since=8)

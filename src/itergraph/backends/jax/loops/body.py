@@ -7,21 +7,14 @@ from typing import Any
 import numpy as np
 
 from ....ir import Loop, Value
-from ....ir.types import DataType, TensorType
 from ..context import CannotLower, Frame, Scope, TraceContext
 from ..trace import eval_graph, eval_nodes
 from .setup import Setup
 
 
 def iteration_value(loop: Loop, k):
-    """The iteration number as the body's iteration parameter wants it (dtype, rank 0 or 1)."""
-    t = loop.iteration_param.type
-    dtype, shape = np.int64, ()
-    if isinstance(t, TensorType):
-        if t.dtype is not None:
-            dtype = DataType(t.dtype).numpy
-        if t.shape is not None and len(t.shape) == 1:
-            shape = (1,)
+    """The iteration number as the body's iteration parameter wants it (`Loop.iteration_form`)."""
+    dtype, shape = loop.iteration_form()
     return k.astype(dtype).reshape(shape)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from .....ir import Carried, Concat, Invariant, Last, Loop, Sliced, Value
-from .....ir.types import DataType, TensorType
 from ...plan import CompileContext
 
 
@@ -58,7 +57,7 @@ class LoopLayout:
         self.invariant = [j for j, p in enumerate(ports) if isinstance(p, Invariant)]
         self.carried_sources = [j for j, p in enumerate(ports) if isinstance(p, Carried)]
         self.length_ports = [p for p in out_ports if isinstance(p, Concat) and p.length is not None]
-        self.it_dtype, self.it_shape = _iteration_type(loop)
+        self.it_dtype, self.it_shape = loop.iteration_form()
         # No condition and no precondition: the iteration count is known before the loop runs.
         self.known_count = loop.condition_result is None and self.pre_plan is None
 
@@ -86,13 +85,3 @@ class LoopLayout:
             args[at[loop.input_ports[j].param.uid]] = values[j]
         return bool(self.pre_plan.fn(*args, *[outer[i] for i in self.pre_captures])[0])
 
-
-def _iteration_type(loop: Loop) -> tuple[type, tuple]:
-    """dtype and shape of the iteration parameter: int64 scalar unless the body declares a
-    1-element vector or another integer type."""
-    p = loop.iteration_param
-    if p is None or not isinstance(p.type, TensorType):
-        return np.int64, ()
-    t = p.type
-    dtype = DataType(t.dtype).numpy if t.dtype is not None else np.int64
-    return dtype, (1,) if t.shape is not None and len(t.shape) == 1 else ()
