@@ -219,6 +219,31 @@ def _drop0(t):
     return TensorType(t.dtype) if isinstance(t, TensorType) else None
 
 
+def _batch_declared(out: Value, row) -> None:
+    """Give outer output `out` the type of its rows with the batch axis in front where its
+    declaration has another rank (a declaration without the batch axis)."""
+    t = out.type
+    if not (isinstance(row, TensorType) and row.shape is not None):
+        return
+    if isinstance(t, TensorType) and t.shape is not None and len(t.shape) != len(row.shape) + 1:
+        out.type = TensorType(t.dtype or row.dtype, (None, *row.shape))
+
+
+def _known(*types):
+    """The first of `types` whose shape is known, else the first that is a type at all."""
+    for t in types:
+        if isinstance(t, TensorType) and t.shape is not None:
+            return t
+    return next((t for t in types if t is not None), None)
+
+
+def _with_time(t):
+    """A step's type with a leading time axis of unknown length (a row's scan output)."""
+    if isinstance(t, TensorType) and t.shape is not None:
+        return TensorType(t.dtype, (None, *t.shape))
+    return t
+
+
 def _const(g: Graph, name: str, array) -> Value:
     a = np.asarray(array)
     v = Value(name, TensorType(DataType(str(a.dtype)), a.shape), const=a)
@@ -268,9 +293,14 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     ports: list = [Carried(s_rows[i], body.inputs[i], body.outputs[i]) for i in range(n)]
     ports += [Sliced(inner_x[j], body.inputs[n + j], axis=0, stride=-1 if dirs[j] else 1)
               for j in range(m)]
-    row_outs = [Value(f"{base}/state{i}_final", _drop0(outputs[i].type) or _drop0(states[i].type))
-                for i in range(n)]
-    row_outs += [Value(f"{base}/out{j}_row", _drop0(outputs[n + j].type)) for j in range(k)]
+    # a row's types come from the states and the body, not from the outer declarations, which
+    # some files give without the batch axis (ONNX Runtime ignores them)
+    row_outs = [Value(f"{base}/state{i}_final",
+                      _known(_drop0(states[i].type), body.outputs[i].type,
+                             _drop0(outputs[i].type))) for i in range(n)]
+    row_outs += [Value(f"{base}/out{j}_row",
+                       _known(_with_time(body.outputs[n + j].type), _drop0(outputs[n + j].type)))
+                 for j in range(k)]
     outs: list = [Last(body.outputs[i], row_outs[i]) for i in range(n)]
     outs += [Concat(body.outputs[n + j], row_outs[n + j], axis=0, new_axis=True, length=t_len)
              for j in range(k)]
@@ -279,6 +309,8 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
                  negative_trip_count="zero", strict_slices=seq_lens is not None)
     row.add(inner)
     row.outputs = list(row_outs)
+    for rv, ov in zip(row_outs, outputs):
+        _batch_declared(ov, rv.type)
     outer_outs = [Concat(rv, ov, axis=0, new_axis=True) for rv, ov in zip(row_outs, outputs)]
     return Loop(row, outer_ports, outer_outs, name=p.name, origin="onnx.Scan",
                 origin_attrs={"version": 8, "part": "batch", "num_scan_inputs": m,

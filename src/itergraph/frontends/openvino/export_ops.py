@@ -540,15 +540,25 @@ exporter("ReduceLogSumExp", since=1)(_reduce("ReduceSum", pre="exp", post="log")
 
 def _arg(mode: str):
     def tr(w: NetWriter, node: Node, ins):
-        if node.attrs.get("select_last_index", 0):
-            raise UnsupportedError(f"{where(node)}: select_last_index=1 cannot be written")
         axis = int(node.attrs.get("axis", 0))
+        last = bool(node.attrs.get("select_last_index", 0))
+        x = ins[0]
+        if last:  # the first index i of the input reversed along the axis is n - 1 - i
+            x = w.one("Slice", V8, [x, w.i64([-1]), w.i64([np.iinfo(np.int64).min]),
+                                    w.i64([-1]), w.i64([axis])], dtype=x.dtype, shape=x.shape)
         # one element: sorting costs nothing, and OpenVINO takes stable=true only with a sort
-        outs = w.layer("TopK", "opset11", [ins[0], w.i64(1)],
+        outs = w.layer("TopK", "opset11", [x, w.i64(1)],
                        {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
                         "stable": True},
-                       [(ins[0].dtype, None), (I64, None)])
+                       [(x.dtype, None), (I64, None)])
         idx = outs[1]
+        if last:
+            shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+            n = w.one("Gather", V8, [shape, w.i64(axis), w.i64(0)], {"batch_dims": 0},
+                      dtype=I64, shape=())
+            top = w.one("Subtract", V1, [n, w.i64(1)], {"auto_broadcast": "numpy"}, dtype=I64,
+                        shape=())
+            idx = w.one("Subtract", V1, [top, idx], {"auto_broadcast": "numpy"}, dtype=I64)
         if not node.attrs.get("keepdims", 1):
             idx = w.one("Squeeze", V1, [idx, w.i64([axis])], dtype=I64)
         return idx

@@ -1,7 +1,10 @@
-"""A Loop body that declares its iteration number or condition as a one-element tensor
-(``int64[1]``, ``bool[1]``): ONNX Runtime feeds them with that shape on every iteration, so
-the shapes of what the body computes from them follow. The NumPy and JAX backends and the
-written ONNX file (run by ONNX Runtime) give ONNX Runtime's outputs, shapes included."""
+"""Declared shapes that ONNX Runtime reads otherwise than they say.
+
+A Loop body that declares its iteration number or condition with a rank above 0 (``int64[1]``,
+``bool[1]``) gets them as ``[1]`` from ONNX Runtime on every iteration, so the shapes of what
+the body computes from them follow; a Scan-8 state declared without its batch axis is run with
+it. The NumPy and JAX backends and the written ONNX file (run by ONNX Runtime) give ONNX
+Runtime's outputs, shapes included."""
 
 from __future__ import annotations
 
@@ -59,3 +62,32 @@ def test_one_element_iteration_and_condition(iter_shape, cond_shape, scan_from, 
     for g, w in zip(got, want):
         assert g.shape == w.shape, (g.shape, w.shape)
         np.testing.assert_allclose(g, w)
+
+
+@pytest.mark.parametrize("declared", [[2], [3, 2], None])
+def test_scan8_state_declared_without_batch_axis(declared, tmp_path):
+    """A Scan-8 whose graph output for the final state is declared without the batch axis
+    (ONNX Runtime runs it, ignoring the declaration): itergraph runs it, and the written file
+    passes ONNX's full check and runs in ONNX Runtime to the same outputs."""
+    body = h.make_graph(
+        [h.make_node("Add", ["s", "x"], ["s2"]), h.make_node("Identity", ["s2"], ["y"])], "body",
+        [h.make_tensor_value_info("s", T.FLOAT, [2]), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("s2", T.FLOAT, [2]),
+         h.make_tensor_value_info("y", T.FLOAT, [2])])
+    scan = h.make_node("Scan", ["", "s0", "xs"], ["sf", "ys"], num_scan_inputs=1, body=body)
+    g = h.make_graph([scan], "g", [h.make_tensor_value_info("s0", T.FLOAT, [3, 2]),
+                                   h.make_tensor_value_info("xs", T.FLOAT, [3, 4, 2])],
+                     [h.make_tensor_value_info("sf", T.FLOAT, declared),
+                      h.make_tensor_value_info("ys", T.FLOAT, [3, 4, 2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 8)], ir_version=3)
+    feeds = {"s0": np.ones((3, 2), np.float32),
+             "xs": np.arange(24, dtype=np.float32).reshape(3, 4, 2)}
+    want = ort.InferenceSession(m.SerializeToString()).run(None, feeds)
+    model = ig.load(m)
+    for g_, w in zip(model.run(feeds, backend="numpy").values(), want):
+        np.testing.assert_array_equal(g_, w)
+    model.save(tmp_path / "m.onnx")
+    written = onnx.load(tmp_path / "m.onnx")
+    onnx.checker.check_model(written, full_check=True)
+    for g_, w in zip(ort.InferenceSession(written.SerializeToString()).run(None, feeds), want):
+        np.testing.assert_array_equal(g_, w)
