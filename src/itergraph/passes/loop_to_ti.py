@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ir.graph import Graph
 from ..ir.loop import Loop
+from ..portability.features import shape_varying
 from .base import LoopPass
 from .skip_report import SkipReport
 from .slice_counted import count_by_slices, is_tensor_iterator_form
@@ -17,12 +18,14 @@ class LoopToTI(SkipReport, LoopPass):
     and nothing but ports), whose condition never stops it (none, the condition input passed
     through, or a constant true; no precondition) and whose number of iterations is known
     before it runs (a constant trip count, possibly from static shapes, or sliced inputs of
-    static length) or is a trip count equal to the length of its sliced inputs
-    (``Shape(x)[axis]``). Row reads ``Gather(x, i)`` become sliced inputs
+    static length; a count known only at run time, such as ``Shape(x)[axis]``, may be 0,
+    on which OpenVINO's TensorIterator fails: such a loop is written as ``Loop-5``). Row reads ``Gather(x, i)`` become sliced inputs
     (`iteration_gather`); sliced inputs longer than the count are cut to it (``Slice``); the
     iteration number becomes a sliced input over ``0..N-1`` in its own type; trip count and
     condition go. A loop whose body holds a loop in TensorIterator form (at any depth) is
-    left alone: OpenVINO refuses nested TensorIterators. A loop whose body would read no
+    left alone: OpenVINO refuses nested TensorIterators, and so is a loop with a carried value
+    that changes shape between iterations (OpenVINO's TensorIterator keeps its first shape;
+    ``Loop-5`` computes it). A loop whose body would read no
     sliced input (neither one it has, nor a
     row, nor the iteration number) is left alone: OpenVINO drops an unread sliced input of a
     TensorIterator, which then runs once.
@@ -43,10 +46,23 @@ class LoopToTI(SkipReport, LoopPass):
         why = ""
         if any(isinstance(n, Loop) and is_tensor_iterator_form(n) for _, n in loop.body.walk()):
             why = "its body holds a TensorIterator (OpenVINO refuses nested ones)"
-        why = why or count_by_slices(graph, loop, read_slice=True)
+        why = why or _shape_changing(loop) or \
+            count_by_slices(graph, loop, read_slice=True, known_count=True)
         if why:
             return self.skip(loop, why)
         return 1
+
+
+def _shape_changing(loop: Loop) -> str:
+    """Why OpenVINO's TensorIterator would compute `loop` wrongly: a carried value that
+    changes shape between iterations (a tensor grown by ``Concat``) keeps its first shape
+    there (its CPU plugin returns the last iteration's piece alone); "" when none does."""
+    shaped = shape_varying(loop)
+    names = [f"'{c.param.name}'" for c in loop.carried if c.param.uid in shaped]
+    if names:
+        return (f"carried value(s) {', '.join(names)} change shape between iterations "
+                "(OpenVINO's TensorIterator keeps the first shape)")
+    return ""
 
 
 loop_to_ti = LoopToTI()

@@ -26,12 +26,15 @@ from .loop_facts import bool_const, condition_never_stops, const_type, static_co
 from .loop_motion import STD, static_shape
 
 
-def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False) -> str:
+def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False,
+                    known_count: bool = False) -> str:
     """Rewrite `loop` (a node of `graph`) so that its sliced inputs alone count its
     iterations; "" when done, else why not (the loop is then unchanged but for
     `iteration_gather`'s exact rewrite of row reads). With `read_slice`, only a loop whose
     body will read one of its sliced inputs is rewritten (OpenVINO drops an unread sliced
-    input of a TensorIterator, which then runs once)."""
+    input of a TensorIterator, which then runs once). With `known_count`, only a loop whose
+    number of iterations is known before the run (OpenVINO's TensorIterator fails on zero
+    iterations)."""
     if loop.precondition is not None:
         return "it has a precondition (a while loop)"
     if not condition_never_stops(loop):
@@ -42,6 +45,9 @@ def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False) -> str:
     n, why = static_count(loop)
     if n == 0:
         return "it runs no iteration"
+    if n is None and known_count:
+        return ("its number of iterations is known only at run time (OpenVINO's "
+                "TensorIterator fails on zero iterations)")
     it = loop.iteration_param
     if read_slice and not (any(_reads(loop, s.param) for s in loop.sliced)
                            or (it is not None and _reads(loop, it))):
