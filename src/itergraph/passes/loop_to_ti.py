@@ -14,21 +14,20 @@ from .slice_counted import count_by_slices, is_tensor_iterator_form
 class LoopToTI(SkipReport, LoopPass):
     """Loops rewritten into the form the OpenVINO writer writes as ``TensorIterator``.
 
-    Applies to: every canonical `Loop` at any depth not already in that form (sliced inputs
-    and nothing but ports), whose condition never stops it (none, the condition input passed
-    through, or a constant true; no precondition) and whose number of iterations is known
-    before it runs (a constant trip count, possibly from static shapes, or sliced inputs of
-    static length; a count known only at run time, such as ``Shape(x)[axis]``, may be 0,
-    on which OpenVINO's TensorIterator fails: such a loop is written as ``Loop-5``). Row reads ``Gather(x, i)`` become sliced inputs
-    (`iteration_gather`); sliced inputs longer than the count are cut to it (``Slice``); the
-    iteration number becomes a sliced input over ``0..N-1`` in its own type; trip count and
-    condition go. A loop whose body holds a loop in TensorIterator form (at any depth) is
-    left alone: OpenVINO refuses nested TensorIterators, and so is a loop with a carried value
-    that changes shape between iterations (OpenVINO's TensorIterator keeps its first shape;
-    ``Loop-5`` computes it). A loop whose body would read no
-    sliced input (neither one it has, nor a
-    row, nor the iteration number) is left alone: OpenVINO drops an unread sliced input of a
-    TensorIterator, which then runs once.
+    Applies to: every canonical `Loop` at any depth not already in that form (sliced inputs and
+    nothing but ports), whose condition never stops it (none, the condition input passed
+    through, or a constant true; no precondition) and whose number of iterations is known before
+    it runs (a constant trip count, possibly from static shapes, or sliced inputs of static
+    length; a count known only at run time, such as ``Shape(x)[axis]``, may be 0, on which
+    OpenVINO's TensorIterator fails: such a loop is written as ``Loop-5``). Row reads
+    ``Gather(x, i)`` become sliced inputs (`iteration_gather`); sliced inputs longer than the
+    count are cut to it (``Slice``); the iteration number becomes a sliced input over ``0..N-1``
+    in its own type; trip count and condition go. A loop whose body holds a loop in
+    TensorIterator form (at any depth) is left alone: OpenVINO refuses nested TensorIterators,
+    and so is a loop with a carried value that changes shape between iterations (OpenVINO's
+    TensorIterator keeps its first shape; ``Loop-5`` computes it). A loop whose body would read
+    no sliced input (neither one it has, nor a row, nor the iteration number) is left alone:
+    OpenVINO drops an unread sliced input of a TensorIterator, which then runs once.
 
     Returns: the number of loops rewritten; `skipped` lists the loops left and why.
 
