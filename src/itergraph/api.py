@@ -193,6 +193,17 @@ class Model:
     def save(self, path: str | os.PathLike) -> None:
         save(self, path)
 
+    def with_input_shapes(self, shapes: dict[str, Any] | str) -> Model:
+        """A copy whose inputs have the given static shapes (``{"input": (1, 512)}`` or
+        ``"input:[1,512]"``), shapes inferred and the ``If`` nodes they decide inlined
+        (`itergraph.transforms.fix_shapes`); as ``ovc --input`` does before writing IR."""
+        from .transforms.fix_shapes import fix_input_shapes, parse_input_shapes
+
+        if isinstance(shapes, str):
+            shapes = parse_input_shapes(shapes)
+        return Model(fix_input_shapes(self.graph, {k: tuple(int(d) for d in v)
+                                                   for k, v in shapes.items()}), self.source)
+
 
 def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:
     """Load an ONNX file/`ModelProto`, an OpenVINO ``.xml`` (+ ``.bin``), a `Graph` or a Network."""

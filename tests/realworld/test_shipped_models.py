@@ -59,3 +59,40 @@ def test_silero_vad_is_one_xla_program_per_sample_rate_as_explain_says():
         assert [type(s) for s in plan.steps] == [JitStep] and plan.tail is None
     fast = list(m._jax._fast.values())
     assert len(fast) == 2 and all(isinstance(f, FastCall) for f in fast)
+
+
+@pytest.mark.parametrize("sr", [16000, 8000])
+def test_silero_vad_as_openvino_ir_with_fixed_input_shapes(ort_session, sr, tmp_path):
+    """Its Ifs give outputs of different ranks (a Squeeze when a length is 1), which OpenVINO's
+    CPU plugin refuses; with the chunk's shape fixed (``convert --input-shapes``) they are
+    decided while converting, and OpenVINO streams the written IR as ONNX Runtime does."""
+    import openvino as ov
+
+    n = 512 if sr == 16000 else 256
+    fixed = ig.load(SILERO).with_input_shapes(f"input:[1,{n}],state:[2,1,128]")
+    before = sum(n.op_type == "If" for _, n in ig.load(SILERO).graph.walk())
+    assert sum(n.op_type == "If" for _, n in fixed.graph.walk()) < before
+    fixed.save(tmp_path / "vad.xml")
+    compiled = ov.Core().compile_model(str(tmp_path / "vad.xml"), "CPU",
+                                       {"INFERENCE_PRECISION_HINT": "f32"})
+
+    def run_ov(feeds):
+        out = compiled(feeds)
+        return [np.asarray(out[o]) for o in compiled.outputs]
+
+    def run_ort(feeds):
+        return ort_session.run(None, feeds)
+
+    got, got_state = _stream(run_ov, sr)
+    want, want_state = _stream(run_ort, sr)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got_state, want_state, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("spec,message", [("inp:[1,512]", "no input 'inp'"),
+                                          ("input:[1,a]", "whole numbers"),
+                                          ("input:[1,512,3]", "does not fit"),
+                                          ("input=[1,512]", "NAME:")])
+def test_fixed_input_shapes_refused_with_a_reason(spec, message):
+    with pytest.raises(ig.InputError, match=message):
+        ig.load(SILERO).with_input_shapes(spec)

@@ -57,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("convert", help="convert between .onnx and .xml")
     c.add_argument("input")
     c.add_argument("output")
+    c.add_argument("--input-shapes", metavar="NAME:[D,...],...",
+                   help="fix input shapes before writing, e.g. input:[1,512]; shapes are then "
+                        "inferred and Ifs decided by them removed (OpenVINO's CPU plugin runs "
+                        "no If whose outputs' rank is unknown)")
     c.set_defaults(fn=commands.cmd_convert)
     o = sub.add_parser("optimize", help="apply loop transforms and write the result")
     o.add_argument("input", nargs="?")

@@ -44,7 +44,10 @@ def cmd_explain(args) -> int:
 
 
 def cmd_convert(args) -> int:
-    api.save(api.load(args.input), args.output)
+    model = api.load(args.input)
+    if args.input_shapes:
+        model = model.with_input_shapes(args.input_shapes)
+    api.save(model, args.output)
     print(f"wrote {args.output}")
     return 0
 
