@@ -166,3 +166,18 @@ def test_cli_output_into_a_closed_pipe_is_not_a_traceback():
     p.stdout.close()  # the reader is gone before the first line, as with `| head -0`
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 0 and "Traceback" not in err, err
+
+
+def test_cli_version_and_package_metadata(capsys):
+    """``itergraph --version`` prints the installed version; the package states its licence
+    (Apache-2.0, with the LICENSE file) and ships ``py.typed``."""
+    from importlib import metadata
+    from importlib.resources import files
+
+    with pytest.raises(SystemExit) as done:
+        cli(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"itergraph {ig.__version__}"
+    meta = metadata.metadata("itergraph")
+    assert meta.get("License-Expression") == "Apache-2.0" or meta.get("License") == "Apache-2.0"
+    assert files("itergraph").joinpath("py.typed").is_file()

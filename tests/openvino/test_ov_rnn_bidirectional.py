@@ -79,3 +79,27 @@ def test_bidirectional_from_openvino_onnx_frontend(op, tmp_path):
     onnx.save(m, src)
     check_model(ov.Core().read_model(str(src)), {"X": f32(T, N, I, scale=1.0)}, tmp_path,
                 rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("acts", [["sigmoid", "tanh", "tanh"], ["Sigmoid", "Relu", "RELU"]])
+def test_onnx_lstm_activation_names_in_any_case_written_as_ir(acts, tmp_path):
+    """ONNX Runtime matches activation names without regard to case; so does the writer."""
+    import onnxruntime as ort
+    from ov_helpers import run_ov
+
+    import itergraph as ig
+
+    w, r, b = f32(1, 4 * H, I), f32(1, 4 * H, H), f32(1, 8 * H)
+    node = h.make_node("LSTM", ["x", "w", "r", "b"], ["y", "yh", "yc"], hidden_size=H,
+                       activations=acts)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", TensorProto.FLOAT, [T, N, I])],
+                     [h.make_tensor_value_info(n, TensorProto.FLOAT, None)
+                      for n in ("y", "yh", "yc")],
+                     [onnx.numpy_helper.from_array(a, n) for a, n in ((w, "w"), (r, "r"),
+                                                                      (b, "b"))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    feeds = {"x": f32(T, N, I)}
+    want = ort.InferenceSession(m.SerializeToString()).run(None, feeds)
+    ig.load(m).save(tmp_path / "m.xml")
+    for got, ref in zip(run_ov(tmp_path / "m.xml", feeds), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)

@@ -25,7 +25,7 @@ import argparse
 import os
 import sys
 
-from .. import api
+from .. import __version__, api
 from ..errors import Error
 from . import commands, inspect_commands, run_many
 from .files import safe_file_names
@@ -35,6 +35,7 @@ __all__ = ["main", "safe_file_names"]
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"itergraph {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a model on inputs from .npy files")
     r.add_argument("model")

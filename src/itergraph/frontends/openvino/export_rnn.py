@@ -20,7 +20,13 @@ from .export_table import exporter
 from .net_writer import NetWriter, Out
 
 I64 = DataType.INT64
-_ACTS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}
+#: activations OpenVINO's RNN sequences take, by their lower-case ONNX names (ONNX Runtime
+#: matches the names without regard to case, so converters write 'sigmoid' as well)
+_ACTS = {"sigmoid", "tanh", "relu"}
+
+
+def _text(x) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)
 
 
 def _reorder_const(c: np.ndarray, order, axis: int) -> np.ndarray:
@@ -48,15 +54,16 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         direction = a.get("direction", "forward")
         dirs = 2 if direction == "bidirectional" else 1
         layout = int(a.get("layout", 0))
-        acts = list(a.get("activations", [x.capitalize() for x in default_acts] * dirs))
+        acts = [_text(x).lower() for x in a.get("activations", default_acts * dirs)]
         n_act = len(default_acts)
         if dirs == 2 and len(acts) == 2 * n_act and acts[:n_act] != acts[n_act:]:
             raise UnsupportedError(f"{where(node)}: different activations per direction cannot "
                                    "be written to OpenVINO")
-        try:
-            ov_acts = [_ACTS[x] for x in acts[:n_act]]
-        except KeyError as e:
-            raise UnsupportedError(f"{where(node)}: activation {e} cannot be written") from None
+        ov_acts = acts[:n_act]
+        unknown = [x for x in ov_acts if x not in _ACTS]
+        if unknown:
+            raise UnsupportedError(f"{where(node)}: activation '{unknown[0]}' cannot be written "
+                                   "(OpenVINO's RNN sequences take sigmoid, tanh and relu)")
         if a.get("input_forget", 0):
             raise UnsupportedError(f"{where(node)}: input_forget=1 cannot be written to OpenVINO")
         data = {"hidden_size": hs, "direction": direction, "activations": ov_acts,

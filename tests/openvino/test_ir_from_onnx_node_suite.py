@@ -1,0 +1,109 @@
+"""The ONNX -> OpenVINO IR direction, case by case: every ONNX node-test case that OpenVINO's
+own ONNX frontend runs to the expected outputs is read by itergraph, written as IR and run by
+OpenVINO's CPU plugin. It gives the expected outputs, or the writer refuses it with an
+`UnsupportedError` naming the limit (`REFUSED`, by op and reason); never other outputs, never
+a file OpenVINO fails on, never a raw error. Run as a script
+(``python tests/openvino/test_ir_from_onnx_node_suite.py``) it prints the counts (the table in
+docs/openvino-opsets.md)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import openvino as ov
+import pytest
+
+import itergraph as ig
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
+from node_suite import cases  # noqa: E402
+
+CHUNKS = 4
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+
+#: text a refusal holds -> why the writer cannot write the case exactly
+REFUSED = {
+    "storage_order=1": "MaxPool's column-major indices have no OpenVINO form",
+    "DFT node": "DFT with an axis known only at run time: OpenVINO's DFT takes constant axes",
+    "is larger than the transposed convolution makes": "ConvTranspose output_shape beyond "
+    "what the convolution makes (ONNX pads it; OpenVINO's output_shape cannot)",
+    "training mode": "BatchNormalization in training mode has no OpenVINO counterpart",
+}
+
+
+def _close(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if b.dtype.kind in "fc":
+        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4,
+                           equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def _all_close(got, want) -> bool:
+    return len(got) == len(want) and all(_close(a, b) for a, b in zip(got, want))
+
+
+def outcome(case, tmp: Path, core: ov.Core) -> tuple[str, str] | None:
+    """None when OpenVINO's own frontend does not run the case to its expected outputs; else
+    ("ok" | "refused" | "wrong" | "openvino error" | "raw error", detail)."""
+    m = case.model
+    inputs, expected = case.data_sets[0]
+    if any(not isinstance(x, np.ndarray) for x in [*inputs, *expected]):
+        return None
+    init = {t.name for t in m.graph.initializer}
+    feeds = dict(zip([i.name for i in m.graph.input if i.name not in init], inputs))
+    src, xml = tmp / "m.onnx", tmp / "m.xml"
+    onnx.save(m, src)
+    try:
+        theirs = core.compile_model(core.read_model(str(src)), "CPU", CONFIG)
+        if not _all_close([np.asarray(v) for v in theirs(feeds).values()], expected):
+            return None
+    except Exception:  # OpenVINO's frontend or plugin refuses it: nothing to compare
+        return None
+    try:
+        ig.load(src).save(xml)
+    except ig.UnsupportedError as e:
+        return "refused", str(e)
+    except Exception as e:  # noqa: BLE001 - what the test is there to catch
+        return "raw error", f"{type(e).__name__}: {e}"
+    try:
+        got = [np.asarray(v) for v in core.compile_model(str(xml), "CPU", CONFIG)(feeds).values()]
+    except Exception as e:  # noqa: BLE001
+        return "openvino error", str(e).strip().splitlines()[-1][:200]
+    return ("ok", "") if _all_close(got, expected) else ("wrong", "")
+
+
+def outcomes(chunk: int | None = None) -> dict[str, tuple[str, str]]:
+    out = {}
+    core = ov.Core()
+    todo = cases() if chunk is None else cases()[chunk::CHUNKS]
+    with tempfile.TemporaryDirectory() as d:
+        for case in todo:
+            got = outcome(case, Path(d), core)
+            if got is not None:
+                out[case.name] = got
+    return out
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_onnx_node_suite_written_as_ir_runs_in_openvino(chunk):
+    res = outcomes(chunk)
+    assert len(res) > 250
+    problems = [f"{name}: {kind}: {detail}" for name, (kind, detail) in res.items()
+                if kind != "ok" and not (kind == "refused" and any(k in detail for k in REFUSED))]
+    assert not problems, "\n".join(problems)
+
+
+if __name__ == "__main__":
+    res = outcomes()
+    print(Counter(kind for kind, _ in res.values()))
+    for name, (kind, detail) in sorted(res.items()):
+        if kind != "ok":
+            print(f"{kind:15} {name}: {detail}")
