@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
@@ -16,6 +17,7 @@ from peers import PEERS  # noqa: E402
 from stages import assert_outputs  # noqa: E402
 
 import itergraph as ig  # noqa: E402
+from itergraph.ir.clone import clone_graph  # noqa: E402
 from itergraph.transforms import TRANSFORMS, optimize  # noqa: E402
 
 SAMPLE = {
@@ -33,7 +35,15 @@ SAMPLE = {
     "loop-to-ti": ["torch/for_over_rows_op9", "torch/manual_rnn_stack_op11",
                    "torch-ov/manual_gru_loop_ptfe", "torch-ov/if_in_loop_ptfe"],
 }
+#: transforms that apply once the input shapes are fixed (a TensorIterator only for a count
+#: known before the run: OpenVINO's fails on zero iterations)
+FIXED_SHAPES = {"loop-to-ti"}
 CASES = [pytest.param(t, e, id=f"{t}:{e}") for t, ids in SAMPLE.items() for e in ids]
+
+
+def fresh(model: ig.Model) -> ig.Model:
+    """A copy of `model` for a pass to rewrite in place."""
+    return ig.Model(clone_graph(model.graph), model.source)
 
 
 @pytest.mark.parametrize(("transform", "entry_id"), CASES)
@@ -41,7 +51,9 @@ def test_transform_keeps_the_recorded_outputs(transform, entry_id, tmp_path):
     (entry,) = [e for e in entries() if e.id == entry_id]
     model = ig.load(entry.file)
     name, _, arg = transform.partition("=")
-    assert TRANSFORMS[name].build(arg or None)(ig.load(entry.file).graph) > 0, \
+    if name in FIXED_SHAPES:
+        model = model.with_input_shapes({k: np.shape(v) for k, v in entry.feeds().items()})
+    assert TRANSFORMS[name].build(arg or None)(fresh(model).graph) > 0, \
         f"{transform} no longer applies to {entry_id}"
     done = optimize(model, [transform])
     assert_outputs(list(done.run(entry.feeds()).values()), entry, f"numpy after {transform}")

@@ -78,3 +78,35 @@ def test_uncounted_loops_stay_loops(tmp_path):
     for source, feeds in (onnx_while_loop(), onnx_count_loop(4, trip_input=True)):
         assert p(ig.load(source).graph) == 0
         assert loop_ops(check(source, ["loop-to-ti"], feeds, tmp_path).xml_layers) == ["Loop"]
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("steps", [5, 0])
+def test_a_scan_of_run_time_length_is_written_as_loop(reverse, steps, tmp_path):
+    """A Scan whose input length is known only at run time is written as Loop-5, which
+    OpenVINO runs for 0 steps too (ONNX Runtime refuses an empty scan input; the NumPy
+    backend, which runs it with a warning, is the oracle there)."""
+    import warnings
+
+    import numpy as np
+    import onnx
+    from flavours import body, model, rand, run_ov, vi
+    from onnx import helper as h
+
+    F = onnx.TensorProto.FLOAT
+    b = body([h.make_node("Add", ["acc", "xi"], ["acc2"]), h.make_node("Relu", ["acc2"], ["y"])],
+             [vi("acc", F, [3]), vi("xi", F, [3])], [vi("acc2", F, [3]), vi("y", F, [3])])
+    m = model([h.make_node("Scan", ["a0", "xs"], ["acc", "ys"], body=b, num_scan_inputs=1,
+                           scan_input_directions=[reverse],
+                           scan_output_directions=[1 - reverse], name="scan")],
+              [vi("a0", F, [3]), vi("xs", F, ["T", 3])], [vi("acc", F, [3]), vi("ys", F, ["T", 3])])
+    feeds = {"a0": rand(3), "xs": rand(steps, 3) if steps else np.zeros((0, 3), np.float32)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ig.LeniencyWarning)
+        want = list(ig.load(m).run(feeds, backend="numpy").values())
+    ig.save(ig.load(m), tmp_path / "m.xml")
+    assert loop_ops([el.split('"')[0] for el in (tmp_path / "m.xml").read_text()
+                     .split('type="')[1:]]) == ["Loop"]
+    for got, ref in zip(run_ov(tmp_path / "m.xml", feeds), want):
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)

@@ -53,6 +53,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
+from ...passes.dead_ports import slice_count
 from .elements import from_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out, value_dtype, value_shape
@@ -182,14 +183,17 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
 
 
 def _as_tensor_iterator(loop: Loop) -> bool:
-    """Whether ``TensorIterator-1`` says it all: sliced inputs, at least one of them read by
-    the body (OpenVINO drops unread ones, and a TensorIterator left without one runs once),
-    and nothing but ports; and no loop written as a TensorIterator in its body at any depth
-    (OpenVINO refuses those: "No nested TensorIterator")."""
+    """Whether ``TensorIterator-1`` says it all: sliced inputs of static, non-zero lengths
+    (OpenVINO's TensorIterator fails on zero iterations; ``Loop-5`` runs them), at least one of
+    them read by the body (OpenVINO drops unread ones, and a TensorIterator left without one
+    runs once), and nothing but ports; and no loop written as a TensorIterator in its body at
+    any depth (OpenVINO refuses those: "No nested TensorIterator")."""
     if not (loop.trip_count is None and loop.initial_condition is None
             and loop.condition_result is None and loop.iteration_param is None
             and loop.condition_param is None and loop.precondition is None):
         return False
+    if not all((slice_count(s) or 0) > 0 for s in loop.sliced):
+        return False  # a length known only at run time may be 0, on which it fails
     read = {v.uid for n in loop.body.nodes for v in n.reads()}
     read.update(v.uid for v in loop.body_results())
     return (any(s.param.uid in read for s in loop.sliced)

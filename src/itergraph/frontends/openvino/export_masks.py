@@ -2,13 +2,20 @@
 
 - ``Trilu``: the mask ``col - row >= k`` (``<= k`` for ``upper=0``) built from two ``Range``
   over the last two dims (``ShapeOf``/``Gather``), broadcast over the batch dims by
-  ``Select`` (zeros of the input type elsewhere); ``k`` is 0 without the input, any sign.
+  ``Select`` (zeros of the input type elsewhere); ``k`` is 0 without the input, any sign,
+  clamped to ``+-2**30`` (through ``f32`` when it is an input: OpenVINO's CPU plugin computes
+  i64 in i32, where a larger ``k`` would wrap; no mask changes, dims being smaller). An input
+  whose last two dims are statically 0 is returned as is (the plugin corrupts its heap on
+  the empty static mask).
 - ``Hardmax``: ``TopK-11`` (``k=1``, ``stable``: the first index among ties, as ONNX Runtime)
-  along the axis, its indices one-hot along that axis again (``OneHot-1``, 1/0 of the input
-  type). Before opset 13 the input is coerced to 2-D at ``axis`` (default 1): flattened to
-  ``[prod(dims[:axis]), prod(dims[axis:])]``, hardmaxed over its second axis, reshaped back.
+  along the axis, its indices one-hot (``OneHot-1``, 1/0 of the input type) along a new axis
+  beside the kept one, which is then squeezed (the plugin takes no scalar indices, as a 1-D
+  input would give). Before opset 13 the input is coerced to 2-D at ``axis`` (default 1):
+  flattened to ``[prod(dims[:axis]), prod(dims[axis:])]``, hardmaxed over its second axis,
+  reshaped back.
 - ``EyeLike``: ``Eye-9`` with the input's dims as rows and columns and ``k`` as the diagonal,
-  written in ``f32`` and converted to ``dtype`` (the input's type without it).
+  written in ``f32`` and converted to ``dtype`` (the input's type without it); ``k`` clamped
+  to ``+-2**30`` as Trilu's.
 - ``LpNormalization`` (``p`` 1 or 2, others refused): ``x / ReduceL1-4``/``ReduceL2-4`` over
   the axis (kept), with 0 where the norm is 0 (ONNX Runtime's value; 0/0 would be NaN).
 - ``LpPool``: the window sums of ``|x|^p`` (``x*x`` for ``p=2``) by a ``Convolution`` with a
@@ -28,7 +35,10 @@
 - ``Upsample`` (opsets 7-9; the ``scales`` attribute before 9, the input from 9):
   ``Interpolate-11`` by scales over every axis with ``asymmetric`` coordinates, as ONNX
   Runtime computes Upsample: ``nearest`` with ``floor`` (its scales are at least 1),
-  ``linear`` as ``linear_onnx``; other modes are refused.
+  ``linear`` as ``linear_onnx``; other modes are refused. The output is then cut
+  (``Slice``) to ONNX Runtime's sizes, the ``f32`` product ``dim * scale`` truncated, where
+  OpenVINO makes one element more (a product a hair under an integer); its coordinates
+  follow the scale alone, so the elements kept are the same.
 
 ``ArgMax``/``ArgMin`` with ``select_last_index=1`` are written by `export_ops` (the input
 reversed along the axis, the first index ``i`` taken, ``n - 1 - i``).
@@ -42,7 +52,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
-from .export_ops import _dtype_from_onnx, const_value, i64_port, rank
+from .export_ops import _dtype_from_onnx, const_value, rank
 from .export_same import _scatter_elements
 from .export_table import exporter
 from .net_writer import NetWriter, Out
@@ -90,6 +100,25 @@ def _bin(w: NetWriter, op: str, a: Out, b: Out, dtype=None, shape=None) -> Out:
 # -- Trilu -------------------------------------------------------------------------------------
 
 
+# |k| beyond the matrix dims changes no mask: k is kept within i32, as OpenVINO's CPU plugin
+# computes i64 tensors in i32 (a larger k would wrap)
+_K_LIMIT = 2 ** 30
+
+
+def _trilu_k(w: NetWriter, node: Node, k_in: Out | None) -> Out:
+    if k_in is None:
+        return w.i64(0)
+    c = const_value(node, 1)
+    if c is not None:
+        return w.i64(int(np.clip(np.asarray(c, np.int64).reshape(()), -_K_LIMIT, _K_LIMIT)))
+    # the plugin reads an i64 input into f32 exactly enough; clamped there, then made i64
+    kf = w.one("Convert", V1, [w.scalar(k_in)], {"destination_type": "f32"},
+               dtype=DataType.FLOAT32, shape=())
+    kf = w.one("Clamp", V1, [kf], {"min": float(-_K_LIMIT), "max": float(_K_LIMIT)},
+               dtype=DataType.FLOAT32, shape=())
+    return w.one("Convert", V1, [kf], {"destination_type": "i64"}, dtype=I64, shape=())
+
+
 @exporter("Trilu", since=14)
 def _trilu(w: NetWriter, node: Node, ins):
     x = ins[0]
@@ -99,7 +128,7 @@ def _trilu(w: NetWriter, node: Node, ins):
         # empty: OpenVINO 2026.4's CPU plugin corrupts its heap on the empty static mask
         return x
     k_in = ins[1] if len(ins) > 1 else None
-    k = w.i64(0) if k_in is None else w.scalar(i64_port(w, k_in))
+    k = _trilu_k(w, node, k_in)
     shape = _shape_of(w, x)
     rows = w.one("Unsqueeze", V1, [_range(w, _dim(w, shape, -2)), w.i64([1])], dtype=I64,
                  shape=(None, 1))
@@ -119,12 +148,14 @@ def _hardmax(w: NetWriter, x: Out, axis: int) -> Out:
     idx = w.layer("TopK", "opset11", [x, w.i64(1)],
                   {"axis": axis, "mode": "max", "sort": "value", "index_element_type": "i64",
                    "stable": True}, [(x.dtype, None), (I64, None)])[1]
-    idx = w.one("Squeeze", V1, [idx, w.i64([axis])], dtype=I64)
     depth = _dim(w, _shape_of(w, x), axis)
     on = w.const(np.ones((), _npdt(x)), x.dtype)
     off = w.const(np.zeros((), _npdt(x)), x.dtype)
-    return w.one("OneHot", V1, [idx, depth, on, off], {"axis": axis}, dtype=x.dtype,
-                 shape=x.shape)
+    # one-hot along a new axis beside the kept one of TopK, which is then squeezed: the CPU
+    # plugin takes no scalar indices (a 1-D input)
+    y = w.one("OneHot", V1, [idx, depth, on, off], {"axis": axis}, dtype=x.dtype)
+    return w.one("Squeeze", V1, [y, w.i64([axis + 1 if axis >= 0 else axis - 1])],
+                 dtype=x.dtype, shape=x.shape)
 
 
 def _hardmax_tr(legacy: bool):
@@ -174,7 +205,7 @@ def _eye_like(w: NetWriter, node: Node, ins):
                                "unknown")
     to_element_type(dt, where(node))  # refuses a type OpenVINO has not
     shape = _shape_of(w, x)
-    k = w.i64(int(node.attrs.get("k", 0)))
+    k = w.i64(int(np.clip(int(node.attrs.get("k", 0)), -_K_LIMIT, _K_LIMIT)))
     out_shape = x.shape
     eye = w.one("Eye", "opset9", [_dim(w, shape, 0), _dim(w, shape, 1), k],
                 {"output_type": "f32"}, dtype=DataType.FLOAT32, shape=out_shape)
@@ -354,4 +385,22 @@ def _upsample(w: NetWriter, node: Node, ins):
     if r is not None:
         data.update(pads_begin=[0] * r, pads_end=[0] * r)
         args.append(w.i64(list(range(r))))
-    return w.one("Interpolate", "opset11", args, data, dtype=x.dtype)
+    y = w.one("Interpolate", "opset11", args, data, dtype=x.dtype)
+    if r is None:
+        return y
+    # ONNX Runtime's sizes: the float product dim * scale truncated; OpenVINO rounds one up
+    # where it falls a hair under an integer. The coordinates follow the scale alone, so the
+    # first elements agree: the output is cut to ONNX Runtime's sizes.
+    dims = x.shape
+    if c is not None and all(isinstance(d, int) for d in dims):
+        f32 = np.asarray(c, np.float32).reshape(-1)
+        sizes = w.i64([int(np.float32(d) * f) for d, f in zip(dims, f32)])
+    else:
+        f = w.one("Convert", V1, [_shape_of(w, x)], {"destination_type": "f32"},
+                  dtype=DataType.FLOAT32, shape=(r,))
+        prod = _bin(w, "Multiply", f, scales, shape=(r,))
+        floor = w.one("Floor", V1, [prod], dtype=DataType.FLOAT32, shape=(r,))
+        sizes = w.one("Convert", V1, [floor], {"destination_type": "i64"}, dtype=I64,
+                      shape=(r,))
+    return w.one("Slice", V8, [y, w.i64([0] * r), sizes, w.i64([1] * r), w.i64(list(range(r)))],
+                 dtype=x.dtype)

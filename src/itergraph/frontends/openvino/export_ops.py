@@ -10,7 +10,9 @@ ONNX semantics kept where OpenVINO's op differs:
   axis; ``keepdims`` defaults to 1;
 - ``Softmax``/``LogSoftmax`` before opset 13 normalise over all axes from ``axis`` on;
 - ``Reshape`` ``allowzero=0`` is ``special_zero=true``;
-- ``TopK`` puts the lower index first among equal values: ``stable=true``;
+- ``TopK`` puts the lower index first among equal values: ``stable=true``; ``ArgMax``/
+  ``ArgMin`` are such a TopK with ``k=1``, with ``select_last_index=1`` on the input
+  reversed along the axis (``Slice`` with step -1), index ``i`` then ``n - 1 - i``;
 - ``ScatterND`` with a reduction is ``ScatterNDUpdate-15``; ``Compress`` is ``NonZero`` then
   ``Gather``.
 """
