@@ -100,6 +100,12 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
                 s = w.one("Transpose", "opset1", [s, w.i64([1, 0, 2])], dtype=dt)
             states.append(s)
         lens = ins[4] if len(ins) > 4 else None
+        if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout):
+            raise UnsupportedError(
+                f"{where(node)}: {kind} with sequence_lens on input shapes known only at run "
+                f"time: OpenVINO's CPU plugin then ignores the lengths (it computes them with "
+                "static shapes): fix the input shapes (itergraph convert --input-shapes, "
+                "Model.with_input_shapes)")
         if lens is None:
             seq = w.one("Gather", "opset8", [xshape, w.i64([1]), w.i64(0)], {"batch_dims": 0},
                         dtype=I64)
@@ -121,6 +127,17 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         return res[:len(node.outputs)] + [None] * (len(node.outputs) - len(res))
 
     return tr
+
+
+def _static(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def _full_lengths(node: Node, X: Out, layout: int) -> bool:
+    """Whether the sequence lengths are a constant equal to the static sequence length."""
+    c = node.inputs[4].const if len(node.inputs) > 4 and node.inputs[4] is not None else None
+    t = X.shape[1 if layout else 0] if X.shape is not None and len(X.shape) == 3 else None
+    return c is not None and isinstance(t, int) and bool(np.all(np.asarray(c) == t))
 
 
 def _single_step(node: Node, X: Out, layout: int) -> bool:

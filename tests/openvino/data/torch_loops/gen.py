@@ -2,7 +2,9 @@
 the OpenVINO writer's tests (`tests/openvino/test_ov_write_torch_loops.py`): the ways people
 collect a cell's states in a loop. Each ``NAME_opN.onnx`` has ``NAME_opN.npz`` beside it with
 feeds and torch's own outputs for 6 steps (``steps6_*``) and, where torch computes it, for 0
-steps (``steps0_*``).
+steps (``steps0_*``). ``packed_*.onnx``: ``nn.LSTM``/``nn.GRU`` over packed sequences
+(``pack_padded_sequence``: ONNX ``sequence_lens``), input shapes dynamic, with ``packed_*.npz``
+(``x``, ``lens``, ``out0``, ``out1``).
 
 Run by hand from the repository root (needs torch 2.13, CPU)::
 
@@ -82,6 +84,37 @@ class GrowAndSum(Cell):
         return hs, h, c
 
 
+class Packed(nn.Module):
+    """An RNN over padded sequences of different lengths, as packed sequences."""
+
+    def __init__(self, kind: str, bidirectional: bool):
+        super().__init__()
+        self.rnn = getattr(nn, kind)(4, 5, batch_first=True, bidirectional=bidirectional)
+
+    def forward(self, x: Tensor, lens: Tensor):
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+        p = pack_padded_sequence(x, lens, batch_first=True, enforce_sorted=False)
+        y, state = self.rnn(p)
+        y, _ = pad_packed_sequence(y, batch_first=True, total_length=x.size(1))
+        return y, (state[0] if isinstance(state, tuple) else state)
+
+
+def packed() -> None:
+    x, lens = torch.randn(3, 6, 4), torch.tensor([6, 2, 4])
+    for kind, bidirectional in (("LSTM", True), ("GRU", False)):
+        module = Packed(kind, bidirectional).eval()
+        path = HERE / f"packed_{kind.lower()}{'_bi' if bidirectional else ''}_op17.onnx"
+        torch.onnx.export(module, (x, lens), str(path), opset_version=17, dynamo=False,
+                          input_names=["x", "lens"], output_names=["y", "h"],
+                          dynamic_axes={"x": {0: "N", 1: "T"}, "lens": {0: "N"}})
+        with torch.no_grad():
+            y, h = module(x, lens)
+        np.savez(path.with_suffix(".npz"), x=x.numpy(), lens=lens.numpy(), out0=y.numpy(),
+                 out1=h.numpy())
+        print(path.name)
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
     for cls in (StackList, OverRows, GrowByCat, IndexWrite, GrowAndSum):
@@ -112,3 +145,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    packed()
