@@ -41,6 +41,10 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
 def _register_onnx_reference_fallback() -> None:
     """Ops of the ONNX domains with no NumPy kernel run through ``onnx.reference``.
 

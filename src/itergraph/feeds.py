@@ -83,12 +83,14 @@ def check_feeds(graph: Graph, feeds: dict[str, Any]) -> dict[str, Any]:
     extra = [k for k in feeds if k not in known]
     if extra:
         raise InputError(f"unknown input(s) {extra}; the model's inputs are {list(known)}")
+    missing = [v for v in graph.inputs if v.name not in feeds and v.const is None]
+    if missing:
+        what = ", ".join(f"'{v.name}' ({v.type})" for v in missing)
+        raise InputError(f"missing input{'s' if len(missing) > 1 else ''} {what}")
     out: dict[str, Any] = {}
     for v in graph.inputs:
         if v.name not in feeds:
-            if v.const is not None:
-                continue
-            raise InputError(f"missing input '{v.name}' ({v.type})")
+            continue
         out[v.name] = check_value(v, v.type, feeds[v.name], f"input '{v.name}'")
     return out
 

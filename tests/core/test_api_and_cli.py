@@ -44,6 +44,7 @@ def test_save_round_trip_runs_in_onnxruntime(tmp_path):
 
 @pytest.mark.parametrize("feeds,match", [
     ({"M": np.array(3)}, "missing input 'x0'"),
+    ({}, "missing inputs 'M' .*, 'x0'"),
     ({**FEEDS, "nope": np.zeros(1)}, "unknown input"),
     ({**FEEDS, "x0": np.array([1, 2], np.int32)}, "element type float32"),
     ({**FEEDS, "x0": np.zeros((2, 2), np.float32)}, "rank 1"),
@@ -181,3 +182,31 @@ def test_cli_version_and_package_metadata(capsys):
     meta = metadata.metadata("itergraph")
     assert meta.get("License-Expression") == "Apache-2.0" or meta.get("License") == "Apache-2.0"
     assert files("itergraph").joinpath("py.typed").is_file()
+
+
+def test_cli_inputs_from_an_npz_archive(tmp_path, capsys):
+    """``--input FILE.npz`` feeds every array by its name, ``NAME=FILE.npz`` one array of it;
+    a later item overrides; a name the archive lacks is an error that lists what it holds."""
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    np.savez(tmp_path / "feeds.npz", **FEEDS)
+    np.savez(tmp_path / "other.npz", x0=FEEDS["x0"] * 2)
+    want = run_ort(loop_model(), FEEDS)["ys"]
+    for args in (["--input", str(tmp_path / "feeds.npz")],
+                 ["--input", f"M={tmp_path / 'feeds.npz'}",
+                  "--input", f"x0={tmp_path / 'feeds.npz'}"]):
+        out_dir = tmp_path / f"outs{len(args)}"
+        assert cli(["run", str(path), *args, "--output-dir", str(out_dir)]) == 0
+        np.testing.assert_array_equal(np.load(out_dir / "ys.npy"), want)
+    doubled = run_ort(loop_model(), {**FEEDS, "x0": FEEDS["x0"] * 2})["ys"]
+    assert cli(["run", str(path), "--input", str(tmp_path / "feeds.npz"), "--input",
+                f"x0={tmp_path / 'other.npz'}", "--output-dir", str(tmp_path / "o3")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "o3" / "ys.npy"), doubled)
+    capsys.readouterr()
+    assert cli(["run", str(path), "--input", f"y={tmp_path / 'feeds.npz'}"]) == 2
+    err = capsys.readouterr().err
+    assert "no array named 'y'" in err and "'M'" in err and "'x0'" in err
+
+
+def test_the_lazy_public_names_are_listed():
+    assert {"load", "save", "optimize", "check", "compare", "Model"} <= set(dir(ig))

@@ -33,13 +33,23 @@ from .files import safe_file_names
 __all__ = ["main", "safe_file_names"]
 
 
+def _add_input(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", action="append", default=[],
+                        metavar="NAME=FILE.npy|FILE.npz",
+                        help="an input from a .npy file, or every input from an .npz archive "
+                             "(by name); repeatable")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="itergraph", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="itergraph", description=__doc__.splitlines()[0],
+        epilog="exit status: 0 done; 1 compare: the engines disagree, check: findings; "
+               "2 an error (the message names it)")
     p.add_argument("--version", action="version", version=f"itergraph {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run a model on inputs from .npy files")
     r.add_argument("model")
-    r.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    _add_input(r)
     r.add_argument("--output-dir")
     r.add_argument("--backend", default=None, choices=api.BACKENDS,
                    help="the engine (default: auto, the compiled JAX one where it runs the "
@@ -72,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     o.set_defaults(fn=commands.cmd_optimize)
     t = sub.add_parser("trace", help="per-step values of tensors inside loop bodies")
     t.add_argument("model")
-    t.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    _add_input(t)
     t.add_argument("--tensor", action="append", default=[], metavar="NAME",
                    help="body tensor (default: every carried value and loop condition)")
     t.add_argument("--steps", help="START:STOP[:STEP] of the outermost loop, or one per level")
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     t.set_defaults(fn=inspect_commands.cmd_trace)
     cp = sub.add_parser("compare", help="compare engines, down to the first divergence in a loop")
     cp.add_argument("model")
-    cp.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    _add_input(cp)
     cp.add_argument("--engines", default="numpy,jax,onnxruntime,openvino")
     cp.add_argument("--atol", type=float, default=1e-5)
     cp.add_argument("--rtol", type=float, default=1e-5)
@@ -109,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     v.set_defaults(fn=inspect_commands.cmd_view)
     pr = sub.add_parser("profile", help="time per loop and per body node, weighted by steps")
     pr.add_argument("model")
-    pr.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    _add_input(pr)
     pr.add_argument("--backend", default="numpy", choices=api.BACKENDS)
     pr.add_argument("--max-iterations", type=int)
     pr.add_argument("--repeat", type=int, default=3, help="timed runs on jax (best is shown)")

@@ -33,17 +33,44 @@ def summary(value) -> str:
 
 
 def parse_inputs(items: list[str]) -> dict:
+    """Feeds from ``--input`` items: ``NAME=FILE.npy``; ``FILE.npz`` (every array of it, by
+    its name in the archive); ``NAME=FILE.npz`` (the array NAME of it, or its only array).
+    A later item overrides an earlier one for the same input."""
     feeds = {}
     for item in items:
         name, sep, file = item.partition("=")
         if not sep:
-            raise InputError(f"--input expects NAME=FILE.npy, got '{item}'")
+            if item.lower().endswith(".npz"):
+                feeds.update(_npz(item))
+                continue
+            raise InputError(f"--input expects NAME=FILE.npy, NAME=FILE.npz or FILE.npz, "
+                             f"got '{item}'")
+        if file.lower().endswith(".npz"):
+            arrays = _npz(file)
+            if name in arrays:
+                feeds[name] = arrays[name]
+            elif len(arrays) == 1:
+                feeds[name] = next(iter(arrays.values()))
+            else:
+                raise InputError(f"'{file}' holds no array named '{name}' (it holds "
+                                 f"{', '.join(repr(k) for k in arrays) or 'none'})")
+            continue
         try:
             feeds[name] = np.load(file, allow_pickle=False)
         except (OSError, ValueError, MemoryError) as e:
             raise InputError(f"cannot read input '{name}' from '{file}': "
                              f"{type(e).__name__}: {e}") from None
     return feeds
+
+
+def _npz(file: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise InputError(f"'{file}' is not an .npz archive")
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, MemoryError, EOFError) as e:
+        raise InputError(f"cannot read inputs from '{file}': {type(e).__name__}: {e}") from None
 
 
 def safe_file_names(names: list[str]) -> dict[str, str]:
