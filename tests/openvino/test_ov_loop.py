@@ -249,3 +249,27 @@ def test_loop5_one_element_condition_converts_to_onnx_with_a_scalar_condition(tm
     onnx.checker.check_model(proto, full_check=True)
     got = ort.InferenceSession(str(tmp_path / "m.onnx")).run(None, feeds)
     np.testing.assert_allclose(got[0], want[0])
+
+
+def test_an_unread_body_parameter_no_port_map_entry_binds(tmp_path):
+    """A Loop-5 body Parameter that nothing reads and no port_map entry binds: OpenVINO runs
+    the model, and so does itergraph (the Parameter is dropped). A read one is refused
+    (tests/hostile: ov/ti_parameter_left_unbound)."""
+    T = ops.parameter([], np.int64, name="T")
+    C = ops.parameter([], np.bool_, name="C")
+    S = ops.parameter([3], np.float32, name="S")
+    si = ops.parameter([3], np.float32, name="si")
+    spare = ops.parameter([3], np.float32, name="spare")
+    body_c = ops.constant(np.array(True))
+    rs, rc = ops.result(ops.add(si, ops.constant(np.ones(3, np.float32)))), ops.result(body_c)
+    loop = ops.loop(T, C)
+    loop.set_function(ov.Model([rs, rc], [si, spare], "body"))
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(si, S.output(0), rs.output(0))
+    m = ov.Model([loop.get_iter_value(rs.output(0), -1)], [T, C, S], "spare_param")
+    path = save(m, tmp_path)
+    assert 'name="spare"' in path.read_text()
+    feeds = {"T": np.array(4, np.int64), "C": np.array(True), "S": rand(3)}
+    want = run_ov(path, feeds)
+    got = list(ig.load(path).run(feeds, backend="numpy").values())
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)

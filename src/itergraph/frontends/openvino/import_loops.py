@@ -155,7 +155,8 @@ def _back_edges(layer: Layer, kinds: dict[int, str]) -> dict[int, int]:
 def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
                  is_loop: bool) -> tuple[list, Value | None]:
     """The input ports from the port_map inputs, in external port order, and the Loop's
-    iteration parameter; every body Parameter must be bound exactly once."""
+    iteration parameter; every body Parameter read must be bound exactly once (an unread one
+    no entry binds is dropped, as OpenVINO runs it)."""
     layer = body.layer
     if is_loop and len(ins) < 2:
         raise ModelError(f"{layer.where()}: a Loop needs the trip count and execution "
@@ -199,10 +200,17 @@ def _input_ports(body: _Body, ins: list[Value], back: dict[int, int],
             ports.append(Carried(value, p, body.results[back[lid]]))
         else:
             ports.append(Invariant(value, p))
-    for lid, v in body.params.items():
-        if lid not in bound:
-            raise ModelError(f"{layer.where()}: body Parameter {lid} ('{v.name}') is not bound "
-                             "by port_map")
+    read = {u.uid for n in body.graph.nodes for u in n.reads()} | \
+        {u.uid for u in body.graph.outputs}
+    for lid, v in list(body.params.items()):
+        if lid in bound:
+            continue
+        if v.uid in read or lid in back:
+            raise ModelError(f"{layer.where()}: body Parameter {lid} ('{v.name}') is read but "
+                             "not bound by port_map: it would never get a value")
+        # an unread Parameter no port_map entry binds: OpenVINO runs the body without it
+        body.graph.inputs = [u for u in body.graph.inputs if u is not v]
+        del body.params[lid]
     for lid in back:
         if lid not in bound:
             raise ModelError(f"{layer.where()}: back edge to Parameter {lid}, which has no "
