@@ -100,7 +100,8 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
                 s = w.one("Transpose", "opset1", [s, w.i64([1, 0, 2])], dtype=dt)
             states.append(s)
         lens = ins[4] if len(ins) > 4 else None
-        if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout):
+        if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout) \
+                and _from_data(node.inputs[4]):
             raise UnsupportedError(
                 f"{where(node)}: {kind} with sequence_lens on input shapes known only at run "
                 f"time: OpenVINO's CPU plugin then ignores the lengths (it computes them with "
@@ -138,6 +139,33 @@ def _full_lengths(node: Node, X: Out, layout: int) -> bool:
     c = node.inputs[4].const if len(node.inputs) > 4 and node.inputs[4] is not None else None
     t = X.shape[1 if layout else 0] if X.shape is not None and len(X.shape) == 3 else None
     return c is not None and isinstance(t, int) and bool(np.all(np.asarray(c) == t))
+
+
+#: ops through which lengths computed from shapes stay computed from shapes
+_SHAPE_ARITHMETIC = {"Shape", "Size", "Constant", "ConstantOfShape", "Gather", "Cast", "Expand",
+                     "Unsqueeze", "Squeeze", "Concat", "Tile", "Reshape", "Slice", "Identity",
+                     "Add", "Sub", "Mul", "Div", "Min", "Max", "Range"}
+
+
+def _from_data(lens) -> bool:
+    """Whether sequence lengths depend on the values of a graph input (the lengths a user
+    feeds), rather than only on shapes and constants (a full-length vector written by a
+    converter, as OpenVINO's sequences always carry one)."""
+    todo, seen = [lens], set()
+    while todo:
+        v = todo.pop()
+        if v is None or v.uid in seen or v.const is not None:
+            continue
+        seen.add(v.uid)
+        p = v.producer
+        if p is None:
+            return True  # a graph input or a body parameter: data
+        if p.op_type in ("Shape", "Size"):
+            continue
+        if p.op_type not in _SHAPE_ARITHMETIC:
+            return True
+        todo.extend(p.reads())
+    return False
 
 
 def _single_step(node: Node, X: Out, layout: int) -> bool:
