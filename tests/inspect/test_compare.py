@@ -193,3 +193,22 @@ def test_openvino_product_of_two_sliced_inputs_diverges_at_step_1(tmp_path):
     assert not np.allclose(d.value_engine, d.value_reference)
     np.testing.assert_allclose(next(iter(ig.load(tmp_path / "mul2.xml").run(feeds).values())),
                                (x * i).sum(0), rtol=1e-6)
+
+
+def test_default_engines_are_the_installed_ones(monkeypatch):
+    """Without --engines, compare runs the engines whose packages are installed; one that is
+    asked for but missing says how to install it."""
+    import importlib.util
+
+    from itergraph.inspect import engines
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("onnxruntime", "openvino")
+                        else real(name, *a))
+    assert engines.installed_engines() == ("numpy", "jax")
+    r = ig.compare(_condition_loop(30), FEEDS)
+    assert r.status == 0 and [c.engine for c in r.checks] == ["jax"]
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if not installed
+    r = ig.compare(_condition_loop(30), FEEDS, engines=["numpy", "onnxruntime"])
+    assert r.status == 2 and "pip install onnxruntime" in r.text()

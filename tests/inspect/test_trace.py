@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -215,3 +216,25 @@ def test_a_ragged_trace_on_openvino_is_an_error_not_garbage():
     m, feeds, _ = ragged_loops(5)
     with pytest.raises(ig.ExecutionError, match="'inner' ran 0 to 4 steps"):
         ig.load(m).trace(feeds, backend="openvino")
+
+
+def test_a_loop_carrying_a_list_is_traced_without_it(tmp_path, capsys):
+    """By default every carried value that is a tensor is traced and a carried list is named
+    as left out; naming the list is an error, and a failed trace leaves no file behind."""
+    from itergraph.cli import main as cli
+
+    model = Path(__file__).parents[1] / "realworld" / "models" / "torch" / \
+        "nested_while_in_for_op23.onnx"
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).standard_normal((4, 3)).astype(
+        np.float32))
+    out = tmp_path / "t.npz"
+    assert cli(["trace", str(model), "--input", f"x={tmp_path / 'x.npy'}", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "not traced (not tensors" in text and "SequenceInsert_output_0" in text
+    t = ig.load(model).trace({"x": np.load(tmp_path / "x.npy")})
+    assert t.skipped and all("SequenceInsert" in k for k in t.skipped) and len(t) >= 4
+    bad = tmp_path / "bad.npz"
+    assert cli(["trace", str(model), "--input", f"x={tmp_path / 'x.npy'}", "-o", str(bad),
+                "--tensor", t.skipped[0]]) == 2
+    assert "not a tensor" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.npz", "x.npy"]

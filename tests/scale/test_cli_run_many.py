@@ -59,3 +59,23 @@ def test_bad_arguments_are_the_users_error(tmp_path, capsys, bad):
         args += ["--workers", "0"]
     assert main(args) == 2
     assert "itergraph: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "not_npz"])
+def test_a_damaged_result_is_computed_again(tmp_path, capsys, damage):
+    """A result file cut short (a full disk, an interrupted copy), empty or not an archive is
+    not taken as finished: the restart computes that input again."""
+    model_path, in_dir, feeds = make_job(tmp_path, 3, 4)
+    out = tmp_path / "out"
+    args = ["run-many", str(model_path), "--inputs", str(in_dir), "--output-dir", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    victim = out / "in001.npz"
+    data = victim.read_bytes()
+    victim.write_bytes({"truncated": data[: len(data) // 2], "empty": b"",
+                        "not_npz": b"not an archive"}[damage])
+    assert main(args) == 0
+    assert "3 inputs: 2 already done, 1 computed" in capsys.readouterr().err
+    with np.load(victim) as z:
+        np.testing.assert_allclose(z["Y"], ig.load(model_path).run(feeds[1])["Y"], rtol=1e-5,
+                                   atol=1e-6)

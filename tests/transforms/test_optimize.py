@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -70,3 +72,26 @@ def test_cli_optimize_writes_only_the_file_asked_for(tmp_path, capsys):
     assert cli.main(["optimize", "--list"]) == 0
     assert "hoist" in capsys.readouterr().out
     assert cli.main(["optimize", str(src), str(out), "--passes", "bogus"]) == 2
+
+
+def test_cli_optimize_says_what_each_transform_did(tmp_path, capsys):
+    """Per transform: its rewrites, and each loop it left with the reason; then nodes, loops,
+    changed op counts and file sizes before and after. ``--list`` is one line per transform
+    (after the default pipeline), ``--list -v`` adds the contracts."""
+    src = tmp_path / "in.onnx"
+    onnx.save(_loop_with_invariant_work(), src)
+    out = tmp_path / "out.onnx"
+    assert cli.main(["optimize", str(src), str(out), "--passes", "hoist,unroll=2"]) == 0
+    text = capsys.readouterr().out
+    assert "hoist: 1 rewrite\n" in text and "unroll=2: 1 rewrite\n" in text
+    assert "loops 1 -> 1" in text and "KiB ->" in text and "ops: Add 1 -> 3" in text
+    breaks = Path(__file__).parents[1] / "realworld" / "models" / "torch" / "for_break_op13.onnx"
+    assert cli.main(["optimize", str(breaks), str(out), "--passes", "unroll=4"]) == 0
+    text = capsys.readouterr().out
+    assert "unroll=4: 0 rewrites\n    left: Loop node '/Loop': its condition may stop it" in text
+    assert cli.main(["optimize", "--list"]) == 0
+    short = capsys.readouterr().out.splitlines()
+    assert short[0].startswith("default pipeline") and any(
+        line.startswith("hoist: ") for line in short)
+    assert cli.main(["optimize", "--list", "-v"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) > 3 * len(short)

@@ -76,9 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     o = sub.add_parser("optimize", help="apply loop transforms and write the result")
     o.add_argument("input", nargs="?")
     o.add_argument("output", nargs="?")
-    o.add_argument("--passes", help="comma-separated transforms, e.g. unroll=4,dead-ports")
+    o.add_argument("--passes", help="comma-separated transforms, e.g. unroll=4,dead-ports "
+                   "(default: the pipeline --list names first)")
     o.add_argument("--target", help="also apply what the portability check for T needs")
-    o.add_argument("--list", action="store_true", help="list the transforms and exit")
+    o.add_argument("--list", action="store_true", help="list the transforms, one per line")
+    o.add_argument("-v", "--verbose", action="store_true",
+                   help="with --list: each transform's contract too")
     o.set_defaults(fn=commands.cmd_optimize)
     t = sub.add_parser("trace", help="per-step values of tensors inside loop bodies")
     t.add_argument("model")
@@ -93,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     cp = sub.add_parser("compare", help="compare engines, down to the first divergence in a loop")
     cp.add_argument("model")
     _add_input(cp)
-    cp.add_argument("--engines", default="numpy,jax,onnxruntime,openvino")
+    cp.add_argument("--engines", help="comma-separated, the first is the reference (default: "
+                    "those of numpy,jax,onnxruntime,openvino that are installed)")
     cp.add_argument("--atol", type=float, default=1e-5)
     cp.add_argument("--rtol", type=float, default=1e-5)
     cp.add_argument("--max-iterations", type=int)

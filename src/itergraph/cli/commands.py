@@ -56,17 +56,50 @@ def cmd_optimize(args) -> int:
     from .. import targeting, transforms
 
     if args.list:
+        print("default pipeline (no --passes, no --target): "
+              + ",".join(transforms.table.DEFAULT) + "\n")
         for t in transforms.TRANSFORMS.values():
             arg = f"[={t.argument}]" if t.argument else ""
-            print(f"{t.name}{arg}: {t.summary}\n")
-            print("    " + t.contract().replace("\n", "\n    ") + "\n")
+            print(f"{t.name}{arg}: {t.summary}")
+            if args.verbose:
+                print("\n    " + t.contract().replace("\n", "\n    ") + "\n")
         return 0
     if not args.input or not args.output:
         raise InputError("optimize needs IN and OUT (or --list)")
-    model = targeting.optimize(args.input, passes=args.passes, target=args.target)
+    before = api.load(args.input)
+    report: list = []
+    model = targeting.optimize(before, passes=args.passes, target=args.target, report=report)
     api.save(model, args.output)
+    for applied in report:
+        print(applied.line())
+    print(_size_report(before, model, args.input, args.output))
     print(f"wrote {args.output}")
     return 0
+
+
+def _size_report(before, after, src, dst) -> str:
+    """Nodes, loops, op counts that changed and file sizes, before -> after (as onnxsim)."""
+    from collections import Counter
+
+    def ops(m):
+        return Counter(n.op_type for _, n in m.graph.walk())
+
+    a, b = ops(before), ops(after)
+    lines = [f"nodes {sum(a.values())} -> {sum(b.values())}, loops {a['Loop']} -> "
+             f"{b['Loop']}, file {_kib(src)} -> {_kib(dst)}"]
+    changed = [f"{op} {a[op]} -> {b[op]}" for op in sorted(set(a) | set(b)) if a[op] != b[op]]
+    if changed:
+        lines.append("ops: " + ", ".join(changed))
+    return "\n".join(lines)
+
+
+def _kib(path) -> str:
+    import os
+
+    files = [str(path)] + ([os.path.splitext(str(path))[0] + ".bin"]
+                           if str(path).lower().endswith(".xml") else [])
+    size = sum(os.path.getsize(f) for f in files if os.path.isfile(f))
+    return f"{size / 1024:.1f} KiB"
 
 
 def check_targets() -> tuple[str, ...]:

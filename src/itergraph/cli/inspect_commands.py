@@ -13,6 +13,9 @@ def cmd_trace(args) -> int:
     for key, e in t.items():
         shape = f"{len(e.values)} ragged steps" if e.ragged else f"values {e.values.shape}"
         print(f"{key} ({e.kind}): {len(e)} steps, {shape}")
+    if t.skipped:
+        print(f"not traced (not tensors; name one with --tensor to see why): "
+              f"{', '.join(t.skipped)}")
     print(f"wrote {args.output}")
     return 0
 

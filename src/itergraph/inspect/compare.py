@@ -29,11 +29,12 @@ import numpy as np
 
 from ..errors import Error, InputError
 from ..ir.types import TensorType
-from .engines import ENGINES, run_on
+from .engines import ENGINES, installed_engines, run_on
 from .names import TensorIndex
 from .state_step import held_state
 from .trace import trace
 
+#: what `compare` runs when not told: every engine of these that is installed
 DEFAULT_ENGINES = ("numpy", "jax", "onnxruntime", "openvino")
 
 
@@ -173,12 +174,14 @@ def check_output(ref, got, atol: float, rtol: float) -> tuple[bool, str, dict]:
     return not bad.any(), detail, stats
 
 
-def compare(model, feeds: dict, engines=DEFAULT_ENGINES, atol: float = 1e-5,
+def compare(model, feeds: dict, engines=None, atol: float = 1e-5,
             rtol: float = 1e-5, max_iterations: int | None = None) -> CompareReport:
     """Run `model` (anything `itergraph.load` takes) on `engines` and compare them; see the
     module docstring."""
     from ..api import load
 
+    if engines is None:
+        engines = [e for e in DEFAULT_ENGINES if e in installed_engines()]
     if isinstance(engines, str):
         engines = [e.strip() for e in engines.split(",") if e.strip()]
     engines = list(engines)

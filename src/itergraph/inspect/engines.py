@@ -37,6 +37,18 @@ class PeerError(Error):
     """A peer runtime (ONNX Runtime, OpenVINO) refused or failed on the written file."""
 
 
+#: the package each engine needs besides itergraph's own
+_PACKAGES = {"jax": "jax", "onnxruntime": "onnxruntime", "openvino": "openvino"}
+
+
+def installed_engines() -> tuple[str, ...]:
+    """The engines whose packages are installed (numpy always)."""
+    import importlib.util
+
+    return tuple(e for e in ENGINES
+                 if e not in _PACKAGES or importlib.util.find_spec(_PACKAGES[e]) is not None)
+
+
 def run_on(engine: str, graph: Graph, feeds: dict[str, Any], source: str | None = None,
            max_iterations: int | None = None, state: dict | None = None) -> dict[str, Any]:
     if engine not in ENGINES:
@@ -74,7 +86,8 @@ def _run_ort(graph: Graph, feeds: dict, source: str | None) -> list:
     try:
         import onnxruntime as ort
     except ImportError:
-        raise UnsupportedError("engine 'onnxruntime' needs the onnxruntime package") from None
+        raise UnsupportedError("engine 'onnxruntime' needs the onnxruntime package (pip install "
+                               "onnxruntime, or itergraph[peers])") from None
     if source is not None and Path(source).suffix.lower() == ".onnx":
         data = Path(source).read_bytes()
     else:
@@ -97,7 +110,8 @@ def _run_openvino(graph: Graph, feeds: dict, source: str | None, state: dict | N
     try:
         import openvino as ov
     except ImportError:
-        raise UnsupportedError("engine 'openvino' needs the openvino package") from None
+        raise UnsupportedError("engine 'openvino' needs the openvino package (pip install "
+                               "openvino, or itergraph[peers])") from None
     with tempfile.TemporaryDirectory(prefix="itergraph-") as tmp:
         if source is not None and Path(source).suffix.lower() == ".xml":
             xml = Path(source)

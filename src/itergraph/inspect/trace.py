@@ -22,6 +22,7 @@ model's outputs and ``<variable id>/next``, the value each ``Assign`` would stor
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..errors import Error, ExecutionError, InputError
 from ..ir.graph import Graph
+from ..ir.types import TensorType
 from .engines import ENGINES, run_on
 from .mark import Marked, mark, resolve
 from .state_step import one_step
@@ -141,25 +143,44 @@ def trace(graph: Graph, feeds: dict, tensors=None, steps=None, backend: str = "n
         tensors = [tensors]
     sel = parse_steps(steps)
     graph, feeds, _ = one_step(graph, feeds, state)
-    keys = [t.key for t, _ in resolve(graph, tensors)]  # unknown names fail here, early
+    chosen = resolve(graph, tensors)  # unknown names fail here, early
+    skipped = []
+    if tensors is None:  # by default, what is not a tensor (a carried list) is left out
+        skipped = [t.key for t, _ in chosen if not _is_tensor(t.value)]
+        chosen = [(t, k) for t, k in chosen if _is_tensor(t.value)]
+    keys = [t.key for t, _ in chosen]
     if path is None:
         entries, own = _run_marked(graph, feeds, keys, backend, max_iterations) if keys \
             else ([], {})
         out = Trace(model, backend, {e.key: select(e, sel) for e in entries})
         out.outputs = own
+        out.skipped = skipped
         return out
-    with TraceWriter(path, model, backend) as w:
-        todo, size = list(keys), 1
-        while todo:
-            group, todo = todo[:size], todo[size:]
-            biggest = 1
-            for e in _run_marked(graph, feeds, group, backend, max_iterations)[0]:
-                e = select(e, sel)
-                biggest = max(biggest, _nbytes(e))
-                w.add(e)
-                del e
-            size = max(1, memory_budget // biggest)
-    return load_trace(Path(path))
+    path = Path(path)
+    part = path.with_name(f".{path.name}.part")
+    try:
+        with TraceWriter(part, model, backend) as w:
+            todo, size = list(keys), 1
+            while todo:
+                group, todo = todo[:size], todo[size:]
+                biggest = 1
+                for e in _run_marked(graph, feeds, group, backend, max_iterations)[0]:
+                    e = select(e, sel)
+                    biggest = max(biggest, _nbytes(e))
+                    w.add(e)
+                    del e
+                size = max(1, memory_budget // biggest)
+        os.replace(part, path)  # a failed trace leaves no file behind
+    finally:
+        if part.exists():
+            part.unlink()
+    out = load_trace(path)
+    out.skipped = skipped
+    return out
+
+
+def _is_tensor(v) -> bool:
+    return v.type is None or isinstance(v.type, TensorType)
 
 
 def _nbytes(e: TraceEntry) -> int:

@@ -59,6 +59,8 @@ class Trace(Mapping):
     entries: dict[str, TraceEntry] = field(default_factory=dict)
     #: the model's own outputs from the traced run (in-memory traces only)
     outputs: dict[str, Any] = field(default_factory=dict)
+    #: default tensors left out because they are not tensors (a list carried by a loop)
+    skipped: list[str] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> TraceEntry:
         return self.entries[key]

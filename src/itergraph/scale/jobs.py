@@ -1,12 +1,13 @@
 """A directory of feed files in, one result file per input out: restartable.
 
-A job is a list of ``(input .npz, result .npz)`` pairs, the result paths chosen by the
-caller inside one output directory. A result file is complete exactly when it exists: it is
-written to a temporary file in the same directory and renamed over its final name
-(`os.replace`, atomic), so a run that is killed leaves finished results and at most some
+A job is a list of ``(input .npz, result .npz)`` pairs, the result paths chosen by the caller
+inside one output directory. A result file is complete when it exists and reads as an ``.npz``
+archive: it is written to a temporary file in the same directory and renamed over its final
+name (`os.replace`, atomic), so a run that is killed leaves finished results and at most some
 ``.*.part`` files, which the next run deletes. A restart computes only the inputs whose result
-is missing. A result path that is a symbolic link or not a regular file is refused: nothing
-is written through a link or outside the output directory.
+is missing or unreadable (cut short by a full disk or an interrupted copy). A result path that
+is a symbolic link or not a regular file is refused: nothing is written through a link or
+outside the output directory.
 """
 
 from __future__ import annotations
@@ -31,8 +32,18 @@ def check_result_path(path: Path) -> None:
 
 
 def is_complete(path: Path) -> bool:
+    """Whether `path` holds a finished result: a readable ``.npz`` archive. One that is cut
+    short or unreadable (a disk that filled, a copy interrupted) is not: it is computed again."""
+    import zipfile
+
     check_result_path(path)
-    return path.is_file()
+    if not path.is_file():
+        return False
+    try:
+        with zipfile.ZipFile(path) as z:  # reads the directory at the end: a cut file fails
+            return all(name.endswith(".npy") for name in z.namelist())
+    except (OSError, zipfile.BadZipFile, EOFError):
+        return False
 
 
 def remove_stale_parts(out_dir: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from ..errors import InputError, ModelError
 from ..ir.clone import clone_graph
@@ -28,13 +29,31 @@ def parse_pass_list(text: str | Iterable[str]) -> list[tuple[str, str | None]]:
     return out
 
 
-def optimize(model, passes: str | Iterable[str] | None = None):
+@dataclass
+class Applied:
+    """What one transform did in an `optimize` run: how many rewrites, and each loop it left
+    alone with the reason (for the transforms that report them)."""
+
+    name: str
+    argument: str | None
+    count: int
+    skipped: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        head = self.name + (f"={self.argument}" if self.argument is not None else "")
+        out = f"{head}: {self.count} rewrite{'s' if self.count != 1 else ''}"
+        return out + "".join(f"\n    left: {s}" for s in self.skipped)
+
+
+def optimize(model, passes: str | Iterable[str] | None = None,
+             report: list[Applied] | None = None):
     """A new `Model`: `model` (anything `itergraph.load` takes) with the named transforms
     applied in order to a copy of its graph; the user's model is not changed.
 
     `passes` is a list of names (``["unroll=4", "dead-ports"]``) or one comma-separated
     string; ``None`` runs `table.DEFAULT`. The result is verified (`ir.verify`). (The public
-    ``ig.optimize`` adds a target: `itergraph.targeting`.)
+    ``ig.optimize`` adds a target: `itergraph.targeting`.) `report`, when given, receives an
+    `Applied` per transform run.
     """
     from ..api import Model, load
     from .table import DEFAULT, TRANSFORMS
@@ -42,7 +61,10 @@ def optimize(model, passes: str | Iterable[str] | None = None):
     source = load(model)
     graph = clone_graph(source.graph)
     for name, arg in parse_pass_list(passes if passes is not None else DEFAULT):
-        TRANSFORMS[name].build(arg)(graph)
+        p = TRANSFORMS[name].build(arg)
+        count = p(graph)
+        if report is not None:
+            report.append(Applied(name, arg, int(count or 0), list(getattr(p, "skipped", []))))
     try:
         verify(graph)
     except ModelError as e:
