@@ -289,8 +289,9 @@ def _transpose(w: NetWriter, node: Node, ins):
     perm = node.attrs.get("perm")
     if perm is None and rank(ins[0]) is not None:
         perm = list(range(rank(ins[0])))[::-1]
-    # an empty order means "reversed" in OpenVINO's specification; its CPU plugin refuses it
-    order = w.i64(list(perm)) if perm is not None else _reversed_axes(w, ins[0])
+    # an empty order means "reversed" (OpenVINO's specification); its CPU plugin refuses it
+    # where the shape is static, so the axes are written out whenever the rank is known
+    order = w.i64(list(perm)) if perm is not None else w.const(np.zeros(0, np.int64))
     shape = None
     if perm is not None and ins[0].shape is not None and len(perm) == len(ins[0].shape):
         shape = tuple(ins[0].shape[p] for p in perm)
@@ -463,16 +464,6 @@ def _where(w: NetWriter, node: Node, ins):
 @exporter("Tile", since=6)
 def _tile(w: NetWriter, node: Node, ins):
     return w.one("Tile", V1, [ins[0], i64_port(w, ins[1])], dtype=ins[0].dtype)
-
-
-def _reversed_axes(w: NetWriter, x: Out) -> Out:
-    """``[rank - 1, ..., 0]`` of `x`, whose rank is known only at run time."""
-    shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
-    n = w.one("ShapeOf", V3, [shape], {"output_type": "i64"}, dtype=I64, shape=(1,))
-    last = w.one("Subtract", V1, [w.one("Squeeze", V1, [n, w.i64([0])], dtype=I64, shape=()),
-                                  w.i64(1)], {"auto_broadcast": "numpy"}, dtype=I64, shape=())
-    return w.one("Range", V4, [last, w.i64(-1), w.i64(-1)], {"output_type": "i64"}, dtype=I64,
-                 shape=(None,))
 
 
 def _all_axes(w: NetWriter, x: Out) -> Out:
