@@ -233,6 +233,12 @@ def _bind_captures(w: NetWriter, bd: _Body, loop: Loop) -> None:
         bd.bw.env[v.uid] = param
 
 
+def _const_layer(w: NetWriter, outer: Out) -> bool:
+    """Whether `_copy_const` can repeat `outer` in a body."""
+    scratch = NetWriter(w.weights, parent=w)
+    return _copy_const(w, scratch, outer) is not None
+
+
 def _copy_const(w: NetWriter, bw: NetWriter, outer: Out) -> Out | None:
     """A copy in body `bw` of the constant layers computing `outer`: a ``Const`` layer (same
     bytes in the ``.bin``), or a ``Convert`` of one (torch.onnx's ``Cast`` of a ``Constant``,
@@ -333,13 +339,36 @@ def _trip_count(w: NetWriter, bd: _Body, loop: Loop, trip: Out | None) -> Out:
     when absent, clamped at 0 for ONNX, and bounded by the slice count of sliced inputs."""
     if trip is None:
         trip = w.i64(-1)
-    elif loop.negative_trip_count == "zero":
-        zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
-        trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
-                     dtype=trip.dtype, shape=trip.shape)
+    else:
+        if loop.negative_trip_count == "zero":
+            zero = w.const(np.array(0, dtype=_np_int(trip.dtype)))
+            trip = w.one("Maximum", "opset1", [trip, zero], {"auto_broadcast": "numpy"},
+                         dtype=trip.dtype, shape=trip.shape)
+        trip = _int32_bounded(w, loop, trip)
     if bd.sliced:  # OpenVINO's Loop does not stop at the end of its sliced inputs
         trip = _bound_by_slices(w, trip, bd.sliced)
     return trip
+
+
+INT32_MAX = 2**31 - 1
+
+
+def _int32_bounded(w: NetWriter, loop: Loop, trip: Out) -> Out:
+    """`trip`, with -1 (no count) for a count of 2**31 - 1 or more: OpenVINO's CPU plugin
+    computes a larger count as a 32-bit number (2**63 - 1, how TorchScript and tf2onnx write
+    "unbounded", runs no iteration) and sizes the outputs it stacks by the count (2**31 - 1
+    steps of 12 bytes: 24 GiB). Exact for every loop that stops before 2**31 - 1 iterations.
+    A count fed as a model input arrives truncated to 32 bits already."""
+    c = loop.trip_count.const if loop.trip_count is not None else None
+    if c is not None and np.asarray(c).size == 1:
+        if int(np.asarray(c).reshape(-1)[0]) < INT32_MAX:
+            return trip
+        return w.const(np.array(-1, dtype=_np_int(trip.dtype)))
+    npdt = _np_int(trip.dtype)
+    big = w.one("GreaterEqual", "opset1", [trip, w.const(np.array(INT32_MAX, dtype=npdt))],
+                {"auto_broadcast": "numpy"}, dtype=BOOL, shape=trip.shape)
+    return w.one("Select", "opset1", [big, w.const(np.array(-1, dtype=npdt)), trip],
+                 {"auto_broadcast": "numpy"}, dtype=trip.dtype, shape=trip.shape)
 
 
 def _initial_condition(w: NetWriter, loop: Loop, cond: Out | None) -> Out:
@@ -625,8 +654,12 @@ def _pad_to_length(w: NetWriter, out: Out, axis: int, length: Out) -> Out:
 @exporter("If", since=1)
 def _if(w: NetWriter, node: Node, ins):
     branches: list[Graph] = [node.attrs["then_branch"], node.attrs["else_branch"]]
-    caps = node.captured()
+    # captured constants are repeated in the branches, as for loop bodies: OpenVINO's CPU
+    # plugin crashed compiling an If nested in an If that took a constant as an input
+    caps = [v for v in node.captured() if v.const is None and
+            not _const_layer(w, w.get(v, node))]
     outer = [w.get(v, node) for v in caps]
+    consts = [v for v in node.captured() if v not in caps]
     elems = []
     out_specs = []
     for bi, g in enumerate(branches):
@@ -634,6 +667,9 @@ def _if(w: NetWriter, node: Node, ins):
         bw = NetWriter(w.weights, parent=w, scope=f"{where(node)} {tag} branch: ")
         pm = ET.Element(f"{tag}_port_map")
         used = {v.uid for v in g.captures()}
+        for v in consts:
+            if v.uid in used and v.const is None:
+                bw.env[v.uid] = _copy_const(w, bw, w.get(v, node))
         for k, (v, o) in enumerate(zip(caps, outer)):
             if v.uid not in used:
                 continue
