@@ -355,3 +355,19 @@ def test_failed_assertion_in_onnxruntime():
 
     with pytest.raises(InvalidArgument, match="need length 3"):
         run_ort(_assertion(), {"x": np.ones(4, np.float32)})
+
+
+@pytest.mark.parametrize("op", [trt.FillOperation.RANDOM_UNIFORM, trt.FillOperation.RANDOM_NORMAL])
+def test_random_fill_of_a_2d_shape(op):
+    """add_fill with a random operation on a 2-D shape: alpha and beta are the bounds (the mean
+    and deviation), scalars whatever the rank; the draws have the shape and lie in the range."""
+    n = new_network()
+    f = n.add_fill((64, 32), op)
+    f.alpha, f.beta = 2.0, 3.0
+    out(n, f.get_output(0))
+    y = ig.load(n).run({}, backend="numpy")["y"]
+    assert y.shape == (64, 32) and y.dtype == np.float32
+    if op is trt.FillOperation.RANDOM_UNIFORM:
+        assert 2.0 <= y.min() and y.max() <= 3.0 and abs(y.mean() - 2.5) < 0.05
+    else:
+        assert abs(y.mean() - 2.0) < 0.2 and abs(y.std() - 3.0) < 0.2

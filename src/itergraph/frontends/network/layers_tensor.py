@@ -164,7 +164,9 @@ class FillLayer(Layer):
         F = DataType.FLOAT if to in FLOATS else DataType.INT64
         if a is None:
             alpha = em.const(np.array(self._alpha_value(), to_numpy(F)))
-            beta = em.const(self._static_beta(rank).astype(to_numpy(F)))
+            beta = em.const(self._static_beta(rank).astype(to_numpy(F))
+                            if self._op is FillOperation.LINSPACE
+                            else np.array(float(self._beta), to_numpy(F)))  # a bound, a scale
         else:
             alpha = em.node("Cast", [em.value(a)], {"to": _ONNX[F]})
             beta = em.node("Cast", [em.value(b)], {"to": _ONNX[F]})
