@@ -24,6 +24,21 @@ def _const_or_name(v: Value | None) -> str:
     return f"runtime value '{v.name}'"
 
 
+def _range(p: Sliced) -> str:
+    """The sliced range in Python's terms (`Sliced` keeps OpenVINO's fence posts, where -1 is
+    the end of the axis)."""
+    def index(post: int) -> str:
+        return "" if post == -1 else str(post + 1) if post < -1 else str(post)
+
+    lo, hi = sorted((p.start, p.end), key=lambda f: (f < 0, f))
+    if (lo, hi) == (0, -1):
+        span = "the whole axis"
+    else:
+        span = f"[{index(lo)}:{index(hi)}]"
+    step = abs(p.stride)
+    return span + (f" every {step}" if step != 1 else "")
+
+
 def describe_port(p) -> str:
     if isinstance(p, Invariant):
         return f"invariant  {p.param.name} <- {p.value.name}"
@@ -32,8 +47,8 @@ def describe_port(p) -> str:
     if isinstance(p, Sliced):
         direction = "reverse" if p.reverse else "forward"
         extra = f", part_size {p.part_size}, keeps axis" if p.keep_axis else ""
-        return (f"sliced     {p.param.name} <- {p.value.name} axis {p.axis} {direction} "
-                f"[{p.start}:{p.end}:{p.stride}]{extra}")
+        return (f"sliced     {p.param.name} <- {p.value.name} axis {p.axis} {direction}, "
+                f"{_range(p)}{extra}")
     if isinstance(p, Last):
         return f"last       {p.output.name} <- {p.result.name}"
     if isinstance(p, Concat):
@@ -90,8 +105,10 @@ def describe(graph: Graph) -> str:
     """Inputs, outputs and the loop tree of `graph`, as text."""
     lines = [f"graph '{graph.name}'"]
     if graph.opset_imports:
+        # the canonical loop's own domain is internal: a user's file never imports it
         lines.append("opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in
-                                            sorted(graph.opset_imports.items())))
+                                            sorted(graph.opset_imports.items())
+                                            if d != "itergraph"))
     lines.append("inputs:")
     lines += [f"    {_value(v)}" for v in graph.inputs if v.const is None]
     lines.append("outputs:")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 from ov_helpers import run_ov, save
@@ -42,3 +44,28 @@ def test_convert_xml_to_onnx_and_back(tmp_path, capsys):
     for g, w in zip(outs.values(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     assert "wrote" in capsys.readouterr().out
+
+
+def test_written_ir_keeps_loop_output_shapes_and_info_reads_plainly(tmp_path, capsys):
+    """``convert`` then ``info``: a loop's stacked output keeps its known dimensions in the IR
+    (OpenVINO reads them too), the canonical loop's internal opset is not listed, and a sliced
+    range is said in Python's terms."""
+    import subprocess
+    import sys
+
+    import openvino as ov
+
+    from itergraph.cli import main as cli
+
+    example = Path(__file__).parents[2] / "examples" / "make_lstm_models.py"
+    subprocess.run([sys.executable, str(example), "--out", str(tmp_path)], check=True,
+                   capture_output=True)
+    xml = tmp_path / "m.xml"
+    assert cli(["convert", str(tmp_path / "lstm_while.onnx"), str(xml)]) == 0
+    model = ov.Core().read_model(str(xml))
+    assert str(model.outputs[0].get_partial_shape()) == "[?,2,8]"
+    capsys.readouterr()
+    assert cli(["info", str(xml)]) == 0
+    text = capsys.readouterr().out
+    assert "Y: tensor(float32)[?,2,8]" in text
+    assert "itergraph 1" not in text and "the whole axis" in text and "[0:-1:1]" not in text

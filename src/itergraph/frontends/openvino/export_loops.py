@@ -483,7 +483,7 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
     """Port-map entry of a Concat output; returns (type spec, post-processing or None)."""
     bw = bd.bw
     src = bw.get(op.result)
-    shape = src.shape
+    shape = src.shape if src.shape is not None else value_shape(op.result)
     axis = op.axis
     rank = None if shape is None else len(shape)
     if op.new_axis:
@@ -509,7 +509,7 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
         rid = bd.result(op.result, out=src)
         bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid, "axis": axis,
                                "start": 0, "end": -1, "stride": chunk, "part_size": chunk})
-        return (dt, None), None
+        return (dt, _joined_shape(shape, axis, op.new_axis)), None
     # Loop-5, reversed outputs and pieces of unknown size: stack on a new axis, then reverse
     # and merge after the loop
     stacked = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
@@ -528,10 +528,21 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
                                                  _shape_parts(w, out, axis + 2, None)],
                             {"axis": 0}, dtype=I64)
             out = w.one("Reshape", "opset1", [out, pattern], {"special_zero": False},
-                        dtype=out.dtype)
+                        dtype=out.dtype, shape=_joined_shape(shape, axis, False))
         return out
 
-    return (dt, None), post
+    return (dt, _joined_shape(shape, axis, True)), post
+
+
+def _joined_shape(piece, axis: int, new_axis: bool):
+    """The shape of pieces of shape `piece` joined on `axis` (a new axis or an existing one):
+    that axis of unknown length; None when the piece's shape is unknown."""
+    if piece is None:
+        return None
+    piece = tuple(piece)
+    if new_axis:
+        return piece[:axis] + (None,) + piece[axis:]
+    return piece[:axis] + (None,) + piece[axis + 1:]
 
 
 def _precondition_params(loop: Loop) -> set[int]:
