@@ -85,3 +85,20 @@ def test_cli_table(tmp_path, capsys):
     total_ms = float(out[0].split(": ")[1].split()[0])
     assert float(rows["outer"][3]) <= total_ms
     assert cli.main(["profile", str(tmp_path / "m.onnx"), "--input", "N=nope.npy"]) == 2
+
+
+def test_numpy_profile_warms_up_repeats_and_names_unnamed_nodes():
+    """The warm-up is not counted, the repeats give per-run figures (counts as for one run),
+    the run time is their median with the spread shown, and unnamed nodes are numbered."""
+    p = profile(nested(), nested_feeds(N, M), repeat=4)
+    assert len(p.runs) == 4 and p.seconds == pytest.approx(float(np.median(p.runs)))
+    assert p.node("outer/inner/inner_tanh").calls == N * M
+    assert "median of 4 runs after a warm-up" in p.text()
+    g = onnx.helper
+    m = g.make_model(g.make_graph(
+        [g.make_node("Relu", ["x"], ["a"]), g.make_node("Relu", ["a"], ["b"]),
+         g.make_node("Neg", ["b"], ["y"])], "g",
+        [g.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3])],
+        [g.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [3])]))
+    names = sorted(s.name for s in profile(m, {"x": np.ones(3, np.float32)}).nodes)
+    assert names == ["<Neg#1>", "<Relu#1>", "<Relu#2>"]

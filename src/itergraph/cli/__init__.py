@@ -126,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     _add_input(pr)
     pr.add_argument("--backend", default="numpy", choices=api.BACKENDS)
     pr.add_argument("--max-iterations", type=int)
-    pr.add_argument("--repeat", type=int, default=3, help="timed runs on jax (best is shown)")
+    pr.add_argument("--repeat", type=int, default=5,
+                    help="timed runs after a warm-up (numpy: their median and spread; jax: the "
+                         "best)")
     pr.set_defaults(fn=inspect_commands.cmd_profile)
     args = p.parse_args(argv)
     try:

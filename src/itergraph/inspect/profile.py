@@ -1,11 +1,14 @@
 """Where a run spends its time: per loop and per node, weighted by how often each ran.
 
-On NumPy the model runs once on an instrumented plan (`backends.numpy.CompileContext` with a
-profiler): every kernel call is timed and counted, and every loop body call counts as one
-iteration, so a node in a body nested two deep is counted outer steps x inner steps times.
-The plan is compiled without the loop rewrites (`optimize=False`) so each count and time
-belongs to a node of the user's file; the numbers include the instrumentation's own cost
-(about a microsecond per call).
+On NumPy the model runs on an instrumented plan (`backends.numpy.CompileContext` with a
+profiler): once to warm up (first calls allocate and import; they are not counted), then
+`repeat` times; every kernel call is timed and counted, and every loop body call counts as one
+iteration, so a node in a body nested two deep is counted outer steps x inner steps times. The
+run time is the median of the repeats, with their spread; each node's and loop's time is the
+median of its times in the repeats. A node without a name is shown as ``<OpType#k>``, numbered
+per op type within its loop. The plan is compiled without the loop rewrites (`optimize=False`)
+so each count and time belongs to a node of the user's file; the numbers include the
+instrumentation's own cost (about a microsecond per call).
 
 On JAX, XLA fuses a loop body into one program, so its nodes have no separate times. Each
 loop, at any depth, is compiled on its own (a graph holding only that loop) and timed after
@@ -54,8 +57,9 @@ class Profile:
 
     model: str
     backend: str
-    seconds: float  # the whole run
+    seconds: float  # the whole run (the median of the repeats)
     loops: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    runs: list[float] = field(default_factory=list)  # each timed run, in seconds
     nodes: list[Stat] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -70,6 +74,9 @@ class Profile:
         """The two tables, loops then nodes (most time first)."""
         ms = 1e3
         out = [f"profile of {self.model} on {self.backend}: {self.seconds * ms:.3f} ms per run"]
+        if len(self.runs) > 1:
+            out[0] += (f" (median of {len(self.runs)} runs after a warm-up; "
+                       f"{min(self.runs) * ms:.3f} .. {max(self.runs) * ms:.3f} ms)")
         out.append("")
         out.append(f"{'loop':<40} {'runs':>8} {'steps':>10} {'total ms':>11} "
                    f"{'ms/run':>10} {'us/step':>10}")
@@ -101,13 +108,27 @@ class _Profiler:
         self.keep_loop_args = keep_loop_args  # the arguments of each loop's first run
         self.nodes: dict[tuple, Stat] = {}
         self.loops: dict[tuple[str, ...], list] = {}  # path -> [iterations, seconds of body]
+        self._unnamed: dict[tuple, int] = {}
+
+    def reset(self) -> None:
+        """Forget the counts and times so far (after a warm-up run)."""
+        for st in self.nodes.values():
+            st.calls, st.seconds = 0, 0.0
+        for counter in self.loops.values():
+            counter[0] = 0
+
+    def _name(self, path: tuple[str, ...], node) -> str:
+        if node.name:
+            return node.name
+        k = self._unnamed.get((path, node.op_type), 0) + 1
+        self._unnamed[(path, node.op_type)] = k
+        return f"<{node.op_type}#{k}>"
 
     def kernel(self, path: tuple[str, ...], node, fn):
         key = (path, id(node))
         st = self.nodes.get(key)
         if st is None:
-            st = self.nodes[key] = Stat(path, node.name or f"<{node.op_type}>", node.op_type,
-                                        node=node)
+            st = self.nodes[key] = Stat(path, self._name(path, node), node.op_type, node=node)
         clock = time.perf_counter
         keep = self.keep_loop_args and isinstance(node, Loop)
 
@@ -134,19 +155,30 @@ class _Profiler:
         return counted
 
 
-def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False) -> Profile:
+def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False,
+                   repeat: int = 1) -> Profile:
     from ..backends.numpy import CompileContext, run_plan
 
     prof = _Profiler(keep_loop_args)
     plan = CompileContext(max_iterations, optimize=False, profiler=prof).compile(model.graph)
-    t = time.perf_counter()
-    run_plan(plan, feeds)
-    total = time.perf_counter() - t
-    result = Profile(model.source or model.graph.name, "numpy", total)
+    run_plan(plan, feeds)  # the warm-up: first calls import, allocate and fill caches
+    prof.reset()
+    runs, per_run = [], []  # per run: each node's seconds
+    for _ in range(repeat):
+        before = {k: st.seconds for k, st in prof.nodes.items()}
+        t = time.perf_counter()
+        run_plan(plan, feeds)
+        runs.append(time.perf_counter() - t)
+        per_run.append({k: st.seconds - before.get(k, 0.0) for k, st in prof.nodes.items()})
+    result = Profile(model.source or model.graph.name, "numpy", float(np.median(runs)),
+                     runs=runs)
     loop_stats = {(*s.path, s.name): s for s in prof.nodes.values() if s.op == "Loop"}
+    for k, st in prof.nodes.items():  # one run's calls; the median run's seconds
+        st.calls = st.calls // repeat
+        st.seconds = float(np.median([r.get(k, 0.0) for r in per_run]))
     for path, (steps,) in prof.loops.items():
         s = loop_stats.get(path)
-        result.loops[path] = {"runs": s.calls if s else 0, "steps": steps,
+        result.loops[path] = {"runs": s.calls if s else 0, "steps": steps // repeat,
                               "seconds": s.seconds if s else 0.0}
     result.nodes = list(prof.nodes.values())
     return result
@@ -229,7 +261,7 @@ def _dispatch_time(repeat: int) -> float:
 
 
 def profile(model, feeds: dict[str, Any], backend: str = "numpy",
-            max_iterations: int | None = None, repeat: int = 3) -> Profile:
+            max_iterations: int | None = None, repeat: int = 5) -> Profile:
     """Time per loop and per node of one run of `model` on `feeds` (see the module
     docstring for what each backend measures)."""
     from ..api import Model, check_max_iterations, load
@@ -244,7 +276,7 @@ def profile(model, feeds: dict[str, Any], backend: str = "numpy",
     chosen = model.choose_backend(backend)
     if chosen == "jax":
         return _jax_profile(model, feeds, max_iterations, max(1, int(repeat)))
-    return _numpy_profile(model, feeds, max_iterations)
+    return _numpy_profile(model, feeds, max_iterations, repeat=max(1, int(repeat)))
 
 
 __all__ = ["Profile", "Stat", "profile"]
