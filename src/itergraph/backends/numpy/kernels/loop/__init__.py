@@ -9,6 +9,8 @@ or one that doubles when the count is not known in advance (`outputs`).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .....errors import Error, ExecutionError, where
@@ -102,11 +104,12 @@ def plain_kernel(loop: Loop, ctx: CompileContext):
     body = lay.plan.fn if ctx.profiler is None else ctx.profiler.body(path, loop, lay.plan.fn)
     tick = None
     if ctx.progress and outermost:
-        def tick(steps, done=False, _name=loop.name or "<unnamed>"):
-            report(_name, steps, done)
+        tick = _Tick(loop.name or "<unnamed>")
     drive = make_driver(lay, ctx.max_iterations, body=body, tick=tick)
 
     def run(trip, cond0, *rest):
+        if tick is not None:
+            tick.start()
         values, lengths, outer = lay.split(rest)
         allowed = trip_limit(loop, trip)
         views, limit, shortest = sliced_views(lay, values, allowed)
@@ -128,3 +131,24 @@ def plain_kernel(loop: Loop, ctx: CompileContext):
         return outs[0] if len(outs) == 1 else outs
 
     return run
+
+
+class _Tick:
+    """The progress report of an outermost loop, called by its driver when the steps done
+    reach `due`: about every `SPACING` seconds, whatever one step costs (a tight body would
+    spend more on a call per step than on itself)."""
+
+    SPACING = 0.05
+
+    def __init__(self, name: str):
+        self.name = name
+        self.due = [1]
+        self.t0 = time.perf_counter()
+
+    def start(self) -> None:
+        self.due[0], self.t0 = 1, time.perf_counter()
+
+    def __call__(self, steps: int, done: bool = False) -> None:
+        report(self.name, steps, done)
+        rate = steps / max(time.perf_counter() - self.t0, 1e-9)
+        self.due[0] = steps + max(1, int(rate * self.SPACING))

@@ -24,7 +24,8 @@ def make_driver(lay: LoopLayout, max_iterations: int | None, body: Callable | No
                 tick: Callable | None = None) -> Callable:
     """The compiled ``drive`` function of `lay`'s loop (see the module docstring). `body`
     replaces the body plan's function (an instrumented one); `tick(steps)`, when given, is
-    called after every iteration with the iterations done (a driver without it has no call)."""
+    called with the iterations done once they reach ``tick.due[0]``, which it sets (a driver
+    without it has no call; a tight body pays one comparison per step)."""
     loop = lay.loop
     source = driver_source(lay, max_iterations, tick is not None)
 
@@ -33,6 +34,7 @@ def make_driver(lay: LoopLayout, max_iterations: int | None, body: Callable | No
             f"{where(loop)}: stopped after max_iterations={max_iterations} iterations")
 
     env = {"body": lay.plan.fn if body is None else body, "_tick": tick,
+           "_due": tick.due if tick is not None else None,
            "pre": lay.pre_plan.fn if lay.pre_plan else None,
            "_limit": limit_reached, "_count": itertools.count, "_inf": UNBOUNDED}
     exec(compile(source, f"<itergraph loop driver: {loop.name}>", "exec"), env)  # noqa: S102
@@ -53,7 +55,7 @@ def driver_source(lay: LoopLayout, max_iterations: int | None, tick: bool = Fals
         lines += ["    k = 0", "    while k < limit and cond:"]
     lines += _iteration(lay, max_iterations)
     if tick:
-        lines.append("        _tick(k + 1)")
+        lines += ["        if k + 1 >= _due[0]:", "            _tick(k + 1)"]
     lines.append("        k += 1" if not counted else "    k += 1")
     lines += [f"    return k, cond, ({_names('s', n_carried)}), r", ""]
     return "\n".join(lines)
