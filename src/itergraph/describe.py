@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .ir import Carried, Concat, Graph, Invariant, Last, Loop, Sliced, Value
 from .ir.state import has_state, variables
+from .ir.types import TensorType
 
 
 def _value(v: Value | None) -> str:
@@ -126,4 +127,46 @@ def describe(graph: Graph) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["describe", "describe_loop", "describe_port"]
+def _type_dict(t) -> dict:
+    if isinstance(t, TensorType):
+        return {"kind": "tensor", "dtype": t.dtype.value if t.dtype is not None else None,
+                "shape": None if t.shape is None else
+                [d if isinstance(d, int) else (d if isinstance(d, str) else None)
+                 for d in t.shape]}
+    return {"kind": "other", "text": str(t)}
+
+
+def _loop_dict(loop: Loop) -> dict:
+    return {"name": loop.name, "origin": loop.origin,
+            "trip_count": _const_or_name(loop.trip_count),
+            "inputs": [describe_port(p) for p in loop.input_ports],
+            "outputs": [describe_port(p) for p in loop.output_ports],
+            "loops": _nested_dicts(loop.body)}
+
+
+def _nested_dicts(graph: Graph) -> list[dict]:
+    out: list[dict] = []
+    for n in graph.nodes:
+        if isinstance(n, Loop):
+            out.append(_loop_dict(n))
+        else:
+            for g in n.subgraphs():
+                out.extend(_nested_dicts(g))
+    return out
+
+
+def describe_dict(graph: Graph) -> dict:
+    """What `describe` says, as plain data (``itergraph info --json``)."""
+    counts: dict[str, int] = {}
+    for _, n in graph.walk():
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    return {"graph": graph.name,
+            "opsets": {d or "ai.onnx": v for d, v in sorted(graph.opset_imports.items())
+                       if d != "itergraph"},
+            "inputs": [{"name": v.name, **_type_dict(v.type)} for v in graph.inputs
+                       if v.const is None],
+            "outputs": [{"name": v.name, **_type_dict(v.type)} for v in graph.outputs],
+            "loops": _nested_dicts(graph), "ops": dict(sorted(counts.items()))}
+
+
+__all__ = ["describe", "describe_dict", "describe_loop", "describe_port"]

@@ -210,3 +210,22 @@ def test_cli_inputs_from_an_npz_archive(tmp_path, capsys):
 
 def test_the_lazy_public_names_are_listed():
     assert {"load", "save", "optimize", "check", "compare", "Model"} <= set(dir(ig))
+
+
+def test_cli_json_output(tmp_path, capsys):
+    """``info --json`` and ``run --json`` print machine-readable JSON: the model's inputs,
+    outputs (dtype, shape), loops and op counts; the outputs' shapes, dtypes and statistics."""
+    import json
+
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    assert cli(["info", str(path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert [v["name"] for v in info["inputs"]] == ["M", "x0"]
+    assert info["loops"][0]["name"] == "count" and info["ops"]["Loop"] == 1
+    np.savez(tmp_path / "feeds.npz", **FEEDS)
+    assert cli(["run", str(path), "--input", str(tmp_path / "feeds.npz"), "--json"]) == 0
+    outs = json.loads(capsys.readouterr().out)
+    ys = run_ort(loop_model(), FEEDS)["ys"]
+    assert outs["ys"]["shape"] == list(ys.shape) and outs["ys"]["dtype"] == "float32"
+    assert outs["ys"]["max"] == pytest.approx(float(ys.max()))

@@ -47,18 +47,22 @@ def main(argv: list[str] | None = None) -> int:
                "2 an error (the message names it)")
     p.add_argument("--version", action="version", version=f"itergraph {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a model on inputs from .npy files")
+    r = sub.add_parser("run", help="run a model on inputs from .npy/.npz files")
     r.add_argument("model")
     _add_input(r)
-    r.add_argument("--output-dir")
+    r.add_argument("--output-dir", help="write each output as DIR/NAME.npy")
+    r.add_argument("--json", action="store_true",
+                   help="print the outputs' shapes, dtypes and statistics as JSON")
     r.add_argument("--backend", default=None, choices=api.BACKENDS,
                    help="the engine (default: auto, the compiled JAX one where it runs the "
                         "whole model and pays off, else NumPy; $ITERGRAPH_BACKEND changes it)")
-    r.add_argument("--max-iterations", type=int)
+    r.add_argument("--max-iterations", type=int,
+                   help="stop a loop with an error after this many iterations")
     r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress of the outermost loops on stderr (default: when a terminal)")
     r.set_defaults(fn=commands.cmd_run)
     i = sub.add_parser("info", help="inputs, outputs and the tree of loops")
+    i.add_argument("--json", action="store_true", help="as JSON")
     i.add_argument("model")
     i.set_defaults(fn=commands.cmd_info)
     e = sub.add_parser("explain", help="which parts compile on a backend and why")

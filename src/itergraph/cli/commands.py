@@ -19,8 +19,13 @@ def cmd_run(args) -> int:
     outs = model.run(parse_inputs(args.input), backend=args.backend,
                      max_iterations=args.max_iterations,
                      progress=Reporter() if wanted(args.progress) else None)
+    if args.json:
+        import json
+
+        print(json.dumps({name: _value_dict(value) for name, value in outs.items()}, indent=1))
     for name, value in outs.items():
-        print(f"{name}: {summary(value)}")
+        if not args.json:
+            print(f"{name}: {summary(value)}")
         if files is None:
             continue
         if isinstance(value, list) or value is None:
@@ -33,8 +38,37 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _value_dict(value) -> dict:
+    """An output as plain data: shape, dtype and statistics (``run --json``)."""
+    import numpy as np
+
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, list):
+        return {"kind": "sequence", "length": len(value),
+                "items": [_value_dict(v) for v in value[:16]]}
+    a = np.asarray(value)
+    out = {"kind": "tensor", "shape": list(a.shape), "dtype": str(a.dtype)}
+    if a.size and a.dtype.kind in "fiub":
+        f = a.astype(np.float64)
+        finite = f[np.isfinite(f)]
+        out.update(min=float(finite.min()) if finite.size else None,
+                   max=float(finite.max()) if finite.size else None,
+                   mean=float(finite.mean()) if finite.size else None,
+                   non_finite=int(f.size - finite.size))
+    return out
+
+
 def cmd_info(args) -> int:
-    print(api.load(args.model).info())
+    model = api.load(args.model)
+    if args.json:
+        import json
+
+        from ..describe import describe_dict
+
+        print(json.dumps(describe_dict(model.graph), indent=1))
+        return 0
+    print(model.info())
     return 0
 
 
