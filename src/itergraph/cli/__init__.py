@@ -37,7 +37,14 @@ def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[],
                         metavar="NAME=FILE.npy|FILE.npz",
                         help="an input from a .npy file, or every input from an .npz archive "
-                             "(by name); repeatable")
+                             "(by name); repeatable. Inputs not given are generated at random "
+                             "(said on stderr)")
+    parser.add_argument("--input-shapes", metavar="NAME:[D,...],...",
+                        help="shapes of generated inputs whose dimensions are symbolic")
+    parser.add_argument("--value-range", metavar="NAME:[LOW,HIGH],...",
+                        help="range of a generated input (default: floats [0,1), integers "
+                             "[0,10))")
+    parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (0)")
 
 
 def main(argv: list[str] | None = None) -> int:

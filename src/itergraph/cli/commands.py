@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import api
 from ..errors import InputError
-from .files import parse_inputs, prepare_output_dir, summary, write_npy
+from .files import feeds_for, prepare_output_dir, summary, write_npy
 
 
 def cmd_run(args) -> int:
@@ -16,7 +16,7 @@ def cmd_run(args) -> int:
         files = prepare_output_dir(Path(args.output_dir), [v.name for v in model.outputs])
     from ..inspect.progress import Reporter, wanted
 
-    outs = model.run(parse_inputs(args.input), backend=args.backend,
+    outs = model.run(feeds_for(model.graph, args), backend=args.backend,
                      max_iterations=args.max_iterations,
                      progress=Reporter() if wanted(args.progress) else None)
     if args.json:

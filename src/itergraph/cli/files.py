@@ -63,6 +63,29 @@ def parse_inputs(items: list[str]) -> dict:
     return feeds
 
 
+def feeds_for(graph, args) -> dict:
+    """The feeds of a command: ``--input`` items, then random values for every input left
+    (`itergraph.generate`: ``--input-shapes``, ``--value-range``, ``--seed``), each generated
+    input said on stderr."""
+    import sys
+
+    from ..generate import generated_feeds
+    from ..transforms.fix_shapes import parse_input_shapes
+
+    given = parse_inputs(args.input)
+    shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else {}
+    ranges = {k: (v[0], v[1]) for k, v in
+              (parse_input_shapes(args.value_range, numbers=True) if args.value_range
+               else {}).items()}
+    for k, v in ranges.items():
+        if len(v) != 2:
+            raise InputError(f"--value-range {k}: expected [LOW,HIGH]")
+    feeds, said = generated_feeds(graph, given, shapes, args.seed, ranges)
+    for line in said:
+        print(f"itergraph: {line}", file=sys.stderr)
+    return feeds
+
+
 def _npz(file: str) -> dict[str, np.ndarray]:
     try:
         with np.load(file, allow_pickle=False) as z:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from .. import api
-from .files import parse_inputs
+from .files import feeds_for
 
 
 def cmd_trace(args) -> int:
     model = api.load(args.model)
-    t = model.trace(parse_inputs(args.input), tensors=args.tensor or None, steps=args.steps,
+    t = model.trace(feeds_for(model.graph, args), tensors=args.tensor or None, steps=args.steps,
                     backend=args.backend, path=args.output)
     for key, e in t.items():
         shape = f"{len(e.values)} ragged steps" if e.ragged else f"values {e.values.shape}"
@@ -23,7 +23,8 @@ def cmd_trace(args) -> int:
 def cmd_compare(args) -> int:
     from ..inspect.compare import compare
 
-    report = compare(args.model, parse_inputs(args.input), engines=args.engines,
+    model = api.load(args.model)
+    report = compare(model, feeds_for(model.graph, args), engines=args.engines,
                      atol=args.atol, rtol=args.rtol, max_iterations=args.max_iterations)
     print(report.text())
     return report.status
@@ -39,7 +40,8 @@ def cmd_view(args) -> int:
 def cmd_profile(args) -> int:
     from ..inspect.profile import profile
 
-    result = profile(args.model, parse_inputs(args.input), backend=args.backend,
+    model = api.load(args.model)
+    result = profile(model, feeds_for(model.graph, args), backend=args.backend,
                      max_iterations=args.max_iterations, repeat=args.repeat)
     print(result.text())
     return 0

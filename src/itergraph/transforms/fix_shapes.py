@@ -24,8 +24,9 @@ from .infer_shapes import infer_shapes
 _SPEC = re.compile(r"\s*([^:\[\],]+?)\s*:\s*\[([^\]]*)\]\s*(?:,|$)")
 
 
-def parse_input_shapes(text: str) -> dict[str, tuple[int, ...]]:
-    """``"input:[1,512],sr:[]"`` -> ``{"input": (1, 512), "sr": ()}``."""
+def parse_input_shapes(text: str, numbers: bool = False) -> dict[str, tuple]:
+    """``"input:[1,512],sr:[]"`` -> ``{"input": (1, 512), "sr": ()}``; with `numbers`, the
+    entries may be any numbers (``"x:[-1,1.5]"``: a value range)."""
     out: dict[str, tuple[int, ...]] = {}
     pos = 0
     while pos < len(text):
@@ -34,6 +35,13 @@ def parse_input_shapes(text: str) -> dict[str, tuple[int, ...]]:
             raise InputError(f"cannot read input shapes '{text}' at '{text[pos:]}': expected "
                              "NAME:[D0,D1,...] separated by commas")
         dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+        if numbers:
+            try:
+                out[m.group(1)] = tuple(float(d) for d in dims)
+            except ValueError:
+                raise InputError(f"'{m.group(1)}' needs numbers: [{m.group(2)}]") from None
+            pos = m.end()
+            continue
         if not all(re.fullmatch(r"\d+", d) for d in dims):
             raise InputError(f"input shape of '{m.group(1)}' must be whole numbers: "
                              f"[{m.group(2)}]")
