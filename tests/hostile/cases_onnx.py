@@ -885,6 +885,39 @@ def _(c):
     ig_run(c, m, _loop_feeds())
 
 
+def _body_adding_a_constant(**value) -> onnx.GraphProto:
+    """A counter body whose step is a Constant node (``value``, ``value_int``, ...)."""
+    body = counter_body(scan=False)
+    del body.initializer[:]
+    body.node.insert(0, h.make_node("Constant", [], ["one"], name="k", **value))
+    return body
+
+
+@case("onnx/loop_body_adds_float32_and_an_int64_constant_node",
+      Raises(ModelError, "'add_one'", "tensor(float)", "tensor(int64)"), backends=BOTH)
+def _(c):
+    # ONNX shape inference gives the Constant's type; ONNX Runtime refuses the body's Add
+    body = _body_adding_a_constant(value=const("v", np.array(1, np.int64)))
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_adds_float32_and_a_value_int_constant",
+      Raises(ModelError, "'add_one'", "tensor(float)", "tensor(int64)"))
+def _(c):
+    m = loop_model(body=_body_adding_a_constant(value_int=1), outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_adds_float32_and_a_value_float_constant_valid", Ok(), backends=BOTH)
+def _(c):
+    m = loop_model(body=_body_adding_a_constant(value_float=1.0), outputs=("x_final",))
+    want = run_ort(m, _loop_feeds())["x_final"]
+    assert_close(ig_run(c, m, _loop_feeds())["x_final"], want)
+
+
 @case("onnx/loop13_carries_an_optional", Raises(ModelError, "'L'", "optional"))
 def _(c):
     opt = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))

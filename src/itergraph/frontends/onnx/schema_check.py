@@ -22,7 +22,7 @@ from onnx import AttributeProto, TensorProto
 from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
-from .types import dtype_to_onnx, type_from_onnx
+from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -72,6 +72,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     if p.op_type == "If":
         _check_if(p)
     _fill_output_types(schema, bound, outputs)
+    if p.op_type == "Constant":
+        _fill_constant_type(p, outputs)
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -91,11 +93,49 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
         first = bound.get(formal.type_str)
         if first is None or not isinstance(first[2], TensorType):
             continue
-        t = v.type
-        if t is None:
-            v.type = TensorType(first[2].dtype, None)
-        elif isinstance(t, TensorType) and t.dtype is None:
-            v.type = TensorType(first[2].dtype, t.shape)
+        _fill_dtype(v, first[2].dtype)
+
+
+def _fill_dtype(v: Value, dtype, shape=None) -> None:
+    """Give `v` the element type `dtype` where its type is unknown or has no element type."""
+    t = v.type
+    if t is None:
+        v.type = TensorType(dtype, shape)
+    elif isinstance(t, TensorType) and t.dtype is None:
+        v.type = TensorType(dtype, t.shape)
+
+
+# Constant's value attributes other than ``value`` and ``sparse_value``: element type, rank
+_CONSTANT_SCALARS = {"value_float": (TensorProto.FLOAT, 0), "value_floats": (TensorProto.FLOAT, 1),
+                     "value_int": (TensorProto.INT64, 0), "value_ints": (TensorProto.INT64, 1),
+                     "value_string": (TensorProto.STRING, 0),
+                     "value_strings": (TensorProto.STRING, 1)}
+
+
+def _fill_constant_type(p, outputs: list[Value]) -> None:
+    """Give a Constant's output the element type (and shape) of its value, so that the
+    nodes using it are checked against it (``Add(x: float, Constant int64)``)."""
+    if len(p.attribute) != 1 or len(outputs) != 1 or p.attribute[0].ref_attr_name:
+        return  # the attribute check or the importer reports the rest
+    a = p.attribute[0]
+    if a.name == "value" and a.type == AttributeProto.TENSOR:
+        code, shape = a.t.data_type, tuple(int(d) for d in a.t.dims)
+    elif a.name == "sparse_value" and a.type == AttributeProto.SPARSE_TENSOR:
+        code, shape = a.sparse_tensor.values.data_type, tuple(int(d)
+                                                              for d in a.sparse_tensor.dims)
+    elif a.name in _CONSTANT_SCALARS:
+        code, rank = _CONSTANT_SCALARS[a.name]
+        n = len(a.floats) + len(a.ints) + len(a.strings)
+        shape = () if rank == 0 else (n,)
+    else:
+        return
+    if code == TensorProto.UNDEFINED or any(d < 0 for d in shape):
+        return
+    try:
+        dtype = dtype_from_onnx(code)
+    except Exception:  # noqa: BLE001 - an element type without IR counterpart: left unknown
+        return
+    _fill_dtype(outputs[0], dtype, shape)
 
 
 def _check_arity(p, schema, what: str) -> None:
