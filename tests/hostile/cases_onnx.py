@@ -1024,6 +1024,14 @@ def _(c):
            max_iterations=1000)
 
 
+@case("onnx/loop_scan_output_outgrows_memory", Raises(ExecutionError, "'L'", "output 1 ('xs')"),
+      isolate=True, backends=BOTH)
+def _(c):
+    # no iteration limit: the scan output's buffer (16 KiB per iteration) grows until it
+    # cannot; both backends name the loop and the output, not a raw MemoryError
+    ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)))
+
+
 @case("onnx/loop_scan_output_changes_shape", Raises(ExecutionError, "'L'"), backends=BOTH)
 def _(c):
     # the scan output is x, and x grows by one element per iteration (Concat)
