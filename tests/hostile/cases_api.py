@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from harness import Ok, Raises, case
 from hostile_util import I64, B, F, assert_close, counter_body, loop_model, model, vi
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 from onnx import helper as h
 
 import itergraph as ig
@@ -316,6 +316,40 @@ def _(c):
 @case("api/save_a_string", Raises(InputError, "str"))
 def _(c):
     ig.save("model", c.path("m.onnx"))
+
+
+def _rnn_without_hidden_size(op: str, gates: int, weights_known: bool = True):
+    """``op`` (GRU, LSTM, RNN) without ``hidden_size`` (optional in ONNX; the reference
+    evaluator takes it from R), hidden size 5, input size 3; W and R initializers, or graph
+    inputs of unknown shape."""
+    node = h.make_node(op, ["x", "W", "R"], ["", "yh"], name="rnn")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((1, gates * 5, 3)).astype(np.float32)
+    r = rng.standard_normal((1, gates * 5, 5)).astype(np.float32)
+    if weights_known:
+        return model([node], [vi("x", F, [4, 2, 3])], [vi("yh", F, None)],
+                     [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")])
+    return model([node], [vi("x", F, [4, 2, 3]), vi("W", F, None), vi("R", F, None)],
+                 [vi("yh", F, None)])
+
+
+@case("api/save_rnn_without_hidden_size_as_openvino_ir_valid", Ok())
+def _(c):
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(1).standard_normal((4, 2, 3)).astype(np.float32)
+    for op, gates in (("GRU", 3), ("LSTM", 4), ("RNN", 1)):
+        m = _rnn_without_hidden_size(op, gates)
+        p = c.path(f"{op}.xml")
+        ig.save(ig.load(m), p)  # the hidden size comes from R's shape
+        want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+        assert_close(list(ig.load(p).run({"x": x}).values())[0], want, rtol=1e-4, atol=1e-5)
+
+
+@case("api/save_rnn_without_hidden_size_or_weight_shapes_as_openvino_ir",
+      Raises(UnsupportedError, "GRU node 'rnn'", "hidden_size"))
+def _(c):
+    ig.save(ig.load(_rnn_without_hidden_size("GRU", 3, weights_known=False)), c.path("m.xml"))
 
 
 # -- the ONNX backend API -----------------------------------------------------------------------
