@@ -352,6 +352,39 @@ def _(c):
     ig.save(ig.load(_rnn_without_hidden_size("GRU", 3, weights_known=False)), c.path("m.xml"))
 
 
+def _loop_reading_its_iteration_number(trip_count: int):
+    """A Loop of constant trip count whose body adds its iteration number to x."""
+    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+                         h.make_node("Cast", ["i"], ["fi"], to=F, name="tofloat"),
+                         h.make_node("Add", ["x", "fi"], ["x_out"], name="acc")], "body",
+                        [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                        [vi("c_out", B, []), vi("x_out", F, [2])])
+    node = h.make_node("Loop", ["M", "", "x0"], ["x_final"], name="L", body=body)
+    return model([node], [vi("x0", F, [2])], [vi("x_final", F, [2])],
+                 [numpy_helper.from_array(np.array(trip_count, np.int64), "M")])
+
+
+@case("api/save_loop_of_trip_count_1e9_reading_its_iteration_number_as_openvino_ir",
+      Raises(IterationLimitError, "'L'", "max_iterations=10"), isolate=True)
+def _(c):
+    # written as a TensorIterator, the iteration number would be a sliced constant of 10**9
+    # int64 (7.45 GiB); the writer keeps a Loop-5 instead, and the file runs
+    p = c.path("m.xml")
+    ig.save(ig.load(_loop_reading_its_iteration_number(10**9)), p)
+    assert 'type="Loop"' in p.read_text()
+    ig.load(p).run({"x0": np.zeros(2, np.float32)}, max_iterations=10)
+
+
+@case("api/save_loop_of_trip_count_5_reading_its_iteration_number_valid", Ok())
+def _(c):
+    p = c.path("m.xml")
+    m = _loop_reading_its_iteration_number(5)
+    ig.save(ig.load(m), p)
+    assert 'type="TensorIterator"' in p.read_text()
+    x0 = np.zeros(2, np.float32)
+    assert_close(ig.load(p).run({"x0": x0})["x_final"], np.full(2, 10, np.float32))
+
+
 # -- the ONNX backend API -----------------------------------------------------------------------
 
 @case("api/backend_rep_run_with_too_many_inputs", Raises(InputError, "3 inputs"))
