@@ -496,6 +496,42 @@ def _(c):
     ig_run(c, m, {"x": np.array([1, 4], np.int64)})
 
 
+def _topk(**attrs):
+    node = h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", axis=-1, **attrs)
+    return model([node], [vi("x", F, [1, 8])], [vi("v", F, None), vi("i", I64, None)],
+                 [const("k", np.array([3], np.int64))])
+
+
+_TOPK_X = {"x": np.array([[3, 1, 4, 1, 5, 9, 2, 6]], np.float32)}
+
+
+@case("onnx/topk_largest_7", Raises(ModelError, "TopK node 'top'", "'largest'", "7"))
+def _(c):
+    # ONNX Runtime reads largest=7 as false (it tests == 1), the reference evaluator as true
+    m = _topk(largest=7)
+    assert run_ort(m, _TOPK_X)["v"].tolist() == [[1.0, 1.0, 2.0]]
+    ig.load(m)
+
+
+@case("onnx/topk_sorted_minus_1", Raises(ModelError, "TopK node 'top'", "'sorted'", "-1"))
+def _(c):
+    ig.load(_topk(sorted=-1))
+
+
+@case("onnx/reduce_sum_keepdims_2", Raises(ModelError, "ReduceSum node 'rs'", "'keepdims'"))
+def _(c):
+    # ONNX Runtime drops the axes (keepdims=2 is not 1): itergraph kept them
+    m = _one_node("ReduceSum", [("x", F, [2, 3])], ["y"], name="rs", opset=13, keepdims=2)
+    assert run_ort(m, {"x": X})["y"].shape == ()
+    ig.load(m)
+
+
+@case("onnx/topk_largest_0_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _topk(largest=0)
+    assert_close(ig_run(c, m, _TOPK_X)["v"], run_ort(m, _TOPK_X)["v"])
+
+
 @case("onnx/add_with_one_input", Raises(ModelError, "lonely_add", "input"))
 def _(c):
     m = _one_node("Add", [("x", F, [2])], ["y"], name="lonely_add")

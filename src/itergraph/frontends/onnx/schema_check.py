@@ -4,7 +4,8 @@ does when it loads a model:
 - the number of inputs and outputs lies in the schema's range (an empty name is an optional
   input left out: it counts), and no required input has an empty name;
 - every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
-  graph, ...), and the required ones are present;
+  graph, ...), and the required ones are present; an int attribute that holds a boolean
+  (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1;
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
@@ -177,6 +178,40 @@ def _check_attributes(p, schema, what: str) -> None:
             raise ModelError(f"{what}: attribute '{name}' must be "
                              f"{AttributeProto.AttributeType.Name(want)}, got "
                              f"{AttributeProto.AttributeType.Name(a.type)}")
+        if a.type == AttributeProto.INT and name in _BOOLEAN.get(p.op_type, ()) \
+                and a.i not in (0, 1):
+            raise ModelError(f"{what}: attribute '{name}' is {a.i}; it must be 0 or 1 "
+                             "(ONNX Runtime reads other values as false in some ops, as true "
+                             "in others)")
+
+
+_REDUCE = ("keepdims", "noop_with_empty_axes")
+#: int attributes of standard ops that hold a boolean (or a choice of two, ``layout``): a
+#: value other than 0 and 1 is read as true by some peers and as false by others
+_BOOLEAN: dict[str, tuple[str, ...]] = {
+    "TopK": ("largest", "sorted"),
+    "ArgMax": ("keepdims", "select_last_index"), "ArgMin": ("keepdims", "select_last_index"),
+    **{f"Reduce{k}": _REDUCE for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min",
+                                       "Prod", "Sum", "SumSquare")},
+    "CumSum": ("exclusive", "reverse"),
+    "Unique": ("sorted",),
+    "Trilu": ("upper",),
+    "Gemm": ("transA", "transB"),
+    "Mod": ("fmod",),
+    "IsInf": ("detect_negative", "detect_positive"),
+    "DFT": ("inverse", "onesided"), "STFT": ("onesided",),
+    "MaxPool": ("ceil_mode",), "LpPool": ("ceil_mode",),
+    "AveragePool": ("ceil_mode", "count_include_pad"),
+    "Cast": ("saturate",), "CastLike": ("saturate",), "QuantizeLinear": ("saturate",),
+    "SplitToSequence": ("keepdims",), "ConcatFromSequence": ("new_axis",),
+    "GRU": ("linear_before_reset", "layout"), "LSTM": ("input_forget", "layout"),
+    "RNN": ("layout",),
+    "GridSample": ("align_corners",), "AffineGrid": ("align_corners",),
+    "Resize": ("exclude_outside",),
+    "HannWindow": ("periodic",), "HammingWindow": ("periodic",), "BlackmanWindow": ("periodic",),
+    "NonMaxSuppression": ("center_point_box",),
+    "BatchNormalization": ("training_mode",),
+}
 
 
 def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
