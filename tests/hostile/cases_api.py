@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from harness import Ok, Raises, case
 from hostile_util import I64, B, F, assert_close, counter_body, loop_model, model, vi
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 from onnx import helper as h
 
 import itergraph as ig
@@ -316,6 +316,73 @@ def _(c):
 @case("api/save_a_string", Raises(InputError, "str"))
 def _(c):
     ig.save("model", c.path("m.onnx"))
+
+
+def _rnn_without_hidden_size(op: str, gates: int, weights_known: bool = True):
+    """``op`` (GRU, LSTM, RNN) without ``hidden_size`` (optional in ONNX; the reference
+    evaluator takes it from R), hidden size 5, input size 3; W and R initializers, or graph
+    inputs of unknown shape."""
+    node = h.make_node(op, ["x", "W", "R"], ["", "yh"], name="rnn")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((1, gates * 5, 3)).astype(np.float32)
+    r = rng.standard_normal((1, gates * 5, 5)).astype(np.float32)
+    if weights_known:
+        return model([node], [vi("x", F, [4, 2, 3])], [vi("yh", F, None)],
+                     [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")])
+    return model([node], [vi("x", F, [4, 2, 3]), vi("W", F, None), vi("R", F, None)],
+                 [vi("yh", F, None)])
+
+
+@case("api/save_rnn_without_hidden_size_as_openvino_ir_valid", Ok())
+def _(c):
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(1).standard_normal((4, 2, 3)).astype(np.float32)
+    for op, gates in (("GRU", 3), ("LSTM", 4), ("RNN", 1)):
+        m = _rnn_without_hidden_size(op, gates)
+        p = c.path(f"{op}.xml")
+        ig.save(ig.load(m), p)  # the hidden size comes from R's shape
+        want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+        assert_close(list(ig.load(p).run({"x": x}).values())[0], want, rtol=1e-4, atol=1e-5)
+
+
+@case("api/save_rnn_without_hidden_size_or_weight_shapes_as_openvino_ir",
+      Raises(UnsupportedError, "GRU node 'rnn'", "hidden_size"))
+def _(c):
+    ig.save(ig.load(_rnn_without_hidden_size("GRU", 3, weights_known=False)), c.path("m.xml"))
+
+
+def _loop_reading_its_iteration_number(trip_count: int):
+    """A Loop of constant trip count whose body adds its iteration number to x."""
+    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+                         h.make_node("Cast", ["i"], ["fi"], to=F, name="tofloat"),
+                         h.make_node("Add", ["x", "fi"], ["x_out"], name="acc")], "body",
+                        [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                        [vi("c_out", B, []), vi("x_out", F, [2])])
+    node = h.make_node("Loop", ["M", "", "x0"], ["x_final"], name="L", body=body)
+    return model([node], [vi("x0", F, [2])], [vi("x_final", F, [2])],
+                 [numpy_helper.from_array(np.array(trip_count, np.int64), "M")])
+
+
+@case("api/save_loop_of_trip_count_1e9_reading_its_iteration_number_as_openvino_ir",
+      Raises(IterationLimitError, "'L'", "max_iterations=10"), isolate=True)
+def _(c):
+    # written as a TensorIterator, the iteration number would be a sliced constant of 10**9
+    # int64 (7.45 GiB); the writer keeps a Loop-5 instead, and the file runs
+    p = c.path("m.xml")
+    ig.save(ig.load(_loop_reading_its_iteration_number(10**9)), p)
+    assert 'type="Loop"' in p.read_text()
+    ig.load(p).run({"x0": np.zeros(2, np.float32)}, max_iterations=10)
+
+
+@case("api/save_loop_of_trip_count_5_reading_its_iteration_number_valid", Ok())
+def _(c):
+    p = c.path("m.xml")
+    m = _loop_reading_its_iteration_number(5)
+    ig.save(ig.load(m), p)
+    assert 'type="TensorIterator"' in p.read_text()
+    x0 = np.zeros(2, np.float32)
+    assert_close(ig.load(p).run({"x0": x0})["x_final"], np.full(2, 10, np.float32))
 
 
 # -- the ONNX backend API -----------------------------------------------------------------------

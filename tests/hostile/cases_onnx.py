@@ -239,6 +239,20 @@ def _(c):
     assert_close(ig_run(c, m, {"x": x})["y"], run_ort(m, {"x": x})["y"])
 
 
+@case("onnx/graph_input_negative_dim_saved_and_read_back", Ok())
+def _(c):
+    # the -5 is read as unknown, so it is never written: both files read back and run
+    # (the OpenVINO IR used to carry <dim>-5</dim>, which itergraph's reader refuses)
+    m = model([h.make_node("Relu", ["x"], ["y"], name="r")], [vi("x", F, [2])],
+              [vi("y", F, None)])
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -5
+    x = np.array([-1, 1, 2], np.float32)
+    for name in ("m.xml", "m.onnx"):
+        ig.save(ig.load(m), c.path(name))
+        assert "-5" not in (c.path(name).read_text() if name.endswith(".xml") else "")
+        assert_close(ig.load(c.path(name)).run({"x": x})["y"], np.maximum(x, 0))
+
+
 # -- initializers -------------------------------------------------------------------------------
 
 def _with_init(t, shape=None):
@@ -494,6 +508,42 @@ def _(c):
     m = _one_node("Sqrt", [("x", I64, [2])], ["y"], out_type=I64, name="root")
     ort_refuses(m, {"x": np.array([1, 4], np.int64)})
     ig_run(c, m, {"x": np.array([1, 4], np.int64)})
+
+
+def _topk(**attrs):
+    node = h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", axis=-1, **attrs)
+    return model([node], [vi("x", F, [1, 8])], [vi("v", F, None), vi("i", I64, None)],
+                 [const("k", np.array([3], np.int64))])
+
+
+_TOPK_X = {"x": np.array([[3, 1, 4, 1, 5, 9, 2, 6]], np.float32)}
+
+
+@case("onnx/topk_largest_7", Raises(ModelError, "TopK node 'top'", "'largest'", "7"))
+def _(c):
+    # ONNX Runtime reads largest=7 as false (it tests == 1), the reference evaluator as true
+    m = _topk(largest=7)
+    assert run_ort(m, _TOPK_X)["v"].tolist() == [[1.0, 1.0, 2.0]]
+    ig.load(m)
+
+
+@case("onnx/topk_sorted_minus_1", Raises(ModelError, "TopK node 'top'", "'sorted'", "-1"))
+def _(c):
+    ig.load(_topk(sorted=-1))
+
+
+@case("onnx/reduce_sum_keepdims_2", Raises(ModelError, "ReduceSum node 'rs'", "'keepdims'"))
+def _(c):
+    # ONNX Runtime drops the axes (keepdims=2 is not 1): itergraph kept them
+    m = _one_node("ReduceSum", [("x", F, [2, 3])], ["y"], name="rs", opset=13, keepdims=2)
+    assert run_ort(m, {"x": X})["y"].shape == ()
+    ig.load(m)
+
+
+@case("onnx/topk_largest_0_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _topk(largest=0)
+    assert_close(ig_run(c, m, _TOPK_X)["v"], run_ort(m, _TOPK_X)["v"])
 
 
 @case("onnx/add_with_one_input", Raises(ModelError, "lonely_add", "input"))
@@ -885,6 +935,39 @@ def _(c):
     ig_run(c, m, _loop_feeds())
 
 
+def _body_adding_a_constant(**value) -> onnx.GraphProto:
+    """A counter body whose step is a Constant node (``value``, ``value_int``, ...)."""
+    body = counter_body(scan=False)
+    del body.initializer[:]
+    body.node.insert(0, h.make_node("Constant", [], ["one"], name="k", **value))
+    return body
+
+
+@case("onnx/loop_body_adds_float32_and_an_int64_constant_node",
+      Raises(ModelError, "'add_one'", "tensor(float)", "tensor(int64)"), backends=BOTH)
+def _(c):
+    # ONNX shape inference gives the Constant's type; ONNX Runtime refuses the body's Add
+    body = _body_adding_a_constant(value=const("v", np.array(1, np.int64)))
+    m = loop_model(body=body, outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_adds_float32_and_a_value_int_constant",
+      Raises(ModelError, "'add_one'", "tensor(float)", "tensor(int64)"))
+def _(c):
+    m = loop_model(body=_body_adding_a_constant(value_int=1), outputs=("x_final",))
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/loop_body_adds_float32_and_a_value_float_constant_valid", Ok(), backends=BOTH)
+def _(c):
+    m = loop_model(body=_body_adding_a_constant(value_float=1.0), outputs=("x_final",))
+    want = run_ort(m, _loop_feeds())["x_final"]
+    assert_close(ig_run(c, m, _loop_feeds())["x_final"], want)
+
+
 @case("onnx/loop13_carries_an_optional", Raises(ModelError, "'L'", "optional"))
 def _(c):
     opt = h.make_optional_type_proto(h.make_tensor_type_proto(F, [2]))
@@ -989,6 +1072,14 @@ def _(c):
 def _(c):
     ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)),
            max_iterations=1000)
+
+
+@case("onnx/loop_scan_output_outgrows_memory", Raises(ExecutionError, "'L'", "output 1 ('xs')"),
+      isolate=True, backends=BOTH)
+def _(c):
+    # no iteration limit: the scan output's buffer (16 KiB per iteration) grows until it
+    # cannot; both backends name the loop and the output, not a raw MemoryError
+    ig_run(c, loop_model(), _loop_feeds(m=10**9, x=np.zeros(4096, np.float32)))
 
 
 @case("onnx/loop_scan_output_changes_shape", Raises(ExecutionError, "'L'"), backends=BOTH)

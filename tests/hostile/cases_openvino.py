@@ -670,6 +670,20 @@ def _(c):
     ig_read_ov(c, xml, w)
 
 
+@case("ov/loop5_float_trip_count_behind_an_i64_port", Raises(ModelError, "layer 3 'L'",
+                                                             "trip count", "'M'", "float32"))
+def _(c):
+    # the Loop's port 0 still declares I64, but the value fed is f32 (3.7 at run time):
+    # OpenVINO reads the model and refuses it when compiling; the port's precision is no cover
+    xml, w = ov_loop5(c)
+    xml = _sub(xml, '<data shape="" element_type="i64" />\n\t\t\t<output>\n\t\t\t\t<port id="0" '
+                    'precision="I64" names="M" />',
+               '<data shape="" element_type="f32" />\n\t\t\t<output>\n\t\t\t\t<port id="0" '
+               'precision="FP32" names="M" />')
+    ov_refuses(xml, w, [np.float32(3.7), np.zeros(2, np.float32)])
+    ig_read_ov(c, xml, w)
+
+
 @case("ov/loop5_trip_count_minus_one_with_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=20"), backends=BOTH)
 def _(c):

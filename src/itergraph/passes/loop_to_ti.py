@@ -27,7 +27,9 @@ class LoopToTI(SkipReport, LoopPass):
     and so is a loop with a carried value that changes shape between iterations (OpenVINO's
     TensorIterator keeps its first shape; ``Loop-5`` computes it). A loop whose body would read
     no sliced input (neither one it has, nor a row, nor the iteration number) is left alone:
-    OpenVINO drops an unread sliced input of a TensorIterator, which then runs once.
+    OpenVINO drops an unread sliced input of a TensorIterator, which then runs once. A loop
+    whose iteration number would need a sliced constant of more than
+    `slice_counted.MAX_STEPS_CONSTANT` entries (a trip count of 10**9) is left a loop too.
 
     Returns: the number of loops rewritten; `skipped` lists the loops left and why.
 

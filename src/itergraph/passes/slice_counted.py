@@ -9,7 +9,8 @@ rows gathered by the iteration number become sliced inputs (`iteration_gather`),
 inputs longer than the count are cut to it, the iteration number becomes a sliced input
 over ``0..N-1`` (a constant ``[N]`` sliced input carries the count when there is no
 other), and the trip
-count and conditions go.
+count and conditions go. A loop that would need such a constant longer than
+`MAX_STEPS_CONSTANT` is left a loop.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from .iteration_gather import iteration_gather
 from .loop_build import Builder
 from .loop_facts import bool_const, condition_never_stops, const_type, static_count
 from .loop_motion import STD, static_shape
+
+#: the most entries of the constant sliced input that carries the iteration number or the
+#: count (``0..N-1``, 8 bytes each): a loop that needs a longer one stays a loop, so that
+#: writing a model never allocates in proportion to its trip count
+MAX_STEPS_CONSTANT = 1 << 20
 
 
 def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False,
@@ -72,6 +78,9 @@ def count_by_slices(graph: Graph, loop: Loop, read_slice: bool = False,
                 return "its iteration number is not an integer scalar or [1]"
     elif it is not None and _reads(loop, it) and not _iteration_type_ok(it):
         return "its iteration number is not an integer scalar or [1]"
+    elif n > MAX_STEPS_CONSTANT and ((it is not None and _reads(loop, it)) or not loop.sliced):
+        return (f"it runs {n} iterations: a sliced input of its iteration numbers would be a "
+                f"constant of {n} entries (at most {MAX_STEPS_CONSTANT} are written)")
     b = Builder(graph, loop.name or "loop")
     if n is not None:
         _cut_to(b, loop, n)

@@ -4,7 +4,8 @@ does when it loads a model:
 - the number of inputs and outputs lies in the schema's range (an empty name is an optional
   input left out: it counts), and no required input has an empty name;
 - every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
-  graph, ...), and the required ones are present;
+  graph, ...), and the required ones are present; an int attribute that holds a boolean
+  (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1;
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
@@ -22,7 +23,7 @@ from onnx import AttributeProto, TensorProto
 from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
-from .types import dtype_to_onnx, type_from_onnx
+from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -72,6 +73,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     if p.op_type == "If":
         _check_if(p)
     _fill_output_types(schema, bound, outputs)
+    if p.op_type == "Constant":
+        _fill_constant_type(p, outputs)
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -91,11 +94,49 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
         first = bound.get(formal.type_str)
         if first is None or not isinstance(first[2], TensorType):
             continue
-        t = v.type
-        if t is None:
-            v.type = TensorType(first[2].dtype, None)
-        elif isinstance(t, TensorType) and t.dtype is None:
-            v.type = TensorType(first[2].dtype, t.shape)
+        _fill_dtype(v, first[2].dtype)
+
+
+def _fill_dtype(v: Value, dtype, shape=None) -> None:
+    """Give `v` the element type `dtype` where its type is unknown or has no element type."""
+    t = v.type
+    if t is None:
+        v.type = TensorType(dtype, shape)
+    elif isinstance(t, TensorType) and t.dtype is None:
+        v.type = TensorType(dtype, t.shape)
+
+
+# Constant's value attributes other than ``value`` and ``sparse_value``: element type, rank
+_CONSTANT_SCALARS = {"value_float": (TensorProto.FLOAT, 0), "value_floats": (TensorProto.FLOAT, 1),
+                     "value_int": (TensorProto.INT64, 0), "value_ints": (TensorProto.INT64, 1),
+                     "value_string": (TensorProto.STRING, 0),
+                     "value_strings": (TensorProto.STRING, 1)}
+
+
+def _fill_constant_type(p, outputs: list[Value]) -> None:
+    """Give a Constant's output the element type (and shape) of its value, so that the
+    nodes using it are checked against it (``Add(x: float, Constant int64)``)."""
+    if len(p.attribute) != 1 or len(outputs) != 1 or p.attribute[0].ref_attr_name:
+        return  # the attribute check or the importer reports the rest
+    a = p.attribute[0]
+    if a.name == "value" and a.type == AttributeProto.TENSOR:
+        code, shape = a.t.data_type, tuple(int(d) for d in a.t.dims)
+    elif a.name == "sparse_value" and a.type == AttributeProto.SPARSE_TENSOR:
+        code, shape = a.sparse_tensor.values.data_type, tuple(int(d)
+                                                              for d in a.sparse_tensor.dims)
+    elif a.name in _CONSTANT_SCALARS:
+        code, rank = _CONSTANT_SCALARS[a.name]
+        n = len(a.floats) + len(a.ints) + len(a.strings)
+        shape = () if rank == 0 else (n,)
+    else:
+        return
+    if code == TensorProto.UNDEFINED or any(d < 0 for d in shape):
+        return
+    try:
+        dtype = dtype_from_onnx(code)
+    except Exception:  # noqa: BLE001 - an element type without IR counterpart: left unknown
+        return
+    _fill_dtype(outputs[0], dtype, shape)
 
 
 def _check_arity(p, schema, what: str) -> None:
@@ -137,6 +178,40 @@ def _check_attributes(p, schema, what: str) -> None:
             raise ModelError(f"{what}: attribute '{name}' must be "
                              f"{AttributeProto.AttributeType.Name(want)}, got "
                              f"{AttributeProto.AttributeType.Name(a.type)}")
+        if a.type == AttributeProto.INT and name in _BOOLEAN.get(p.op_type, ()) \
+                and a.i not in (0, 1):
+            raise ModelError(f"{what}: attribute '{name}' is {a.i}; it must be 0 or 1 "
+                             "(ONNX Runtime reads other values as false in some ops, as true "
+                             "in others)")
+
+
+_REDUCE = ("keepdims", "noop_with_empty_axes")
+#: int attributes of standard ops that hold a boolean (or a choice of two, ``layout``): a
+#: value other than 0 and 1 is read as true by some peers and as false by others
+_BOOLEAN: dict[str, tuple[str, ...]] = {
+    "TopK": ("largest", "sorted"),
+    "ArgMax": ("keepdims", "select_last_index"), "ArgMin": ("keepdims", "select_last_index"),
+    **{f"Reduce{k}": _REDUCE for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min",
+                                       "Prod", "Sum", "SumSquare")},
+    "CumSum": ("exclusive", "reverse"),
+    "Unique": ("sorted",),
+    "Trilu": ("upper",),
+    "Gemm": ("transA", "transB"),
+    "Mod": ("fmod",),
+    "IsInf": ("detect_negative", "detect_positive"),
+    "DFT": ("inverse", "onesided"), "STFT": ("onesided",),
+    "MaxPool": ("ceil_mode",), "LpPool": ("ceil_mode",),
+    "AveragePool": ("ceil_mode", "count_include_pad"),
+    "Cast": ("saturate",), "CastLike": ("saturate",), "QuantizeLinear": ("saturate",),
+    "SplitToSequence": ("keepdims",), "ConcatFromSequence": ("new_axis",),
+    "GRU": ("linear_before_reset", "layout"), "LSTM": ("input_forget", "layout"),
+    "RNN": ("layout",),
+    "GridSample": ("align_corners",), "AffineGrid": ("align_corners",),
+    "Resize": ("exclude_outside",),
+    "HannWindow": ("periodic",), "HammingWindow": ("periodic",), "BlackmanWindow": ("periodic",),
+    "NonMaxSuppression": ("center_point_box",),
+    "BatchNormalization": ("training_mode",),
+}
 
 
 def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:

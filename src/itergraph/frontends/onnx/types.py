@@ -1,7 +1,8 @@
 """ONNX type protos and tensors <-> IR types and NumPy arrays.
 
 Tensor types map to `TensorType` (``dim_value`` -> int, ``dim_param`` -> str, neither ->
-``None``; no shape -> ``None``), ``seq`` to `SequenceType`, ``optional`` to `OptionalType`.
+``None``, and so does a negative ``dim_value``, which ONNX does not define and ONNX Runtime
+reads as unknown; no shape -> ``None``), ``seq`` to `SequenceType`, ``optional`` to `OptionalType`.
 Sparse tensor types read as dense tensor types. Map types have no IR counterpart: they read as
 ``None`` (unknown type). Element type 0 (undefined) reads as dtype ``None``.
 """
@@ -36,7 +37,7 @@ def dtype_to_onnx(dt: DataType | str | None) -> int:
 def _shape_from_onnx(shape: onnx.TensorShapeProto) -> tuple:
     dims = []
     for d in shape.dim:
-        if d.HasField("dim_value"):
+        if d.HasField("dim_value") and d.dim_value >= 0:
             dims.append(int(d.dim_value))
         elif d.HasField("dim_param") and d.dim_param:
             dims.append(d.dim_param)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Node
-from ...ir.types import DataType
+from ...ir.types import DataType, TensorType
 from .elements import to_numpy
 from .export_ops import const_value, i64_port
 from .export_table import exporter
@@ -44,13 +44,42 @@ def _reorder(w: NetWriter, o: Out, c, order, axis: int) -> Out:
     return w.one("Concat", "opset1", [parts[i] for i in order], {"axis": axis}, dtype=o.dtype)
 
 
+def _hidden_size(node: Node, gates: int) -> int:
+    """The hidden size H: the ``hidden_size`` attribute (optional in ONNX), else the last
+    dimension of R (``[dirs, gates*H, H]``), else W's second one divided by the gates
+    (``[dirs, gates*H, input]``)."""
+    if node.attrs.get("hidden_size") is not None:
+        return int(node.attrs["hidden_size"])
+    r_shape = _known_shape(node.inputs[2]) if len(node.inputs) > 2 else None
+    if r_shape is not None and len(r_shape) == 3 and isinstance(r_shape[2], int):
+        return int(r_shape[2])
+    w_shape = _known_shape(node.inputs[1]) if len(node.inputs) > 1 else None
+    if w_shape is not None and len(w_shape) == 3 and isinstance(w_shape[1], int) \
+            and w_shape[1] % gates == 0 and w_shape[1] > 0:
+        return w_shape[1] // gates
+    raise UnsupportedError(f"{where(node)}: no hidden_size attribute, and neither R's shape "
+                           f"([directions, {gates}*hidden_size, hidden_size]) nor W's is known: "
+                           "OpenVINO's sequence needs the hidden size; give the node its "
+                           "hidden_size or the model its input shapes")
+
+
+def _known_shape(v) -> tuple | None:
+    """`v`'s shape: its constant's, else its declared one (None when unknown)."""
+    if v is None:
+        return None
+    if v.const is not None:
+        return tuple(np.shape(v.const))
+    t = v.type
+    return tuple(t.shape) if isinstance(t, TensorType) and t.shape is not None else None
+
+
 def _sequence(kind: str, gates: int, default_acts: list[str]):
     ov_type = {"LSTM": "LSTMSequence", "GRU": "GRUSequence", "RNN": "RNNSequence"}[kind]
     order = [2, 0, 3, 1] if kind == "LSTM" else list(range(gates))
 
     def tr(w: NetWriter, node: Node, ins):
         a = node.attrs
-        hs = int(a["hidden_size"])
+        hs = _hidden_size(node, gates)
         direction = a.get("direction", "forward")
         dirs = 2 if direction == "bidirectional" else 1
         layout = int(a.get("layout", 0))

@@ -65,13 +65,18 @@ def _check_loop(layer: Layer, pm, ins: list[Value]) -> None:
                                             "boolean"))):
         if i >= len(ins):
             break
+        # the value fed (OpenVINO runs the loop on its type, whatever the port declares)
+        # and the port's declared precision must both be of the kind the Loop takes
         t = ins[i].type
-        dt = t.dtype if isinstance(t, TensorType) else None
-        if i < len(layer.inputs) and layer.inputs[i].dtype is not None:
-            dt = layer.inputs[i].dtype
-        if dt is not None and dt not in ok:
-            raise ModelError(f"{layer.where()}: input port {layer.inputs[i].id} (the {what}) "
-                             f"is {dt}; it must be {want}")
+        fed = t.dtype if isinstance(t, TensorType) else None
+        declared = layer.inputs[i].dtype if i < len(layer.inputs) else None
+        port = layer.inputs[i].id if i < len(layer.inputs) else i
+        if fed is not None and fed not in ok:
+            raise ModelError(f"{layer.where()}: input port {port} (the {what}) is fed "
+                             f"'{ins[i].name}', of element type {fed}; it must be {want}")
+        if declared is not None and declared not in ok:
+            raise ModelError(f"{layer.where()}: input port {port} (the {what}) is {declared}; "
+                             f"it must be {want}")
 
 
 def _check_slice(layer: Layer, d: dict, ins: list[Value]) -> None:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from ....errors import Error, ExecutionError, IterationLimitError, where
 from ....ir import Loop, Sliced
-from ...common.memory import human_bytes
+from ...common.loop_memory import (  # noqa: F401 - shared with the NumPy backend
+    out_of_memory_message,
+    output_names,
+    too_large_message,
+)
 from ..context import TooLarge
 
 LIMIT_MESSAGE = "stopped after max_iterations={max_iterations} iterations"
@@ -19,26 +23,6 @@ def zero_trip_message(loop: Loop, i: int) -> str:
     r = loop.output_ports[i].result
     return (f"{where(loop)}: output {i} ('{r.name}') has no value: the loop ran zero iterations "
             "and the output is neither a carried value nor loop-invariant")
-
-
-def output_names(loop: Loop, indices) -> str:
-    """``output 1 ('xs')``, ``outputs 1 ('xs'), 2 ('ys')``: loop outputs as the user's file
-    names them."""
-    names = [f"{i} ('{loop.output_ports[i].output.name}')" for i in indices]
-    return ("output " if len(names) == 1 else "outputs ") + ", ".join(names)
-
-
-def too_large_message(loop: Loop, indices, nbytes: int, what: str, limit: int) -> str:
-    """A buffer of `nbytes` for the loop's outputs `indices` is more than `limit` allows."""
-    return (f"{where(loop)}: {output_names(loop, indices)} would need {human_bytes(nbytes)} "
-            f"({what}), more than this process can allocate ({human_bytes(limit)})")
-
-
-def out_of_memory_message(loop: Loop, indices, what: str, error: BaseException) -> str:
-    """Allocating the buffers of the loop's outputs `indices` failed."""
-    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return (f"{where(loop)}: out of memory allocating {what} for {output_names(loop, indices)}"
-            f": {detail}")
 
 
 def limit_before_size(e: TooLarge, max_it: int | None) -> Error:

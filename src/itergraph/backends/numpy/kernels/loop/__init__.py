@@ -114,7 +114,7 @@ def plain_kernel(loop: Loop, ctx: CompileContext):
         allowed = trip_limit(loop, trip)
         views, limit, shortest = sliced_views(lay, values, allowed)
         cond = np.array(True) if cond0 is None else scalar(loop, "initial condition", cond0)
-        accs = accumulators(lay, limit)
+        accs = accumulators(lay, limit, ctx.max_iterations)
         try:
             k, cond, state, last = drive(
                 UNBOUNDED if limit is None else limit, cond,

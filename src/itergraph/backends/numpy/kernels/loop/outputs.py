@@ -3,6 +3,12 @@
 An `Accumulator` receives the per-iteration values of one Concat output, in a buffer
 preallocated for the known iteration count, or one that doubles when the count is not known
 in advance. `finish_outputs` gives every output its value once the loop has stopped.
+
+Every buffer is checked against the memory this process can have before it is allocated, and
+an allocation that fails anyway is reported as on the JAX backend (`common.loop_memory`):
+``Loop node 'L': output 1 ('seq') would need 7.45 GiB (length 1000000000), more than this
+process can allocate (4.00 GiB)``. A growing buffer grows to what fits rather than doubling
+past it.
 """
 
 from __future__ import annotations
@@ -12,16 +18,26 @@ import numpy as np
 from .....errors import ExecutionError, where
 from .....ir import Concat, Invariant, Loop, Value
 from .....ir.types import DataType, TensorType
+from ....common.loop_memory import (
+    allocate,
+    allocation_failed_message,
+    check_buffer,
+    nbytes_of,
+)
+from ....common.memory import memory_limit
 from .bounds import scalar
 from .layout import LoopLayout
 
 UNKNOWN_COUNT_CAPACITY = 16  # first buffer length when the iteration count is not known
 
 
-def accumulators(lay: LoopLayout, limit: int | None) -> list[Accumulator]:
+def accumulators(lay: LoopLayout, limit: int | None,
+                 max_iterations: int | None = None) -> list[Accumulator]:
     """One empty accumulator per Concat output, sized for `limit` iterations when the loop's
-    count is known in advance."""
+    count is known in advance (at most `max_iterations`: the loop stops there)."""
     capacity = limit if lay.known_count and limit is not None else UNKNOWN_COUNT_CAPACITY
+    if max_iterations is not None:
+        capacity = min(capacity, max(int(max_iterations), 1))
     ports = lay.loop.output_ports
     return [Accumulator(lay.loop, i, ports[i], capacity) for i in lay.concat_idx]
 
@@ -66,25 +82,30 @@ class Accumulator:
         self.count = 0
         self.capacity = max(capacity, 1)
 
+    def _buffer(self, shape, dtype, what: str, zeros: bool = False) -> np.ndarray:
+        return allocate(self.loop, [self.index], shape, dtype, what, zeros)
+
     def _allocate(self, x: np.ndarray) -> np.ndarray:
         self.shape, self.dtype = x.shape, x.dtype
         cap, port, shape, rank = self.capacity, self.port, x.shape, x.ndim
+        what = f"a buffer for {cap} iterations"
         if port.length is None:
             if port.new_axis:
                 a = port.axis + rank + 1 if port.axis < 0 else port.axis
                 if 0 <= a <= rank:
-                    self.out = np.empty((*shape[:a], cap, *shape[a:]), x.dtype)
+                    self.out = self._buffer((*shape[:a], cap, *shape[a:]), x.dtype, what)
                     view = np.moveaxis(self.out, a, 0) if a else self.out
                     return view[::-1] if port.reverse else view
             else:
                 a = port.axis + rank if port.axis < 0 else port.axis
                 if 0 <= a < rank:
                     d = shape[a]
-                    self.out = np.empty((*shape[:a], cap * d, *shape[a + 1:]), x.dtype)
+                    self.out = self._buffer((*shape[:a], cap * d, *shape[a + 1:]), x.dtype,
+                                            what)
                     split = self.out.reshape(*shape[:a], cap, d, *shape[a + 1:])
                     view = np.moveaxis(split, a, 0) if a else split
                     return view[::-1] if port.reverse else view
-        return np.empty((cap, *shape), x.dtype)
+        return self._buffer((cap, *shape), x.dtype, what)
 
     def append(self, x) -> None:
         buf = self.buf
@@ -99,16 +120,34 @@ class Accumulator:
                 "concatenated outputs must keep one shape"
             )
         if self.count == len(buf):
-            if self.out is None and _owns_data(buf):
-                # realloc in place: the old block is freed at once, not left beside the new one
-                buf.resize((2 * len(buf), *self.shape), refcheck=False)
-            else:
-                grown = np.empty((2 * len(buf), *self.shape), self.dtype)
-                grown[: self.count] = buf
-                buf = self.buf = grown
-                self.out = None
+            buf = self._grow(buf)
         buf[self.count] = x
         self.count += 1
+
+    def _grow(self, buf: np.ndarray) -> np.ndarray:
+        """`buf` with room for more entries: twice as many, or as many as fit in memory."""
+        n = len(buf)
+        entry = nbytes_of(self.shape, self.dtype)
+        cap = 2 * n
+        limit = memory_limit()
+        if limit is not None and entry and cap * entry > limit:
+            cap = max(limit // entry, n + 1)  # one more entry at least: refused if too big
+        what = f"a buffer for {cap} iterations"
+        if self.out is None and _owns_data(buf):
+            # realloc in place: the old block is freed at once, not left beside the new one
+            nbytes = cap * entry
+            check_buffer(self.loop, [self.index], nbytes, what)
+            try:
+                buf.resize((cap, *self.shape), refcheck=False)
+            except MemoryError as e:
+                raise ExecutionError(allocation_failed_message(
+                    self.loop, [self.index], nbytes, what, e)) from None
+            return buf
+        grown = self._buffer((cap, *self.shape), self.dtype, what)
+        grown[: self.count] = buf
+        self.buf = grown
+        self.out = None
+        return grown
 
     def put(self, k: int, x) -> tuple:
         """Append `x` as entry `k` (the driver writes entries into `buf` itself while they fit
@@ -124,6 +163,15 @@ class Accumulator:
         return port.new_axis and axis == 0 and not port.reverse and port.length is None
 
     def finish(self, length) -> np.ndarray:
+        try:
+            return self._finish(length)
+        except MemoryError as e:  # a copy of the entries: as large as the output
+            what = f"the {self.count} iterations' values"
+            n = nbytes_of((self.count, *self.shape), self.dtype) if self.buf is not None else 0
+            raise ExecutionError(allocation_failed_message(self.loop, [self.index], n, what,
+                                                           e)) from None
+
+    def _finish(self, length) -> np.ndarray:
         port = self.port
         if self.out is not None and self.count == len(self.buf):
             return self.out  # every entry written in place
@@ -144,7 +192,8 @@ class Accumulator:
                     f"{where(self.loop)}: output {self.index} ('{port.output.name}') has length "
                     f"{n}, below the {self.count} iterations the loop ran"
                 )
-            padded = np.zeros((n, *stacked.shape[1:]), stacked.dtype)
+            padded = self._buffer((n, *stacked.shape[1:]), stacked.dtype, f"length {n}",
+                                  zeros=True)
             padded[: self.count] = stacked
             stacked = padded
         rank = stacked.ndim - 1
