@@ -27,12 +27,6 @@ from .types import type_to_onnx
 _CALL_DOMAIN = "itergraph.schema_function"
 
 
-def has_function(node: Node) -> bool:
-    """Whether ONNX defines `node`'s operator, at its opset, as a function of other ops."""
-    schema = _schema(node)
-    return schema is not None and (schema.has_function or schema.has_context_dependent_function)
-
-
 def _schema(node: Node) -> onnx.defs.OpSchema | None:
     if node.domain not in ("", "ai.onnx") or not node.version:
         return None

@@ -509,7 +509,7 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
         rid = bd.result(op.result, out=src)
         bd.out_entries.append({"external_port_id": ext, "internal_layer_id": rid, "axis": axis,
                                "start": 0, "end": -1, "stride": chunk, "part_size": chunk})
-        return (dt, _joined_shape(shape, axis, op.new_axis)), None
+        return (dt, value_shape(op.output) or _joined_shape(shape, axis, op.new_axis)), None
     # Loop-5, reversed outputs and pieces of unknown size: stack on a new axis, then reverse
     # and merge after the loop
     stacked = bw.one("Unsqueeze", "opset1", [src, bw.i64([axis])], dtype=src.dtype,
@@ -528,10 +528,13 @@ def _concat_output(w: NetWriter, bd: _Body, loop: Loop, j: int, op, ext: int):
                                                  _shape_parts(w, out, axis + 2, None)],
                             {"axis": 0}, dtype=I64)
             out = w.one("Reshape", "opset1", [out, pattern], {"special_zero": False},
-                        dtype=out.dtype, shape=_joined_shape(shape, axis, False))
+                        dtype=out.dtype,
+                        shape=value_shape(op.output) or _joined_shape(shape, axis, False))
         return out
 
-    return (dt, _joined_shape(shape, axis, True)), post
+    final = op.new_axis and not op.reverse  # the layer's output is the loop's output
+    return (dt, (value_shape(op.output) if final else None)
+            or _joined_shape(shape, axis, True)), post
 
 
 def _joined_shape(piece, axis: int, new_axis: bool):
