@@ -55,6 +55,21 @@ def test_engines_agree(tmp_path):
     assert main(args[:2] + ["--engines", "numpy,tensorflow"] + args[4:]) == 2
 
 
+def test_compare_json(tmp_path, capsys):
+    """``compare --json``: the status, each output check with its statistics, the errors and
+    the divergences as JSON; the exit status is the same as without."""
+    import json
+
+    onnx.save(_condition_loop(30), tmp_path / "m.onnx")
+    np.savez(tmp_path / "feeds.npz", **FEEDS)
+    assert main(["compare", str(tmp_path / "m.onnx"), "--input", str(tmp_path / "feeds.npz"),
+                 "--engines", "numpy,onnxruntime", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == 0 and report["engines"] == ["numpy", "onnxruntime"]
+    assert report["checks"][0]["engine"] == "onnxruntime" and report["checks"][0]["passed"]
+    assert report["checks"][0]["stats"]["max_abs"] == 0
+
+
 def test_statistics_in_polygraphy_manner():
     ref = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     got = ref + np.array([[0, 0], [0.5, 0]], np.float32)

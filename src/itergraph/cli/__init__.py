@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     cp = sub.add_parser("compare", help="compare engines, down to the first divergence in a loop")
     cp.add_argument("model")
     _add_input(cp)
+    cp.add_argument("--json", action="store_true", help="the report as JSON")
     cp.add_argument("--engines", help="comma-separated, the first is the reference (default: "
                     "those of numpy,jax,onnxruntime,openvino that are installed)")
     cp.add_argument("--atol", type=float, default=1e-5)

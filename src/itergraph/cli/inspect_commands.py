@@ -26,7 +26,12 @@ def cmd_compare(args) -> int:
     model = api.load(args.model)
     report = compare(model, feeds_for(model.graph, args), engines=args.engines,
                      atol=args.atol, rtol=args.rtol, max_iterations=args.max_iterations)
-    print(report.text())
+    if args.json:
+        import json
+
+        print(json.dumps(report.as_dict(), indent=1))
+    else:
+        print(report.text())
     return report.status
 
 

@@ -96,6 +96,33 @@ class CompareReport:
     def agree(self) -> bool:
         return not self.errors and all(c.passed for c in self.checks)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain data (``itergraph compare --json``): status, each output
+        check, engine errors, where an engine first diverged, notes."""
+        def plain(x):
+            if isinstance(x, np.generic):
+                return x.item()
+            if isinstance(x, np.ndarray):
+                return {"shape": list(x.shape), "dtype": str(x.dtype)}
+            if isinstance(x, dict):
+                return {str(k): plain(v) for k, v in x.items()}
+            if isinstance(x, list | tuple):
+                return [plain(v) for v in x]
+            return x
+
+        def div(d: Divergence) -> dict[str, Any]:
+            return {"reference": d.reference, "engine": d.engine, "kind": d.kind,
+                    "loop": d.loop, "steps": list(d.steps), "tensor": d.tensor,
+                    "count_reference": d.count_reference, "count_engine": d.count_engine}
+
+        return {"status": self.status, "engines": self.engines, "atol": self.atol,
+                "rtol": self.rtol,
+                "checks": [{"output": c.output, "reference": c.reference, "engine": c.engine,
+                            "passed": c.passed, "detail": c.detail, "stats": plain(c.stats)}
+                           for c in self.checks],
+                "errors": dict(self.errors), "divergences": [div(d) for d in self.divergences],
+                "trip_counts": [div(d) for d in self.trip_counts], "notes": list(self.notes)}
+
     @property
     def status(self) -> int:
         return 2 if self.errors else 0 if self.agree else 1
