@@ -102,8 +102,15 @@ def map_batches(model, dataset, batch_size: int = 16, concurrency: int = 1,
     _ray()
     kw = {"batch_size": batch_size, **run_many_kw}
     return dataset.map_batches(_Rows, fn_constructor_args=(_source(model), kw),
-                               batch_size=batch_size, concurrency=concurrency,
+                               batch_size=batch_size, compute=_pool(concurrency),
                                num_cpus=num_cpus, batch_format="numpy")
+
+
+def _pool(workers: int):
+    """`workers` actors, each holding the model (Ray's ``concurrency=`` is deprecated)."""
+    import ray.data
+
+    return ray.data.ActorPoolStrategy(size=workers)
 
 
 def run_files(model, jobs: list[tuple[Path, Path]], progress, batch_size: int = 16,
@@ -115,7 +122,7 @@ def run_files(model, jobs: list[tuple[Path, Path]], progress, batch_size: int = 
     ds = ray.data.from_items([{"input": str(i), "output": str(o)} for i, o in jobs])
     kw = {"batch_size": batch_size, **run_many_kw}
     done = ds.map_batches(_Files, fn_constructor_args=(_source(model), kw),
-                          batch_size=batch_size, concurrency=concurrency, num_cpus=1,
+                          batch_size=batch_size, compute=_pool(concurrency), num_cpus=1,
                           batch_format="numpy")
     for batch in done.iter_batches(batch_size=None, batch_format="numpy"):
         progress.step(len(batch["output"]))
