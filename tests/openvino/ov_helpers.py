@@ -121,3 +121,19 @@ def record(types, *stages: str) -> None:
         return
     with open(path, "a") as f:
         f.write(json.dumps({"types": sorted(types), "stages": list(stages)}) + "\n")
+
+
+def close_enough(a, b) -> bool:
+    """Same shape and, for floats, values within rtol 1e-3 / atol 1e-4 (NaNs equal); else
+    equal: how the node-suite tests compare OpenVINO's outputs."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if b.dtype.kind in "fc":
+        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4,
+                           equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def all_close_enough(got, want) -> bool:
+    return len(got) == len(want) and all(close_enough(a, b) for a, b in zip(got, want))

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 import openvino as ov
 import pytest
+from ov_helpers import all_close_enough
 
 import itergraph as ig
 
@@ -36,20 +37,6 @@ REFUSED = {
 }
 
 
-def _close(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if b.dtype.kind in "fc":
-        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4,
-                           equal_nan=True)
-    return np.array_equal(a, b)
-
-
-def _all_close(got, want) -> bool:
-    return len(got) == len(want) and all(_close(a, b) for a, b in zip(got, want))
-
-
 def outcome(case, tmp: Path, core: ov.Core) -> tuple[str, str] | None:
     """None when OpenVINO's own frontend does not run the case to its expected outputs; else
     ("ok" | "refused" | "wrong" | "openvino error" | "raw error", detail)."""
@@ -63,7 +50,7 @@ def outcome(case, tmp: Path, core: ov.Core) -> tuple[str, str] | None:
     onnx.save(m, src)
     try:
         theirs = core.compile_model(core.read_model(str(src)), "CPU", CONFIG)
-        if not _all_close([np.asarray(v) for v in theirs(feeds).values()], expected):
+        if not all_close_enough([np.asarray(v) for v in theirs(feeds).values()], expected):
             return None
     except Exception:  # OpenVINO's frontend or plugin refuses it: nothing to compare
         return None
@@ -77,7 +64,7 @@ def outcome(case, tmp: Path, core: ov.Core) -> tuple[str, str] | None:
         got = [np.asarray(v) for v in core.compile_model(str(xml), "CPU", CONFIG)(feeds).values()]
     except Exception as e:  # noqa: BLE001
         return "openvino error", str(e).strip().splitlines()[-1][:200]
-    return ("ok", "") if _all_close(got, expected) else ("wrong", "")
+    return ("ok", "") if all_close_enough(got, expected) else ("wrong", "")
 
 
 def outcomes(chunk: int | None = None) -> dict[str, tuple[str, str]]:

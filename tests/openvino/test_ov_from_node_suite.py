@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import openvino as ov
 import pytest
+from ov_helpers import all_close_enough
 
 import itergraph as ig
 
@@ -57,20 +58,6 @@ DIFFER_JAX = {
 }
 
 
-def _close(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if b.dtype.kind in "fc":
-        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4,
-                           equal_nan=True)
-    return np.array_equal(a, b)
-
-
-def _all_close(got, want) -> bool:
-    return len(got) == len(want) and all(_close(a, b) for a, b in zip(got, want))
-
-
 def _run(case, tmp: Path, backend: str):
     """None when OpenVINO does not read or run the case; else (outcome, detail)."""
     m = case.model
@@ -91,9 +78,9 @@ def _run(case, tmp: Path, backend: str):
         got = [np.asarray(v) for v in ig.load(xml).run(feeds, backend=backend).values()]
     except ig.UnsupportedError as e:
         return "refused", str(e)
-    if _all_close(got, want) or _all_close(got, expected):
+    if all_close_enough(got, want) or all_close_enough(got, expected):
         return "ok", ""
-    return "differ", f"OpenVINO equals the ONNX outputs: {_all_close(want, expected)}"
+    return "differ", f"OpenVINO equals the ONNX outputs: {all_close_enough(want, expected)}"
 
 
 @pytest.mark.parametrize("backend", ["numpy", "jax"])

@@ -228,18 +228,22 @@ def _quantize(w: NetWriter, x: Out, s: Out, zp: Out | None, lo: int, hi: int,
         e = _bin(w, "Subtract", e, _bin(w, "Multiply", c, piece))
     for piece in [sn] if dbits == 1 else pieces:  # a power of two times sn is exact
         e = _bin(w, "Subtract", e, _bin(w, "Multiply", delta, piece))
-    zero = _f(w, 0.0)
-    reached = w.one("LogicalOr", V1, [
-        _bin(w, "Greater", e, zero, BOOL),
-        w.one("LogicalAnd", V1, [_bin(w, "Equal", e, zero, BOOL),
-                                 _bin(w, "Greater", incl, _f(w, 0.5), BOOL)],
-              {"auto_broadcast": "numpy"}, dtype=BOOL)], {"auto_broadcast": "numpy"},
-        dtype=BOOL)
+    reached = _beyond(w, e, _f(w, 0.0), incl)
     r = w.one("Select", V1, [reached, j, _bin(w, "Subtract", j, _f(w, 1.0))],
               {"auto_broadcast": "numpy"}, dtype=F32)
     if zp is not None:
         r = _bin(w, "Add", r, zp)
     return _clamp(w, r, lo, hi)
+
+
+def _beyond(w: NetWriter, a: Out, b: Out, tie: Out) -> Out:
+    """``a > b``, or ``a == b`` where `tie` (0 or 1) is 1: a rounding decision at a tie."""
+    return w.one("LogicalOr", V1, [
+        _bin(w, "Greater", a, b, BOOL),
+        w.one("LogicalAnd", V1, [_bin(w, "Equal", a, b, BOOL),
+                                 _bin(w, "Greater", tie, _f(w, 0.5), BOOL)],
+              {"auto_broadcast": "numpy"}, dtype=BOOL)], {"auto_broadcast": "numpy"},
+        dtype=BOOL)
 
 
 def _exact_div(w: NetWriter, u: Out, v: Out) -> Out:
@@ -267,12 +271,7 @@ def _exact_div(w: NetWriter, u: Out, v: Out) -> Out:
     rem = _bin(w, "Multiply", rem, two)  # twice the remainder, against the divisor
     odd = _bin(w, "Subtract", q, _bin(w, "Multiply", _un(w, "Floor", _bin(
         w, "Multiply", q, _f(w, 0.5))), two))
-    up = w.one("LogicalOr", V1, [
-        _bin(w, "Greater", rem, vn, BOOL),
-        w.one("LogicalAnd", V1, [_bin(w, "Equal", rem, vn, BOOL),
-                                 _bin(w, "Greater", odd, _f(w, 0.5), BOOL)],
-              {"auto_broadcast": "numpy"}, dtype=BOOL)], {"auto_broadcast": "numpy"},
-        dtype=BOOL)
+    up = _beyond(w, rem, vn, odd)
     q = _bin(w, "Add", q, _flag(w, up))
     # q * 2**(exp - 23), in two exact steps (the result may be near either end of the range)
     half = _un(w, "Floor", _bin(w, "Multiply", exp, _f(w, 0.5)))
