@@ -81,7 +81,7 @@ class ItergraphBackend(Backend):
         """Load `model` (``ModelProto``, path, bytes, or anything `itergraph.load` takes)."""
         if not cls.supports_device(device):
             raise UnsupportedError(f"device '{device}' is not supported: itergraph runs on CPU")
-        from .api import load
+        from .model import load
 
         return BackendRep(
             load(model),

@@ -17,7 +17,7 @@ import itergraph as ig
 import onnx_builders as ob
 from itergraph.cli import main
 from itergraph.inspect.compare import check_output, first_divergence
-from itergraph.inspect.names import TensorIndex
+from itergraph.tracing.names import TensorIndex
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "network"))
 from net_cases import CASES  # noqa: E402
@@ -215,7 +215,7 @@ def test_default_engines_are_the_installed_ones(monkeypatch):
     asked for but missing says how to install it."""
     import importlib.util
 
-    from itergraph.inspect import engines
+    from itergraph.tracing import engines
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

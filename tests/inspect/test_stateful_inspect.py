@@ -17,9 +17,9 @@ from openvino.op.util import Variable, VariableInfo
 
 import itergraph as ig
 from itergraph.cli import main
-from itergraph.inspect.engines import run_on
 from itergraph.inspect.profile import profile
 from itergraph.scale.run_many import batching_plan
+from itergraph.tracing.engines import run_on
 
 STEPS = 3
 

@@ -15,8 +15,8 @@ from onnx import helper as h
 import itergraph as ig
 from itergraph.cli import main
 from itergraph.frontends.onnx import write
-from itergraph.inspect.mark import mark
-from itergraph.inspect.trace_file import load_trace
+from itergraph.tracing.mark import mark
+from itergraph.tracing.trace_file import load_trace
 
 BACKENDS = ["numpy", "jax", "onnxruntime", "openvino"]
 

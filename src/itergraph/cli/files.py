@@ -70,7 +70,7 @@ def feeds_for(graph, args) -> dict:
     import sys
 
     from ..generate import generated_feeds
-    from ..transforms.fix_shapes import parse_input_shapes
+    from ..shapes.fix_shapes import parse_input_shapes
 
     given = parse_inputs(args.input)
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else {}

@@ -1,3 +1,3 @@
-"""Looking inside loops: per-step traces of body tensors (`trace`), the transform that exposes
-them to other runtimes (`mark`), and comparisons of engines down to the first divergence
-(`compare`). The trace file format is `trace_file`'s."""
+"""Tools that look inside loops, built on `itergraph.tracing`: comparisons of engines down to
+the first divergence (`compare`), the time per loop and node (`profile`), the page that
+draws a model and its trace (`view`) and the progress reporter (`progress`)."""

@@ -6,7 +6,7 @@ writes), and compares every other engine with the first, output by output, in th
 Polygraphy: an output PASSES when ``|out - ref| <= atol + rtol * |ref|`` everywhere, and the
 report gives the absolute and relative differences' max, mean and median and the index of the
 worst element. When an engine disagrees, both engines trace every body tensor of every loop
-(`inspect.trace`, through the mark transform on the peers) and the report names the first
+(`tracing.trace`, through the mark transform on the peers) and the report names the first
 divergence in execution order: the loop, the step of each enclosing loop, the body tensor and
 the two values, or a loop that ran a different number of steps (a trip-count mismatch).
 
@@ -29,10 +29,10 @@ import numpy as np
 
 from ..errors import Error, InputError
 from ..ir.types import TensorType
-from .engines import ENGINES, installed_engines, run_on
-from .names import TensorIndex
-from .state_step import held_state
-from .trace import trace
+from ..tracing.engines import ENGINES, installed_engines, run_on
+from ..tracing.names import TensorIndex
+from ..tracing.state_step import held_state
+from ..tracing.trace import trace
 
 #: what `compare` runs when not told: every engine of these that is installed
 DEFAULT_ENGINES = ("numpy", "jax", "onnxruntime", "openvino")
@@ -205,7 +205,7 @@ def compare(model, feeds: dict, engines=None, atol: float = 1e-5,
             rtol: float = 1e-5, max_iterations: int | None = None) -> CompareReport:
     """Run `model` (anything `itergraph.load` takes) on `engines` and compare them; see the
     module docstring."""
-    from ..api import load
+    from ..model import load
 
     if engines is None:
         engines = [e for e in DEFAULT_ENGINES if e in installed_engines()]

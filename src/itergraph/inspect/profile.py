@@ -20,7 +20,7 @@ instrumented NumPy run.
 
 A stateful model (OpenVINO ``ReadValue``/``Assign``) is profiled over one step from the state
 it holds (``Model.query_state()``): its step graph, the state fed as inputs
-(`inspect.state_step`; a ``ReadValue`` shows as an ``Identity`` of its name). The profile
+(`tracing.state_step`; a ``ReadValue`` shows as an ``Identity`` of its name). The profile
 stores nothing: the model's state is left as it was.
 """
 
@@ -264,8 +264,9 @@ def profile(model, feeds: dict[str, Any], backend: str = "numpy",
             max_iterations: int | None = None, repeat: int = 5) -> Profile:
     """Time per loop and per node of one run of `model` on `feeds` (see the module
     docstring for what each backend measures)."""
-    from ..api import Model, check_max_iterations, load
-    from .state_step import held_state, one_step
+    from ..model import Model, load
+    from ..session import check_max_iterations
+    from ..tracing.state_step import held_state, one_step
 
     model = load(model)
     max_iterations = check_max_iterations(max_iterations)

@@ -200,7 +200,7 @@ class _Page:
 
 def render(model, trace: str | os.PathLike | None = None) -> str:
     """The page for `model` (anything `itergraph.load` takes), with `trace` when given."""
-    from ..api import load
+    from ..model import load
 
     m = load(model)
     t = read_trace(str(trace)) if trace is not None else None

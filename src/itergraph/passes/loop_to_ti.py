@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from ..analysis.loop_features import shape_varying
 from ..ir.graph import Graph
 from ..ir.loop import Loop
-from ..portability.features import shape_varying
 from .base import LoopPass
 from .skip_report import SkipReport
 from .slice_counted import count_by_slices, is_tensor_iterator_form

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..analysis.loop_features import Site, sites
 from ..errors import Error, InputError
-from .features import Site, sites
 from .report import Finding, Report
 from .rules import RULES, TARGETS, WRITE, Rule, rules_for
 
@@ -22,7 +22,7 @@ __all__ = ["RULES", "TARGETS", "WRITE", "Finding", "Report", "Rule", "check", "f
 def _format(rule: Rule, site: Site | None) -> str:
     op = ""
     if site is not None:
-        from .features import node_label
+        from ..analysis.loop_features import node_label
 
         op = node_label(site.node).split(" ")[0]
     return rule.message.replace("{op}", op)
@@ -33,7 +33,7 @@ def check(model, target: str) -> Report:
     `TARGETS`: every (rule, site) where a rule of the target applies, in graph order. A
     finding's fix is the rule's transform only where applying it to this model removes the
     finding (`_proven`); elsewhere the finding says so and has no fix."""
-    from ..api import load
+    from ..model import load
 
     if target not in TARGETS:
         raise InputError(f"unknown check target '{target}'; known: {', '.join(TARGETS)}")

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..analysis import loop_features as f
+from ..analysis.loop_features import Site
 from ..ir.graph import Graph
 from ..ir.loop import Invariant, Loop, Sliced
-from . import features as f
-from .features import Site
 
 #: The fix of a rule that writing the file with itergraph resolves (no transform needed).
 WRITE = "write"

@@ -55,7 +55,7 @@ def optimize(model, passes: str | Iterable[str] | None = None,
     ``ig.optimize`` adds a target: `itergraph.targeting`.) `report`, when given, receives an
     `Applied` per transform run.
     """
-    from ..api import Model, load
+    from ..model import Model, load
     from .table import DEFAULT, TRANSFORMS
 
     source = load(model)

@@ -30,7 +30,7 @@ from ..ir.types import DataType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import dead_ports
 from ..passes.loop_motion import const_value
-from .infer_shapes import join
+from ..shapes.infer_shapes import join
 
 META_KEY = "itergraph.step_model"
 
@@ -231,7 +231,7 @@ def run_steps(model, feeds: dict, loop: str | None = None,
     on itergraph's NumPy backend; pass a function over an ONNX Runtime or OpenVINO session
     of the saved step model to drive that instead). The loop's outer values are computed
     from `feeds` by the part of `model` before the loop."""
-    from ..api import Model, load
+    from ..model import Model, load
 
     source = load(model)
     node = select_loop(source.graph, loop)
@@ -245,7 +245,7 @@ def run_steps(model, feeds: dict, loop: str | None = None,
 
 def _outer_values(source, node: Loop, layout: StepLayout, feeds: dict) -> dict[int, object]:
     """uid -> value of every outer value the loop reads, computed from `feeds`."""
-    from ..api import Model
+    from ..model import Model
 
     wanted = [node.trip_count, node.initial_condition, *(p.value for p in node.input_ports),
               *(v for _, v in layout.outer),

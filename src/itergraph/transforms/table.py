@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ..inspect.mark import MarkTensors
 from ..passes import cell_ops
 from ..passes.dead_ports import dead_ports
 from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
 from ..passes.inline_if import inline_if
 from ..passes.state_io import state_io
-from .infer_shapes import infer_shapes
+from ..shapes.infer_shapes import infer_shapes
+from ..tracing.mark import MarkTensors
 from .loop_forms import LOOP_FORMS
 from .registry import Transform
 from .step_model import StepModel

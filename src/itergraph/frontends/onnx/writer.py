@@ -129,7 +129,7 @@ class Writer:
 
 def _declare_inferred(gp: onnx.GraphProto, inferred: dict[str, Value]) -> None:
     """Add to `gp` and its subgraphs a ``value_info`` for each node output named after a value
-    whose type shape inference wrote (``meta["value_info"]``, see `transforms.infer_shapes`),
+    whose type shape inference wrote (``meta["value_info"]``, see `shapes.infer_shapes`),
     unless it is an input or output of that graph."""
     taken = {vi.name for vi in [*gp.input, *gp.output, *gp.value_info]}
     for n in gp.node:

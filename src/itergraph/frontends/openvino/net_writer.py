@@ -210,7 +210,7 @@ class NetWriter:
         dt = value_dtype(v) or out.dtype
         shape = value_shape(v) if value_shape(v) is not None else out.shape
         if out.shape is None and shape is not None and v.meta.get("value_info"):
-            # a shape that infer-shapes found: the port states it (transforms.infer_shapes)
+            # a shape that infer-shapes found: the port states it (shapes.infer_shapes)
             el = self.port_el.get((out.layer, out.port))
             if el is not None and el.find("dim") is None:
                 for d in shape:
