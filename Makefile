@@ -14,9 +14,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,jax]"
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(PY) examples/make_lstm_models.py --out examples/models
-	$(PY) examples/demo.py examples/models
+# The demo needs only the package and JAX: its own small environment, set up in seconds.
+DEMO_VENV ?= .venv-demo
+DEMO_PY := $(DEMO_VENV)/bin/python
+DEMO_STAMP := $(DEMO_VENV)/.installed
+
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_PY) -m pip install --quiet -e ".[jax]"
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
+	$(DEMO_PY) examples/make_lstm_models.py --out examples/models
+	$(DEMO_PY) examples/demo.py examples/models
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench examples
