@@ -152,31 +152,48 @@ class Model:
 
     def explain(self, backend: str = "jax") -> str:
         """Which parts of the model compile on `backend` and why others fall back; for
-        ``"auto"``, first which engine it picks."""
+        ``"auto"``, first which engine it picks. The text of `explanation`."""
+        return explanation_text(self.explanation(backend))
+
+    def explanation(self, backend: str = "jax") -> dict[str, Any]:
+        """`explain` as plain data: ``{"backend", "summary", "elements": [{"element",
+        "engine", "reason"}]}``; for ``"auto"`` also ``"engine"`` (what it picks) and
+        ``"then"``, the explanation of the backend whose plan it prepares."""
         if backend not in BACKENDS:
             raise InputError(f"unknown backend '{backend}'; choose one of {BACKENDS}")
         if backend == "auto":
             from .session import worth_compiling
 
             chosen = self.choose_backend("auto")
+            compiles = worth_compiling(self.graph)
             why = ("the whole graph compiles with XLA: each input signature runs on NumPy "
                    "while it compiles, then on the engine measured faster for it"
                    if chosen == "jax" else
                    "too little work for a compiled program's dispatch to pay off"
-                   if not worth_compiling(self.graph) else "not everything compiles with XLA")
-            head = f"backend auto: {'numpy and jax' if chosen == 'jax' else chosen} ({why})"
-            return head + "\n" + self.explain("jax" if worth_compiling(self.graph) else "numpy")
+                   if not compiles else "not everything compiles with XLA")
+            return {"backend": "auto", "engine": "numpy and jax" if chosen == "jax" else chosen,
+                    "summary": why, "elements": [],
+                    "then": self.explanation("jax" if compiles else "numpy")}
         if backend == "numpy":
-            return "backend numpy: the whole graph runs on the NumPy reference backend"
+            return {"backend": "numpy", "elements": [],
+                    "summary": "the whole graph runs on the NumPy reference backend"}
         from .backends import jax as jax_backend
 
         if not jax_backend.available():
-            return "backend jax: not installed (pip install itergraph[jax]); numpy runs everything"
-        if has_state(self.graph):  # what runs is the step graph, state in and state out
+            return {"backend": "jax", "elements": [], "summary":
+                    "not installed (pip install itergraph[jax]); numpy runs everything"}
+        graph = self.graph
+        if has_state(graph):  # what runs is the step graph, state in and state out
             from .passes.state_io import step_graph
 
-            return jax_backend.explain_text(step_graph(self.graph, self.state.table)[0])
-        return jax_backend.explain_text(self.graph)
+            graph = step_graph(graph, self.state.table)[0]
+        records = jax_backend.explain(graph)
+        falls = sum(1 for r in records if not r.compiles)
+        return {"backend": "jax",
+                "summary": f"{falls} element(s) fall back to NumPy" if falls
+                else "everything compiles with XLA",
+                "elements": [{"element": r.element, "engine": "xla" if r.compiles else "numpy",
+                              "reason": r.reason} for r in records]}
 
     def info(self) -> str:
         return describe(self.graph)
@@ -206,6 +223,16 @@ class Model:
             shapes = parse_input_shapes(shapes)
         return Model(fix_input_shapes(self.graph, {k: tuple(int(d) for d in v)
                                                    for k, v in shapes.items()}), self.source)
+
+
+def explanation_text(e: dict[str, Any]) -> str:
+    """`Model.explanation` as `explain` prints it."""
+    if e["backend"] == "auto":
+        return (f"backend auto: {e['engine']} ({e['summary']})\n"
+                + explanation_text(e["then"]))
+    lines = [f"backend {e['backend']}: {e['summary']}"]
+    lines += [f"  [{r['engine']}] {r['element']}: {r['reason']}" for r in e["elements"]]
+    return "\n".join(lines)
 
 
 def load(model: Any, weights: str | os.PathLike | bytes | None = None) -> Model:

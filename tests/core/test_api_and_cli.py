@@ -254,3 +254,35 @@ def test_cli_json_output(tmp_path, capsys):
     ys = run_ort(loop_model(), FEEDS)["ys"]
     assert outs["ys"]["shape"] == list(ys.shape) and outs["ys"]["dtype"] == "float32"
     assert outs["ys"]["max"] == pytest.approx(float(ys.max()))
+
+
+def test_cli_json_of_explain_check_and_profile(tmp_path, capsys):
+    """``explain``, ``check`` and ``profile`` with ``--json``: the same facts as their text,
+    as data (the text is rendered from it)."""
+    import json
+
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    assert cli(["explain", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["backend"] == "jax" and data["summary"] == "everything compiles with XLA"
+    assert any(e["element"] == "Loop node 'count'" and e["engine"] == "xla" for e in data["elements"])
+    assert cli(["explain", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert all(f"[{e['engine']}] {e['element']}: {e['reason']}" in text for e in data["elements"])
+    assert cli(["explain", str(path), "--backend", "auto", "--json"]) == 0
+    auto = json.loads(capsys.readouterr().out)
+    assert auto["backend"] == "auto" and auto["then"]["backend"] in ("numpy", "jax")
+
+    assert cli(["check", str(path), "--target", "tensorrt", "--json"]) in (0, 1)
+    report = json.loads(capsys.readouterr().out)
+    assert report["target"] == "tensorrt" and report["ok"] == (not report["findings"])
+    assert all({"feature", "where", "fix", "message"} <= set(f) for f in report["findings"])
+
+    np.savez(tmp_path / "feeds.npz", **FEEDS)
+    assert cli(["profile", str(path), "--input", str(tmp_path / "feeds.npz"), "--repeat", "2",
+                "--json"]) == 0
+    prof = json.loads(capsys.readouterr().out)
+    assert prof["backend"] == "numpy" and len(prof["runs"]) == 2
+    assert prof["loops"][0]["loop"] == "count" and prof["loops"][0]["steps"] == 3
+    assert {n["op"] for n in prof["nodes"]} >= {"Add", "Loop"}

@@ -7,6 +7,7 @@ from jaxutil import compare, onnx_graph, vi
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from itergraph import Model
 from itergraph.backends import jax as jb
 from itergraph.backends.jax.driver import DriverStep
 from itergraph.backends.jax.jit_step import JitStep
@@ -58,9 +59,15 @@ def test_sequences_run_on_numpy_and_the_text_explains():
     g = onnx_graph(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, None)])
     _, cg = compare(g, {"x": np.array([-1, 2], np.float32)}, compiled=False)
     assert _steps(cg) == ["JitStep", "NumpyStep", "JitStep"]
-    text = jb.explain_text(g)
+    text = Model(g).explain("jax")
     assert "[numpy] SequenceConstruct node 'mkseq'" in text
     assert "[xla] Tanh node 'tanh'" in text
+    data = Model(g).explanation("jax")
+    assert {"element": "Tanh node 'tanh'", "engine": "xla"}.items() <= next(
+        e for e in data["elements"] if e["element"] == "Tanh node 'tanh'").items()
+    on_numpy = [e["element"] for e in data["elements"] if e["engine"] == "numpy"]
+    assert on_numpy == ["SequenceConstruct node 'mkseq'", "ConcatFromSequence node 'cat'"]
+    assert data["summary"] == "2 element(s) fall back to NumPy"
 
 
 def test_a_shape_computed_from_data_sends_the_reshape_to_numpy_and_stays_known_after():

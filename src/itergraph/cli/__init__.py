@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("explain", help="which parts compile on a backend and why")
     e.add_argument("model")
     e.add_argument("--backend", default="jax", choices=api.BACKENDS)
+    e.add_argument("--json", action="store_true", help="as JSON")
     e.set_defaults(fn=commands.cmd_explain)
     c = sub.add_parser("convert", help="convert between .onnx and .xml")
     c.add_argument("input")
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("input")
     k.add_argument("--target", required=True, choices=commands.check_targets())
     k.add_argument("--fix", metavar="OUT", help="apply the fixes and write the result to OUT")
+    k.add_argument("--json", action="store_true", help="the report as JSON")
     k.set_defaults(fn=commands.cmd_check)
     v = sub.add_parser("view", help="write an HTML page of the loops (and a trace's plots)")
     v.add_argument("model")
@@ -141,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("--repeat", type=int, default=5,
                     help="timed runs after a warm-up (numpy: their median and spread; jax: the "
                          "best)")
+    pr.add_argument("--json", action="store_true", help="the profile as JSON")
     pr.set_defaults(fn=inspect_commands.cmd_profile)
     args = p.parse_args(argv)
     try:

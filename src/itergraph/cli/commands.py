@@ -73,7 +73,13 @@ def cmd_info(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    print(api.load(args.model).explain(backend=args.backend))
+    model = api.load(args.model)
+    if args.json:
+        import json
+
+        print(json.dumps(model.explanation(backend=args.backend), indent=1))
+    else:
+        print(model.explain(backend=args.backend))
     return 0
 
 
@@ -146,6 +152,13 @@ def cmd_check(args) -> int:
     from .. import portability, targeting
 
     report = portability.check(args.input, args.target)
+    if args.json:
+        import json
+
+        if args.fix:
+            raise InputError("check --json reports; run --fix without it")
+        print(json.dumps(report.as_dict(), indent=1))
+        return 0 if report.ok else 1
     print(report.text())
     if args.fix:
         fixed = targeting.optimize(args.input, passes=(), target=args.target)

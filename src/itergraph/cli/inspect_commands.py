@@ -48,5 +48,10 @@ def cmd_profile(args) -> int:
     model = api.load(args.model)
     result = profile(model, feeds_for(model.graph, args), backend=args.backend,
                      max_iterations=args.max_iterations, repeat=args.repeat)
-    print(result.text())
+    if args.json:
+        import json
+
+        print(json.dumps(result.as_dict(), indent=1))
+    else:
+        print(result.text())
     return 0

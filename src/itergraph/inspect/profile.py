@@ -70,6 +70,18 @@ class Profile:
             raise InputError(f"no single node '{name}' in the profile ({len(hits)} match)")
         return hits[0]
 
+    def as_dict(self) -> dict[str, Any]:
+        """The profile as plain data (``itergraph profile --json``): seconds per run, each
+        timed run, loops by their ``outer/inner`` path and nodes, most time first (a node
+        whose time is not measured separately has ``seconds`` None)."""
+        return {"model": self.model, "backend": self.backend, "seconds": self.seconds,
+                "runs": list(self.runs),
+                "loops": [{"loop": "/".join(path), **s} for path, s in self.loops.items()],
+                "nodes": [{"node": "/".join((*s.path, s.name)), "op": s.op, "calls": s.calls,
+                           "seconds": s.seconds if s.seconds >= 0 else None}
+                          for s in sorted(self.nodes, key=lambda s: -s.seconds)],
+                "notes": list(self.notes)}
+
     def text(self) -> str:
         """The two tables, loops then nodes (most time first)."""
         ms = 1e3

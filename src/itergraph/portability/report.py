@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from .rules import WRITE
 
@@ -65,6 +65,11 @@ class Report:
 
     def unfixable(self) -> list[Finding]:
         return [f for f in self.findings if f.fix is None]
+
+    def as_dict(self) -> dict:
+        """The report as plain data (``itergraph check --json``)."""
+        return {"target": self.target, "source": self.source, "ok": self.ok,
+                "fixes": self.fixes(), "findings": [asdict(f) for f in self.findings]}
 
     def text(self) -> str:
         head = f"{self.source or 'model'}: "

@@ -30,7 +30,7 @@ from .config import available, enable_compilation_cache
 from .table import LOWERINGS, Rule, lowering
 
 __all__ = ["LOWERINGS", "CompiledGraph", "Record", "Rule", "available", "compile_graph",
-           "enable_compilation_cache", "explain", "explain_text", "lowering", "run_graph"]
+           "enable_compilation_cache", "explain", "lowering", "run_graph"]
 
 
 def compile_graph(graph, initial_capacity: int | None = None):
@@ -59,18 +59,6 @@ def explain(graph, feeds: dict[str, Any] | None = None) -> list:
     cg = CompiledGraph(graph)
     cg.run(feeds)
     return cg.explain()
-
-
-def explain_text(graph, feeds: dict[str, Any] | None = None) -> str:
-    """`explain` as text, one line per record."""
-    recs = explain(graph, feeds)
-    n_fall = sum(1 for r in recs if not r.compiles)
-    head = ("backend jax: everything compiles with XLA" if not n_fall else
-            f"backend jax: {n_fall} element(s) fall back to NumPy")
-    lines = [head]
-    for r in recs:
-        lines.append(f"  [{'xla' if r.compiles else 'numpy'}] {r.element}: {r.reason}")
-    return "\n".join(lines)
 
 
 def __getattr__(name):
