@@ -266,7 +266,8 @@ def test_cli_json_of_explain_check_and_profile(tmp_path, capsys):
     assert cli(["explain", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["backend"] == "jax" and data["summary"] == "everything compiles with XLA"
-    assert any(e["element"] == "Loop node 'count'" and e["engine"] == "xla" for e in data["elements"])
+    assert any(e["element"] == "Loop node 'count'" and e["engine"] == "xla"
+               for e in data["elements"])
     assert cli(["explain", str(path)]) == 0
     text = capsys.readouterr().out
     assert all(f"[{e['engine']}] {e['element']}: {e['reason']}" in text for e in data["elements"])

@@ -52,12 +52,17 @@ def test_an_op_without_lowering_splits_the_graph_into_segments():
 
 
 def test_sequences_run_on_numpy_and_the_text_explains():
+    # a position fed at run time: the list's order is not known before it (a list of known
+    # values is not a sequence for XLA: passes.static_sequences)
     nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
-             h.make_node("SequenceConstruct", ["r", "x"], ["seq"], name="mkseq"),
+             h.make_node("SequenceConstruct", ["r", "x"], ["seq0"], name="mkseq"),
+             h.make_node("SequenceInsert", ["seq0", "x", "k"], ["seq"], name="put"),
              h.make_node("ConcatFromSequence", ["seq"], ["c"], axis=0, name="cat"),
              h.make_node("Tanh", ["c"], ["y"], name="tanh")]
-    g = onnx_graph(nodes, [vi("x", T.FLOAT, [2])], [vi("y", T.FLOAT, None)])
-    _, cg = compare(g, {"x": np.array([-1, 2], np.float32)}, compiled=False)
+    g = onnx_graph(nodes, [vi("x", T.FLOAT, [2]), vi("k", T.INT64, [])],
+                   [vi("y", T.FLOAT, None)])
+    _, cg = compare(g, {"x": np.array([-1, 2], np.float32), "k": np.array(1, np.int64)},
+                    compiled=False)
     assert _steps(cg) == ["JitStep", "NumpyStep", "JitStep"]
     text = Model(g).explain("jax")
     assert "[numpy] SequenceConstruct node 'mkseq'" in text
@@ -66,8 +71,9 @@ def test_sequences_run_on_numpy_and_the_text_explains():
     assert {"element": "Tanh node 'tanh'", "engine": "xla"}.items() <= next(
         e for e in data["elements"] if e["element"] == "Tanh node 'tanh'").items()
     on_numpy = [e["element"] for e in data["elements"] if e["engine"] == "numpy"]
-    assert on_numpy == ["SequenceConstruct node 'mkseq'", "ConcatFromSequence node 'cat'"]
-    assert data["summary"] == "2 element(s) fall back to NumPy"
+    assert on_numpy == ["SequenceConstruct node 'mkseq'", "SequenceInsert node 'put'",
+                        "ConcatFromSequence node 'cat'"]
+    assert data["summary"] == "3 element(s) fall back to NumPy"
 
 
 def test_a_shape_computed_from_data_sends_the_reshape_to_numpy_and_stays_known_after():
@@ -91,20 +97,22 @@ def test_a_shape_computed_from_data_sends_the_reshape_to_numpy_and_stays_known_a
 
 def test_a_loop_holding_a_sequence_op_falls_back_whole_and_names_the_inner_node():
     x0 = Value("x0", tensor("float32", (2,)))
+    k = Value("k", tensor("int64", ()))  # a position fed at run time: a list XLA cannot hold
     body = Graph("body")
     p = Value("p", tensor("float32", (2,)))
     body.inputs = [p]
     seq = body.add(Node("SequenceConstruct", [p, p], 1, version=17, name="mk")).outputs[0]
+    seq = body.add(Node("SequenceInsert", [seq, p, k], 1, version=17, name="put")).outputs[0]
     cat = body.add(Node("ConcatFromSequence", [seq], 1, {"axis": 0, "new_axis": 1},
                         version=17, name="cat")).outputs[0]
     nxt = body.add(Node("ReduceSum", [cat, Value("a", const=np.array([0]))], 1, {"keepdims": 0},
                         version=17)).outputs[0]
     loop = Loop(body, [Carried(x0, p, nxt)], trip_count=Value("M", const=np.array(3)),
                 name="L")
-    g = Graph("g", [x0], [loop.add_output(Last(nxt, Value("y")))], [loop],
+    g = Graph("g", [x0, k], [loop.add_output(Last(nxt, Value("y")))], [loop],
               opset_imports={"": 17})
-    got, cg = compare(g, {"x0": np.ones(2, np.float32)}, compiled=False)
-    np.testing.assert_array_equal(got["y"], [8, 8])
+    got, cg = compare(g, {"x0": np.ones(2, np.float32), "k": np.array(1)}, compiled=False)
+    np.testing.assert_array_equal(got["y"], [27, 27])
     (rec,) = cg.explain()
     assert rec.element == "Loop node 'L'" and not rec.compiles
     assert "SequenceConstruct node 'mk'" in rec.reason

@@ -41,6 +41,7 @@ def _models() -> dict:
     layout = _module("passes/test_carried_layout.py")
     lists = _module("passes/test_sequence_scan_outputs.py")
     splits = _module("passes/test_split_sequence_reads.py")
+    known = _module("passes/test_static_sequences.py")
     return {
         "counter": lambda: load(loop_sem.counter_loop()),
         "counter_rank2": lambda: load(loop_sem.counter_loop((2, 3))),
@@ -61,6 +62,7 @@ def _models() -> dict:
         "ssm": lambda: load(layout._ssm()),
         "list_append": lambda: load(lists._list_loop({"axis": 1, "new_axis": 0})),
         "split_rows": lambda: load(splits._rows_loop(1, 1)),
+        "known_list": lambda: load(known.reads_model({"axis": 1})),
     }
 
 

@@ -19,9 +19,11 @@ def SEQ(name, elem, shape):
         h.make_tensor_type_proto(elem, shape)))
 
 
-def _list_loop(concat_attrs: dict, extra_body=(), extra_out=(), read_list_outside=False):
-    """``h = x0; out = []; for i in range(M): h = tanh(h + X[i]); out.append(2 * h)`` then
-    ``ConcatFromSequence(out, **concat_attrs)``, as torch.onnx writes it at opset 18."""
+def _list_loop(concat_attrs: dict, extra_body=(), extra_out=(), read_list_outside=False,
+               first=()):
+    """``h = x0; out = [*first]; for i in range(M): h = tanh(h + X[i]); out.append(2 * h)``
+    then ``ConcatFromSequence(out, **concat_attrs)``, as torch.onnx writes it at opset 18
+    (``SequenceEmpty`` for an empty list, else ``SequenceConstruct`` of the `first` inputs)."""
     nodes = [h.make_node("Gather", ["X", "i"], ["row"]),
              h.make_node("Add", ["h_in", "row"], ["s"]),
              h.make_node("Tanh", ["s"], ["h_out"]),
@@ -32,7 +34,9 @@ def _list_loop(concat_attrs: dict, extra_body=(), extra_out=(), read_list_outsid
                      SEQ("seq_in", F, [2, 3])],
              [vi("c_out", B, []), vi("h_out", F, [2, 3]), SEQ("seq_out", F, [2, 3]),
               *extra_out])
-    outer = [h.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+    start = h.make_node("SequenceConstruct", list(first), ["empty"]) if first else \
+        h.make_node("SequenceEmpty", [], ["empty"], dtype=F)
+    outer = [start,
              h.make_node("Loop", ["M", "", "h0", "empty"],
                          ["h", "list", *[f"scan{k}" for k in range(len(extra_out))]], body=b),
              h.make_node("ConcatFromSequence", ["list"], ["Y"], **concat_attrs)]
@@ -42,7 +46,8 @@ def _list_loop(concat_attrs: dict, extra_body=(), extra_out=(), read_list_outsid
         outer.append(h.make_node("SequenceLength", ["list"], ["n"]))
         outputs.append(vi("n", I64, []))
     outputs += [vi(f"scan{k}", I64, ["n"]) for k in range(len(extra_out))]
-    return model(outer, [vi("M", I64, []), vi("X", F, [4, 2, 3]), vi("h0", F, [2, 3])],
+    return model(outer, [vi("M", I64, []), vi("X", F, [4, 2, 3]), vi("h0", F, [2, 3]),
+                         *([vi("P", F, ["p0", 3])] if "P" in first else [])],
                  outputs, opset=18)
 
 
@@ -105,3 +110,35 @@ def test_zero_iterations_give_an_empty_stack():
     new, _ = transformed(g, sequence_scan_outputs)
     y = ig.load(new).run(_feeds(0))["Y"]
     assert y.shape[0] == 0
+
+
+@pytest.mark.parametrize("m", [4, 0])
+@pytest.mark.parametrize("attrs", CONCATS, ids=lambda a: f"axis{a['axis']}_new{a['new_axis']}")
+def test_list_that_starts_with_elements_is_them_then_the_scan_output(attrs, m, tmp_path):
+    """``out = [x0, x0]`` before the loop (torch.jit.script lists that start non-empty): the
+    join is the first elements followed by the appended ones, also after zero iterations."""
+    mdl = _list_loop(attrs, first=("h0", "h0"))
+    g = load(mdl)
+    new, count = transformed(g, sequence_scan_outputs)
+    assert count == 1
+    assert not {"SequenceConstruct", "SequenceInsert", "ConcatFromSequence"} & set(ops(new))
+    feeds = _feeds(m)
+    assert_same_outputs(g, new, feeds)
+    want = run_ort(mdl, feeds)
+    for backend in ("numpy", "jax"):
+        got = ig.load(mdl).run(feeds, backend=backend)
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    xml = tmp_path / "m.xml"
+    ig.save(ig.load(mdl), xml)
+    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    for out, name in zip(compiled.outputs, want):
+        assert result[out].shape == want[name].shape, name
+        np.testing.assert_allclose(result[out], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_first_element_of_another_length_on_the_join_axis_is_left_alone():
+    """``torch.cat([P] + appended)`` with P of unknown length on axis 0: no scan output form."""
+    g = load(_list_loop({"axis": 0, "new_axis": 0}, first=("P",)))
+    assert transformed(g, sequence_scan_outputs)[1] == 0

@@ -18,9 +18,10 @@ of the graph, before tracing. `XLA_FUSE`:
 
 `XLA_LAYOUT`, where a pass applies:
 
-2. `split_sequence_reads` then `sequence_scan_outputs`: reads of a tensor split into a
-   sequence read the tensor, and a list appended to in a loop and then concatenated becomes a
-   scan output (XLA has no sequence type);
+2. `split_sequence_reads`, `sequence_scan_outputs` then `static_sequences`: reads of a
+   tensor split into a sequence read the tensor, a list appended to in a loop and then
+   concatenated becomes a scan output, and reads of a list of known values read the values
+   (XLA has no sequence type);
 3. `gate_fission`: recurrent cells' gate splits become one product per gate (XLA's CPU code
    reads separate arrays much faster than column blocks of one);
 4. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
@@ -34,7 +35,8 @@ when its loop runs zero times, so a run that fails is redone without it):
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
 `OPENVINO_WRITE`: what the OpenVINO IR writer applies to a copy of the graph before writing
-it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`, then
+it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`,
+`static_sequences`, then
 `iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
 ``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `loop_to_ti`: a loop with a
 known count and a condition that never stops it is written as a TensorIterator (the Model
@@ -64,15 +66,19 @@ from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
 from .split_sequence_reads import split_sequence_reads
+from .static_sequences import static_sequences
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
                            hoist_invariants, precompute_sliced)
 XLA_FUSE: tuple[Pass, ...] = (fuse_cells,)
-XLA_LAYOUT: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, gate_fission,
-                                carried_layout)
+#: the part of `XLA_LAYOUT` that removes sequences (the JAX backend's static analysis,
+#: `explain`, looks at the graph after it, as the compiled program does)
+XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
+                                   static_sequences)
+XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
+OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, static_sequences,
                                     iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`

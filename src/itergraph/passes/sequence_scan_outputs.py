@@ -9,7 +9,9 @@ tf2onnx's TensorArray at some opsets)::
     y = ConcatFromSequence(s, axis=a, new_axis=n)
 
 is the same as a scan output of ``t`` (stacked on a new axis 0) moved to axis ``a``, or with
-``new_axis=0`` merged into the existing axis ``a``. Runtimes without sequence types (OpenVINO,
+``new_axis=0`` merged into the existing axis ``a``; a list that starts with elements
+(``SequenceConstruct(t0)``, as ``out = [t0]`` is written) is those elements followed by the
+scan output. Runtimes without sequence types (OpenVINO,
 XLA) can run the second form; OpenVINO's own ONNX frontend makes the same rewrite.
 """
 
@@ -31,22 +33,23 @@ class SequenceScanOutputs(LoopPass):
     """Sequences appended to once per iteration and then concatenated become scan outputs.
 
     Applies to: a carried value of a canonical `Loop` (any depth) whose initial value is
-    ``SequenceEmpty()`` read by nothing else, whose body result is ``SequenceInsert(param,
-    t)`` (no position: an append) of a tensor ``t``, the parameter and that result being read
-    by nothing else in the body, and whose final value is read only by
-    ``ConcatFromSequence`` nodes of the enclosing graph (not a graph output). When ``axis``
-    is not 0, the rank of ``t`` must be known; a join on an existing axis (``new_axis=0``)
-    needs ``t``'s length on that axis to be a known constant (``torch.cat`` of pieces of
-    different lengths has no scan output form).
+    ``SequenceEmpty()`` or ``SequenceConstruct(t0, ...)`` of tensors, read by nothing else,
+    whose body result is ``SequenceInsert(param, t)`` (no position: an append) of a tensor
+    ``t``, the parameter and that result being read by nothing else in the body, and whose
+    final value is read only by ``ConcatFromSequence`` nodes of the enclosing graph (not a
+    graph output). When ``axis`` is not 0, the rank of ``t`` must be known; a join on an
+    existing axis (``new_axis=0``) needs ``t``'s length on that axis to be a known constant
+    (``torch.cat`` of pieces of different lengths has no scan output form).
 
     Returns: the number of carried sequences replaced.
 
     Guarantees: each ``ConcatFromSequence`` output keeps its value on every input the
     original runs without error; the carried sequence, its ``SequenceInsert`` and (if it has
     no other reader) the ``SequenceEmpty`` are gone, replaced by a ``Concat`` port of ``t``
-    (stacked on axis 0) and, where the axis is not 0 or the list was joined on an existing
-    axis, a ``Transpose`` / ``Reshape`` after the loop. A loop that runs no iteration now gives
-    an empty tensor where ``ConcatFromSequence`` on the empty sequence was an error.
+    (stacked on axis 0), after a list's first elements (``Unsqueeze`` and ``Concat``), and,
+    where the axis is not 0 or the list was joined on an existing axis, a ``Transpose`` /
+    ``Reshape`` after the loop. A list that starts empty in a loop that runs no iteration now
+    gives an empty tensor where ``ConcatFromSequence`` on the empty sequence was an error.
     """
 
     name = "sequence_scan_outputs"
@@ -81,7 +84,11 @@ def _is_std(node: Node | None, op: str) -> bool:
 
 def _match(graph: Graph, loop: Loop, c: Carried):
     init = c.value.producer
-    if not _is_std(init, "SequenceEmpty") or _readers(graph, c.value) != [loop]:
+    if not (_is_std(init, "SequenceEmpty") or _is_std(init, "SequenceConstruct")) or \
+            _readers(graph, c.value) != [loop]:
+        return None
+    prefix = list(init.inputs) if init.op_type == "SequenceConstruct" else []
+    if any(v is None or isinstance(v.type, SequenceType) for v in prefix):
         return None
     if any(p.value is c.value for p in loop.input_ports if p is not c):
         return None
@@ -115,23 +122,31 @@ def _match(graph: Graph, loop: Loop, c: Carried):
         axis, new_axis = int(n.attrs.get("axis", 0)), int(n.attrs.get("new_axis", 0))
         if axis != 0 and rank is None:
             return None
-        if not new_axis and not _fixed_length(element, c, axis):
+        if not new_axis and not _fixed_length(element, c, axis, prefix):
             return None  # pieces of different lengths on the axis: no scan output holds them
         if rank is not None:
             limit = rank + 1 if new_axis else rank
             if not -limit <= axis < limit:
                 return None
-    return insert, element, rank, lasts, concats
+    return insert, element, rank, lasts, concats, prefix
 
 
-def _fixed_length(element: Value, c: Carried, axis: int) -> bool:
-    """Whether the appended tensors are known to have one length on `axis` (joining them on
-    an existing axis allows pieces of different lengths, a scan output does not)."""
-    for t in (element.type, *(getattr(v.type, "elem", None) for v in (c.result, c.param))):
+def _fixed_length(element: Value, c: Carried, axis: int, prefix: list[Value]) -> bool:
+    """Whether the appended tensors and the list's first elements `prefix` are known to have
+    one length on `axis` (joining them on an existing axis allows pieces of different
+    lengths, a scan output does not)."""
+    def length(t):
         if isinstance(t, TensorType) and t.shape is not None and -len(t.shape) <= axis < \
                 len(t.shape) and isinstance(t.shape[axis], int):
-            return True
-    return False
+            return t.shape[axis]
+        return None
+
+    known = [length(t) for t in (element.type, *(getattr(v.type, "elem", None)
+                                                 for v in (c.result, c.param)))]
+    known = [k for k in known if k is not None]
+    if not known:
+        return False
+    return all(length(v.type) == known[0] for v in prefix)
 
 
 def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None:
@@ -147,7 +162,8 @@ def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None
 
 
 def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
-             rank: int | None, lasts: list[Last], concats: list[Node]) -> None:
+             rank: int | None, lasts: list[Last], concats: list[Node],
+             prefix: list[Value]) -> None:
     body = loop.body
     body.nodes.remove(insert)
     body.inputs = [v for v in body.inputs if v is not c.param]
@@ -156,8 +172,12 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
     init = c.value.producer
     if not _readers(graph, c.value):
         graph.nodes.remove(init)
-    etype = next((t for t in (element.type, getattr(c.result.type, "elem", None))
-                  if isinstance(t, TensorType)), TensorType())
+    types = [t for t in (element.type, *(getattr(v.type, "elem", None)
+                                         for v in (c.result, c.param)))
+             if isinstance(t, TensorType)]
+    etype = next((t for t in types if t.shape is not None), types[0] if types else TensorType())
+    if etype is not element.type and etype.shape is not None:
+        element.type = etype  # the sequence's type says it: a zero-step join keeps its shape
     stacked_shape = (None, *etype.shape) if etype.shape is not None else \
         (None,) * (rank + 1) if rank is not None else None
     stacked_type = TensorType(etype.dtype, stacked_shape)
@@ -170,15 +190,33 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
     else:
         stacked = Value(f"{element.name}_stacked", stacked_type)
     ports = [p for p in loop.output_ports if not any(p is q for q in lasts)]
-    ports.append(Concat(element, stacked, axis=0, new_axis=True))
+    appended = Value(f"{element.name}_appended", stacked_type) if prefix else stacked
+    ports.append(Concat(element, appended, axis=0, new_axis=True))
     old_outputs = [p.output for p in lasts]
     loop.set_output_ports(ports)
+    if prefix:  # the list's first elements, then what the iterations appended
+        at = graph.nodes.index(loop) + 1
+        graph.nodes[at:at] = _stacked_after(graph, prefix, appended, stacked)
     for n in concats:
         after = joined_from_stack(graph, n, stacked, rank)
         graph.nodes[graph.nodes.index(n):graph.nodes.index(n) + 1] = after[:-1]
         replace_all_uses(graph, n.outputs[0], after[-1])
     for old in old_outputs:
         old.producer = None
+
+
+def _stacked_after(graph: Graph, prefix: list[Value], appended: Value,
+                   stacked: Value) -> list[Node]:
+    """``stacked = Concat(Unsqueeze(prefix[0], 0), ..., appended, axis=0)``."""
+    zero = _const(graph, f"{stacked.name}_axis0", [0])
+    nodes, parts = [], []
+    for k, v in enumerate(prefix):
+        u = Value(f"{stacked.name}_first{k}")
+        nodes.append(Node("Unsqueeze", [v, zero], [u], version=13, name=f"{stacked.name}_first{k}"))
+        parts.append(u)
+    nodes.append(Node("Concat", [*parts, appended], [stacked], {"axis": 0}, version=13,
+                      name=f"{stacked.name}_join"))
+    return nodes
 
 
 def _is_plain_stack(concat: Node, rank: int | None) -> bool:

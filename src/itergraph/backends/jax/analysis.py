@@ -130,6 +130,11 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
 
 
 def analyze(graph: Graph) -> list[Record]:
+    """The records of `graph` as the backend compiles it: after the passes that remove
+    sequences (`passes.pipelines.XLA_SEQUENCES`); fused cells are recognised in place."""
+    from ...passes.pipelines import XLA_SEQUENCES, rewritten_copy
+
+    graph = rewritten_copy(XLA_SEQUENCES, graph)
     load_all()
     tc = TraceContext(CompileCache())
     records: list[Record] = []
