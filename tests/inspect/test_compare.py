@@ -150,6 +150,10 @@ def test_openvino_swapped_back_edges_disagree(tmp_path):
     assert np.allclose(list(got_ref.values())[0], a) and np.allclose(list(got_ref.values())[1], b)
     # itergraph's writer avoids the pattern, so the marked file runs right on OpenVINO
     assert any("as given" in n for n in r.notes), r.text()
+    # the report names the loop and tells the body (right) from the loop's wiring (wrong)
+    assert any(n.startswith("'") and "from TensorIterator" in n for n in r.notes), r.text()
+    assert any("TensorIterator" in n and "gives numpy's values on openvino" in n
+               and "port map or back edges" in n for n in r.notes), r.text()
 
 
 def test_openvino_nested_capture_disagrees():

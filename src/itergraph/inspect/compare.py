@@ -8,7 +8,10 @@ report gives the absolute and relative differences' max, mean and median and the
 worst element. When an engine disagrees, both engines trace every body tensor of every loop
 (`tracing.trace`, through the mark transform on the peers) and the report names the first
 divergence in execution order: the loop, the step of each enclosing loop, the body tensor and
-the two values, or a loop that ran a different number of steps (a trip-count mismatch).
+the two values, or a loop that ran a different number of steps (a trip-count mismatch). The
+report names the loop each differing output comes from; when marking makes a peer's fault
+vanish, that loop's body runs as a step model one step at a time on both engines, which
+tells a fault in the body from one in how the peer runs the loop.
 
 A stateful model (OpenVINO ``ReadValue``/``Assign``) is compared over one step from the
 state it holds (``Model.query_state()``; a model given as a file holds none, so the step is
@@ -27,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.loop_features import node_label
 from ..errors import Error, InputError
+from ..ir.loop import Loop
 from ..ir.types import TensorType
 from ..tracing.engines import ENGINES, installed_engines, run_on
 from ..tracing.names import TensorIndex
@@ -241,9 +246,96 @@ def compare(model, feeds: dict, engines=None, atol: float = 1e-5,
             report.checks.append(OutputCheck(name, ref, e, ok, detail, stats))
             failed |= not ok
         if failed:
-            _diverge(report, m.graph, feeds, ref, e, atol, rtol, max_iterations, outs[ref],
-                     state)
+            bad = [c.output for c in report.checks if c.engine == e and not c.passed]
+            report.notes += _sources(m.graph, bad)
+            if not _diverge(report, m.graph, feeds, ref, e, atol, rtol, max_iterations,
+                            outs[ref], state):
+                _step_by_step(report, m.graph, feeds, ref, e, atol, rtol, bad)
     return report
+
+
+def _loops_behind(graph, output: str) -> list:
+    """The loops nearest to graph output `output` among those it is computed from (walking
+    back through the producers of the top-level graph, stopping at each loop)."""
+    start = [v for v in graph.outputs if v.name == output]
+    seen: set[int] = set()
+    found: list = []
+    todo = list(start)
+    while todo:
+        v = todo.pop()
+        if v is None or v.uid in seen:
+            continue
+        seen.add(v.uid)
+        node = v.producer
+        if node is None or node not in graph.nodes:
+            continue
+        if isinstance(node, Loop):
+            if node not in found:
+                found.append(node)
+            continue
+        todo.extend(node.reads())
+    return found
+
+
+def _sources(graph, outputs: list[str]) -> list[str]:
+    """One note per loop the differing `outputs` come from, naming it as the file does."""
+    by_loop: dict[int, tuple[Any, list[str]]] = {}
+    for name in outputs:
+        for loop in _loops_behind(graph, name):
+            by_loop.setdefault(id(loop), (loop, []))[1].append(name)
+    return [f"{', '.join(repr(n) for n in names)} "
+            f"{'comes' if len(names) == 1 else 'come'} from {_label(loop)}"
+            for loop, names in by_loop.values()]
+
+
+def _label(node) -> str:
+    """``TensorIterator 'ti'`` as the file names it, with the element it was read from."""
+    element = node.meta.get("element")
+    return node_label(node) + (f" ({element})" if element else "")
+
+
+#: the longest loop `_step_by_step` drives one step at a time on a peer (one call a step)
+STEP_BY_STEP_MAX = 256
+
+
+def _step_by_step(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol,
+                  bad: list[str]) -> None:
+    """Localise without marking: each top-level loop the differing outputs come from runs
+    as its step model (`transforms.step_model`: the body alone, its state explicit), one
+    call per step, on `ref` and on `eng`. Equal results put the fault in how `eng` runs the
+    loop itself (its port map and back edges); different ones in the body, at a step."""
+    from ..transforms.step_model import build_step, run_steps
+
+    loops = {id(lp): lp for name in bad for lp in _loops_behind(graph, name)}
+    for loop in loops.values():
+        label = _label(loop)
+        try:
+            step_graph, _ = build_step(graph, loop)
+        except Error as err:
+            report.notes.append(f"{label}: no step model to localise with ({err})")
+            continue
+        runs: dict[str, dict] = {}
+        try:
+            for e in (ref, eng):
+                runs[e] = run_steps(graph, feeds, loop.name or None,
+                                    step=lambda ins, e=e, g=step_graph: run_on(e, g, ins),
+                                    max_iterations=STEP_BY_STEP_MAX)
+        except Error as err:
+            report.notes.append(f"{label}: its step model could not be run step by step on "
+                                f"{', '.join(runs) or ref}: {err}")
+            continue
+        differ = [k for k, w in runs[ref].items()
+                  if not check_output(w, runs[eng].get(k), atol, rtol)[0]]
+        if differ:
+            report.notes.append(
+                f"{label}: its body alone (the step model, one call per step) already gives "
+                f"other values on {eng} than on {ref} (loop output(s) "
+                f"{', '.join(repr(k) for k in differ)}): {eng} computes the body differently")
+        else:
+            report.notes.append(
+                f"{label}: its body alone (the step model, one call per step) gives {ref}'s "
+                f"values on {eng}: {eng} goes wrong in how it runs the loop itself (its port "
+                "map or back edges), not in the body")
 
 
 def _traceable(index: TensorIndex) -> list[str]:
@@ -256,17 +348,18 @@ def _reproduces(tr, want: dict, atol, rtol) -> bool:
 
 
 def _diverge(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol,
-             max_iterations, want: dict, state: dict) -> None:
-    """Trace both engines and record the first divergence. Marking changes the file a peer
-    optimises, and a peer's bug may vanish with it: every body tensor is traced first, then
-    only the carried values and conditions, and the first set under which the peer still
-    disagrees on the model's outputs is used."""
+             max_iterations, want: dict, state: dict) -> bool:
+    """Trace both engines and record the first divergence; False when marking makes the
+    difference vanish. Marking changes the file a peer optimises, and a peer's bug may
+    vanish with it: every body tensor is traced first, then only the carried values and
+    conditions, and the first set under which the peer still disagrees on the model's
+    outputs is used."""
     index = TensorIndex(graph)
     sets = [_traceable(index), [t.key for t, _ in index.defaults()]]
     sets = [s for i, s in enumerate(sets) if s and s not in sets[:i]]
     if not sets:
         report.notes.append("the model has no loop body tensors to trace")
-        return
+        return True
     traces: dict[str, Any] = {}
     for keys in sets:
         traces = {}
@@ -283,8 +376,9 @@ def _diverge(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol
             report.notes.append(
                 f"{eng} agrees with {ref} on the marked file (every body tensor, or the carried "
                 "values and conditions, exposed as loop outputs): the difference lies in how "
-                f"{eng} runs the file as given, which marking changes; no step to show")
-        return
+                f"{eng} runs the file as given, which marking changes")
+            return False
+        return True
     first, trips = first_divergence(index, traces[ref], traces[eng], ref, eng, atol, rtol)
     report.trip_counts += trips
     if first is not None:
@@ -294,6 +388,7 @@ def _diverge(report: CompareReport, graph, feeds, ref: str, eng: str, atol, rtol
         report.notes.append(f"{eng} and {ref} agree on every traced body tensor at every "
                             "step: the difference arises outside the loop bodies (in how "
                             "the loops' outputs are assembled)")
+    return True
 
 
 def first_divergence(index: TensorIndex, a, b, ref: str, eng: str, atol: float,
