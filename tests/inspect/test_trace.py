@@ -238,3 +238,18 @@ def test_a_loop_carrying_a_list_is_traced_without_it(tmp_path, capsys):
                 "--tensor", t.skipped[0]]) == 2
     assert "not a tensor" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.npz", "x.npy"]
+
+
+def test_a_trace_prints_as_a_summary_not_its_arrays(tmp_path):
+    m = ig.load(scan_with_inner_loop()[0])
+    feeds = {"h0": np.zeros(3, np.float32), "X": np.ones((2, 3), np.float32)}
+    t = m.trace(feeds)
+    text = repr(t)
+    lines = text.splitlines()
+    assert lines[0].startswith("<Trace of ") and f"{len(t)} tensors" in lines[0]
+    assert len(lines) == 1 + len(t)  # one line per tensor, no array printed
+    for line, e in zip(lines[1:], t.values()):
+        assert f"'{e.key}'" in line and f"{len(e)} steps" in line
+    path = tmp_path / "t.npz"
+    m.trace(feeds, path=path)
+    assert repr(load_trace(path)).splitlines()[1:] == lines[1:]

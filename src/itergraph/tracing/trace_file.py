@@ -49,6 +49,16 @@ class TraceEntry:
     def __len__(self) -> int:
         return int(self.steps.shape[0])
 
+    def __repr__(self) -> str:
+        """One line: the tensor, its loops, the steps traced and the values' shape."""
+        if self.ragged:
+            shape = "ragged"
+        else:
+            v = np.asarray(self.values)
+            shape = f"{v.dtype}{list(v.shape[1:])}"
+        where = " > ".join(self.loops)
+        return f"<TraceEntry '{self.key}' ({self.kind}) in {where}: {len(self)} steps of {shape}>"
+
 
 @dataclass
 class Trace(Mapping):
@@ -73,6 +83,13 @@ class Trace(Mapping):
 
     def meta(self) -> dict:
         return _meta(self.model, self.backend, self.entries.values())
+
+    def __repr__(self) -> str:
+        """A summary, one line per traced tensor (``print(trace)`` shows no arrays)."""
+        head = (f"<Trace of {self.model or 'a model'} on {self.backend}: {len(self)} tensors"
+                + (f", {len(self.outputs)} outputs" if self.outputs else "")
+                + (f", {len(self.skipped)} skipped" if self.skipped else "") + ">")
+        return "\n".join([head, *(f"  {e!r}" for e in self.entries.values())])
 
 
 def _meta(model: str, backend: str, entries) -> dict:
