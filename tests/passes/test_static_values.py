@@ -1,4 +1,4 @@
-"""passes.static_values: what the chunk-size expressions exporters write in loop bodies compute,
+"""ir.static_values: what the chunk-size expressions exporters write in loop bodies compute,
 given a width known from elsewhere (`known_dims`), equals what ONNX Runtime computes on a tensor
 of that width."""
 
@@ -11,7 +11,7 @@ from onnx import TensorProto
 from onnx import helper as h
 
 import itergraph as ig
-from itergraph.passes.static_values import known_dims, static_value
+from itergraph.ir.static_values import known_dims, static_value
 from onnx_builders import const, run_ort
 
 

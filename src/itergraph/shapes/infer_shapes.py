@@ -20,12 +20,12 @@ from ..frontends.onnx.node_export import attr_kind
 from ..frontends.onnx.types import tensor_to_onnx, type_from_onnx, type_to_onnx
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
+from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import const_trip_count, slice_count
 from ..passes.fold_trip_count import shape_source, walks_whole_axis
 from ..passes.loop_motion import STD
-from ..passes.static_values import static_int, static_value
 
 #: Meta key on a value whose type this pass wrote: the ONNX writer declares it in value_info.
 INFERRED = "value_info"
