@@ -5,7 +5,7 @@ input drops a full-range axis one element at a time (``keep_axis=False``, ``part
 stride ±1, start/end 0 and -1); every output is ``Last`` of a carried result or
 ``Concat(new_axis=True)`` without ``length``; the ranks of the body results are known (ONNX
 Runtime's Scan needs their shapes); and, with several sliced inputs, their lengths are equal
-(known statically, or the loop came from an ONNX Scan, which requires it). Invariant inputs
+(known statically, or required by ``equal_slices``, as a Scan requires them). Invariant inputs
 become outer-scope captures.
 """
 
@@ -50,7 +50,7 @@ def scan_form(loop: Loop) -> bool:
     results += [o.result for o in loop.output_ports if isinstance(o, Concat)]
     if any(rank_of(r) is None for r in results):
         return False  # ONNX Runtime's Scan wants the shapes of its body outputs
-    if len(sliced) > 1 and loop.origin != "onnx.Scan":
+    if len(sliced) > 1 and not loop.equal_slices:  # a Scan refuses unequal lengths
         lens = {dim_of(s.value, s.axis) for s in sliced}
         if len(lens) != 1 or None in lens:
             return False
