@@ -3,7 +3,7 @@
 Ordinary standard-domain ops are inferred by ONNX's own per-node inference
 (`onnx.shape_inference.infer_node_outputs` with the op's schema at the node's opset), given
 the types of the inputs and the values of the inputs known before the run
-(`passes.static_values`: constants and ``Shape``-of-static-shape expressions, which is what
+(`ir.static_values`: constants and ``Shape``-of-static-shape expressions, which is what
 lets ``Reshape(x, Concat(Shape(x)[0], -1))`` get a static shape). ``If`` joins its branches.
 The canonical `Loop` is inferred here (see `InferShapes`).
 """
