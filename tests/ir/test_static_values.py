@@ -148,3 +148,16 @@ def test_without_a_kernel_runner_only_literals_and_shapes_are_known():
     finally:
         itergraph._register_constant_kernels()
     assert static_int(add) == 3
+
+
+def test_an_operand_beyond_the_depth_bound_is_unknown_and_known_within_it():
+    """`base` reached through more than `MAX_DEPTH` producers is cut short (so is what reads
+    it); reached within the bound it is computed."""
+    base = _node("Add", [_i64("a", 1), _i64("b", 2)])
+    deep = base
+    for _ in range(MAX_DEPTH + 8):
+        deep = _node("Identity", [deep])
+    both = _node("Add", [deep, base])
+    assert static_value(deep) is None
+    assert static_value(both) is None  # the deep operand stays unknown
+    assert static_int(_node("Add", [_node("Identity", [base]), base])) == 6

@@ -142,33 +142,35 @@ class _Unknown(Exception):
 
 class _Evaluation:
     """One question to the evaluator: what it has computed so far (value uid -> value, None
-    when unknown) and how many more nodes it may evaluate."""
+    when unknown), how many more nodes it may evaluate, and how often a bound cut it short
+    (what a bound left unknown is not remembered: a shorter path may still reach it)."""
 
     def __init__(self):
         self.known: dict[int, np.ndarray | None] = {}
         self.budget = MAX_NODES
+        self.cuts = 0
 
     def value(self, v: Value, depth: int) -> np.ndarray | None:
         if v.uid in self.known:
             return self.known[v.uid]
         literal = const_value(v)
         if literal is not None or v.producer is None:
-            got = literal
-        elif depth >= MAX_DEPTH or self.budget <= 0:
-            return None  # not remembered: a shorter path may still reach it
-        else:
-            self.budget -= 1
-            node = v.producer
-            try:
-                outs = self._node(node, depth)
-            except _Unknown:
-                outs = [None] * len(node.outputs)
-            for out, got_k in zip(node.outputs, outs):
-                self.known[out.uid] = _small(got_k)
-            return self.known.get(v.uid)
-        got = _small(got)
-        self.known[v.uid] = got
-        return got
+            self.known[v.uid] = _small(literal)
+            return self.known[v.uid]
+        if depth >= MAX_DEPTH or self.budget <= 0:
+            self.cuts += 1
+            return None
+        self.budget -= 1
+        node, cuts = v.producer, self.cuts
+        try:
+            got = [_small(o) for o in self._node(node, depth)]
+        except _Unknown:
+            got = []
+        outs = {out.uid: got[k] if k < len(got) else None
+                for k, out in enumerate(node.outputs)}
+        if self.cuts == cuts or got:
+            self.known.update(outs)
+        return outs.get(v.uid)
 
     def input(self, node: Node, i: int, depth: int) -> np.ndarray:
         """Input `i` of `node`; `_Unknown` when it is absent or not known."""
