@@ -64,3 +64,19 @@ def _register_onnx_reference_fallback() -> None:
 
 
 _register_onnx_reference_fallback()
+
+
+def _register_constant_kernels() -> None:
+    """`ir.static_values` computes constants with the NumPy kernels: the IR imports no
+    backend, so the runner is injected here (the backend is imported on first use)."""
+    from .ir.static_values import set_kernel_runner
+
+    def run_numpy_kernel(node, args):
+        from .backends.numpy.plan import run_once
+
+        return run_once(node, args)
+
+    set_kernel_runner(run_numpy_kernel)
+
+
+_register_constant_kernels()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .ir import Carried, Concat, Graph, Invariant, Last, Loop, Sliced, Value
 from .ir.state import has_state, variables
+from .ir.static_values import const_value
 from .ir.types import TensorType
 
 
@@ -16,12 +17,9 @@ def _value(v: Value | None) -> str:
 def _const_or_name(v: Value | None) -> str:
     if v is None:
         return "none"
-    if v.const is not None and getattr(v.const, "size", 0) == 1:
-        return str(v.const.reshape(-1)[0].item())
-    if v.producer is not None and v.producer.op_type == "Constant":
-        val = v.producer.attrs.get("value")
-        if val is not None and getattr(val, "size", 0) == 1:
-            return str(val.reshape(-1)[0].item())
+    c = const_value(v)
+    if c is not None and c.size == 1:
+        return str(c.reshape(-1)[0].item())
     return f"runtime value '{v.name}'"
 
 

@@ -389,3 +389,14 @@ def test_body_parameter_that_is_an_outer_value():
     t.loop.input_ports[2].param = t.w
     t.body.nodes[1].inputs = [t.a, t.w]
     rejects(t.g, "graph 'body'", "value 'w' is defined twice", "graph input")
+
+
+@pytest.mark.parametrize("flag,value,fragment", [
+    ("negative_trip_count", "never", "negative_trip_count must be"),
+    ("strict_slices", np.array(True), "strict_slices must be a bool"),
+    ("equal_slices", 1, "equal_slices must be a bool"),
+])
+def test_loop_flags_have_defined_values(flag, value, fragment):
+    t = loop_graph()
+    setattr(t.loop, flag, value)
+    rejects(t.g, "the_loop", fragment)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Concat, Loop
+from ..ir.static_values import const_value
 from ..ir.traits import ELEMENTWISE, traits
 from ..ir.types import DataType, TensorType
 
@@ -62,21 +63,9 @@ def sites(graph: Graph) -> Iterator[Site]:
     yield from visit(graph, (), 0)
 
 
-def const_of(v: Value | None):
-    """`v`'s value when it is an initializer or a Constant node's output, else None."""
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return np.asarray(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and "value" in p.attrs:
-        return np.asarray(p.attrs["value"])
-    return None
-
-
 def trip_count_value(loop: Loop) -> int | None:
     """The constant trip count, when there is one and it is a bound (not 'unbounded')."""
-    c = const_of(loop.trip_count)
+    c = const_value(loop.trip_count)
     if c is None or c.size != 1:
         return None
     n = int(c.reshape(-1)[0])
@@ -97,7 +86,7 @@ def has_condition(loop: Loop) -> bool:
     r = _through_identity(loop.condition_result)
     if r is None or (loop.condition_param is not None and r is loop.condition_param):
         return loop.precondition is not None
-    c = const_of(r)
+    c = const_value(r)
     if c is not None and c.size == 1 and bool(c.reshape(-1)[0]):
         return loop.precondition is not None
     return True
@@ -113,7 +102,7 @@ def count_kind(loop: Loop) -> str:
         return "constant"
     if loop.sliced:
         return "sliced"
-    if loop.trip_count is not None and const_of(loop.trip_count) is None:
+    if loop.trip_count is not None and const_value(loop.trip_count) is None:
         return "input"
     return "unbounded"
 

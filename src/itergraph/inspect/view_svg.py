@@ -11,6 +11,7 @@ import html
 import math
 
 from ..ir import Carried, Concat, Invariant, Last, Loop, Sliced, Value
+from ..ir.static_values import const_value
 
 ROW = 22  # pixels per port row
 WIDTH = 860
@@ -30,10 +31,8 @@ def scalar_or_name(v: Value | None) -> str:
     """A one-element constant as its number, any other value by name; ``none`` for absent."""
     if v is None:
         return "none"
-    data = v.const
-    if data is None and v.producer is not None and v.producer.op_type == "Constant":
-        data = v.producer.attrs.get("value")
-    if data is not None and getattr(data, "size", 0) == 1:
+    data = const_value(v)
+    if data is not None and data.size == 1:
         return str(data.reshape(-1)[0].item())
     return name_of(v)
 

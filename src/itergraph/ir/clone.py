@@ -17,6 +17,9 @@ from __future__ import annotations
 from .graph import Graph, Node, Value
 from .loop import Carried, Concat, Invariant, Last, Loop, Sliced
 
+#: The `Loop` flags a clone copies (`ir.loop.loop_flags`: every one).
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count", "strict_slices", "equal_slices"})
+IGNORES_LOOP_FLAGS: dict[str, str] = {}
 
 def _public(meta: dict) -> dict:
     """A copy of `meta` without private keys (a string, or a tuple whose first item is a

@@ -50,6 +50,7 @@ an empty scan input, and the reference evaluator a Scan with scan outputs over o
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -304,3 +305,17 @@ class Loop(Node):
                 p.length = new
 
 
+#: Keyword parameters of `Loop` that say nothing about what it computes: not flags.
+INFORMATIVE = frozenset({"name", "origin", "origin_attrs"})
+
+
+def loop_flags() -> frozenset[str]:
+    """The names of `Loop`'s flags, read from its signature: its keyword-only parameters that
+    are neither body or outer values (``trip_count``, ``condition_param``, ...) nor
+    `INFORMATIVE`. Every consumer of `Loop` (both backends, the writers, `clone`, `verify`)
+    declares in ``HANDLES_LOOP_FLAGS`` the flags it acts on and in ``IGNORES_LOOP_FLAGS``
+    (flag -> why) those that do not change what it does; ``tests/ir/test_loop_flags.py``
+    fails when a flag is added that a consumer has not decided about."""
+    params = inspect.signature(Loop.__init__).parameters.values()
+    return frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY
+                     and "Value" not in str(p.annotation) and p.name not in INFORMATIVE)

@@ -5,7 +5,7 @@ an enclosing scope); every value is produced once in the whole model; graph outp
 defined; loop ports bind outer values to body parameters and body results that exist, each
 body parameter exactly once (a port, the iteration or the condition parameter); sliced ports
 have a non-zero stride and a positive part size (1 when they drop their axis); a concat
-length is an outer value.
+length is an outer value; a loop's flags have values its meaning defines.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from ..errors import ModelError, where
 from .graph import Graph, Value
 from .loop import Carried, Concat, Loop, Sliced
 
+#: The `Loop` flags whose values `verify` checks (`ir.loop.loop_flags`: every one).
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count", "strict_slices", "equal_slices"})
+IGNORES_LOOP_FLAGS: dict[str, str] = {}
 
 def verify(graph: Graph) -> None:
     _verify(graph, set(), set())
@@ -72,6 +75,7 @@ def _verify_loop(loop: Loop, outer: set[int]) -> None:
         if v is not None and v.uid not in reachable:
             raise ModelError(f"{where(loop)}: {what} '{_name(v)}' is not a value of its body")
 
+    _verify_flags(loop)
     need_param(loop.iteration_param, "iteration parameter")
     need_param(loop.condition_param, "condition parameter")
     need_result(loop.condition_result, "condition result")
@@ -108,3 +112,15 @@ def _verify_loop(loop: Loop, outer: set[int]) -> None:
         if isinstance(p, Concat) and p.length is not None and p.length.uid not in outer:
             raise ModelError(f"{where(loop)}: length of output {i} ('{_name(p.length)}') "
                              "must be defined outside the loop")
+
+
+def _verify_flags(loop: Loop) -> None:
+    """`negative_trip_count` is "unbounded" or "zero"; `strict_slices` and `equal_slices`
+    are booleans (a pass that sets one from an array would make its meaning ambiguous)."""
+    if loop.negative_trip_count not in ("unbounded", "zero"):
+        raise ModelError(f"{where(loop)}: negative_trip_count must be 'unbounded' or 'zero', "
+                         f"not {loop.negative_trip_count!r}")
+    for name, value in (("strict_slices", loop.strict_slices),
+                        ("equal_slices", loop.equal_slices)):
+        if not isinstance(value, bool):
+            raise ModelError(f"{where(loop)}: {name} must be a bool, not {value!r}")

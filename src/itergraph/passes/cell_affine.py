@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.graph import Value
+from ..ir.static_values import known_dims, static_value
 from ..ir.types import TensorType
 from .loop_motion import STD, LoopScope, const_value, is_pure, static_shape
-from .static_values import known_dims, static_value
 
 # ----------------------------------------------------------------------------- shapes
 

@@ -35,9 +35,9 @@ import numpy as np
 
 from ..ir.graph import Node, Value
 from ..ir.loop import Loop
+from ..ir.static_values import static_value
 from .cell_affine import Affine, AffineScope, Inv, declared_width, node_axes
 from .loop_motion import STD, LoopScope, const_value
-from .static_values import static_value
 
 #: gate letters in the ONNX operators' order
 GATES = {"LSTM": "iofc", "GRU": "zrh", "RNN": "h"}

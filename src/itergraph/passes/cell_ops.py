@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import InputError
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
+from ..ir.static_values import partial_shape
 from ..ir.traversal import toposort
 from ..ir.types import DataType, TensorType
 from .base import Pass
@@ -185,17 +186,6 @@ def _drop_unread(graph: Graph, first: int, loop: Loop, kept: tuple[Value, ...]) 
                              if v.uid in read or (k < first and v.uid not in fed)]
 
 
-def _static(v: Value | None) -> tuple | None:
-    if v is None:
-        return None
-    if v.const is not None:
-        return tuple(np.shape(v.const))
-    t = v.type
-    if not isinstance(t, TensorType) or t.shape is None:
-        return None
-    return tuple(d if isinstance(d, int) and d >= 0 else None for d in t.shape)
-
-
 def _spell(graph: Graph, node: Node) -> None:
     """Replace the ``RecurrentSequence`` `node` of `graph` by the operator and its glue."""
     X, W, R, B, RB, h0, c0, _P, steps = (list(node.inputs) + [None] * 9)[:9]
@@ -247,7 +237,7 @@ def _steps(em: Emitter, X: Value, steps: Value | None, reverse: bool, unbounded:
     ref = dim_ref(steps)
     if ref is not None and ref == axis_ref(X, 0):
         return X
-    shape = _static(X)
+    shape = partial_shape(X)
     n = const_value(steps)
     if n is not None:
         n = int(np.asarray(n).reshape(-1)[0])
@@ -295,7 +285,7 @@ def _unreversed(em: Emitter, X: Value) -> Value | None:
 
 def _batch(em: Emitter, X: Value, h0: Value) -> Value | None:
     """X's batch as a ``[1]`` tensor, or None when h0 has it already (statically)."""
-    xs, hs = _static(X), _static(h0)
+    xs, hs = partial_shape(X), partial_shape(h0)
     if (xs is not None and hs is not None and len(xs) == 3 and len(hs) == 2
             and xs[1] is not None and xs[1] == hs[0]):
         return None
@@ -321,7 +311,7 @@ def _pairable(f: Node, b: Node) -> bool:
     fi, bi = list(f.inputs) + [None] * 8, list(b.inputs) + [None] * 8
     attrs = [{k: v for k, v in n.attrs.items() if k != "direction"} for n in (f, b)]
     return (f.op_type == b.op_type and equivalent(strip(fi[0]), strip(bi[0]))
-            and all(_static(x) == _static(y) for x, y in zip(fi[1:3], bi[1:3]))
+            and all(partial_shape(x) == partial_shape(y) for x, y in zip(fi[1:3], bi[1:3]))
             and repr(sorted(attrs[0].items())) == repr(sorted(attrs[1].items()))
             and all((x is None) == (y is None) for x, y in zip(fi[3:8], bi[3:8])))
 
@@ -332,7 +322,7 @@ def merge_directions(graph: Graph) -> int:
     ops = [n for n in graph.nodes if n.op_type in GATES and n.domain in STD
            and n.attrs.get("direction") in ("forward", "reverse") and not n.attrs.get("layout")
            and (len(n.inputs) < 5 or n.inputs[4] is None)
-           and all(_static(v) is not None for v in n.inputs[1:3])]
+           and all(partial_shape(v) is not None for v in n.inputs[1:3])]
     merged = 0
     used: set[int] = set()
     for f in ops:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Last, Loop, Sliced
+from ..ir.static_values import static_int
 from ..ir.traits import Trait, traits
 from .base import Pass
 from .loop_motion import STD, static_shape
-from .static_values import static_int
 
 
 class DeadPorts(Pass):

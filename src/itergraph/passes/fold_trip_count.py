@@ -6,10 +6,10 @@ import numpy as np
 
 from ..ir.graph import Graph, Value
 from ..ir.loop import Loop, Sliced
+from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
 from .loop_motion import STD, const_value
-from .static_values import static_int, static_value
 
 #: Ops that pass an integer scalar's value through unchanged (for the slice-count match).
 _SAME_VALUE = ("Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Flatten")

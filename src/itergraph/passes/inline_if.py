@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..ir.clone import clone_graph
 from ..ir.graph import Graph, Node
+from ..ir.static_values import static_value
 from .base import Pass
 from .loop_motion import STD
-from .static_values import static_value
 
 
 class InlineIf(Pass):

@@ -2,8 +2,6 @@
 
 Not a pass itself: `unroll`, `loop_to_scan`, `scan_to_loop` and `loop_to_ti` use it.
 
-- `static_int(v)`: the integer value of a small integer tensor known before the model runs
-  (a constant, or shape arithmetic on values whose shapes are static);
 - `static_count(loop)`: the number of iterations when it is known before the loop starts
   from its trip count and the static lengths of its sliced inputs, else why not;
 - `condition_never_stops(loop)`: whether the loop's condition provably stays true.
@@ -13,78 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.graph import Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Loop
+from ..ir.static_values import static_int
 from ..ir.types import DataType, TensorType
 from .loop_motion import STD, const_value, static_shape
-
-_UNARY = {"Identity", "Squeeze", "Unsqueeze", "Cast", "Reshape", "Flatten"}
-_ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Min": np.minimum,
-          "Max": np.maximum}
-
-
-def static_int(v: Value | None, depth: int = 12) -> np.ndarray | None:
-    """`v`'s value when it is an integer tensor computable before the model runs: a constant,
-    or ``Shape``/``Size`` of a value with a static shape followed by ``Gather``, ``Slice``,
-    ``Concat``, reshaping, casts and integer arithmetic; None otherwise."""
-    if v is None or depth < 0:
-        return None
-    c = const_value(v)
-    if c is not None:
-        return c if c.dtype.kind in "iub" else None
-    n = v.producer
-    if n is None or n.domain not in STD or len(n.outputs) != 1:
-        return None
-    op = n.op_type
-    if op in ("Shape", "Size"):
-        shape = static_shape(n.inputs[0])
-        if shape is None:
-            return None
-        if op == "Size":
-            return np.array(int(np.prod(shape)), np.int64)
-        start, end = int(n.attrs.get("start", 0)), n.attrs.get("end")
-        return np.array(shape[start:None if end is None else int(end)], np.int64)
-    args = [static_int(x, depth - 1) if x is not None else None for x in n.inputs]
-    if not args or args[0] is None:
-        return None
-    x = args[0]
-    if op in _UNARY:
-        shape = _target_shape(n, x, args)
-        return None if shape is None else np.reshape(x, shape)
-    if op in _ARITH and len(args) == 2 and args[1] is not None:
-        return _ARITH[op](x, args[1])
-    if op == "Div" and len(args) == 2 and args[1] is not None and np.all(args[1] != 0):
-        return np.floor_divide(x, args[1])
-    if op == "Gather" and len(args) == 2 and args[1] is not None:
-        return np.take(x, args[1], axis=int(n.attrs.get("axis", 0)))
-    if op == "Concat" and all(a is not None for a in args):
-        return np.concatenate([np.atleast_1d(a) for a in args], axis=int(n.attrs["axis"]))
-    return None
-
-
-def _target_shape(node, x: np.ndarray, args) -> tuple[int, ...] | None:
-    """The shape a reshaping node gives `x` (only what static_int needs: scalars and
-    vectors)."""
-    op = node.op_type
-    if op in ("Identity", "Cast"):
-        return x.shape
-    if op == "Squeeze":
-        return tuple(d for d in x.shape if d != 1) if x.size == 1 or x.ndim <= 1 else None
-    if op == "Unsqueeze":
-        axes = node.attrs.get("axes")
-        if axes is None and len(args) > 1 and args[1] is not None:
-            axes = [int(a) for a in np.atleast_1d(args[1])]
-        if axes is None:
-            return None
-        return tuple(np.expand_dims(x, tuple(axes)).shape)
-    if op == "Reshape" and len(args) > 1 and args[1] is not None:
-        target = [int(d) for d in np.atleast_1d(args[1])]
-        if 0 in target or target.count(-1) > 1:
-            return None
-        return tuple(np.empty(x.shape).reshape(target).shape) if x.size else None
-    if op == "Flatten":
-        return None
-    return None
 
 
 def trip_limit(loop: Loop) -> tuple[int | None, str]:
@@ -92,10 +22,9 @@ def trip_limit(loop: Loop) -> tuple[int | None, str]:
     the loop has a trip count that is not known before it runs (reason non-empty)."""
     if loop.trip_count is None:
         return None, ""
-    t = static_int(loop.trip_count)
-    if t is None or t.size != 1:
+    n = static_int(loop.trip_count)
+    if n is None:
         return None, "its trip count is not known before it runs"
-    n = int(t.reshape(()))
     if n >= UNBOUNDED_TRIP_COUNT:
         return None, ""
     if n < 0:

@@ -14,41 +14,13 @@ Not a pass itself: `hoist_invariants`, `precompute_sliced` and `iteration_gather
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Invariant, Loop
+from ..ir.static_values import const_value, static_shape  # noqa: F401 - re-exported
 from ..ir.traits import Trait, has
 from ..ir.traversal import replace_all_uses, replace_input
-from ..ir.types import TensorType
 
 STD = ("", "ai.onnx")  # the standard ONNX domain, both spellings
-
-
-def static_shape(v: Value | None) -> tuple[int, ...] | None:
-    """`v`'s shape when every dimension is known (constants and declared types), else None."""
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return tuple(np.shape(v.const))
-    t = v.type
-    if isinstance(t, TensorType) and t.shape is not None and all(
-            isinstance(d, int) for d in t.shape):
-        return tuple(t.shape)
-    return None
-
-
-def const_value(v: Value | None):
-    """`v`'s value when it is an initializer or a standard Constant node's output, else None."""
-    if v is None:
-        return None
-    if v.const is not None and v.producer is None:
-        return np.asarray(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and p.domain in STD and "value" in p.attrs:
-        return np.asarray(p.attrs["value"])
-    return None
-
 
 
 def is_pure(node: Node) -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Value
 from ..ir.loop import Concat, Last, Loop, Sliced
+from ..ir.static_values import static_value
 from ..ir.traversal import replace_all_uses
 from ..ir.types import DataType, TensorType
 from .iteration_gather import iteration_gather
@@ -132,7 +133,7 @@ def _is_length(v: Value, s: Sliced) -> bool:
             v = n.inputs[0]
             continue
         if n.op_type == "Gather" and len(n.inputs) == 2:
-            idx = _const(n.inputs[1])
+            idx = static_value(n.inputs[1])
             shape = n.inputs[0].producer
             if (idx is None or idx.size != 1 or shape is None or shape.op_type != "Shape"
                     or int(n.attrs.get("axis", 0)) != 0):
@@ -153,11 +154,6 @@ def _same_axis(axis: int, s: Sliced) -> bool:
     shape = static_shape(s.value)
     rank = len(shape) if shape is not None else getattr(s.value.type, "rank", None)
     return rank is not None and axis % rank == s.axis % rank
-
-
-def _const(v: Value):
-    from .loop_motion import const_value
-    return const_value(v)
 
 
 def _cut_to(b: Builder, loop: Loop, n: int) -> None:

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node, Value
+from ..ir.static_values import static_int
 from ..ir.types import DataType, TensorType
 from .base import Pass
-from .static_values import static_int
 
 #: the sequence ops whose result this pass can know, and those that read one
 _BUILDERS = ("SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceErase")

@@ -57,7 +57,7 @@ def _scan_outputs_without_trip_count(loop: Loop, _s) -> str | None:
     # means 'unbounded'), the length is known only when the loop ends.
     outs = f.scan_outputs(loop)
     if outs and not loop.sliced and f.trip_count_value(loop) is None and \
-            (loop.trip_count is None or f.const_of(loop.trip_count) is not None):
+            (loop.trip_count is None or f.const_value(loop.trip_count) is not None):
         names = ", ".join(f"'{p.output.name}'" for p in outs)
         what = "no trip count" if loop.trip_count is None else "an unbounded trip count"
         return f"scan output(s) {names} of a loop with {what}"
@@ -115,7 +115,7 @@ def _trip_count(absent: bool) -> Callable[[Loop, Site], str | None]:
         if absent and (loop.trip_count is None or f.count_kind(loop) == "unbounded"):
             return "the loop has no trip count (or an unbounded one)"
         if not absent and loop.trip_count is not None and \
-                f.const_of(loop.trip_count) is None:
+                f.const_value(loop.trip_count) is None:
             return f"the trip count '{loop.trip_count.name}' is not a constant"
         return None
     return pred

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
+from ..ir.static_values import static_value
 from ..ir.traits import Trait, traits
 from ..ir.types import TensorType
 
@@ -154,24 +155,13 @@ def _where(node: Node) -> str:
     return f"{node.op_type} '{node.name}'" if node.name else node.op_type
 
 
-def _const(v: Value | None) -> np.ndarray | None:
-    if v is None:
-        return None
-    if v.const is not None:
-        return np.asarray(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and isinstance(p.attrs.get("value"), np.ndarray):
-        return p.attrs["value"]
-    return None
-
-
 def _ints(node: Node, attr: str, input_index: int) -> list[int] | None:
     """An axes-like list from attribute `attr` or constant input `input_index`."""
     if attr in node.attrs:
         a = node.attrs[attr]
         return [int(x) for x in np.atleast_1d(a)]
     if input_index < len(node.inputs) and node.inputs[input_index] is not None:
-        c = _const(node.inputs[input_index])
+        c = static_value(node.inputs[input_index])
         if c is None:
             raise NotPerExample(f"{_where(node)}: its axes are not constant")
         return [int(x) for x in np.atleast_1d(c)]
@@ -320,7 +310,7 @@ def _arg_reduce(node: Node, ins: list) -> list[State]:
 
 def _slice(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    starts = _const(node.inputs[1]) if len(node.inputs) > 1 else None
+    starts = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
     if starts is None and "starts" in node.attrs:
         starts = node.attrs["starts"]
     if starts is None:
@@ -367,7 +357,7 @@ def _unsqueeze(node: Node, ins: list) -> list[State]:
 
 def _reshape(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    shape = _const(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("shape")
+    shape = static_value(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("shape")
     if shape is None or b.axis != 0 or node.attrs.get("allowzero", 0):
         _refuse(node, "only a Reshape that copies a leading batch axis (0) is per example")
     shape = [int(x) for x in np.atleast_1d(shape)]
@@ -410,7 +400,7 @@ def _dims_of(node: Node, s: State, v: Value | None) -> Dims:
     """`s` as `Dims`: a batch-free int vector or scalar becomes entries it knows."""
     if isinstance(s, Dims):
         return s
-    c = _const(v)
+    c = static_value(v)
     if isinstance(s, Free) and c is not None and c.ndim <= 1:
         return Dims(tuple(int(x) for x in np.atleast_1d(c)), scalar=c.ndim == 0)
     if isinstance(s, Free) and s.shape is not None and len(s.shape) == 1 and \

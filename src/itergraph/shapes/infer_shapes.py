@@ -3,7 +3,7 @@
 Ordinary standard-domain ops are inferred by ONNX's own per-node inference
 (`onnx.shape_inference.infer_node_outputs` with the op's schema at the node's opset), given
 the types of the inputs and the values of the inputs known before the run
-(`passes.static_values`: constants and ``Shape``-of-static-shape expressions, which is what
+(`ir.static_values`: constants and ``Shape``-of-static-shape expressions, which is what
 lets ``Reshape(x, Concat(Shape(x)[0], -1))`` get a static shape). ``If`` joins its branches.
 The canonical `Loop` is inferred here (see `InferShapes`).
 """
@@ -20,12 +20,12 @@ from ..frontends.onnx.node_export import attr_kind
 from ..frontends.onnx.types import tensor_to_onnx, type_from_onnx, type_to_onnx
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
+from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import const_trip_count, slice_count
 from ..passes.fold_trip_count import shape_source, walks_whole_axis
 from ..passes.loop_motion import STD
-from ..passes.static_values import static_int, static_value
 
 #: Meta key on a value whose type this pass wrote: the ONNX writer declares it in value_info.
 INFERRED = "value_info"

@@ -106,6 +106,13 @@ def make_kernel(node: Node, ctx: CompileContext) -> Callable:
         raise ModelError(f"{where(node)}: cannot prepare op: {type(e).__name__}: {e}") from e
 
 
+def run_once(node: Node, args: list) -> list:
+    """`node`'s outputs computed once by its kernel on `args` (arrays, None for an omitted
+    input): what `ir.static_values` computes constants with. Raises what the kernel raises."""
+    out = make_kernel(node, CompileContext())(*args)
+    return [out] if len(node.outputs) == 1 else list(out)
+
+
 def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: CompileContext) -> Plan:
     nodes = needed_nodes(graph, outputs)
     local: dict[int, str] = {}

@@ -53,6 +53,16 @@ from .types import dtype_to_onnx, tensor_to_onnx
 
 I64 = 7  # onnx.TensorProto.INT64
 
+#: The `Loop` flags the ONNX writer acts on (`ir.loop.loop_flags`): ``negative_trip_count``
+#: (a ``Where`` maps a negative count to INT64_MAX), ``strict_slices`` (pieces gathered out of
+#: range fail instead of bounding the count), ``equal_slices`` (`scan_form`: sliced inputs
+#: of unknown lengths may become a Scan, which requires equal lengths too). A loop with
+#: ``equal_slices`` written as an ONNX Loop runs to the shortest input instead of failing:
+#: ONNX has no op that raises, and on every input the loop runs without error its sliced
+#: inputs have one length, so the values are the same.
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count", "strict_slices", "equal_slices"})
+IGNORES_LOOP_FLAGS: dict[str, str] = {}
+
 
 def required_opset(loop: Loop) -> int:
     if scan_form(loop):

@@ -37,6 +37,7 @@ import onnx
 from ...errors import Error, LeniencyWarning, ModelError
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop
+from ...ir.static_values import const_value
 from ...ir.types import DataType, TensorType
 from .node_import import where
 from .schema_check import allowed_types, type_string
@@ -119,10 +120,8 @@ def _overflowing_unbounded(m: Value | None) -> bool:
     if cast is None or cast.op_type != "Cast" or cast.domain not in ("", "ai.onnx"):
         return False
     src = cast.inputs[0]
-    value = src.const if src.const is not None else \
-        src.producer.attrs.get("value") if src.producer is not None and \
-        src.producer.op_type == "Constant" else None
-    if not isinstance(value, np.ndarray) or value.size != 1 or value.dtype.kind != "f":
+    value = const_value(src)
+    if value is None or value.size != 1 or value.dtype.kind != "f":
         return False
     return bool(abs(float(value.reshape(-1)[0])) >= 2.0**63)
 

@@ -18,6 +18,7 @@ from onnx import helper, numpy_helper
 
 from ...errors import UnsupportedError
 from ...ir.graph import Node, Value
+from ...ir.static_values import const_value
 from .attributes import attr_to_onnx
 from .export_common import declarable, rank_of
 from .naming import Env
@@ -95,9 +96,5 @@ def attr_kind(n: Node, name: str, version: int) -> int | None:
 
 def _const_of(v: Value) -> onnx.TensorProto | None:
     """The constant value of `v` (an initializer or a ``Constant`` output), if it has one."""
-    if v.const is not None:
-        return tensor_to_onnx(v.const)
-    p = v.producer
-    if p is not None and p.op_type == "Constant" and p.domain == "" and "value" in p.attrs:
-        return tensor_to_onnx(p.attrs["value"])
-    return None
+    c = const_value(v)
+    return None if c is None else tensor_to_onnx(c)

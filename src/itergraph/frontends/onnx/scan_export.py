@@ -5,8 +5,8 @@ input drops a full-range axis one element at a time (``keep_axis=False``, ``part
 stride ±1, start/end 0 and -1); every output is ``Last`` of a carried result or
 ``Concat(new_axis=True)`` without ``length``; the ranks of the body results are known (ONNX
 Runtime's Scan needs their shapes); and, with several sliced inputs, their lengths are equal
-(known statically, or the loop came from an ONNX Scan, which requires it). Invariant inputs
-become outer-scope captures.
+(known statically, or required by ``equal_slices`` as a Scan requires them, or the loop is
+the time loop of an ONNX Scan-8). Invariant inputs become outer-scope captures.
 """
 
 from __future__ import annotations
@@ -50,7 +50,10 @@ def scan_form(loop: Loop) -> bool:
     results += [o.result for o in loop.output_ports if isinstance(o, Concat)]
     if any(rank_of(r) is None for r in results):
         return False  # ONNX Runtime's Scan wants the shapes of its body outputs
-    if len(sliced) > 1 and loop.origin != "onnx.Scan":
+    # a Scan refuses unequal lengths, as a loop with equal_slices does; a Scan-8 time loop
+    # (read from a Scan, without equal_slices since its rows may be empty) slices rows of
+    # one time length
+    if len(sliced) > 1 and not loop.equal_slices and loop.origin != "onnx.Scan":
         lens = {dim_of(s.value, s.axis) for s in sliced}
         if len(lens) != 1 or None in lens:
             return False

@@ -58,6 +58,21 @@ from .elements import from_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out, value_dtype, value_shape
 
+#: The `Loop` flags the OpenVINO writer acts on (`ir.loop.loop_flags`), and those it leaves
+#: out, with why: each of these only makes some inputs an execution error, and OpenVINO has
+#: no op that raises; on every input the loop runs without error, the written loop computes
+#: the same values.
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count"})
+IGNORES_LOOP_FLAGS = {
+    "strict_slices": "iterating beyond a sliced input's end is an error in the loop; the "
+                     "written Loop-5 stops there (`_bound_by_slices`), a TensorIterator has "
+                     "no trip count to go beyond it",
+    "equal_slices": "sliced inputs of unequal lengths are an error in the loop; on equal "
+                    "lengths running to the shortest is running to their one length, and "
+                    "empty ones run no iteration, as the written Loop-5 does (a "
+                    "TensorIterator is written only for non-zero static lengths)",
+}
+
 I64 = DataType.INT64
 BOOL = DataType.BOOL
 INT64_MAX = int(np.iinfo(np.int64).max)

@@ -34,3 +34,7 @@ over a scan's iterations), `scan` and `while_loop` (the two XLA forms), `outputs
 (finishing the outputs), `messages` (error texts shared with the driver), `lowering`
 (choosing the form: the rule registered for ``Loop``).
 """
+
+#: The `Loop` flags this lowering acts on (`ir.loop.loop_flags`: every one, in `setup`).
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count", "strict_slices", "equal_slices"})
+IGNORES_LOOP_FLAGS: dict[str, str] = {}

@@ -43,10 +43,18 @@ def factory_for(op_type: str, version: int | None, domain: str = "") -> Callable
     return factory if factory is not None else _defaults.get(domain)
 
 
+_loaded = False
+
+
 def load_all() -> None:
-    """Import every kernel module so that each registers its ops (idempotent)."""
+    """Import every kernel module so that each registers its ops (idempotent; once done,
+    free: it runs for every kernel made)."""
+    global _loaded
+    if _loaded:
+        return
     import importlib
     import pkgutil
 
     for info in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{info.name}")
+    _loaded = True

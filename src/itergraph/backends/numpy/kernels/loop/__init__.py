@@ -25,6 +25,10 @@ from .driver import UNBOUNDED, make_driver
 from .layout import LoopLayout
 from .outputs import accumulators, finish_outputs
 
+#: The `Loop` flags this kernel acts on (`ir.loop.loop_flags`: every one, in `bounds`).
+HANDLES_LOOP_FLAGS = frozenset({"negative_trip_count", "strict_slices", "equal_slices"})
+IGNORES_LOOP_FLAGS: dict[str, str] = {}
+
 
 @kernel("Loop", domain="itergraph")
 def loop_kernel(loop: Loop, ctx: CompileContext):
