@@ -127,22 +127,54 @@ def test_reporter_throttles_and_computes_the_rate():
         r("L", k)
     r("L", 100, True)
     lines = out.getvalue().splitlines()
-    # one line per half second (at steps 50 and 100), then the final one
-    assert lines == ["itergraph: loop 'L': 50 steps, 100.0 steps/s, 0.50 s",
-                     "itergraph: loop 'L': 100 steps, 100.0 steps/s, 1.00 s",
-                     "itergraph: loop 'L': done, 100 steps, 100.0 steps/s, 1.00 s"]
+    # one line per half second (at steps 50 and 100), then the final one, as tqdm writes them
+    assert lines == ["itergraph: loop 'L': 50step [00:00, 100.00step/s]",
+                     "itergraph: loop 'L': 100step [00:01, 100.00step/s]",
+                     "itergraph: loop 'L' done: 100step [00:01, 100.00step/s]"]
     t[0] = 1.5
     r("M", 10, True)  # the next loop's clock starts when the last one stopped
     assert out.getvalue().splitlines()[-1] == \
-        "itergraph: loop 'M': done, 10 steps, 20.0 steps/s, 0.50 s"
+        "itergraph: loop 'M' done: 10step [00:00, 20.00step/s]"
+
+
+def test_reporter_with_a_total_shows_percentage_bar_and_time_left():
+    t = [0.0]
+    out = io.StringIO()
+    r = Reporter(out, interval=0.5, clock=lambda: t[0])
+    for k in range(1, 201):
+        t[0] = k * 0.01
+        r("L", k, total=400)
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith("itergraph: loop 'L':  12%|")
+    assert first.endswith("| 50/400 [00:00<00:03, 100.00step/s]")
+    r("L", 400, True, total=400)  # at 2 s
+    assert out.getvalue().splitlines()[-1].endswith("| 400/400 [00:02<00:00, 200.00step/s]")
+
+
+class TotalRecorder(Recorder):
+    def __call__(self, loop, steps, done=False, total=None):
+        self.calls.append((loop, steps, done, total))
+
+
+def test_callbacks_that_take_total_hear_the_count_known_at_the_start():
+    """A counted loop's total is its count; a loop a condition may stop has none. A
+    three-argument callback (above) is called without it."""
+    rec = TotalRecorder()
+    ig.load(nested()).run(nested_feeds(7, 3), progress=rec)
+    assert {(c[0], c[3]) for c in rec.calls} == {("outer", 7), ("scan", 7)}
+    rec = TotalRecorder()
+    m = ig.load(counting_while(300))
+    m.run({"c0": np.array(True), "s0": np.array(0, np.float32), "lim": np.array(300)},
+          backend="numpy", progress=rec)
+    assert rec.calls[-1] == ("counter", 300, True, None)
 
 
 def test_cli_progress_forced_on_and_off(files, capsys):
     model, args = files
     assert cli.main(["run", str(model), *args, "--progress"]) == 0
     on = capsys.readouterr()
-    assert "itergraph: loop 'outer': done, 7 steps" in on.err
-    assert "itergraph: loop 'scan': done, 7 steps" in on.err
+    assert "itergraph: loop 'outer' done: 100%|" in on.err and "| 7/7 [" in on.err
+    assert "itergraph: loop 'scan' done: 100%|" in on.err
     assert "'inner'" not in on.err
     assert cli.main(["run", str(model), *args, "--no-progress"]) == 0
     off = capsys.readouterr()
@@ -177,8 +209,8 @@ def _run_with_stderr_on_a_terminal(argv: list[str]) -> tuple[str, str]:
 def test_progress_shows_on_a_terminal_by_default(files):
     model, args = files
     out, err = _run_with_stderr_on_a_terminal(["run", str(model), *args])
-    assert "\ritergraph: loop 'outer': done, 7 steps" in err
-    assert "\ritergraph: loop 'scan': done, 7 steps" in err
+    assert "\ritergraph: loop 'outer' done: 100%|" in err
+    assert "\ritergraph: loop 'scan' done: 100%|" in err
     quiet = subprocess.run([sys.executable, "-c",
                             "import sys; from itergraph.cli import main; sys.exit(main())",
                             "run", str(model), *args], capture_output=True, text=True,

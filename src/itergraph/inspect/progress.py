@@ -1,13 +1,16 @@
-"""Progress lines for long loops: steps done and rate of each outermost loop, on a stream.
+"""Progress of long loops on a stream, in tqdm's format: steps done, rate, elapsed, and with
+a known total (a loop with no condition: its trip count or shortest sliced input) the
+percentage, a bar and the time left.
 
 `Reporter` is the callback `Model.run(progress=...)` takes. It prints at most one line per
 `interval` seconds while a loop runs, and always one final line when it stops:
 
-    itergraph: loop 'encoder': 1200 steps, 2398.1 steps/s, 0.50 s
-    itergraph: loop 'encoder': done, 5000 steps, 2401.7 steps/s, 2.08 s
+    itergraph: loop 'encoder':  45%|████▌     | 2250/5000 [00:00<00:01, 2393.62step/s]
+    itergraph: loop 'encoder' done: 100%|██████████| 5000/5000 [00:02<00:00, 2401.70step/s]
 
 On a terminal the running line is rewritten in place (carriage return); elsewhere each is its
-own line. A compiled JAX loop reports only that it finished (``steps`` is -1).
+own line. A compiled JAX loop reports only that it finished (``steps`` is -1). The lines are
+formatted by ``tqdm.format_meter``, so they read as every tqdm bar does.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import sys
 import time
 from typing import TextIO
+
+from ..meter import meter
 
 
 class Reporter:
@@ -30,19 +35,19 @@ class Reporter:
         self.next_at = self.started + interval
         self.lines: list[str] = []  # every line written, for callers that summarise
 
-    def __call__(self, loop: str, steps: int, done: bool = False) -> None:
+    def __call__(self, loop: str, steps: int, done: bool = False,
+                 total: int | None = None) -> None:
         now = self.clock()
         if not done and now < self.next_at:
             return
         self.next_at = now + self.interval
         elapsed = max(now - self.started, 1e-9)
         if steps < 0:
-            text = f"itergraph: loop '{loop}': done (compiled whole, steps not counted), " \
-                   f"{elapsed:.2f} s"
+            text = (f"itergraph: loop '{loop}' done (compiled whole, steps not counted), "
+                    f"{elapsed:.2f} s")
         else:
-            state = "done, " if done else ""
-            text = (f"itergraph: loop '{loop}': {state}{steps} steps, "
-                    f"{steps / elapsed:.1f} steps/s, {elapsed:.2f} s")
+            text = meter(f"itergraph: loop '{loop}'" + (" done" if done else ""), steps,
+                         total if total is None or total >= steps else None, elapsed)
         self.lines.append(text)
         if self.tty:
             self.stream.write("\r" + text + "\x1b[K" + ("\n" if done else ""))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,11 +81,14 @@ def write_atomic(path: Path, outs: dict) -> None:
 
 
 class Progress:
-    """``done/total`` on stderr, rewritten in place when stderr is a terminal."""
+    """Inputs done of `total` on stderr in tqdm's format (the same lines as a loop's
+    progress, `itergraph.meter`), rewritten in place when stderr is a terminal."""
 
-    def __init__(self, total: int, skipped: int):
+    def __init__(self, total: int, skipped: int, clock=time.monotonic):
         self.total, self.done, self.skipped = total, skipped, skipped
         self.tty = sys.stderr.isatty()
+        self.clock = clock
+        self.t0 = clock()
         self._show()
 
     def step(self, n: int = 1) -> None:
@@ -93,7 +97,11 @@ class Progress:
 
     def _show(self) -> None:
         if self.tty:
-            print(f"\rrun-many: {self.done}/{self.total}", end="", file=sys.stderr, flush=True)
+            from ..meter import meter
+
+            line = meter("run-many", self.done - self.skipped, self.total - self.skipped,
+                         self.clock() - self.t0, unit="input")
+            print(f"\r{line}\x1b[K", end="", file=sys.stderr, flush=True)
 
     def close(self, out_dir: Path) -> None:
         if self.tty:

@@ -112,11 +112,12 @@ def plain_kernel(loop: Loop, ctx: CompileContext):
     drive = make_driver(lay, ctx.max_iterations, body=body, tick=tick)
 
     def run(trip, cond0, *rest):
-        if tick is not None:
-            tick.start()
         values, lengths, outer = lay.split(rest)
         allowed = trip_limit(loop, trip)
         views, limit, shortest = sliced_views(lay, values, allowed)
+        if tick is not None:  # a condition may stop it early: no total then
+            tick.start(limit if loop.condition_result is None and loop.precondition is None
+                       else None)
         cond = np.array(True) if cond0 is None else scalar(loop, "initial condition", cond0)
         accs = accumulators(lay, limit, ctx.max_iterations)
         try:
@@ -148,11 +149,13 @@ class _Tick:
         self.name = name
         self.due = [1]
         self.t0 = time.perf_counter()
+        self.total: int | None = None
 
-    def start(self) -> None:
-        self.due[0], self.t0 = 1, time.perf_counter()
+    def start(self, total: int | None = None) -> None:
+        """A run begins that does at most `total` steps (None: not known)."""
+        self.due[0], self.t0, self.total = 1, time.perf_counter(), total
 
     def __call__(self, steps: int, done: bool = False) -> None:
-        report(self.name, steps, done)
+        report(self.name, steps, done, self.total)
         rate = steps / max(time.perf_counter() - self.t0, 1e-9)
         self.due[0] = steps + max(1, int(rate * self.SPACING))
