@@ -50,3 +50,27 @@ def ops(graph: Graph) -> list[str]:
 
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+def assert_like_ort_everywhere(m, feeds: dict, tmp_path, rtol=1e-5, atol=1e-6) -> None:
+    """ONNX model `m` gives ONNX Runtime's outputs (shapes included) on both backends and,
+    written as IR by itergraph, in OpenVINO's CPU plugin."""
+    import openvino as ov
+
+    from onnx_builders import run_ort
+
+    want = run_ort(m, feeds)
+    for backend in ("numpy", "jax"):
+        got = ig.load(m).run(feeds, backend=backend)
+        for k in want:
+            assert np.asarray(got[k]).shape == want[k].shape, (backend, k)
+            np.testing.assert_allclose(got[k], want[k], rtol=rtol, atol=atol,
+                                       err_msg=f"{backend} {k}")
+    xml = tmp_path / "m.xml"
+    ig.save(ig.load(m), xml)
+    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    for out, name in zip(compiled.outputs, want):
+        assert result[out].shape == want[name].shape, ("openvino", name)
+        np.testing.assert_allclose(result[out], want[name], rtol=rtol, atol=atol,
+                                   err_msg=f"openvino {name}")

@@ -5,14 +5,13 @@ checked against ONNX Runtime on the original, both backends, and OpenVINO on the
 from __future__ import annotations
 
 import numpy as np
-import openvino as ov
 import pytest
 from onnx import helper as h
 
 import itergraph as ig
 from itergraph.passes.static_sequences import static_sequences
 from onnx_builders import I64, B, F, body, const, model, run_ort, vi
-from passutil import assert_same_outputs, load, ops, rng, transformed
+from passutil import assert_like_ort_everywhere, assert_same_outputs, load, ops, rng, transformed
 
 FEEDS = {"a": rng(1).standard_normal((2, 3)).astype(np.float32),
          "b": rng(2).standard_normal((2, 3)).astype(np.float32),
@@ -42,22 +41,6 @@ CONCATS = [{"axis": 0}, {"axis": 1}, {"axis": -1}, {"axis": 0, "new_axis": 1},
            {"axis": 2, "new_axis": 1}, {"axis": -1, "new_axis": 1}, {"axis": -3, "new_axis": 1}]
 
 
-def _check_everywhere(m, tmp_path):
-    want = run_ort(m, FEEDS)
-    for backend in ("numpy", "jax"):
-        got = ig.load(m).run(FEEDS, backend=backend)
-        for k in want:
-            assert np.asarray(got[k]).shape == want[k].shape, k
-            np.testing.assert_allclose(got[k], want[k], rtol=1e-6, err_msg=f"{backend} {k}")
-    xml = tmp_path / "m.xml"
-    ig.save(ig.load(m), xml)
-    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled(FEEDS)
-    for out, name in zip(compiled.outputs, want):
-        assert result[out].shape == want[name].shape, name
-        np.testing.assert_allclose(result[out], want[name], rtol=1e-6, err_msg=name)
-
-
 @pytest.mark.parametrize("concat", CONCATS, ids=lambda a: "_".join(f"{k}{v}" for k, v in a.items()))
 def test_reads_of_a_known_list_read_its_elements(concat, tmp_path):
     m = reads_model(concat)
@@ -66,7 +49,7 @@ def test_reads_of_a_known_list_read_its_elements(concat, tmp_path):
     assert count == 3
     assert not [op for op in ops(new) if "Sequence" in op]
     assert_same_outputs(g, new, FEEDS, exact=True)
-    _check_everywhere(m, tmp_path)
+    assert_like_ort_everywhere(m, FEEDS, tmp_path, rtol=1e-6, atol=0)
     assert "fall back" not in ig.load(m).explain("jax")  # no sequence left for NumPy
 
 
