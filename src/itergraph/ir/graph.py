@@ -59,7 +59,8 @@ class Node:
         name: str = "",
     ):
         self.op_type = op_type
-        self.domain = domain
+        # one spelling of the standard domain: files may also write it "ai.onnx"
+        self.domain = "" if domain == "ai.onnx" else domain
         self.version = version
         self.name = name
         self.attrs: dict[str, Any] = dict(attrs or {})
