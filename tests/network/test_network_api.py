@@ -8,7 +8,7 @@ from net_helpers import assert_outputs, const, i32, new_network, output, run, ru
 
 import itergraph as ig
 import itergraph.network as trt
-from itergraph.frontends import network as frontend
+from itergraph import tensorrt as frontend
 
 
 def test_itergraph_network_reexports_the_frontend():

@@ -3,7 +3,7 @@ node importer raises, and the ONNX -> TensorRT element types."""
 
 from __future__ import annotations
 
-from .enums import DataType, TrtEnum
+from ..enums import DataType, TrtEnum
 
 
 class ErrorCode(TrtEnum):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from . import layers as L
 from . import layers_index as LI
 from . import layers_nn as LN

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir import Carried, Concat, Graph, Last, Node, Sliced, Value, tensor
-from ...ir import Loop as IRLoop
+from ..errors import ModelError
+from ..ir import Carried, Concat, Graph, Last, Node, Sliced, Value, tensor
+from ..ir import Loop as IRLoop
 from . import layers as L
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Layer, Tensor

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Tensor
-from .enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
-from .onnx_errors import ErrorCode, fail, node_name
-from .onnx_ops import (
+from ..core import Tensor
+from ..enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
+from ..shapes import same_dims
+from .errors import ErrorCode, fail, node_name
+from .ops import (
     cast,
     dtype_of,
     ew,
@@ -32,8 +33,7 @@ from .onnx_ops import (
     norm_axis,
     scalar,
 )
-from .onnx_registry import import_graph, importer
-from .shapes import same_dims
+from .registry import import_graph, importer
 
 INT32_MAX = 2**31 - 1
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .dims import Dims
 from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
-from .enums import TripLimit as TL
-from .onnx_errors import ErrorCode, fail, node_name
-from .onnx_ops import act, cast, concat, ew, full, ints, unsqueeze
-from .onnx_registry import importer
+from ..enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
+from ..enums import TripLimit as TL
+from .errors import ErrorCode, fail, node_name
+from .ops import act, cast, concat, ew, full, ints, unsqueeze
+from .registry import importer
 
 E = ElementWiseOperation
 A = ActivationType

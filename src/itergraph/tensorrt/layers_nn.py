@@ -14,7 +14,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS, Layer
 from .dims import Dims
 from .enums import (

@@ -19,7 +19,7 @@ element per iteration.
 
 from __future__ import annotations
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import Layer, Tensor, checked_arguments
 from .enums import LayerType, LoopOutput, TripLimit, check_enum
 from .shapes import merge, norm_axis

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS, Layer, Tensor
 from .enums import (
     CumulativeOperation,

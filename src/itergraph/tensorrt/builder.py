@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from .core import _dims
 from .dims import Dims
 from .enums import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS as _FLOATS
 from .core import Layer, Shape, Tensor, _dims, int_tuple
 from .dims import Dims, Permutation

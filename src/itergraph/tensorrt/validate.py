@@ -15,7 +15,7 @@ are reported by :mod:`.scopes`.)
 
 from __future__ import annotations
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Tensor
 from .enums import DataType, LoopOutput, TripLimit

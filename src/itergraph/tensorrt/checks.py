@@ -11,8 +11,8 @@ a network output) is converted to that type last.
 
 from __future__ import annotations
 
-from ...errors import UnsupportedError
-from ...ir import Graph, Node, Value, tensor
+from ..errors import UnsupportedError
+from ..ir import Graph, Node, Value, tensor
 from .enums import DataType, to_ir
 from .lower import ONNX_TYPE, OPSET, Emitter
 from .shapes import ir_shape

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .control import (
     IfConditional,
     IfConditionalInputLayer,

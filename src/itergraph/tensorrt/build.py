@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir import Graph, Node, Value, verify
+from ..errors import ModelError
+from ..ir import Graph, Node, Value, verify
 from .checks import finish_outputs, profile_checks
 from .control import (
     IfConditional,

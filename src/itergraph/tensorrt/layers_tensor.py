@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS, Layer, _dims
 from .dims import Dims
 from .enums import (

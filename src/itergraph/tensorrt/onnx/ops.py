@@ -1,5 +1,5 @@
-"""ONNX operators into network layers (the importers of :mod:`.onnx_parser`, registered in
-:mod:`.onnx_registry`), and the helpers the other importers share.
+"""ONNX operators into network layers (the importers of :mod:`.parser`, registered in
+:mod:`.registry`), and the helpers the other importers share.
 
 Each importer ``fn(ctx, node, inputs, attrs) -> [outputs]`` takes the node's input values
 (tensors, NumPy weights, or None for an omitted optional input) and its attributes, adds
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import FLOATS, Tensor
-from .enums import (
+from ..core import FLOATS, Tensor
+from ..enums import (
     ActivationType,
     CumulativeOperation,
     DataType,
@@ -35,8 +35,8 @@ from .enums import (
     as_dtype,
     to_numpy,
 )
-from .onnx_errors import ErrorCode, fail, onnx_dtype
-from .onnx_registry import importer
+from .errors import ErrorCode, fail, onnx_dtype
+from .registry import importer
 
 E = ElementWiseOperation
 U = UnaryOperation

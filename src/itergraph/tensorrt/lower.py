@@ -13,9 +13,9 @@ import math
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir import DataType as IRDataType
-from ...ir import Graph, Node, Value, tensor
+from ..errors import ModelError
+from ..ir import DataType as IRDataType
+from ..ir import Graph, Node, Value, tensor
 from . import layers as L
 from .core import FLOATS
 from .enums import (

@@ -14,8 +14,8 @@ import enum
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir.types import DataType as IRType
+from ..errors import ModelError
+from ..ir.types import DataType as IRType
 
 
 class TrtEnum(enum.Enum):
