@@ -147,7 +147,7 @@ from .layers_tensor import (
     ResizeLayer,
 )
 from .network import INetworkDefinition, Network, Weights
-from .onnx.parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
+from .onnxparser.parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
 
 # TensorRT's interface names (ILoop, ITensor, ...) as aliases.
 ILayer, ITensor, ILoop, IIfConditional = Layer, Tensor, Loop, IfConditional

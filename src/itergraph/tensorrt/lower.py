@@ -30,17 +30,14 @@ from .enums import (
     to_ir,
     to_numpy,
 )
+from .same_ops import by_trt
 from .shapes import ir_shape, norm_axis
 
 OPSET = 18
 INT64_MIN = np.iinfo(np.int64).min
 
-# ONNX TensorProto element-type codes (Cast's `to`).
-ONNX_TYPE = {
-    DataType.FLOAT: 1, DataType.UINT8: 2, DataType.INT8: 3, DataType.INT32: 6,
-    DataType.INT64: 7, DataType.BOOL: 9, DataType.HALF: 10,
-    DataType.BF16: 16, DataType.FP8: 17, DataType.INT4: 22, DataType.FP4: 23, DataType.E8M0: 24,
-}
+# ONNX TensorProto element-type codes (Cast's `to`), from the IR's element types.
+ONNX_TYPE = {dt: to_ir(dt).onnx for dt in DataType}
 
 
 class Emitter:
@@ -129,17 +126,6 @@ def _constant(layer: L.ConstantLayer, em: Emitter) -> Value:
     return v
 
 
-_EW = {
-    ElementWiseOperation.SUM: "Add", ElementWiseOperation.PROD: "Mul",
-    ElementWiseOperation.MAX: "Max", ElementWiseOperation.MIN: "Min",
-    ElementWiseOperation.SUB: "Sub", ElementWiseOperation.DIV: "Div",
-    ElementWiseOperation.POW: "Pow", ElementWiseOperation.AND: "And",
-    ElementWiseOperation.OR: "Or", ElementWiseOperation.XOR: "Xor",
-    ElementWiseOperation.EQUAL: "Equal", ElementWiseOperation.GREATER: "Greater",
-    ElementWiseOperation.LESS: "Less",
-}
-
-
 def _elementwise(layer: L.ElementWiseLayer, em: Emitter) -> Value:
     a, b = em.value(layer._inputs[0]), em.value(layer._inputs[1])
     if layer.op is ElementWiseOperation.FLOOR_DIV:
@@ -148,7 +134,7 @@ def _elementwise(layer: L.ElementWiseLayer, em: Emitter) -> Value:
             # exact for integers: (a - mod(a, b)) / b, with mod taking the divisor's sign
             return em.node("Div", [em.node("Sub", [a, em.node("Mod", [a, b])]), b])
         return em.node("Floor", [em.node("Div", [a, b])])
-    return em.node(_EW[layer.op], [a, b])
+    return em.node(by_trt(layer.op).onnx, [a, b])
 
 
 def _activation(layer: L.ActivationLayer, em: Emitter) -> Value:
@@ -161,19 +147,10 @@ def _activation(layer: L.ActivationLayer, em: Emitter) -> Value:
     def k(c):
         return em.scalar(c, dt)
 
-    simple = {A.RELU: "Relu", A.SIGMOID: "Sigmoid", A.TANH: "Tanh", A.SOFTSIGN: "Softsign"}
-    if kind in simple:
-        return em.node(simple[kind], [x])
-    if kind is A.LEAKY_RELU:
-        return em.node("LeakyRelu", [x], {"alpha": alpha})
-    if kind is A.ELU:
-        return em.node("Elu", [x], {"alpha": alpha})
-    if kind is A.SELU:
-        return em.node("Selu", [x], {"alpha": alpha, "gamma": beta})
-    if kind is A.HARD_SIGMOID:
-        return em.node("HardSigmoid", [x], {"alpha": alpha, "beta": beta})
-    if kind is A.THRESHOLDED_RELU:
-        return em.node("ThresholdedRelu", [x], {"alpha": alpha})
+    row = by_trt(kind)
+    if row is not None:
+        fields = {"alpha": alpha, "beta": beta}
+        return em.node(row.onnx, [x], {name: fields[f] for name, f, _ in row.attrs})
     if kind is A.CLIP:
         return em.node("Clip", [x, k(alpha), k(beta)])
     if kind is A.SOFTPLUS:  # alpha * log(exp(beta * x) + 1)
@@ -191,21 +168,10 @@ def _activation(layer: L.ActivationLayer, em: Emitter) -> Value:
     raise AssertionError(kind)
 
 
-_UNARY = {
-    UnaryOperation.EXP: "Exp", UnaryOperation.LOG: "Log", UnaryOperation.SQRT: "Sqrt",
-    UnaryOperation.RECIP: "Reciprocal", UnaryOperation.ABS: "Abs", UnaryOperation.NEG: "Neg",
-    UnaryOperation.SIN: "Sin", UnaryOperation.COS: "Cos", UnaryOperation.TAN: "Tan",
-    UnaryOperation.SINH: "Sinh", UnaryOperation.COSH: "Cosh", UnaryOperation.ASIN: "Asin",
-    UnaryOperation.ACOS: "Acos", UnaryOperation.ATAN: "Atan", UnaryOperation.ASINH: "Asinh",
-    UnaryOperation.ACOSH: "Acosh", UnaryOperation.ATANH: "Atanh", UnaryOperation.CEIL: "Ceil",
-    UnaryOperation.FLOOR: "Floor", UnaryOperation.ERF: "Erf", UnaryOperation.NOT: "Not",
-    UnaryOperation.SIGN: "Sign", UnaryOperation.ROUND: "Round", UnaryOperation.ISINF: "IsInf",
-    UnaryOperation.ISNAN: "IsNaN",
-}
-
-
 def _unary(layer: L.UnaryLayer, em: Emitter) -> Value:
-    return em.node(_UNARY[layer.op], [em.value(layer._inputs[0])])
+    if layer.op is UnaryOperation.ISINF:
+        return em.node("IsInf", [em.value(layer._inputs[0])])
+    return em.node(by_trt(layer.op).onnx, [em.value(layer._inputs[0])])
 
 
 def _swap_last(rank: int) -> list[int]:

@@ -35,6 +35,7 @@ from ..enums import (
     as_dtype,
     to_numpy,
 )
+from ..same_ops import by_onnx, onnx_ops
 from .errors import ErrorCode, fail, onnx_dtype
 from .registry import importer
 
@@ -167,16 +168,13 @@ def full(ctx, shape_t: Tensor, value, dt: DataType) -> Tensor:
 
 # -- elementwise --------------------------------------------------------------------------
 
-_BINARY = {"Add": E.SUM, "Sub": E.SUB, "Mul": E.PROD, "Div": E.DIV, "Equal": E.EQUAL,
-           "Greater": E.GREATER, "Less": E.LESS, "And": E.AND, "Or": E.OR, "Xor": E.XOR}
-
-
-@importer(*_BINARY)
+# The rows of `same_ops`; the importers below (Pow, Max, Min) replace these where both exist.
+@importer(*onnx_ops(E))
 def _binary(ctx, node, ins, attrs):
     a, b = ins
     if node.op_type in ("Equal", "Greater", "Less") and dtype_of(a) == DataType.BOOL:
         a, b = cast(ctx, a, DataType.INT32), cast(ctx, b, DataType.INT32)
-    return [ew(ctx, _BINARY[node.op_type], a, b)]
+    return [ew(ctx, by_onnx(node.op_type).trt, a, b)]
 
 
 @importer("GreaterOrEqual", "LessOrEqual")
@@ -223,16 +221,9 @@ def _where(ctx, node, ins, attrs):
     return [ctx.name(ctx.network.add_select(c, a, b)).get_output(0)]
 
 
-_UNARY = {"Abs": U.ABS, "Neg": U.NEG, "Exp": U.EXP, "Log": U.LOG, "Sqrt": U.SQRT,
-          "Reciprocal": U.RECIP, "Sin": U.SIN, "Cos": U.COS, "Tan": U.TAN, "Sinh": U.SINH,
-          "Cosh": U.COSH, "Asin": U.ASIN, "Acos": U.ACOS, "Atan": U.ATAN, "Asinh": U.ASINH,
-          "Acosh": U.ACOSH, "Atanh": U.ATANH, "Ceil": U.CEIL, "Floor": U.FLOOR, "Erf": U.ERF,
-          "Not": U.NOT, "Sign": U.SIGN, "Round": U.ROUND, "IsNaN": U.ISNAN}
-
-
-@importer(*_UNARY)
+@importer(*onnx_ops(U))
 def _unary(ctx, node, ins, attrs):
-    return [un(ctx, _UNARY[node.op_type], ins[0])]
+    return [un(ctx, by_onnx(node.op_type).trt, ins[0])]
 
 
 @importer("IsInf")
@@ -246,28 +237,23 @@ def _isinf(ctx, node, ins, attrs):
     return [ew(ctx, E.AND, out, sign)]
 
 
-_ACT = {"Relu": (A.RELU, None, None), "Sigmoid": (A.SIGMOID, None, None),
-        "Tanh": (A.TANH, None, None), "LeakyRelu": (A.LEAKY_RELU, 0.01, None),
-        "Elu": (A.ELU, 1.0, None), "Softsign": (A.SOFTSIGN, None, None),
-        "Softplus": (A.SOFTPLUS, None, None), "HardSigmoid": (A.HARD_SIGMOID, 0.2, 0.5),
-        "ThresholdedRelu": (A.THRESHOLDED_RELU, 1.0, None),
-        "ScaledTanh": (A.SCALED_TANH, 1.0, 1.0)}
-
-
-@importer(*_ACT)
+@importer(*onnx_ops(A))
 def _activation(ctx, node, ins, attrs):
-    kind, da, db = _ACT[node.op_type]
-    alpha = attrs.get("alpha", da if da is not None else 0.0)
-    beta = attrs.get("beta", db if db is not None else 0.0)
-    if node.op_type == "Softplus":
-        alpha, beta = 1.0, 1.0
-    return [act(ctx, kind, ins[0], alpha, beta)]
+    row = by_onnx(node.op_type)
+    fields = {"alpha": 0.0, "beta": 0.0}
+    for name, field, default in row.attrs:
+        fields[field] = attrs.get(name, default)
+    return [act(ctx, row.trt, ins[0], fields["alpha"], fields["beta"])]
 
 
-@importer("Selu")
-def _selu(ctx, node, ins, attrs):
-    return [act(ctx, A.SELU, ins[0], attrs.get("alpha", 1.67326319217681884765625),
-                attrs.get("gamma", 1.05070102214813232421875))]
+@importer("Softplus")
+def _softplus(ctx, node, ins, attrs):  # TensorRT's SOFTPLUS is alpha * log(exp(beta * x) + 1)
+    return [act(ctx, A.SOFTPLUS, ins[0], 1.0, 1.0)]
+
+
+@importer("ScaledTanh")
+def _scaled_tanh(ctx, node, ins, attrs):  # alpha * tanh(beta * x)
+    return [act(ctx, A.SCALED_TANH, ins[0], attrs.get("alpha", 1.0), attrs.get("beta", 1.0))]
 
 
 @importer("Gelu")
