@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from ..ir import Graph, Node, Value, tensor
-from .enums import DataType, to_ir
-from .lower import ONNX_TYPE, OPSET, Emitter
+from .enums import ONNX_TYPE, DataType, to_ir
+from .lower import OPSET, Emitter
 from .shapes import ir_shape
 
 _I64 = DataType.INT64

@@ -125,6 +125,10 @@ def to_ir(dt: DataType) -> IRType:
     return IRType(_IR[dt])
 
 
+# ONNX TensorProto element-type codes (Cast's `to`), from the IR's element types.
+ONNX_TYPE = {dt: to_ir(dt).onnx for dt in DataType}
+
+
 def to_numpy(dt: DataType) -> np.dtype:
     return to_ir(dt).numpy
 

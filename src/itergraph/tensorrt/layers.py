@@ -3,10 +3,14 @@
 Each class holds the layer's attributes under TensorRT's Python names and infers its output
 dtype and shape (`_infer`). Where every input is known before run time the value is folded
 too, so that shape arithmetic (``add_shape`` -> ``add_gather`` -> loop-output length, shuffle
-shape tensors) gives static shapes. Lowering to IR nodes lives in :mod:`.lower`.
+shape tensors) gives static shapes. Each class also lowers itself to ONNX-standard IR nodes
+(`lower`, through the `lower.Emitter`); ops that are one ONNX op under another name come from
+`same_ops`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -15,6 +19,7 @@ from .core import FLOATS as _FLOATS
 from .core import Layer, Shape, Tensor, _dims, int_tuple
 from .dims import Dims, Permutation
 from .enums import (
+    ONNX_TYPE,
     ActivationType,
     DataType,
     ElementWiseOperation,
@@ -28,6 +33,7 @@ from .enums import (
     check_enum,
     to_numpy,
 )
+from .same_ops import by_trt
 from .shapes import broadcast, norm_axis, volume
 
 _INTS = (DataType.INT32, DataType.INT64, DataType.INT8, DataType.UINT8, DataType.INT4)
@@ -36,6 +42,70 @@ _INDEX = (DataType.INT32, DataType.INT64)
 
 def _fold(dtype: DataType, value) -> np.ndarray:
     return np.asarray(value).astype(to_numpy(dtype))
+
+
+INT64_MIN = np.iinfo(np.int64).min
+
+
+# -- helpers of the lowerings -------------------------------------------------------------
+
+
+def _swap_last(rank: int) -> list[int]:
+    return [*range(rank - 2), rank - 1, rank - 2]
+
+
+_REDUCE = {
+    ReduceOperation.SUM: "ReduceSum", ReduceOperation.PROD: "ReduceProd",
+    ReduceOperation.MAX: "ReduceMax", ReduceOperation.MIN: "ReduceMin",
+    ReduceOperation.AVG: "ReduceMean",
+}
+
+
+def _entry(em, p, j: int):
+    """Entry j of a slice parameter (a tuple or an integer tensor) as an INT64 scalar."""
+    if isinstance(p, tuple):
+        return em.scalar(p[j], DataType.INT64)
+    return em.node("Gather", [em.as_int64(p), em.scalar(j, DataType.INT64)], {"axis": 0})
+
+
+def _slice_sampled(layer, em, x, axes, params):
+    """WRAP / CLAMP / FILL / REFLECT slices: one Gather per sliced axis at indices mapped
+    back into the axis (FILL: out-of-range positions replaced by the fill value)."""
+    mode = layer.mode
+    rank = len(layer._inputs[0].shape)
+    I64 = DataType.INT64
+    zero, one = em.scalar(0, I64), em.scalar(1, I64)
+    shape = em.node("Shape", [x])
+    fill = None
+    if mode is SampleMode.FILL:
+        f = layer.get_input(4)
+        dt = to_numpy(layer._inputs[0]._dtype)
+        fill = (em.const(np.zeros((), dt)) if f is None
+                else em.node("Cast", [em.value(f)], {"to": ONNX_TYPE[layer._inputs[0]._dtype]}))
+    start, size, stride = params
+    for j, a in enumerate(axes):
+        n = em.node("Gather", [shape, em.scalar(a, I64)], {"axis": 0})
+        steps = em.node("Range", [zero, _entry(em, size, j), one])
+        idx = em.node("Add", [_entry(em, start, j), em.node("Mul", [steps, _entry(em, stride, j)])])
+        last = em.node("Sub", [n, one])
+        clamped = em.node("Max", [em.node("Min", [idx, last]), zero])
+        if mode is SampleMode.WRAP:
+            use = em.node("Mod", [idx, n])
+        elif mode is SampleMode.REFLECT:
+            period = em.node("Max", [em.node("Mul", [last, em.scalar(2, I64)]), one])
+            m = em.node("Mod", [idx, period])
+            use = em.node("Where", [em.node("Less", [m, n]), m, em.node("Sub", [period, m])])
+        else:
+            use = clamped
+        x = em.node("Gather", [x, use], {"axis": a})
+        if fill is not None:
+            inside = em.node("And", [em.node("GreaterOrEqual", [idx, zero]),
+                                     em.node("Less", [idx, n])])
+            others = [i for i in range(rank) if i != a]
+            if others:
+                inside = em.node("Unsqueeze", [inside, em.ints(others)])
+            x = em.node("Where", [inside, x, fill])
+    return x
 
 
 class ConstantLayer(Layer):
@@ -83,6 +153,12 @@ class ConstantLayer(Layer):
         except ModelError as e:
             raise ModelError(f"{self._what()}: weights of {e}") from None
         return [(dt, shape, arr.reshape(shape).astype(to_numpy(dt)))]
+
+    def lower(self, em):
+        out = self._outputs[0]
+        v = em.const(out.const_value(), out.name)
+        em._names.discard(v.name)
+        return v
 
 
 _COMPARE = {ElementWiseOperation.LESS, ElementWiseOperation.GREATER, ElementWiseOperation.EQUAL}
@@ -133,6 +209,16 @@ class ElementWiseLayer(Layer):
                 const = _fold(dt, _elementwise_np(self.op, ca, cb))
         return [(dt, shape, const)]
 
+    def lower(self, em):
+        a, b = em.value(self._inputs[0]), em.value(self._inputs[1])
+        if self.op is ElementWiseOperation.FLOOR_DIV:
+            if self._inputs[0].dtype in (DataType.INT32, DataType.INT64, DataType.INT8,
+                                          DataType.UINT8):
+                # exact for integers: (a - mod(a, b)) / b, with mod taking the divisor's sign
+                return em.node("Div", [em.node("Sub", [a, em.node("Mod", [a, b])]), b])
+            return em.node("Floor", [em.node("Div", [a, b])])
+        return em.node(by_trt(self.op).onnx, [a, b])
+
 
 class ActivationLayer(Layer):
     """Activation `type` with parameters `alpha` and `beta` (TensorRT's formulas)."""
@@ -163,6 +249,36 @@ class ActivationLayer(Layer):
                              f"{x._dtype.name}")
         return [(x._dtype, x.shape, None)]
 
+    def lower(self, em):
+        x = em.value(self._inputs[0])
+        dt = self._inputs[0].dtype
+        alpha, beta = float(self.alpha), float(self.beta)
+        A = ActivationType
+        kind = self.type
+
+        def k(c):
+            return em.scalar(c, dt)
+
+        row = by_trt(kind)
+        if row is not None:
+            fields = {"alpha": alpha, "beta": beta}
+            return em.node(row.onnx, [x], {name: fields[f] for name, f, _ in row.attrs})
+        if kind is A.CLIP:
+            return em.node("Clip", [x, k(alpha), k(beta)])
+        if kind is A.SOFTPLUS:  # alpha * log(exp(beta * x) + 1)
+            return em.node("Mul", [em.node("Softplus", [em.node("Mul", [x, k(beta)])]), k(alpha)])
+        if kind is A.SCALED_TANH:  # alpha * tanh(beta * x)
+            return em.node("Mul", [em.node("Tanh", [em.node("Mul", [x, k(beta)])]), k(alpha)])
+        if kind is A.GELU_ERF:  # 0.5 x (1 + erf(x / sqrt 2))
+            e = em.node("Erf", [em.node("Mul", [x, k(1 / math.sqrt(2))])])
+            return em.node("Mul", [em.node("Mul", [x, k(0.5)]), em.node("Add", [e, k(1.0)])])
+        if kind is A.GELU_TANH:  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+            cube = em.node("Mul", [em.node("Mul", [em.node("Mul", [x, x]), x]), k(0.044715)])
+            inner = em.node("Mul", [em.node("Add", [x, cube]), k(math.sqrt(2 / math.pi))])
+            t = em.node("Add", [em.node("Tanh", [inner]), k(1.0)])
+            return em.node("Mul", [em.node("Mul", [x, k(0.5)]), t])
+        raise AssertionError(kind)
+
 
 class UnaryLayer(Layer):
     _type = LayerType.UNARY
@@ -189,6 +305,11 @@ class UnaryLayer(Layer):
             fn = {U.NOT: np.logical_not, U.ABS: np.abs, U.NEG: np.negative, U.SIGN: np.sign}
             const = _fold(dt, fn[self.op](c))
         return [(dt, x.shape, const)]
+
+    def lower(self, em):
+        if self.op is UnaryOperation.ISINF:
+            return em.node("IsInf", [em.value(self._inputs[0])])
+        return em.node(by_trt(self.op).onnx, [em.value(self._inputs[0])])
 
 
 class MatrixMultiplyLayer(Layer):
@@ -240,6 +361,22 @@ class MatrixMultiplyLayer(Layer):
         shape = batch + tuple(d for d in (m, n) if d is not None)
         return [(a._dtype, shape, None)]
 
+    def lower(self, em):
+        a_t, b_t = self._inputs
+        a, b = em.value(a_t), em.value(b_t)
+        M = MatrixOperation
+        if self.op0 is M.TRANSPOSE:
+            a = em.node("Transpose", [a], {"perm": _swap_last(len(a_t.shape))})
+        elif self.op0 is M.VECTOR:
+            a = em.node("Unsqueeze", [a, em.ints([-2])])
+        if self.op1 is M.TRANSPOSE:
+            b = em.node("Transpose", [b], {"perm": _swap_last(len(b_t.shape))})
+        elif self.op1 is M.VECTOR:
+            b = em.node("Unsqueeze", [b, em.ints([-1])])
+        y = em.node("MatMul", [a, b])
+        squeeze = [-2] * (self.op0 is M.VECTOR) + [-1] * (self.op1 is M.VECTOR)
+        return em.node("Squeeze", [y, em.ints(squeeze)]) if squeeze else y
+
 
 class ReduceLayer(Layer):
     """Reduce `op` over the axes whose bits are set in `axes`; `keep_dims` keeps them as 1."""
@@ -281,6 +418,13 @@ class ReduceLayer(Layer):
         elif cx is not None:
             const = cx
         return [(x._dtype, shape, const)]
+
+    def lower(self, em):
+        x = em.value(self._inputs[0])
+        axes = self.axis_list()
+        if not axes:
+            return em.node("Identity", [x])
+        return em.node(_REDUCE[self.op], [x, em.ints(axes)], {"keepdims": int(self.keep_dims)})
 
 
 def _perm(p, rank: int, what: str) -> tuple[int, ...]:
@@ -405,6 +549,28 @@ class ShuffleLayer(Layer):
             raise ModelError(f"{self._what()}: cannot reshape {shape} into {tuple(out)}")
         return tuple(out)
 
+    def lower(self, em):
+        x_t = self._inputs[0]
+        x = em.value(x_t)
+        rank = len(x_t.shape)
+        first = _perm(self._first, rank, self._what())
+        if list(first) != list(range(rank)):
+            x = em.node("Transpose", [x], {"perm": list(first)})
+        target = self.target_dims()
+        if target is not None:
+            if -2 in target:
+                shape = em.as_int64(self.shape_input())
+            else:
+                shape = em.ints(target)
+            x = em.node("Reshape", [x, shape], {"allowzero": 0 if self.zero_is_placeholder else 1})
+        out_rank = len(self._outputs[0].shape)
+        second = _perm(self._second, out_rank, self._what())
+        if list(second) != list(range(out_rank)):
+            x = em.node("Transpose", [x], {"perm": list(second)})
+        if x is em.value(x_t):
+            x = em.node("Identity", [x])
+        return x
+
 
 class ConcatenationLayer(Layer):
     """Join inputs along `axis` (default: rank - 3, or 0 below rank 3, as in TensorRT)."""
@@ -445,6 +611,10 @@ class ConcatenationLayer(Layer):
         consts = [t.const_value() for t in ts]
         const = None if any(c is None for c in consts) else np.concatenate(consts, axis=axis)
         return [(ts[0]._dtype, tuple(shape), const)]
+
+    def lower(self, em):
+        axis = norm_axis(self.axis, len(self._inputs[0].shape), self._what())
+        return em.node("Concat", [em.value(t) for t in self._inputs], {"axis": axis})
 
 
 class SliceLayer(Layer):
@@ -568,6 +738,30 @@ class SliceLayer(Layer):
             const = cx[np.ix_(*idx)] if rank else cx
         return [(x._dtype, tuple(out_shape), const)]
 
+    def lower(self, em):
+        x_t = self._inputs[0]
+        x = em.value(x_t)
+        if not x_t.shape:
+            return em.node("Identity", [x])
+        axes, *params = self.resolved()
+        if self.mode is not SampleMode.STRICT_BOUNDS:
+            return _slice_sampled(self, em, x, axes, params)
+        if all(isinstance(p, tuple) for p in params):
+            start, shape, stride = params
+            ends = []
+            for s, n, d in zip(start, shape, stride):
+                e = s + n * d
+                ends.append(INT64_MIN if e < 0 else e)  # negative step down to index 0
+            return em.node("Slice", [x, em.ints(start), em.ints(ends), em.ints(axes),
+                                     em.ints(stride)])
+        start, shape, stride = (
+            em.ints(p) if isinstance(p, tuple) else em.as_int64(p) for p in params
+        )
+        raw = em.node("Add", [start, em.node("Mul", [shape, stride])])
+        neg = em.node("Less", [raw, em.scalar(0, DataType.INT64)])
+        ends = em.node("Where", [neg, em.scalar(INT64_MIN, DataType.INT64), raw])
+        return em.node("Slice", [x, start, ends, em.ints(axes), stride])
+
 
 class GatherLayer(Layer):
     """Gather by `mode` (TensorRT's IGatherLayer): DEFAULT ``take(data, indices, axis)``
@@ -647,6 +841,47 @@ class GatherLayer(Layer):
             const = np.take(cd, ci, axis=axis)
         return [(data._dtype, shape, const)]
 
+    def lower(self, em):
+        data_t, idx_t = self._inputs[0], self._inputs[1]
+        data, idx = em.value(data_t), em.value(idx_t)
+        dynamic_axis = self.mode is GatherMode.DEFAULT and data_t.shape[
+            norm_axis(self.axis, len(data_t.shape), self._what())] < 0
+        if idx_t.const_value() is None and dynamic_axis:
+            # a negative index reads past the end (an error) instead of counting from the back
+            neg = em.node("Less", [idx, em.scalar(0, idx_t._dtype)])
+            big = em.node("Cast", [em.node("Size", [data])], {"to": ONNX_TYPE[idx_t._dtype]})
+            idx = em.node("Where", [neg, big, idx])
+        nb = int(self.num_elementwise_dims)
+        rank = len(data_t.shape)
+        if self.mode is GatherMode.ELEMENT:
+            axis = norm_axis(self.axis, rank, self._what())
+            return em.node("GatherElements", [data, idx], {"axis": axis})
+        if self.mode is GatherMode.ND:
+            if idx_t._dtype != DataType.INT64:
+                idx = em.node("Cast", [idx], {"to": 7})
+            return em.node("GatherND", [data, idx], {"batch_dims": nb})
+        axis = norm_axis(self.axis, rank, self._what())
+        if not nb:
+            return em.node("Gather", [data, idx], {"axis": axis})
+        # one elementwise (batch) axis: gather row by row, as GatherND with a batch dim
+        if idx_t._dtype != DataType.INT64:
+            idx = em.node("Cast", [idx], {"to": 7})
+        perm = [0, axis, *[i for i in range(1, rank) if i != axis]]
+        moved = em.node("Transpose", [data], {"perm": perm}) if axis != 1 else data
+        out = em.node("GatherND", [moved, em.node("Unsqueeze", [idx, em.ints([-1])])],
+                      {"batch_dims": 1})
+        q = len(idx_t.shape)
+        rest = rank - 2  # data axes other than the batch and the gathered one
+        back = [0]
+        # GatherND gives [batch, index axes (q - 1), data axes of perm[2:]]; TensorRT puts the
+        # index axes where `axis` was
+        before = [q + k for k in range(axis - 1)]
+        after = [q + k for k in range(axis - 1, rest)]
+        back += before + list(range(1, q)) + after
+        if back != list(range(len(back))):
+            out = em.node("Transpose", [out], {"perm": back})
+        return out
+
 
 class IdentityLayer(Layer):
     _type = LayerType.IDENTITY
@@ -658,6 +893,9 @@ class IdentityLayer(Layer):
     def _infer(self):
         x = self._input(0)
         return [(x._dtype, x.shape, x.const_value())]
+
+    def lower(self, em):
+        return em.node("Identity", [em.value(self._inputs[0])])
 
 
 class CastLayer(Layer):
@@ -673,6 +911,20 @@ class CastLayer(Layer):
         to = as_dtype(self.to_type)
         c = x.const_value()
         return [(to, x.shape, None if c is None else _fold(to, c))]
+
+    def lower(self, em):
+        """Floats to INT8 saturate; to UINT8 as TensorRT's cast does (see below)."""
+        x = em.value(self._inputs[0])
+        to = self.to_type
+        dt = self._inputs[0]._dtype
+        if dt in _FLOATS and to is DataType.INT8:
+            x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
+        elif dt in _FLOATS and to is DataType.UINT8:
+            # TensorRT: negatives become 0, larger values keep their low 8 bits (its logged
+            # cast of 260.0 is 4)
+            x = em.node("Cast", [em.node("Relu", [x])], {"to": ONNX_TYPE[DataType.INT64]})
+            x = em.node("Mod", [x, em.scalar(256, DataType.INT64)])
+        return em.node("Cast", [x], {"to": ONNX_TYPE[to]})
 
 
 class SelectLayer(Layer):
@@ -700,6 +952,9 @@ class SelectLayer(Layer):
             const = np.where(cc, ca, cb).astype(to_numpy(a._dtype))
         return [(a._dtype, shape, const)]
 
+    def lower(self, em):
+        return em.node("Where", [em.value(t) for t in self._inputs])
+
 
 class ShapeLayer(Layer):
     """The shape of its input as a 1-D INT64 tensor (TensorRT 10)."""
@@ -713,6 +968,9 @@ class ShapeLayer(Layer):
         x = self._input(0)
         const = None if -1 in x.shape else np.array(x.shape, dtype=np.int64)
         return [(DataType.INT64, (len(x.shape),), const)]
+
+    def lower(self, em):
+        return em.node("Shape", [em.value(self._inputs[0])])
 
 
 class SoftMaxLayer(Layer):
@@ -737,3 +995,6 @@ class SoftMaxLayer(Layer):
         x = self._input(0)
         self.axis()
         return [(x._dtype, x.shape, None)]
+
+    def lower(self, em):
+        return em.node("Softmax", [em.value(self._inputs[0])], {"axis": self.axis()})

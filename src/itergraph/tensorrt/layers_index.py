@@ -1,7 +1,7 @@
 """Indexing and rearranging layers: scatter, one-hot, top-k, non-zero, reverse-sequence,
 cumulative, squeeze and unsqueeze (TensorRT's semantics; each lowers to its ONNX twin).
 
-Each class infers its outputs (`_infer`) and emits its IR nodes (`_lower`, returning the value
+Each class infers its outputs (`_infer`) and emits its IR nodes (`lower`, returning the value
 of each output).
 """
 
@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import ModelError
 from .core import FLOATS, Layer, Tensor
 from .enums import (
+    ONNX_TYPE,
     CumulativeOperation,
     DataType,
     LayerType,
@@ -24,7 +25,6 @@ from .shapes import norm_axis
 
 _INDEX = (DataType.INT32, DataType.INT64)
 I64 = 7  # ONNX TensorProto INT64
-_ONNX = {DataType.INT32: 6, DataType.INT64: 7}
 
 
 def _i64(em, t: Tensor):
@@ -60,7 +60,7 @@ class ScatterLayer(Layer):
             norm_axis(self.axis, len(data.shape), self._what())
         return [(data._dtype, data.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         data, idx, upd = (em.value(t) for t in self._inputs)
         if self.mode is ScatterMode.ELEMENT:
             axis = norm_axis(self.axis, len(self._inputs[0].shape), self._what())
@@ -94,7 +94,7 @@ class OneHotLayer(Layer):
         n = -1 if c is None else int(c)
         return [(values._dtype, idx.shape[:axis] + (n,) + idx.shape[axis:], None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         idx, values, depth = self._inputs
         axis = norm_axis(self.axis, len(idx.shape) + 1, self._what())
         return em.node("OneHot", [_i64(em, idx), _i64(em, depth), em.value(values)],
@@ -141,7 +141,7 @@ class TopKLayer(Layer):
         shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
         return [(x._dtype, shape, None), (as_dtype(self.indices_type), shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x = em.value(self._inputs[0])
         kt = self.get_input(1)
         k = em.ints([self.k]) if kt is None else em.node(
@@ -151,7 +151,7 @@ class TopKLayer(Layer):
                             n_out=2)
         to = as_dtype(self.indices_type)
         if to != DataType.INT64:
-            idx = em.node("Cast", [idx], {"to": _ONNX[to]})
+            idx = em.node("Cast", [idx], {"to": ONNX_TYPE[to]})
         return [vals, idx]
 
 
@@ -171,10 +171,10 @@ class NonZeroLayer(Layer):
             raise ModelError(f"{self._what()}: indices_type must be INT32 or INT64")
         return [(to, (len(x.shape), -1), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         out = em.node("NonZero", [em.value(self._inputs[0])])
         to = as_dtype(self.indices_type)
-        return out if to == DataType.INT64 else em.node("Cast", [out], {"to": _ONNX[to]})
+        return out if to == DataType.INT64 else em.node("Cast", [out], {"to": ONNX_TYPE[to]})
 
 
 class ReverseSequenceLayer(Layer):
@@ -198,7 +198,7 @@ class ReverseSequenceLayer(Layer):
                              "and sequence axes and 1-D integer sequence_lens")
         return [(x._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x, lens = self._inputs
         return em.node("ReverseSequence", [em.value(x), _i64(em, lens)],
                        {"batch_axis": self.batch_axis, "time_axis": self.sequence_axis})
@@ -225,7 +225,7 @@ class CumulativeLayer(Layer):
             raise ModelError(f"{self._what()}: needs a float or integer input")
         return [(x._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x, axis = self._inputs
         return em.node("CumSum", [em.value(x), _i64(em, axis)],
                        {"exclusive": int(self.exclusive), "reverse": int(self.reverse)})
@@ -256,7 +256,7 @@ class SqueezeLayer(Layer):
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return [(x._dtype, shape, None if c is None else c.reshape(shape))]
 
-    def _lower(self, em):
+    def lower(self, em):
         return em.node("Squeeze", [em.value(self._inputs[0]), em.ints(self._axes())])
 
 
@@ -285,7 +285,7 @@ class UnsqueezeLayer(Layer):
         c = x.const_value()
         return [(x._dtype, tuple(shape), None if c is None else c.reshape(shape))]
 
-    def _lower(self, em):
+    def lower(self, em):
         return em.node("Unsqueeze", [em.value(self._inputs[0]), em.ints(self._axes())])
 
 

@@ -1,5 +1,5 @@
 """Neural-network layers: scale, normalization, parametric ReLU, convolution, deconvolution,
-pooling and LRN (TensorRT's semantics, lowered to ONNX-standard IR nodes by `_lower`).
+pooling and LRN (TensorRT's semantics, lowered to ONNX-standard IR nodes by `lower`).
 
 Spatial layers read ``[N, C, *spatial]`` with the last ``len(kernel)`` axes spatial. Padding:
 `pre_padding` / `post_padding` (or `padding_nd`, the same on both sides); `padding_mode`
@@ -18,6 +18,7 @@ from ..errors import ModelError
 from .core import FLOATS, Layer
 from .dims import Dims
 from .enums import (
+    ONNX_TYPE,
     DataType,
     LayerType,
     PaddingMode,
@@ -74,7 +75,7 @@ class ScaleLayer(Layer):
                                  f"{self.mode.name} mode needs {int(np.prod(want))}")
         return [(x._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x = em.value(self._inputs[0])
         dt = np.dtype(np.float32) if self._inputs[0]._dtype == DataType.FLOAT else None
         shape = self._coeff_shape()
@@ -128,7 +129,7 @@ class NormalizationLayer(Layer):
             raise ModelError(f"{self._what()}: {g} groups do not divide {x.shape[1]} channels")
         return [(x._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x_t = self._inputs[0]
         x, s, b = (em.value(t) for t in self._inputs)
         rank = len(x_t.shape)
@@ -171,7 +172,7 @@ class ParametricReLULayer(Layer):
             raise ModelError(f"{self._what()}: input and slopes have different types")
         return [(x._dtype, broadcast([x.shape, s.shape], self._what()), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         return em.node("PRelu", [em.value(t) for t in self._inputs])
 
 
@@ -319,7 +320,7 @@ class ConvolutionLayer(_Spatial):
         lead = x.shape[: len(x.shape) - self._k - 1]
         return [(x._dtype, (*lead, self.num_output_maps, *spatial), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x_t = self._inputs[0]
         x = em.value(x_t)
         c = x_t.shape[len(x_t.shape) - self._k - 1]
@@ -378,7 +379,7 @@ class PoolingLayer(_Spatial):
         lead = x.shape[: len(x.shape) - self._k]
         return [(x._dtype, (*lead, *self._out_dims(x)), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         return self._batched(em, em.value(self._inputs[0]), self._k + 1, lambda v: self._pool(
             em, v))
 
@@ -415,7 +416,7 @@ class LRNLayer(Layer):
             raise ModelError(f"{self._what()}: needs a float input of rank >= 3")
         return [(x._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         """``x / (k + alpha / n * sum of x^2 over the n channels around)^beta`` (ONNX LRN),
         the window sum as n shifted slices of the zero-padded squares."""
         x_t = self._inputs[0]
@@ -477,13 +478,11 @@ class _QDQ(Layer):
         s = em.node("Reshape", [em.value(s_t), em.ints(shape)])
         zp_t = self.get_input(2)
         zp = (em.scalar(0, dt) if zp_t is None else
-              em.node("Reshape", [em.node("Cast", [em.value(zp_t)], {"to": _ONNX[dt]}),
+              em.node("Reshape", [em.node("Cast", [em.value(zp_t)], {"to": ONNX_TYPE[dt]}),
                                   em.ints(shape)]))
         return s, zp
 
 
-_ONNX = {DataType.FLOAT: 1, DataType.HALF: 10, DataType.BF16: 16}
-_ONNX_Q = {DataType.INT8: 3, DataType.UINT8: 2}
 
 
 class QuantizeLayer(_QDQ):
@@ -495,13 +494,13 @@ class QuantizeLayer(_QDQ):
     def _infer(self):
         x = self._input(0)
         to = as_dtype(self.to_type)
-        if to not in _ONNX_Q:
+        if to not in (DataType.INT8, DataType.UINT8):
             raise ModelError(f"{self._what()}: quantizing to {to.name} is not supported "
                              "(INT8 and UINT8 are)")
         self._attrs()
         return [(to, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         dt = self._input(0)._dtype
         s, zp = self._operands(em, dt)
         q = em.node("Add", [em.node("Round", [em.node("Div", [em.value(self._inputs[0]), s])]),
@@ -509,7 +508,7 @@ class QuantizeLayer(_QDQ):
         to = as_dtype(self.to_type)
         info = np.iinfo(to_numpy(to))
         q = em.node("Clip", [q, em.scalar(info.min, dt), em.scalar(info.max, dt)])
-        return em.node("Cast", [q], {"to": _ONNX_Q[to]})
+        return em.node("Cast", [q], {"to": ONNX_TYPE[to]})
 
 
 class DequantizeLayer(_QDQ):
@@ -519,16 +518,16 @@ class DequantizeLayer(_QDQ):
 
     def _infer(self):
         x, s = self._input(0), self._input(1)
-        if x._dtype not in _ONNX_Q:
+        if x._dtype not in (DataType.INT8, DataType.UINT8):
             raise ModelError(f"{self._what()}: dequantizing {x._dtype.name} is not supported "
                              "(INT8 and UINT8 are)")
         self._attrs()
         return [(s._dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         dt = self._input(1)._dtype
         s, zp = self._operands(em, dt)
-        x = em.node("Cast", [em.value(self._inputs[0])], {"to": _ONNX[dt]})
+        x = em.node("Cast", [em.value(self._inputs[0])], {"to": ONNX_TYPE[dt]})
         return em.node("Mul", [em.node("Sub", [x, zp]), s])
 
 

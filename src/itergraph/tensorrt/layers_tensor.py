@@ -1,6 +1,6 @@
 """Layers that make, pad, resize or check tensors: fill, padding, resize, assertion, einsum.
 
-TensorRT semantics, lowered to ONNX-standard IR nodes (`_lower` returns the output value).
+TensorRT semantics, lowered to ONNX-standard IR nodes (`lower` returns the output value).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from ..errors import ModelError
 from .core import FLOATS, Layer, _dims
 from .dims import Dims
 from .enums import (
+    ONNX_TYPE,
     DataType,
     FillOperation,
     InterpolationMode,
@@ -25,8 +26,6 @@ from .enums import (
 )
 
 _INDEX = (DataType.INT32, DataType.INT64)
-_ONNX = {DataType.FLOAT: 1, DataType.INT32: 6, DataType.INT64: 7, DataType.HALF: 10,
-         DataType.BF16: 16, DataType.BOOL: 9}
 
 
 class FillLayer(Layer):
@@ -152,7 +151,7 @@ class FillLayer(Layer):
             const = val.astype(to_numpy(to))
         return [(to, shape, const)]
 
-    def _lower(self, em):
+    def lower(self, em):
         to = as_dtype(self.to_type)
         out = self._outputs[0]
         if out.const_value() is not None:
@@ -168,21 +167,21 @@ class FillLayer(Layer):
                             if self._op is FillOperation.LINSPACE
                             else np.array(float(self._beta), to_numpy(F)))  # a bound, a scale
         else:
-            alpha = em.node("Cast", [em.value(a)], {"to": _ONNX[F]})
-            beta = em.node("Cast", [em.value(b)], {"to": _ONNX[F]})
+            alpha = em.node("Cast", [em.value(a)], {"to": ONNX_TYPE[F]})
+            beta = em.node("Cast", [em.value(b)], {"to": ONNX_TYPE[F]})
         if self._op is FillOperation.LINSPACE:
             val = em.node("Expand", [alpha, shape])
             for k in range(rank):
                 n = em.node("Gather", [shape, em.scalar(k, DataType.INT64)], {"axis": 0})
                 steps = em.node("Range", [em.scalar(0, DataType.INT64), n,
                                           em.scalar(1, DataType.INT64)])
-                steps = em.node("Cast", [steps], {"to": _ONNX[F]})
+                steps = em.node("Cast", [steps], {"to": ONNX_TYPE[F]})
                 others = [i for i in range(rank) if i != k]
                 if others:
                     steps = em.node("Unsqueeze", [steps, em.ints(others)])
                 bk = em.node("Gather", [beta, em.scalar(k, DataType.INT64)], {"axis": 0})
                 val = em.node("Add", [val, em.node("Mul", [steps, bk])])
-            return em.node("Cast", [val], {"to": _ONNX[to]})
+            return em.node("Cast", [val], {"to": ONNX_TYPE[to]})
         # random: draw in [0, 1) or N(0, 1) of the run-time shape, then scale and shift
         if self._op is FillOperation.RANDOM_UNIFORM:
             u = em.node("RandomUniformLike", [em.node("ConstantOfShape", [shape])],
@@ -193,7 +192,7 @@ class FillLayer(Layer):
             u = em.node("RandomNormalLike", [em.node("ConstantOfShape", [shape])],
                         {"dtype": 1})
             val = em.node("Add", [em.node("Mul", [u, beta]), alpha])
-        return em.node("Cast", [val], {"to": _ONNX[to]})
+        return em.node("Cast", [val], {"to": ONNX_TYPE[to]})
 
 
 class PaddingLayer(Layer):
@@ -239,7 +238,7 @@ class PaddingLayer(Layer):
                     raise ModelError(f"{self._what()}: cropping more than axis {a} holds")
         return [(x._dtype, tuple(shape), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x = em.value(self._inputs[0])
         rank = len(self._inputs[0].shape)
         k = len(self._pre)
@@ -323,7 +322,7 @@ class ResizeLayer(Layer):
             shape = tuple(x.shape)  # TensorRT's default: the input's shape
         return [(x._dtype, shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         x = em.value(self._inputs[0])
         mode = check_enum(InterpolationMode, self.resize_mode, self._what())
         ct = check_enum(ResizeCoordinateTransformation, self.coordinate_transformation,
@@ -376,7 +375,7 @@ class AssertionLayer(Layer):
             raise ModelError(f"{self._what()}: the condition is false: {self.message}")
         return []
 
-    def _lower(self, em):
+    def lower(self, em):
         """An INT64 zero whose computation fails when the condition has a false entry (a
         Gather at index 1 of a one-element tensor, named after the message)."""
         c = em.value(self._inputs[0])
@@ -431,7 +430,7 @@ class EinsumLayer(Layer):
             rhs = "".join(sorted(ch for ch in sizes if lhs.count(ch) == 1))
         return [(ts[0]._dtype, tuple(sizes.get(ch, -1) for ch in rhs), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         return em.node("Einsum", [em.value(t) for t in self._inputs],
                        {"equation": self.equation.replace(" ", "")})
 
@@ -460,7 +459,7 @@ class GridSampleLayer(Layer):
             raise ModelError(f"{self._what()}: input and grid must have the same type")
         return [(x._dtype, (x.shape[0], x.shape[1], g.shape[1], g.shape[2]), None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         mode = check_enum(InterpolationMode, self.interpolation_mode, self._what())
         sm = check_enum(SampleMode, self.sample_mode, self._what())
         padding = {SampleMode.FILL: "zeros", SampleMode.CLAMP: "border",
