@@ -1,7 +1,7 @@
 """The ordinary layers (everything but loop and conditional boundaries), with TensorRT semantics.
 
 Each class holds the layer's attributes under TensorRT's Python names and infers its output
-dtype and shape (`_infer`). Where every input is known before run time the value is folded
+dtype and shape (`infer`). Where every input is known before run time the value is folded
 too, so that shape arithmetic (``add_shape`` -> ``add_gather`` -> loop-output length, shuffle
 shape tensors) gives static shapes. Each class also lowers itself to ONNX-standard IR nodes
 (`lower`, through the `lower.Emitter`); ops that are one ONNX op under another name come from
@@ -72,16 +72,17 @@ def _slice_sampled(layer, em, x, axes, params):
     """WRAP / CLAMP / FILL / REFLECT slices: one Gather per sliced axis at indices mapped
     back into the axis (FILL: out-of-range positions replaced by the fill value)."""
     mode = layer.mode
-    rank = len(layer._inputs[0].shape)
+    rank = len(layer.inputs[0].shape)
     I64 = DataType.INT64
     zero, one = em.scalar(0, I64), em.scalar(1, I64)
     shape = em.node("Shape", [x])
     fill = None
     if mode is SampleMode.FILL:
         f = layer.get_input(4)
-        dt = to_numpy(layer._inputs[0]._dtype)
+        dt = to_numpy(layer.inputs[0].compute_dtype)
         fill = (em.const(np.zeros((), dt)) if f is None
-                else em.node("Cast", [em.value(f)], {"to": ONNX_TYPE[layer._inputs[0]._dtype]}))
+                else em.node("Cast", [em.value(f)],
+                             {"to": ONNX_TYPE[layer.inputs[0].compute_dtype]}))
     start, size, stride = params
     for j, a in enumerate(axes):
         n = em.node("Gather", [shape, em.scalar(a, I64)], {"axis": 0})
@@ -113,7 +114,7 @@ class ConstantLayer(Layer):
 
     _type = LayerType.CONSTANT
 
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, shape, weights):
         super().__init__(network, [])
@@ -126,8 +127,8 @@ class ConstantLayer(Layer):
 
     @shape.setter
     def shape(self, dims) -> None:
-        self._shape = _dims(dims, self._what())
-        self._network._touch()
+        self._shape = _dims(dims, self.what())
+        self._network.touch()
 
     @property
     def weights(self) -> np.ndarray:
@@ -136,28 +137,28 @@ class ConstantLayer(Layer):
     @weights.setter
     def weights(self, w) -> None:
         self._weights = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
-        self._network._touch()
+        self._network.touch()
 
-    def _infer(self):
+    def infer(self):
         shape = self._shape
         arr = np.asarray(self._weights)
         if -1 in shape:
-            raise ModelError(f"{self._what()}: a constant's shape must be fully known, got {shape}")
+            raise ModelError(f"{self.what()}: a constant's shape must be fully known, got {shape}")
         if arr.size != volume(shape):
             raise ModelError(
-                f"{self._what()}: {arr.size} weights do not fill shape {shape} "
+                f"{self.what()}: {arr.size} weights do not fill shape {shape} "
                 f"({volume(shape)} elements)"
             )
         try:
             dt = as_dtype(arr.dtype)
         except ModelError as e:
-            raise ModelError(f"{self._what()}: weights of {e}") from None
+            raise ModelError(f"{self.what()}: weights of {e}") from None
         return [(dt, shape, arr.reshape(shape).astype(to_numpy(dt)))]
 
     def lower(self, em):
-        out = self._outputs[0]
+        out = self.outputs[0]
         v = em.const(out.const_value(), out.name)
-        em._names.discard(v.name)
+        em.names.discard(v.name)
         return v
 
 
@@ -183,23 +184,23 @@ class ElementWiseLayer(Layer):
     """Binary elementwise `op` with TensorRT broadcasting (equal ranks, size-1 axes stretch)."""
 
     _type = LayerType.ELEMENTWISE
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, a, b, op):
         super().__init__(network, [a, b])
-        self.op = check_enum(ElementWiseOperation, op, self._what())
+        self.op = check_enum(ElementWiseOperation, op, self.what())
 
-    def _infer(self):
-        a, b = self._input(0), self._input(1)
-        if a._dtype != b._dtype:
+    def infer(self):
+        a, b = self.required_input(0), self.required_input(1)
+        if a.compute_dtype != b.compute_dtype:
             raise ModelError(
-                f"{self._what()}: inputs have different types ({a._dtype.name} and "
-                f"{b._dtype.name})"
+                f"{self.what()}: inputs have different types ({a.compute_dtype.name} and "
+                f"{b.compute_dtype.name})"
             )
-        shape = broadcast([a.shape, b.shape], self._what())
-        dt = a._dtype
+        shape = broadcast([a.shape, b.shape], self.what())
+        dt = a.compute_dtype
         if self.op in _LOGICAL and dt != DataType.BOOL:
-            raise ModelError(f"{self._what()}: {self.op.name} needs BOOL inputs, got {dt.name}")
+            raise ModelError(f"{self.what()}: {self.op.name} needs BOOL inputs, got {dt.name}")
         if self.op in _COMPARE:
             dt = DataType.BOOL
         ca, cb = a.const_value(), b.const_value()
@@ -210,9 +211,9 @@ class ElementWiseLayer(Layer):
         return [(dt, shape, const)]
 
     def lower(self, em):
-        a, b = em.value(self._inputs[0]), em.value(self._inputs[1])
+        a, b = em.value(self.inputs[0]), em.value(self.inputs[1])
         if self.op is ElementWiseOperation.FLOOR_DIV:
-            if self._inputs[0].dtype in (DataType.INT32, DataType.INT64, DataType.INT8,
+            if self.inputs[0].dtype in (DataType.INT32, DataType.INT64, DataType.INT8,
                                           DataType.UINT8):
                 # exact for integers: (a - mod(a, b)) / b, with mod taking the divisor's sign
                 return em.node("Div", [em.node("Sub", [a, em.node("Mod", [a, b])]), b])
@@ -227,7 +228,7 @@ class ActivationLayer(Layer):
 
     def __init__(self, network, x, kind):
         super().__init__(network, [x])
-        self._act = check_enum(ActivationType, kind, self._what())
+        self._act = check_enum(ActivationType, kind, self.what())
         self.alpha = 0.0
         self.beta = 0.0
 
@@ -239,19 +240,19 @@ class ActivationLayer(Layer):
 
     @type.setter
     def type(self, kind) -> None:
-        self._act = check_enum(ActivationType, kind, self._what())
-        self._network._touch()
+        self._act = check_enum(ActivationType, kind, self.what())
+        self._network.touch()
 
-    def _infer(self):
-        x = self._input(0)
-        if x._dtype not in _FLOATS + (DataType.INT8,):
-            raise ModelError(f"{self._what()}: needs a floating-point input, got "
-                             f"{x._dtype.name}")
-        return [(x._dtype, x.shape, None)]
+    def infer(self):
+        x = self.required_input(0)
+        if x.compute_dtype not in _FLOATS + (DataType.INT8,):
+            raise ModelError(f"{self.what()}: needs a floating-point input, got "
+                             f"{x.compute_dtype.name}")
+        return [(x.compute_dtype, x.shape, None)]
 
     def lower(self, em):
-        x = em.value(self._inputs[0])
-        dt = self._inputs[0].dtype
+        x = em.value(self.inputs[0])
+        dt = self.inputs[0].dtype
         alpha, beta = float(self.alpha), float(self.beta)
         A = ActivationType
         kind = self.type
@@ -282,23 +283,23 @@ class ActivationLayer(Layer):
 
 class UnaryLayer(Layer):
     _type = LayerType.UNARY
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, x, op):
         super().__init__(network, [x])
-        self.op = check_enum(UnaryOperation, op, self._what())
+        self.op = check_enum(UnaryOperation, op, self.what())
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         U = UnaryOperation
-        if self.op is U.NOT and x._dtype != DataType.BOOL:
-            raise ModelError(f"{self._what()}: NOT needs a BOOL input, got {x._dtype.name}")
-        if self.op not in (U.NOT, U.ABS, U.NEG, U.SIGN) and x._dtype not in _FLOATS:
+        if self.op is U.NOT and x.compute_dtype != DataType.BOOL:
+            raise ModelError(f"{self.what()}: NOT needs a BOOL input, got {x.compute_dtype.name}")
+        if self.op not in (U.NOT, U.ABS, U.NEG, U.SIGN) and x.compute_dtype not in _FLOATS:
             raise ModelError(
-                f"{self._what()}: {self.op.name} needs a floating-point input, got "
-                f"{x._dtype.name}"
+                f"{self.what()}: {self.op.name} needs a floating-point input, got "
+                f"{x.compute_dtype.name}"
             )
-        dt = DataType.BOOL if self.op in (U.ISINF, U.ISNAN) else x._dtype
+        dt = DataType.BOOL if self.op in (U.ISINF, U.ISNAN) else x.compute_dtype
         const = None
         c = x.const_value()
         if c is not None and self.op in (U.NOT, U.ABS, U.NEG, U.SIGN):
@@ -308,8 +309,8 @@ class UnaryLayer(Layer):
 
     def lower(self, em):
         if self.op is UnaryOperation.ISINF:
-            return em.node("IsInf", [em.value(self._inputs[0])])
-        return em.node(by_trt(self.op).onnx, [em.value(self._inputs[0])])
+            return em.node("IsInf", [em.value(self.inputs[0])])
+        return em.node(by_trt(self.op).onnx, [em.value(self.inputs[0])])
 
 
 class MatrixMultiplyLayer(Layer):
@@ -323,14 +324,14 @@ class MatrixMultiplyLayer(Layer):
 
     def __init__(self, network, a, op0, b, op1):
         super().__init__(network, [a, b])
-        self.op0 = check_enum(MatrixOperation, op0, self._what())
-        self.op1 = check_enum(MatrixOperation, op1, self._what())
+        self.op0 = check_enum(MatrixOperation, op0, self.what())
+        self.op1 = check_enum(MatrixOperation, op1, self.what())
 
     def _operand(self, t: Tensor, op: MatrixOperation, i: int):
         need = 1 if op is MatrixOperation.VECTOR else 2
         if len(t.shape) < need:
             raise ModelError(
-                f"{self._what()}: input {i} has rank {len(t.shape)}, {op.name} needs >= {need}"
+                f"{self.what()}: input {i} has rank {len(t.shape)}, {op.name} needs >= {need}"
             )
         if op is MatrixOperation.VECTOR:
             return t.shape[:-1], None, t.shape[-1]
@@ -339,12 +340,12 @@ class MatrixMultiplyLayer(Layer):
             rows, cols = cols, rows
         return t.shape[:-2], rows, cols
 
-    def _infer(self):
-        a, b = self._input(0), self._input(1)
-        if a._dtype != b._dtype:
+    def infer(self):
+        a, b = self.required_input(0), self.required_input(1)
+        if a.compute_dtype != b.compute_dtype:
             raise ModelError(
-                f"{self._what()}: inputs have different types ({a._dtype.name} and "
-                f"{b._dtype.name})"
+                f"{self.what()}: inputs have different types ({a.compute_dtype.name} and "
+                f"{b.compute_dtype.name})"
             )
         batch_a, m, ka = self._operand(a, self.op0, 0)
         batch_b, kb_rows, kb_cols = self._operand(b, self.op1, 1)
@@ -354,15 +355,15 @@ class MatrixMultiplyLayer(Layer):
             kb, n = kb_rows, kb_cols
         if -1 not in (ka, kb) and ka != kb:
             raise ModelError(
-                f"{self._what()}: inner dimensions differ ({ka} vs {kb}) for shapes "
+                f"{self.what()}: inner dimensions differ ({ka} vs {kb}) for shapes "
                 f"{a.shape} ({self.op0.name}) and {b.shape} ({self.op1.name})"
             )
-        batch = broadcast([batch_a, batch_b], self._what() + " batch axes")
+        batch = broadcast([batch_a, batch_b], self.what() + " batch axes")
         shape = batch + tuple(d for d in (m, n) if d is not None)
-        return [(a._dtype, shape, None)]
+        return [(a.compute_dtype, shape, None)]
 
     def lower(self, em):
-        a_t, b_t = self._inputs
+        a_t, b_t = self.inputs
         a, b = em.value(a_t), em.value(b_t)
         M = MatrixOperation
         if self.op0 is M.TRANSPOSE:
@@ -382,27 +383,27 @@ class ReduceLayer(Layer):
     """Reduce `op` over the axes whose bits are set in `axes`; `keep_dims` keeps them as 1."""
 
     _type = LayerType.REDUCE
-    _check_at_creation = False
-    _polymorphic = True
+    check_at_creation = False
+    polymorphic = True
 
     def __init__(self, network, x, op, axes, keep_dims):
         super().__init__(network, [x])
-        self.op = check_enum(ReduceOperation, op, self._what())
+        self.op = check_enum(ReduceOperation, op, self.what())
         self.axes = int(axes)
         self.keep_dims = bool(keep_dims)
 
     def axis_list(self) -> list[int]:
-        rank = len(self._input(0).shape)
+        rank = len(self.required_input(0).shape)
         if self.axes < 0 or self.axes >> rank:
             raise ModelError(
-                f"{self._what()}: axes bitmask {self.axes:#b} names axes beyond rank {rank}"
+                f"{self.what()}: axes bitmask {self.axes:#b} names axes beyond rank {rank}"
             )
         return [i for i in range(rank) if self.axes >> i & 1]
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         if self.op is ReduceOperation.NONE:
-            raise ModelError(f"{self._what()}: ReduceOperation.NONE is no reduction")
+            raise ModelError(f"{self.what()}: ReduceOperation.NONE is no reduction")
         axes = self.axis_list()
         if self.keep_dims:
             shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
@@ -414,13 +415,13 @@ class ReduceLayer(Layer):
             fn = {ReduceOperation.SUM: np.sum, ReduceOperation.PROD: np.prod,
                   ReduceOperation.MAX: np.max, ReduceOperation.MIN: np.min,
                   ReduceOperation.AVG: np.mean}[self.op]
-            const = _fold(x._dtype, fn(cx, axis=tuple(axes), keepdims=self.keep_dims))
+            const = _fold(x.compute_dtype, fn(cx, axis=tuple(axes), keepdims=self.keep_dims))
         elif cx is not None:
             const = cx
-        return [(x._dtype, shape, const)]
+        return [(x.compute_dtype, shape, const)]
 
     def lower(self, em):
-        x = em.value(self._inputs[0])
+        x = em.value(self.inputs[0])
         axes = self.axis_list()
         if not axes:
             return em.node("Identity", [x])
@@ -441,9 +442,9 @@ class ShuffleLayer(Layer):
     again (`second_transpose`)."""
 
     _type = LayerType.SHUFFLE
-    _check_at_creation = False
-    _shape_inputs = (1,)
-    _polymorphic = True
+    check_at_creation = False
+    shape_inputs = (1,)
+    polymorphic = True
 
     def __init__(self, network, x):
         super().__init__(network, [x])
@@ -452,7 +453,7 @@ class ShuffleLayer(Layer):
         self._second = None
         self.zero_is_placeholder = True
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 2
 
     @property
@@ -462,7 +463,7 @@ class ShuffleLayer(Layer):
     @first_transpose.setter
     def first_transpose(self, p) -> None:
         self._first = None if p is None else int_tuple(self, p, "first_transpose")
-        self._network._touch()
+        self._network.touch()
 
     @property
     def second_transpose(self) -> Permutation:
@@ -471,7 +472,7 @@ class ShuffleLayer(Layer):
     @second_transpose.setter
     def second_transpose(self, p) -> None:
         self._second = None if p is None else int_tuple(self, p, "second_transpose")
-        self._network._touch()
+        self._network.touch()
 
     @property
     def reshape_dims(self) -> Dims | None:
@@ -481,39 +482,39 @@ class ShuffleLayer(Layer):
     def reshape_dims(self, dims) -> None:
         """Setting the dimensions drops a shape tensor set as input 1 (TensorRT)."""
         self._reshape_dims = None if dims is None else int_tuple(self, dims, "reshape_dims")
-        if dims is not None and len(self._inputs) > 1:
-            del self._inputs[1:]
-        self._network._touch()
+        if dims is not None and len(self.inputs) > 1:
+            del self.inputs[1:]
+        self._network.touch()
 
     def shape_input(self) -> Tensor | None:
-        return self._inputs[1] if len(self._inputs) > 1 else None
+        return self.inputs[1] if len(self.inputs) > 1 else None
 
     def target_dims(self) -> tuple[int, ...] | None:
         """The requested reshape (as given, with 0 / -1 placeholders), None if no reshape,
         or a tuple of -2 (unknown entries) of the shape tensor's length if it is dynamic."""
         st = self.shape_input()
         if st is not None:
-            if st._dtype not in _INDEX or len(st.shape) != 1:
+            if st.compute_dtype not in _INDEX or len(st.shape) != 1:
                 raise ModelError(
-                    f"{self._what()}: the shape input must be a 1-D INT32/INT64 tensor, "
-                    f"got {st._dtype.name} {tuple(st.shape)}"
+                    f"{self.what()}: the shape input must be a 1-D INT32/INT64 tensor, "
+                    f"got {st.compute_dtype.name} {tuple(st.shape)}"
                 )
             c = st.const_value()
             if c is not None:
                 return tuple(int(v) for v in c)
             if st.shape[0] < 0:
-                raise ModelError(f"{self._what()}: the shape input must have a known length")
+                raise ModelError(f"{self.what()}: the shape input must have a known length")
             return (-2,) * st.shape[0]
         return self._reshape_dims
 
-    def _infer(self):
-        x = self._input(0)
-        first = _perm(self._first, len(x.shape), f"{self._what()} first_transpose")
+    def infer(self):
+        x = self.required_input(0)
+        first = _perm(self._first, len(x.shape), f"{self.what()} first_transpose")
         shape = tuple(x.shape[i] for i in first)
         target = self.target_dims()
         if target is not None:
             shape = self._reshape(shape, target)
-        second = _perm(self._second, len(shape), f"{self._what()} second_transpose")
+        second = _perm(self._second, len(shape), f"{self.what()} second_transpose")
         shape = tuple(shape[i] for i in second)
         const = None
         cx = x.const_value()
@@ -522,7 +523,7 @@ class ShuffleLayer(Layer):
             if target is not None:
                 const = const.reshape(tuple(shape[i] for i in np.argsort(second)))
             const = np.transpose(const, second)
-        return [(x._dtype, shape, const)]
+        return [(x.compute_dtype, shape, const)]
 
     def _reshape(self, shape: Shape, target: tuple[int, ...]) -> Shape:
         out = []
@@ -531,29 +532,29 @@ class ShuffleLayer(Layer):
                 out.append(-1)
             elif d == 0 and self.zero_is_placeholder:
                 if i >= len(shape):
-                    raise ModelError(f"{self._what()}: placeholder 0 at axis {i} has no input axis")
+                    raise ModelError(f"{self.what()}: placeholder 0 at axis {i} has no input axis")
                 out.append(shape[i])
             elif d < -1:
-                raise ModelError(f"{self._what()}: bad reshape dimension {d}")
+                raise ModelError(f"{self.what()}: bad reshape dimension {d}")
             else:
                 out.append(d)
         if out.count(-1) > 1 and -2 not in target:
-            raise ModelError(f"{self._what()}: at most one reshape dimension may be -1: {target}")
+            raise ModelError(f"{self.what()}: at most one reshape dimension may be -1: {target}")
         if out.count(-1) == 1 and -2 not in target and -1 not in shape:
             rest = volume([d for d in out if d != -1])
             total = volume(shape)
             if rest == 0 or total % rest:
-                raise ModelError(f"{self._what()}: cannot reshape {shape} into {target}")
+                raise ModelError(f"{self.what()}: cannot reshape {shape} into {target}")
             out[out.index(-1)] = total // rest
         if -1 not in out and -1 not in shape and volume(out) != volume(shape):
-            raise ModelError(f"{self._what()}: cannot reshape {shape} into {tuple(out)}")
+            raise ModelError(f"{self.what()}: cannot reshape {shape} into {tuple(out)}")
         return tuple(out)
 
     def lower(self, em):
-        x_t = self._inputs[0]
+        x_t = self.inputs[0]
         x = em.value(x_t)
         rank = len(x_t.shape)
-        first = _perm(self._first, rank, self._what())
+        first = _perm(self._first, rank, self.what())
         if list(first) != list(range(rank)):
             x = em.node("Transpose", [x], {"perm": list(first)})
         target = self.target_dims()
@@ -563,8 +564,8 @@ class ShuffleLayer(Layer):
             else:
                 shape = em.ints(target)
             x = em.node("Reshape", [x, shape], {"allowzero": 0 if self.zero_is_placeholder else 1})
-        out_rank = len(self._outputs[0].shape)
-        second = _perm(self._second, out_rank, self._what())
+        out_rank = len(self.outputs[0].shape)
+        second = _perm(self._second, out_rank, self.what())
         if list(second) != list(range(out_rank)):
             x = em.node("Transpose", [x], {"perm": list(second)})
         if x is em.value(x_t):
@@ -576,24 +577,24 @@ class ConcatenationLayer(Layer):
     """Join inputs along `axis` (default: rank - 3, or 0 below rank 3, as in TensorRT)."""
 
     _type = LayerType.CONCATENATION
-    _check_at_creation = False
-    _polymorphic = True
+    check_at_creation = False
+    polymorphic = True
 
     def __init__(self, network, inputs):
         super().__init__(network, list(inputs))
         if not inputs:
-            raise ModelError(f"{self._what()}: needs at least one input")
+            raise ModelError(f"{self.what()}: needs at least one input")
         self.axis = max(len(inputs[0].shape) - 3, 0)
 
-    def _infer(self):
-        ts = [self._input(i) for i in range(len(self._inputs))]
+    def infer(self):
+        ts = [self.required_input(i) for i in range(len(self.inputs))]
         rank = len(ts[0].shape)
-        axis = norm_axis(self.axis, rank, self._what())
+        axis = norm_axis(self.axis, rank, self.what())
         for t in ts:
-            if t._dtype != ts[0]._dtype or len(t.shape) != rank:
+            if t.compute_dtype != ts[0].compute_dtype or len(t.shape) != rank:
                 raise ModelError(
-                    f"{self._what()}: inputs differ in type or rank: "
-                    + ", ".join(f"{t._dtype.name}{tuple(t.shape)}" for t in ts)
+                    f"{self.what()}: inputs differ in type or rank: "
+                    + ", ".join(f"{t.compute_dtype.name}{tuple(t.shape)}" for t in ts)
                 )
         shape = []
         for i in range(rank):
@@ -604,17 +605,17 @@ class ConcatenationLayer(Layer):
                 known = {d for d in dims if d != -1}
                 if len(known) > 1:
                     raise ModelError(
-                        f"{self._what()}: inputs differ on axis {i}, which is not the "
+                        f"{self.what()}: inputs differ on axis {i}, which is not the "
                         f"concatenation axis {axis}: " + ", ".join(str(t.shape) for t in ts)
                     )
                 shape.append(known.pop() if known else -1)
         consts = [t.const_value() for t in ts]
         const = None if any(c is None for c in consts) else np.concatenate(consts, axis=axis)
-        return [(ts[0]._dtype, tuple(shape), const)]
+        return [(ts[0].compute_dtype, tuple(shape), const)]
 
     def lower(self, em):
-        axis = norm_axis(self.axis, len(self._inputs[0].shape), self._what())
-        return em.node("Concat", [em.value(t) for t in self._inputs], {"axis": axis})
+        axis = norm_axis(self.axis, len(self.inputs[0].shape), self.what())
+        return em.node("Concat", [em.value(t) for t in self.inputs], {"axis": axis})
 
 
 class SliceLayer(Layer):
@@ -628,9 +629,9 @@ class SliceLayer(Layer):
     """
 
     _type = LayerType.SLICE
-    _check_at_creation = False
-    _shape_inputs = (1, 2, 3, 5)
-    _polymorphic = True
+    check_at_creation = False
+    shape_inputs = (1, 2, 3, 5)
+    polymorphic = True
 
     def __init__(self, network, x, start, shape, stride):
         super().__init__(network, [x])
@@ -638,15 +639,15 @@ class SliceLayer(Layer):
         self.start, self.shape, self.stride = start, shape, stride
         self._mode = SampleMode.STRICT_BOUNDS
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 6
 
     def _set(self, i: int, dims) -> None:
         attr = {1: "start", 2: "shape", 3: "stride", 5: "axes"}[i]
         self._params[i] = None if dims is None else int_tuple(self, dims, attr)
-        if len(self._inputs) > i:
-            self._inputs[i] = None
-        self._network._touch()
+        if len(self.inputs) > i:
+            self.inputs[i] = None
+        self._network.touch()
 
     def _get(self, i: int) -> Dims | None:
         if self.get_input(i) is not None:
@@ -665,18 +666,18 @@ class SliceLayer(Layer):
 
     @mode.setter
     def mode(self, m) -> None:
-        self._mode = check_enum(SampleMode, m, self._what())
-        self._network._touch()
+        self._mode = check_enum(SampleMode, m, self.what())
+        self._network.touch()
 
     def param(self, i: int) -> tuple[int, ...] | Tensor | None:
         """Input `i` (1 start, 2 shape, 3 stride, 5 axes): a tuple when known at build time."""
         t = self.get_input(i)
         if t is None:
             return self._params[i]
-        if t._dtype not in _INDEX or len(t.shape) != 1:
+        if t.compute_dtype not in _INDEX or len(t.shape) != 1:
             raise ModelError(
-                f"{self._what()}: input {i} must be a 1-D INT32/INT64 tensor, got "
-                f"{t._dtype.name} {tuple(t.shape)}"
+                f"{self.what()}: input {i} must be a 1-D INT32/INT64 tensor, got "
+                f"{t.compute_dtype.name} {tuple(t.shape)}"
             )
         c = t.const_value()
         return t if c is None else tuple(int(v) for v in c)
@@ -684,34 +685,34 @@ class SliceLayer(Layer):
     def resolved(self):
         """(axes, start, shape, stride): the sliced axes (a tuple, every axis when `axes` is
         unset) and per-axis parameters (tuples, or tensors known only at run time)."""
-        x = self._input(0)
+        x = self.required_input(0)
         rank = len(x.shape)
         axes = self.param(5)
         if isinstance(axes, Tensor):
-            raise ModelError(f"{self._what()}: the axes input must be a build-time constant")
+            raise ModelError(f"{self.what()}: the axes input must be a build-time constant")
         axes = tuple(range(rank)) if axes is None else tuple(
-            norm_axis(a, rank, f"{self._what()} axes") for a in axes)
+            norm_axis(a, rank, f"{self.what()} axes") for a in axes)
         if len(set(axes)) != len(axes):
-            raise ModelError(f"{self._what()}: axes {axes} repeat an axis")
+            raise ModelError(f"{self.what()}: axes {axes} repeat an axis")
         params = []
         for i, name in ((1, "start"), (2, "shape"), (3, "stride")):
             p = self.param(i)
             if p is None:
-                raise ModelError(f"{self._what()}: its {name} is not set")
+                raise ModelError(f"{self.what()}: its {name} is not set")
             n = p.shape[0] if isinstance(p, Tensor) else len(p)
             if n != len(axes):
-                raise ModelError(f"{self._what()}: {name} has {n} entries for "
+                raise ModelError(f"{self.what()}: {name} has {n} entries for "
                                  f"{len(axes)} sliced axes (input rank {rank})")
             params.append(p)
         return (axes, *params)
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         rank = len(x.shape)
         axes, start, shape, stride = self.resolved()
         fill = self.get_input(4)
         if fill is not None and self._mode is not SampleMode.FILL:
-            raise ModelError(f"{self._what()}: input 4 (the fill value) is only for "
+            raise ModelError(f"{self.what()}: input 4 (the fill value) is only for "
                              "SampleMode.FILL")
         out_shape = list(x.shape)
         for j, a in enumerate(axes):
@@ -726,7 +727,7 @@ class SliceLayer(Layer):
                 first, last = start[j], start[j] + (shape[j] - 1) * stride[j]
                 if not (0 <= first < n and 0 <= last < n):
                     raise ModelError(
-                        f"{self._what()}: axis {a} reads indices {first}..{last} outside "
+                        f"{self.what()}: axis {a} reads indices {first}..{last} outside "
                         f"[0, {n})"
                     )
         const = None
@@ -736,10 +737,10 @@ class SliceLayer(Layer):
             for j, a in enumerate(axes):
                 idx[a] = np.arange(shape[j]) * stride[j] + start[j]
             const = cx[np.ix_(*idx)] if rank else cx
-        return [(x._dtype, tuple(out_shape), const)]
+        return [(x.compute_dtype, tuple(out_shape), const)]
 
     def lower(self, em):
-        x_t = self._inputs[0]
+        x_t = self.inputs[0]
         x = em.value(x_t)
         if not x_t.shape:
             return em.node("Identity", [x])
@@ -773,14 +774,14 @@ class GatherLayer(Layer):
     out-of-range read at run time."""
 
     _type = LayerType.GATHER
-    _check_at_creation = False
-    _polymorphic = True
+    check_at_creation = False
+    polymorphic = True
 
     def __init__(self, network, data, indices, axis, mode=GatherMode.DEFAULT):
         super().__init__(network, [data, indices])
         self.axis = int(axis)
         self.num_elementwise_dims = 0
-        self._mode = check_enum(GatherMode, mode, self._what())
+        self._mode = check_enum(GatherMode, mode, self.what())
 
     @property
     def mode(self) -> GatherMode:
@@ -788,83 +789,83 @@ class GatherLayer(Layer):
 
     @mode.setter
     def mode(self, m) -> None:
-        self._mode = check_enum(GatherMode, m, self._what())
-        self._network._touch()
+        self._mode = check_enum(GatherMode, m, self.what())
+        self._network.touch()
 
-    def _infer(self):
-        data, idx = self._input(0), self._input(1)
-        if idx._dtype not in _INDEX:
-            raise ModelError(f"{self._what()}: indices must be INT32/INT64, got "
-                             f"{idx._dtype.name}")
+    def infer(self):
+        data, idx = self.required_input(0), self.required_input(1)
+        if idx.compute_dtype not in _INDEX:
+            raise ModelError(f"{self.what()}: indices must be INT32/INT64, got "
+                             f"{idx.compute_dtype.name}")
         ci = idx.const_value()
         nb = int(self.num_elementwise_dims)
         rank = len(data.shape)
         if ci is not None and np.any(ci < 0) and self._mode is GatherMode.DEFAULT:
-            n = data.shape[norm_axis(self.axis, rank, self._what())]
+            n = data.shape[norm_axis(self.axis, rank, self.what())]
             if n < 0:
-                raise ModelError(f"{self._what()}: negative index {ci.min()} on an axis whose "
+                raise ModelError(f"{self.what()}: negative index {ci.min()} on an axis whose "
                                  "length is known only at run time (TensorRT: undefined)")
         if self._mode is GatherMode.ELEMENT:
             if nb or len(idx.shape) != rank:
-                raise ModelError(f"{self._what()}: ELEMENT mode needs indices of the data's "
+                raise ModelError(f"{self.what()}: ELEMENT mode needs indices of the data's "
                                  f"rank {rank} and num_elementwise_dims 0")
-            norm_axis(self.axis, rank, self._what())
-            return [(data._dtype, idx.shape, None)]
+            norm_axis(self.axis, rank, self.what())
+            return [(data.compute_dtype, idx.shape, None)]
         if self._mode is GatherMode.ND:
             q = len(idx.shape)
             if q < 1 or idx.shape[-1] < 0:
-                raise ModelError(f"{self._what()}: ND mode needs indices whose last "
+                raise ModelError(f"{self.what()}: ND mode needs indices whose last "
                                  "dimension is known at build time")
             k = idx.shape[-1]
             if not 0 <= nb < rank or k > rank - nb:
-                raise ModelError(f"{self._what()}: ND indices of depth {k} do not fit data "
+                raise ModelError(f"{self.what()}: ND indices of depth {k} do not fit data "
                                  f"of rank {rank} with {nb} elementwise dims")
-            return [(data._dtype, idx.shape[:-1] + data.shape[nb + k:], None)]
+            return [(data.compute_dtype, idx.shape[:-1] + data.shape[nb + k:], None)]
         if nb not in (0, 1):
-            raise ModelError(f"{self._what()}: num_elementwise_dims must be 0 or 1 in DEFAULT "
+            raise ModelError(f"{self.what()}: num_elementwise_dims must be 0 or 1 in DEFAULT "
                              f"mode, got {nb}")
-        axis = norm_axis(self.axis, rank, self._what())
+        axis = norm_axis(self.axis, rank, self.what())
         if nb:
             if axis == 0 or not idx.shape:
-                raise ModelError(f"{self._what()}: with an elementwise dim the axis must be "
+                raise ModelError(f"{self.what()}: with an elementwise dim the axis must be "
                                  "> 0 and the indices must have rank >= 1")
-            lead = broadcast([data.shape[:1], idx.shape[:1]], self._what())
+            lead = broadcast([data.shape[:1], idx.shape[:1]], self.what())
             shape = lead + data.shape[1:axis] + idx.shape[1:] + data.shape[axis + 1:]
-            return [(data._dtype, shape, None)]
+            return [(data.compute_dtype, shape, None)]
         shape = data.shape[:axis] + idx.shape + data.shape[axis + 1 :]
         cd = data.const_value()
         const = None
         if cd is not None and ci is not None:
             n = cd.shape[axis]
             if np.any((ci >= n) | (ci < -n)):
-                raise ModelError(f"{self._what()}: index out of range for axis size {n}")
+                raise ModelError(f"{self.what()}: index out of range for axis size {n}")
             const = np.take(cd, ci, axis=axis)
-        return [(data._dtype, shape, const)]
+        return [(data.compute_dtype, shape, const)]
 
     def lower(self, em):
-        data_t, idx_t = self._inputs[0], self._inputs[1]
+        data_t, idx_t = self.inputs[0], self.inputs[1]
         data, idx = em.value(data_t), em.value(idx_t)
         dynamic_axis = self.mode is GatherMode.DEFAULT and data_t.shape[
-            norm_axis(self.axis, len(data_t.shape), self._what())] < 0
+            norm_axis(self.axis, len(data_t.shape), self.what())] < 0
         if idx_t.const_value() is None and dynamic_axis:
             # a negative index reads past the end (an error) instead of counting from the back
-            neg = em.node("Less", [idx, em.scalar(0, idx_t._dtype)])
-            big = em.node("Cast", [em.node("Size", [data])], {"to": ONNX_TYPE[idx_t._dtype]})
+            neg = em.node("Less", [idx, em.scalar(0, idx_t.compute_dtype)])
+            big = em.node("Cast", [em.node("Size", [data])], {"to": ONNX_TYPE[idx_t.compute_dtype]})
             idx = em.node("Where", [neg, big, idx])
         nb = int(self.num_elementwise_dims)
         rank = len(data_t.shape)
         if self.mode is GatherMode.ELEMENT:
-            axis = norm_axis(self.axis, rank, self._what())
+            axis = norm_axis(self.axis, rank, self.what())
             return em.node("GatherElements", [data, idx], {"axis": axis})
         if self.mode is GatherMode.ND:
-            if idx_t._dtype != DataType.INT64:
+            if idx_t.compute_dtype != DataType.INT64:
                 idx = em.node("Cast", [idx], {"to": 7})
             return em.node("GatherND", [data, idx], {"batch_dims": nb})
-        axis = norm_axis(self.axis, rank, self._what())
+        axis = norm_axis(self.axis, rank, self.what())
         if not nb:
             return em.node("Gather", [data, idx], {"axis": axis})
         # one elementwise (batch) axis: gather row by row, as GatherND with a batch dim
-        if idx_t._dtype != DataType.INT64:
+        if idx_t.compute_dtype != DataType.INT64:
             idx = em.node("Cast", [idx], {"to": 7})
         perm = [0, axis, *[i for i in range(1, rank) if i != axis]]
         moved = em.node("Transpose", [data], {"perm": perm}) if axis != 1 else data
@@ -885,38 +886,38 @@ class GatherLayer(Layer):
 
 class IdentityLayer(Layer):
     _type = LayerType.IDENTITY
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, x):
         super().__init__(network, [x])
 
-    def _infer(self):
-        x = self._input(0)
-        return [(x._dtype, x.shape, x.const_value())]
+    def infer(self):
+        x = self.required_input(0)
+        return [(x.compute_dtype, x.shape, x.const_value())]
 
     def lower(self, em):
-        return em.node("Identity", [em.value(self._inputs[0])])
+        return em.node("Identity", [em.value(self.inputs[0])])
 
 
 class CastLayer(Layer):
     _type = LayerType.CAST
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, x, to_type):
         super().__init__(network, [x])
         self.to_type = as_dtype(to_type)
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         to = as_dtype(self.to_type)
         c = x.const_value()
         return [(to, x.shape, None if c is None else _fold(to, c))]
 
     def lower(self, em):
         """Floats to INT8 saturate; to UINT8 as TensorRT's cast does (see below)."""
-        x = em.value(self._inputs[0])
+        x = em.value(self.inputs[0])
         to = self.to_type
-        dt = self._inputs[0]._dtype
+        dt = self.inputs[0].compute_dtype
         if dt in _FLOATS and to is DataType.INT8:
             x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
         elif dt in _FLOATS and to is DataType.UINT8:
@@ -931,29 +932,30 @@ class SelectLayer(Layer):
     """``where(condition, then_input, else_input)`` with TensorRT broadcasting."""
 
     _type = LayerType.SELECT
-    _polymorphic = True
+    polymorphic = True
 
     def __init__(self, network, cond, a, b):
         super().__init__(network, [cond, a, b])
 
-    def _infer(self):
-        c, a, b = (self._input(i) for i in range(3))
-        if c._dtype != DataType.BOOL:
-            raise ModelError(f"{self._what()}: the condition must be BOOL, got {c._dtype.name}")
-        if a._dtype != b._dtype:
+    def infer(self):
+        c, a, b = (self.required_input(i) for i in range(3))
+        if c.compute_dtype != DataType.BOOL:
+            raise ModelError(f"{self.what()}: the condition must be BOOL, "
+                             f"got {c.compute_dtype.name}")
+        if a.compute_dtype != b.compute_dtype:
             raise ModelError(
-                f"{self._what()}: branches have different types ({a._dtype.name}, "
-                f"{b._dtype.name})"
+                f"{self.what()}: branches have different types ({a.compute_dtype.name}, "
+                f"{b.compute_dtype.name})"
             )
-        shape = broadcast([c.shape, a.shape, b.shape], self._what())
+        shape = broadcast([c.shape, a.shape, b.shape], self.what())
         cc, ca, cb = c.const_value(), a.const_value(), b.const_value()
         const = None
         if cc is not None and ca is not None and cb is not None:
-            const = np.where(cc, ca, cb).astype(to_numpy(a._dtype))
-        return [(a._dtype, shape, const)]
+            const = np.where(cc, ca, cb).astype(to_numpy(a.compute_dtype))
+        return [(a.compute_dtype, shape, const)]
 
     def lower(self, em):
-        return em.node("Where", [em.value(t) for t in self._inputs])
+        return em.node("Where", [em.value(t) for t in self.inputs])
 
 
 class ShapeLayer(Layer):
@@ -964,20 +966,20 @@ class ShapeLayer(Layer):
     def __init__(self, network, x):
         super().__init__(network, [x])
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         const = None if -1 in x.shape else np.array(x.shape, dtype=np.int64)
         return [(DataType.INT64, (len(x.shape),), const)]
 
     def lower(self, em):
-        return em.node("Shape", [em.value(self._inputs[0])])
+        return em.node("Shape", [em.value(self.inputs[0])])
 
 
 class SoftMaxLayer(Layer):
     """Softmax over the single axis whose bit is set in `axes` (default: rank - 3, or 0)."""
 
     _type = LayerType.SOFTMAX
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, network, x):
         super().__init__(network, [x])
@@ -985,16 +987,16 @@ class SoftMaxLayer(Layer):
         self.axes = 1 << max(rank - 3, 0) if rank else 0
 
     def axis(self) -> int:
-        rank = len(self._input(0).shape)
+        rank = len(self.required_input(0).shape)
         bits = [i for i in range(rank) if self.axes >> i & 1]
         if len(bits) != 1 or self.axes >> rank:
-            raise ModelError(f"{self._what()}: axes must name exactly one axis, got {self.axes:#b}")
+            raise ModelError(f"{self.what()}: axes must name exactly one axis, got {self.axes:#b}")
         return bits[0]
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         self.axis()
-        return [(x._dtype, x.shape, None)]
+        return [(x.compute_dtype, x.shape, None)]
 
     def lower(self, em):
-        return em.node("Softmax", [em.value(self._inputs[0])], {"axis": self.axis()})
+        return em.node("Softmax", [em.value(self.inputs[0])], {"axis": self.axis()})

@@ -33,15 +33,15 @@ class Emitter:
         self.graph = top
         self.values: dict[int, Value] = {}
         self._reserved = reserved  # id(tensor) -> exact name (network inputs/outputs)
-        self._names: set[str] = set(reserved.values())
-        self._node_names: set[str] = set()
+        self.names: set[str] = set(reserved.values())
+        self.node_names: set[str] = set()
         self._scalars: dict[tuple, Value] = {}
         self.prefix = ""
         self.checks: list[Value] = []  # INT64 zeros that fail when a run-time check fails
 
     # -- names ----------------------------------------------------------------------------
     def fresh(self, base: str, taken: set[str] | None = None) -> str:
-        taken = self._names if taken is None else taken
+        taken = self.names if taken is None else taken
         name, k = base, 1
         while name in taken:
             name, k = f"{base}_{k}", k + 1
@@ -70,8 +70,8 @@ class Emitter:
     def node(self, op: str, inputs, attrs=None, n_out: int = 1):
         """Append an ONNX-standard node to the current graph; return its output value(s)."""
         outs = [Value(self.fresh(f"{self.prefix}/{op}_out")) for _ in range(n_out)]
-        name = self.fresh(self.prefix if self.prefix not in self._node_names else
-                          f"{self.prefix}/{op}", self._node_names)
+        name = self.fresh(self.prefix if self.prefix not in self.node_names else
+                          f"{self.prefix}/{op}", self.node_names)
         self.graph.add(Node(op, list(inputs), outs, attrs or {}, version=OPSET, name=name))
         return outs[0] if n_out == 1 else outs
 
@@ -115,24 +115,25 @@ def lower_layer(layer, em: Emitter) -> None:
     saved = {}
     p = layer._precision
     if p is not None and p in FLOATS:
-        for t in layer._inputs:
-            if t is not None and t._dtype in FLOATS and t._dtype != p and id(t) not in saved:
+        for t in layer.inputs:
+            dt = None if t is None else t.compute_dtype
+            if dt in FLOATS and dt != p and id(t) not in saved:
                 saved[id(t)] = em.values[id(t)]
                 em.values[id(t)] = em.node("Cast", [saved[id(t)]], {"to": ONNX_TYPE[p]})
     try:
         out = fn(layer, em)
     except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
-        raise ModelError(f"{layer._what()}: {type(e).__name__}: {e}") from None
+        raise ModelError(f"{layer.what()}: {type(e).__name__}: {e}") from None
     finally:
         em.values.update(saved)
-    if not layer._outputs:
+    if not layer.outputs:
         em.checks.append(out)
         return
     outs = out if isinstance(out, list) else [out]
-    for i, (t, v) in enumerate(zip(layer._outputs, outs)):
-        want = t._dtype
+    for i, (t, v) in enumerate(zip(layer.outputs, outs)):
+        want = t.compute_dtype
         if want in FLOATS:
-            ot = layer._output_types.get(i)
+            ot = layer.output_types.get(i)
             if ot is not None and ot in FLOATS and ot != (p or want):
                 v = em.node("Cast", [v], {"to": ONNX_TYPE[ot]})
             if (ot is not None and ot in FLOATS and ot != want) or (

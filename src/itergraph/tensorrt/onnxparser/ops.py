@@ -53,7 +53,7 @@ def shape_of(v) -> tuple[int, ...]:
 
 def dtype_of(v) -> DataType:
     if isinstance(v, Tensor):
-        return v._dtype
+        return v.compute_dtype
     a = np.asarray(v)
     return DataType.FLOAT if a.dtype == np.float64 else as_dtype(a.dtype)
 
@@ -97,7 +97,7 @@ def act(ctx, kind, x, alpha=0.0, beta=0.0) -> Tensor:
 
 def cast(ctx, x, dt: DataType) -> Tensor:
     x = ctx.tensor(x)
-    if x._dtype == dt:
+    if x.compute_dtype == dt:
         return x
     return ctx.name(ctx.network.add_cast(x, dt)).get_output(0)
 
@@ -279,12 +279,13 @@ def _clip(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     lo = attrs.get("min") if len(ins) < 2 or ins[1] is None else ins[1]
     hi = attrs.get("max") if len(ins) < 3 or ins[2] is None else ins[2]
-    if x._dtype not in FLOATS or any(v is not None and ctx.const(v) is None for v in (lo, hi)):
+    if x.compute_dtype not in FLOATS or any(v is not None and ctx.const(v) is None
+                                            for v in (lo, hi)):
         out = x
         if lo is not None:
-            out = ew(ctx, E.MAX, out, scalar(ctx, cast(ctx, lo, x._dtype)))
+            out = ew(ctx, E.MAX, out, scalar(ctx, cast(ctx, lo, x.compute_dtype)))
         if hi is not None:
-            out = ew(ctx, E.MIN, out, scalar(ctx, cast(ctx, hi, x._dtype)))
+            out = ew(ctx, E.MIN, out, scalar(ctx, cast(ctx, hi, x.compute_dtype)))
         return [out if out is not x else ctx.name(ctx.network.add_identity(x)).get_output(0)]
     lo_v = -np.inf if lo is None else float(np.asarray(ctx.const(lo)).reshape(()))
     hi_v = np.inf if hi is None else float(np.asarray(ctx.const(hi)).reshape(()))
@@ -546,8 +547,9 @@ def _expand(ctx, node, ins, attrs):
     n = shape_of(shape)[0]
     x = to_rank(ctx, x, n)
     # ONNX Expand broadcasts both ways: max(target, input) per axis, via a broadcast add
-    zeros = full(ctx, shape, 0, x._dtype if x._dtype != DataType.BOOL else DataType.INT32)
-    if x._dtype == DataType.BOOL:
+    dt = x.compute_dtype
+    zeros = full(ctx, shape, 0, dt if dt != DataType.BOOL else DataType.INT32)
+    if x.compute_dtype == DataType.BOOL:
         return [cast(ctx, ew(ctx, E.SUM, cast(ctx, x, DataType.INT32), zeros), DataType.BOOL)]
     return [ew(ctx, E.SUM, x, zeros)]
 
@@ -593,7 +595,7 @@ def _wrap_indices(ctx, idx, data, axis: int):
     if c is not None and n >= 0:
         return ctx.tensor(np.where(np.asarray(c) < 0, np.asarray(c) + n, c).astype(c.dtype))
     idx = ctx.tensor(idx)
-    length = cast(ctx, scalar(ctx, dim(ctx, data, axis)), idx._dtype)
+    length = cast(ctx, scalar(ctx, dim(ctx, data, axis)), idx.compute_dtype)
     neg = ew(ctx, E.LESS, idx, scalar_like(ctx, 0, idx))
     return ctx.name(ctx.network.add_select(*bcast(ctx, neg, ew(ctx, E.SUM, idx, length), idx))) \
         .get_output(0)
@@ -822,8 +824,8 @@ def _batch_norm(ctx, node, ins, attrs):
     if all(v is not None for v in (scale, bias, mean, var)):
         k = (np.asarray(scale) / np.sqrt(np.asarray(var) + eps)).astype(np.float32)
         b = (np.asarray(bias) - np.asarray(mean) * k).astype(np.float32)
-        return [ew(ctx, E.SUM, ew(ctx, E.PROD, x, cast(ctx, k.reshape(shape), x._dtype)),
-                   cast(ctx, b.reshape(shape), x._dtype))]
+        return [ew(ctx, E.SUM, ew(ctx, E.PROD, x, cast(ctx, k.reshape(shape), x.compute_dtype)),
+                   cast(ctx, b.reshape(shape), x.compute_dtype))]
     s, bi, m, v = (reshape(ctx, ctx.tensor(t), shape) for t in ins[1:5])
     d = un(ctx, U.SQRT, ew(ctx, E.SUM, v, scalar_like(ctx, eps, x)))
     return [ew(ctx, E.SUM, ew(ctx, E.PROD, ew(ctx, E.DIV, ew(ctx, E.SUB, x, m), d), s), bi)]
@@ -849,7 +851,7 @@ def _layer_norm(ctx, node, ins, attrs):
     s = to_rank(ctx, ins[1], rank)
     b = to_rank(ctx, ins[2] if len(ins) > 2 and ins[2] is not None
                 else np.zeros(shape_of(ins[1]), np.float32), rank)
-    b = cast(ctx, b, x._dtype)
+    b = cast(ctx, b, x.compute_dtype)
     layer = ctx.network.add_normalization(x, s, b, sum(1 << a for a in range(axis, rank)))
     layer.epsilon = attrs.get("epsilon", 1e-5)
     return [ctx.name(layer).get_output(0)]
@@ -966,7 +968,7 @@ def _pad(ctx, node, ins, attrs):
                                       [1] * rank)
     layer.mode = sm
     if sm is SampleMode.FILL and value is not None:
-        layer.set_input(4, scalar(ctx, cast(ctx, value, x._dtype)))
+        layer.set_input(4, scalar(ctx, cast(ctx, value, x.compute_dtype)))
     return [ctx.name(layer).get_output(0)]
 
 
