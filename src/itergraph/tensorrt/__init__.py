@@ -103,17 +103,13 @@ from .enums import bool as bool  # noqa: PLC0414 - TensorRT exports trt.bool
 from .layers import (
     ActivationLayer,
     CastLayer,
-    ConcatenationLayer,
     ConstantLayer,
     ElementWiseLayer,
-    GatherLayer,
     IdentityLayer,
     MatrixMultiplyLayer,
     ReduceLayer,
     SelectLayer,
     ShapeLayer,
-    ShuffleLayer,
-    SliceLayer,
     SoftMaxLayer,
     UnaryLayer,
 )
@@ -138,6 +134,7 @@ from .layers_nn import (
     QuantizeLayer,
     ScaleLayer,
 )
+from .layers_shape import ConcatenationLayer, GatherLayer, ShuffleLayer, SliceLayer
 from .layers_tensor import (
     AssertionLayer,
     EinsumLayer,

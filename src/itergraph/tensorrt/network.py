@@ -20,6 +20,7 @@ from ..errors import ModelError, UnsupportedError
 from . import layers as L
 from . import layers_index as LI
 from . import layers_nn as LN
+from . import layers_shape as LS
 from . import layers_tensor as LT
 from .build import build
 from .control import IfConditional, Loop
@@ -245,22 +246,22 @@ class Network(NetworkBase):
         return self._layer(L.ReduceLayer, input, args=(op, axes, keep_dims))
 
     def add_shuffle(self, input: Tensor):  # noqa: A002
-        return self._layer(L.ShuffleLayer, input)
+        return self._layer(LS.ShuffleLayer, input)
 
     def add_concatenation(self, inputs: list[Tensor]):
         inputs = list(inputs)
         for i, t in enumerate(inputs):
             self.own(t, f"add_concatenation input {i}")
-        return self.add_layer(L.ConcatenationLayer(self, inputs))
+        return self.add_layer(LS.ConcatenationLayer(self, inputs))
 
     def add_slice(self, input: Tensor, start, shape, stride):  # noqa: A002
-        return self._layer(L.SliceLayer, input, args=(start, shape, stride))
+        return self._layer(LS.SliceLayer, input, args=(start, shape, stride))
 
     def add_gather(self, input: Tensor, indices: Tensor, axis: int):  # noqa: A002
-        return self._layer(L.GatherLayer, input, indices, args=(axis,))
+        return self._layer(LS.GatherLayer, input, indices, args=(axis,))
 
     def add_gather_v2(self, input: Tensor, indices: Tensor, mode):  # noqa: A002
-        return self._layer(L.GatherLayer, input, indices,
+        return self._layer(LS.GatherLayer, input, indices,
                            args=(0, check_enum(GatherMode, mode, "add_gather_v2")))
 
     def add_identity(self, input: Tensor):  # noqa: A002
