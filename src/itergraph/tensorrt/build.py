@@ -193,12 +193,12 @@ class _Builder:
         LoopEmitter(self, loop, graph).emit()
 
     @staticmethod
-    def _covers(count, x: Tensor, axis: int) -> bool:
+    def covers(count, x: Tensor, axis: int) -> bool:
         """Is the COUNT known to reach the iterated axis' end (no leading slice needed)?"""
         c = count.required_input(0).const_value()
         return c is not None and 0 <= x.shape[axis] <= int(c.reshape(()))
 
-    def _trip_count(self, t: Tensor) -> Value:
+    def trip_count(self, t: Tensor) -> Value:
         """COUNT as an INT64 scalar; negative counts mean zero iterations."""
         em = self.em
         c = t.const_value()

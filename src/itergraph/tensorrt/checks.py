@@ -36,10 +36,11 @@ def profile_checks(network, em: Emitter) -> list[Value]:
     for t in network.inputs:
         ranges = []
         for k, p in enumerate(network.profiles):
-            if t.name in p._values:
-                ranges.append((k, "values", p._values[t.name]))
-            elif t.name in p._shapes:
-                ranges.append((k, "shape", p._shapes[t.name]))
+            values, shape = p.get_shape_input(t.name), p.get_shape(t.name)
+            if values:
+                ranges.append((k, "values", values))
+            elif shape:
+                ranges.append((k, "shape", shape))
         if not ranges:
             continue
         em.prefix = f"{t.name}/profile"

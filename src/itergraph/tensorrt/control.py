@@ -30,7 +30,7 @@ class Loop:
     """A loop of the network (TensorRT's ILoop). Create with ``network.add_loop()``."""
 
     def __init__(self, network, index: int):
-        self._network = network
+        self.network = network
         self._index = index
         self.name = f"(Unnamed Loop* {index})"
         self.trip_limits: list[TripLimitLayer] = []
@@ -41,22 +41,22 @@ class Loop:
     def add_trip_limit(self, tensor: Tensor, kind: TripLimit) -> TripLimitLayer:
         layer = TripLimitLayer(self, tensor, kind)
         self.trip_limits.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def add_iterator(self, tensor: Tensor, axis: int = 0, reverse: bool = False) -> IteratorLayer:
         layer = IteratorLayer(self, tensor, axis, reverse)
         self.iterators.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def add_recurrence(self, initial_value: Tensor) -> RecurrenceLayer:
         layer = RecurrenceLayer(self, initial_value)
         self.recurrences.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def add_loop_output(self, tensor: Tensor, kind: LoopOutput, axis: int = 0) -> LoopOutputLayer:
         layer = LoopOutputLayer(self, tensor, kind, axis)
         self.outputs.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def boundary_layers(self) -> list[Layer]:
         return [*self.trip_limits, *self.iterators, *self.recurrences, *self.outputs]
@@ -84,10 +84,10 @@ class LoopBoundaryLayer(Layer):
 
     def __init__(self, loop: Loop, inputs):
         object.__setattr__(self, "_loop", loop)
-        super().__init__(loop._network, inputs)
+        super().__init__(loop.network, inputs)
         for t in inputs:
             if t is not None:
-                loop._network.own(t, self.what())
+                loop.network.own(t, self.what())
 
     @property
     def loop(self) -> Loop:
@@ -196,7 +196,7 @@ class IfConditional:
     """
 
     def __init__(self, network, index: int):
-        self._network = network
+        self.network = network
         self._index = index
         self.name = f"(Unnamed Conditional* {index})"
         self.condition: ConditionLayer | None = None
@@ -208,17 +208,17 @@ class IfConditional:
             raise ModelError(f"{self.what()}: the condition is already set")
         layer = ConditionLayer(self, condition)
         self.condition = layer
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def add_input(self, input: Tensor) -> IfConditionalInputLayer:  # noqa: A002 - TRT's name
         layer = IfConditionalInputLayer(self, input)
         self.inputs.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def add_output(self, true_subgraph_output: Tensor, false_subgraph_output: Tensor):
         layer = IfConditionalOutputLayer(self, true_subgraph_output, false_subgraph_output)
         self.outputs.append(layer)
-        return self._network.add_layer(layer)
+        return self.network.add_layer(layer)
 
     def boundary_layers(self) -> list[Layer]:
         cond = [self.condition] if self.condition is not None else []
@@ -236,9 +236,9 @@ class IfConditionalBoundaryLayer(Layer):
 
     def __init__(self, cond: IfConditional, inputs):
         object.__setattr__(self, "_conditional", cond)
-        super().__init__(cond._network, inputs)
+        super().__init__(cond.network, inputs)
         for t in inputs:
-            cond._network.own(t, self.what())
+            cond.network.own(t, self.what())
 
     @property
     def conditional(self) -> IfConditional:

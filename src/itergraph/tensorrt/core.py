@@ -61,12 +61,12 @@ class Tensor:
     """A tensor of the network (TensorRT's ITensor). `name` is settable."""
 
     def __init__(self, network: NetworkBase, name: str, producer: Layer | None = None,
-                 index: int = 0):
-        self._network = network
+                 index: int = 0, input_type: tuple[DataType, Shape] | None = None):
+        self.network = network
         self.name = name
         self._producer = producer
         self._index = index
-        self._input_type: tuple[DataType, Shape] | None = None  # network inputs only
+        self._input_type = input_type  # (dtype, shape) of a network input, else None
         self.out_type: DataType | None = None  # ITensor::setType on a network output
         self._cache: tuple[int, DataType, Shape, Any] | None = None
         self._dim_names: dict[int, str] = {}
@@ -85,7 +85,7 @@ class Tensor:
         if self._input_type is None:
             raise ModelError(f"tensor '{self.name}': only a network input's shape can be set")
         self._input_type = (self._input_type[0], _dims(dims, f"input '{self.name}'"))
-        self._network.touch()
+        self.network.touch()
 
     @property
     def dtype(self) -> DataType:
@@ -99,7 +99,7 @@ class Tensor:
             self._input_type = (dt, self._input_type[1])
         else:
             self.out_type = dt  # the output binding's type, if it is (or becomes) an output
-        self._network.touch()
+        self.network.touch()
 
     @property
     def is_network_input(self) -> bool:
@@ -107,15 +107,15 @@ class Tensor:
 
     @property
     def is_network_output(self) -> bool:
-        return any(t is self for t in self._network.outputs)
+        return any(t is self for t in self.network.outputs)
 
     @property
     def is_shape_tensor(self) -> bool:
-        return id(self) in self._network.shape_tensors()[0]
+        return id(self) in self.network.shape_tensors()[0]
 
     @property
     def is_execution_tensor(self) -> bool:
-        return id(self) not in self._network.shape_tensors()[1]
+        return id(self) not in self.network.shape_tensors()[1]
 
     def set_dynamic_range(self, min: float, max: float) -> bool:  # noqa: A002
         self.dynamic_range = (float(min), float(max))
@@ -142,7 +142,7 @@ class Tensor:
 
     def _info(self) -> tuple[DataType, Shape, Any]:
         """(dtype, shape, constant value or None), recomputed after network edits."""
-        version = self._network.version
+        version = self.network.version
         if self._cache is None or self._cache[0] != version:
             if self._input_type is not None:
                 dt, shape = self._input_type
@@ -228,7 +228,7 @@ class Layer(ABC):
     polymorphic = False
 
     def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
-        object.__setattr__(self, "_network", network)
+        object.__setattr__(self, "network", network)
         object.__setattr__(self, "_self", self)  # what views of this layer delegate to
         self.inputs: list[Tensor | None] = list(inputs)
         self._index = len(network.layers)
@@ -246,7 +246,7 @@ class Layer(ABC):
     def __setattr__(self, key: str, value) -> None:
         object.__setattr__(self, key, value)
         if not key.startswith("_"):
-            self._network.touch()
+            self.network.touch()
 
     # -- TensorRT's ILayer surface --------------------------------------------------------
     @property
@@ -286,11 +286,11 @@ class Layer(ABC):
         """Replace input `index` (for some layers, set an optional extra input)."""
         limit = self.max_inputs()
         self._check_index(index, limit, "input")
-        self._network.own(tensor, f"{self.what()} input {index}")
+        self.network.own(tensor, f"{self.what()} input {index}")
         while len(self.inputs) <= index:
             self.inputs.append(None)
         self.inputs[index] = tensor
-        self._network.touch()
+        self.network.touch()
 
     @property
     def precision(self) -> DataType:
@@ -300,7 +300,7 @@ class Layer(ABC):
     def precision(self, dt) -> None:
         if self._typed("precision"):
             self._precision = as_dtype(dt)
-            self._network.touch()
+            self.network.touch()
 
     @property
     def precision_is_set(self) -> bool:
@@ -308,13 +308,13 @@ class Layer(ABC):
 
     def reset_precision(self) -> None:
         self._precision = None
-        self._network.touch()
+        self.network.touch()
 
     def set_output_type(self, index: int, dtype) -> None:
         self._check_index(index, len(self.outputs), "output")
         if self._typed("set_output_type"):
             self.output_types[index] = as_dtype(dtype)
-            self._network.touch()
+            self.network.touch()
 
     def get_output_type(self, index: int) -> DataType:
         if index in self.output_types:
@@ -329,13 +329,13 @@ class Layer(ABC):
 
     def reset_output_type(self, index: int) -> None:
         self.output_types.pop(index, None)
-        self._network.touch()
+        self.network.touch()
 
     # -- internals ------------------------------------------------------------------------
     def _typed(self, what: str) -> bool:
         """False (and an error logged) in a STRONGLY_TYPED network, as TensorRT does."""
-        if self._network._strongly_typed():
-            self._network._log(Severity.ERROR, f"{self.what()}: {what} is not allowed in a "
+        if self.network.strongly_typed():
+            self.network.log(Severity.ERROR, f"{self.what()}: {what} is not allowed in a "
                                "strongly typed network; ignored")
             return False
         return True
@@ -366,7 +366,7 @@ class Layer(ABC):
             raise ModelError(f"{self.what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
-        version = self._network.version
+        version = self.network.version
         for t, (dt, shape, const) in zip(self.outputs, infos):
             t._cache = (version, dt, tuple(shape), const)
 
@@ -427,16 +427,16 @@ class NetworkBase:
     def touch(self) -> None:
         self.version += 1
 
-    def _strongly_typed(self) -> bool:
+    def strongly_typed(self) -> bool:
         return False
 
-    def _log(self, severity, msg: str) -> None:
+    def log(self, severity, msg: str) -> None:
         pass
 
     def own(self, t, what: str) -> None:
         if not isinstance(t, Tensor):
             raise ModelError(f"{what}: expected a network tensor, got {type(t).__name__}")
-        if t._network is not self:
+        if t.network is not self:
             raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
 
     def add_layer(self, layer: Layer) -> Layer:

@@ -77,7 +77,7 @@ class ConstantLayer(Layer):
     @shape.setter
     def shape(self, dims) -> None:
         self._shape = _dims(dims, self.what())
-        self._network.touch()
+        self.network.touch()
 
     @property
     def weights(self) -> np.ndarray:
@@ -86,7 +86,7 @@ class ConstantLayer(Layer):
     @weights.setter
     def weights(self, w) -> None:
         self._weights = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
-        self._network.touch()
+        self.network.touch()
 
     def infer(self):
         shape = self._shape
@@ -190,7 +190,7 @@ class ActivationLayer(Layer):
     @type.setter
     def type(self, kind) -> None:
         self._act = check_enum(ActivationType, kind, self.what())
-        self._network.touch()
+        self.network.touch()
 
     def infer(self):
         x = self.required_input(0)

@@ -195,7 +195,7 @@ class _Spatial(Layer):
 
         def set_(self, v):
             object.__setattr__(self, "_" + name, tuple(int(d) for d in v))
-            self._network.touch()
+            self.network.touch()
 
         return property(get, set_)
 
@@ -370,7 +370,7 @@ class PoolingLayer(_Spatial):
     @type.setter
     def type(self, kind) -> None:
         self._kind = check_enum(PoolingType, kind, self.what())
-        self._network.touch()
+        self.network.touch()
 
     def _window(self):
         return self._window_size_nd

@@ -110,7 +110,7 @@ class ShuffleLayer(Layer):
     @first_transpose.setter
     def first_transpose(self, p) -> None:
         self._first = None if p is None else int_tuple(self, p, "first_transpose")
-        self._network.touch()
+        self.network.touch()
 
     @property
     def second_transpose(self) -> Permutation:
@@ -119,7 +119,7 @@ class ShuffleLayer(Layer):
     @second_transpose.setter
     def second_transpose(self, p) -> None:
         self._second = None if p is None else int_tuple(self, p, "second_transpose")
-        self._network.touch()
+        self.network.touch()
 
     @property
     def reshape_dims(self) -> Dims | None:
@@ -131,7 +131,7 @@ class ShuffleLayer(Layer):
         self._reshape_dims = None if dims is None else int_tuple(self, dims, "reshape_dims")
         if dims is not None and len(self.inputs) > 1:
             del self.inputs[1:]
-        self._network.touch()
+        self.network.touch()
 
     def shape_input(self) -> Tensor | None:
         return self.inputs[1] if len(self.inputs) > 1 else None
@@ -294,7 +294,7 @@ class SliceLayer(Layer):
         self._params[i] = None if dims is None else int_tuple(self, dims, attr)
         if len(self.inputs) > i:
             self.inputs[i] = None
-        self._network.touch()
+        self.network.touch()
 
     def _get(self, i: int) -> Dims | None:
         if self.get_input(i) is not None:
@@ -314,7 +314,7 @@ class SliceLayer(Layer):
     @mode.setter
     def mode(self, m) -> None:
         self._mode = check_enum(SampleMode, m, self.what())
-        self._network.touch()
+        self.network.touch()
 
     def param(self, i: int) -> tuple[int, ...] | Tensor | None:
         """Input `i` (1 start, 2 shape, 3 stride, 5 axes): a tuple when known at build time."""
@@ -437,7 +437,7 @@ class GatherLayer(Layer):
     @mode.setter
     def mode(self, m) -> None:
         self._mode = check_enum(GatherMode, m, self.what())
-        self._network.touch()
+        self.network.touch()
 
     def infer(self):
         data, idx = self.required_input(0), self.required_input(1)

@@ -63,7 +63,7 @@ class FillLayer(Layer):
     def shape(self, dims) -> None:
         self._shape = _dims(dims, self.what())
         self._reset(0)
-        self._network.touch()
+        self.network.touch()
 
     @property
     def operation(self) -> FillOperation:
@@ -72,7 +72,7 @@ class FillLayer(Layer):
     @operation.setter
     def operation(self, op) -> None:
         self._op = check_enum(FillOperation, op, self.what())
-        self._network.touch()
+        self.network.touch()
 
     @property
     def alpha(self):
@@ -104,7 +104,7 @@ class FillLayer(Layer):
         kind = int if isinstance(value, int) else float
         object.__setattr__(self, other, kind(getattr(self, other)))
         self._reset(index)
-        self._network.touch()
+        self.network.touch()
 
     def is_alpha_beta_int64(self) -> bool:
         return isinstance(self._alpha, int)
@@ -212,7 +212,7 @@ class PaddingLayer(Layer):
     @pre_padding_nd.setter
     def pre_padding_nd(self, v) -> None:
         self._pre = tuple(int(d) for d in v)
-        self._network.touch()
+        self.network.touch()
 
     @property
     def post_padding_nd(self) -> Dims:
@@ -221,7 +221,7 @@ class PaddingLayer(Layer):
     @post_padding_nd.setter
     def post_padding_nd(self, v) -> None:
         self._post = tuple(int(d) for d in v)
-        self._network.touch()
+        self.network.touch()
 
     def infer(self):
         x = self.required_input(0)
@@ -286,7 +286,7 @@ class ResizeLayer(Layer):
     @shape.setter
     def shape(self, v) -> None:
         self._out, self._scales = tuple(int(d) for d in v), None
-        self._network.touch()
+        self.network.touch()
 
     @property
     def scales(self):
@@ -295,7 +295,7 @@ class ResizeLayer(Layer):
     @scales.setter
     def scales(self, v) -> None:
         self._scales, self._out = tuple(float(s) for s in v), None
-        self._network.touch()
+        self.network.touch()
 
     def infer(self):
         x = self.required_input(0)

@@ -143,13 +143,13 @@ class LoopEmitter:
         b, em, loop, graph = self.b, self.em, self.loop, self.graph
         body = Graph(name=loop.name)
         em.prefix = loop.name
-        trip = b._trip_count(self.count.required_input(0)) if self.count is not None else None
+        trip = b.trip_count(self.count.required_input(0)) if self.count is not None else None
         ports = []
         for it in loop.iterators:
             x = it.required_input(0)
             axis = norm_axis(it.axis, len(x.shape), it.what())
             value = em.value(x)
-            if it.reverse and self.count is not None and not b._covers(self.count, x, axis):
+            if it.reverse and self.count is not None and not b.covers(self.count, x, axis):
                 em.prefix = it.name
                 end = em.node("Unsqueeze", [trip, em.ints([0])])
                 value = em.node("Slice", [value, em.ints([0]), end, em.ints([axis])])

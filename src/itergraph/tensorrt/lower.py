@@ -113,7 +113,7 @@ def lower_layer(layer, em: Emitter) -> None:
     em.prefix = layer.name
     fn = type(layer).lower
     saved = {}
-    p = layer._precision
+    p = layer.precision if layer.precision_is_set else None
     if p is not None and p in FLOATS:
         for t in layer.inputs:
             dt = None if t is None else t.compute_dtype

@@ -102,10 +102,10 @@ class Network(NetworkBase):
             self.own(t, f"{cls.__name__} input {i}")
         return self.add_layer(cls(self, *inputs, *args))
 
-    def _strongly_typed(self) -> bool:
+    def strongly_typed(self) -> bool:
         return bool(self._flags >> int(NetworkDefinitionCreationFlag.STRONGLY_TYPED) & 1)
 
-    def _log(self, severity, msg: str) -> None:
+    def log(self, severity, msg: str) -> None:
         logger = getattr(self._builder, "logger", None)
         if logger is not None:
             logger.log(severity, msg)
@@ -166,8 +166,8 @@ class Network(NetworkBase):
     def add_input(self, name: str, dtype, shape) -> Tensor:
         if any(t.name == name for t in self.inputs):
             raise ModelError(f"network input '{name}' is defined twice")
-        t = Tensor(self, str(name))
-        t._input_type = (as_dtype(dtype), _dims(shape, f"network input '{name}'"))
+        t = Tensor(self, str(name),
+                   input_type=(as_dtype(dtype), _dims(shape, f"network input '{name}'")))
         self.inputs.append(t)
         self.touch()
         return t

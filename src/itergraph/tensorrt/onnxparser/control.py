@@ -257,7 +257,7 @@ def _route_inputs(cond, layers, inputs: dict[int, Tensor]) -> None:
             if id(t) not in inputs:
                 inputs[id(t)] = cond.add_input(t).get_output(0)
             layer.inputs[i] = inputs[id(t)]
-            layer._network.touch()
+            layer.network.touch()
 
 
 __all__: list[str] = []
