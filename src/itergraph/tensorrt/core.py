@@ -374,6 +374,13 @@ class Layer(ABC):
     def infer(self) -> list[tuple[DataType, Shape, Any]]:
         """(dtype, shape, constant value or None) of each output, from the current inputs."""
 
+    def lower(self, em) -> Any:
+        """Emit this layer's ONNX-standard IR nodes through `em` (a `lower.Emitter`) and return
+        the IR value of its output (a list for several outputs). Every layer class but the
+        loop and conditional boundaries defines it; those are emitted with their loop or
+        conditional (`loop_emit`, `build`)."""
+        raise AssertionError(f"{self.what()} is emitted with its loop or conditional")
+
     def __repr__(self) -> str:
         return f"<{self.what()}>"
 

@@ -111,7 +111,6 @@ def lower_layer(layer, em: Emitter) -> None:
     outputs (an assertion) leaves a check token in ``em.checks``.
     """
     em.prefix = layer.name
-    fn = type(layer).lower
     saved = {}
     p = layer.precision if layer.precision_is_set else None
     if p is not None and p in FLOATS:
@@ -121,7 +120,7 @@ def lower_layer(layer, em: Emitter) -> None:
                 saved[id(t)] = em.values[id(t)]
                 em.values[id(t)] = em.node("Cast", [saved[id(t)]], {"to": ONNX_TYPE[p]})
     try:
-        out = fn(layer, em)
+        out = layer.lower(em)
     except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
         raise ModelError(f"{layer.what()}: {type(e).__name__}: {e}") from None
     finally:
