@@ -2,7 +2,7 @@
 
 Each row pairs an ONNX op with the element-wise, unary or activation operation of the same
 meaning; activation rows also say which ONNX attribute is the layer's ``alpha`` or ``beta`` and
-its ONNX default. The ONNX parser (`onnx.ops`) reads the table from ONNX to TensorRT
+its ONNX default. The ONNX parser (`onnxparser.ops`) reads the table from ONNX to TensorRT
 (`by_onnx`) and the lowering (`lower`) from TensorRT to ONNX (`by_trt`), so an op that maps one
 to one is added to both directions by adding its row here. Operations that need more than a
 rename (TensorRT's FLOOR_DIV, ISINF; ONNX's Max/Min/Pow/Softplus with their own importers;

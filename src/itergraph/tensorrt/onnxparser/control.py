@@ -25,7 +25,7 @@ from ..core import Tensor
 from ..enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
 from ..shapes import same_dims
 from .errors import ErrorCode, fail, node_name
-from .ops import (
+from .helpers import (
     cast,
     dtype_of,
     ew,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ..core import Tensor
-from . import control, ops, rnn  # noqa: F401 - they register the importers
+from . import control, ops, ops_index, ops_nn, rnn  # noqa: F401 - they register the importers
 from .context import Context
 from .errors import (
     ErrorCode,

@@ -14,7 +14,7 @@ import numpy as np
 from ..enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
 from ..enums import TripLimit as TL
 from .errors import ErrorCode, fail, node_name
-from .ops import act, cast, concat, ew, full, ints, unsqueeze
+from .helpers import act, cast, concat, ew, full, ints, unsqueeze
 from .registry import importer
 
 E = ElementWiseOperation
