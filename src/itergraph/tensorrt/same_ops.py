@@ -3,7 +3,7 @@
 Each row pairs an ONNX op with the element-wise, unary or activation operation of the same
 meaning; activation rows also say which ONNX attribute is the layer's ``alpha`` or ``beta`` and
 its ONNX default. The ONNX parser (`onnxparser.ops`) reads the table from ONNX to TensorRT
-(`by_onnx`) and the lowering (`lower`) from TensorRT to ONNX (`by_trt`), so an op that maps one
+(`by_onnx`) and the layers' `lower` methods from TensorRT to ONNX (`by_trt`), so an op that maps one
 to one is added to both directions by adding its row here. Operations that need more than a
 rename (TensorRT's FLOOR_DIV, ISINF; ONNX's Max/Min/Pow/Softplus with their own importers;
 composed activations such as GELU) are translated by code of their own in each direction.
