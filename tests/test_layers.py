@@ -184,3 +184,16 @@ def test_no_import_cycle_between_packages():
             _package(t) for t in ts if _package(t) != _package(m))
     bad = [sorted(c) for c in _sccs(edges)]
     assert not bad, "\n".join(" <-> ".join(c) for c in bad)
+
+
+def test_tensorrt_emulator_is_a_package_beside_the_rest():
+    # itergraph.tensorrt builds on the IR only; the rest of itergraph reaches it through
+    # `itergraph.network` (the user's import) and `Network.to_graph()` (what `ig.load` calls).
+    emu = f"{PKG}.tensorrt"
+    may_read = (emu, f"{PKG}.ir", f"{PKG}.errors")
+    bad = [f"{m} imports {t}" for m, ts in _edges().items() if m.startswith(emu)
+           for t in ts if not any(t == p or t.startswith(p + ".") for p in may_read)]
+    bad += [f"{m} imports {t}" for m, ts in _edges().items()
+            if not m.startswith(emu) and m != f"{PKG}.network"
+            for t in ts if t == emu or t.startswith(emu + ".")]
+    assert not bad, "\n".join(bad)

@@ -237,7 +237,7 @@ def _(c):
 def _(c):
     net, loop = _counting_loop()
     loop.name = "evil\nname ☃"
-    loop._trip_limits.clear()
+    loop.trip_limits.clear()
     ig.load(net)
 
 
@@ -273,7 +273,7 @@ def _(c):
 @case("network/loop_without_a_trip_limit", Raises(ModelError, "counter", "trip limit"))
 def _(c):
     net, loop = _counting_loop()
-    loop._trip_limits.clear()
+    loop.trip_limits.clear()
     ig.load(net)
 
 

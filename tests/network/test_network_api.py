@@ -8,7 +8,7 @@ from net_helpers import assert_outputs, const, i32, new_network, output, run, ru
 
 import itergraph as ig
 import itergraph.network as trt
-from itergraph.frontends import network as frontend
+from itergraph import tensorrt as frontend
 
 
 def test_itergraph_network_reexports_the_frontend():
@@ -86,3 +86,26 @@ def test_constant_weights_must_fill_the_shape():
     with pytest.raises(ig.ModelError, match="do not fill"):
         new_network().add_constant((2, 3), np.zeros(5, np.float32))
     assert const(new_network(), np.zeros((2, 3), np.float32)).shape == (2, 3)
+
+
+def test_every_layer_class_lowers_itself():
+    # one way to lower a layer: its `lower` method; the loop and conditional boundaries are
+    # emitted with their loop or conditional
+    from itergraph.tensorrt.control import (
+        ConditionLayer,
+        IfConditionalBoundaryLayer,
+        LoopBoundaryLayer,
+    )
+    from itergraph.tensorrt.core import Layer, LayerView
+
+    def subclasses(c):
+        for s in c.__subclasses__():
+            yield s
+            yield from subclasses(s)
+
+    boundary = (ConditionLayer, IfConditionalBoundaryLayer, LoopBoundaryLayer, LayerView)
+    concrete = [c for c in set(subclasses(Layer)) if not c.__abstractmethods__]
+    assert len(concrete) > 40
+    missing = [c.__name__ for c in concrete
+               if not issubclass(c, boundary) and c.lower is Layer.lower]
+    assert not missing, missing

@@ -211,7 +211,7 @@ def test_not_cleanly_nested():
     rb = B.add_iterator(b_in).get_output(0)
     A.add_loop_output(rb, LO.CONCATENATE).name = "A_reads_B"
     B.add_loop_output(ra, LO.CONCATENATE).name = "B_reads_A"
-    output(net, A._outputs[0].get_output(0), "ya")
+    output(net, A.outputs[0].get_output(0), "ya")
     _raises(net, "loop 'A'", "loop 'B'", "not cleanly nested", "'A_reads_B'", "'B_reads_A'")
 
 

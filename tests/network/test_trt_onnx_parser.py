@@ -81,9 +81,9 @@ def while_loop(scan_output=False):
 def test_for_loop_with_scan_output(backend):
     net = assert_parses_and_matches_ort(
         for_loop(), {"M": np.array(4, np.int64), "x0": np.array([1, 2], np.float32)}, (backend,))
-    loop = net._loops[0]
-    assert loop.name == "loop" and [t.kind for t in loop._trip_limits] == [trt.TripLimit.COUNT]
-    kinds = [o.kind for o in loop._outputs]
+    loop = net.loops[0]
+    assert loop.name == "loop" and [t.kind for t in loop.trip_limits] == [trt.TripLimit.COUNT]
+    kinds = [o.kind for o in loop.outputs]
     assert kinds == [trt.LoopOutput.LAST_VALUE, trt.LoopOutput.CONCATENATE]
 
 
@@ -91,7 +91,7 @@ def test_for_loop_with_scan_output(backend):
 def test_while_loop_condition_becomes_a_while_trip_limit(backend):
     net = assert_parses_and_matches_ort(
         while_loop(), {"c0": np.array(True), "x0": np.array([2.2, 3.3], np.float32)}, (backend,))
-    assert [t.kind for t in net._loops[0]._trip_limits] == [trt.TripLimit.WHILE]
+    assert [t.kind for t in net.loops[0].trip_limits] == [trt.TripLimit.WHILE]
 
 
 def test_max_trip_count_means_no_count():
@@ -106,7 +106,7 @@ def test_max_trip_count_means_no_count():
               inits=[const("M", np.int64(2**63 - 1))])
     net = assert_parses_and_matches_ort(m, {"c0": np.array(True),
                                             "x0": np.zeros(2, np.float32)})
-    assert [t.kind for t in net._loops[0]._trip_limits] == [trt.TripLimit.WHILE]
+    assert [t.kind for t in net.loops[0].trip_limits] == [trt.TripLimit.WHILE]
 
 
 def test_scan_reversed_input_and_output():
@@ -130,8 +130,8 @@ def test_if_with_a_run_time_condition(x):
                h.make_node("If", ["c"], ["out"], then_branch=tb, else_branch=eb, name="if")],
               [vi("x", F, [2])], [vi("out", F, [2])], inits=[const("zero", np.float32(0))])
     net = assert_parses_and_matches_ort(m, {"x": np.array(x, np.float32)})
-    cond = net._conditionals[0]
-    assert cond.name == "if" and len(cond._inputs) == 1  # x reaches both branches through it
+    cond = net.conditionals[0]
+    assert cond.name == "if" and len(cond.inputs) == 1  # x reaches both branches through it
 
 
 def _rnn_model(op, direction, lens, seed=0, layout=0):
@@ -168,7 +168,7 @@ def _rnn_model(op, direction, lens, seed=0, layout=0):
 def test_recurrent_layers_become_loops(op, direction, lens):
     m, feeds = _rnn_model(op, direction, lens)
     net = assert_parses_and_matches_ort(m, feeds)
-    assert len(net._loops) == (2 if direction == "bidirectional" else 1)
+    assert len(net.loops) == (2 if direction == "bidirectional" else 1)
 
 
 def test_lstm_on_jax():

@@ -2,7 +2,7 @@
 
 Every tensor knows its producer (a layer, or ``None`` for a network input). Its `shape` (a
 `Dims`) and `dtype` come from a small static inference that each layer class implements
-(`_infer`); a dimension that is not known before run time is ``-1``, as in TensorRT. Results
+(`infer`); a dimension that is not known before run time is ``-1``, as in TensorRT. Results
 are cached and recomputed after any edit of the network (``set_input``, attribute changes).
 
 Layer semantics shared by every layer (TensorRT's ``ILayer``): ``get_input``/``get_output``
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .dims import Dims
 from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
 
@@ -61,13 +61,13 @@ class Tensor:
     """A tensor of the network (TensorRT's ITensor). `name` is settable."""
 
     def __init__(self, network: NetworkBase, name: str, producer: Layer | None = None,
-                 index: int = 0):
-        self._network = network
+                 index: int = 0, input_type: tuple[DataType, Shape] | None = None):
+        self.network = network
         self.name = name
         self._producer = producer
         self._index = index
-        self._input_type: tuple[DataType, Shape] | None = None  # network inputs only
-        self._out_type: DataType | None = None  # ITensor::setType on a network output
+        self._input_type = input_type  # (dtype, shape) of a network input, else None
+        self.out_type: DataType | None = None  # ITensor::setType on a network output
         self._cache: tuple[int, DataType, Shape, Any] | None = None
         self._dim_names: dict[int, str] = {}
         self.allowed_formats = 1 << int(TensorFormat.LINEAR)
@@ -85,12 +85,12 @@ class Tensor:
         if self._input_type is None:
             raise ModelError(f"tensor '{self.name}': only a network input's shape can be set")
         self._input_type = (self._input_type[0], _dims(dims, f"input '{self.name}'"))
-        self._network._touch()
+        self.network.touch()
 
     @property
     def dtype(self) -> DataType:
         """The type (of the output binding, when set on a network output)."""
-        return self._out_type if self._out_type is not None else self._info()[0]
+        return self.out_type if self.out_type is not None else self._info()[0]
 
     @dtype.setter
     def dtype(self, dt) -> None:
@@ -98,8 +98,8 @@ class Tensor:
         if self._input_type is not None:
             self._input_type = (dt, self._input_type[1])
         else:
-            self._out_type = dt  # the output binding's type, if it is (or becomes) an output
-        self._network._touch()
+            self.out_type = dt  # the output binding's type, if it is (or becomes) an output
+        self.network.touch()
 
     @property
     def is_network_input(self) -> bool:
@@ -107,15 +107,15 @@ class Tensor:
 
     @property
     def is_network_output(self) -> bool:
-        return any(t is self for t in self._network._outputs)
+        return any(t is self for t in self.network.outputs)
 
     @property
     def is_shape_tensor(self) -> bool:
-        return id(self) in self._network._shape_tensors()[0]
+        return id(self) in self.network.shape_tensors()[0]
 
     @property
     def is_execution_tensor(self) -> bool:
-        return id(self) not in self._network._shape_tensors()[1]
+        return id(self) not in self.network.shape_tensors()[1]
 
     def set_dynamic_range(self, min: float, max: float) -> bool:  # noqa: A002
         self.dynamic_range = (float(min), float(max))
@@ -136,19 +136,19 @@ class Tensor:
         return self._producer
 
     @property
-    def _dtype(self) -> DataType:
+    def compute_dtype(self) -> DataType:
         """The type layers compute (before a network output's `dtype` override)."""
         return self._info()[0]
 
     def _info(self) -> tuple[DataType, Shape, Any]:
         """(dtype, shape, constant value or None), recomputed after network edits."""
-        version = self._network._version
+        version = self.network.version
         if self._cache is None or self._cache[0] != version:
             if self._input_type is not None:
                 dt, shape = self._input_type
                 self._cache = (version, dt, shape, None)
             else:
-                self._producer._refresh()
+                self._producer.refresh()
         return self._cache[1:]
 
     def const_value(self) -> np.ndarray | None:
@@ -164,7 +164,7 @@ def int_tuple(layer, value, attr: str) -> tuple[int, ...]:
     try:
         return tuple(int(d) for d in value)
     except (ValueError, TypeError, OverflowError) as e:
-        raise ModelError(f"{layer._what()}: {attr}: {type(e).__name__}: {e}") from None
+        raise ModelError(f"{layer.what()}: {attr}: {type(e).__name__}: {e}") from None
 
 
 def _dims(dims, what: str) -> Shape:
@@ -213,40 +213,40 @@ def checked_arguments(cls):
 class Layer(ABC):
     """Base of every layer (TensorRT's ILayer).
 
-    Subclasses set `_type`, list their `_inputs` (tensors, or ``None`` for an input not set
-    yet), and implement `_infer` -> ``[(dtype, shape, const_or_None) per output]``. Errors
-    found by `_infer` are raised when the layer is added, unless `_check_at_creation` is
+    Subclasses set `_type`, list their `inputs` (tensors, or ``None`` for an input not set
+    yet), and implement `infer` -> ``[(dtype, shape, const_or_None) per output]``. Errors
+    found by `infer` are raised when the layer is added, unless `check_at_creation` is
     False (layers whose attributes are set after creation); then when a shape is read.
-    `_shape_inputs` lists the input indices TensorRT requires to be shape tensors and
-    `_polymorphic` whether the data inputs become shape tensors when an output is one.
+    `shape_inputs` lists the input indices TensorRT requires to be shape tensors and
+    `polymorphic` whether the data inputs become shape tensors when an output is one.
     """
 
     _type: LayerType
     _n_outputs = 1
-    _check_at_creation = True  # False: attributes set after creation can make it valid
-    _shape_inputs: tuple[int, ...] = ()
-    _polymorphic = False
+    check_at_creation = True  # False: attributes set after creation can make it valid
+    shape_inputs: tuple[int, ...] = ()
+    polymorphic = False
 
     def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
-        object.__setattr__(self, "_network", network)
+        object.__setattr__(self, "network", network)
         object.__setattr__(self, "_self", self)  # what views of this layer delegate to
-        self._inputs: list[Tensor | None] = list(inputs)
-        self._index = len(network._layers)
+        self.inputs: list[Tensor | None] = list(inputs)
+        self._index = len(network.layers)
         self._name = f"(Unnamed Layer* {self._index}) [{TYPE_NAMES.get(self._type, '?')}]"
-        self._outputs = [
+        self.outputs = [
             Tensor(network, f"{self._name}_output" + (f"_{i}" if i else ""), self, i)
             for i in range(self._n_outputs)
         ]
         self._refreshing = False
         self._precision: DataType | None = None
-        self._output_types: dict[int, DataType] = {}
+        self.output_types: dict[int, DataType] = {}
         self.metadata = ""
         self.num_ranks = 1
 
     def __setattr__(self, key: str, value) -> None:
         object.__setattr__(self, key, value)
         if not key.startswith("_"):
-            self._network._touch()
+            self.network.touch()
 
     # -- TensorRT's ILayer surface --------------------------------------------------------
     @property
@@ -263,34 +263,34 @@ class Layer(ABC):
 
     @property
     def num_inputs(self) -> int:
-        n = len(self._inputs)
-        while n > 1 and self._inputs[n - 1] is None:
+        n = len(self.inputs)
+        while n > 1 and self.inputs[n - 1] is None:
             n -= 1
         return n
 
     @property
     def num_outputs(self) -> int:
-        return len(self._outputs)
+        return len(self.outputs)
 
     def get_input(self, index: int) -> Tensor | None:
-        if isinstance(index, int) and 0 <= index < len(self._inputs):
-            return self._inputs[index]
+        if isinstance(index, int) and 0 <= index < len(self.inputs):
+            return self.inputs[index]
         return None
 
     def get_output(self, index: int) -> Tensor | None:
-        if isinstance(index, int) and 0 <= index < len(self._outputs):
-            return self._outputs[index]
+        if isinstance(index, int) and 0 <= index < len(self.outputs):
+            return self.outputs[index]
         return None
 
     def set_input(self, index: int, tensor: Tensor) -> None:
         """Replace input `index` (for some layers, set an optional extra input)."""
-        limit = self._max_inputs()
+        limit = self.max_inputs()
         self._check_index(index, limit, "input")
-        self._network._own(tensor, f"{self._what()} input {index}")
-        while len(self._inputs) <= index:
-            self._inputs.append(None)
-        self._inputs[index] = tensor
-        self._network._touch()
+        self.network.own(tensor, f"{self.what()} input {index}")
+        while len(self.inputs) <= index:
+            self.inputs.append(None)
+        self.inputs[index] = tensor
+        self.network.touch()
 
     @property
     def precision(self) -> DataType:
@@ -300,7 +300,7 @@ class Layer(ABC):
     def precision(self, dt) -> None:
         if self._typed("precision"):
             self._precision = as_dtype(dt)
-            self._network._touch()
+            self.network.touch()
 
     @property
     def precision_is_set(self) -> bool:
@@ -308,74 +308,81 @@ class Layer(ABC):
 
     def reset_precision(self) -> None:
         self._precision = None
-        self._network._touch()
+        self.network.touch()
 
     def set_output_type(self, index: int, dtype) -> None:
-        self._check_index(index, len(self._outputs), "output")
+        self._check_index(index, len(self.outputs), "output")
         if self._typed("set_output_type"):
-            self._output_types[index] = as_dtype(dtype)
-            self._network._touch()
+            self.output_types[index] = as_dtype(dtype)
+            self.network.touch()
 
     def get_output_type(self, index: int) -> DataType:
-        if index in self._output_types:
-            return self._output_types[index]
+        if index in self.output_types:
+            return self.output_types[index]
         out = self.get_output(index)
-        if out is not None and out._dtype in (DataType.INT32, DataType.INT64, DataType.BOOL):
-            return out._dtype
+        if out is not None and out.compute_dtype in (DataType.INT32, DataType.INT64, DataType.BOOL):
+            return out.compute_dtype
         return DataType.FLOAT
 
     def output_type_is_set(self, index: int) -> bool:
-        return index in self._output_types
+        return index in self.output_types
 
     def reset_output_type(self, index: int) -> None:
-        self._output_types.pop(index, None)
-        self._network._touch()
+        self.output_types.pop(index, None)
+        self.network.touch()
 
     # -- internals ------------------------------------------------------------------------
     def _typed(self, what: str) -> bool:
         """False (and an error logged) in a STRONGLY_TYPED network, as TensorRT does."""
-        if self._network._strongly_typed():
-            self._network._log(Severity.ERROR, f"{self._what()}: {what} is not allowed in a "
+        if self.network.strongly_typed():
+            self.network.log(Severity.ERROR, f"{self.what()}: {what} is not allowed in a "
                                "strongly typed network; ignored")
             return False
         return True
 
-    def _max_inputs(self) -> int:
-        return len(self._inputs)
+    def max_inputs(self) -> int:
+        return len(self.inputs)
 
     def _check_index(self, index: int, limit: int, what: str) -> None:
         if not isinstance(index, int) or not 0 <= index < limit:
-            raise ModelError(f"{self._what()}: no {what} {index} (it has {limit})")
+            raise ModelError(f"{self.what()}: no {what} {index} (it has {limit})")
 
-    def _what(self) -> str:
+    def what(self) -> str:
         return f"{TYPE_NAMES.get(self._type, self._type.name)} layer '{self._name}'"
 
-    def _input(self, i: int) -> Tensor:
-        t = self._inputs[i] if i < len(self._inputs) else None
+    def required_input(self, i: int) -> Tensor:
+        t = self.inputs[i] if i < len(self.inputs) else None
         if t is None:
-            raise ModelError(f"{self._what()}: input {i} is not set")
+            raise ModelError(f"{self.what()}: input {i} is not set")
         return t
 
-    def _refresh(self) -> None:
+    def refresh(self) -> None:
         if self._refreshing:
-            raise ModelError(f"{self._what()}: its input depends on its own output (a cycle)")
+            raise ModelError(f"{self.what()}: its input depends on its own output (a cycle)")
         self._refreshing = True
         try:
-            infos = self._infer()
+            infos = self.infer()
         except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
-            raise ModelError(f"{self._what()}: {type(e).__name__}: {e}") from None
+            raise ModelError(f"{self.what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
-        version = self._network._version
-        for t, (dt, shape, const) in zip(self._outputs, infos):
+        version = self.network.version
+        for t, (dt, shape, const) in zip(self.outputs, infos):
             t._cache = (version, dt, tuple(shape), const)
 
     @abstractmethod
-    def _infer(self) -> list[tuple[DataType, Shape, Any]]:
+    def infer(self) -> list[tuple[DataType, Shape, Any]]:
         """(dtype, shape, constant value or None) of each output, from the current inputs."""
 
+    def lower(self, em) -> Any:
+        """Emit this layer's ONNX-standard IR nodes through `em` (a `lower.Emitter`) and return
+        the IR value of its output (a list for several outputs). Every layer class but the
+        loop and conditional boundaries defines it; those are emitted with their loop or
+        conditional (`loop_emit`, `build`)."""
+        raise AssertionError(f"{self.what()} is emitted with its loop or conditional")
+
     def __repr__(self) -> str:
-        return f"<{self._what()}>"
+        return f"<{self.what()}>"
 
 
 class LayerView(Layer):
@@ -391,11 +398,11 @@ class LayerView(Layer):
     def _type(self) -> LayerType:
         return self._self._type
 
-    def _infer(self):
-        return self._self._infer()
+    def infer(self):
+        return self._self.infer()
 
-    def _max_inputs(self) -> int:
-        return self._self._max_inputs()
+    def max_inputs(self) -> int:
+        return self._self.max_inputs()
 
     def set_input(self, index: int, tensor: Tensor) -> None:
         self._self.set_input(index, tensor)
@@ -412,62 +419,62 @@ LayerView.__name__ = LayerView.__qualname__ = "ILayer"
 
 class NetworkBase:
     """What tensors and layers see of the network that holds them: its layers, inputs and
-    outputs, and an edit counter (`_version`) that invalidates their cached inference.
+    outputs, and an edit counter (`version`) that invalidates their cached inference.
     `Network` (:mod:`.network`) adds TensorRT's ``add_*`` API on top.
     """
 
     def __init__(self):
-        self._layers: list[Layer] = []
-        self._inputs: list[Tensor] = []
-        self._outputs: list[Tensor] = []
+        self.layers: list[Layer] = []
+        self.inputs: list[Tensor] = []
+        self.outputs: list[Tensor] = []
         self._shape_outputs: list[Tensor] = []
-        self._version = 0
+        self.version = 0
         self._shape_cache: tuple[int, set, set] | None = None
 
-    def _touch(self) -> None:
-        self._version += 1
+    def touch(self) -> None:
+        self.version += 1
 
-    def _strongly_typed(self) -> bool:
+    def strongly_typed(self) -> bool:
         return False
 
-    def _log(self, severity, msg: str) -> None:
+    def log(self, severity, msg: str) -> None:
         pass
 
-    def _own(self, t, what: str) -> None:
+    def own(self, t, what: str) -> None:
         if not isinstance(t, Tensor):
             raise ModelError(f"{what}: expected a network tensor, got {type(t).__name__}")
-        if t._network is not self:
+        if t.network is not self:
             raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
 
-    def _add(self, layer: Layer) -> Layer:
-        self._layers.append(layer)
-        self._touch()
+    def add_layer(self, layer: Layer) -> Layer:
+        self.layers.append(layer)
+        self.touch()
         try:
-            layer._refresh()  # infer now, so that mistakes are reported where they are made
+            layer.refresh()  # infer now, so that mistakes are reported where they are made
         except ModelError:
-            if layer._check_at_creation:
+            if layer.check_at_creation:
                 raise
             # attributes set after creation (axis, reshape_dims...) may still fix it: the
             # error is raised when the output's shape is read, or when the network is built
         return layer
 
-    def _shape_tensors(self) -> tuple[set[int], set[int]]:
+    def shape_tensors(self) -> tuple[set[int], set[int]]:
         """(ids of shape tensors, ids of tensors that are only shape tensors): TensorRT's
         rules: inputs that layers require to be shape tensors and outputs marked for shapes
         are shape tensors; so are the data inputs of a polymorphic layer (elementwise,
         gather, shuffle...) whose output is one."""
-        if self._shape_cache is not None and self._shape_cache[0] == self._version:
+        if self._shape_cache is not None and self._shape_cache[0] == self.version:
             return self._shape_cache[1], self._shape_cache[2]
         shape: set[int] = set()
-        execution: set[int] = {id(t) for t in self._outputs}
+        execution: set[int] = {id(t) for t in self.outputs}
         todo = [t for t in self._shape_outputs]
-        for layer in self._layers:
-            for i, t in enumerate(layer._inputs):
+        for layer in self.layers:
+            for i, t in enumerate(layer.inputs):
                 if t is None:
                     continue
-                if i in layer._shape_inputs:
+                if i in layer.shape_inputs:
                     todo.append(t)
-                elif not layer._polymorphic:
+                elif not layer.polymorphic:
                     execution.add(id(t))
         while todo:
             t = todo.pop()
@@ -475,22 +482,22 @@ class NetworkBase:
                 continue
             shape.add(id(t))
             p = t.producer
-            if p is not None and p._polymorphic:
-                todo.extend(x for i, x in enumerate(p._inputs)
-                            if x is not None and i not in p._shape_inputs)
+            if p is not None and p.polymorphic:
+                todo.extend(x for i, x in enumerate(p.inputs)
+                            if x is not None and i not in p.shape_inputs)
         # a polymorphic layer's data input is an execution tensor when its output is one
         changed = True
         while changed:
             changed = False
-            for layer in self._layers:
-                if not layer._polymorphic:
+            for layer in self.layers:
+                if not layer.polymorphic:
                     continue
-                if any(id(o) not in shape or id(o) in execution for o in layer._outputs):
-                    for i, x in enumerate(layer._inputs):
-                        if x is not None and i not in layer._shape_inputs \
+                if any(id(o) not in shape or id(o) in execution for o in layer.outputs):
+                    for i, x in enumerate(layer.inputs):
+                        if x is not None and i not in layer.shape_inputs \
                                 and id(x) not in execution:
                             execution.add(id(x))
                             changed = True
         only_shape = {i for i in shape if i not in execution}
-        self._shape_cache = (self._version, shape, only_shape)
+        self._shape_cache = (self.version, shape, only_shape)
         return shape, only_shape

@@ -1,16 +1,17 @@
 """Layers that make, pad, resize or check tensors: fill, padding, resize, assertion, einsum.
 
-TensorRT semantics, lowered to ONNX-standard IR nodes (`_lower` returns the output value).
+TensorRT semantics, lowered to ONNX-standard IR nodes (`lower` returns the output value).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS, Layer, _dims
 from .dims import Dims
 from .enums import (
+    ONNX_TYPE,
     DataType,
     FillOperation,
     InterpolationMode,
@@ -25,8 +26,6 @@ from .enums import (
 )
 
 _INDEX = (DataType.INT32, DataType.INT64)
-_ONNX = {DataType.FLOAT: 1, DataType.INT32: 6, DataType.INT64: 7, DataType.HALF: 10,
-         DataType.BF16: 16, DataType.BOOL: 9}
 
 
 class FillLayer(Layer):
@@ -38,23 +37,23 @@ class FillLayer(Layer):
     anything else is ignored). Output type `to_type` (FLOAT default)."""
 
     _type = LayerType.FILL
-    _check_at_creation = False
-    _shape_inputs = (0,)
-    _polymorphic = True
+    check_at_creation = False
+    shape_inputs = (0,)
+    polymorphic = True
 
     def __init__(self, network, shape, op, to_type=DataType.FLOAT):
         super().__init__(network, [])
-        self._shape = _dims(shape, self._what())
-        self._op = check_enum(FillOperation, op, self._what())
+        self._shape = _dims(shape, self.what())
+        self._op = check_enum(FillOperation, op, self.what())
         self.to_type = as_dtype(to_type)
         self._alpha, self._beta = 0.0, 1.0
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 3
 
     def _reset(self, i: int) -> None:
-        if len(self._inputs) > i:
-            self._inputs[i] = None
+        if len(self.inputs) > i:
+            self.inputs[i] = None
 
     @property
     def shape(self) -> Dims | None:
@@ -62,9 +61,9 @@ class FillLayer(Layer):
 
     @shape.setter
     def shape(self, dims) -> None:
-        self._shape = _dims(dims, self._what())
+        self._shape = _dims(dims, self.what())
         self._reset(0)
-        self._network._touch()
+        self.network.touch()
 
     @property
     def operation(self) -> FillOperation:
@@ -72,8 +71,8 @@ class FillLayer(Layer):
 
     @operation.setter
     def operation(self, op) -> None:
-        self._op = check_enum(FillOperation, op, self._what())
-        self._network._touch()
+        self._op = check_enum(FillOperation, op, self.what())
+        self.network.touch()
 
     @property
     def alpha(self):
@@ -105,7 +104,7 @@ class FillLayer(Layer):
         kind = int if isinstance(value, int) else float
         object.__setattr__(self, other, kind(getattr(self, other)))
         self._reset(index)
-        self._network._touch()
+        self.network.touch()
 
     def is_alpha_beta_int64(self) -> bool:
         return isinstance(self._alpha, int)
@@ -123,24 +122,24 @@ class FillLayer(Layer):
         t = self.get_input(0)
         if t is None:
             return self._shape
-        if t._dtype not in _INDEX or len(t.shape) != 1 or t.shape[0] < 0:
-            raise ModelError(f"{self._what()}: input 0 must be a 1-D INT32/INT64 shape tensor "
+        if t.compute_dtype not in _INDEX or len(t.shape) != 1 or t.shape[0] < 0:
+            raise ModelError(f"{self.what()}: input 0 must be a 1-D INT32/INT64 shape tensor "
                              "of known length")
         c = t.const_value()
         return (-1,) * t.shape[0] if c is None else tuple(int(v) for v in c)
 
-    def _infer(self):
+    def infer(self):
         to = as_dtype(self.to_type)
         a, b = self.get_input(1), self.get_input(2)
         if (a is None) != (b is None):
-            raise ModelError(f"{self._what()}: alpha and beta (inputs 1 and 2) must both be "
+            raise ModelError(f"{self.what()}: alpha and beta (inputs 1 and 2) must both be "
                              "static or both be tensors")
         if self._op is FillOperation.LINSPACE:
             if to not in (DataType.FLOAT, DataType.INT32, DataType.INT64):
-                raise ModelError(f"{self._what()}: LINSPACE makes FLOAT, INT32 or INT64, not "
+                raise ModelError(f"{self.what()}: LINSPACE makes FLOAT, INT32 or INT64, not "
                                  f"{to.name}")
         elif to not in (DataType.FLOAT, DataType.HALF):
-            raise ModelError(f"{self._what()}: random fills make FLOAT or HALF, not {to.name}")
+            raise ModelError(f"{self.what()}: random fills make FLOAT or HALF, not {to.name}")
         shape = self._out_shape()
         const = None
         if self._op is FillOperation.LINSPACE and -1 not in shape and a is None:
@@ -152,9 +151,9 @@ class FillLayer(Layer):
             const = val.astype(to_numpy(to))
         return [(to, shape, const)]
 
-    def _lower(self, em):
+    def lower(self, em):
         to = as_dtype(self.to_type)
-        out = self._outputs[0]
+        out = self.outputs[0]
         if out.const_value() is not None:
             return em.const(out.const_value())
         st = self.get_input(0)
@@ -168,21 +167,21 @@ class FillLayer(Layer):
                             if self._op is FillOperation.LINSPACE
                             else np.array(float(self._beta), to_numpy(F)))  # a bound, a scale
         else:
-            alpha = em.node("Cast", [em.value(a)], {"to": _ONNX[F]})
-            beta = em.node("Cast", [em.value(b)], {"to": _ONNX[F]})
+            alpha = em.node("Cast", [em.value(a)], {"to": ONNX_TYPE[F]})
+            beta = em.node("Cast", [em.value(b)], {"to": ONNX_TYPE[F]})
         if self._op is FillOperation.LINSPACE:
             val = em.node("Expand", [alpha, shape])
             for k in range(rank):
                 n = em.node("Gather", [shape, em.scalar(k, DataType.INT64)], {"axis": 0})
                 steps = em.node("Range", [em.scalar(0, DataType.INT64), n,
                                           em.scalar(1, DataType.INT64)])
-                steps = em.node("Cast", [steps], {"to": _ONNX[F]})
+                steps = em.node("Cast", [steps], {"to": ONNX_TYPE[F]})
                 others = [i for i in range(rank) if i != k]
                 if others:
                     steps = em.node("Unsqueeze", [steps, em.ints(others)])
                 bk = em.node("Gather", [beta, em.scalar(k, DataType.INT64)], {"axis": 0})
                 val = em.node("Add", [val, em.node("Mul", [steps, bk])])
-            return em.node("Cast", [val], {"to": _ONNX[to]})
+            return em.node("Cast", [val], {"to": ONNX_TYPE[to]})
         # random: draw in [0, 1) or N(0, 1) of the run-time shape, then scale and shift
         if self._op is FillOperation.RANDOM_UNIFORM:
             u = em.node("RandomUniformLike", [em.node("ConstantOfShape", [shape])],
@@ -193,7 +192,7 @@ class FillLayer(Layer):
             u = em.node("RandomNormalLike", [em.node("ConstantOfShape", [shape])],
                         {"dtype": 1})
             val = em.node("Add", [em.node("Mul", [u, beta]), alpha])
-        return em.node("Cast", [val], {"to": _ONNX[to]})
+        return em.node("Cast", [val], {"to": ONNX_TYPE[to]})
 
 
 class PaddingLayer(Layer):
@@ -213,7 +212,7 @@ class PaddingLayer(Layer):
     @pre_padding_nd.setter
     def pre_padding_nd(self, v) -> None:
         self._pre = tuple(int(d) for d in v)
-        self._network._touch()
+        self.network.touch()
 
     @property
     def post_padding_nd(self) -> Dims:
@@ -222,13 +221,13 @@ class PaddingLayer(Layer):
     @post_padding_nd.setter
     def post_padding_nd(self, v) -> None:
         self._post = tuple(int(d) for d in v)
-        self._network._touch()
+        self.network.touch()
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         k = len(self._pre)
         if k != len(self._post) or k > len(x.shape):
-            raise ModelError(f"{self._what()}: pre and post paddings must have the same length, "
+            raise ModelError(f"{self.what()}: pre and post paddings must have the same length, "
                              f"at most the input rank {len(x.shape)}")
         shape = list(x.shape)
         for j in range(k):
@@ -236,12 +235,12 @@ class PaddingLayer(Layer):
             if shape[a] >= 0:
                 shape[a] += self._pre[j] + self._post[j]
                 if shape[a] < 0:
-                    raise ModelError(f"{self._what()}: cropping more than axis {a} holds")
-        return [(x._dtype, tuple(shape), None)]
+                    raise ModelError(f"{self.what()}: cropping more than axis {a} holds")
+        return [(x.compute_dtype, tuple(shape), None)]
 
-    def _lower(self, em):
-        x = em.value(self._inputs[0])
-        rank = len(self._inputs[0].shape)
+    def lower(self, em):
+        x = em.value(self.inputs[0])
+        rank = len(self.inputs[0].shape)
         k = len(self._pre)
         axes = list(range(rank - k, rank))
         crop_pre = [max(-p, 0) for p in self._pre]
@@ -253,7 +252,7 @@ class PaddingLayer(Layer):
             max(p, 0) for p in self._post]
         if any(pads):
             x = em.node("Pad", [x, em.ints(pads)], {"mode": "constant"})
-        return x if x is not em.value(self._inputs[0]) else em.node("Identity", [x])
+        return x if x is not em.value(self.inputs[0]) else em.node("Identity", [x])
 
 
 class ResizeLayer(Layer):
@@ -263,8 +262,8 @@ class ResizeLayer(Layer):
     `exclude_outside`."""
 
     _type = LayerType.RESIZE
-    _check_at_creation = False
-    _shape_inputs = (1,)
+    check_at_creation = False
+    shape_inputs = (1,)
 
     def __init__(self, network, x):
         super().__init__(network, [x])
@@ -277,7 +276,7 @@ class ResizeLayer(Layer):
         self.exclude_outside = False
         self.cubic_coeff = -0.75
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 2
 
     @property
@@ -287,7 +286,7 @@ class ResizeLayer(Layer):
     @shape.setter
     def shape(self, v) -> None:
         self._out, self._scales = tuple(int(d) for d in v), None
-        self._network._touch()
+        self.network.touch()
 
     @property
     def scales(self):
@@ -296,17 +295,17 @@ class ResizeLayer(Layer):
     @scales.setter
     def scales(self, v) -> None:
         self._scales, self._out = tuple(float(s) for s in v), None
-        self._network._touch()
+        self.network.touch()
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         t = self.get_input(1)
         if t is not None:
             if len(t.shape) != 1 or t.shape[0] != len(x.shape):
-                raise ModelError(f"{self._what()}: input 1 must be a 1-D tensor of "
+                raise ModelError(f"{self.what()}: input 1 must be a 1-D tensor of "
                                  f"{len(x.shape)} entries")
             c = t.const_value()
-            if t._dtype in _INDEX:
+            if t.compute_dtype in _INDEX:
                 shape = (-1,) * len(x.shape) if c is None else tuple(int(v) for v in c)
             else:
                 shape = tuple(-1 if c is None or d < 0 else int(np.floor(d * s))
@@ -315,20 +314,20 @@ class ResizeLayer(Layer):
             shape = self._out
         elif self._scales is not None:
             if len(self._scales) != len(x.shape):
-                raise ModelError(f"{self._what()}: {len(self._scales)} scales for rank "
+                raise ModelError(f"{self.what()}: {len(self._scales)} scales for rank "
                                  f"{len(x.shape)}")
             shape = tuple(-1 if d < 0 else int(np.floor(d * s))
                           for d, s in zip(x.shape, self._scales))
         else:
             shape = tuple(x.shape)  # TensorRT's default: the input's shape
-        return [(x._dtype, shape, None)]
+        return [(x.compute_dtype, shape, None)]
 
-    def _lower(self, em):
-        x = em.value(self._inputs[0])
-        mode = check_enum(InterpolationMode, self.resize_mode, self._what())
+    def lower(self, em):
+        x = em.value(self.inputs[0])
+        mode = check_enum(InterpolationMode, self.resize_mode, self.what())
         ct = check_enum(ResizeCoordinateTransformation, self.coordinate_transformation,
-                        self._what())
-        sel = check_enum(ResizeSelector, self.selector_for_single_pixel, self._what())
+                        self.what())
+        sel = check_enum(ResizeSelector, self.selector_for_single_pixel, self.what())
         ctm = {ResizeCoordinateTransformation.ALIGN_CORNERS: "align_corners",
                ResizeCoordinateTransformation.ASYMMETRIC: "asymmetric",
                ResizeCoordinateTransformation.HALF_PIXEL: "half_pixel"}[ct]
@@ -337,21 +336,21 @@ class ResizeLayer(Layer):
         rnd = {ResizeRoundMode.HALF_UP: "round_prefer_ceil",
                ResizeRoundMode.HALF_DOWN: "round_prefer_floor",
                ResizeRoundMode.FLOOR: "floor", ResizeRoundMode.CEIL: "ceil"}[
-            check_enum(ResizeRoundMode, self.nearest_rounding, self._what())]
+            check_enum(ResizeRoundMode, self.nearest_rounding, self.what())]
         attrs = {"mode": {InterpolationMode.NEAREST: "nearest", InterpolationMode.LINEAR:
                           "linear", InterpolationMode.CUBIC: "cubic"}[mode],
                  "coordinate_transformation_mode": ctm, "nearest_mode": rnd,
                  "cubic_coeff_a": float(self.cubic_coeff),
                  "exclude_outside": int(bool(self.exclude_outside))}
         t = self.get_input(1)
-        if t is not None and t._dtype in _INDEX:
+        if t is not None and t.compute_dtype in _INDEX:
             return em.node("Resize", [x, None, None, em.as_int64(t)], attrs)
         if t is not None:
             scales = em.node("Cast", [em.value(t)], {"to": 1})
             return em.node("Resize", [x, None, scales], attrs)
         if self._out is not None:
             return em.node("Resize", [x, None, None, em.ints(self._out)], attrs)
-        scales = self._scales or (1.0,) * len(self._inputs[0].shape)
+        scales = self._scales or (1.0,) * len(self.inputs[0].shape)
         return em.node("Resize", [x, None, em.const(np.array(scales, np.float32))], attrs)
 
 
@@ -361,25 +360,26 @@ class AssertionLayer(Layer):
 
     _type = LayerType.ASSERTION
     _n_outputs = 0
-    _check_at_creation = False  # TensorRT reports a false constant condition when building
+    check_at_creation = False  # TensorRT reports a false constant condition when building
 
     def __init__(self, network, cond, message):
         super().__init__(network, [cond])
         self.message = str(message)
 
-    def _infer(self):
-        c = self._input(0)
-        if c._dtype != DataType.BOOL:
-            raise ModelError(f"{self._what()}: the condition must be BOOL, got {c._dtype.name}")
+    def infer(self):
+        c = self.required_input(0)
+        if c.compute_dtype != DataType.BOOL:
+            raise ModelError(f"{self.what()}: the condition must be BOOL, "
+                             f"got {c.compute_dtype.name}")
         v = c.const_value()
         if v is not None and not np.all(v):
-            raise ModelError(f"{self._what()}: the condition is false: {self.message}")
+            raise ModelError(f"{self.what()}: the condition is false: {self.message}")
         return []
 
-    def _lower(self, em):
+    def lower(self, em):
         """An INT64 zero whose computation fails when the condition has a false entry (a
         Gather at index 1 of a one-element tensor, named after the message)."""
-        c = em.value(self._inputs[0])
+        c = em.value(self.inputs[0])
         flat = em.node("Reshape", [c, em.ints([-1])])
         bad = em.node("Cast", [em.node("Not", [flat])], {"to": 7})
         # any false entry -> index 1; an empty condition is vacuously true
@@ -396,43 +396,43 @@ class EinsumLayer(Layer):
     """ONNX Einsum with `equation` over its inputs."""
 
     _type = LayerType.EINSUM
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, network, inputs, equation):
         super().__init__(network, list(inputs))
         self.equation = str(equation)
 
-    def _infer(self):
-        ts = [self._input(i) for i in range(len(self._inputs))]
+    def infer(self):
+        ts = [self.required_input(i) for i in range(len(self.inputs))]
         eq = self.equation.replace(" ", "")
         lhs, _, rhs = eq.partition("->")
         terms = lhs.split(",")
         if len(terms) != len(ts):
-            raise ModelError(f"{self._what()}: equation '{self.equation}' does not fit its "
+            raise ModelError(f"{self.what()}: equation '{self.equation}' does not fit its "
                              f"{len(ts)} inputs")
         if "." in eq:  # ellipses: the shape from NumPy's einsum when the shapes are static
             if any(-1 in t.shape for t in ts):
-                raise ModelError(f"{self._what()}: an equation with ellipses needs inputs of "
+                raise ModelError(f"{self.what()}: an equation with ellipses needs inputs of "
                                  "build-time shapes")
             try:
                 out = np.einsum(eq, *(np.zeros(t.shape, np.float32) for t in ts))
             except ValueError as e:
-                raise ModelError(f"{self._what()}: equation '{self.equation}': {e}") from None
-            return [(ts[0]._dtype, out.shape, None)]
+                raise ModelError(f"{self.what()}: equation '{self.equation}': {e}") from None
+            return [(ts[0].compute_dtype, out.shape, None)]
         sizes: dict[str, int] = {}
         for term, t in zip(terms, ts):
-            if len(term) != len(t.shape) or t._dtype != ts[0]._dtype:
-                raise ModelError(f"{self._what()}: term '{term}' does not match input "
-                                 f"{t._dtype.name}{tuple(t.shape)}")
+            if len(term) != len(t.shape) or t.compute_dtype != ts[0].compute_dtype:
+                raise ModelError(f"{self.what()}: term '{term}' does not match input "
+                                 f"{t.compute_dtype.name}{tuple(t.shape)}")
             for ch, d in zip(term, t.shape):
                 if sizes.get(ch, -1) == -1:
                     sizes[ch] = d
         if "->" not in eq:
             rhs = "".join(sorted(ch for ch in sizes if lhs.count(ch) == 1))
-        return [(ts[0]._dtype, tuple(sizes.get(ch, -1) for ch in rhs), None)]
+        return [(ts[0].compute_dtype, tuple(sizes.get(ch, -1) for ch in rhs), None)]
 
-    def _lower(self, em):
-        return em.node("Einsum", [em.value(t) for t in self._inputs],
+    def lower(self, em):
+        return em.node("Einsum", [em.value(t) for t in self.inputs],
                        {"equation": self.equation.replace(" ", "")})
 
 
@@ -451,23 +451,23 @@ class GridSampleLayer(Layer):
         self.align_corners = False
         self.sample_mode = SampleMode.FILL
 
-    def _infer(self):
-        x, g = self._input(0), self._input(1)
+    def infer(self):
+        x, g = self.required_input(0), self.required_input(1)
         if len(x.shape) != 4 or len(g.shape) != 4 or g.shape[-1] not in (2, -1):
-            raise ModelError(f"{self._what()}: needs an input [N, C, H, W] and a grid "
+            raise ModelError(f"{self.what()}: needs an input [N, C, H, W] and a grid "
                              "[N, H', W', 2]")
-        if g._dtype != x._dtype:
-            raise ModelError(f"{self._what()}: input and grid must have the same type")
-        return [(x._dtype, (x.shape[0], x.shape[1], g.shape[1], g.shape[2]), None)]
+        if g.compute_dtype != x.compute_dtype:
+            raise ModelError(f"{self.what()}: input and grid must have the same type")
+        return [(x.compute_dtype, (x.shape[0], x.shape[1], g.shape[1], g.shape[2]), None)]
 
-    def _lower(self, em):
-        mode = check_enum(InterpolationMode, self.interpolation_mode, self._what())
-        sm = check_enum(SampleMode, self.sample_mode, self._what())
+    def lower(self, em):
+        mode = check_enum(InterpolationMode, self.interpolation_mode, self.what())
+        sm = check_enum(SampleMode, self.sample_mode, self.what())
         padding = {SampleMode.FILL: "zeros", SampleMode.CLAMP: "border",
                    SampleMode.REFLECT: "reflection"}.get(sm)
         if padding is None:
-            raise ModelError(f"{self._what()}: sample mode {sm.name} is not supported")
-        out = em.node("GridSample", [em.value(t) for t in self._inputs],
+            raise ModelError(f"{self.what()}: sample mode {sm.name} is not supported")
+        out = em.node("GridSample", [em.value(t) for t in self.inputs],
                       {"mode": {InterpolationMode.NEAREST: "nearest",
                                 InterpolationMode.LINEAR: "linear",
                                 InterpolationMode.CUBIC: "cubic"}[mode],

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from .core import _dims
 from .dims import Dims
 from .enums import (
@@ -97,12 +97,12 @@ class IOptimizationProfile:
 
     def check(self, network: Network) -> None:
         """TensorRT's build-time checks of this profile against `network`."""
-        names = {t.name: t for t in network._inputs}
+        names = {t.name: t for t in network.inputs}
         for name in list(self._shapes) + list(self._values):
             if name not in names:
                 raise ModelError(f"optimization profile: '{name}' is not an input of the "
                                  "network")
-        for t in network._inputs:
+        for t in network.inputs:
             if t.is_shape_tensor:
                 if t.name not in self._values:
                     raise ModelError(f"optimization profile: shape-tensor input '{t.name}' "
@@ -143,7 +143,7 @@ class IBuilderConfig:
     def __init__(self):
         self._flags = 0
         self._pools: dict = {}
-        self._profiles: list[IOptimizationProfile] = []
+        self.profiles: list[IOptimizationProfile] = []
         self._preview: dict = {}
         self._device_types: dict[int, DeviceType] = {}
         self.engine_capability = EngineCapability.STANDARD
@@ -192,12 +192,12 @@ class IBuilderConfig:
     def add_optimization_profile(self, profile: IOptimizationProfile) -> int:
         if not isinstance(profile, IOptimizationProfile):
             raise ModelError("add_optimization_profile: expected an IOptimizationProfile")
-        self._profiles.append(profile)
-        return len(self._profiles) - 1
+        self.profiles.append(profile)
+        return len(self.profiles) - 1
 
     @property
     def num_optimization_profiles(self) -> int:
-        return len(self._profiles)
+        return len(self.profiles)
 
     def set_preview_feature(self, feature, enable: bool) -> None:
         self._preview[int(feature)] = bool(enable)
@@ -267,15 +267,15 @@ class Builder:
 
     def _check(self, network: Network, config: IBuilderConfig) -> None:
         network.to_graph()  # every build-time rule
-        dynamic = [t.name for t in network._inputs if -1 in t.shape or t.is_shape_tensor]
-        if dynamic and not config._profiles:
+        dynamic = [t.name for t in network.inputs if -1 in t.shape or t.is_shape_tensor]
+        if dynamic and not config.profiles:
             raise ModelError("network has dynamic or shape inputs ("
                              + ", ".join(f"'{n}'" for n in dynamic)
                              + ") but no optimization profile has been defined")
-        for p in config._profiles:
+        for p in config.profiles:
             p.check(network)
-        network._profiles = list(config._profiles)
-        network._touch()
+        network.profiles = list(config.profiles)
+        network.touch()
 
     def is_network_supported(self, network: Network, config: IBuilderConfig) -> bool:
         try:

@@ -103,17 +103,13 @@ from .enums import bool as bool  # noqa: PLC0414 - TensorRT exports trt.bool
 from .layers import (
     ActivationLayer,
     CastLayer,
-    ConcatenationLayer,
     ConstantLayer,
     ElementWiseLayer,
-    GatherLayer,
     IdentityLayer,
     MatrixMultiplyLayer,
     ReduceLayer,
     SelectLayer,
     ShapeLayer,
-    ShuffleLayer,
-    SliceLayer,
     SoftMaxLayer,
     UnaryLayer,
 )
@@ -138,6 +134,7 @@ from .layers_nn import (
     QuantizeLayer,
     ScaleLayer,
 )
+from .layers_shape import ConcatenationLayer, GatherLayer, ShuffleLayer, SliceLayer
 from .layers_tensor import (
     AssertionLayer,
     EinsumLayer,
@@ -147,7 +144,7 @@ from .layers_tensor import (
     ResizeLayer,
 )
 from .network import INetworkDefinition, Network, Weights
-from .onnx_parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
+from .onnxparser.parser import ErrorCode, OnnxParser, OnnxParserFlag, ParserError
 
 # TensorRT's interface names (ILoop, ITensor, ...) as aliases.
 ILayer, ITensor, ILoop, IIfConditional = Layer, Tensor, Loop, IfConditional

@@ -11,10 +11,10 @@ a network output) is converted to that type last.
 
 from __future__ import annotations
 
-from ...errors import UnsupportedError
-from ...ir import Graph, Node, Value, tensor
-from .enums import DataType, to_ir
-from .lower import ONNX_TYPE, OPSET, Emitter
+from ..errors import UnsupportedError
+from ..ir import Graph, Node, Value, tensor
+from .enums import ONNX_TYPE, DataType, to_ir
+from .lower import OPSET, Emitter
 from .shapes import ir_shape
 
 _I64 = DataType.INT64
@@ -33,13 +33,14 @@ def profile_checks(network, em: Emitter) -> list[Value]:
     """One check per input that an optimization profile bounds: its shape (or, for a
     shape-tensor input, its values) lies in the range of at least one profile."""
     checks = []
-    for t in network._inputs:
+    for t in network.inputs:
         ranges = []
-        for k, p in enumerate(network._profiles):
-            if t.name in p._values:
-                ranges.append((k, "values", p._values[t.name]))
-            elif t.name in p._shapes:
-                ranges.append((k, "shape", p._shapes[t.name]))
+        for k, p in enumerate(network.profiles):
+            values, shape = p.get_shape_input(t.name), p.get_shape(t.name)
+            if values:
+                ranges.append((k, "values", values))
+            elif shape:
+                ranges.append((k, "shape", shape))
         if not ranges:
             continue
         em.prefix = f"{t.name}/profile"
@@ -70,9 +71,9 @@ def finish_outputs(network, em: Emitter, top: Graph, checks: list[Value]) -> Non
     for c in checks:
         total = c if total is None else em.node("Add", [total, c])
     em.graph, em.prefix = top, "outputs"
-    for t in network._outputs:
+    for t in network.outputs:
         v = em.value(t)
-        cast = t._out_type is not None and t._out_type != t._dtype
+        cast = t.out_type is not None and t.out_type != t.compute_dtype
         if (total is None and not cast) or t.is_network_input:
             if t.is_network_input and cast:
                 raise UnsupportedError(f"network output '{t.name}' is a network input; its "
@@ -85,9 +86,9 @@ def finish_outputs(network, em: Emitter, top: Graph, checks: list[Value]) -> Non
             shape = em.node("Add", [em.node("Shape", [v]), total])
             v = em.node("Reshape", [v, shape], {"allowzero": 1})
         if cast:
-            v = em.node("Cast", [v], {"to": ONNX_TYPE[t._out_type]})
+            v = em.node("Cast", [v], {"to": ONNX_TYPE[t.out_type]})
         out = Value(name)
         out.type = tensor(to_ir(t.dtype), ir_shape(t.shape))
         top.add(Node("Identity", [v], [out], version=OPSET, name=em.fresh(
-            f"{name}/output", em._node_names)))
+            f"{name}/output", em.node_names)))
         top.outputs.append(out)

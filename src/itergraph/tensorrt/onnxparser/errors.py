@@ -3,7 +3,7 @@ node importer raises, and the ONNX -> TensorRT element types."""
 
 from __future__ import annotations
 
-from .enums import DataType, TrtEnum
+from ..enums import ONNX_TYPE, DataType, TrtEnum
 
 
 class ErrorCode(TrtEnum):
@@ -113,9 +113,10 @@ class ImportFailure(Exception):
         self.error = error
 
 
-_ONNX_TYPES = {1: DataType.FLOAT, 2: DataType.UINT8, 3: DataType.INT8, 6: DataType.INT32,
-               7: DataType.INT64, 9: DataType.BOOL, 10: DataType.HALF, 16: DataType.BF16,
-               17: DataType.FP8}
+# The ONNX element types the parser reads (TensorRT's parser has no INT4/FP4/E8M0 inputs).
+_ONNX_TYPES = {ONNX_TYPE[dt]: dt for dt in (DataType.FLOAT, DataType.UINT8, DataType.INT8,
+                                            DataType.INT32, DataType.INT64, DataType.BOOL,
+                                            DataType.HALF, DataType.BF16, DataType.FP8)}
 
 
 def onnx_dtype(elem: int, what: str, inputs: bool = False) -> DataType:

@@ -14,8 +14,8 @@ import enum
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir.types import DataType as IRType
+from ..errors import ModelError
+from ..ir.types import DataType as IRType
 
 
 class TrtEnum(enum.Enum):
@@ -123,6 +123,10 @@ def as_dtype(dt) -> DataType:
 
 def to_ir(dt: DataType) -> IRType:
     return IRType(_IR[dt])
+
+
+# ONNX TensorProto element-type codes (Cast's `to`), from the IR's element types.
+ONNX_TYPE = {dt: to_ir(dt).onnx for dt in DataType}
 
 
 def to_numpy(dt: DataType) -> np.dtype:

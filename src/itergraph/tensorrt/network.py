@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from . import layers as L
 from . import layers_index as LI
 from . import layers_nn as LN
+from . import layers_shape as LS
 from . import layers_tensor as LT
 from .build import build
 from .control import IfConditional, Loop
@@ -89,22 +90,22 @@ class Network(NetworkBase):
         self.name = "network"
         self._flags = int(flags)
         self._builder = builder
-        self._loops: list[Loop] = []
-        self._conditionals: list[IfConditional] = []
+        self.loops: list[Loop] = []
+        self.conditionals: list[IfConditional] = []
         self._debug: set[int] = set()
         self._refittable: set[str] = set()
-        self._profiles: list = []  # set when a builder call checks them against the network
+        self.profiles: list = []  # set when a builder call checks them against the network
         self.error_recorder = None
 
     def _layer(self, cls, *inputs: Tensor, args=()) -> Layer:
         for i, t in enumerate(inputs):
-            self._own(t, f"{cls.__name__} input {i}")
-        return self._add(cls(self, *inputs, *args))
+            self.own(t, f"{cls.__name__} input {i}")
+        return self.add_layer(cls(self, *inputs, *args))
 
-    def _strongly_typed(self) -> bool:
+    def strongly_typed(self) -> bool:
         return bool(self._flags >> int(NetworkDefinitionCreationFlag.STRONGLY_TYPED) & 1)
 
-    def _log(self, severity, msg: str) -> None:
+    def log(self, severity, msg: str) -> None:
         logger = getattr(self._builder, "logger", None)
         if logger is not None:
             logger.log(severity, msg)
@@ -127,70 +128,70 @@ class Network(NetworkBase):
 
     @property
     def num_inputs(self) -> int:
-        return len(self._inputs)
+        return len(self.inputs)
 
     @property
     def num_outputs(self) -> int:
-        return len(self._outputs)
+        return len(self.outputs)
 
     @property
     def num_layers(self) -> int:
-        return len(self._layers)
+        return len(self.layers)
 
     def get_input(self, index: int) -> Tensor | None:
-        return self._inputs[index] if 0 <= index < len(self._inputs) else None
+        return self.inputs[index] if 0 <= index < len(self.inputs) else None
 
     def get_output(self, index: int) -> Tensor | None:
-        return self._outputs[index] if 0 <= index < len(self._outputs) else None
+        return self.outputs[index] if 0 <= index < len(self.outputs) else None
 
     def get_layer(self, index: int) -> Layer | None:
-        if not 0 <= index < len(self._layers):
+        if not 0 <= index < len(self.layers):
             return None
-        return LayerView(self._layers[index])
+        return LayerView(self.layers[index])
 
     def __getitem__(self, index: int) -> Layer:
         if index < 0:
-            index += len(self._layers)
-        if not 0 <= index < len(self._layers):
+            index += len(self.layers)
+        if not 0 <= index < len(self.layers):
             raise IndexError(index)
-        return LayerView(self._layers[index])
+        return LayerView(self.layers[index])
 
     def __len__(self) -> int:
-        return len(self._layers)
+        return len(self.layers)
 
     def __iter__(self):
-        return (LayerView(layer) for layer in self._layers)
+        return (LayerView(layer) for layer in self.layers)
 
     # -- inputs and outputs ---------------------------------------------------------------
     def add_input(self, name: str, dtype, shape) -> Tensor:
-        if any(t.name == name for t in self._inputs):
+        if any(t.name == name for t in self.inputs):
             raise ModelError(f"network input '{name}' is defined twice")
-        t = Tensor(self, str(name))
-        t._input_type = (as_dtype(dtype), _dims(shape, f"network input '{name}'"))
-        self._inputs.append(t)
-        self._touch()
+        t = Tensor(self, str(name),
+                   input_type=(as_dtype(dtype), _dims(shape, f"network input '{name}'")))
+        self.inputs.append(t)
+        self.touch()
         return t
 
     def mark_output(self, tensor: Tensor) -> None:
-        self._own(tensor, "mark_output")
-        if tensor not in self._outputs:
-            self._outputs.append(tensor)
-        self._touch()
+        self.own(tensor, "mark_output")
+        if tensor not in self.outputs:
+            self.outputs.append(tensor)
+        self.touch()
 
     def unmark_output(self, tensor: Tensor) -> None:
-        self._outputs = [t for t in self._outputs if t is not tensor]
-        self._touch()
+        self.outputs = [t for t in self.outputs if t is not tensor]
+        self.touch()
 
     def mark_output_for_shapes(self, tensor: Tensor) -> bool:
-        self._own(tensor, "mark_output_for_shapes")
+        self.own(tensor, "mark_output_for_shapes")
         if tensor not in self._shape_outputs:
             self._shape_outputs.append(tensor)
-        self._touch()
+        self.touch()
         return True
 
     def unmark_output_for_shapes(self, tensor: Tensor) -> bool:
         self._shape_outputs = [t for t in self._shape_outputs if t is not tensor]
-        self._touch()
+        self.touch()
         return True
 
     def remove_tensor(self, tensor: Tensor) -> None:
@@ -223,7 +224,7 @@ class Network(NetworkBase):
 
     # -- layers ---------------------------------------------------------------------------
     def add_constant(self, shape, weights) -> L.ConstantLayer:
-        return self._add(L.ConstantLayer(self, shape, weights))
+        return self.add_layer(L.ConstantLayer(self, shape, weights))
 
     def add_elementwise(self, input1: Tensor, input2: Tensor, op):
         return self._layer(L.ElementWiseLayer, input1, input2, args=(op,))
@@ -235,9 +236,9 @@ class Network(NetworkBase):
         return self._layer(L.UnaryLayer, input, args=(op,))
 
     def add_matrix_multiply(self, input0: Tensor, op0, input1: Tensor, op1):
-        self._own(input0, "add_matrix_multiply input 0")
-        self._own(input1, "add_matrix_multiply input 1")
-        return self._add(L.MatrixMultiplyLayer(self, input0, op0, input1, op1))
+        self.own(input0, "add_matrix_multiply input 0")
+        self.own(input1, "add_matrix_multiply input 1")
+        return self.add_layer(L.MatrixMultiplyLayer(self, input0, op0, input1, op1))
 
     def add_reduce(self, input: Tensor, op, axes: int, keep_dims: bool):  # noqa: A002
         if check_enum(ReduceOperation, op, "add_reduce") is ReduceOperation.NONE:
@@ -245,22 +246,22 @@ class Network(NetworkBase):
         return self._layer(L.ReduceLayer, input, args=(op, axes, keep_dims))
 
     def add_shuffle(self, input: Tensor):  # noqa: A002
-        return self._layer(L.ShuffleLayer, input)
+        return self._layer(LS.ShuffleLayer, input)
 
     def add_concatenation(self, inputs: list[Tensor]):
         inputs = list(inputs)
         for i, t in enumerate(inputs):
-            self._own(t, f"add_concatenation input {i}")
-        return self._add(L.ConcatenationLayer(self, inputs))
+            self.own(t, f"add_concatenation input {i}")
+        return self.add_layer(LS.ConcatenationLayer(self, inputs))
 
     def add_slice(self, input: Tensor, start, shape, stride):  # noqa: A002
-        return self._layer(L.SliceLayer, input, args=(start, shape, stride))
+        return self._layer(LS.SliceLayer, input, args=(start, shape, stride))
 
     def add_gather(self, input: Tensor, indices: Tensor, axis: int):  # noqa: A002
-        return self._layer(L.GatherLayer, input, indices, args=(axis,))
+        return self._layer(LS.GatherLayer, input, indices, args=(axis,))
 
     def add_gather_v2(self, input: Tensor, indices: Tensor, mode):  # noqa: A002
-        return self._layer(L.GatherLayer, input, indices,
+        return self._layer(LS.GatherLayer, input, indices,
                            args=(0, check_enum(GatherMode, mode, "add_gather_v2")))
 
     def add_identity(self, input: Tensor):  # noqa: A002
@@ -279,7 +280,7 @@ class Network(NetworkBase):
         return self._layer(L.SoftMaxLayer, input)
 
     def add_fill(self, shape, op, output_type=DataType.FLOAT):
-        return self._add(LT.FillLayer(self, shape, op, output_type))
+        return self.add_layer(LT.FillLayer(self, shape, op, output_type))
 
     def add_padding_nd(self, input: Tensor, pre_padding, post_padding):  # noqa: A002
         return self._layer(LT.PaddingLayer, input, args=(pre_padding, post_padding))
@@ -296,8 +297,8 @@ class Network(NetworkBase):
     def add_einsum(self, inputs: list[Tensor], equation: str):
         inputs = list(inputs)
         for i, t in enumerate(inputs):
-            self._own(t, f"add_einsum input {i}")
-        return self._add(LT.EinsumLayer(self, inputs, equation))
+            self.own(t, f"add_einsum input {i}")
+        return self.add_layer(LT.EinsumLayer(self, inputs, equation))
 
     def add_scatter(self, data: Tensor, indices: Tensor, updates: Tensor, mode):
         return self._layer(LI.ScatterLayer, data, indices, updates, args=(mode,))
@@ -328,16 +329,16 @@ class Network(NetworkBase):
         return self._layer(LI.UnsqueezeLayer, input, axes)
 
     def add_scale(self, input: Tensor, mode, shift=None, scale=None, power=None):  # noqa: A002
-        self._own(input, "add_scale input")
+        self.own(input, "add_scale input")
         mode = check_enum(ScaleMode, mode, "add_scale")
-        return self._add(LN.ScaleLayer(self, input, mode, shift, scale, power,
+        return self.add_layer(LN.ScaleLayer(self, input, mode, shift, scale, power,
                                        max(len(input.shape) - 3, 0)))
 
     def add_scale_nd(self, input: Tensor, mode, shift=None, scale=None, power=None,  # noqa: A002
                      channel_axis: int = 0):
-        self._own(input, "add_scale_nd input")
+        self.own(input, "add_scale_nd input")
         mode = check_enum(ScaleMode, mode, "add_scale_nd")
-        return self._add(LN.ScaleLayer(self, input, mode, shift, scale, power, channel_axis))
+        return self.add_layer(LN.ScaleLayer(self, input, mode, shift, scale, power, channel_axis))
 
     def add_normalization(self, input: Tensor, scale: Tensor, bias: Tensor,  # noqa: A002
                           axesMask: int):  # noqa: N803 - TensorRT's keyword
@@ -352,14 +353,14 @@ class Network(NetworkBase):
 
     def add_convolution_nd(self, input: Tensor, num_output_maps: int,  # noqa: A002
                            kernel_shape, kernel, bias=None):
-        self._own(input, "add_convolution_nd input")
-        return self._add(LN.ConvolutionLayer(self, input, num_output_maps, kernel_shape,
+        self.own(input, "add_convolution_nd input")
+        return self.add_layer(LN.ConvolutionLayer(self, input, num_output_maps, kernel_shape,
                                              kernel, bias))
 
     def add_deconvolution_nd(self, input: Tensor, num_output_maps: int,  # noqa: A002
                              kernel_shape, kernel, bias=None):
-        self._own(input, "add_deconvolution_nd input")
-        return self._add(LN.DeconvolutionLayer(self, input, num_output_maps, kernel_shape,
+        self.own(input, "add_deconvolution_nd input")
+        return self.add_layer(LN.DeconvolutionLayer(self, input, num_output_maps, kernel_shape,
                                                kernel, bias))
 
     def add_pooling_nd(self, input: Tensor, type, window_size):  # noqa: A002
@@ -377,13 +378,13 @@ class Network(NetworkBase):
         return self._layer(LN.DequantizeLayer, input, scale, args=(output_type,))
 
     def add_loop(self) -> Loop:
-        loop = Loop(self, len(self._loops))
-        self._loops.append(loop)
+        loop = Loop(self, len(self.loops))
+        self.loops.append(loop)
         return loop
 
     def add_if_conditional(self) -> IfConditional:
-        cond = IfConditional(self, len(self._conditionals))
-        self._conditionals.append(cond)
+        cond = IfConditional(self, len(self.conditionals))
+        self.conditionals.append(cond)
         return cond
 
     def _no_onnx(self, what: str):
@@ -405,7 +406,7 @@ class Network(NetworkBase):
         return build(self)
 
     def __repr__(self) -> str:
-        return f"<INetworkDefinition {self.name!r}: {len(self._layers)} layers>"
+        return f"<INetworkDefinition {self.name!r}: {len(self.layers)} layers>"
 
 
 INetworkDefinition = Network

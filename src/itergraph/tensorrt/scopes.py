@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .control import (
     IfConditional,
     IfConditionalInputLayer,
@@ -49,8 +49,8 @@ def tensor_desc(t: Tensor) -> str:
     if p is None:
         return f"network input '{t.name}'"
     if _DEFAULT_NAME.match(t.name) or t.name.startswith(f"{p.name}_output"):
-        return f"the output of {p._what()}"
-    return f"'{t.name}' (output of {p._what()})"
+        return f"the output of {p.what()}"
+    return f"'{t.name}' (output of {p.what()})"
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Analysis:
 
     def deps_of_inputs(self, layer: Layer) -> frozenset:
         """The scopes whose interior values the inputs of `layer` depend on."""
-        return frozenset().union(*(self.deps_of(t) for t in layer._inputs if t is not None))
+        return frozenset().union(*(self.deps_of(t) for t in layer.inputs if t is not None))
 
     def tensor_scope(self, t: Tensor) -> Scope | None:
         """The innermost scope `t` is defined in (None: outside every loop)."""
@@ -84,7 +84,7 @@ class Analysis:
         s = owner(layer)
         if s is not None:
             return s
-        return self.tensor_scope(layer._outputs[0]) if layer._outputs else None
+        return self.tensor_scope(layer.outputs[0]) if layer.outputs else None
 
     def innermost(self, scopes: frozenset) -> Scope | None:
         if not scopes:
@@ -99,7 +99,7 @@ class Analysis:
 def boundary_inputs(s: Scope) -> list[tuple[Layer, int, Tensor]]:
     out = []
     for layer in s.boundary_layers():
-        for i, t in enumerate(layer._inputs):
+        for i, t in enumerate(layer.inputs):
             if t is not None:
                 out.append((layer, i, t))
     return out
@@ -141,7 +141,7 @@ def topo_order(layers: list[Layer]) -> list[Layer]:
     """Layers in dependency order, ignoring recurrence back edges; a cycle is a ModelError."""
 
     def preds(layer: Layer) -> list[Layer]:
-        return [t.producer for i, t in enumerate(layer._inputs)
+        return [t.producer for i, t in enumerate(layer.inputs)
                 if t is not None and t.producer is not None and not _back_edge(layer, i)]
 
     def cycle(path: list[Layer]) -> None:
@@ -155,8 +155,8 @@ def topo_order(layers: list[Layer]) -> list[Layer]:
 
 
 def analyze(network) -> Analysis:
-    order = topo_order(list(network._layers))
-    scopes: list[Scope] = [*network._loops, *network._conditionals]
+    order = topo_order(list(network.layers))
+    scopes: list[Scope] = [*network.loops, *network.conditionals]
     an = Analysis(order=order, scopes=scopes)
     uses = {s: frozenset() for s in scopes}
     while True:
@@ -170,10 +170,10 @@ def analyze(network) -> Analysis:
                 d = uses[s]
             else:
                 d = frozenset()
-                for t in layer._inputs:
+                for t in layer.inputs:
                     if t is not None:
                         d |= deps.get(id(t), frozenset())
-            for t in layer._outputs:
+            for t in layer.outputs:
                 deps[id(t)] = d
         new = {
             s: frozenset().union(*(an.deps_of(t) for _, _, t in boundary_inputs(s))) - {s}
@@ -193,7 +193,7 @@ def _witness(an: Analysis, s: Scope, inner: Scope) -> str:
     """Why scope `s` uses a value defined inside `inner`: a boundary input of `s`."""
     for layer, _i, t in boundary_inputs(s):
         if inner in an.deps_of(t):
-            return f"{layer._what()} reads {tensor_desc(t)}, which depends on {inner.what()}"
+            return f"{layer.what()} reads {tensor_desc(t)}, which depends on {inner.what()}"
     return "?"
 
 
@@ -218,16 +218,16 @@ def _check_nesting(an: Analysis) -> None:
 def _check_layers(an: Analysis) -> None:
     """Every ordinary layer's inputs must come from one chain of nested scopes."""
     for layer in an.order:
-        if owner(layer) is not None or not layer._outputs:
+        if owner(layer) is not None or not layer.outputs:
             continue
-        d = an.deps_of(layer._outputs[0])
+        d = an.deps_of(layer.outputs[0])
         inner = an.innermost(d)
         for x in d:
             if x is not inner and x not in an.uses[inner]:
-                a = next(t for t in layer._inputs if t is not None and inner in an.deps_of(t))
-                b = next(t for t in layer._inputs if t is not None and x in an.deps_of(t))
+                a = next(t for t in layer.inputs if t is not None and inner in an.deps_of(t))
+                b = next(t for t in layer.inputs if t is not None and x in an.deps_of(t))
                 raise ModelError(
-                    f"{layer._what()} uses values defined inside {inner.what()} "
+                    f"{layer.what()} uses values defined inside {inner.what()} "
                     f"({tensor_desc(a)}) and inside {x.what()} ({tensor_desc(b)}), which are "
                     "not nested in one another; a value leaves a loop only through a loop "
                     "output layer"

@@ -19,7 +19,7 @@ element per iteration.
 
 from __future__ import annotations
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import Layer, Tensor, checked_arguments
 from .enums import LayerType, LoopOutput, TripLimit, check_enum
 from .shapes import merge, norm_axis
@@ -30,44 +30,44 @@ class Loop:
     """A loop of the network (TensorRT's ILoop). Create with ``network.add_loop()``."""
 
     def __init__(self, network, index: int):
-        self._network = network
+        self.network = network
         self._index = index
         self.name = f"(Unnamed Loop* {index})"
-        self._trip_limits: list[TripLimitLayer] = []
-        self._iterators: list[IteratorLayer] = []
-        self._recurrences: list[RecurrenceLayer] = []
-        self._outputs: list[LoopOutputLayer] = []
+        self.trip_limits: list[TripLimitLayer] = []
+        self.iterators: list[IteratorLayer] = []
+        self.recurrences: list[RecurrenceLayer] = []
+        self.outputs: list[LoopOutputLayer] = []
 
     def add_trip_limit(self, tensor: Tensor, kind: TripLimit) -> TripLimitLayer:
         layer = TripLimitLayer(self, tensor, kind)
-        self._trip_limits.append(layer)
-        return self._network._add(layer)
+        self.trip_limits.append(layer)
+        return self.network.add_layer(layer)
 
     def add_iterator(self, tensor: Tensor, axis: int = 0, reverse: bool = False) -> IteratorLayer:
         layer = IteratorLayer(self, tensor, axis, reverse)
-        self._iterators.append(layer)
-        return self._network._add(layer)
+        self.iterators.append(layer)
+        return self.network.add_layer(layer)
 
     def add_recurrence(self, initial_value: Tensor) -> RecurrenceLayer:
         layer = RecurrenceLayer(self, initial_value)
-        self._recurrences.append(layer)
-        return self._network._add(layer)
+        self.recurrences.append(layer)
+        return self.network.add_layer(layer)
 
     def add_loop_output(self, tensor: Tensor, kind: LoopOutput, axis: int = 0) -> LoopOutputLayer:
         layer = LoopOutputLayer(self, tensor, kind, axis)
-        self._outputs.append(layer)
-        return self._network._add(layer)
+        self.outputs.append(layer)
+        return self.network.add_layer(layer)
 
     def boundary_layers(self) -> list[Layer]:
-        return [*self._trip_limits, *self._iterators, *self._recurrences, *self._outputs]
+        return [*self.trip_limits, *self.iterators, *self.recurrences, *self.outputs]
 
     def static_count(self) -> int | None:
         """The COUNT trip limit when it is known at build time and there is no WHILE."""
-        if any(t.kind is TripLimit.WHILE for t in self._trip_limits):
+        if any(t.kind is TripLimit.WHILE for t in self.trip_limits):
             return None
-        for t in self._trip_limits:
-            if t.kind is TripLimit.COUNT and t._inputs[0] is not None:
-                c = t._inputs[0].const_value()
+        for t in self.trip_limits:
+            if t.kind is TripLimit.COUNT and t.inputs[0] is not None:
+                c = t.inputs[0].const_value()
                 if c is not None and c.size == 1:
                     return int(c.reshape(()))
         return None
@@ -84,10 +84,10 @@ class LoopBoundaryLayer(Layer):
 
     def __init__(self, loop: Loop, inputs):
         object.__setattr__(self, "_loop", loop)
-        super().__init__(loop._network, inputs)
+        super().__init__(loop.network, inputs)
         for t in inputs:
             if t is not None:
-                loop._network._own(t, self._what())
+                loop.network.own(t, self.what())
 
     @property
     def loop(self) -> Loop:
@@ -96,8 +96,8 @@ class LoopBoundaryLayer(Layer):
     def get_loop(self) -> Loop:
         return self._loop
 
-    def _what(self) -> str:
-        return f"{super()._what()} of {self._loop.what()}"
+    def what(self) -> str:
+        return f"{super().what()} of {self._loop.what()}"
 
 
 class TripLimitLayer(LoopBoundaryLayer):
@@ -105,35 +105,35 @@ class TripLimitLayer(LoopBoundaryLayer):
 
     _type = LayerType.TRIP_LIMIT
     _n_outputs = 0
-    _shape_inputs = (0,)
+    shape_inputs = (0,)
 
     def __init__(self, loop, tensor, kind):
         super().__init__(loop, [tensor])
-        self._kind = check_enum(TripLimit, kind, self._what())
+        self._kind = check_enum(TripLimit, kind, self.what())
 
     @property
     def kind(self) -> TripLimit:
         return self._kind
 
-    def _infer(self):
+    def infer(self):
         return []
 
 
 class IteratorLayer(LoopBoundaryLayer):
     _type = LayerType.ITERATOR
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, loop, tensor, axis, reverse):
         super().__init__(loop, [tensor])
         self.axis = int(axis)
         self.reverse = bool(reverse)
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         if not x.shape:
-            raise ModelError(f"{self._what()}: cannot iterate over a 0-D tensor")
-        axis = norm_axis(self.axis, len(x.shape), self._what())
-        return [(x._dtype, x.shape[:axis] + x.shape[axis + 1 :], None)]
+            raise ModelError(f"{self.what()}: cannot iterate over a 0-D tensor")
+        axis = norm_axis(self.axis, len(x.shape), self.what())
+        return [(x.compute_dtype, x.shape[:axis] + x.shape[axis + 1 :], None)]
 
 
 class RecurrenceLayer(LoopBoundaryLayer):
@@ -144,36 +144,36 @@ class RecurrenceLayer(LoopBoundaryLayer):
     def __init__(self, loop, initial):
         super().__init__(loop, [initial, None])
 
-    def _infer(self):
-        x = self._input(0)
-        return [(x._dtype, x.shape, None)]
+    def infer(self):
+        x = self.required_input(0)
+        return [(x.compute_dtype, x.shape, None)]
 
 
 class LoopOutputLayer(LoopBoundaryLayer):
     _type = LayerType.LOOP_OUTPUT
-    _check_at_creation = False
-    _shape_inputs = (1,)
+    check_at_creation = False
+    shape_inputs = (1,)
 
     def __init__(self, loop, tensor, kind, axis):
         super().__init__(loop, [tensor])
-        self._kind = check_enum(LoopOutput, kind, self._what())
+        self._kind = check_enum(LoopOutput, kind, self.what())
         self.axis = int(axis)
 
     @property
     def kind(self) -> LoopOutput:
         return self._kind
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 1 if self._kind is LoopOutput.LAST_VALUE else 2
 
     def length(self) -> Tensor | None:
-        return self._inputs[1] if len(self._inputs) > 1 else None
+        return self.inputs[1] if len(self.inputs) > 1 else None
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         if self._kind is LoopOutput.LAST_VALUE:
-            return [(x._dtype, x.shape, None)]
-        axis = norm_axis(self.axis, len(x.shape) + 1, self._what())
+            return [(x.compute_dtype, x.shape, None)]
+        axis = norm_axis(self.axis, len(x.shape) + 1, self.what())
         n = -1
         length = self.length()
         if length is not None:
@@ -183,7 +183,7 @@ class LoopOutputLayer(LoopBoundaryLayer):
         else:
             count = self._loop.static_count()
             n = -1 if count is None else max(count, 0)
-        return [(x._dtype, x.shape[:axis] + (n,) + x.shape[axis:], None)]
+        return [(x.compute_dtype, x.shape[:axis] + (n,) + x.shape[axis:], None)]
 
 
 @checked_arguments
@@ -196,33 +196,33 @@ class IfConditional:
     """
 
     def __init__(self, network, index: int):
-        self._network = network
+        self.network = network
         self._index = index
         self.name = f"(Unnamed Conditional* {index})"
-        self._condition: ConditionLayer | None = None
-        self._inputs: list[IfConditionalInputLayer] = []
-        self._outputs: list[IfConditionalOutputLayer] = []
+        self.condition: ConditionLayer | None = None
+        self.inputs: list[IfConditionalInputLayer] = []
+        self.outputs: list[IfConditionalOutputLayer] = []
 
     def set_condition(self, condition: Tensor) -> ConditionLayer:
-        if self._condition is not None:
+        if self.condition is not None:
             raise ModelError(f"{self.what()}: the condition is already set")
         layer = ConditionLayer(self, condition)
-        self._condition = layer
-        return self._network._add(layer)
+        self.condition = layer
+        return self.network.add_layer(layer)
 
     def add_input(self, input: Tensor) -> IfConditionalInputLayer:  # noqa: A002 - TRT's name
         layer = IfConditionalInputLayer(self, input)
-        self._inputs.append(layer)
-        return self._network._add(layer)
+        self.inputs.append(layer)
+        return self.network.add_layer(layer)
 
     def add_output(self, true_subgraph_output: Tensor, false_subgraph_output: Tensor):
         layer = IfConditionalOutputLayer(self, true_subgraph_output, false_subgraph_output)
-        self._outputs.append(layer)
-        return self._network._add(layer)
+        self.outputs.append(layer)
+        return self.network.add_layer(layer)
 
     def boundary_layers(self) -> list[Layer]:
-        cond = [self._condition] if self._condition is not None else []
-        return [*cond, *self._inputs, *self._outputs]
+        cond = [self.condition] if self.condition is not None else []
+        return [*cond, *self.inputs, *self.outputs]
 
     def what(self) -> str:
         return f"conditional '{self.name}'"
@@ -236,9 +236,9 @@ class IfConditionalBoundaryLayer(Layer):
 
     def __init__(self, cond: IfConditional, inputs):
         object.__setattr__(self, "_conditional", cond)
-        super().__init__(cond._network, inputs)
+        super().__init__(cond.network, inputs)
         for t in inputs:
-            cond._network._own(t, self._what())
+            cond.network.own(t, self.what())
 
     @property
     def conditional(self) -> IfConditional:
@@ -247,8 +247,8 @@ class IfConditionalBoundaryLayer(Layer):
     def get_conditional(self) -> IfConditional:
         return self._conditional
 
-    def _what(self) -> str:
-        return f"{super()._what()} of {self._conditional.what()}"
+    def what(self) -> str:
+        return f"{super().what()} of {self._conditional.what()}"
 
 
 class ConditionLayer(IfConditionalBoundaryLayer):
@@ -258,7 +258,7 @@ class ConditionLayer(IfConditionalBoundaryLayer):
     def __init__(self, cond, tensor):
         super().__init__(cond, [tensor])
 
-    def _infer(self):
+    def infer(self):
         return []
 
 
@@ -268,9 +268,9 @@ class IfConditionalInputLayer(IfConditionalBoundaryLayer):
     def __init__(self, cond, tensor):
         super().__init__(cond, [tensor])
 
-    def _infer(self):
-        x = self._input(0)
-        return [(x._dtype, x.shape, None)]
+    def infer(self):
+        x = self.required_input(0)
+        return [(x.compute_dtype, x.shape, None)]
 
 
 class IfConditionalOutputLayer(IfConditionalBoundaryLayer):
@@ -279,14 +279,15 @@ class IfConditionalOutputLayer(IfConditionalBoundaryLayer):
     def __init__(self, cond, t, f):
         super().__init__(cond, [t, f])
 
-    def _infer(self):
-        t, f = self._input(0), self._input(1)
-        if t._dtype != f._dtype or len(t.shape) != len(f.shape):
+    def infer(self):
+        t, f = self.required_input(0), self.required_input(1)
+        if t.compute_dtype != f.compute_dtype or len(t.shape) != len(f.shape):
             raise ModelError(
-                f"{self._what()}: the branch outputs differ in type or rank "
-                f"({t._dtype.name}{tuple(t.shape)} vs {f._dtype.name}{tuple(f.shape)})"
+                f"{self.what()}: the branch outputs differ in type or rank "
+                f"({t.compute_dtype.name}{tuple(t.shape)} vs "
+                f"{f.compute_dtype.name}{tuple(f.shape)})"
             )
-        return [(t._dtype, merge(t.shape, f.shape), None)]
+        return [(t.compute_dtype, merge(t.shape, f.shape), None)]
 
 
 __all__ = [

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir import Graph, Node, Value, verify
+from ..errors import ModelError
+from ..ir import Graph, Node, Value, verify
 from .checks import finish_outputs, profile_checks
 from .control import (
     IfConditional,
@@ -36,10 +36,10 @@ def build(network) -> Graph:
     an = analyze(network)
     validate(network, an)
     live = _liveness(network)
-    reserved = {id(t): t.name for t in [*network._inputs, *network._outputs]}
+    reserved = {id(t): t.name for t in [*network.inputs, *network.outputs]}
     top = Graph(name=network.name, opset_imports={"": OPSET})
     em = Emitter(top, reserved)
-    for t in network._inputs:
+    for t in network.inputs:
         v = em.new_value(t)
         top.inputs.append(v)
     em.checks.extend(profile_checks(network, em))
@@ -64,8 +64,8 @@ class _Live:
 def _liveness(network) -> _Live:
     """What the outputs need, and the assertion layers (outside loops and conditionals)."""
     live = _Live()
-    todo: list = list(network._outputs)
-    todo += [x for x in network._layers if isinstance(x, AssertionLayer)]
+    todo: list = list(network.outputs)
+    todo += [x for x in network.layers if isinstance(x, AssertionLayer)]
     while todo:
         x = todo.pop()
         if x is None:
@@ -77,17 +77,17 @@ def _liveness(network) -> _Live:
         elif isinstance(x, Layer):
             if id(x) not in live.layers:
                 live.layers.add(id(x))
-                todo.extend(x._inputs)
+                todo.extend(x.inputs)
                 s = owner(x)
                 if s is not None:
                     todo.append(s)
         elif id(x) not in live.scopes:  # a loop or conditional
             live.scopes.add(id(x))
             if isinstance(x, NetLoop):
-                todo.extend(x._trip_limits)
-                todo.extend(x._iterators)  # they bound the iteration (running out is an error)
+                todo.extend(x.trip_limits)
+                todo.extend(x.iterators)  # they bound the iteration (running out is an error)
             else:
-                todo.append(x._condition)
+                todo.append(x.condition)
     return live
 
 
@@ -125,13 +125,13 @@ class _Builder:
         """Tensors read by live layers of scope `s` (at any depth) that are defined outside it."""
         if id(s) not in self._external:
             out: list[Tensor] = []
-            for layer in self.network._layers:
+            for layer in self.network.layers:
                 if not self.live.has(layer):
                     continue
                 where = self.an.layer_scope(layer)
                 if where is None or not self.an.inside(where, s):
                     continue
-                for t in layer._inputs:
+                for t in layer.inputs:
                     if t is not None and not self.an.inside(self.an.tensor_scope(t), s):
                         out.append(t)
             self._external[id(s)] = out
@@ -139,14 +139,14 @@ class _Builder:
 
     def inputs_of(self, unit) -> list[Tensor]:
         if isinstance(unit, Layer):
-            return [t for t in unit._inputs if t is not None]
+            return [t for t in unit.inputs if t is not None]
         return self.external_inputs(unit)
 
     def ordered(self, scope, units: list) -> list:
         ids = {id(u) for u in units}
 
         def label(u) -> str:
-            return u._what() if isinstance(u, Layer) else u.what()
+            return u.what() if isinstance(u, Layer) else u.what()
 
         def cycle(path: list) -> None:
             raise ModelError("the network has a cycle through a loop or conditional: "
@@ -193,12 +193,12 @@ class _Builder:
         LoopEmitter(self, loop, graph).emit()
 
     @staticmethod
-    def _covers(count, x: Tensor, axis: int) -> bool:
+    def covers(count, x: Tensor, axis: int) -> bool:
         """Is the COUNT known to reach the iterated axis' end (no leading slice needed)?"""
-        c = count._input(0).const_value()
+        c = count.required_input(0).const_value()
         return c is not None and 0 <= x.shape[axis] <= int(c.reshape(()))
 
-    def _trip_count(self, t: Tensor) -> Value:
+    def trip_count(self, t: Tensor) -> Value:
         """COUNT as an INT64 scalar; negative counts mean zero iterations."""
         em = self.em
         c = t.const_value()
@@ -210,16 +210,16 @@ class _Builder:
 
     def emit_if(self, cond: IfConditional, graph: Graph) -> None:
         em = self.em
-        for inp in cond._inputs:
-            em.alias(inp._outputs[0], em.value(inp._input(0)))
-        outs = [o for o in cond._outputs if self.live.has(o)]
+        for inp in cond.inputs:
+            em.alias(inp.outputs[0], em.value(inp.required_input(0)))
+        outs = [o for o in cond.outputs if self.live.has(o)]
         units = self.members.get(id(cond), [])
-        branch = {0: self._reach(cond, [o._inputs[0] for o in outs], units),
-                  1: self._reach(cond, [o._inputs[1] for o in outs], units)}
+        branch = {0: self.reach(cond, [o.inputs[0] for o in outs], units),
+                  1: self.reach(cond, [o.inputs[1] for o in outs], units)}
         both = [u for u in units if id(u) in branch[0] and id(u) in branch[1]]
         if both:
             u = both[0]
-            label = u._what() if isinstance(u, Layer) else u.what()
+            label = u.what() if isinstance(u, Layer) else u.what()
             raise ModelError(
                 f"{label} is used by both the true and the false branch of {cond.what()}; "
                 "compute it before the conditional, or duplicate it"
@@ -228,16 +228,16 @@ class _Builder:
         for side, gname in ((0, "then"), (1, "else")):
             g = Graph(name=f"{cond.name}/{gname}")
             self.emit_scope(cond, g, [u for u in units if id(u) in branch[side]])
-            g.outputs = [self.result(o._inputs[side], g, f"{o.name}/{gname}") for o in outs]
+            g.outputs = [self.result(o.inputs[side], g, f"{o.name}/{gname}") for o in outs]
             graphs.append(g)
         em.graph = graph
         em.prefix = cond.name
-        c = em.value(cond._condition._input(0))
-        values = [em.new_value(o._outputs[0]) for o in outs]
+        c = em.value(cond.condition.required_input(0))
+        values = [em.new_value(o.outputs[0]) for o in outs]
         graph.add(Node("If", [c], values, {"then_branch": graphs[0], "else_branch": graphs[1]},
-                       version=OPSET, name=em.fresh(cond.name, em._node_names)))
+                       version=OPSET, name=em.fresh(cond.name, em.node_names)))
 
-    def _reach(self, scope, tensors: list[Tensor], units: list) -> set[int]:
+    def reach(self, scope, tensors: list[Tensor], units: list) -> set[int]:
         ids = {id(u) for u in units}
         seen: set[int] = set()
         todo = list(tensors)

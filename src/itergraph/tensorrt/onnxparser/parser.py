@@ -6,18 +6,18 @@ network and return True, or stop at the first node that cannot be imported and r
 with an error (``num_errors``, ``get_error(i)``: a `ParserError` with the node's index, name
 and operator, an `ErrorCode` and the reason). Values are network tensors, or NumPy arrays for
 initializers and constants (weights), which become constant layers where a tensor is needed.
-Node importers live in :mod:`.onnx_ops` (ordinary operators), :mod:`.onnx_control` (Loop,
-Scan, If) and :mod:`.onnx_rnn` (LSTM, GRU, RNN as loops).
+Node importers live in :mod:`.ops` (ordinary operators), :mod:`.control` (Loop,
+Scan, If) and :mod:`.rnn` (LSTM, GRU, RNN as loops).
 """
 
 from __future__ import annotations
 
 import os
 
-from . import onnx_control, onnx_ops, onnx_rnn  # noqa: F401 - they register the importers
-from .core import Tensor
-from .onnx_context import Context
-from .onnx_errors import (
+from ..core import Tensor
+from . import control, ops, ops_index, ops_nn, rnn  # noqa: F401 - they register the importers
+from .context import Context
+from .errors import (
     ErrorCode,
     ImportFailure,
     NodeFailure,
@@ -26,7 +26,7 @@ from .onnx_errors import (
     fail,
     onnx_dtype,
 )
-from .onnx_registry import IMPORTERS, import_graph
+from .registry import IMPORTERS, import_graph
 
 
 def _dims_of(vi) -> tuple[int, ...] | None:
@@ -107,7 +107,7 @@ class OnnxParser:
 
     def supports_model(self, model, path: str | None = None):
         """(True/False, [(node indices, supported)]): parses into a scratch network."""
-        from .network import Network
+        from ..network import Network
 
         scratch = OnnxParser(Network(self.network.flags, self.network.builder), self.logger)
         ok = scratch.parse(model, path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...errors import ModelError
+from ..errors import ModelError
 
 Shape = tuple[int, ...]
 

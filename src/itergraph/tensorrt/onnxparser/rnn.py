@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
-from .enums import TripLimit as TL
-from .onnx_errors import ErrorCode, fail, node_name
-from .onnx_ops import act, cast, concat, ew, full, ints, unsqueeze
-from .onnx_registry import importer
+from ..enums import ActivationType, DataType, ElementWiseOperation, LoopOutput, MatrixOperation
+from ..enums import TripLimit as TL
+from .errors import ErrorCode, fail, node_name
+from .helpers import act, cast, concat, ew, full, ints, unsqueeze
+from .registry import importer
 
 E = ElementWiseOperation
 A = ActivationType
@@ -89,7 +89,7 @@ class _Cell:
         self.w, self.r = _pick(ctx, ins[1], d), _pick(ctx, ins[2], d)
         b = ins[3] if len(ins) > 3 and ins[3] is not None else None
         gh = g * self.h
-        dt = self.w._dtype
+        dt = self.w.compute_dtype
         if b is None:
             b = ctx.tensor(np.zeros(2 * gh, np.float32))
         else:
@@ -155,7 +155,7 @@ def _state0(ctx, ins, index: int, d: int, like_x, h: int):
     # zeros [B, H]: B from X's axis 1
     shape = ctx.name(ctx.network.add_shape(like_x)).get_output(0)
     b = ctx.name(ctx.network.add_gather(shape, ints(ctx, [1]), 0)).get_output(0)
-    return full(ctx, concat(ctx, [b, ints(ctx, [h])]), 0.0, like_x._dtype)
+    return full(ctx, concat(ctx, [b, ints(ctx, [h])]), 0.0, like_x.compute_dtype)
 
 
 @importer("LSTM", "GRU", "RNN")

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ModelError
-from ...ir import Carried, Concat, Graph, Last, Node, Sliced, Value, tensor
-from ...ir import Loop as IRLoop
+from ..errors import ModelError
+from ..ir import Carried, Concat, Graph, Last, Node, Sliced, Value, tensor
+from ..ir import Loop as IRLoop
 from . import layers as L
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Layer, Tensor
@@ -45,7 +45,7 @@ _SAME_SHAPE = (L.IdentityLayer, L.ActivationLayer, L.UnaryLayer, L.CastLayer, L.
 
 
 def _ir_type(t: Tensor):
-    return tensor(to_ir(t._dtype), ir_shape(t.shape))
+    return tensor(to_ir(t.compute_dtype), ir_shape(t.shape))
 
 
 class LoopEmitter:
@@ -54,10 +54,10 @@ class LoopEmitter:
     def __init__(self, b, loop, graph: Graph):
         self.b, self.em, self.loop, self.graph = b, b.em, loop, graph
         self.an = b.an
-        self.count = next((t for t in loop._trip_limits if t.kind is TripLimit.COUNT), None)
-        self.cond = next((t for t in loop._trip_limits if t.kind is TripLimit.WHILE), None)
-        self.recs = [r for r in loop._recurrences if b.live.has(r)]
-        self.outs = [o for o in loop._outputs if b.live.has(o)]
+        self.count = next((t for t in loop.trip_limits if t.kind is TripLimit.COUNT), None)
+        self.cond = next((t for t in loop.trip_limits if t.kind is TripLimit.WHILE), None)
+        self.recs = [r for r in loop.recurrences if b.live.has(r)]
+        self.outs = [o for o in loop.outputs if b.live.has(o)]
 
     # -- which recurrences are lazy -------------------------------------------------------
     def _cond_recurrences(self) -> set[int]:
@@ -66,7 +66,7 @@ class LoopEmitter:
         if self.cond is None:
             return found
         seen: set[int] = set()
-        stack = [self.cond._input(0)]
+        stack = [self.cond.required_input(0)]
         while stack:
             t = stack.pop()
             if id(t) in seen or self.loop not in self.an.deps_of(t):
@@ -76,26 +76,27 @@ class LoopEmitter:
             if isinstance(p, RecurrenceLayer):
                 found.add(id(p))
             elif p is not None:
-                stack.extend(x for x in p._inputs if x is not None)
+                stack.extend(x for x in p.inputs if x is not None)
         return found
 
     def _split(self, units: list):
         """(eager units, lazy units, lazy recurrences whose next value a lazy unit makes)."""
-        last = {id(o._input(0).producer) for o in self.outs if o.kind is LoopOutput.LAST_VALUE}
+        last = {id(o.required_input(0).producer) for o in self.outs
+                if o.kind is LoopOutput.LAST_VALUE}
         demanded = last | self._cond_recurrences()
         lazy_recs = [r for r in self.recs if id(r) not in demanded]
-        roots = [o._input(0) for o in self.outs if o.kind is not LoopOutput.LAST_VALUE]
-        roots += [r._inputs[1] for r in self.recs if id(r) in demanded]
+        roots = [o.required_input(0) for o in self.outs if o.kind is not LoopOutput.LAST_VALUE]
+        roots += [r.inputs[1] for r in self.recs if id(r) in demanded]
         if self.cond is not None:
-            roots.append(self.cond._input(0))
-        eager = self.b._reach(self.loop, roots, units)
-        lazy = self.b._reach(self.loop, [r._inputs[1] for r in lazy_recs], units) - eager
-        if lazy and self.cond is not None and not self._cone(self.cond._input(0)):
+            roots.append(self.cond.required_input(0))
+        eager = self.b.reach(self.loop, roots, units)
+        lazy = self.b.reach(self.loop, [r.inputs[1] for r in lazy_recs], units) - eager
+        if lazy and self.cond is not None and not self._cone(self.cond.required_input(0)):
             eager |= lazy  # the condition cannot be recomputed: no laziness (see _cone)
             lazy = set()
         lazy_units = [u for u in units if id(u) in lazy]
         deferred = [r for r in lazy_recs
-                    if self.b._reach(self.loop, [r._inputs[1]], units) - eager]
+                    if self.b.reach(self.loop, [r.inputs[1]], units) - eager]
         return [u for u in units if id(u) not in lazy], lazy_units, deferred
 
     def _cone(self, t: Tensor, stop=frozenset()) -> list[Layer] | None:
@@ -113,7 +114,7 @@ class LoopEmitter:
             if isinstance(p, (RecurrenceLayer, IteratorLayer)) and p.loop is self.loop:
                 return True
             if p is None or self.an.layer_scope(p) is not self.loop or isinstance(
-                    p, LoopOutputLayer) or not all(visit(i) for i in p._inputs if i is not None):
+                    p, LoopOutputLayer) or not all(visit(i) for i in p.inputs if i is not None):
                 return False
             order.append(p)
             return True
@@ -142,24 +143,24 @@ class LoopEmitter:
         b, em, loop, graph = self.b, self.em, self.loop, self.graph
         body = Graph(name=loop.name)
         em.prefix = loop.name
-        trip = b._trip_count(self.count._input(0)) if self.count is not None else None
+        trip = b.trip_count(self.count.required_input(0)) if self.count is not None else None
         ports = []
-        for it in loop._iterators:
-            x = it._input(0)
-            axis = norm_axis(it.axis, len(x.shape), it._what())
+        for it in loop.iterators:
+            x = it.required_input(0)
+            axis = norm_axis(it.axis, len(x.shape), it.what())
             value = em.value(x)
-            if it.reverse and self.count is not None and not b._covers(self.count, x, axis):
+            if it.reverse and self.count is not None and not b.covers(self.count, x, axis):
                 em.prefix = it.name
                 end = em.node("Unsqueeze", [trip, em.ints([0])])
                 value = em.node("Slice", [value, em.ints([0]), end, em.ints([axis])])
-            param = em.new_value(it._outputs[0])
+            param = em.new_value(it.outputs[0])
             body.inputs.append(param)
             ports.append(Sliced(value, param, axis=axis, stride=-1 if it.reverse else 1))
         carried: dict[int, Carried] = {}
         for rec in self.recs:
-            param = em.new_value(rec._outputs[0])
+            param = em.new_value(rec.outputs[0])
             body.inputs.append(param)
-            port = Carried(em.value(rec._input(0)), param, param)
+            port = Carried(em.value(rec.required_input(0)), param, param)
             ports.append(port)
             carried[id(rec)] = port
         units = b.members.get(id(loop), [])
@@ -174,19 +175,19 @@ class LoopEmitter:
         for rec in self.recs:
             port = carried[id(rec)]
             if port.result is port.param:  # not set by the lazy If
-                port.result = b.result(rec._inputs[1], body, f"{rec.name}/next", taken)
+                port.result = b.result(rec.inputs[1], body, f"{rec.name}/next", taken)
             taken.add(port.result.uid)
         precondition = None
         if self.cond is not None:
-            precondition = b.result(self.cond._input(0), body, self.cond.name)
+            precondition = b.result(self.cond.required_input(0), body, self.cond.name)
         outs, fixes = [], []
         for lo in self.outs:
-            out_v = em.new_value(lo._outputs[0])
+            out_v = em.new_value(lo.outputs[0])
             if lo.kind is LoopOutput.LAST_VALUE:
-                outs.append(Last(carried[id(lo._input(0).producer)].result, out_v))
+                outs.append(Last(carried[id(lo.required_input(0).producer)].result, out_v))
                 continue
-            x = lo._input(0)
-            axis = norm_axis(lo.axis, len(x.shape) + 1, lo._what())
+            x = lo.required_input(0)
+            axis = norm_axis(lo.axis, len(x.shape) + 1, lo.what())
             em.prefix = lo.name
             em.graph = graph
             n = em.as_int64(lo.length())
@@ -207,9 +208,9 @@ class LoopEmitter:
                 results.append(v)
         body.outputs = results
         graph.add(IRLoop(body, ports, outs, trip_count=trip, precondition=precondition,
-                         iteration_param=iteration, name=em.fresh(loop.name, em._node_names),
+                         iteration_param=iteration, name=em.fresh(loop.name, em.node_names),
                          origin="network", negative_trip_count="zero",
-                         strict_slices=bool(loop._iterators)))
+                         strict_slices=bool(loop.iterators)))
         for fix in fixes:
             ZeroTrip(self, *fix).emit(trip if trips is None else trips)
 
@@ -230,25 +231,25 @@ class LoopEmitter:
             more = em.node("Less", [k1, trip])
         if self.cond is not None:
             reads = self._cond_recurrences()
-            subst = {id(r._outputs[0]): em.value(r._inputs[1]) for r in self.recs
+            subst = {id(r.outputs[0]): em.value(r.inputs[1]) for r in self.recs
                      if id(r) in reads}
-            nxt = self.relower(self.cond._input(0), subst, body)
+            nxt = self.relower(self.cond.required_input(0), subst, body)
             em.graph, em.prefix = body, f"{loop.name}/lazy"
             more = nxt if more is None else em.node("And", [more, nxt])
         then_g = Graph(name=f"{loop.name}/next_trip")
         b.emit_scope(loop, then_g, lazy)
-        then_g.outputs = [b.result(r._inputs[1], then_g, f"{r.name}/next") for r in deferred]
+        then_g.outputs = [b.result(r.inputs[1], then_g, f"{r.name}/next") for r in deferred]
         else_g = Graph(name=f"{loop.name}/last_trip")
         em.graph, em.prefix = else_g, f"{loop.name}/last_trip"
         else_g.outputs = [em.node("Identity", [carried[id(r)].param]) for r in deferred]
         em.graph = body
         outs = []
         for r in deferred:
-            v = Value(em.fresh(f"{r.name}/next"), _ir_type(r._outputs[0]))
+            v = Value(em.fresh(f"{r.name}/next"), _ir_type(r.outputs[0]))
             carried[id(r)].result = v
             outs.append(v)
         body.add(Node("If", [more], outs, {"then_branch": then_g, "else_branch": else_g},
-                      version=OPSET, name=em.fresh(f"{loop.name}/lazy", em._node_names)))
+                      version=OPSET, name=em.fresh(f"{loop.name}/lazy", em.node_names)))
 
     def _count_trips(self, body: Graph, ports: list, outs: list) -> Value:
         """A carried trip counter (for loops whose trip count only the run tells)."""
@@ -280,17 +281,17 @@ class ZeroTrip:
                 return x, None
             p = x.producer
             if isinstance(p, RecurrenceLayer) and p.loop is loop:
-                x = p._input(0)
+                x = p.required_input(0)
                 continue
             if isinstance(p, IteratorLayer) and p.loop is loop:
-                src = p._input(0)
-                return src, norm_axis(p.axis, len(src.shape), p._what())
-            rec = next((r for r in loop._recurrences if r._inputs[1] is x), None)
+                src = p.required_input(0)
+                return src, norm_axis(p.axis, len(src.shape), p.what())
+            rec = next((r for r in loop.recurrences if r.inputs[1] is x), None)
             if rec is not None:
-                x = rec._input(0)
+                x = rec.required_input(0)
                 continue
             if isinstance(p, _SAME_SHAPE):
-                x = p._input(0)
+                x = p.required_input(0)
                 continue
             return None
 
@@ -300,14 +301,14 @@ class ZeroTrip:
         em, loop = self.em, self.le.loop
         subst: dict[int, Value] = {}
         em.graph = g
-        for r in loop._recurrences:
-            subst[id(r._outputs[0])] = em.value(r._input(0))
-        for it in loop._iterators:
-            src = it._input(0)
-            axis = norm_axis(it.axis, len(src.shape), it._what())
+        for r in loop.recurrences:
+            subst[id(r.outputs[0])] = em.value(r.required_input(0))
+        for it in loop.iterators:
+            src = it.required_input(0)
+            axis = norm_axis(it.axis, len(src.shape), it.what())
             shape = self._drop(em.node("Shape", [em.value(src)]), len(src.shape), axis)
-            zero = np.zeros(1, to_numpy(src._dtype))
-            subst[id(it._outputs[0])] = em.node("ConstantOfShape", [shape], {"value": zero})
+            zero = np.zeros(1, to_numpy(src.compute_dtype))
+            subst[id(it.outputs[0])] = em.node("ConstantOfShape", [shape], {"value": zero})
         v = self.le.relower(x, subst, g)
         em.graph = g
         return None if v is None else em.node("Shape", [v])
@@ -320,7 +321,7 @@ class ZeroTrip:
 
     def emit(self, trips: Value) -> None:
         em, lo = self.em, self.lo
-        x = lo._input(0)
+        x = lo.required_input(0)
         graph = self.le.graph
         em.graph, em.prefix = graph, f"{lo.name}/zero_trips"
         then_g = Graph(name=f"{lo.name}/zero_trips")
@@ -333,7 +334,7 @@ class ZeroTrip:
             entry = self._shape_by_evaluation(x, then_g)
         if entry is None:
             raise ModelError(
-                f"{lo._what()}: the shape of its entries when the loop runs no trip cannot be "
+                f"{lo.what()}: the shape of its entries when the loop runs no trip cannot be "
                 "derived (the concatenated value is computed by a nested loop or conditional)")
         em.graph, em.prefix = then_g, f"{lo.name}/zero_trips"
         rank = len(x.shape)
@@ -341,7 +342,7 @@ class ZeroTrip:
         parts = [em.node("Slice", [entry, em.ints([0]), em.ints([self.axis])]), n,
                  em.node("Slice", [entry, em.ints([self.axis]), em.ints([rank])])]
         full = em.node("Concat", parts, {"axis": 0})
-        zero = np.zeros(1, to_numpy(x._dtype))
+        zero = np.zeros(1, to_numpy(x.compute_dtype))
         then_g.outputs = [em.node("ConstantOfShape", [full], {"value": zero})]
         else_g = Graph(name=f"{lo.name}/trips")
         em.graph = else_g
@@ -349,6 +350,6 @@ class ZeroTrip:
         em.graph = graph
         none = em.node("Less", [trips, em.scalar(1, _I64)])
         graph.add(Node("If", [none], [self.out], {"then_branch": then_g, "else_branch": else_g},
-                       version=OPSET, name=em.fresh(f"{lo.name}/zero_trips", em._node_names)))
+                       version=OPSET, name=em.fresh(f"{lo.name}/zero_trips", em.node_names)))
 
 __all__ = ["LoopEmitter"]

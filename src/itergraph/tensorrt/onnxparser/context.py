@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Layer, Tensor
-from .onnx_errors import ErrorCode, fail, node_name
+from ..core import Layer, Tensor
+from .errors import ErrorCode, fail, node_name
 
 
 class Context:

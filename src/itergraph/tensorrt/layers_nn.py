@@ -1,5 +1,5 @@
 """Neural-network layers: scale, normalization, parametric ReLU, convolution, deconvolution,
-pooling and LRN (TensorRT's semantics, lowered to ONNX-standard IR nodes by `_lower`).
+pooling and LRN (TensorRT's semantics, lowered to ONNX-standard IR nodes by `lower`).
 
 Spatial layers read ``[N, C, *spatial]`` with the last ``len(kernel)`` axes spatial. Padding:
 `pre_padding` / `post_padding` (or `padding_nd`, the same on both sides); `padding_mode`
@@ -14,10 +14,11 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ...errors import ModelError
+from ..errors import ModelError
 from .core import FLOATS, Layer
 from .dims import Dims
 from .enums import (
+    ONNX_TYPE,
     DataType,
     LayerType,
     PaddingMode,
@@ -43,40 +44,40 @@ class ScaleLayer(Layer):
     (ELEMENTWISE). Missing weights default to shift 0, scale 1, power 1."""
 
     _type = LayerType.SCALE
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, network, x, mode, shift, scale, power, channel_axis):
         super().__init__(network, [x])
-        self.mode = check_enum(ScaleMode, mode, self._what())
+        self.mode = check_enum(ScaleMode, mode, self.what())
         self.shift, self.scale, self.power = shift, scale, power
         self.channel_axis = int(channel_axis)
 
     def _coeff_shape(self) -> tuple[int, ...]:
-        x = self._input(0)
+        x = self.required_input(0)
         rank = len(x.shape)
-        mode = check_enum(ScaleMode, self.mode, self._what())
+        mode = check_enum(ScaleMode, self.mode, self.what())
         if mode is ScaleMode.UNIFORM:
             return (1,) * rank
-        c = norm_axis(self.channel_axis, rank, self._what())
+        c = norm_axis(self.channel_axis, rank, self.what())
         if mode is ScaleMode.CHANNEL:
             return tuple(x.shape[c] if i == c else 1 for i in range(rank))
         return tuple(1 if i < c else x.shape[i] for i in range(rank))
 
-    def _infer(self):
-        x = self._input(0)
-        if x._dtype not in FLOATS:
-            raise ModelError(f"{self._what()}: needs a floating-point input")
+    def infer(self):
+        x = self.required_input(0)
+        if x.compute_dtype not in FLOATS:
+            raise ModelError(f"{self.what()}: needs a floating-point input")
         want = self._coeff_shape()
         for name in ("shift", "scale", "power"):
             w = _weights(getattr(self, name))
             if w is not None and -1 not in want and w.size != int(np.prod(want)):
-                raise ModelError(f"{self._what()}: {name} has {w.size} weights, "
+                raise ModelError(f"{self.what()}: {name} has {w.size} weights, "
                                  f"{self.mode.name} mode needs {int(np.prod(want))}")
-        return [(x._dtype, x.shape, None)]
+        return [(x.compute_dtype, x.shape, None)]
 
-    def _lower(self, em):
-        x = em.value(self._inputs[0])
-        dt = np.dtype(np.float32) if self._inputs[0]._dtype == DataType.FLOAT else None
+    def lower(self, em):
+        x = em.value(self.inputs[0])
+        dt = np.dtype(np.float32) if self.inputs[0].compute_dtype == DataType.FLOAT else None
         shape = self._coeff_shape()
         for name, op in (("scale", "Mul"), ("shift", "Add"), ("power", "Pow")):
             w = _weights(getattr(self, name))
@@ -85,7 +86,7 @@ class ScaleLayer(Layer):
                 if dt is None:
                     c = em.node("CastLike", [c, x])
                 x = em.node(op, [x, c])
-        return x if x is not em.value(self._inputs[0]) else em.node("Identity", [x])
+        return x if x is not em.value(self.inputs[0]) else em.node("Identity", [x])
 
 
 class NormalizationLayer(Layer):
@@ -94,7 +95,7 @@ class NormalizationLayer(Layer):
     separately (scale and bias ``[1, G, 1...]``, or ``[1, C, 1...]`` for the V2 layer)."""
 
     _type = LayerType.NORMALIZATION
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, network, x, scale, bias, axes, v2: bool = False):
         super().__init__(network, [x, scale, bias])
@@ -109,31 +110,32 @@ class NormalizationLayer(Layer):
         return self._v2
 
     def axis_list(self) -> list[int]:
-        rank = len(self._input(0).shape)
+        rank = len(self.required_input(0).shape)
         if self.axes <= 0 or self.axes >> rank:
-            raise ModelError(f"{self._what()}: axes bitmask {self.axes:#b} does not name axes "
+            raise ModelError(f"{self.what()}: axes bitmask {self.axes:#b} does not name axes "
                              f"of rank {rank}")
         return [i for i in range(rank) if self.axes >> i & 1]
 
-    def _infer(self):
-        x, s, b = (self._input(i) for i in range(3))
-        if x._dtype not in FLOATS or s._dtype != x._dtype or b._dtype != x._dtype:
-            raise ModelError(f"{self._what()}: input, scale and bias must share a float type")
+    def infer(self):
+        x, s, b = (self.required_input(i) for i in range(3))
+        dt = x.compute_dtype
+        if dt not in FLOATS or s.compute_dtype != dt or b.compute_dtype != dt:
+            raise ModelError(f"{self.what()}: input, scale and bias must share a float type")
         self.axis_list()
         if len(s.shape) != len(x.shape) or tuple(s.shape) != tuple(b.shape):
-            raise ModelError(f"{self._what()}: scale and bias must have the same shape and the "
+            raise ModelError(f"{self.what()}: scale and bias must have the same shape and the "
                              "input's rank")
         g = int(self.num_groups)
         if g > 1 and len(x.shape) > 1 and x.shape[1] > 0 and x.shape[1] % g:
-            raise ModelError(f"{self._what()}: {g} groups do not divide {x.shape[1]} channels")
-        return [(x._dtype, x.shape, None)]
+            raise ModelError(f"{self.what()}: {g} groups do not divide {x.shape[1]} channels")
+        return [(x.compute_dtype, x.shape, None)]
 
-    def _lower(self, em):
-        x_t = self._inputs[0]
-        x, s, b = (em.value(t) for t in self._inputs)
+    def lower(self, em):
+        x_t = self.inputs[0]
+        x, s, b = (em.value(t) for t in self.inputs)
         rank = len(x_t.shape)
         g = int(self.num_groups)
-        eps = em.scalar(float(self.epsilon), x_t._dtype)
+        eps = em.scalar(float(self.epsilon), x_t.compute_dtype)
         if g == 1:
             axes = em.ints(self.axis_list())
             y = _normalize(em, x, axes, eps)
@@ -165,20 +167,20 @@ class ParametricReLULayer(Layer):
     def __init__(self, network, x, slopes):
         super().__init__(network, [x, slopes])
 
-    def _infer(self):
-        x, s = self._input(0), self._input(1)
-        if x._dtype != s._dtype:
-            raise ModelError(f"{self._what()}: input and slopes have different types")
-        return [(x._dtype, broadcast([x.shape, s.shape], self._what()), None)]
+    def infer(self):
+        x, s = self.required_input(0), self.required_input(1)
+        if x.compute_dtype != s.compute_dtype:
+            raise ModelError(f"{self.what()}: input and slopes have different types")
+        return [(x.compute_dtype, broadcast([x.shape, s.shape], self.what()), None)]
 
-    def _lower(self, em):
-        return em.node("PRelu", [em.value(t) for t in self._inputs])
+    def lower(self, em):
+        return em.node("PRelu", [em.value(t) for t in self.inputs])
 
 
 class _Spatial(Layer):
     """Stride / padding / dilation attributes shared by convolution, deconvolution, pooling."""
 
-    _check_at_creation = False
+    check_at_creation = False
 
     def _spatial_init(self, k: int) -> None:
         self._k = k
@@ -193,7 +195,7 @@ class _Spatial(Layer):
 
         def set_(self, v):
             object.__setattr__(self, "_" + name, tuple(int(d) for d in v))
-            self._network._touch()
+            self.network.touch()
 
         return property(get, set_)
 
@@ -218,21 +220,21 @@ class _Spatial(Layer):
         """The window's spatial extent (kernel or pooling window), one entry per axis."""
 
     def _check(self):
-        x = self._input(0)
+        x = self.required_input(0)
         k = self._k
         if len(x.shape) < k + 1:
-            raise ModelError(f"{self._what()}: a {k}-D window needs an input of rank >= "
+            raise ModelError(f"{self.what()}: a {k}-D window needs an input of rank >= "
                              f"{k + 1}, got {tuple(x.shape)}")
         for name in ("_stride_nd", "_pre_padding", "_post_padding"):
             if len(getattr(self, name)) != k:
-                raise ModelError(f"{self._what()}: {name[1:]} must have {k} entries")
+                raise ModelError(f"{self.what()}: {name[1:]} must have {k} entries")
         return x
 
     def _out_dims(self, x, dilation=None, transposed=False) -> list[int]:
         k = self._k
         win = self._window()
         dil = dilation or (1,) * k
-        mode = check_enum(PaddingMode, self.padding_mode, self._what())
+        mode = check_enum(PaddingMode, self.padding_mode, self.what())
         out = []
         for j in range(k):
             n = x.shape[len(x.shape) - k + j]
@@ -253,7 +255,7 @@ class _Spatial(Layer):
     def _batched(self, em, x, keep: int, fn):
         """`fn` on `x` seen as ``[N, *last keep axes]`` (ONNX's layout), the leading axes
         folded into N (or a unit N added), then unfolded again."""
-        rank = len(self._inputs[0].shape)
+        rank = len(self.inputs[0].shape)
         lead = rank - keep
         if lead == 1:
             return fn(x)
@@ -268,7 +270,7 @@ class _Spatial(Layer):
         return em.node("Reshape", [y, back])
 
     def _pad_attrs(self) -> dict:
-        mode = check_enum(PaddingMode, self.padding_mode, self._what())
+        mode = check_enum(PaddingMode, self.padding_mode, self.what())
         if mode is PaddingMode.SAME_UPPER:
             return {"auto_pad": "SAME_UPPER"}
         if mode is PaddingMode.SAME_LOWER:
@@ -292,7 +294,7 @@ class ConvolutionLayer(_Spatial):
         self.num_groups = 1
         self.kernel, self.bias = kernel, bias
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 3
 
     def _window(self):
@@ -304,23 +306,23 @@ class ConvolutionLayer(_Spatial):
             return (c, self.num_output_maps // g, *self._kernel_size_nd)
         return (self.num_output_maps, c // g, *self._kernel_size_nd)
 
-    def _infer(self):
+    def infer(self):
         x = self._check()
         c = x.shape[len(x.shape) - self._k - 1]
         kt = self.get_input(1)
         w = _weights(self.kernel)
         if kt is None and w is not None and c > 0 and w.size != int(
                 np.prod(self._kernel_shape(c))):
-            raise ModelError(f"{self._what()}: {w.size} kernel weights do not fill "
+            raise ModelError(f"{self.what()}: {w.size} kernel weights do not fill "
                              f"{self._kernel_shape(c)}")
         if kt is None and w is None:
-            raise ModelError(f"{self._what()}: no kernel weights (nor input 1)")
+            raise ModelError(f"{self.what()}: no kernel weights (nor input 1)")
         spatial = self._out_dims(x, self._dilation_nd, self._transposed)
         lead = x.shape[: len(x.shape) - self._k - 1]
-        return [(x._dtype, (*lead, self.num_output_maps, *spatial), None)]
+        return [(x.compute_dtype, (*lead, self.num_output_maps, *spatial), None)]
 
-    def _lower(self, em):
-        x_t = self._inputs[0]
+    def lower(self, em):
+        x_t = self.inputs[0]
         x = em.value(x_t)
         c = x_t.shape[len(x_t.shape) - self._k - 1]
         kt, bt = self.get_input(1), self.get_input(2)
@@ -354,7 +356,7 @@ class PoolingLayer(_Spatial):
 
     def __init__(self, network, x, kind, window):
         super().__init__(network, [x])
-        self._kind = check_enum(PoolingType, kind, self._what())
+        self._kind = check_enum(PoolingType, kind, self.what())
         self._spatial_init(len(tuple(window)))
         self.window_size_nd = window
         self.average_count_excludes_padding = True
@@ -367,19 +369,19 @@ class PoolingLayer(_Spatial):
 
     @type.setter
     def type(self, kind) -> None:
-        self._kind = check_enum(PoolingType, kind, self._what())
-        self._network._touch()
+        self._kind = check_enum(PoolingType, kind, self.what())
+        self.network.touch()
 
     def _window(self):
         return self._window_size_nd
 
-    def _infer(self):
+    def infer(self):
         x = self._check()
         lead = x.shape[: len(x.shape) - self._k]
-        return [(x._dtype, (*lead, *self._out_dims(x)), None)]
+        return [(x.compute_dtype, (*lead, *self._out_dims(x)), None)]
 
-    def _lower(self, em):
-        return self._batched(em, em.value(self._inputs[0]), self._k + 1, lambda v: self._pool(
+    def lower(self, em):
+        return self._batched(em, em.value(self.inputs[0]), self._k + 1, lambda v: self._pool(
             em, v))
 
     def _pool(self, em, x):
@@ -395,7 +397,7 @@ class PoolingLayer(_Spatial):
         if self._kind is PoolingType.AVERAGE:
             return avg
         f = float(self.blend_factor)
-        dt = self._inputs[0]._dtype
+        dt = self.inputs[0].compute_dtype
         return em.node("Add", [em.node("Mul", [mx, em.scalar(1 - f, dt)]),
                                em.node("Mul", [avg, em.scalar(f, dt)])])
 
@@ -409,19 +411,19 @@ class LRNLayer(Layer):
         super().__init__(network, [x])
         self.window_size, self.alpha, self.beta, self.k = int(window), alpha, beta, k
 
-    def _infer(self):
-        x = self._input(0)
-        if x._dtype not in FLOATS or len(x.shape) < 3:
-            raise ModelError(f"{self._what()}: needs a float input of rank >= 3")
-        return [(x._dtype, x.shape, None)]
+    def infer(self):
+        x = self.required_input(0)
+        if x.compute_dtype not in FLOATS or len(x.shape) < 3:
+            raise ModelError(f"{self.what()}: needs a float input of rank >= 3")
+        return [(x.compute_dtype, x.shape, None)]
 
-    def _lower(self, em):
+    def lower(self, em):
         """``x / (k + alpha / n * sum of x^2 over the n channels around)^beta`` (ONNX LRN),
         the window sum as n shifted slices of the zero-padded squares."""
-        x_t = self._inputs[0]
+        x_t = self.inputs[0]
         x = em.value(x_t)
         n = int(self.window_size)
-        dt, rank = x_t._dtype, len(x_t.shape)
+        dt, rank = x_t.compute_dtype, len(x_t.shape)
         sq = em.node("Mul", [x, x])
         lo, hi = (n - 1) // 2, n - 1 - (n - 1) // 2
         pads = [0] * (2 * rank)
@@ -444,31 +446,31 @@ class _QDQ(Layer):
     """Shared by quantize and dequantize: input, scale (input 1), optional zero point
     (input 2); `axis` -1 is per tensor, else the per-channel axis of a 1-D scale."""
 
-    _check_at_creation = False
+    check_at_creation = False
 
     def __init__(self, network, x, scale, to_type):
         super().__init__(network, [x, scale])
         self.axis = -1
         self.to_type = to_type
 
-    def _max_inputs(self) -> int:
+    def max_inputs(self) -> int:
         return 3
 
     def _attrs(self) -> dict:
-        x, s = self._input(0), self._input(1)
+        x, s = self.required_input(0), self.required_input(1)
         if len(s.shape) > 1:
-            raise ModelError(f"{self._what()}: block quantization is not supported")
+            raise ModelError(f"{self.what()}: block quantization is not supported")
         if len(s.shape) == 1 and s.shape[0] != 1:
             rank = len(x.shape)
             if not 0 <= self.axis < rank:
-                raise ModelError(f"{self._what()}: a per-channel scale needs an axis in "
+                raise ModelError(f"{self.what()}: a per-channel scale needs an axis in "
                                  f"[0, {rank}), got {self.axis}")
             return {"axis": int(self.axis)}
         return {}
 
     def _operands(self, em, dt: DataType):
         """(scale, zero point) as `dt` values shaped to broadcast against the input."""
-        x_t, s_t = self._input(0), self._input(1)
+        x_t, s_t = self.required_input(0), self.required_input(1)
         rank = len(x_t.shape)
         axis = self._attrs().get("axis")
         shape = [1] * rank
@@ -477,13 +479,11 @@ class _QDQ(Layer):
         s = em.node("Reshape", [em.value(s_t), em.ints(shape)])
         zp_t = self.get_input(2)
         zp = (em.scalar(0, dt) if zp_t is None else
-              em.node("Reshape", [em.node("Cast", [em.value(zp_t)], {"to": _ONNX[dt]}),
+              em.node("Reshape", [em.node("Cast", [em.value(zp_t)], {"to": ONNX_TYPE[dt]}),
                                   em.ints(shape)]))
         return s, zp
 
 
-_ONNX = {DataType.FLOAT: 1, DataType.HALF: 10, DataType.BF16: 16}
-_ONNX_Q = {DataType.INT8: 3, DataType.UINT8: 2}
 
 
 class QuantizeLayer(_QDQ):
@@ -492,24 +492,24 @@ class QuantizeLayer(_QDQ):
 
     _type = LayerType.QUANTIZE
 
-    def _infer(self):
-        x = self._input(0)
+    def infer(self):
+        x = self.required_input(0)
         to = as_dtype(self.to_type)
-        if to not in _ONNX_Q:
-            raise ModelError(f"{self._what()}: quantizing to {to.name} is not supported "
+        if to not in (DataType.INT8, DataType.UINT8):
+            raise ModelError(f"{self.what()}: quantizing to {to.name} is not supported "
                              "(INT8 and UINT8 are)")
         self._attrs()
         return [(to, x.shape, None)]
 
-    def _lower(self, em):
-        dt = self._input(0)._dtype
+    def lower(self, em):
+        dt = self.required_input(0).compute_dtype
         s, zp = self._operands(em, dt)
-        q = em.node("Add", [em.node("Round", [em.node("Div", [em.value(self._inputs[0]), s])]),
+        q = em.node("Add", [em.node("Round", [em.node("Div", [em.value(self.inputs[0]), s])]),
                             zp])
         to = as_dtype(self.to_type)
         info = np.iinfo(to_numpy(to))
         q = em.node("Clip", [q, em.scalar(info.min, dt), em.scalar(info.max, dt)])
-        return em.node("Cast", [q], {"to": _ONNX_Q[to]})
+        return em.node("Cast", [q], {"to": ONNX_TYPE[to]})
 
 
 class DequantizeLayer(_QDQ):
@@ -517,18 +517,18 @@ class DequantizeLayer(_QDQ):
 
     _type = LayerType.DEQUANTIZE
 
-    def _infer(self):
-        x, s = self._input(0), self._input(1)
-        if x._dtype not in _ONNX_Q:
-            raise ModelError(f"{self._what()}: dequantizing {x._dtype.name} is not supported "
+    def infer(self):
+        x, s = self.required_input(0), self.required_input(1)
+        if x.compute_dtype not in (DataType.INT8, DataType.UINT8):
+            raise ModelError(f"{self.what()}: dequantizing {x.compute_dtype.name} is not supported "
                              "(INT8 and UINT8 are)")
         self._attrs()
-        return [(s._dtype, x.shape, None)]
+        return [(s.compute_dtype, x.shape, None)]
 
-    def _lower(self, em):
-        dt = self._input(1)._dtype
+    def lower(self, em):
+        dt = self.required_input(1).compute_dtype
         s, zp = self._operands(em, dt)
-        x = em.node("Cast", [em.value(self._inputs[0])], {"to": _ONNX[dt]})
+        x = em.node("Cast", [em.value(self.inputs[0])], {"to": ONNX_TYPE[dt]})
         return em.node("Mul", [em.node("Sub", [x, zp]), s])
 
 

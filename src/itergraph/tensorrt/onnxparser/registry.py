@@ -6,8 +6,8 @@ import onnx
 from onnx import numpy_helper
 
 from ...errors import Error
-from .core import Tensor
-from .onnx_errors import ErrorCode, ImportFailure, NodeFailure, ParserError, fail, node_name
+from ..core import Tensor
+from .errors import ErrorCode, ImportFailure, NodeFailure, ParserError, fail, node_name
 
 IMPORTERS: dict = {}
 

@@ -15,7 +15,7 @@ are reported by :mod:`.scopes`.)
 
 from __future__ import annotations
 
-from ...errors import ModelError, UnsupportedError
+from ..errors import ModelError, UnsupportedError
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Tensor
 from .enums import DataType, LoopOutput, TripLimit
@@ -26,21 +26,21 @@ _INT = (DataType.INT32, DataType.INT64)
 
 
 def validate(network, an: Analysis) -> None:
-    if not network._outputs:
+    if not network.outputs:
         raise ModelError("the network has no outputs (use network.mark_output)")
-    for loop in network._loops:
-        if loop._outputs:
+    for loop in network.loops:
+        if loop.outputs:
             _check_loop(loop, an)
-    for cond in network._conditionals:
+    for cond in network.conditionals:
         if cond.boundary_layers():
             _check_conditional(cond, an)
-    for layer in network._layers:
-        if not layer._outputs and owner(layer) is None and an.deps_of_inputs(layer):
+    for layer in network.layers:
+        if not layer.outputs and owner(layer) is None and an.deps_of_inputs(layer):
             raise UnsupportedError(
-                f"{layer._what()} is inside a loop or conditional; assertions are supported "
+                f"{layer.what()} is inside a loop or conditional; assertions are supported "
                 "outside them only")
     names: dict[str, Tensor] = {}
-    for t in network._outputs:
+    for t in network.outputs:
         if t.name in names and names[t.name] is not t:
             raise ModelError(f"two network outputs are named '{t.name}'")
         names[t.name] = t
@@ -56,69 +56,70 @@ def validate(network, an: Analysis) -> None:
 def _outside(an: Analysis, s, layer, t: Tensor, role: str) -> None:
     if s in an.deps_of(t):
         raise ModelError(
-            f"{layer._what()}: its {role} {tensor_desc(t)} is defined inside {s.what()}; it must "
+            f"{layer.what()}: its {role} {tensor_desc(t)} is defined inside {s.what()}; it must "
             "be defined outside (before the loop starts)"
         )
 
 
 def _scalar(layer, t: Tensor, types, role: str) -> None:
-    if t._dtype not in types or t.shape != ():
+    if t.compute_dtype not in types or t.shape != ():
         want = " or ".join(x.name for x in types)
         raise ModelError(
-            f"{layer._what()}: the {role} must be a 0-D {want} tensor, got {tensor_desc(t)} of "
-            f"type {t._dtype.name} and shape {tuple(t.shape)}"
+            f"{layer.what()}: the {role} must be a 0-D {want} tensor, got {tensor_desc(t)} of "
+            f"type {t.compute_dtype.name} and shape {tuple(t.shape)}"
         )
 
 
 def _check_loop(loop, an: Analysis) -> None:
     for kind in TripLimit:
-        limits = [t for t in loop._trip_limits if t.kind is kind]
+        limits = [t for t in loop.trip_limits if t.kind is kind]
         if len(limits) > 1:
             raise ModelError(
                 f"{loop.what()} has {len(limits)} {kind.name} trip limits ("
                 + ", ".join(f"'{x.name}'" for x in limits) + "); at most one is allowed"
             )
-    if not loop._trip_limits:
+    if not loop.trip_limits:
         raise ModelError(
             f"{loop.what()} has no trip limit: add loop.add_trip_limit(t, TripLimit.COUNT) or "
             "TripLimit.WHILE"
         )
-    for tl in loop._trip_limits:
-        t = tl._input(0)
+    for tl in loop.trip_limits:
+        t = tl.required_input(0)
         if tl.kind is TripLimit.COUNT:
             _scalar(tl, t, _INT, "COUNT trip limit")
             _outside(an, loop, tl, t, "trip count")
         else:
             _scalar(tl, t, (DataType.BOOL,), "WHILE condition")
             _check_while(loop, an, tl, t)
-    for it in loop._iterators:
-        _outside(an, loop, it, it._input(0), "input")
-    for rec in loop._recurrences:
-        init = rec._input(0)
+    for it in loop.iterators:
+        _outside(an, loop, it, it.required_input(0), "input")
+    for rec in loop.recurrences:
+        init = rec.required_input(0)
         _outside(an, loop, rec, init, "initial value")
-        nxt = rec._inputs[1]
+        nxt = rec.inputs[1]
         if nxt is None:
             raise ModelError(
-                f"{rec._what()}: its next value was never set (use set_input(1, tensor))"
+                f"{rec.what()}: its next value was never set (use set_input(1, tensor))"
             )
-        if nxt._dtype != init._dtype or not same_dims(nxt.shape, init.shape):
+        if nxt.compute_dtype != init.compute_dtype or not same_dims(nxt.shape, init.shape):
             raise ModelError(
-                f"{rec._what()}: its next value {tensor_desc(nxt)} has type {nxt._dtype.name} and "
+                f"{rec.what()}: its next value {tensor_desc(nxt)} has type "
+                f"{nxt.compute_dtype.name} and "
                 f"shape {nxt.shape}, but its initial value {tensor_desc(init)} has type "
-                f"{init._dtype.name} and shape {tuple(init.shape)}"
+                f"{init.compute_dtype.name} and shape {tuple(init.shape)}"
             )
-    for out in loop._outputs:
-        x = out._input(0)
+    for out in loop.outputs:
+        x = out.required_input(0)
         if out.kind is LoopOutput.LAST_VALUE:
             p = x.producer
             if not (isinstance(p, RecurrenceLayer) and p.loop is loop):
                 raise ModelError(
-                    f"{out._what()}: LAST_VALUE needs the output of a recurrence layer of "
+                    f"{out.what()}: LAST_VALUE needs the output of a recurrence layer of "
                     f"{loop.what()}, got {tensor_desc(x)}"
                 )
         elif out.length() is None:
             raise ModelError(
-                f"{out._what()}: a {out.kind.name} loop output needs its length: a second input "
+                f"{out.what()}: a {out.kind.name} loop output needs its length: a second input "
                 "must be provided (set_input(1, length), a 0-D INT32/INT64 tensor defined "
                 "outside the loop)"
             )
@@ -142,22 +143,22 @@ def _check_while(loop, an: Analysis, tl, cond: Tensor) -> None:
             continue
         if isinstance(p, (IteratorLayer, LoopOutputLayer)):
             raise ModelError(
-                f"{tl._what()}: the WHILE condition {tensor_desc(cond)} is computed from "
+                f"{tl.what()}: the WHILE condition {tensor_desc(cond)} is computed from "
                 f"{tensor_desc(t)}; a WHILE condition may depend only on recurrences of its "
                 "loop and on values defined outside the loop, not on iterators or loop outputs"
             )
-        stack.extend(x for x in p._inputs if x is not None)
+        stack.extend(x for x in p.inputs if x is not None)
 
 
 def _check_conditional(cond, an: Analysis) -> None:
-    if cond._condition is None:
+    if cond.condition is None:
         raise ModelError(f"{cond.what()} has no condition (use set_condition)")
-    c = cond._condition._input(0)
-    _scalar(cond._condition, c, (DataType.BOOL,), "condition")
-    _outside(an, cond, cond._condition, c, "condition")
-    for inp in cond._inputs:
-        _outside(an, cond, inp, inp._input(0), "input")
-    if not cond._outputs:
+    c = cond.condition.required_input(0)
+    _scalar(cond.condition, c, (DataType.BOOL,), "condition")
+    _outside(an, cond, cond.condition, c, "condition")
+    for inp in cond.inputs:
+        _outside(an, cond, inp, inp.required_input(0), "input")
+    if not cond.outputs:
         raise ModelError(f"{cond.what()} has no output (use add_output)")
 
 

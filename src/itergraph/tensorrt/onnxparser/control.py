@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Tensor
-from .enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
-from .onnx_errors import ErrorCode, fail, node_name
-from .onnx_ops import (
+from ..core import Tensor
+from ..enums import DataType, ElementWiseOperation, LoopOutput, TripLimit
+from ..shapes import same_dims
+from .errors import ErrorCode, fail, node_name
+from .helpers import (
     cast,
     dtype_of,
     ew,
@@ -32,8 +33,7 @@ from .onnx_ops import (
     norm_axis,
     scalar,
 )
-from .onnx_registry import import_graph, importer
-from .shapes import same_dims
+from .registry import import_graph, importer
 
 INT32_MAX = 2**31 - 1
 
@@ -44,11 +44,14 @@ def _body_io(graph):
 
 def _set_next(ctx, rec, nxt: Tensor, what: str) -> None:
     init = rec.get_input(0)
-    if not same_dims(tuple(nxt.shape), tuple(init.shape)) or nxt._dtype != init._dtype:
+    if (not same_dims(tuple(nxt.shape), tuple(init.shape))
+            or nxt.compute_dtype != init.compute_dtype):
         fail(ErrorCode.INVALID_NODE,
              f"{what}: the shape of a carried value must stay the same across iterations: its "
-             f"initial value has type {init._dtype.name} and shape {tuple(init.shape)}, its "
-             f"next value {nxt._dtype.name} and {tuple(nxt.shape)} (inputs to IRecurrenceLayer "
+             f"initial value has type {init.compute_dtype.name} and shape "
+             f"{tuple(init.shape)}, its "
+             f"next value {nxt.compute_dtype.name} and {tuple(nxt.shape)} "
+             "(inputs to IRecurrenceLayer "
              "have different dimensions)")
     rec.set_input(1, nxt)
 
@@ -219,14 +222,14 @@ def _if(ctx, node, ins, attrs):
     branch_outs = []
     inputs: dict[int, Tensor] = {}
     for g in (then_g, else_g):
-        first = len(net._layers)
+        first = len(net.layers)
         ctx.push()
         try:
             import_graph(ctx, g)
             outs = [ctx.tensor(ctx.get(o.name)) for o in g.output]
         finally:
             ctx.pop()
-        made = net._layers[first:]
+        made = net.layers[first:]
         _route_inputs(cond, made, inputs)
         branch_outs.append(outs)
     results = []
@@ -241,20 +244,20 @@ def _if(ctx, node, ins, attrs):
 def _route_inputs(cond, layers, inputs: dict[int, Tensor]) -> None:
     """Let the branch `layers` read the values they take from outside the branch through the
     conditional's input layers (one per outside tensor, shared by both branches)."""
-    own = {id(t) for layer in layers for t in layer._outputs}
+    own = {id(t) for layer in layers for t in layer.outputs}
     for layer in layers:
-        if not layer._inputs or getattr(layer, "_conditional", None) is cond:
+        if not layer.inputs or getattr(layer, "_conditional", None) is cond:
             continue
-        for i, t in enumerate(layer._inputs):
+        for i, t in enumerate(layer.inputs):
             if t is None or id(t) in own or (t.producer is None and not t.is_network_input):
                 continue
             if t.const_value() is not None and t.producer is not None and \
-                    not t.producer._inputs:
+                    not t.producer.inputs:
                 continue  # constants need no input layer
             if id(t) not in inputs:
                 inputs[id(t)] = cond.add_input(t).get_output(0)
-            layer._inputs[i] = inputs[id(t)]
-            layer._network._touch()
+            layer.inputs[i] = inputs[id(t)]
+            layer.network.touch()
 
 
 __all__: list[str] = []
