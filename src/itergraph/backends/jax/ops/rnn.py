@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, IterationLimitError, where
-from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
+from ...common.rnn import RnnAttrs, check_lens, make_step, no_steps, reverse_index, step_count
 from ..table import lowering
 from ._util import precision
 from .rnn_scan import scan_direction
@@ -245,6 +245,10 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
     strict = bool(node.attrs.get("strict", 0))
     negative = str(node.attrs.get("negative_steps", "zero"))
     n = step_count(node, steps, x.shape[0], strict, negative)
+    if n == 0:
+        import jax.numpy as jnp
+
+        return no_steps(node, jnp, x, h0, c0)
     if x.ndim != 3 or x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or \
             h0.shape[1] != r.shape[1]:
         raise ExecutionError(f"{where(node)}: input shapes do not fit")
