@@ -215,12 +215,15 @@ def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
 
 def no_steps(node, xp, x, h0, c0):
     """The outputs of a fused ``RecurrentSequence`` that runs zero steps, as its loop's after
-    zero iterations: an empty ``Y [0, B, H]`` (B the batch of `x` and the initial states) and
-    the initial states as given (no step broadcasts them). Nothing else is checked: the
+    zero iterations: an empty ``Y [0, B, H]`` and the initial states as given (no step
+    broadcasts them). B and H are the ``empty_dims`` attribute's where it gives them (the loop
+    stacks zero iterations in its declared element shape, unknown dimensions as 0), else the
+    batch of `x` and the initial states and the hidden size. Nothing else is checked: the
     loop's body never runs."""
-    H = h0.shape[-1]
-    batch = max(x.shape[1] if x.ndim == 3 else 1, h0.shape[0] if h0.ndim == 2 else 1)
-    y = xp.zeros((0, batch, H), h0.dtype)
+    b, h = (int(d) for d in node.attrs.get("empty_dims", (-1, -1)))
+    if b < 0:
+        b = max(x.shape[1] if x.ndim == 3 else 1, h0.shape[0] if h0.ndim == 2 else 1)
+    y = xp.zeros((0, b, h0.shape[-1] if h < 0 else h), h0.dtype)
     return (y, h0) if c0 is None else (y, h0, c0)
 
 
