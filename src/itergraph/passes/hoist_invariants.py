@@ -49,9 +49,10 @@ hoist_invariants = HoistInvariants()
 def _hoist(graph: Graph, loop: Loop) -> int:
     scope = LoopScope(loop)
     entered = surely_entered(loop)
+    shapes: dict[int, tuple] = {}
     chosen = []
     for n in loop.body.nodes:
-        if (is_pure(n) and (entered or cannot_raise(n))
+        if (is_pure(n) and (entered or cannot_raise(n, shapes))
                 and all(scope.is_invariant(v) for v in n.reads())):
             chosen.append(n)
             for v in n.outputs:
