@@ -128,3 +128,16 @@ def test_fused_scans_over_an_empty_input(cell, backend):
     empty = {**feeds, "X": feeds["X"][:0]}
     _assert_same(_outcome(lambda: ig.load(m).run(empty, backend=backend)),
                  _outcome(lambda: run(load(m), empty)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mask", [dict(mask="where"), dict(mask="where", mask_output=True),
+                                  dict(mask="cast", mask_output="fill")],
+                         ids=["mask", "mask-carried-output", "mask-fill"])
+def test_masked_cells_over_zero_steps(mask, backend):
+    """Keras masking: a carried layer output after zero steps is its initial value."""
+    m, feeds = build(cell="lstm", loop="loop_gather", **mask)
+    assert transformed(load(m), fuse_cells)[1] == 1
+    for trips in (0, 2):
+        f = {**feeds, "M": np.array(trips, np.int64)}
+        _assert_same(_outcome(ig.load(m).run, f, backend=backend), _outcome(run, load(m), f))

@@ -27,11 +27,12 @@ layer's output: ``initial_output`` until the entry's first unmasked step, then h
 count n is T without `steps`; else `steps` (a
 negative one is 0 with ``negative_steps="zero"``, T with ``"unbounded"``), at most T, and
 above T an error when ``strict=1``. The batch is that of X and the initial states
-broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h and
-(LSTM) c. A run of zero steps gives an empty Y and the initial states as given; with
-``empty_dims`` ``[B, H]`` (-1: as the run has them), Y is ``[0, B, H]``, so that outputs
-made of it are the loop's zero-iteration stacks (declared element shapes, unknown
-dimensions as 0).
+broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h,
+(LSTM) c and, optionally, the last entry of Y (``initial_output`` after zero steps: the
+layer's output a loop carries). A run of zero steps gives an empty Y and the initial states
+as given; with ``empty_dims`` ``[B, H]`` (-1: as the run has them), Y is ``[0, B, H]``, so
+that outputs made of it are the loop's zero-iteration stacks (declared element shapes,
+unknown dimensions as 0).
 """
 
 from __future__ import annotations
@@ -91,8 +92,7 @@ class FuseCells(Pass):
     accumulate in another order, weights are summed before multiplying where the body adds
     several products of one source) for every input, zero iterations included; where the
     loop fails by iterating beyond its step input or past ``max_iterations``, the fused node
-    fails with the same error class. Not kept: with Keras masking, a layer output read as the
-    last of Y after zero steps (an error where the loop gives the carried initial output).
+    fails with the same error class.
     """
 
     name = "fuse_cells"
@@ -500,13 +500,15 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
         if plan.mask.fills:
             o0 = em.outer(next(iter(plan.mask.fills.values()))[1])
             attrs["mask_output"] = "fill"
+    last_y = [Value(f"{loop.name}/Y_o", TensorType(dtype, None))] if any(
+        how[0] == "last" and how[1] == "y" for how in plan.outputs) else []
     node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count, mask, o0], attrs,
-                   outputs=outs, domain=DOMAIN, version=1, name=loop.name)
+                   outputs=outs + last_y, domain=DOMAIN, version=1, name=loop.name)
     node.meta.update(loop.meta)
     node.meta["loop_where"] = where(loop)  # errors the fused node reports name the loop
     finals = {"h": outs[1], "hfinal": outs[1], "c": outs[2] if len(outs) > 2 else None}
-    if any(how[0] == "last" and how[1] == "y" for how in plan.outputs):
-        finals["y"] = em.squeeze(em.slice(outs[0], 0, -1, 2**62), [0])  # Y[n - 1]
+    if len(node.outputs) > len(outs):
+        finals["y"] = node.outputs[-1]
     pairs = []
     for port, how in zip(loop.output_ports, plan.outputs):
         if how[0] == "outer":

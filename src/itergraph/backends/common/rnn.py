@@ -214,7 +214,8 @@ def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
 
 
 def no_steps(node, xp, x, h0, c0):
-    """The outputs of a fused ``RecurrentSequence`` that runs zero steps, as its loop's after
+    """The outputs of a fused ``RecurrentSequence`` that runs zero steps (before
+    `with_last_y`), as its loop's after
     zero iterations: an empty ``Y [0, B, H]`` and the initial states as given (no step
     broadcasts them). B and H are the ``empty_dims`` attribute's where it gives them (the loop
     stacks zero iterations in its declared element shape, unknown dimensions as 0), else the
@@ -225,6 +226,15 @@ def no_steps(node, xp, x, h0, c0):
         b = max(x.shape[1] if x.ndim == 3 else 1, h0.shape[0] if h0.ndim == 2 else 1)
     y = xp.zeros((0, b, h0.shape[-1] if h < 0 else h), h0.dtype)
     return (y, h0) if c0 is None else (y, h0, c0)
+
+
+def with_last_y(node, outs: tuple, o0) -> tuple:
+    """`outs` of a fused ``RecurrentSequence``, with Y's last entry (`o0` after zero steps)
+    appended where the node has that output."""
+    if len(node.outputs) <= len(outs):
+        return outs
+    y = outs[0]
+    return (*outs, y[-1] if y.shape[0] else o0)
 
 
 def reverse_index(xp, lens, seq: int):

@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, IterationLimitError, where
-from ...common.rnn import RnnAttrs, check_lens, make_step, no_steps, reverse_index, step_count
+from ...common.rnn import (
+    RnnAttrs,
+    check_lens,
+    make_step,
+    no_steps,
+    reverse_index,
+    step_count,
+    with_last_y,
+)
 from . import kernel
 from .nn import sigmoid, softplus
 from .rnn_steps import batch_of, fast_path, run_direction
@@ -165,7 +173,7 @@ def _sequence(node, ctx):
             raise IterationLimitError(f"{node.meta.get('loop_where') or where(node)}: stopped "
                                       f"after max_iterations={limit} iterations")
         if n == 0 and h0 is not None:
-            return no_steps(node, np, x, h0, c0)
+            return with_last_y(node, no_steps(node, np, x, h0, c0), o0)
         if x.ndim != 3 or w.ndim != 2 or r.ndim != 2 or h0 is None or h0.ndim != 2:
             raise ExecutionError(f"{where(node)}: unexpected input ranks")
         xs = x[::-1][:n] if reverse else x[:n]
@@ -180,6 +188,6 @@ def _sequence(node, ctx):
         batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
                  *([] if mask is None else [mask.shape[1]]))
         y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0, mask, o0, fill)
-        return (y, hn) if cn is None else (y, hn, cn)
+        return with_last_y(node, (y, hn) if cn is None else (y, hn, cn), o0)
 
     return fn
