@@ -54,8 +54,9 @@ def test_rewritten_loop_gives_the_same_results_and_leaves_the_graph_alone():
     m = ig.load(_model())
     before = _shape_of(m.graph)
     rewritten = clone_graph(m.graph)
-    assert run_pipeline(NUMPY, rewritten) == 3  # condition, Gather, Reshape (M is not constant)
-    assert ops(rewritten) == ["Reshape", "Loop"]
+    # condition, Gather; the Reshape may raise and M may be 0, so it stays (`loop_entry`)
+    assert run_pipeline(NUMPY, rewritten) == 2
+    assert ops(rewritten) == ["Loop"]
     for trips in (0, 1, 5):
         got = m.run(_feeds(trips))
         want = run(m.graph, _feeds(trips))
@@ -79,8 +80,15 @@ def _message(fn) -> str:
     return str(e.value)
 
 
-@pytest.mark.parametrize("feeds", [_feeds(2, shape=(3, 5)), _feeds(6)],
-                         ids=["bad-reshape", "gather-past-the-end"])
-def test_errors_are_the_original_loops_errors(feeds):
+def test_errors_are_the_original_loops_errors():
     m = ig.load(_model())
+    feeds = _feeds(2, shape=(3, 5))
     assert _message(lambda: m.run(feeds)) == _message(lambda: run(m.graph, feeds))
+
+
+def test_reading_past_the_end_stays_an_execution_error():
+    """`iteration_gather` makes the Gather a sliced input: the error class stays, its text
+    names the loop's sliced input instead of the Gather."""
+    m = ig.load(_model())
+    assert "beyond sliced input" in _message(lambda: m.run(_feeds(6)))
+    assert "out of bounds" in _message(lambda: run(m.graph, _feeds(6)))

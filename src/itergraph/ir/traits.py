@@ -19,6 +19,10 @@ Traits:
 - ``CELL``: a recurrent-cell op (``LSTM``, ``GRU``, ``RNN``): a loop of its own over time.
 - ``SHAPE_ONLY``: reads only the shapes of its inputs, never their values.
 - ``RANDOM``: draws random numbers; never pure.
+- ``TOTAL``: never raises on inputs of its declared types (a total function: element-wise math
+  that yields inf or NaN where it is undefined, shape queries). A pass may make such a node
+  run where the original would not (`passes.hoist_invariants` moves it out of a loop that
+  may run zero times) without adding an error.
 - ``CONTROL_FLOW``: holds subgraphs (``If``, ``Loop``, ``Scan``, ``SequenceMap``); whether it
   is pure depends on its bodies, which a pass must inspect itself.
 """
@@ -39,19 +43,23 @@ class Trait(enum.Flag):
     SHAPE_ONLY = enum.auto()
     RANDOM = enum.auto()
     CONTROL_FLOW = enum.auto()
+    TOTAL = enum.auto()
 
 
 ELEMENTWISE = Trait.UNARY | Trait.BROADCAST
 
 _P = Trait.PURE
+_T = Trait.PURE | Trait.TOTAL
 
 # One row per kind of op; every op name appears in exactly one row.
 _ROWS: dict[Trait, str] = {
-    _P | Trait.UNARY: """
-        Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Cast Ceil Celu Clip Cos Cosh Elu Erf Exp
-        Floor Gelu HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not
-        Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh
+    _T | Trait.UNARY: """
+        Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Ceil Celu Cos Cosh Elu Erf Exp Floor
+        Gelu HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal
+        Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh
         ThresholdedRelu""",
+    # Cast raises on strings that are not numbers, Clip on bounds that are not scalars
+    _P | Trait.UNARY: "Cast Clip",
     _P | Trait.BROADCAST: """
         Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less
         LessOrEqual Max Mean Min Mod Mul Or Pow PRelu Sub Sum Where Xor""",
@@ -60,7 +68,7 @@ _ROWS: dict[Trait, str] = {
         ReduceSum ReduceSumSquare""",
     _P | Trait.MATMUL: "Conv ConvTranspose Einsum Gemm MatMul MatMulInteger",
     _P | Trait.CELL: "GRU LSTM RNN",
-    _P | Trait.SHAPE_ONLY: "Shape Size",
+    _T | Trait.SHAPE_ONLY: "Shape Size",
     _P: """
         ArgMax ArgMin AveragePool BatchNormalization CastLike Concat Constant ConstantOfShape
         CumSum DepthToSpace Expand EyeLike Flatten Gather GatherElements GatherND

@@ -30,7 +30,8 @@ class Pass(abc.ABC):
     A subclass's docstring is its contract, stated in three parts (checked when the class
     is defined): ``Applies to:`` which nodes it rewrites and when; ``Returns:`` what the
     count counts; ``Guarantees:`` what stays true of the graph and of its outputs' values
-    (exactly, or up to rounding) and errors.
+    (exactly, or up to rounding) and errors. A pass of a backend pipeline keeps both: the
+    rewritten graph fails exactly where the original fails (`passes.pipelines`).
     """
 
     name: ClassVar[str]

@@ -27,9 +27,12 @@ layer's output: ``initial_output`` until the entry's first unmasked step, then h
 count n is T without `steps`; else `steps` (a
 negative one is 0 with ``negative_steps="zero"``, T with ``"unbounded"``), at most T, and
 above T an error when ``strict=1``. The batch is that of X and the initial states
-broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h and
-(LSTM) c. A run that would take zero steps is an error (the backends then run the original
-loop, whose zero-iteration outputs depend on its body's declared types).
+broadcast together. Outputs: ``Y [n, B, H]`` (``Y[k]``: h after step k), the final h,
+(LSTM) c and, optionally, the last entry of Y (``initial_output`` after zero steps: the
+layer's output a loop carries). A run of zero steps gives an empty Y and the initial states
+as given; with ``empty_dims`` ``[B, H]`` (-1: as the run has them), Y is ``[0, B, H]``, so
+that outputs made of it are the loop's zero-iteration stacks (declared element shapes,
+unknown dimensions as 0).
 """
 
 from __future__ import annotations
@@ -87,10 +90,9 @@ class FuseCells(Pass):
 
     Guarantees: outputs equal the loop's up to floating-point rounding (matrix products
     accumulate in another order, weights are summed before multiplying where the body adds
-    several products of one source) for every input on which the loop runs at least one
-    iteration without error. Where the loop would run zero iterations, iterate beyond its
-    step input, or exceed ``max_iterations``, the fused node fails instead (backends then run
-    the original loop; `RecurrentSequence` states when).
+    several products of one source) for every input, zero iterations included; where the
+    loop fails by iterating beyond its step input or past ``max_iterations``, the fused node
+    fails with the same error class.
     """
 
     name = "fuse_cells"
@@ -487,6 +489,9 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
     attrs = dict(cell.attrs, cell=cell.kind, hidden_size=cell.hidden, reverse=int(si.reverse),
                  strict=int(si.strict), negative_steps=loop.negative_trip_count
                  if loop.negative_trip_count == "unbounded" else "zero")
+    empty = _empty_dims(loop, plan)
+    if empty is not None:
+        attrs["empty_dims"] = empty
     mask = o0 = None
     if plan.mask is not None:
         mask = em.reshape(_sequence(em, plan.mask.source, plan.mask.value),
@@ -495,13 +500,15 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
         if plan.mask.fills:
             o0 = em.outer(next(iter(plan.mask.fills.values()))[1])
             attrs["mask_output"] = "fill"
+    last_y = [Value(f"{loop.name}/Y_o", TensorType(dtype, None))] if any(
+        how[0] == "last" and how[1] == "y" for how in plan.outputs) else []
     node = em.node(OP, [X, W, R, B, RB, h0, c0, P, loop.trip_count, mask, o0], attrs,
-                   outputs=outs, domain=DOMAIN, version=1, name=loop.name)
+                   outputs=outs + last_y, domain=DOMAIN, version=1, name=loop.name)
     node.meta.update(loop.meta)
     node.meta["loop_where"] = where(loop)  # errors the fused node reports name the loop
     finals = {"h": outs[1], "hfinal": outs[1], "c": outs[2] if len(outs) > 2 else None}
-    if any(how[0] == "last" and how[1] == "y" for how in plan.outputs):
-        finals["y"] = em.squeeze(em.slice(outs[0], 0, -1, 2**62), [0])  # Y[n - 1]
+    if len(node.outputs) > len(outs):
+        finals["y"] = node.outputs[-1]
     pairs = []
     for port, how in zip(loop.output_ports, plan.outputs):
         if how[0] == "outer":
@@ -530,6 +537,21 @@ def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
     at = graph.nodes.index(loop)
     graph.nodes[at:at + 1] = em.nodes
     return True
+
+
+def _empty_dims(loop: Loop, plan: Plan) -> list[int] | None:
+    """``[B, H]`` of Y after zero steps (-1: the run's), so that the outputs made of it are the
+    loop's zero-iteration stacks: those have the declared element shape with unknown
+    dimensions as 0 (`backends.numpy.kernels.loop.outputs`). One unknown dimension is taken
+    to be the batch, more to be both. None where every stacked element shape is static."""
+    unknown = 0
+    for port, how in zip(loop.output_ports, plan.outputs):
+        if how[0] not in ("outer", "last"):
+            t = port.result.type
+            shape = t.shape if isinstance(t, TensorType) else None
+            unknown = max(unknown, 2 if shape is None else
+                          sum(not isinstance(d, int) for d in shape))
+    return None if not unknown else [0, 0] if unknown > 1 else [0, -1]
 
 
 def _concat(em: Emitter, y: Value, axes: tuple, chain: list, rank: int, port: Concat):

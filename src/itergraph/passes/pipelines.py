@@ -12,9 +12,7 @@
 `XLA` = `XLA_FUSE`, `XLA_LAYOUT` then `XLA_MOTION`: what the JAX backend applies to a copy
 of the graph, before tracing. `XLA_FUSE`:
 
-1. `fuse_cells`, as for NumPy, first (the layout passes below would respell the cells). A
-   fused cell refuses some runs (zero steps, see `fuse_cells`): the backend keeps the graph
-   before it and redoes a run that fails on that one.
+1. `fuse_cells`, as for NumPy, first (the layout passes below would respell the cells).
 
 `XLA_LAYOUT`, where a pass applies:
 
@@ -27,8 +25,7 @@ of the graph, before tracing. `XLA_FUSE`:
 4. `carried_layout`: a tall, thin carried state is carried transposed, its long axis last, so
    XLA vectorises along it.
 
-`XLA_MOTION`, on a further copy (the backend keeps the copy before it: hoisted work runs even
-when its loop runs zero times, so a run that fails is redone without it):
+`XLA_MOTION`:
 
 5. `hoist_invariants`, the one loop-invariant hoister of both backends. `precompute_sliced` is
    not in it: a JAX scan batches the products of sliced pieces itself
@@ -42,8 +39,17 @@ it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`,
 known count and a condition that never stops it is written as a TensorIterator (the Model
 Optimizer's LoopToTI).
 
-Each pass keeps every output's value on every input the original runs without error (see
-their contracts, `passes.base.Pass`).
+The contract of these pipelines: a rewritten graph keeps the original's values *and errors*
+on every input. Where the original runs, the copy runs and gives its outputs (up to the
+rounding each pass states); where the original fails, the copy fails with the same error
+class (`errors`; the text may differ). So the backends run the rewritten copy and never
+retry a run on the original. The passes that would break this are built not to: work moved
+out of a loop (`hoist_invariants`, `precompute_sliced`) runs before the loop tests whether it
+runs, so only work that cannot raise moves out of a loop that may run zero times
+(`loop_entry`), and a fused recurrent cell runs zero steps as its loop runs zero iterations
+(`fuse_cells`). Each pass states what it keeps in its contract (`passes.base.Pass`). Two
+passes of `XLA_SEQUENCES` only widen what runs: a join of an empty sequence, an error in the
+original, gives an empty tensor (`split_sequence_reads`, `sequence_scan_outputs`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from ..ir.loop import Loop, Sliced
 from ..ir.traits import Trait, traits
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
+from .loop_entry import cannot_raise, surely_entered
 from .loop_motion import LoopScope, body_value_uses, is_pure, move_out
 
 Shape = tuple  # element dims: int or None (unknown)
@@ -80,8 +81,8 @@ class PrecomputeSliced(LoopPass):
 
     Guarantees: results equal the original's up to floating-point rounding of matrix
     products (BLAS may block a large product differently); element-wise results are
-    identical. As with `hoist_invariants`, a moved node runs before the loop even if it runs
-    zero iterations.
+    identical. Errors are kept: the loop visits every piece, and a node that might raise
+    moves only out of a loop that surely runs (`loop_entry`), as with `hoist_invariants`.
     """
 
     name = "precompute_sliced"
@@ -266,10 +267,13 @@ def _precompute(graph: Graph, loop: Loop) -> int:
     if not pieces or not _count_is_fixed(loop, pieces):
         return 0
     scope = LoopScope(loop)
+    entered = surely_entered(loop)
     chosen: list[tuple[Node, _Piece, list[int] | None]] = []
     for n in loop.body.nodes:
         if len(n.outputs) != 1 or n.subgraphs() or not is_pure(n):
             continue
+        if not (entered or cannot_raise(n)):
+            continue  # it would run (and might raise) where the loop runs no iteration
         args: list = []
         ok = True
         for v in n.inputs:

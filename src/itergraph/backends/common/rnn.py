@@ -195,8 +195,8 @@ def check_lens(node, seq_lens: np.ndarray, seq: int, batch: int) -> np.ndarray |
 
 def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
     """The number of steps a fused ``RecurrentSequence`` node runs over a sequence of `seq`
-    (see `passes.fuse_cells`); zero steps, or more than `seq` when `strict`, are refused
-    with `ExecutionError` (the backends then run the original loop)."""
+    (see `passes.fuse_cells`), 0 included; more than `seq` when `strict` is the original
+    loop's error (`ExecutionError`: it iterates beyond its step input)."""
     if steps is None:
         n = seq
     else:
@@ -206,11 +206,35 @@ def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
                 seq if negative == "unbounded" else 0)
         if n > seq:
             if strict:
-                raise ExecutionError(f"{where(node)}: {n} steps over a sequence of {seq}")
+                raise ExecutionError(f"{node.meta.get('loop_where') or where(node)}: the "
+                                     f"loop iterates beyond its step input, which has {seq} "
+                                     f"entries ({n} steps)")
             n = seq
-    if n == 0:
-        raise ExecutionError(f"{where(node)}: runs no step (the loop runs unfused)")
     return n
+
+
+def no_steps(node, xp, x, h0, c0):
+    """The outputs of a fused ``RecurrentSequence`` that runs zero steps (before
+    `with_last_y`), as its loop's after
+    zero iterations: an empty ``Y [0, B, H]`` and the initial states as given (no step
+    broadcasts them). B and H are the ``empty_dims`` attribute's where it gives them (the loop
+    stacks zero iterations in its declared element shape, unknown dimensions as 0), else the
+    batch of `x` and the initial states and the hidden size. Nothing else is checked: the
+    loop's body never runs."""
+    b, h = (int(d) for d in node.attrs.get("empty_dims", (-1, -1)))
+    if b < 0:
+        b = max(x.shape[1] if x.ndim == 3 else 1, h0.shape[0] if h0.ndim == 2 else 1)
+    y = xp.zeros((0, b, h0.shape[-1] if h < 0 else h), h0.dtype)
+    return (y, h0) if c0 is None else (y, h0, c0)
+
+
+def with_last_y(node, outs: tuple, o0) -> tuple:
+    """`outs` of a fused ``RecurrentSequence``, with Y's last entry (`o0` after zero steps)
+    appended where the node has that output."""
+    if len(node.outputs) <= len(outs):
+        return outs
+    y = outs[0]
+    return (*outs, y[-1] if y.shape[0] else o0)
 
 
 def reverse_index(xp, lens, seq: int):

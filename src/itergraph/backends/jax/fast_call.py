@@ -14,8 +14,7 @@ where the program can flag one).
 
 entered under the 64-bit context only when an argument is 64-bit (the context costs a tenth
 of a small call). A run whose error flag is set is not answered here: `__call__` returns
-None and the caller redoes it through the planner, which raises the model's own error (or
-redoes it on the unrewritten graph, as any run that fails does).
+None and the caller redoes it through the planner, which raises the model's own error.
 """
 
 from __future__ import annotations

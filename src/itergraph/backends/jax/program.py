@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import Error, ExecutionError, InputError, where
+from ...errors import ExecutionError, InputError, where
 from ...ir import Graph, Loop
 from ...ir.clone import clone_graph
 from ...ir.traversal import needed_nodes
@@ -79,28 +79,20 @@ class CompiledGraph:
     before doubling; None (the default) picks it per loop from the declared size of its
     concatenated values (a 256 KiB buffer, 64 to 4096 iterations).
 
-    The graph is compiled from a rewritten copy (`_fused`, `_laid_out`, `_hoisted`). Hoisting
-    moves nodes before their loop, where they run even when the loop runs zero times, and a
-    fused recurrent loop refuses runs of zero steps (and beyond its input, or past
-    ``max_iterations``); so when a run of the rewritten copy fails, the run is redone on the
-    copy before those rewrites, whose errors (or success) are the original graph's.
-    `rewrite=False` compiles `graph` as it is; `fuse=False` leaves recurrent loops unfused.
+    The graph is compiled from a rewritten copy (`_fused`, `_laid_out`, `_hoisted`), which
+    keeps the original's values and errors on every input (the pass contract,
+    `passes.pipelines`): a run of it is the run of the original. `rewrite=False` compiles
+    `graph` as it is; `fuse=False` leaves recurrent loops unfused.
     """
 
     def __init__(self, graph: Graph, initial_capacity: int | None = None,
                  rewrite: bool = True, fuse: bool = True):
         load_all()
-        hoisted = fused = None
-        original = graph
         if rewrite:
             fused = _fused(graph) if fuse else None
             graph = _laid_out(graph if fused is None else fused)
-            hoisted = _hoisted(graph)
-        self._unhoisted_graph = None if hoisted is None else graph
-        self._unfused_graph = None if fused is None else original
-        self._unhoisted: CompiledGraph | None = None
-        self._ran_unhoisted = False  # the last run was redone on `_unhoisted`
-        self.graph = graph = hoisted or graph
+            graph = _hoisted(graph) or graph
+        self.graph = graph
         self.initial_capacity = None if initial_capacity is None else max(1, int(initial_capacity))
         self.nodes = needed_nodes(graph, graph.outputs)
         self.index = {id(n): i for i, n in enumerate(self.nodes)}
@@ -197,42 +189,24 @@ class CompiledGraph:
         A signature whose run is one compiled step is called directly from its second run on
         (`fast_call`); every other run goes through the planner."""
         if progress.active():  # compiled loops report when they finish: the planner's path
-            return self._planned_run(feeds, max_iterations)
+            return self._run(feeds, max_iterations)
         promoted = tuple(self._name_of[u] for u in self._root.promoted)
         key = signature(feeds, self._feed_names, promoted, max_iterations)
         if key is None:
-            return self._planned_run(feeds, max_iterations)
+            return self._run(feeds, max_iterations)
         fast = self._fast.get(key, False)
         if fast:
             out = fast(feeds)
             if out is not None:
                 return out
         bailouts = self.bailouts
-        out = self._planned_run(feeds, max_iterations)
+        out = self._run(feeds, max_iterations)
         if len(self._root.promoted) == len(promoted) and len(self._compiled_keys) < 4096:
             self._compiled_keys.add(key)
-        if (fast is False and len(self._fast) < FAST_SIGNATURES and not self._ran_unhoisted
-                and self.bailouts == bailouts):
+        if fast is False and len(self._fast) < FAST_SIGNATURES and self.bailouts == bailouts:
             if len(self._root.promoted) == len(promoted):  # else the key changed
                 self._fast[key] = build(self, feeds, max_iterations)
         return out
-
-    def _planned_run(self, feeds: dict[str, Any], max_iterations: int | None) -> dict[str, Any]:
-        if self._unhoisted_graph is None and self._unfused_graph is None:
-            return self._run(feeds, max_iterations)
-        self._ran_unhoisted = False
-        try:
-            return self._run(feeds, max_iterations)
-        except Error:
-            if self._unhoisted is None:
-                if self._unfused_graph is not None:
-                    self._unhoisted = CompiledGraph(self._unfused_graph, self.initial_capacity,
-                                                    fuse=False)
-                else:
-                    self._unhoisted = CompiledGraph(self._unhoisted_graph,
-                                                    self.initial_capacity, rewrite=False)
-            self._ran_unhoisted = True
-            return self._unhoisted.run(feeds, max_iterations)
 
     def _run(self, feeds: dict[str, Any], max_iterations: int | None) -> dict[str, Any]:
         env: dict[int, Any] = {}
@@ -285,8 +259,6 @@ class CompiledGraph:
     def explain(self) -> list[Record]:
         """Per element: does it compile, and how (or why not). After a run: what that run's
         plan did; before any run: a static analysis of the graph (shapes not known)."""
-        if self._ran_unhoisted:
-            return self._unhoisted.explain()
         plan = self._root.last_plan
         if plan is None:
             from .analysis import analyze

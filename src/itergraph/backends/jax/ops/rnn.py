@@ -12,7 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, IterationLimitError, where
-from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
+from ...common.rnn import (
+    RnnAttrs,
+    check_lens,
+    make_step,
+    no_steps,
+    reverse_index,
+    step_count,
+    with_last_y,
+)
 from ..table import lowering
 from ._util import precision
 from .rnn_scan import scan_direction
@@ -245,6 +253,10 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
     strict = bool(node.attrs.get("strict", 0))
     negative = str(node.attrs.get("negative_steps", "zero"))
     n = step_count(node, steps, x.shape[0], strict, negative)
+    if n == 0:
+        import jax.numpy as jnp
+
+        return with_last_y(node, no_steps(node, jnp, x, h0, c0), o0)
     if x.ndim != 3 or x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or \
             h0.shape[1] != r.shape[1]:
         raise ExecutionError(f"{where(node)}: input shapes do not fit")
@@ -264,4 +276,4 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
                            "one matrix product before it")
     y, hn, cn = scan_direction(at, 0, xs, w, r, b, rb, p, h0, c0, mask=mask, o0=o0,
                                fill=str(node.attrs.get("mask_output", "hold")) == "fill")
-    return (y, hn) if cn is None else (y, hn, cn)
+    return with_last_y(node, (y, hn) if cn is None else (y, hn, cn), o0)

@@ -13,8 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, where
-from ...common.rnn import RnnAttrs, check_lens, make_step, reverse_index, step_count
+from ....errors import ExecutionError, IterationLimitError, where
+from ...common.rnn import (
+    RnnAttrs,
+    check_lens,
+    make_step,
+    no_steps,
+    reverse_index,
+    step_count,
+    with_last_y,
+)
 from . import kernel
 from .nn import sigmoid, softplus
 from .rnn_steps import batch_of, fast_path, run_direction
@@ -160,11 +168,14 @@ def _sequence(node, ctx):
 
     def fn(x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None, mask=None,
            o0=None):
+        n = step_count(node, steps, x.shape[0] if x.ndim else 0, strict, negative)
+        if limit is not None and n > limit:  # the loop's driver error
+            raise IterationLimitError(f"{node.meta.get('loop_where') or where(node)}: stopped "
+                                      f"after max_iterations={limit} iterations")
+        if n == 0 and h0 is not None:
+            return with_last_y(node, no_steps(node, np, x, h0, c0), o0)
         if x.ndim != 3 or w.ndim != 2 or r.ndim != 2 or h0 is None or h0.ndim != 2:
             raise ExecutionError(f"{where(node)}: unexpected input ranks")
-        n = step_count(node, steps, x.shape[0], strict, negative)
-        if limit is not None and n > limit:
-            raise ExecutionError(f"{where(node)}: {n} steps exceed max_iterations={limit}")
         xs = x[::-1][:n] if reverse else x[:n]
         if x.shape[2] != w.shape[1] or r.shape[0] != w.shape[0] or h0.shape[1] != r.shape[1]:
             raise ExecutionError(f"{where(node)}: input shapes {x.shape}, {w.shape}, "
@@ -177,6 +188,6 @@ def _sequence(node, ctx):
         batch_of(node, x.shape[1], h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
                  *([] if mask is None else [mask.shape[1]]))
         y, hn, cn = run_direction(node, at, 0, xs, w.T, r.T, b, rb, p, h0, c0, mask, o0, fill)
-        return (y, hn) if cn is None else (y, hn, cn)
+        return with_last_y(node, (y, hn) if cn is None else (y, hn, cn), o0)
 
     return fn

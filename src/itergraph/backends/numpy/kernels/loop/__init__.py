@@ -44,9 +44,8 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
     rewrites change nothing.
 
     The copy, with the nodes moved out of its body in front of it, is compiled as a small
-    graph reading the loop's own inputs and captures. If running it raises, the original loop
-    runs instead: its errors (or its success, e.g. when it runs zero iterations and a moved
-    node fails on its inputs) are the ones the user gets.
+    graph reading the loop's own inputs and captures. It keeps the loop's values and errors on
+    every input (the pass contract, `passes.pipelines`), so its run is the loop's run.
     """
     copy = clone_node(loop, {})
     read = ctx.read_stack[-1] if ctx.read_stack else None
@@ -73,20 +72,9 @@ def _rewritten_kernel(loop: Loop, ctx: CompileContext):
         return None
     fn = plan.fn
     n_out = len(loop.outputs)
-    original = []
-    path = list(ctx.loop_path)
 
     def run(*a):
-        try:
-            got = fn(*[a[i] for i in keep])
-        except Error:
-            if not original:
-                saved, ctx.loop_path = ctx.loop_path, path
-                try:
-                    original.append(plain_kernel(loop, ctx))
-                finally:
-                    ctx.loop_path = saved
-            return original[0](*a)
+        got = fn(*[a[i] for i in keep])
         outs = [None] * n_out
         for i, x in zip(wanted, got):
             outs[i] = x
