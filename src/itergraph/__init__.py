@@ -59,7 +59,7 @@ def _register_onnx_reference_fallback() -> None:
 
         return fallback_factory(node, ctx)
 
-    set_default_factory(onnx_reference, ("", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview",
+    set_default_factory(onnx_reference, ("", "ai.onnx.ml", "ai.onnx.preview",
                                          "ai.onnx.preview.training"))
 
 

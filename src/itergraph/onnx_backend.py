@@ -23,6 +23,7 @@ from onnx.backend.base import Backend, namedtupledict
 from onnx.backend.base import BackendRep as _OnnxBackendRep
 
 from .errors import InputError, UnsupportedError
+from .frontends.onnx.node_import import DEFAULT_DOMAINS
 
 
 class BackendRep(_OnnxBackendRep):
@@ -151,7 +152,7 @@ def _one_node_model(node, names, values, outputs_info, opset_version) -> onnx.Mo
         outputs)
     version = int(opset_version or onnx.defs.onnx_opset_version())
     opsets = [helper.make_opsetid("", version)]
-    if node.domain not in ("", "ai.onnx"):
+    if node.domain not in DEFAULT_DOMAINS:
         opsets.append(helper.make_opsetid(node.domain, 1))
     return helper.make_model(graph, opset_imports=opsets)
 

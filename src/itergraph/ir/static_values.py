@@ -33,7 +33,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from .graph import Node, Value
-from .traits import STANDARD_DOMAINS, Trait, traits
+from .traits import Trait, traits
 from .types import TensorType
 
 MAX_ELEMENTS = 64  # the largest tensor the evaluator returns, reads or computes
@@ -66,7 +66,7 @@ def const_value(v: Value | None) -> np.ndarray | None:
     if v.const is not None and v.producer is None:
         return np.asarray(v.const)
     p = v.producer
-    if (p is not None and p.op_type == "Constant" and p.domain in STANDARD_DOMAINS
+    if (p is not None and p.op_type == "Constant" and p.domain == ""
             and "value" in p.attrs):
         return np.asarray(p.attrs["value"])
     return None
@@ -182,7 +182,7 @@ class _Evaluation:
 
     def _node(self, node: Node, depth: int) -> list:
         """The values of `node`'s outputs (None where unknown), or `_Unknown`."""
-        if node.domain not in STANDARD_DOMAINS or node.subgraphs():
+        if node.domain != "" or node.subgraphs():
             raise _Unknown
         op = node.op_type
         if op in ("Shape", "Size"):
@@ -239,7 +239,7 @@ def _small(a: np.ndarray | None) -> np.ndarray | None:
 
 def _producer_op(v: Value | None) -> str | None:
     p = v.producer if v is not None else None
-    return p.op_type if p is not None and p.domain in STANDARD_DOMAINS else None
+    return p.op_type if p is not None and p.domain == "" else None
 
 
 def _dims_size(dims) -> int:

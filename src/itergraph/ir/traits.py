@@ -84,14 +84,13 @@ _ROWS: dict[Trait, str] = {
 
 TRAITS: dict[str, Trait] = {op: t for t, ops in _ROWS.items() for op in ops.split()}
 
-STANDARD_DOMAINS = ("", "ai.onnx")
 # the domain of OpenVINO's ops with no ONNX counterpart, as OpenVINO's ONNX frontend reads them
 OPENVINO_DOMAIN = "org.openvinotoolkit"
 
 
 def traits(op_type: str, domain: str = "") -> Trait:
     """The traits of a standard op (``Trait.NONE`` for unknown ops and other domains)."""
-    if domain not in STANDARD_DOMAINS:
+    if domain != "":  # the IR spells the standard domain "" (`ir.graph.Node`)
         return Trait.NONE
     return TRAITS.get(op_type, Trait.NONE)
 

@@ -35,7 +35,7 @@ from ..ir.loop import Carried, Concat, Loop
 from ..ir.traits import ELEMENTWISE, Trait, traits
 from ..ir.types import TensorType
 from .base import Pass
-from .loop_motion import STD, LoopScope, body_value_uses, const_value, is_pure, static_shape
+from .loop_motion import LoopScope, body_value_uses, const_value, is_pure, static_shape
 
 MAX_SHORT = 32  # the short axis is at most this long ...
 RATIO = 4  # ... and the long axis at least this many times longer
@@ -108,7 +108,7 @@ def _rank(v: Value | None, depth: int = 0) -> int | None:
     if c is not None:
         return c.ndim
     p = v.producer
-    if p is None or p.domain not in STD or depth > 24 or isinstance(p, Loop):
+    if p is None or p.domain != "" or depth > 24 or isinstance(p, Loop):
         return None
     op = p.op_type
     if traits(op) & ELEMENTWISE:
@@ -190,7 +190,7 @@ def _plan(loop: Loop, port: Carried) -> dict | None:
 
 def _action(n: Node, t: set[int]) -> str | None:
     """What to do with node `n`, which reads a transposed value; None: cannot."""
-    if n.domain not in STD or isinstance(n, Loop) or n.subgraphs() or len(n.outputs) != 1:
+    if n.domain != "" or isinstance(n, Loop) or n.subgraphs() or len(n.outputs) != 1:
         return None
     op = n.op_type
     if traits(op) & ELEMENTWISE:
@@ -271,7 +271,7 @@ class _Rewriter:
         p = v.producer
         name = f"{v.name}_T"
         typ = _swapped(v.type)
-        if (p is not None and not self.scope.is_invariant(v) and p.domain in STD
+        if (p is not None and not self.scope.is_invariant(v) and p.domain == ""
                 and id(p) not in self.rewritten and depth < PULL_DEPTH and len(p.outputs) == 1
                 and not p.subgraphs()):
             if p.op_type == "Unsqueeze" and _rank(p.inputs[0]) == 1:

@@ -27,7 +27,7 @@ import numpy as np
 from ..ir.graph import Value
 from ..ir.static_values import known_dims, static_value
 from ..ir.types import TensorType
-from .loop_motion import STD, LoopScope, const_value, is_pure, static_shape
+from .loop_motion import LoopScope, const_value, is_pure, static_shape
 
 # ----------------------------------------------------------------------------- shapes
 
@@ -40,7 +40,7 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
     if s is not None or v is None or depth > 32:
         return s
     p = v.producer
-    if p is None or p.domain not in STD:
+    if p is None or p.domain != "":
         return None
     ins = [inv_shape(x, depth + 1) if x is not None else None for x in p.inputs]
     op = p.op_type
@@ -261,7 +261,7 @@ class AffineScope:
     def _vector_part(self, v: Value, cols: int) -> Inv | None:
         """A block of an invariant vector cut out by Split or Slice (per-gate biases)."""
         p = v.producer
-        if p is None or p.domain not in STD or p.op_type not in ("Split", "Slice"):
+        if p is None or p.domain != "" or p.op_type not in ("Split", "Slice"):
             return None
         whole = inv_shape(p.inputs[0])
         if whole is None or len(whole) not in (1, 2) or (len(whole) == 2 and whole[0] != 1):
@@ -310,7 +310,7 @@ class AffineScope:
 
     def _form(self, v: Value) -> Affine | None:
         p = v.producer
-        if p is None or p.domain not in STD or v.uid not in self.scope.defined:
+        if p is None or p.domain != "" or v.uid not in self.scope.defined:
             return None
         op = p.op_type
         ins = p.inputs
@@ -374,12 +374,12 @@ class AffineScope:
 
     def _concat_parts(self, a: Value) -> list[Value] | None:
         while (a.producer is not None and a.producer.op_type == "Identity"
-               and a.producer.domain in STD and a.uid not in self.widths):
+               and a.producer.domain == "" and a.uid not in self.widths):
             a = a.producer.inputs[0]
         if a.uid in self.widths:
             return [a]
         p = a.producer
-        if p is None or p.op_type != "Concat" or p.domain not in STD:
+        if p is None or p.op_type != "Concat" or p.domain != "":
             return None
         if int(p.attrs.get("axis", 0)) not in (-1, 1) or None in p.inputs:
             return None
@@ -444,7 +444,7 @@ class AffineScope:
         """Block k of ``SplitToSequence(x, split, axis=1)`` read by ``SequenceAt(seq, k)``,
         the sizes computed from constants and x's width (known from its form)."""
         s = p.inputs[0].producer if p.inputs[0] is not None else None
-        if (s is None or s.op_type != "SplitToSequence" or s.domain not in STD
+        if (s is None or s.op_type != "SplitToSequence" or s.domain != ""
                 or len(s.inputs) < 2 or s.inputs[1] is None or len(p.inputs) != 2
                 or int(s.attrs.get("axis", 0)) not in (-1, 1)):
             return None

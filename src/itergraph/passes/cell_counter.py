@@ -20,7 +20,7 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Loop
 from ..ir.types import DataType, TensorType
 from .cell_match import strip
-from .loop_motion import STD, LoopScope, const_value
+from .loop_motion import LoopScope, const_value
 
 
 def _uncast(v: Value | None, scope: LoopScope | None = None) -> Value | None:
@@ -28,7 +28,7 @@ def _uncast(v: Value | None, scope: LoopScope | None = None) -> Value | None:
     `scope`: those of the loop body only, so that an outer value stays one the loop reads)."""
     v = strip(v)
     while v is not None and v.producer is not None and v.producer.op_type == "Cast" \
-            and v.producer.domain in STD and (scope is None or v.uid in scope.defined):
+            and v.producer.domain == "" and (scope is None or v.uid in scope.defined):
         v = strip(v.producer.inputs[0])
     return v
 
@@ -43,7 +43,7 @@ def _scalar(v: Value | None) -> int | None:
 def _step(c: Carried) -> bool:
     """Whether `c` is a counter: its result is ``param + 1``."""
     p = strip(c.result).producer
-    if p is None or p.op_type != "Add" or p.domain not in STD or len(p.inputs) != 2:
+    if p is None or p.op_type != "Add" or p.domain != "" or len(p.inputs) != 2:
         return False
     a, b = (strip(x) for x in p.inputs)
     return (a is c.param and _scalar(b) == 1) or (b is c.param and _scalar(a) == 1)
@@ -53,7 +53,7 @@ def _terms(v: Value | None) -> list[Value]:
     """The conjuncts of condition `v` (``And`` flattened)."""
     v = strip(v)
     p = None if v is None else v.producer
-    if p is not None and p.op_type == "And" and p.domain in STD and len(p.inputs) == 2:
+    if p is not None and p.op_type == "And" and p.domain == "" and len(p.inputs) == 2:
         return _terms(p.inputs[0]) + _terms(p.inputs[1])
     return [] if v is None else [v]
 
@@ -78,7 +78,7 @@ def _limits(loop: Loop, scope: LoopScope) -> list[tuple[Carried | None, object]]
     out: list[tuple[Carried | None, object]] = []
     for term in _terms(loop.condition_result):
         p = term.producer
-        if p is None or p.op_type != "Less" or p.domain not in STD or len(p.inputs) != 2:
+        if p is None or p.op_type != "Less" or p.domain != "" or len(p.inputs) != 2:
             return None
         a, b = (_uncast(x, scope) for x in p.inputs)
         limit = _outer_limit(b, scope)
@@ -117,7 +117,7 @@ def _initial_terms(loop: Loop, limits: list) -> bool | None:
     def tests(t: Value, counter: Carried | None, limit) -> bool:
         p = t.producer
         start = counter.value if counter is not None else np.zeros((), np.int64)
-        return (p is not None and p.op_type == "Less" and p.domain in STD
+        return (p is not None and p.op_type == "Less" and p.domain == ""
                 and len(p.inputs) == 2 and _same(p.inputs[0], start)
                 and _same(p.inputs[1], limit))
 
@@ -155,7 +155,7 @@ def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[N
     counters = list({id(c): c for c, _ in limits if c is not None}.values())
     for counter in counters:
         users = [n for n in loop.body.nodes if any(x is counter.param for x in n.inputs)]
-        gathers = [n for n in users if n.op_type == "Gather" and n.domain in STD
+        gathers = [n for n in users if n.op_type == "Gather" and n.domain == ""
                    and len(n.inputs) == 2 and n.inputs[1] is counter.param]
         if len(users) - len(gathers) != 1 or (gathers and loop.iteration_param is None):
             return None

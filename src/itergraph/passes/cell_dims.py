@@ -16,7 +16,7 @@ from ..ir.graph import Value
 from ..ir.traits import Trait, has
 from ..ir.types import TensorType
 from .cell_affine import node_axes
-from .loop_motion import STD, const_value
+from .loop_motion import const_value
 
 Ref = "int | tuple[int, int]"  # a known size, or (uid of a value, axis)
 _SAME_SHAPE = ("Identity", "Cast", "ReverseSequence", "Neg", "Relu", "Tanh", "Sigmoid")
@@ -24,7 +24,7 @@ _SAME_SHAPE = ("Identity", "Cast", "ReverseSequence", "Neg", "Relu", "Tanh", "Si
 
 def _std(v: Value | None, *ops: str):
     p = None if v is None else v.producer
-    return p if p is not None and p.domain in STD and p.op_type in ops else None
+    return p if p is not None and p.domain == "" and p.op_type in ops else None
 
 
 def rank(v: Value | None, depth: int = 0) -> int | None:
@@ -38,7 +38,7 @@ def rank(v: Value | None, depth: int = 0) -> int | None:
     if isinstance(t, TensorType) and t.shape is not None:
         return len(t.shape)
     p = v.producer
-    if p is None or p.domain not in STD or not p.inputs:
+    if p is None or p.domain != "" or not p.inputs:
         return None
     if p.op_type in _SAME_SHAPE or p.op_type == "Transpose":
         return rank(p.inputs[0], depth + 1)
@@ -64,7 +64,7 @@ def axis_ref(v: Value, axis: int, depth: int = 0):
             and t.shape[axis] >= 0:
         return int(t.shape[axis])
     p = v.producer
-    if p is None or p.domain not in STD or not p.inputs or depth > 16:
+    if p is None or p.domain != "" or not p.inputs or depth > 16:
         return (v.uid, axis)
     x = p.inputs[0]
     if p.op_type in _SAME_SHAPE:
@@ -91,7 +91,7 @@ def inner_axis(p, axis: int) -> int | None:
     """The axis of ``p.inputs[0]`` that `axis` of the output of shape op `p` (Identity,
     Cast, Transpose, Squeeze, Unsqueeze) comes from; None when it is a new unit axis or `p`
     is another op."""
-    if p is None or p.domain not in STD or not p.inputs:
+    if p is None or p.domain != "" or not p.inputs:
         return None
     if p.op_type in ("Identity", "Cast"):
         return axis
@@ -123,7 +123,7 @@ def _elements(v: Value | None, depth: int = 0) -> list | None:
     if c is not None:
         return [int(x) for x in c.reshape(-1)] if c.dtype.kind in "iu" and c.size < 16 else None
     p = v.producer
-    if p is None or p.domain not in STD or not p.inputs:
+    if p is None or p.domain != "" or not p.inputs:
         return None
     op = p.op_type
     if op in ("Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"):
@@ -179,7 +179,7 @@ def same(a: Value | None, b: Value | None, depth: int = 0) -> bool:
         return ca is not None and cb is not None and ca.dtype == cb.dtype and \
             np.array_equal(ca, cb)
     pa, pb = a.producer, b.producer
-    if pa is None or pb is None or pa.domain not in STD or pb.domain not in STD:
+    if pa is None or pb is None or pa.domain != "" or pb.domain != "":
         return False
     if (pa.op_type != pb.op_type or pa.domain != pb.domain or a.index != b.index
             or not has(pa, Trait.PURE) or pa.subgraphs() or len(pa.inputs) != len(pb.inputs)
@@ -193,7 +193,7 @@ def layout(v: Value, depth: int = 0):
     ``Unsqueeze``; `axes` gives, per axis of `v`, the axis of `base` it is, or -1 for an
     inserted unit axis (None when a rank is unknown)."""
     p = v.producer
-    if p is None or p.domain not in STD or depth > 16 or not p.inputs or p.op_type not in (
+    if p is None or p.domain != "" or depth > 16 or not p.inputs or p.op_type not in (
             "Identity", "Transpose", "Squeeze", "Unsqueeze"):
         r = rank(v)
         return v, None if r is None else tuple(range(r))

@@ -19,7 +19,7 @@ from ..ir.clone import clone_node
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import DataType, TensorType
 from .cell_affine import Inv, _slice_ranges, node_axes, split_sizes
-from .loop_motion import STD, LoopScope, const_value
+from .loop_motion import LoopScope, const_value
 
 Operand = Union[np.ndarray, Value]
 
@@ -200,7 +200,7 @@ class Emitter:
         if p is None:  # a body initializer whose data is missing: cannot be
             raise ValueError(f"invariant '{v.name}' has no value")
         ins = [None if x is None else self.outer(x) for x in p.inputs]
-        folded = _fold(p, ins, v.index) if p.domain in STD else None
+        folded = _fold(p, ins, v.index) if p.domain == "" else None
         if folded is not None:
             return folded
         mapping = {x.uid: self.value(o) for x, o in zip(p.inputs, ins) if x is not None}

@@ -23,7 +23,7 @@ from ..ir.loop import Loop
 from ..ir.types import TensorType
 from .cell_affine import inv_shape, node_axes
 from .cell_emit import Emitter, Operand
-from .loop_motion import STD, LoopScope, const_value
+from .loop_motion import LoopScope, const_value
 
 GLUE = ("Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten")
 Shape = tuple  # dims: int, or None when unknown
@@ -59,7 +59,7 @@ class StepInput:
 
 
 def _glue_ok(node: Node, scope: LoopScope) -> bool:
-    if node.op_type not in GLUE or node.domain not in STD or not node.inputs:
+    if node.op_type not in GLUE or node.domain != "" or not node.inputs:
         return False
     if node.inputs[0] is None or any(x is None or not scope.is_invariant(x)
                                      for x in node.inputs[1:]):
@@ -121,7 +121,7 @@ def _gather_root(loop: Loop, scope: LoopScope, skip: frozenset, only: Value | No
     t = it.type
     if not isinstance(t, TensorType) or t.shape is None or len(t.shape) != 0:
         return None
-    gathers = [n for n in loop.body.nodes if n.op_type == "Gather" and n.domain in STD
+    gathers = [n for n in loop.body.nodes if n.op_type == "Gather" and n.domain == ""
                and len(n.inputs) == 2 and n.inputs[1] is it and n.inputs[0] is not None
                and scope.is_invariant(n.inputs[0]) and n.outputs[0].uid not in skip
                and (only is None or n.outputs[0] is only)]
@@ -157,7 +157,7 @@ def _derived(v: Value, depth: int = 0) -> Shape | None:
     input, and Keras's mask of it, whose shapes exporters leave undeclared)."""
     shape = _declared(v)
     p = v.producer
-    if shape is not None or p is None or p.domain not in STD or depth > 12 or not p.inputs:
+    if shape is not None or p is None or p.domain != "" or depth > 12 or not p.inputs:
         return shape
     if p.op_type in _SAME_SHAPE:
         return _derived(p.inputs[0], depth + 1)

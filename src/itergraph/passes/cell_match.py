@@ -37,7 +37,7 @@ from ..ir.graph import Node, Value
 from ..ir.loop import Loop
 from ..ir.static_values import static_value
 from .cell_affine import Affine, AffineScope, Inv, declared_width, node_axes
-from .loop_motion import STD, LoopScope, const_value
+from .loop_motion import LoopScope, const_value
 
 #: gate letters in the ONNX operators' order
 GATES = {"LSTM": "iofc", "GRU": "zrh", "RNN": "h"}
@@ -74,7 +74,7 @@ class CellMatch:
 def strip(v: Value | None) -> Value | None:
     """`v` without the Identity nodes in front of it."""
     while (v is not None and v.producer is not None and v.producer.op_type == "Identity"
-           and v.producer.domain in STD):
+           and v.producer.domain == ""):
         v = v.producer.inputs[0]
     return v
 
@@ -82,7 +82,7 @@ def strip(v: Value | None) -> Value | None:
 def _node(v: Value | None, *ops: str) -> Node | None:
     v = strip(v)
     p = None if v is None else v.producer
-    if p is None or p.domain not in STD or p.op_type not in ops or None in p.inputs:
+    if p is None or p.domain != "" or p.op_type not in ops or None in p.inputs:
         return None
     return p
 
@@ -379,7 +379,7 @@ def _gru_lbr(scope, xs, h, za, na):
 def _gru_plain(scope, xs, h, za, na):
     """n = g(A(x) + (r * h) R): (z, r, that form, None, clips) or None."""
     for node in scope.loop.body.nodes:
-        if node.op_type != "Mul" or node.domain not in STD or len(node.inputs) != 2:
+        if node.op_type != "Mul" or node.domain != "" or len(node.inputs) != 2:
             continue
         for rv, hh in _pairs(node):
             ra = _activation(rv)
@@ -528,7 +528,7 @@ def _unit_base(v: Value | None, want: list, limit: int = 8) -> Value | None:
     v = strip(v)
     while v is not None and v.producer is not None and len(chain) < limit:
         p = v.producer
-        if p.domain not in STD or p.op_type not in _UNIT_OPS:
+        if p.domain != "" or p.op_type not in _UNIT_OPS:
             break
         chain.append(p)
         v = strip(p.inputs[0])
@@ -554,7 +554,7 @@ def _squeezed0_from(v: Value, out: Value) -> bool:
     chain, v = [], strip(v)
     while v is not None and v is not out and v.producer is not None and len(chain) < 8:
         p = v.producer
-        if p.domain not in STD or p.op_type not in _UNIT_OPS:
+        if p.domain != "" or p.op_type not in _UNIT_OPS:
             return False
         chain.append(p)
         v = strip(p.inputs[0])
@@ -572,7 +572,7 @@ def _full_lengths(v: Value | None) -> bool:
     """Whether the ``sequence_lens`` `v` of a one-step cell op is 1 everywhere (the whole
     one-step sequence, as no ``sequence_lens``): a static 1 broadcast (``Expand``) and cast."""
     v = strip(v)
-    while v is not None and v.producer is not None and v.producer.domain in STD and \
+    while v is not None and v.producer is not None and v.producer.domain == "" and \
             v.producer.op_type in ("Cast", "Expand", "Identity"):
         v = strip(v.producer.inputs[0])
     c = static_value(v)
@@ -580,7 +580,7 @@ def _full_lengths(v: Value | None) -> bool:
 
 
 def _match_node(scope: LoopScope, xs, states) -> CellMatch | None:
-    cells = [n for n in scope.loop.body.nodes if n.op_type in GATES and n.domain in STD]
+    cells = [n for n in scope.loop.body.nodes if n.op_type in GATES and n.domain == ""]
     if len(cells) != 1:
         return None
     node = cells[0]

@@ -42,7 +42,7 @@ from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
 from .cell_emit import Emitter
 from .cell_match import GATES, CellMatch, strip
 from .fuse_cells import DOMAIN, OP, _rewrite, place_fusable, place_stacked
-from .loop_motion import STD, const_value, is_pure
+from .loop_motion import const_value, is_pure
 
 #: The activations both ONNX Runtime's and OpenVINO's sequence operators implement.
 PORTABLE_ACTIVATIONS = ("Sigmoid", "Tanh", "Relu")
@@ -264,7 +264,7 @@ def _unreversed(em: Emitter, X: Value) -> Value | None:
     chain, cur, axis = [], X, 0
     while True:
         p = cur.producer
-        if p is None or p.domain not in STD:
+        if p is None or p.domain != "":
             return None
         if p.op_type == "ReverseSequence" and len(p.inputs) == 2 and \
                 int(p.attrs.get("time_axis", 0)) == axis:
@@ -319,7 +319,7 @@ def _pairable(f: Node, b: Node) -> bool:
 def merge_directions(graph: Graph) -> int:
     """Merge forward/reverse operator pairs of `graph` (not its subgraphs) over one input into
     bidirectional operators; the number merged."""
-    ops = [n for n in graph.nodes if n.op_type in GATES and n.domain in STD
+    ops = [n for n in graph.nodes if n.op_type in GATES and n.domain == ""
            and n.attrs.get("direction") in ("forward", "reverse") and not n.attrs.get("layout")
            and (len(n.inputs) < 5 or n.inputs[4] is None)
            and all(partial_shape(v) is not None for v in n.inputs[1:3])]

@@ -7,7 +7,7 @@ from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Last, Loop, Sliced
 from ..ir.static_values import static_int
 from ..ir.traits import Trait, traits
 from .base import Pass
-from .loop_motion import STD, static_shape
+from .loop_motion import static_shape
 
 
 class DeadPorts(Pass):
@@ -54,7 +54,7 @@ def removable(node: Node) -> bool:
     """Whether `node` may be dropped when nothing reads its outputs."""
     if isinstance(node, Loop):
         return all(removable(n) for n in node.body.nodes)
-    if node.op_type == "If" and node.domain in STD:
+    if node.op_type == "If" and node.domain == "":
         return all(removable(n) for g in node.subgraphs() for n in g.nodes)
     t = traits(node.op_type, node.domain)
     return Trait.PURE in t or Trait.RANDOM in t

@@ -9,7 +9,7 @@ from ..ir.loop import Loop, Sliced
 from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
-from .loop_motion import STD, const_value
+from .loop_motion import const_value
 
 #: Ops that pass an integer scalar's value through unchanged (for the slice-count match).
 _SAME_VALUE = ("Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Flatten")
@@ -63,7 +63,7 @@ def shape_source(v: Value) -> tuple[Value, int] | None:
     """``(x, axis)`` when `v` is the length of `x`'s axis `axis`, read from its shape."""
     for _ in range(16):
         n = v.producer
-        if n is None or n.domain not in STD:
+        if n is None or n.domain != "":
             return None
         if n.op_type in _SAME_VALUE:
             v = n.inputs[0]

@@ -346,7 +346,7 @@ def _appended(c) -> Value | None:
     v)``, torch's ``outputs.append(h)``), when it starts empty (``SequenceEmpty``)."""
     p = c.result.producer
     init = c.value.producer
-    if (p is None or p.op_type != "SequenceInsert" or p.domain not in ("", "ai.onnx")
+    if (p is None or p.op_type != "SequenceInsert" or p.domain != ""
             or len([v for v in p.inputs if v is not None]) != 2 or p.inputs[0] is not c.param
             or init is None or init.op_type != "SequenceEmpty"):
         return None

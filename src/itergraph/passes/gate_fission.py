@@ -28,7 +28,6 @@ from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from .base import Pass
 from .loop_motion import (
-    STD,
     LoopScope,
     body_value_uses,
     const_value,
@@ -82,7 +81,7 @@ def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
     """(sizes, leaves) for a Split this pass rewrites, else None. A leaf is
     ("mm", node, W shape) or ("value", value); returns (sizes, uids of the tree's inner
     values, root)."""
-    if split.op_type != "Split" or split.domain not in STD or (split.version or 0) < 13:
+    if split.op_type != "Split" or split.domain != "" or (split.version or 0) < 13:
         return None
     if not split.inputs or split.inputs[0] is None:
         return None
@@ -92,7 +91,7 @@ def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
 
     def collect(v: Value, top: bool) -> bool:
         p = v.producer
-        if p is not None and p.domain in STD and v.uid in scope.defined and (
+        if p is not None and p.domain == "" and v.uid in scope.defined and (
                 top or uses.get(v.uid, 0) == 1):
             if p.op_type == "Add" and len(p.inputs) == 2 and None not in p.inputs:
                 inner.append(v)
@@ -182,13 +181,13 @@ def _rewrite(loop: Loop, split: Node, sizes: list[int], root: Value, inner: set[
 
         def block(v: Value, k=k, starts=starts, ends=ends) -> Value:
             p = v.producer
-            if p is not None and p.op_type == "Add" and p.domain in STD and v.uid in inner:
+            if p is not None and p.op_type == "Add" and p.domain == "" and v.uid in inner:
                 a, b = block(p.inputs[0]), block(p.inputs[1])
                 n = Node("Add", [a, b], [Value(f"{v.name}_g{k}")], version=p.version,
                          name=f"{p.name}_g{k}")
                 new_nodes.append(n)
                 return n.outputs[0]
-            if p is not None and p.op_type == "MatMul" and p.domain in STD and v.uid in inner:
+            if p is not None and p.op_type == "MatMul" and p.domain == "" and v.uid in inner:
                 w = p.inputs[1]
                 s = Node("Slice", [w, starts, ends, axes], [Value(f"{w.name}_g{k}")],
                          version=version, name=f"{p.name}_w{k}")

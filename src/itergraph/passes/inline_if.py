@@ -6,7 +6,6 @@ from ..ir.clone import clone_graph
 from ..ir.graph import Graph, Node
 from ..ir.static_values import static_value
 from .base import Pass
-from .loop_motion import STD
 
 
 class InlineIf(Pass):
@@ -36,7 +35,7 @@ class InlineIf(Pass):
         while True:
             nodes: list[Node] = []
             for n in graph.nodes:
-                branch = _taken(n) if n.op_type == "If" and n.domain in STD else None
+                branch = _taken(n) if n.op_type == "If" and n.domain == "" else None
                 if branch is None:
                     nodes.append(n)
                 else:

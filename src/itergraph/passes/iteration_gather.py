@@ -59,7 +59,7 @@ def _convert(graph: Graph, loop: Loop) -> int:
     body = loop.body
     picked = []
     for n in body.nodes:
-        if (n.op_type == "Gather" and n.domain in ("", "ai.onnx") and len(n.inputs) == 2
+        if (n.op_type == "Gather" and n.domain == "" and len(n.inputs) == 2
                 and len(n.outputs) == 1 and n.inputs[1] is it and n.inputs[0] is not None
                 and scope.is_invariant(n.inputs[0]) and isinstance(n.attrs.get("axis", 0), int)):
             picked.append(n)

@@ -14,7 +14,7 @@ import numpy as np
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Loop
 from ..ir.static_values import static_int
 from ..ir.types import DataType, TensorType
-from .loop_motion import STD, const_value, static_shape
+from .loop_motion import const_value, static_shape
 
 
 def trip_limit(loop: Loop) -> tuple[int | None, str]:
@@ -91,7 +91,7 @@ def condition_never_stops(loop: Loop) -> bool:
         if c is not None:
             return c.size == 1 and bool(c.reshape(-1)[0])
         n = v.producer
-        if (n is None or id(n) not in body or n.op_type != "Identity" or n.domain not in STD
+        if (n is None or id(n) not in body or n.op_type != "Identity" or n.domain != ""
                 or not n.inputs or n.inputs[0] is None):
             return False
         v = n.inputs[0]

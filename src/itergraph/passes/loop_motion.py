@@ -20,8 +20,6 @@ from ..ir.static_values import const_value, static_shape  # noqa: F401 - re-expo
 from ..ir.traits import Trait, has
 from ..ir.traversal import replace_all_uses, replace_input
 
-STD = ("", "ai.onnx")  # the standard ONNX domain, both spellings
-
 
 def is_pure(node: Node) -> bool:
     """Whether `node` computes a deterministic function of its inputs and captures alone."""
@@ -31,7 +29,7 @@ def is_pure(node: Node) -> bool:
         if node.trip_count is None and not node.sliced:
             return False
         return all(is_pure(n) for n in node.body.nodes)
-    if not (has(node, Trait.PURE) or (node.op_type == "If" and node.domain in STD)):
+    if not (has(node, Trait.PURE) or (node.op_type == "If" and node.domain == "")):
         return False
     return all(is_pure(n) for g in node.subgraphs() for n in g.nodes)
 

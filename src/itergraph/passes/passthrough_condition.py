@@ -54,7 +54,7 @@ def passes_through(loop: Loop) -> bool:
     while v is not param:
         n = v.producer
         if (n is None or id(n) not in in_body or n.op_type != "Identity"
-                or n.domain not in ("", "ai.onnx") or not n.inputs or n.inputs[0] is None):
+                or n.domain != "" or not n.inputs or n.inputs[0] is None):
             return False
         v = n.inputs[0]
     return True

@@ -26,8 +26,6 @@ from ..ir.types import DataType, SequenceType, TensorType
 from .base import LoopPass
 from .loop_motion import body_value_uses
 
-STD = ("", "ai.onnx")
-
 
 class SequenceScanOutputs(LoopPass):
     """Sequences appended to once per iteration and then concatenated become scan outputs.
@@ -79,7 +77,7 @@ def _readers(graph: Graph, v: Value) -> list[Node]:
 
 
 def _is_std(node: Node | None, op: str) -> bool:
-    return node is not None and node.op_type == op and node.domain in STD
+    return node is not None and node.op_type == op and node.domain == ""
 
 
 def _match(graph: Graph, loop: Loop, c: Carried):

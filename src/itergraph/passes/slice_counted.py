@@ -25,7 +25,7 @@ from ..ir.types import DataType, TensorType
 from .iteration_gather import iteration_gather
 from .loop_build import Builder
 from .loop_facts import bool_const, condition_never_stops, const_type, static_count
-from .loop_motion import STD, static_shape
+from .loop_motion import static_shape
 
 #: the most entries of the constant sliced input that carries the iteration number or the
 #: count (``0..N-1``, 8 bytes each): a loop that needs a longer one stays a loop, so that
@@ -127,7 +127,7 @@ def _is_length(v: Value, s: Sliced) -> bool:
     while v.producer is not None and seen < 8:
         n = v.producer
         seen += 1
-        if n.domain not in STD:
+        if n.domain != "":
             return False
         if n.op_type in ("Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity") and n.inputs:
             v = n.inputs[0]

@@ -25,7 +25,6 @@ from ..ir.types import DataType, TensorType
 from .base import Pass
 from .sequence_scan_outputs import joined_from_stack
 
-STD = ("", "ai.onnx")
 I64 = DataType.INT64
 
 
@@ -71,7 +70,7 @@ split_sequence_reads = SplitSequenceReads()
 
 
 def _is_std(node: Node | None, op: str) -> bool:
-    return node is not None and node.op_type == op and node.domain in STD
+    return node is not None and node.op_type == op and node.domain == ""
 
 
 def _rank(v: Value | None) -> int | None:

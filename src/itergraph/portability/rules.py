@@ -49,7 +49,7 @@ def _loop(pred: Callable[[Loop, Site], str | None]) -> Callable[[Site], str | No
 
 def _op(names: set[str]) -> Callable[[Site], str | None]:
     return lambda s: (f"{s.node.op_type} node" if s.node.op_type in names
-                      and s.node.domain in ("", "ai.onnx") else None)
+                      and s.node.domain == "" else None)
 
 
 def _scan_outputs_without_trip_count(loop: Loop, _s) -> str | None:
@@ -79,7 +79,7 @@ def _read_as(s: Site) -> str | None:
 
 def _op_before_its_opset(s: Site) -> str | None:
     n = s.node
-    if n.domain not in ("", "ai.onnx") or n.version is None or "read_as" in n.meta or \
+    if n.domain != "" or n.version is None or "read_as" in n.meta or \
             isinstance(n, Loop) or n.op_type == "Constant":
         return None
     import onnx
@@ -222,7 +222,7 @@ def _dynamic_inputs(g: Graph) -> str | None:
 
 def _opset_below(k: int) -> Callable[[Graph], str | None]:
     def pred(g: Graph) -> str | None:
-        v = g.opset("") or g.opset("ai.onnx")
+        v = g.opset("")
         return f"the model imports opset {v}" if v is not None and v < k else None
     return pred
 

@@ -25,7 +25,6 @@ from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import const_trip_count, slice_count
 from ..passes.fold_trip_count import shape_source, walks_whole_axis
-from ..passes.loop_motion import STD
 
 #: Meta key on a value whose type this pass wrote: the ONNX writer declares it in value_info.
 INFERRED = "value_info"
@@ -133,7 +132,7 @@ def _infer_graph(graph: Graph, opset: int) -> None:
         try:
             if isinstance(n, Loop):
                 _infer_loop(n, opset)
-            elif n.op_type == "If" and n.domain in STD:
+            elif n.op_type == "If" and n.domain == "":
                 _infer_if(n, opset)
             elif not n.subgraphs():
                 _infer_node(n, opset)
@@ -143,7 +142,7 @@ def _infer_graph(graph: Graph, opset: int) -> None:
 
 
 def _infer_node(n: Node, opset: int) -> None:
-    if n.domain not in STD:
+    if n.domain != "":
         return
     version = n.version or opset
     schema = onnx.defs.get_schema(n.op_type, version, "")
@@ -281,7 +280,7 @@ def _always_true(v: Value, loop: Loop) -> bool:
         if known is not None:
             return known.size == 1 and bool(known.reshape(()))
         n = v.producer
-        if n is None or n.op_type != "Identity" or n.domain not in STD or not n.inputs:
+        if n is None or n.op_type != "Identity" or n.domain != "" or not n.inputs:
             return False
         v = n.inputs[0]
     return False
