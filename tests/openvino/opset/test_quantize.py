@@ -109,3 +109,21 @@ def test_gather_tree_end_tokens_and_lengths(dtype, tmp_path):
     feeds = {"s": steps, "p": parents, "m": np.array([6, 9, 1, 4], dtype),
              "e": np.array(3, dtype)}
     check_op([g], [s, p, m, e], feeds, tmp_path)
+
+
+def test_gather_tree_onnx_no_time_steps(tmp_path):
+    """No time steps: the ONNX copy's Loop runs zero times and still gives [0, B, W]."""
+    import onnxruntime as ort
+
+    import itergraph as ig
+
+    s = ops1.parameter([-1, 2, 3], np.int32, name="s")
+    p = ops1.parameter([-1, 2, 3], np.int32, name="p")
+    m = ops1.parameter([2], np.int32, name="m")
+    g = ops1.gather_tree(s, p, m, ops1.constant(np.array(1, np.int32)))
+    path = save(ov.Model([g.output(0)], [s, p, m]), tmp_path)
+    ig.save(ig.load(path), tmp_path / "g.onnx")
+    empty = np.zeros((0, 2, 3), np.int32)
+    sess = ort.InferenceSession(str(tmp_path / "g.onnx"), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {"s": empty, "p": empty, "m": np.array([2, 0], np.int32)})
+    assert y.shape == (0, 2, 3) and y.dtype == np.int32

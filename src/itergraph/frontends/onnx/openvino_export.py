@@ -106,7 +106,8 @@ def emit_gather_tree(w, n: Node, env: Env, nodes: list) -> None:
                      helper.make_tensor_value_info(ids, elem, [None, None])], [])
     true = E.const(True, "true", dtype=np.bool_)
     _, stacked = E.op("Loop", [t_max, true, parent0], "gt_loop", n_out=2, body=body)
-    timed = E.reverse(stacked, 0)
+    # ONNX Runtime stacks zero iterations as [0, B, 0]: the shape of step_ids restores W
+    timed = E.reverse(E.op("Reshape", [stacked, shape], "gt_stacked"), 0)
     hit = E.op("Cast", [E.op("Equal", [timed, end], "gt_hit")], "gt_hit_i32",
                to=TensorProto.INT32)
     before = E.op("CumSum", [hit, E.const(0, "axis0")], "gt_hits_before", exclusive=1)
