@@ -6,10 +6,15 @@ to ONNX for ONNX Runtime."""
 from __future__ import annotations
 
 import numpy as np
+import openvino as ov
 import openvino.opset1 as ops1
 import openvino.opset12 as ops12
 import pytest
 from opcheck import check_op, rand
+from ov_helpers import save
+
+from itergraph.errors import UnsupportedError
+from itergraph.frontends.openvino import read
 
 rng = np.random.default_rng(59)
 
@@ -35,3 +40,12 @@ def test_pad_symmetric_runtime_pads_dynamic_dims(tmp_path):
     feeds = {"x": rng.integers(-9, 9, (3, 5)).astype(np.int32),
              "lo": np.array([3, 1], np.int64), "hi": np.array([0, 5], np.int32)}
     check_op([y], [x, lo, hi], feeds, tmp_path)
+
+
+def test_pad_symmetric_unknown_rank_refused(tmp_path):
+    x = ops12.parameter(ov.PartialShape.dynamic(), np.float32, name="x")
+    lo = ops12.parameter([-1], np.int64, name="lo")
+    y = ops12.pad(x, lo, lo, "symmetric")
+    path = save(ov.Model([y], [x, lo]), tmp_path)
+    with pytest.raises(UnsupportedError, match="symmetric"):
+        read(path)

@@ -6,6 +6,7 @@ ONNX as a Loop."""
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort
 import openvino as ov
 import openvino.opset1 as ops1
 import openvino.opset13 as ops13
@@ -13,6 +14,7 @@ import pytest
 from opcheck import check_op, rand
 from ov_helpers import save
 
+import itergraph as ig
 from itergraph.errors import ModelError
 from itergraph.frontends.openvino import read
 
@@ -113,10 +115,6 @@ def test_gather_tree_end_tokens_and_lengths(dtype, tmp_path):
 
 def test_gather_tree_onnx_no_time_steps(tmp_path):
     """No time steps: the ONNX copy's Loop runs zero times and still gives [0, B, W]."""
-    import onnxruntime as ort
-
-    import itergraph as ig
-
     s = ops1.parameter([-1, 2, 3], np.int32, name="s")
     p = ops1.parameter([-1, 2, 3], np.int32, name="p")
     m = ops1.parameter([2], np.int32, name="m")

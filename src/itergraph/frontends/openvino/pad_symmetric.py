@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import UnsupportedError
 from ...ir.graph import Value
 from ...ir.types import DataType, TensorType
-from .builder import Builder, require_rank, shape_of
+from .builder import Builder, rank_of, shape_of
 from .netparse import Layer
 
 I64 = DataType.INT64
@@ -38,7 +39,10 @@ def _value(b: Builder, v) -> Value:
 def symmetric_pad(b: Builder, layer: Layer, data: Value, lo: Value, hi: Value,
                   dt: DataType | None) -> Value:
     """`data` padded by the int64 vectors `lo`/`hi` in OpenVINO's ``symmetric`` mode."""
-    rank = require_rank(layer, data, 0)
+    rank = rank_of(data)
+    if rank is None:
+        raise UnsupportedError(f"{layer.where()}: Pad with pad_mode 'symmetric' needs the rank "
+                               "of its input, which is unknown")
     lo_c, hi_c = b.value_of(lo), b.value_of(hi)
     lo_c = None if lo_c is None else np.asarray(lo_c).reshape(-1)
     hi_c = None if hi_c is None else np.asarray(hi_c).reshape(-1)
