@@ -12,8 +12,8 @@ OpenVINO models hold such nodes (a PyTorch ``clamp(min=0)`` on indices becomes a
 - integer ``PRelu(x, slope)`` is ``Where(x < 0, x * slope, x)``;
 - int16/int32/uint8/uint16/uint32 ``Unique`` runs on its input cast to int64, bool ``Unique``
   on int8 (widenings that keep order and equality, so the sorted order, indices and counts are
-  the same), its unique values cast back. uint64 (whose upper half int64 would order before
-  the lower) stays as it is.
+  the same), its unique values cast back; uint64 likewise on int64 with the sign bit flipped
+  (``BitwiseXor``, opset 18), so that int64 order is uint64 order.
 
 Other nodes, and these under an opset too old to take integers, go to `emit_node` unchanged.
 """
@@ -88,17 +88,24 @@ def emit_prelu(w, n: Node, env: Env, nodes: list) -> None:
 
 def emit_unique(w, n: Node, env: Env, nodes: list) -> None:
     dt = dtype_of(n.inputs[0]) if n.inputs else None
-    if len(n.inputs) != 1 or n.inputs[0] is None or dt not in UNIQUE_WIDER or w.opset < 11:
+    flip = dt == DataType.UINT64 and w.opset >= 18
+    if len(n.inputs) != 1 or n.inputs[0] is None or w.opset < 11 or \
+            (dt not in UNIQUE_WIDER and not flip):
         emit_node(w, n, env, nodes)
         return
     E = Emitter(nodes, w.namer, w.opset)
     user = f"Unique node '{n.name or '<unnamed>'}'"
-    x = E.op("Cast", [w.name(env, n.inputs[0], user)], "widened",
-             to=dtype_to_onnx(UNIQUE_WIDER[dt]))
+    wide = DataType.INT64 if flip else UNIQUE_WIDER[dt]
+    x = E.op("Cast", [w.name(env, n.inputs[0], user)], "widened", to=dtype_to_onnx(wide))
+    if flip:  # uint64 order is int64 order with the sign bit flipped
+        sign = E.const(np.iinfo(np.int64).min, "sign_bit")
+        x = E.op("BitwiseXor", [x, sign], "ordered")
     outs = [w.define(env, v) if v is not None and i else "" for i, v in enumerate(n.outputs)]
     wide_y = E.fresh("unique_wide")
     attrs = {k: int(v) for k, v in n.attrs.items() if k in ("axis", "sorted") and v is not None}
     nodes.append(helper.make_node("Unique", [x], [wide_y, *outs[1:]],
                                   name=w.node_names.fresh(n.name or "Unique"), **attrs))
     if n.outputs and n.outputs[0] is not None:
+        if flip:
+            wide_y = E.op("BitwiseXor", [wide_y, sign], "unordered")
         E.op("Cast", [wide_y], out=w.define(env, n.outputs[0]), to=dtype_to_onnx(dt))
