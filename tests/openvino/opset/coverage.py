@@ -98,7 +98,6 @@ NO_ONNX = {
     "StringTensorPack": "no ONNX op packs strings from bytes",
     "StringTensorUnpack": "no ONNX op unpacks strings to bytes",
     "Inverse": "no ONNX op inverts a matrix; OpenVINO's ONNX frontend has none",
-    "GatherTree": "no ONNX op; OpenVINO's ONNX frontend has none",
     "MatrixNms": "no ONNX op; OpenVINO's ONNX frontend has none",
     "MulticlassNms": "no ONNX op; OpenVINO's ONNX frontend has none",
     "NMSRotated": "no ONNX op; OpenVINO's ONNX frontend has none",

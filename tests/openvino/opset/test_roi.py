@@ -94,3 +94,22 @@ def test_onnx_roi_align_written_to_ir(ctm, sampling, tmp_path):
     np.testing.assert_allclose(run_ov(tmp_path / "m.xml", feeds)[0], want, rtol=1e-4, atol=1e-5)
     with pytest.raises(UnsupportedError, match="max"):
         ig.load(model("max")).save(tmp_path / "max.xml")
+
+
+@pytest.mark.parametrize("aligned", ["half_pixel", "half_pixel_for_nn"])
+@pytest.mark.parametrize("sampling", [0, 3])
+def test_roi_align_half_pixel_boxes_across_borders(aligned, sampling, tmp_path):
+    """ROIAlign-9 avg with the half-pixel modes on boxes that leave the image, thin boxes
+    and boxes smaller than a pixel, the adaptive sample count (``sampling_ratio=0``) among
+    them; ONNX Runtime runs the ONNX copy to OpenVINO's outputs. (A box of zero width or
+    height with ``sampling_ratio=0`` takes no samples: OpenVINO gives NaN, ONNX 0.)"""
+    ops = importlib.import_module("openvino.opset9")
+    x = ops.parameter([2, 3, 10, 12], np.float32, name="x")
+    r = ops.parameter([6, 4], np.float32, name="r")
+    bi = ops.parameter([6], np.int32, name="bi")
+    a = ops.roi_align(x, r, bi, 3, 4, sampling, 0.5, "avg", aligned_mode=aligned)
+    rois = np.array([[-6, -4, 8, 6], [18, 14, 30, 26], [3, 3, 3.4, 9], [5, 5, 5.6, 5.3],
+                     [0, 0, 23.9, 19.9], [-1, 7, 4, 30]], np.float32)
+    feeds = {"x": rand(rng, 2, 3, 10, 12), "r": rois,
+             "bi": np.array([0, 1, 1, 0, 1, 0], np.int32)}
+    check_op([a], [x, r, bi], feeds, tmp_path, rtol=1e-4, atol=1e-4)

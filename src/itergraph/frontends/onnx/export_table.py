@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...ir.graph import Node
+from ...ir.traits import OPENVINO_DOMAIN
 from ...registry import OpTable
-from .kernel_gaps import emit_max_min, emit_prelu, emit_relu
+from .kernel_gaps import emit_max_min, emit_prelu, emit_relu, emit_unique
 from .loop_export import emit_loop
 from .node_export import emit_node
+from .openvino_export import emit_fake_quantize, emit_gather_tree
 
 Exporter = Callable[..., None]
 
@@ -27,6 +29,9 @@ EXPORTERS.add("Relu", emit_relu, since=1)
 EXPORTERS.add("Max", emit_max_min, since=1)
 EXPORTERS.add("Min", emit_max_min, since=1)
 EXPORTERS.add("PRelu", emit_prelu, since=1)
+EXPORTERS.add("Unique", emit_unique, since=11)
+EXPORTERS.add("FakeQuantize", emit_fake_quantize, since=1, domain=OPENVINO_DOMAIN)
+EXPORTERS.add("GatherTree", emit_gather_tree, since=1, domain=OPENVINO_DOMAIN)
 
 
 def exporter_for(n: Node) -> Exporter:

@@ -9,7 +9,9 @@ Differences from ONNX handled here (checked against OpenVINO in tests/openvino):
 - ``Slice-8`` orders its inputs (start, stop, step, axes); ONNX (starts, ends, axes, steps);
 - ``Gather`` with ``batch_dims`` becomes ``GatherND`` between transposes;
 - ``Broadcast`` ``explicit`` mode places the data axes with ``axes_mapping``;
-- ``Tile`` pads the shorter of data rank and repeats with leading ones.
+- ``Tile`` pads the shorter of data rank and repeats with leading ones;
+- ``Pad`` crops where a pad is negative; ``pad_mode="symmetric"`` (a mirror that repeats the
+  edge) is one ``Gather`` of mirrored positions per axis (`pad_symmetric`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .builder import (
 from .import_ops import out_dtype
 from .import_table import importer
 from .netparse import Layer
+from .pad_symmetric import symmetric_pad
 
 
 @importer("Reshape", since=1)
@@ -391,7 +394,7 @@ def _tile_any_length(b: Builder, data: Value, reps: Value, rank: int, dt) -> Val
 @importer("Pad", since=1)
 def _pad(b: Builder, layer: Layer, x):
     mode = (layer.attr("pad_mode", "constant") or "constant").lower()
-    if mode not in ("constant", "edge", "reflect"):
+    if mode not in ("constant", "edge", "reflect", "symmetric"):
         raise UnsupportedError(f"{layer.where()}: pad_mode '{mode}' is not supported")
     data = x[0]
     lo, hi = b.value_of(b.to_i64(x[1])), b.value_of(b.to_i64(x[2]))
@@ -411,6 +414,9 @@ def _pad(b: Builder, layer: Layer, x):
                            if isinstance(dims[i], int) else None)
             data.type = TensorType(dt, tuple(dims))
         x = [data, b.i64(np.maximum(lo, 0)), b.i64(np.maximum(hi, 0)), *x[3:]]
+    if mode == "symmetric":
+        return symmetric_pad(b, layer, data, b.to_i64(x[1]), b.to_i64(x[2]),
+                             out_dtype(layer, x))
     pads = b.op("Concat", [b.to_i64(x[1]), b.to_i64(x[2])], {"axis": 0}, dtype=DataType.INT64)
     ins = [data, pads]
     if mode == "constant" and len(x) > 3:
