@@ -1,0 +1,130 @@
+"""NumPy kernels of ONNX Runtime's ``com.microsoft.GreedySearch`` (and ``Sampling`` where it is
+deterministic) for decoder-only models (``model_type`` 0, GPT contract).
+
+The decoder subgraph has inputs ``input_ids, position_ids, attention_mask, past_0..`` and
+outputs ``logits, present_0..``. As a plain Python loop::
+
+    mask = attention_mask or (input_ids != pad)
+    pos = cumsum(mask) - 1, 0 where mask == 0;  past = empty [2, B, heads, 0, head]
+    ids, done = input_ids, [False] * B
+    while ids.shape[1] < max_length:
+        logits, *past = decoder(step_ids, pos, mask, *past)    # step_ids: prompt, then last
+        scores = process_logits(logits[:, -1], ids, step, ...)  # see gen_logits
+        tok = argmax(scores)  (Sampling: softmax(scores / T) within top_p, drawn)
+        tok[done | tok == eos] = pad; done |= tok_was_eos
+        ids = concat(ids, tok); if all(done): break
+        pos = last pos + 1; mask = concat(mask, 1)
+    sequences = ids padded with pad to [B, max_length]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import ExecutionError, UnsupportedError, where
+from ....ir import Node
+from ..plan import CompileContext
+from . import kernel
+from .gen_logits import process_logits
+
+DOMAIN = "com.microsoft"
+
+
+def _scalar(x, default):
+    return default if x is None else np.asarray(x).reshape(-1)[0].item()
+
+
+def _decoder(node: Node, ctx: CompileContext):
+    """The compiled decoder subgraph and the shapes of its empty pasts."""
+    if int(node.attrs.get("model_type", 0)) != 0:
+        raise UnsupportedError(f"{where(node)}: model_type {node.attrs.get('model_type')} "
+                               f"(encoder-decoder) is not supported; only 0 (GPT)")
+    if node.captured():
+        raise UnsupportedError(f"{where(node)}: the decoder reads outer values")
+    g = node.attrs.get("decoder")
+    if g is None:
+        raise UnsupportedError(f"{where(node)}: no 'decoder' attribute")
+    names = [v.name for v in g.inputs]
+    if names[:3] != ["input_ids", "position_ids", "attention_mask"] or len(g.inputs) < 4:
+        raise UnsupportedError(f"{where(node)}: decoder inputs {names} do not follow the GPT "
+                               f"contract (input_ids, position_ids, attention_mask, past_*)")
+    if len(g.outputs) != len(g.inputs) - 2:
+        raise UnsupportedError(f"{where(node)}: decoder has {len(g.outputs)} outputs, the GPT "
+                               f"contract wants logits and one present per past")
+    pasts = []
+    for v in g.inputs[3:]:
+        shape = getattr(v.type, "shape", None)
+        if shape is None or len(shape) != 5 or not isinstance(shape[2], int) \
+                or not isinstance(shape[4], int):
+            raise UnsupportedError(f"{where(node)}: decoder input '{v.name}' needs a static "
+                                   f"shape [2, batch, heads, past, head_size], got {shape}")
+        pasts.append((shape[0] if isinstance(shape[0], int) else 2, shape[2], shape[4],
+                      v.type.dtype.numpy if v.type.dtype else np.float32))
+    plan = ctx.compile(g)
+    idt = g.inputs[0].type.dtype.numpy if g.inputs[0].type.dtype else np.int32
+    mdt = g.inputs[2].type.dtype.numpy if g.inputs[2].type.dtype else np.int32
+    return plan, pasts, idt, mdt
+
+
+def generate(node, plan, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
+             process=lambda scores, seqs, step: scores):
+    """Decoder-only generation with one row per sequence; ``pick(scores) -> tokens``."""
+    ids = np.asarray(ids).astype(np.int32)
+    B, S = ids.shape
+    if S >= max_length:
+        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
+                             f"{max_length}")
+    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
+    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+    past = [np.zeros((k, B, h, 0, d), dt) for k, h, d, dt in pasts]
+    done = np.zeros(B, bool)
+    step_ids, m = ids, mask.astype(np.int64)
+    step = 1
+    while True:
+        outs = plan.fn(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
+        logits, past = np.asarray(outs[0]), list(outs[1:])
+        if logits.ndim != 3 or logits.shape[0] != B:
+            raise ExecutionError(f"{where(node)}: decoder logits have shape {logits.shape}, "
+                                 f"expected [batch, sequence, vocab]")
+        scores = process(logits[:, -1, :].astype(np.float32), ids, step)
+        tok = pick(scores).astype(np.int32)
+        hit = done | (tok == eos)
+        tok = np.where(hit, pad, tok).astype(np.int32)
+        done = hit
+        ids = np.concatenate([ids, tok[:, None]], axis=1)
+        if done.all() or ids.shape[1] >= max_length:
+            break
+        step_ids = tok[:, None]
+        pos = pos[:, -1:] + 1
+        m = np.concatenate([m, np.ones((B, 1), m.dtype)], axis=1)
+        step += 1
+    out = np.full((B, max_length), pad, np.int32)
+    out[:, :ids.shape[1]] = ids
+    return out
+
+
+def _attrs(node):
+    a = node.attrs
+    return int(a.get("eos_token_id", -1)), int(a.get("pad_token_id", 0))
+
+
+@kernel("GreedySearch", domain=DOMAIN)
+def greedy_search(node: Node, ctx: CompileContext):
+    """``sequences`` [B, max_length]: argmax of the processed logits at every step."""
+    plan, pasts, idt, mdt = _decoder(node, ctx)
+    eos, pad = _attrs(node)
+
+    def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
+            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None, *rest):
+        ml, mn = int(_scalar(max_length, 0)), int(_scalar(min_length, 0))
+        rp = float(_scalar(repetition_penalty, 1.0))
+
+        def process(scores, seqs, step):
+            return process_logits(scores, seqs, step, repetition_penalty=rp,
+                                  vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
+                                  min_length=mn, eos=eos)
+        return generate(node, plan, pasts, idt, mdt, input_ids, ml,
+                        lambda s: np.argmax(s, axis=1), pad=pad, eos=eos,
+                        mask=attention_mask, process=process)
+
+    return run
