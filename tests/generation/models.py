@@ -82,7 +82,7 @@ def generation_model(op: str, inputs: list[str], opset_import: bool = True,
     attrs.setdefault("eos_token_id", 1)
     attrs.setdefault("pad_token_id", 0)
     node = h.make_node(op, node_in, outs, domain="com.microsoft", decoder=decoder(),
-                       model_type=0, **attrs)
+                       **{"model_type": 0, **attrs})
     gin = [h.make_tensor_value_info("input_ids", T.INT32, ["B", "S"])]
     gin += [h.make_tensor_value_info(n, *_TYPES[n]) for n in inputs]
     gout = [h.make_tensor_value_info("sequences", T.INT32, None)]

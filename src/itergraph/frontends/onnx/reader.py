@@ -203,6 +203,8 @@ class Reader:
         call = scope.call if scope is not None else None
         opsets = call.opsets if call is not None else self.opsets
         dom = domain_of(p)
+        if dom not in opsets and dom == "com.microsoft":
+            return 1  # ONNX Runtime accepts its contrib ops without an opset_import entry
         if dom not in opsets:
             whose = "the model" if call is None else "its function"
             raise ModelError(f"{where(p)}: domain '{p.domain}' is not imported by {whose} "
