@@ -42,7 +42,7 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
             vectors.add(ins[i])
     version = n.version if n.version is not None else (w.opset if n.domain == "" else None)
     attrs = [attr_to_onnx(k, val, attr_kind(n, k, version or w.opset),
-                          lambda sg: w.graph(sg, env))
+                          lambda sg: w.graph(sg, env, keep_names=n.domain == "com.microsoft"))
              for k, val in n.attrs.items()]
     outs = [w.define(env, v) for v in n.outputs]
     proto = helper.make_node(n.op_type, ins, outs, name=w.node_names.fresh(n.name or n.op_type),

@@ -87,8 +87,17 @@ class Writer:
                 self.reserved[v.uid] = self.namer.fresh(v.name)
         return self.graph(g, None, top=True)
 
-    def graph(self, g: Graph, parent: Env | None, top: bool = False) -> onnx.GraphProto:
+    def graph(self, g: Graph, parent: Env | None, top: bool = False,
+              keep_names: bool = False) -> onnx.GraphProto:
+        """The ONNX form of `g`. With `keep_names` its inputs and outputs keep their names even
+        where they shadow outer ones: ONNX Runtime's contrib ops (``GreedySearch``, ...) check
+        the names of their subgraphs' inputs and outputs."""
         env = Env(parent)
+        if keep_names:
+            for v in [*g.inputs, *g.outputs]:
+                if v.name and v.uid not in self.reserved and v.const is None:
+                    self.reserved[v.uid] = v.name
+                    self.namer.used.add(v.name)
         nodes: list[onnx.NodeProto] = []
         inputs = [value_info(self.define(env, v), v.type, shape=True) for v in g.inputs]
         inits = [tensor_to_onnx(v.const, self.define(env, v)) for v in g.initializers]
