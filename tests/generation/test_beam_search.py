@@ -20,7 +20,9 @@ IDS = np.array([[3, 4, 5], [6, 7, 8], [9, 2, 11]], I32)
 rng = np.random.default_rng(5)
 VMASK = (rng.random(VOCAB) > 0.2).astype(I32)
 PMASK = (rng.random((3, VOCAB)) > 0.5).astype(I32)
-BASE = {"max_length": 10, "min_length": 1, "num_beams": 3, "num_return_sequences": 1, "length_penalty": 1.0}
+# ORT needs max_length .. length_penalty given (it reads "max_length is required" otherwise)
+BASE = {"max_length": 10, "min_length": 1, "num_beams": 3, "num_return_sequences": 1,
+        "length_penalty": 1.0}
 CASES = {
     "plain": {},
     "return_2": {"num_return_sequences": 2},
