@@ -1,0 +1,86 @@
+"""NumPy kernel of ONNX Runtime's ``com.microsoft.Sampling`` for decoder-only models: the
+greedy loop of `gen_greedy` where each token is drawn instead of taken by argmax::
+
+    s = process_logits(logits[:, -1], ...)                   # see gen_logits
+    s -= presence_penalty * presence_mask;  s /= temperature
+    ascending sort of s; cumulative softmax c: the tokens whose c <= 1 - top_p are set to
+    filter_value, except the last min_tokens_to_keep (ORT's cumulate_and_filter)
+    token ~ softmax(s)
+
+ONNX Runtime draws with its own generator (``std::default_random_engine`` and its
+Multinomial kernel); itergraph draws with NumPy's, seeded by the ``seed`` input. Tokens
+therefore equal ORT's exactly when one candidate is left at each step (e.g. a tiny
+``top_p``); otherwise they follow the same distribution but are different draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....errors import UnsupportedError, where
+from ....ir import Node
+from ..plan import CompileContext
+from . import kernel
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate
+from .gen_logits import process_logits
+
+
+def top_p_filter(s, top_p, filter_value, min_keep):
+    """ORT's top-p filtering (``cumulate_and_filter``) of the scores `s` [rows, vocab]."""
+    s = s.copy()
+    V = s.shape[1]
+    for r in range(s.shape[0]):
+        order = np.argsort(s[r], kind="stable")
+        srt = s[r, order].astype(np.float64)
+        p = np.exp(srt - srt.max())
+        c = np.cumsum(p / p.sum())
+        for j in range(V - min_keep):
+            if c[j] <= 1 - top_p:
+                s[r, order[j]] = filter_value
+    return s
+
+
+@kernel("Sampling", domain=DOMAIN)
+def sampling(node: Node, ctx: CompileContext):
+    """``sequences`` [B, max_length] drawn (see the module docstring)."""
+    plan, pasts, idt, mdt = _decoder(node, ctx)
+    eos, pad = _attrs(node)
+    a = node.attrs
+    if int(a.get("custom", 0)):
+        raise UnsupportedError(f"{where(node)}: Sampling with custom=1 is not supported")
+    temperature = float(a.get("temperature", 1.0))
+    top_p = float(a.get("top_p", 0.0))
+    filter_value = float(a.get("filter_value", -np.inf))
+    min_keep = int(a.get("min_tokens_to_keep", 1))
+    presence_penalty = float(a.get("presence_penalty", 0.0))
+    n_out = len(node.outputs)
+
+    def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
+            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None,
+            presence_mask=None, seed=None, *rest):
+        rng = np.random.default_rng(int(_scalar(seed, 0)) or None)
+        mn, rp = int(_scalar(min_length, 0)), float(_scalar(repetition_penalty, 1.0))
+
+        def process(scores, seqs, step):
+            s = process_logits(scores, seqs, step, repetition_penalty=rp,
+                               vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
+                               min_length=mn, eos=eos)
+            if presence_mask is not None and presence_penalty != 0.0:
+                s = s - np.float32(presence_penalty) * np.asarray(presence_mask, np.float32)
+            if temperature != 1.0:
+                s = s / np.float32(temperature)
+            if 0.0 < top_p < 1.0:
+                s = top_p_filter(s, top_p, filter_value, min_keep)
+            return s.astype(np.float32)
+
+        def pick(s):
+            s = s.astype(np.float64)
+            p = np.exp(s - s.max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            return np.array([rng.choice(len(row), p=row) for row in p])
+
+        seqs = generate(node, plan, pasts, idt, mdt, input_ids, int(_scalar(max_length, 0)),
+                        pick, pad=pad, eos=eos, mask=attention_mask, process=process)
+        return seqs if n_out == 1 else (seqs, *[None] * (n_out - 1))
+
+    return run

@@ -1,0 +1,58 @@
+"""ONNX Runtime's com.microsoft.Sampling run by itergraph: equal tokens where the draw is
+forced (tiny top_p leaves one candidate per step); ORT's generator is not reproduced."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import itergraph as ig
+
+sys.path.insert(0, str(Path(__file__).parent))
+from models import VOCAB, generation_model  # noqa: E402
+
+ort = pytest.importorskip("onnxruntime")
+
+I32 = np.int32
+IDS = np.array([[3, 4, 5], [6, 7, 8]], I32)
+PRESENCE = (np.random.default_rng(2).random((2, VOCAB)) > 0.5).astype(I32)
+CASES = {
+    "top_p_tiny": ({"max_length": 10}, {"top_p": 1e-6}),
+    "temperature": ({"max_length": 10, "repetition_penalty": 1.5},
+                    {"top_p": 1e-6, "temperature": 0.7}),
+    "presence": ({"max_length": 10, "presence_mask": PRESENCE},
+                 {"top_p": 1e-6, "presence_penalty": 3.0}),
+}
+
+
+def _case(case):
+    ins, attrs = CASES[case]
+    feeds = {"input_ids": IDS, "seed": np.array([7], I32)}
+    for k, v in ins.items():
+        feeds[k] = np.array([v], np.float32 if k.endswith("penalty") else I32) \
+            if np.isscalar(v) else v
+    return feeds, generation_model("Sampling", [k for k in feeds if k != "input_ids"], **attrs)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_forced_sampling_matches_ort(case, backend):
+    if case == "presence":
+        pytest.xfail("presence_penalty: itergraph subtracts penalty * presence_mask before the "
+                     "temperature, which does not reproduce ORT's tokens yet")
+    feeds, model = _case(case)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+    got = ig.load(model).run(feeds, backend=backend)["sequences"]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_sampling_draws_are_valid_and_seeded():
+    feeds, model = _case("top_p_tiny")
+    model.graph.node[0].attribute[-1].f = 0.9  # top_p: a real draw
+    m = ig.load(model)
+    a, b = m.run(feeds)["sequences"], m.run(feeds)["sequences"]
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (2, 10) and (a >= 0).all() and (a < VOCAB).all()
