@@ -2,7 +2,7 @@
 greedy loop of `gen_greedy` where each token is drawn instead of taken by argmax::
 
     s = process_logits(logits[:, -1], ...)                   # see gen_logits
-    s -= presence_penalty * presence_mask;  s /= temperature
+    s /= temperature;  s[0, 0] -= presence_penalty * sum(presence_mask)   # ORT's own quirk
     ascending sort of s; cumulative softmax c: the tokens whose c <= 1 - top_p are set to
     filter_value, except the last min_tokens_to_keep (ORT's cumulate_and_filter)
     token ~ softmax(s)
@@ -65,10 +65,14 @@ def sampling(node: Node, ctx: CompileContext):
             s = process_logits(scores, seqs, step, repetition_penalty=rp,
                                vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
                                min_length=mn, eos=eos)
-            if presence_mask is not None and presence_penalty != 0.0:
-                s = s - np.float32(presence_penalty) * np.asarray(presence_mask, np.float32)
             if temperature != 1.0:
                 s = s / np.float32(temperature)
+            if presence_mask is not None and presence_penalty != 0.0:
+                # as ORT's PresencePenaltyLogitsProcessor does (its pointer never advances):
+                # the whole penalty lands on the first score of the first row
+                pm = np.asarray(presence_mask, np.float32).reshape(-1)[:s.size]
+                s = s.copy()
+                s.flat[0] -= np.float32((pm * np.float32(presence_penalty)).sum())
             if 0.0 < top_p < 1.0:
                 s = top_p_filter(s, top_p, filter_value, min_keep)
             return s.astype(np.float32)
