@@ -39,6 +39,12 @@ def _decoder(node: Node, ctx: CompileContext):
     if int(node.attrs.get("model_type", 0)) != 0:
         raise UnsupportedError(f"{where(node)}: model_type {node.attrs.get('model_type')} "
                                f"(encoder-decoder) is not supported; only 0 (GPT)")
+    for attr in ("init_decoder", "encoder"):
+        if attr in node.attrs:
+            raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
+    for attr in ("no_repeat_ngram_size", "logits_processor"):
+        if int(node.attrs.get(attr, 0)):
+            raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
     if node.captured():
         raise UnsupportedError(f"{where(node)}: the decoder reads outer values")
     g = node.attrs.get("decoder")
