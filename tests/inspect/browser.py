@@ -106,3 +106,15 @@ def parse(html: str) -> Element:
     p = _Parser()
     p.feed(html)
     return p.root
+
+
+def layout_check(page: Path, profile: Path | None = None) -> tuple[int, list[str]]:
+    """Open `page` with ``?check=1``: the page's own script measures every SVG text after
+    layout and lists pairs of overlapping text boxes and boxes outside their SVG. Returns
+    (number of texts measured, problems)."""
+    url = page.resolve().as_uri() + "?check=1"
+    dom = parse(_run(["--dump-dom", url], profile or page.parent / "chromium-profile-check"))
+    found = dom.find("pre", id="layout-check")
+    assert found, "the page wrote no layout check"
+    text = found[0].all_text().strip()
+    return int(found[0].attrs["data-texts"]), [t for t in text.split("\n") if t]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..ir import Graph, Loop, Node, Value
+from .view_layout import SCRIPT as LAYOUT_SCRIPT
+from .view_layout import body_graph, dagre_js
 from .view_svg import esc, name_of, plot, port_map, scalar_or_name
 from .view_trace import Trace, read_trace
 
@@ -46,7 +48,16 @@ svg .back-edge{fill:none;stroke:#b4451f;stroke-width:1.6}
 svg .frame{fill:#fafafa;stroke:#bbb}
 svg .series{stroke-width:1.4}
 svg .divergence{stroke:#e00;stroke-width:2;stroke-dasharray:4 2}
-svg .tick{font-size:10px;fill:#666}
+svg .tick{font-size:10px;fill:#666} svg .grid{stroke:#e4e4e4}
+svg.bodygraph{display:block;margin:.4em 0}
+svg.bodygraph .shape{fill:#fff;stroke:#7a8bb8}
+svg.bodygraph .loop .shape{fill:#eef2ff;stroke:#1b3f8b;stroke-width:1.5}
+svg.bodygraph .sub .shape{fill:#fff6e8;stroke:#6b3d00}
+svg.bodygraph .value .shape{fill:#eef8ee;stroke:#5a9a5a}
+svg.bodygraph .result .shape{fill:#f8f0e8;stroke:#b4451f}
+svg.bodygraph .gedge{fill:none;stroke:#888;stroke-width:1}
+svg .op{font-weight:700;fill:#333} svg .nname{fill:#555;font-size:11px}
+svg .capture{fill:#0b5d1e}
 .banner{background:#fde2e2;border:1px solid #e88;padding:.5em;margin:.5em 0}
 .trace{margin:.6em 0 1em}
 .trace h3{font-size:1em;margin:.2em 0}
@@ -153,7 +164,9 @@ class _Page:
                     f'<a href="#trace-{esc(e.key)}">{esc(e.tensor)}</a>' for e in mine) + "</div>"
         return (f'<details class="{cls}" id="loop-{self._id()}" data-path="{esc(qual)}"'
                 f'{opened}><summary>{summary}</summary>{port_map(loop)}{links}'
-                f'<div class="bodynodes">{self.graph_body(loop.body, here)}</div></details>')
+                f'{body_graph(loop.body)}<details class="nodelist"><summary>nodes as a list'
+                f'</summary><div class="bodynodes">{self.graph_body(loop.body, here)}</div>'
+                f'</details></details>')
 
     def traces(self) -> str:
         t = self.trace
@@ -195,7 +208,7 @@ class _Page:
             '<button id="collapse" type="button">collapse all</button></div>'
             f'<div class="io">inputs: {ins}</div><div class="io">outputs: {outs}</div>'
             f'<h2>Loops and branches ({n_loops} loops)</h2><div id="tree">{tree}</div>'
-            f"{self.traces()}<script>{SCRIPT}</script></body></html>\n")
+            f"{self.traces()}<script>{dagre_js()}\n{LAYOUT_SCRIPT}\n{SCRIPT}</script></body></html>\n")
 
 
 def render(model, trace: str | os.PathLike | None = None) -> str:

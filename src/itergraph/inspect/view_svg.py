@@ -70,6 +70,13 @@ def out_label(p) -> tuple[str, str]:
     return type(p).__name__.lower(), ""
 
 
+def captures(loop: Loop) -> list[Value]:
+    """Outer values the body reads by name (at any depth) besides its ports: weights,
+    sequences and states that are the same at every step, constants included."""
+    ported = {p.value.uid for p in loop.input_ports if p.value is not None}
+    return [v for v in loop.captured() if v.uid not in ported]
+
+
 def port_map(loop: Loop) -> str:
     """The port map of `loop`: control values on top, input ports on the left (outer value ->
     body parameter), output ports on the right (body result -> outer output), the body in
@@ -85,22 +92,25 @@ def port_map(loop: Loop) -> str:
         controls.append(("precondition", loop.precondition, name_of(loop.precondition)))
     ins, outs = loop.input_ports, loop.output_ports
     carried = [p for p in ins if isinstance(p, Carried)]
-    top = 20 + ROW * ((len(controls) + 1) // 2) + 14
+    caps = captures(loop)
+    top = 20 + ROW * len(controls) + 14
     in_y, y = [], top - 4  # a sliced input takes a second line for its axis and stride
     for p in ins:
         y += ROW
         in_y.append(y)
-        y += 12 if isinstance(p, Sliced) else 0
+        y += 14 if isinstance(p, Sliced) else 0
+    cap_y = [y + ROW * (i + 1) for i in range(len(caps))]
+    y = cap_y[-1] if caps else y
     body_bottom = max(y, top + ROW * (len(outs) + len(carried)) - 4, top + ROW) + 10
     height = body_bottom + 16 + 10 * len(carried) + 10
     def longest(values) -> int:
         return max([len(name_of(v)) for v in values] + [0])
 
     # columns: outer value | kind | arrow | body (params ... results) | arrow | kind | output
-    kind_x = LEFT + max(140, int(CHAR * longest(p.value for p in ins)) + 12)
+    kind_x = LEFT + max(140, int(CHAR * longest([p.value for p in ins] + caps)) + 12)
     arrow_x = kind_x + 66
     body_l = arrow_x + 40 + 8 * len(carried)
-    body_w = max(200, int(CHAR * (longest(p.param for p in ins) + longest(
+    body_w = max(200, int(CHAR * (longest([p.param for p in ins] + caps) + longest(
         [p.result for p in outs] + [p.result for p in carried]))) + 40)
     body_r = body_l + body_w
     tail = max([len(name_of(p.output)) + len(out_label(p)[1]) + 4 for p in outs] +
@@ -112,11 +122,10 @@ def port_map(loop: Loop) -> str:
              'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
              'fill="#b4451f"/></marker></defs>']
     for i, (label, v, shown) in enumerate(controls):
-        x = LEFT + (i % 2) * (WIDTH // 2)
-        y = 18 + ROW * (i // 2)
+        x, y = LEFT, 18 + ROW * i  # the page's script moves the values past the captions
         parts.append(f'<g class="control" data-control="{esc(label)}">')
         parts.append(f'<text x="{x}" y="{y}" class="label">{esc(label)}:</text>')
-        parts.append(tensor_text(x + 130, y, v if v is not None else "", shown))
+        parts.append(tensor_text(x + 140, y, v if v is not None else "", shown))
         parts.append("</g>")
     parts.append(f'<rect class="body" x="{body_l}" y="{top - 16}" width="{body_r - body_l}" '
                  f'height="{body_bottom - top + 16}" rx="6"/>')
@@ -134,8 +143,19 @@ def port_map(loop: Loop) -> str:
                      f'class="edge" marker-end="url(#arrow)"/>')
         parts.append(tensor_text(body_l + 6, y, p.param, f"{name_of(p.param)}", cls="param"))
         if detail and kind == "sliced":
-            parts.append(f'<text x="{LEFT + 16}" y="{y + 9}" class="detail">{esc(detail)}'
+            parts.append(f'<text x="{LEFT + 16}" y="{y + 13}" class="detail">{esc(detail)}'
                          "</text>")
+        parts.append("</g>")
+    for v, y in zip(caps, cap_y):
+        parts.append('<g class="port capture" data-kind="capture">')
+        parts.append(tensor_text(LEFT, y, v, name_of(v)))
+        what = "constant" if v.const is not None else "captured"
+        parts.append(f'<text x="{kind_x}" y="{y}" class="kind capture">{what}</text>')
+        parts.append(f'<title>captured: {esc(name_of(v))} is read inside the body by name'
+                     "</title>")
+        parts.append(f'<line x1="{arrow_x}" y1="{y - 4}" x2="{body_l}" y2="{y - 4}" '
+                     f'class="edge capture" marker-end="url(#arrow)"/>')
+        parts.append(tensor_text(body_l + 6, y, v, name_of(v), cls="param capture"))
         parts.append("</g>")
     out_rows = [("port", p) for p in outs] + [("carried", p) for p in carried]
     result_y: dict[int, float] = {}
@@ -176,19 +196,36 @@ SERIES = ("mean", "min", "max", "norm")
 COLORS = {"mean": "#1f5fb4", "min": "#2a9d4b", "max": "#c0392b", "norm": "#7d3cb4"}
 
 
+def nice_ticks(lo: float, hi: float, most: int = 8) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten apart) covering [lo, hi], at most
+    `most` + 1 of them, all inside the range."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(most, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    out, k = [], 0
+    while first + k * step <= hi + step * 1e-9:
+        out.append(round(first + k * step, 12))
+        k += 1
+    return out
+
+
 def plot(summary: dict[str, list[float]], labels: list[str], mark: int | None = None,
-         width: int = 640, height: int = 180) -> str:
-    """A line plot of the per-step `summary` series (`SERIES`); `labels` name the steps (for
-    the tooltips); `mark` is the step index of a first divergence (drawn as a red line)."""
+         width: int = 640, height: int = 200) -> str:
+    """A line plot of the per-step `summary` series (`SERIES`); `labels` name the steps (the
+    x ticks and tooltips); `mark` is the step index of a first divergence (drawn as a red
+    line). Ticks on both axes are round numbers; the legend sits below the plot."""
     n = len(labels)
     vals = [x for s in SERIES for x in summary[s] if math.isfinite(x)]
     lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
     if hi == lo:
         lo, hi = lo - 1.0, hi + 1.0
-    pl, pr, pt, pb = 60, 10, 10, 24
+    pl, pr, pt, pb = 64, 16, 10, 44
     w, h = width - pl - pr, height - pt - pb
 
-    def sx(i: int) -> float:
+    def sx(i: float) -> float:
         return pl + (w * i / (n - 1) if n > 1 else w / 2)
 
     def sy(v: float) -> float:
@@ -196,13 +233,20 @@ def plot(summary: dict[str, list[float]], labels: list[str], mark: int | None = 
 
     parts = [f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
              f'height="{height}" viewBox="0 0 {width} {height}">',
-             f'<rect x="{pl}" y="{pt}" width="{w}" height="{h}" class="frame"/>',
-             f'<text x="{pl - 4}" y="{pt + 8}" text-anchor="end" class="tick">{hi:.4g}</text>',
-             f'<text x="{pl - 4}" y="{pt + h}" text-anchor="end" class="tick">{lo:.4g}</text>',
-             f'<text x="{pl}" y="{height - 6}" class="tick">{esc(labels[0]) if n else ""}'
-             "</text>",
-             f'<text x="{pl + w}" y="{height - 6}" text-anchor="end" class="tick">'
-             f'{esc(labels[-1]) if n else ""}</text>']
+             f'<rect x="{pl}" y="{pt}" width="{w}" height="{h}" class="frame"/>']
+    for v in nice_ticks(lo, hi, max(2, h // 28)):
+        y = sy(v)
+        parts.append(f'<line class="grid" x1="{pl - 3}" y1="{y:.1f}" x2="{pl + w}" '
+                     f'y2="{y:.1f}"/><text x="{pl - 5}" y="{y + 3.5:.1f}" text-anchor="end" '
+                     f'class="tick y">{v:.4g}</text>')
+    longest = max([len(t) for t in labels] + [1])
+    most = max(1, min(10, int(w // (6.5 * longest + 14))))
+    xs = [int(i) for i in nice_ticks(0, n - 1, most)] if n > 1 else [0] * bool(n)
+    for i in xs:
+        x = sx(i)
+        parts.append(f'<line class="grid" x1="{x:.1f}" y1="{pt + h}" x2="{x:.1f}" '
+                     f'y2="{pt + h + 3}"/><text x="{x:.1f}" y="{pt + h + 14}" '
+                     f'text-anchor="middle" class="tick x">{esc(labels[i])}</text>')
     for s in SERIES:
         segments, cur = [], []
         for i, v in enumerate(summary[s]):
@@ -226,8 +270,11 @@ def plot(summary: dict[str, list[float]], labels: list[str], mark: int | None = 
         parts.append(f'<line class="divergence" x1="{x:.1f}" y1="{pt}" x2="{x:.1f}" '
                      f'y2="{pt + h}"><title>first divergence at step {esc(labels[mark])}'
                      "</title></line>")
+    ly = height - 8
     for k, s in enumerate(SERIES):
-        parts.append(f'<text x="{pl + 8 + 70 * k}" y="{pt + 14}" fill="{COLORS[s]}" '
-                     f'class="legend">{s}</text>')
+        x = pl + 70 * k
+        parts.append(f'<line x1="{x}" y1="{ly - 4}" x2="{x + 16}" y2="{ly - 4}" '
+                     f'stroke="{COLORS[s]}" stroke-width="2"/><text x="{x + 20}" y="{ly}" '
+                     f'fill="{COLORS[s]}" class="legend">{s}</text>')
     parts.append("</svg>")
     return "".join(parts)
