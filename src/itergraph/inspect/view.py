@@ -17,8 +17,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..ir import Graph, Loop, Node, Value
-from .view_layout import SCRIPT as LAYOUT_SCRIPT
-from .view_layout import body_graph, dagre_js
+from .view_layout import body_graph, dagre_js, layout_js
 from .view_svg import esc, name_of, plot, port_map, scalar_or_name
 from .view_trace import Trace, read_trace
 
@@ -208,7 +207,8 @@ class _Page:
             '<button id="collapse" type="button">collapse all</button></div>'
             f'<div class="io">inputs: {ins}</div><div class="io">outputs: {outs}</div>'
             f'<h2>Loops and branches ({n_loops} loops)</h2><div id="tree">{tree}</div>'
-            f"{self.traces()}<script>{dagre_js()}\n{LAYOUT_SCRIPT}\n{SCRIPT}</script></body></html>\n")
+            f"{self.traces()}<script>{dagre_js()}\n{layout_js()}\n{SCRIPT}</script>"
+            "</body></html>\n")
 
 
 def render(model, trace: str | os.PathLike | None = None) -> str:
