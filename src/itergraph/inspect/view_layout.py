@@ -1,12 +1,13 @@
 """In-page layout for the loop page: bodies drawn as graphs by dagre, labels placed by size.
 
-`body_graph` emits an empty ``<svg class="bodygraph">`` holding the body's nodes and edges as
-JSON; at load the page's script (``static/view_layout.js``) measures every label with
+`body_graph` emits an empty ``<svg class="bodygraph">`` holding the body's nodes and edges
+as JSON. At load the page's script (``static/view_layout.js``) measures every label with
 ``getBBox``, lays the body out with the bundled dagre library (``static/dagre.min.js``, MIT
-licence) and draws the nodes and edge paths. The same script places each port map's control values after their
-measured captions and grows every SVG's viewBox to hold all it draws, so no text is cut. With
-``?check=1`` it also writes every pair of overlapping text boxes and every box outside its
-SVG into ``<pre id="layout-check">`` (the tests read it with Chromium's ``--dump-dom``).
+licence) and draws the nodes and the edge paths. The same script places each port map's
+control values after their measured captions and grows every SVG's viewBox to hold all it
+draws, so no text is cut. With ``?check=1`` it also writes every pair of overlapping text
+boxes and every box outside its SVG into ``<pre id="layout-check">`` (the tests read it with
+Chromium's ``--dump-dom``).
 """
 
 from __future__ import annotations
