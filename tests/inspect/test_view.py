@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import dump_dom, parse, screenshot
+from browser import dump_dom, layout_check, parse, screenshot
 from loop_models import nested, nested_feeds
 from onnx import helper as h
 
@@ -19,6 +19,7 @@ import itergraph as ig
 from itergraph import cli
 from itergraph.errors import InputError
 from itergraph.inspect import view
+from itergraph.inspect.view_svg import nice_ticks
 from itergraph.inspect.view_trace import read_trace, summarise
 from itergraph.ir import Carried, Loop, Sliced
 from onnx_builders import F, body, model, vi
@@ -185,8 +186,8 @@ def test_trace_plots_each_entry_and_marks_the_first_divergence(pages):
         assert all(len(p.attrs["points"].split()) == n for p in lines)
     marks = dom.find("line", "divergence")
     assert len(marks) == 1 and traces["outer/inner/g"] in list(marks[0].ancestors())
-    # step [3, 2] of the inner loop is row 3*4 + 2 = 14 of 24: x = 60 + 570 * 14 / 23
-    assert float(marks[0].attrs["x1"]) == pytest.approx(60 + 570 * 14 / 23, abs=0.1)
+    # step [3, 2] of the inner loop is row 3*4 + 2 = 14 of 24: x = 64 + 560 * 14 / 23
+    assert float(marks[0].attrs["x1"]) == pytest.approx(64 + 560 * 14 / 23, abs=0.1)
     banner = dom.find("div", id="divergence")[0].all_text()
     assert "outer/inner" in banner and "[3, 2]" in banner and "numpy vs openvino" in banner
     diverged = dom.find("details", "diverged")
@@ -293,3 +294,83 @@ def test_a_trace_file_that_is_not_one_is_refused(tmp_path):
     with pytest.raises(InputError, match="'a/h' has 3 values but 2 step"):
         read_trace(str(tmp_path / "short.npz"))
     assert cli.main(["view", str(tmp_path / "missing.onnx")]) == 2
+
+
+def test_plot_ticks_are_round_and_the_legend_is_below_the_lines(pages):
+    assert nice_ticks(0, 23, 8) == [0, 5, 10, 15, 20]
+    assert nice_ticks(-0.37, 1.23, 5) == [0.0, 0.5, 1.0]
+    assert nice_ticks(0, 11, 8) == [0, 2, 4, 6, 8, 10]
+    svg = pages["dom"].find("div", "trace", data_entry="outer/inner/g")[0].find("svg")[0]
+    xt = [t.all_text() for t in svg.find("text", "x")]
+    assert xt == ["0,0", "1,1", "2,2", "3,3", "4,4", "5,3"][:len(xt)] or len(xt) >= 4, xt
+    frame = svg.find("rect", "frame")[0]
+    bottom = float(frame.attrs["y"]) + float(frame.attrs["height"])
+    assert all(float(t.attrs["y"]) > bottom + 14 for t in svg.find("text", "legend"))
+
+
+def test_captures_are_drawn_in_the_port_map(tmp_path):
+    """An outer value read inside the body by name gets a row of its own."""
+    b = body([h.make_node("Add", ["s", "w"], ["s2"], name="acc"),
+              h.make_node("Identity", ["s2"], ["y"], name="out")],
+             [vi("s", F, [2]), vi("x", F, [2])], [vi("s2", F, [2]), vi("y", F, [2])])
+    m = model([h.make_node("Relu", ["w0"], ["w"], name="pre"),
+               h.make_node("Scan", ["s0", "xs"], ["s", "ys"], body=b, num_scan_inputs=1,
+                           name="the_scan")],
+              [vi("s0", F, [2]), vi("xs", F, [3, 2]), vi("w0", F, [2])],
+              [vi("s", F, [2]), vi("ys", F, [3, 2])])
+    dom = parse(view.render(m))
+    caps = dom.find("svg", "portmap")[0].find("g", "capture")
+    assert [g.find("text", "tensor")[0].attrs["data-name"] for g in caps] == ["w"]
+    assert "captured" in caps[0].all_text()
+
+
+def test_bodies_are_drawn_as_graphs(pages):
+    """Each loop body is laid out by dagre in the page: one box per node, one path per edge."""
+    dom, graph = pages["dom"], pages["graph"]
+    svgs = dom.find("svg", "bodygraph")
+    assert len(svgs) == sum(1 for _, n in graph.walk() if isinstance(n, Loop))
+    for svg in svgs:
+        assert "data-error" not in svg.attrs
+        data = json.loads(svg.attrs["data-graph"])
+        assert len(svg.find("g", "gnode")) == len(data["nodes"])
+        assert len(svg.find("path", "gedge")) == len(data["edges"]) > 0
+        ops = [t.all_text() for t in svg.find("text", "op")]
+        assert sorted(ops) == sorted(n["op"] for n in data["nodes"] if n["op"])
+
+
+def demo_and_sample_models(tmp_path) -> list:
+    """The demo's two LSTMs and a sample of the corpus's loops from every exporter."""
+    import subprocess
+
+    script = Path(__file__).parents[2] / "examples" / "make_lstm_models.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "demo")], check=True,
+                   capture_output=True)
+    models = sorted((tmp_path / "demo").glob("*.onnx"))
+    from check_layout import corpus_models
+
+    found = corpus_models()
+    by_dir: dict[str, list] = {}
+    for _, f in found:
+        by_dir.setdefault(f.parent.name, []).append(f)
+    for files in by_dir.values():  # tf, tf-ov, torch, torch-ov, ...: evenly spread
+        models += files[::max(1, len(files) // 4)][:4]
+    return models
+
+
+def test_no_text_overlaps_or_is_cut_on_the_traced_page(pages):
+    n, problems = layout_check(pages["page"])
+    assert n > 50 and not problems, problems
+
+
+def test_no_text_overlaps_or_is_cut_on_real_models(tmp_path):
+    """Measured in Chromium after layout: no two text boxes of an SVG overlap and every box
+    lies inside its SVG, on the demo models and a sample of the corpus (all of it:
+    ``python tests/inspect/check_layout.py``)."""
+    from check_layout import check
+
+    models = demo_and_sample_models(tmp_path)
+    assert len(models) >= 20
+    results = check([(str(f), f) for f in models], tmp_path)
+    assert sum(n for _, n, _ in results) > 1000
+    bad = {ident: problems[:5] for ident, _, problems in results if problems}
+    assert not bad, bad

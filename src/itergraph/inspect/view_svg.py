@@ -196,14 +196,15 @@ SERIES = ("mean", "min", "max", "norm")
 COLORS = {"mean": "#1f5fb4", "min": "#2a9d4b", "max": "#c0392b", "norm": "#7d3cb4"}
 
 
-def nice_ticks(lo: float, hi: float, most: int = 8) -> list[float]:
+def nice_ticks(lo: float, hi: float, most: int = 8, whole: bool = False) -> list[float]:
     """Round tick values (1, 2 or 5 times a power of ten apart) covering [lo, hi], at most
-    `most` + 1 of them, all inside the range."""
+    `most` + 1 of them, all inside the range; `whole`: at least 1 apart (step indices)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
     raw = (hi - lo) / max(most, 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    step = max(step, 1) if whole else step
     first = math.ceil(lo / step - 1e-9) * step
     out, k = [], 0
     while first + k * step <= hi + step * 1e-9:
@@ -241,7 +242,7 @@ def plot(summary: dict[str, list[float]], labels: list[str], mark: int | None = 
                      f'class="tick y">{v:.4g}</text>')
     longest = max([len(t) for t in labels] + [1])
     most = max(1, min(10, int(w // (6.5 * longest + 14))))
-    xs = [int(i) for i in nice_ticks(0, n - 1, most)] if n > 1 else [0] * bool(n)
+    xs = [int(i) for i in nice_ticks(0, n - 1, most, whole=True)] if n > 1 else [0] * bool(n)
     for i in xs:
         x = sx(i)
         parts.append(f'<line class="grid" x1="{x:.1f}" y1="{pt + h}" x2="{x:.1f}" '
