@@ -4,8 +4,9 @@ The page holds the tree of loops and Ifs at any depth as nested ``<details>`` (b
 place), each loop's port map drawn in SVG (`view_svg.port_map`: sliced inputs with axis,
 stride and part size, carried values with their back edges, invariant inputs, captures, last
 and concatenated outputs, trip count and conditions), each body drawn as a graph laid out in
-the page by the bundled dagre library (`view_layout`), with its nodes also as a text list, a search box that highlights the tensors
-whose name contains the query and opens the bodies that hold them, and, given a trace file
+the page by the bundled dagre library (`view_layout`), with its nodes also as a text list,
+a search box that highlights the tensors whose name contains the query and opens the bodies
+that hold them, and, given a trace file
 (`view_trace`), a plot per traced tensor of its mean, min, max and norm at every step, with
 the first divergence marked when the trace records one. CSS, script and pictures are
 inline: the page needs no network. Every name from the model or the trace is escaped.
