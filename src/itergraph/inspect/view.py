@@ -157,6 +157,9 @@ class _Page:
         summary = (f"Loop {esc(name)} <small>({esc(loop.origin or 'itergraph')}; trip count "
                    f"{esc(scalar_or_name(loop.trip_count))}; {len(loop.input_ports)} in, "
                    f"{len(loop.output_ports)} out)</small>")
+        body = loop.body.nodes  # nested loops and Ifs stay in view; the rest as a list
+        nested = "".join(self.graph_body(Graph(nodes=[n]), here) for n in body if n.subgraphs())
+        rows = "".join(self.node_row(n) for n in body if not n.subgraphs())
         links = ""
         if self.trace is not None:
             mine = [e for e in self.trace.entries if "/".join(e.loops) == qual]
@@ -165,9 +168,8 @@ class _Page:
                     f'<a href="#trace-{esc(e.key)}">{esc(e.tensor)}</a>' for e in mine) + "</div>"
         return (f'<details class="{cls}" id="loop-{self._id()}" data-path="{esc(qual)}"'
                 f'{opened}><summary>{summary}</summary>{port_map(loop)}{links}'
-                f'{body_graph(loop.body)}<details class="nodelist"><summary>nodes as a list'
-                f'</summary><div class="bodynodes">{self.graph_body(loop.body, here)}</div>'
-                f'</details></details>')
+                f'{body_graph(loop.body)}{nested}<details class="nodelist"><summary>nodes as'
+                f' a list</summary><div class="bodynodes">{rows}</div></details></details>')
 
     def traces(self) -> str:
         t = self.trace
