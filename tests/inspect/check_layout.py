@@ -9,6 +9,7 @@ models whose page has overlapping or cut text, and exits 1 when there is any.
 from __future__ import annotations
 
 import argparse
+import queue
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -38,11 +39,19 @@ def corpus_models() -> list[tuple[str, Path]]:
 
 def check(models: list[tuple[str, Path]], out_dir: Path, jobs: int = 2):
     """[(id, texts measured, problems)] for `models`, `jobs` Chromiums at a time."""
+    profiles = queue.SimpleQueue()  # one Chromium profile per running check
+    for j in range(jobs):
+        profiles.put(out_dir / f"profile-{j}")
+
     def one(k_item):
         k, (ident, file) = k_item
         page = out_dir / f"{k:04d}.html"
         view.write(str(file), page)
-        n, problems = layout_check(page, out_dir / f"profile-{k % jobs}")
+        profile = profiles.get()
+        try:
+            n, problems = layout_check(page, profile)
+        finally:
+            profiles.put(profile)
         return ident, n, problems
 
     with ThreadPoolExecutor(jobs) as pool:
