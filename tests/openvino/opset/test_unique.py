@@ -18,15 +18,17 @@ import itergraph as ig
 rng = np.random.default_rng(31)
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.uint8, np.int8])
-@pytest.mark.parametrize("sorted_", [True, False])
-@pytest.mark.parametrize("axis", [None, 0, 1])
+# OpenVINO's CPU plugin leaves the index outputs of one-byte types uninitialised with an
+# axis and sorted=false, so it is no oracle there: those cases are not generated
+CASES = [(d, s, a) for d in (np.int32, np.int64, np.float32, np.uint8, np.int8)
+         for s in (True, False) for a in (None, 0, 1)
+         if a is None or s or np.dtype(d).itemsize > 1]
+
+
+@pytest.mark.parametrize("dtype,sorted_,axis", CASES)
 @pytest.mark.parametrize("index_type,count_type", [("i64", "i64"), ("i32", "i64"),
                                                    ("i64", "i32")])
 def test_unique_to_onnx(dtype, sorted_, axis, index_type, count_type, tmp_path):
-    if axis is not None and not sorted_ and np.dtype(dtype).itemsize == 1:
-        pytest.skip("OpenVINO's CPU plugin leaves the index outputs of one-byte types "
-                    "uninitialised with an axis and sorted=false")
     a = rng.integers(0, 4, (5, 3)).astype(dtype)
     a[3] = a[0]
     a[:, 2] = a[:, 0]
