@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 import itergraph as ig
@@ -73,3 +74,18 @@ def test_beam_onnx_round_trip_runs_in_ort(tmp_path):
     got = ort.InferenceSession(str(tmp_path / "b.onnx")).run(None, feeds)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+def test_an_asked_scores_output_is_refused_not_returned_empty():
+    """BeamSearch's optional third output (``scores``, every step's) is not computed: a
+    file that asks for it is refused by name rather than given an empty value."""
+    model = generation_model("BeamSearch", ["max_length", "num_beams"])
+    node = model.graph.node[0]
+    node.name = "beam"
+    node.output.append("scores")
+    model.graph.output.append(
+        onnx.helper.make_tensor_value_info("scores", onnx.TensorProto.FLOAT, None))
+    feeds = {"input_ids": np.array([[2, 3]], np.int32), "max_length": np.array([5], np.int32),
+             "num_beams": np.array([2], np.int32)}
+    with pytest.raises(ig.UnsupportedError, match="beam.*'scores'"):
+        ig.load(model).run(feeds)

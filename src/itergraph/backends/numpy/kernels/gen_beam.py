@@ -25,7 +25,7 @@ from ....errors import ExecutionError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs
 from .gen_logits import process_logits
 
 
@@ -146,6 +146,7 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
     eos, pad = _attrs(node)
     early = bool(node.attrs.get("early_stopping", 0))
     n_out = len(node.outputs)
+    refuse_outputs(node, ("sequences", "sequences_scores"))
 
     def run(input_ids, max_length=None, min_length=None, num_beams=None,
             num_return_sequences=None, length_penalty=None, repetition_penalty=None,

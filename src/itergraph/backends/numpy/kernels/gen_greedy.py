@@ -134,3 +134,12 @@ def greedy_search(node: Node, ctx: CompileContext):
                         mask=attention_mask, process=process)
 
     return run
+
+
+def refuse_outputs(node: Node, computed: tuple[str, ...]) -> None:
+    """An `UnsupportedError` when the file asks for an optional output beyond `computed`
+    (``scores``, ``filtered_logits``): it would come back empty, not as ONNX Runtime's."""
+    asked = [v.name for v in node.outputs[len(computed):] if v is not None and v.name]
+    if asked:
+        raise UnsupportedError(f"{where(node)}: output '{asked[0]}' (beyond "
+                               f"{', '.join(computed)}) is not computed")

@@ -21,7 +21,7 @@ from ....errors import UnsupportedError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs
 from .gen_logits import process_logits
 
 
@@ -54,6 +54,7 @@ def sampling(node: Node, ctx: CompileContext):
     min_keep = int(a.get("min_tokens_to_keep", 1))
     presence_penalty = float(a.get("presence_penalty", 0.0))
     n_out = len(node.outputs)
+    refuse_outputs(node, ("sequences",))
 
     def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
             vocab_mask=None, prefix_vocab_mask=None, attention_mask=None,
