@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .describe import describe
-from .errors import InputError, ModelError
+from .errors import Error, InputError, ModelError
 from .feeds import check_feeds
 from .ir import Graph, verify
 from .ir.state import has_state
@@ -296,20 +296,35 @@ def save(model: Model | Graph, path: str | os.PathLike) -> None:
     suffix = path.suffix.lower()
     if suffix not in (".onnx", ".xml"):
         raise InputError(f"cannot tell the format to write from '{path}': use .onnx or .xml")
+    if "\0" in str(path):
+        raise InputError(f"cannot write {str(path)!r}: the path holds a NUL character")
+    fmt = "ONNX" if suffix == ".onnx" else "OpenVINO IR"
     try:
         if suffix == ".onnx":
             import onnx
 
             from .frontends.onnx import write as write_onnx
 
-            onnx.save(write_onnx(graph), str(path))
+            proto = write_onnx(graph)
+            try:
+                onnx.save(proto, str(path))
+            except OSError as e:
+                raise _unwritable(path, e) from None
         else:
             from .frontends.openvino import write as write_openvino
 
             write_openvino(graph, path)
-    except (OSError, ValueError) as e:  # ValueError: a NUL in the path
-        raise InputError(f"cannot write '{path}': {getattr(e, 'strerror', None) or e}") \
-            from None
+    except Error:
+        raise
+    except OSError as e:
+        raise _unwritable(path, e) from None
+    except Exception as e:  # a writer's own fault: say so, not that the path is wrong
+        raise ModelError(f"the {fmt} writer failed on this model, not on the path '{path}': "
+                         f"{type(e).__name__}: {e}") from e
+
+
+def _unwritable(path: Path, e: OSError) -> InputError:
+    return InputError(f"cannot write '{path}': {e.strerror or e}")
 
 
 __all__ = ["Model", "load", "save"]

@@ -287,3 +287,22 @@ def test_cli_json_of_explain_check_and_profile(tmp_path, capsys):
     assert prof["backend"] == "numpy" and len(prof["runs"]) == 2
     assert prof["loops"][0]["loop"] == "count" and prof["loops"][0]["steps"] == 3
     assert {n["op"] for n in prof["nodes"]} >= {"Add", "Loop"}
+
+
+def test_a_writer_fault_is_not_blamed_on_the_path(tmp_path, monkeypatch):
+    """A writer's own ValueError (say, a broadcast in an exporter) is a ModelError naming the
+    writer; the path is blamed only for what the file system says (or a NUL in it)."""
+    import itergraph.frontends.onnx as onnx_frontend
+
+    def broken(graph):
+        raise ValueError("operands could not be broadcast together")
+
+    m = ig.load(loop_model())
+    monkeypatch.setattr(onnx_frontend, "write", broken)
+    with pytest.raises(ig.ModelError, match="ONNX writer failed on this model, not on the path"):
+        ig.save(m, tmp_path / "m.onnx")
+    monkeypatch.undo()
+    with pytest.raises(ig.InputError, match="NUL"):
+        ig.save(m, str(tmp_path / "a\0b.onnx"))
+    with pytest.raises(ig.InputError, match="cannot write"):
+        ig.save(m, tmp_path / "missing" / "m.onnx")
