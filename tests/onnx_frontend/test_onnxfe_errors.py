@@ -156,3 +156,17 @@ def test_attribute_string_not_utf8(kind):
     m = model([node], [vi("x")], [vi("y")], 13)
     m.opset_import.append(h.make_opsetid("my.dom", 1))
     raises(m, "latin", "'mode'", "UTF-8")
+
+
+@pytest.mark.parametrize("where", ["input", "value_info", "output"])
+def test_an_unknown_element_type_names_the_value(where):
+    x = h.make_tensor_value_info("x", TP.FLOAT, [2])
+    r = h.make_tensor_value_info("r", TP.FLOAT, [2])
+    y = h.make_tensor_value_info("y", TP.FLOAT, [2])
+    {"input": x, "value_info": r, "output": y}[where].type.tensor_type.elem_type = 99
+    g = h.make_graph([h.make_node("Relu", ["x"], ["r"]),
+                           h.make_node("Relu", ["r"], ["y"])], "g", [x], [y],
+                          value_info=[r])
+    name = {"input": "x", "value_info": "r", "output": "y"}[where]
+    with pytest.raises(UnsupportedError, match=f"value '{name}': ONNX element type 99"):
+        read(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))

@@ -39,7 +39,12 @@ from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
 from .schema_check import check_node
 from .scope import Scope
-from .types import dtype_from_onnx, sparse_from_onnx, tensor_from_onnx, type_from_onnx
+from .types import (
+    dtype_from_onnx,
+    sparse_from_onnx,
+    tensor_from_onnx,
+    value_type_from_onnx,
+)
 
 
 class UnsupportedOpsetError(ModelError, UnsupportedError):
@@ -143,7 +148,7 @@ class Reader:
             if vi.name in init_names:
                 overridable.append(vi.name)
                 continue
-            v = Value(vi.name, type_from_onnx(vi.type))
+            v = Value(vi.name, value_type_from_onnx(vi.type, vi.name))
             scope.define(vi.name, v, "graph input")
             g.inputs.append(v)
         if overridable:
@@ -157,7 +162,7 @@ class Reader:
         for p in gp.node:
             outs = []
             for o in p.output:
-                v = Value(o, type_from_onnx(types.get(o)) if o else None)
+                v = Value(o, value_type_from_onnx(types.get(o), o) if o else None)
                 if o:
                     scope.define(o, v, f"output of {where(p)}")
                 outs.append(v)
@@ -169,7 +174,7 @@ class Reader:
             if v is None:
                 raise ModelError(f"graph '{name}': output '{vi.name}' is not defined")
             if v.type is None:
-                v.type = type_from_onnx(vi.type)
+                v.type = value_type_from_onnx(vi.type, vi.name)
             g.outputs.append(v)
         toposort(g)
         return g

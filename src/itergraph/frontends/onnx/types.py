@@ -68,6 +68,15 @@ def type_from_onnx(tp: TypeProto | None) -> Type | None:
     return None
 
 
+def value_type_from_onnx(tp: TypeProto | None, name: str) -> Type | None:
+    """`type_from_onnx` for the declared type of value `name`: a type with no IR counterpart
+    is refused naming the value."""
+    try:
+        return type_from_onnx(tp)
+    except UnsupportedError as e:
+        raise UnsupportedError(f"value '{name}': {e}") from None
+
+
 def type_to_onnx(t: Type | None) -> TypeProto:
     """ONNX ``TypeProto`` of an IR type; ``None`` gives an empty proto (type unknown)."""
     tp = TypeProto()
