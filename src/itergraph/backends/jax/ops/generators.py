@@ -1,8 +1,9 @@
 """Rules that make tensors: Constant, ConstantOfShape, Range, Cast, CastLike.
 
 Constants are static. ConstantOfShape and Range need their shape/bounds at trace time.
-Casts between the ordinary types are ``astype``, except float to integer, which follows the
-NumPy backend's rule (`backends.common.cast.float_to_int`; XLA alone would saturate); casts
+Casts between the ordinary types are ``astype``, except bool to float (`_bool_to_float`) and
+float to integer, which follows the NumPy backend's rule (`backends.common.cast.float_to_int`;
+XLA alone would saturate); casts
 involving strings or the float8 / float4 / int4 families run on the host
 (`backends.common.cast`, folded) when their input is static, and are not lowered otherwise.
 """
@@ -74,10 +75,21 @@ def _cast(cx, x, to: np.dtype):
     if is_float_to_int(np.dtype(x.dtype), to):
         return float_to_int(cx.xp.asarray(x), to, cx.xp)
     if _plain(x.dtype) and _plain(to):
-        return x.astype(to) if cx.folding else cx.xp.asarray(x).astype(to)
+        if cx.folding:
+            return x.astype(to)
+        if x.dtype == np.bool_ and to.kind not in "biu":
+            return _bool_to_float(cx.xp, cx.xp.asarray(x), to)
+        return cx.xp.asarray(x).astype(to)
     if cx.folding or isinstance(x, np.ndarray):  # strings, float8, ...: on the host
         return cast(x, to, *cast_options(cx.node))
     cx.fail(f"cast from {x.dtype} to {to} is not lowered (only NumPy implements it)")
+
+
+def _bool_to_float(xp, x, to: np.dtype):
+    """A bool cast to a float type as a select of 1 and 0, not a ``convert``: XLA rewrites
+    ``convert(p) * y`` into ``select(p, y, 0)``, which gives 0 where ONNX's ``0 * inf`` and
+    ``0 * nan`` are NaN (a masked distance of scikit-learn's k-neighbours models)."""
+    return xp.where(x, xp.ones((), to), xp.zeros((), to))
 
 
 @lowering("Cast", since=1, fold=True)
