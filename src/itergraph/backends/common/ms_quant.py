@@ -1,0 +1,166 @@
+"""ONNX Runtime's quantization operators of the ``com.microsoft`` domain, for NumPy and
+``jax.numpy`` alike (`xp`): the arithmetic of ONNX Runtime's CPU kernels (MLAS), in the order
+they compute it, so that integer outputs agree exactly where ONNX Runtime is deterministic.
+
+``rne`` is round half to even; every float operation is float32 unless said otherwise.
+
+- *Dynamic quantization* (``DynamicQuantizeLinear``, ``DynamicQuantizeMatMul``, the input and
+  hidden state of ``DynamicQuantizeLSTM``): ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``,
+  ``scale = (hi - lo) / 255`` (1 where ``hi == lo``), ``zp = rne(clamp(0 - lo / scale, 0,
+  255))`` as uint8, ``q = clamp(rne(x / scale) + zp, 0, 255)``.
+- *Integer products to float* (``MatMulIntegerToFloat``, ``DynamicQuantizeMatMul``):
+  ``acc = (a - a_zp) @ (b - b_zp)`` exactly in int32, ``y = float(acc) * (a_scale * b_scale)
+  + bias`` (the multiplier per column where ``b_scale`` is ``[N]``). ONNX Runtime's uint8 x
+  int8 products saturate int16 pair sums on x86 CPUs without VNNI (AVX2): there ONNX Runtime
+  is not exact and itergraph keeps the exact sum.
+- ``QLinearAdd``: with ``rA = sA / sC``, ``rB = sB / sC`` and ``fixed = zC - (rA * zA + rB *
+  zB)``, ``c = rne(fma(a, rA, fma(b, rB, fixed)))`` saturated (MLAS's AVX2 kernel; where one
+  input is constant along the innermost output axis, MLAS folds it into ``fixed`` first:
+  ``fma(b, rB, fixed + a * rA)``). ``fma`` is computed in float64 and rounded once.
+- ``QLinearMul``: ``c = rne(float((a - zA) * (b - zB)) * (sA * sB / sC)) + zC`` saturated.
+- ``QLinearSigmoid``, ``QLinearLeakyRelu``: a table over the 256 input codes,
+  ``quantize(f(float(code - zX) * sX), sY, zY)``, looked up (ONNX Runtime's sigmoid is
+  MLAS's polynomial: a code whose value lies within an ulp of a rounding tie may differ by
+  one).
+- ``QLinearConcat``: each input requantized ``quantize(float(x - zX) * sX, sY, zY)`` unless
+  its scale and zero point are the output's (then copied), then concatenated.
+- ``QLinearGlobalAveragePool``: ``sum`` of the codes over the spatial axes in int32, ``c =
+  rne(float(sum - zX * n) * (sX / (sY * n))) + zY`` saturated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DOMAIN = "com.microsoft"
+
+RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),
+          np.dtype(np.uint16): (0, 65535), np.dtype(np.int16): (-32768, 32767)}
+
+
+def qrange(dtype) -> tuple[int, int]:
+    return RANGES[np.dtype(dtype)]
+
+
+def f32(xp, v):
+    return xp.asarray(v).astype(np.float32)
+
+
+def quantize(xp, x, scale, zp, dtype):
+    """``clamp(rne(x / scale) + zp)`` as `dtype` (MLAS's ``QuantizeLinear``)."""
+    lo, hi = qrange(dtype)
+    q = xp.round(f32(xp, x) / f32(xp, scale))
+    zpf = f32(xp, 0 if zp is None else zp)
+    return xp.clip(q + zpf, lo, hi).astype(dtype)
+
+
+def dequantize(xp, q, scale, zp):
+    """``float(q - zp) * scale``."""
+    z = 0 if zp is None else xp.asarray(zp).astype(np.int32)
+    return (xp.asarray(q).astype(np.int32) - z).astype(np.float32) * f32(xp, scale)
+
+
+def dynamic_params(xp, x):
+    """ONNX Runtime's ``GetQuantizationParameter`` for uint8: ``(scale, zero_point)``, both
+    0-d."""
+    x = f32(xp, x)
+    lo = xp.minimum(xp.min(x), np.float32(0))
+    hi = xp.maximum(xp.max(x), np.float32(0))
+    scale = xp.where(hi == lo, np.float32(1), (hi - lo) / np.float32(255)).astype(np.float32)
+    zp = xp.round(xp.clip(np.float32(0) - lo / scale, np.float32(0), np.float32(255)))
+    return scale, zp.astype(np.uint8)
+
+
+def dynamic_quantize(xp, x):
+    """``(y, y_scale, y_zero_point)`` of ``DynamicQuantizeLinear`` (uint8)."""
+    scale, zp = dynamic_params(xp, x)
+    return quantize(xp, x, scale, zp, np.uint8), scale, zp
+
+
+def int_matmul(xp, a, azp, b, bzp):
+    """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per-tensor, or
+    ``b``'s per column)."""
+    ai = xp.asarray(a).astype(np.int32)
+    bi = xp.asarray(b).astype(np.int32)
+    if azp is not None:
+        ai = ai - xp.asarray(azp).astype(np.int32)
+    if bzp is not None:
+        bi = bi - xp.asarray(bzp).astype(np.int32)
+    return xp.matmul(ai, bi)
+
+
+def scaled(xp, acc, multiplier, bias):
+    """MLAS's scale-bias output: ``float(acc) * multiplier + bias``."""
+    y = acc.astype(np.float32) * f32(xp, multiplier)
+    return y if bias is None else y + f32(xp, bias)
+
+
+def _fma(xp, a, b, c):
+    """``a * b + c`` rounded once to float32 (float64 products of float32 are exact)."""
+    return (xp.asarray(a).astype(np.float64) * xp.asarray(b).astype(np.float64)
+            + xp.asarray(c).astype(np.float64)).astype(np.float32)
+
+
+def _inner_constant(shape, out_shape) -> bool:
+    """Whether an input of `shape` is constant along the innermost output axis longer than 1
+    (MLAS then treats it as a scalar per run)."""
+    rank = len(out_shape)
+    full = (1,) * (rank - len(shape)) + tuple(shape)
+    for s, o in zip(reversed(full), reversed(out_shape)):
+        if o != 1:
+            return s == 1
+    return True
+
+
+def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
+    sa, sb, sc = (f32(xp, v) for v in (sa, sb, sc))
+    za, zb, zc = (f32(xp, 0 if v is None else xp.asarray(v).astype(np.int32))
+                  for v in (za, zb, zc))
+    ra, rb = sa / sc, sb / sc
+    fixed = zc - _fma(xp, ra, za, rb * zb)
+    af, bf = f32(xp, xp.asarray(a).astype(np.int32)), f32(xp, xp.asarray(b).astype(np.int32))
+    out = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    if _inner_constant(a.shape, out) and not _inner_constant(b.shape, out):
+        v = _fma(xp, bf, rb, fixed + af * ra)
+    elif _inner_constant(b.shape, out) and not _inner_constant(a.shape, out):
+        v = _fma(xp, af, ra, fixed + bf * rb)
+    else:
+        v = _fma(xp, af, ra, _fma(xp, bf, rb, fixed))
+    lo, hi = qrange(dtype)
+    return xp.clip(xp.round(v), lo, hi).astype(dtype)
+
+
+def qlinear_mul(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
+    ai = xp.asarray(a).astype(np.int32) - (0 if za is None else xp.asarray(za).astype(np.int32))
+    bi = xp.asarray(b).astype(np.int32) - (0 if zb is None else xp.asarray(zb).astype(np.int32))
+    ratio = f32(xp, sa) * f32(xp, sb) / f32(xp, sc)
+    v = xp.round((ai * bi).astype(np.float32) * ratio)
+    zc = 0 if zc is None else xp.asarray(zc).astype(np.int32)
+    lo, hi = qrange(dtype)
+    return xp.clip(v.astype(np.int32) + zc, lo, hi).astype(dtype)
+
+
+def lookup(xp, x, sx, zx, sy, zy, fn, dtype):
+    """``quantize(fn(dequantize(x)), sy, zy)`` through a table over the 256 codes of `x`'s
+    type (built from the codes, so a traced scale works too)."""
+    lo, _ = qrange(x.dtype)
+    codes = xp.asarray(np.arange(lo, lo + 256).astype(x.dtype))
+    table = quantize(xp, fn(dequantize(xp, codes, sx, zx)), sy, zy, dtype)
+    return xp.take(table, xp.asarray(x).astype(np.int32) - lo)
+
+
+def requantize(xp, x, sx, zx, sy, zy):
+    """`x` from ``(sx, zx)`` to ``(sy, zy)``: ``quantize(float(x - zx) * sx, sy, zy)``."""
+    return quantize(xp, dequantize(xp, x, sx, zx), sy, zy, x.dtype)
+
+
+def global_average_pool(xp, x, sx, zx, sy, zy, channels_last: bool):
+    axes = tuple(range(1, x.ndim - 1)) if channels_last else tuple(range(2, x.ndim))
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    acc = xp.sum(xp.asarray(x).astype(np.int32), axis=axes, keepdims=True)
+    zxi = 0 if zx is None else xp.asarray(zx).astype(np.int32)
+    scale = f32(xp, sx) / (f32(xp, sy) * np.float32(n))
+    v = xp.round((acc - zxi * n).astype(np.float32) * scale)
+    zyi = 0 if zy is None else xp.asarray(zy).astype(np.int32)
+    lo, hi = qrange(x.dtype)
+    return xp.clip(v.astype(np.int32) + zyi, lo, hi).astype(x.dtype)
