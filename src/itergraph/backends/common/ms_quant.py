@@ -14,10 +14,12 @@ they compute it, so that integer outputs agree exactly where ONNX Runtime is det
   int8 products saturate int16 pair sums on x86 CPUs without VNNI (AVX2): there ONNX Runtime
   is not exact and itergraph keeps the exact sum.
 - ``QLinearAdd``: with ``rA = sA / sC``, ``rB = sB / sC`` and ``fixed = zC - (rA * zA + rB *
-  zB)``, ``c = rne(fma(a, rA, fma(b, rB, fixed)))`` saturated (MLAS's AVX2 kernel; where one
-  input is constant along the innermost output axis, MLAS folds it into ``fixed`` first:
-  ``fma(b, rB, fixed + a * rA)``). ``fma`` is computed in float64 and rounded once.
-- ``QLinearMul``: ``c = rne(float((a - zA) * (b - zB)) * (sA * sB / sC)) + zC`` saturated.
+  zB)`` (the bracket an ``fma``), ``c = rne(fma(a, rA, fma(b, rB, fixed)))`` saturated (MLAS's
+  AVX2 kernel; where one input is constant along the innermost output axis, ONNX Runtime
+  makes it MLAS's ``B``, swapping the operands throughout). ``fma`` is computed in float64 and rounded once. Other
+  CPUs (SSE, NEON) round some near-tie sums to the neighbouring code.
+- ``QLinearMul``: with ``r = sA * sB / sC``, ``c = rne(float((a - zA) * (b - zB)) * r + zC)``
+  saturated (the zero point added in float before rounding, as MLAS's x86 kernel).
 - ``QLinearSigmoid``, ``QLinearLeakyRelu``: a table over the 256 input codes,
   ``quantize(f(float(code - zX) * sX), sY, zY)``, looked up (ONNX Runtime's sigmoid is
   MLAS's polynomial: a code whose value lies within an ulp of a rounding tie may differ by
@@ -121,9 +123,9 @@ def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     af, bf = f32(xp, xp.asarray(a).astype(np.int32)), f32(xp, xp.asarray(b).astype(np.int32))
     out = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
     if _inner_constant(a.shape, out) and not _inner_constant(b.shape, out):
-        v = _fma(xp, bf, rb, fixed + af * ra)
-    elif _inner_constant(b.shape, out) and not _inner_constant(a.shape, out):
-        v = _fma(xp, af, ra, fixed + bf * rb)
+        # ONNX Runtime swaps the operands so that the one constant per run is MLAS's B
+        fixed = zc - _fma(xp, rb, zb, ra * za)
+        v = _fma(xp, bf, rb, _fma(xp, af, ra, fixed))
     else:
         v = _fma(xp, af, ra, _fma(xp, bf, rb, fixed))
     lo, hi = qrange(dtype)
@@ -134,10 +136,10 @@ def qlinear_mul(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     ai = xp.asarray(a).astype(np.int32) - (0 if za is None else xp.asarray(za).astype(np.int32))
     bi = xp.asarray(b).astype(np.int32) - (0 if zb is None else xp.asarray(zb).astype(np.int32))
     ratio = f32(xp, sa) * f32(xp, sb) / f32(xp, sc)
-    v = xp.round((ai * bi).astype(np.float32) * ratio)
-    zc = 0 if zc is None else xp.asarray(zc).astype(np.int32)
+    zcf = f32(xp, 0 if zc is None else xp.asarray(zc).astype(np.int32))
+    v = xp.round((ai * bi).astype(np.float32) * ratio + zcf)
     lo, hi = qrange(dtype)
-    return xp.clip(v.astype(np.int32) + zc, lo, hi).astype(dtype)
+    return xp.clip(v, lo, hi).astype(dtype)
 
 
 def lookup(xp, x, sx, zx, sy, zy, fn, dtype):
