@@ -81,12 +81,12 @@ def _op(xp, x, trans: bool, trans_batch: bool):
     return x
 
 
-def fused_matmul(node, xp, a, b):
-    """``FusedMatMul``: ``alpha * op(A) @ op(B)``."""
+def fused_matmul(node, xp, a, b, matmul=None):
+    """``FusedMatMul``: ``alpha * op(A) @ op(B)`` (`matmul` in place of ``xp.matmul``)."""
     alpha = float(attr(node, "alpha", 1.0))
     a = _op(xp, a, bool(attr(node, "transA", 0)), bool(attr(node, "transBatchA", 0)))
     b = _op(xp, b, bool(attr(node, "transB", 0)), bool(attr(node, "transBatchB", 0)))
-    y = xp.matmul(a, b)
+    y = (matmul or xp.matmul)(a, b)
     if alpha != 1.0:
         y = y * np.asarray(alpha, y.dtype)
     return y.astype(a.dtype)

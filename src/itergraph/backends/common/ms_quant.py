@@ -16,8 +16,9 @@ they compute it, so that integer outputs agree exactly where ONNX Runtime is det
 - ``QLinearAdd``: with ``rA = sA / sC``, ``rB = sB / sC`` and ``fixed = zC - (rA * zA + rB *
   zB)`` (the bracket an ``fma``), ``c = rne(fma(a, rA, fma(b, rB, fixed)))`` saturated (MLAS's
   AVX2 kernel; where one input is constant along the innermost output axis, ONNX Runtime
-  makes it MLAS's ``B``, swapping the operands throughout). ``fma`` is computed in float64 and rounded once. Other
-  CPUs (SSE, NEON) round some near-tie sums to the neighbouring code.
+  makes it MLAS's ``B``, swapping the operands throughout). ``fma`` is computed in float64
+  and rounded once. Other CPUs (SSE, NEON) round some near-tie sums to the neighbouring
+  code.
 - ``QLinearMul``: with ``r = sA * sB / sC``, ``c = rne(float((a - zA) * (b - zB)) * r + zC)``
   saturated (the zero point added in float before rounding, as MLAS's x86 kernel).
 - ``QLinearSigmoid``, ``QLinearLeakyRelu``: a table over the 256 input codes,
@@ -48,10 +49,20 @@ def f32(xp, v):
     return xp.asarray(v).astype(np.float32)
 
 
+def div(xp, a, b):
+    """``a / b`` of float32 values, correctly rounded. XLA computes a float32 quotient
+    through a reciprocal (an ulp off in about half the cases); on JAX the quotient is taken
+    in float64 and rounded to float32, which is exact (53 >= 2 * 24 + 2 bits)."""
+    if xp is np:
+        return f32(np, a) / f32(np, b)
+    return (xp.asarray(a).astype(np.float64) / xp.asarray(b).astype(np.float64)).astype(
+        np.float32)
+
+
 def quantize(xp, x, scale, zp, dtype):
     """``clamp(rne(x / scale) + zp)`` as `dtype` (MLAS's ``QuantizeLinear``)."""
     lo, hi = qrange(dtype)
-    q = xp.round(f32(xp, x) / f32(xp, scale))
+    q = xp.round(div(xp, x, scale))
     zpf = f32(xp, 0 if zp is None else zp)
     return xp.clip(q + zpf, lo, hi).astype(dtype)
 
@@ -68,8 +79,8 @@ def dynamic_params(xp, x):
     x = f32(xp, x)
     lo = xp.minimum(xp.min(x), np.float32(0))
     hi = xp.maximum(xp.max(x), np.float32(0))
-    scale = xp.where(hi == lo, np.float32(1), (hi - lo) / np.float32(255)).astype(np.float32)
-    zp = xp.round(xp.clip(np.float32(0) - lo / scale, np.float32(0), np.float32(255)))
+    scale = xp.where(hi == lo, np.float32(1), div(xp, hi - lo, np.float32(255)))
+    zp = xp.round(xp.clip(np.float32(0) - div(xp, lo, scale), np.float32(0), np.float32(255)))
     return scale, zp.astype(np.uint8)
 
 
@@ -91,10 +102,19 @@ def int_matmul(xp, a, azp, b, bzp):
     return xp.matmul(ai, bi)
 
 
+def add(xp, a, b):
+    """``a + b`` of float32 values, rounded once, and never contracted with the product that
+    made `a` into one ``fma`` (XLA does that to ``x * m + b``; MLAS rounds twice): on JAX the
+    sum is taken in float64, exact for operands within 2**29 of each other's magnitude."""
+    if xp is np:
+        return a + b
+    return (a.astype(np.float64) + xp.asarray(b).astype(np.float64)).astype(np.float32)
+
+
 def scaled(xp, acc, multiplier, bias):
-    """MLAS's scale-bias output: ``float(acc) * multiplier + bias``."""
+    """MLAS's scale-bias output: ``float(acc) * multiplier + bias`` (two roundings)."""
     y = acc.astype(np.float32) * f32(xp, multiplier)
-    return y if bias is None else y + f32(xp, bias)
+    return y if bias is None else add(xp, y, f32(xp, bias))
 
 
 def _fma(xp, a, b, c):
@@ -118,7 +138,7 @@ def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     sa, sb, sc = (f32(xp, v) for v in (sa, sb, sc))
     za, zb, zc = (f32(xp, 0 if v is None else xp.asarray(v).astype(np.int32))
                   for v in (za, zb, zc))
-    ra, rb = sa / sc, sb / sc
+    ra, rb = div(xp, sa, sc), div(xp, sb, sc)
     fixed = zc - _fma(xp, ra, za, rb * zb)
     af, bf = f32(xp, xp.asarray(a).astype(np.int32)), f32(xp, xp.asarray(b).astype(np.int32))
     out = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
@@ -135,9 +155,9 @@ def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
 def qlinear_mul(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     ai = xp.asarray(a).astype(np.int32) - (0 if za is None else xp.asarray(za).astype(np.int32))
     bi = xp.asarray(b).astype(np.int32) - (0 if zb is None else xp.asarray(zb).astype(np.int32))
-    ratio = f32(xp, sa) * f32(xp, sb) / f32(xp, sc)
+    ratio = div(xp, f32(xp, sa) * f32(xp, sb), sc)
     zcf = f32(xp, 0 if zc is None else xp.asarray(zc).astype(np.int32))
-    v = xp.round((ai * bi).astype(np.float32) * ratio + zcf)
+    v = xp.round(add(xp, (ai * bi).astype(np.float32) * ratio, zcf))
     lo, hi = qrange(dtype)
     return xp.clip(v, lo, hi).astype(dtype)
 
@@ -161,7 +181,7 @@ def global_average_pool(xp, x, sx, zx, sy, zy, channels_last: bool):
     n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
     acc = xp.sum(xp.asarray(x).astype(np.int32), axis=axes, keepdims=True)
     zxi = 0 if zx is None else xp.asarray(zx).astype(np.int32)
-    scale = f32(xp, sx) / (f32(xp, sy) * np.float32(n))
+    scale = div(xp, sx, f32(xp, sy) * np.float32(n))
     v = xp.round((acc - zxi * n).astype(np.float32) * scale)
     zyi = 0 if zy is None else xp.asarray(zy).astype(np.int32)
     lo, hi = qrange(x.dtype)

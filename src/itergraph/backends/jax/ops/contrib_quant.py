@@ -1,0 +1,59 @@
+"""JAX lowerings of ONNX Runtime's ``com.microsoft`` quantization and fused operators: the
+same node-level functions as the NumPy kernels (`backends.common.ms_quant_ops`,
+`backends.common.ms_fused`) over ``jax.numpy``, so integer results are the NumPy backend's
+bit for bit. ``QLinearAveragePool`` pools with ``AveragePool``'s lowering, ``FusedGemm`` and
+``FusedConv`` run ``Gemm`` / ``Conv``'s.
+
+``DynamicQuantizeLSTM`` has no lowering: the JAX backend runs it on its NumPy kernel
+(``explain`` names it).
+"""
+
+from __future__ import annotations
+
+from ...common import ms_fused as mf
+from ...common import ms_quant_ops as ops
+from ...common.ms_quant import DOMAIN
+from ..table import lowering
+from ._util import precision
+from .conv import _avg_pool, _conv
+from .nn import _gemm
+
+
+def _rule(fn):
+    def rule(cx, *inputs):
+        return fn(cx.node, cx.xp, *inputs)
+
+    return rule
+
+
+for _op, _fn in ops.OPS.items():
+    lowering(_op, domain=DOMAIN)(_rule(_fn))
+
+
+@lowering("QLinearAveragePool", domain=DOMAIN)
+def _qlinear_average_pool(cx, x, sx, zx, sy, zy=None):
+    return ops.qlinear_average_pool_io(cx.node, cx.xp, x, sx, zx, sy, zy,
+                                       lambda v: _avg_pool(cx, v))
+
+
+@lowering("FusedMatMul", domain=DOMAIN)
+def _fused_matmul(cx, a, b):
+    xp = cx.xp
+    return mf.fused_matmul(cx.node, xp, a, b,
+                           lambda p, q: xp.matmul(p, q, precision=precision()))
+
+
+@lowering("FusedGemm", domain=DOMAIN)
+def _fused_gemm(cx, a, b, c=None):
+    act = mf.activation(cx.node, cx.xp, conv=False)
+    y = _gemm(cx, a, b, c)
+    return y if act is None else act(y).astype(y.dtype)
+
+
+@lowering("FusedConv", domain=DOMAIN)
+def _fused_conv(cx, x, w, b=None, z=None):
+    act = mf.activation(cx.node, cx.xp, conv=True)
+    y = _conv(cx, x, w, b)
+    if z is not None:
+        y = y + z
+    return y if act is None else act(y).astype(y.dtype)
