@@ -18,6 +18,7 @@ from ...errors import ModelError, UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import DataType, TensorType
 from ...passes.inline_if import inline_if
+from ..onnx.contrib_expand import expansion as contrib_expansion
 from ..onnx.schema_functions import expansion
 from .elements import encode, from_numpy, to_element_type, to_precision
 from .export_table import EXPORTERS
@@ -244,10 +245,11 @@ class NetWriter:
                     self.bind(v, o)
 
     def _write_expanded(self, node: Node) -> bool:
-        """Write `node` as the nodes of ONNX's function body for it (`schema_functions`);
-        False when ONNX defines its operator directly. A branch on the node's static shapes
+        """Write `node` as the nodes of ONNX's function body for it (`schema_functions`), or
+        an ONNX Runtime contrib op as standard nodes (`contrib_expand`); False when there is
+        no such form. A branch on the node's static shapes
         (``AffineGrid``'s rank) is taken here: OpenVINO checks both branches' shapes."""
-        body = expansion(node)
+        body = expansion(node) or contrib_expansion(node)
         if body is None:
             return False
         inline_if(body)

@@ -1,0 +1,371 @@
+"""ONNX Runtime's ``com.microsoft`` quantization and fused operators as standard ONNX nodes,
+for writers that have no such operators (the OpenVINO IR writer: `NetWriter` writes the
+expansion with its own translators, the quantization ones of `export_quant_onnx` exact).
+
+`expansion(node)` gives an IR graph whose inputs are the node's present inputs and whose
+outputs are its outputs (as `schema_functions.expansion` does for ONNX's function ops), or
+``None`` for an operator not covered here. Each form computes what the NumPy kernel computes
+(`backends.common.ms_quant`):
+
+- ``QuantizeLinear``/``DequantizeLinear``: ONNX's, with ``axis``.
+- ``DynamicQuantizeMatMul``: ``DynamicQuantizeLinear(A)``, ``MatMulInteger``, ``Cast``,
+  ``Mul`` by ``a_scale * b_scale``, ``Add`` bias; ``MatMulIntegerToFloat`` likewise without the
+  dynamic quantization; ``QGemm``: ``MatMulInteger`` (+ ``C``), ``Mul``, and
+  ``QuantizeLinear`` when it has ``y_scale``.
+- ``QLinearSigmoid``, ``QLinearLeakyRelu``: ``Gather`` from the 256-entry table of the
+  kernel; ``QLinearAdd``, ``QLinearMul``: ``Gather`` from the 65536-entry table of every pair
+  of codes (MLAS's scalar-run variant where the shapes show one input constant along the
+  innermost axis): exact, but the scales and zero points must be constants.
+- ``QLinearConcat``: ``DequantizeLinear`` then ``QuantizeLinear`` per input, ``Concat``.
+- ``QLinearGlobalAveragePool``: the int32 sum (``ReduceSum``), ``Sub`` of ``x_zp * n``,
+  ``Mul`` by ``x_scale / (y_scale * n)`` (computed here), ``Round``, ``Add`` y_zp, ``Clip``,
+  ``Cast``; constant scales and a known spatial size. ``QLinearAveragePool``:
+  ``DequantizeLinear``, ``AveragePool``, ``QuantizeLinear`` (the float sum in the runtime's
+  order: a value on a rounding tie may take the neighbouring code).
+- ``FusedMatMul``: ``Transpose``s, ``MatMul``, ``Mul`` by alpha; ``FusedGemm``: ``Gemm`` and
+  the activation's op; ``FusedConv``: ``Conv``, ``Add`` of Z, the activation's op.
+
+``DynamicQuantizeLSTM`` has no expansion (it would be a ``Loop`` quantizing the hidden state
+at every step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ...backends.common import ms_quant as mq
+from ...backends.common import ms_quant_ops as qops
+from ...errors import UnsupportedError, where
+from ...ir.graph import Graph, Node
+from .types import type_to_onnx
+
+DOMAIN = "com.microsoft"
+_OPSET = 21
+
+
+class _Builder:
+    """The nodes of one expansion, named ``in<i>`` / ``out<k>`` / ``t<j>``."""
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.count = 0
+
+    def input(self, i: int) -> str | None:
+        ins = self.node.inputs
+        return f"in{i}" if i < len(ins) and ins[i] is not None else None
+
+    def const(self, i: int) -> np.ndarray | None:
+        ins = self.node.inputs
+        v = ins[i] if i < len(ins) else None
+        return None if v is None or v.const is None else np.asarray(v.const)
+
+    def shape(self, i: int):
+        t = self.node.inputs[i].type
+        return getattr(t, "shape", None)
+
+    def needs_const(self, *idx: int) -> list[np.ndarray | None]:
+        vals = []
+        for i in idx:
+            if self.input(i) is None:
+                vals.append(None)
+                continue
+            c = self.const(i)
+            if c is None:
+                raise UnsupportedError(f"{where(self.node)}: written with standard ops only "
+                                       f"when its scales and zero points are constants "
+                                       f"(input {i} is computed)")
+            vals.append(c)
+        return vals
+
+    def init(self, value, dtype=None) -> str:
+        self.count += 1
+        name = f"c{self.count}"
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str | None], out: int | None = None,
+           **attrs) -> str:
+        self.count += 1
+        name = f"out{out}" if out is not None else f"t{self.count}"
+        self.nodes.append(helper.make_node(op_type, [i or "" for i in inputs], [name],
+                                           **{k: v for k, v in attrs.items() if v is not None}))
+        return name
+
+    def graph(self) -> Graph:
+        from .reader import read  # the reader imports this module's siblings
+
+        node = self.node
+        ins = [helper.make_value_info(f"in{i}", type_to_onnx(v.type))
+               for i, v in enumerate(node.inputs) if v is not None]
+        outs = [helper.make_value_info(f"out{k}", onnx.TypeProto())
+                for k in range(len(node.outputs))]
+        g = helper.make_graph(self.nodes, f"{node.op_type}_standard", ins, outs, self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", _OPSET)])
+        m.ir_version = 10
+        return read(m)
+
+
+def _attr(node: Node, name: str, default=None):
+    v = node.attrs.get(name)
+    if v is None:
+        return default
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+# ---------------------------------------------------------------------------- quantization
+
+
+def _quantize_linear(b: _Builder, node: Node) -> None:
+    b.op(node.op_type, [b.input(0), b.input(1), b.input(2)], out=0,
+         axis=int(_attr(node, "axis", 1)))
+
+
+def _scaled(b: _Builder, acc: str, sa: str, sb: str, bias: str | None, out: int) -> None:
+    mult = b.op("Mul", [sa, sb])
+    y = b.op("Mul", [b.op("Cast", [acc], to=TensorProto.FLOAT), mult],
+             out=None if bias else out)
+    if bias:
+        b.op("Add", [y, bias], out=out)
+
+
+def _dynamic_quantize_matmul(b: _Builder, node: Node) -> None:
+    qa = b.op("DynamicQuantizeLinear", [b.input(0)])
+    b.nodes[-1].output[:] = [qa, qa + "_s", qa + "_z"]
+    acc = b.op("MatMulInteger", [qa, b.input(1), qa + "_z", b.input(3)])
+    _scaled(b, acc, qa + "_s", b.input(2), b.input(4), 0)
+
+
+def _matmul_integer_to_float(b: _Builder, node: Node) -> None:
+    acc = b.op("MatMulInteger", [b.input(0), b.input(1), b.input(4), b.input(5)])
+    _scaled(b, acc, b.input(2), b.input(3), b.input(6), 0)
+
+
+def _qgemm(b: _Builder, node: Node) -> None:
+    a, bm = b.input(0), b.input(3)
+    if _attr(node, "transA", 0):
+        a = b.op("Transpose", [a], perm=[1, 0])
+    if _attr(node, "transB", 0):
+        bm = b.op("Transpose", [bm], perm=[1, 0])
+    acc = b.op("MatMulInteger", [a, bm, b.input(2), b.input(5)])
+    if b.input(6):
+        acc = b.op("Add", [acc, b.input(6)])
+    alpha = b.init(np.float32(_attr(node, "alpha", 1.0)))
+    mult = b.op("Mul", [b.op("Mul", [alpha, b.input(1)]), b.input(4)])
+    quantized = b.input(7) is not None
+    y = b.op("Mul", [b.op("Cast", [acc], to=TensorProto.FLOAT), mult],
+             out=None if quantized else 0)
+    if quantized:
+        b.op("QuantizeLinear", [y, b.input(7), b.input(8)], out=0)
+
+
+def _lookup(b: _Builder, node: Node) -> None:
+    sx, zx, sy, zy = b.needs_const(1, 2, 3, 4)
+    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    lo = mq.qrange(dt)[0]
+    codes = np.arange(lo, lo + 256).astype(dt)
+    table = qops.qlinear_lookup(node, np, codes, sx, zx, sy, zy)
+    idx = b.op("Cast", [b.input(0)], to=TensorProto.INT32)
+    if lo:
+        idx = b.op("Sub", [idx, b.init(np.int32(lo))])
+    b.op("Gather", [b.init(table), idx], out=0, axis=0)
+
+
+def _binary(b: _Builder, node: Node) -> None:
+    sa, za, sb, zb, sc, zc = b.needs_const(1, 2, 4, 5, 6, 7)
+    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    lo = mq.qrange(dt)[0]
+    codes = np.arange(lo, lo + 256).astype(dt)
+    a_run = False
+    sha, shb = b.shape(0), b.shape(3)
+    if sha is not None and shb is not None and all(isinstance(d, int) for d in (*sha, *shb)):
+        out = tuple(np.broadcast_shapes(tuple(sha), tuple(shb)))
+        a_run = mq._inner_constant(sha, out) and not mq._inner_constant(shb, out)
+    if a_run:
+        ta, tb = codes.reshape(256, 1), codes.reshape(1, 256)
+    else:
+        ta, tb = np.repeat(codes, 256).reshape(256, 256), np.tile(codes, 256).reshape(256, 256)
+    fn = qops.OPS[node.op_type]
+    table = np.asarray(fn(node, np, ta, sa, za, tb, sb, zb, sc, zc)).reshape(-1)
+    ia = b.op("Cast", [b.input(0)], to=TensorProto.INT32)
+    ib = b.op("Cast", [b.input(3)], to=TensorProto.INT32)
+    if lo:
+        ia = b.op("Sub", [ia, b.init(np.int32(lo))])
+        ib = b.op("Sub", [ib, b.init(np.int32(lo))])
+    idx = b.op("Add", [b.op("Mul", [ia, b.init(np.int32(256))]), ib])
+    b.op("Gather", [b.init(table), idx], out=0, axis=0)
+
+
+def _qlinear_concat(b: _Builder, node: Node) -> None:
+    parts = []
+    for i in range(2, len(node.inputs), 3):
+        v = b.op("DequantizeLinear", [b.input(i), b.input(i + 1), b.input(i + 2)])
+        zy = b.input(1)
+        if zy is None:
+            zy = b.init(np.uint8(0))
+        parts.append(b.op("QuantizeLinear", [v, b.input(0), zy]))
+    b.op("Concat", parts, out=0, axis=int(_attr(node, "axis")))
+
+
+def _qlinear_global_average_pool(b: _Builder, node: Node) -> None:
+    sx, zx, sy, zy = b.needs_const(1, 2, 3, 4)
+    shape = b.shape(0)
+    nhwc = bool(_attr(node, "channels_last", 0))
+    if shape is None:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only with a known "
+                               "input rank")
+    rank = len(shape)
+    axes = list(range(1, rank - 1)) if nhwc else list(range(2, rank))
+    spatial = [shape[a] for a in axes]
+    if not all(isinstance(d, int) for d in spatial):
+        raise UnsupportedError(f"{where(node)}: written with standard ops only with known "
+                               f"spatial sizes, got {shape}")
+    n = int(np.prod(spatial)) if spatial else 1
+    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    lo, hi = mq.qrange(dt)
+    zxi = 0 if zx is None else int(np.asarray(zx).reshape(()))
+    zyi = 0 if zy is None else int(np.asarray(zy).reshape(()))
+    scale = mq.div(np, np.float32(np.asarray(sx).reshape(())),
+                   np.float32(np.asarray(sy).reshape(())) * np.float32(n))
+    acc = b.op("ReduceSum", [b.op("Cast", [b.input(0)], to=TensorProto.INT32),
+                             b.init(np.array(axes, np.int64))], keepdims=1)
+    if zxi:
+        acc = b.op("Sub", [acc, b.init(np.int32(zxi * n))])
+    v = b.op("Round", [b.op("Mul", [b.op("Cast", [acc], to=TensorProto.FLOAT),
+                                    b.init(np.float32(scale))])])
+    v = b.op("Clip", [b.op("Add", [v, b.init(np.float32(zyi))]), b.init(np.float32(lo)),
+                      b.init(np.float32(hi))])
+    b.op("Cast", [v], out=0, to=helper.np_dtype_to_tensor_dtype(dt))
+
+
+_POOL_ATTRS = ("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+               "pads", "strides")
+
+
+def _qlinear_average_pool(b: _Builder, node: Node) -> None:
+    v = b.op("DequantizeLinear", [b.input(0), b.input(1), b.input(2)])
+    nhwc = bool(_attr(node, "channels_last", 0))
+    rank = len(b.shape(0)) if b.shape(0) is not None else None
+    if nhwc and rank is None:
+        raise UnsupportedError(f"{where(node)}: channels_last needs a known input rank")
+    if nhwc:
+        v = b.op("Transpose", [v], perm=[0, rank - 1] + list(range(1, rank - 1)))
+    y = b.op("AveragePool", [v], **{k: _attr(node, k) for k in _POOL_ATTRS})
+    if nhwc:
+        y = b.op("Transpose", [y], perm=[0] + list(range(2, rank)) + [1])
+    zy = b.input(4) or b.init(np.zeros((), node.inputs[0].type.dtype.numpy))
+    b.op("QuantizeLinear", [y, b.input(3), zy], out=0)
+
+
+# ---------------------------------------------------------------------------- fused float ops
+
+
+def _activation(b: _Builder, node: Node, x: str, conv: bool) -> None:
+    name = _attr(node, "activation")
+    if not name:
+        b.op("Identity", [x], out=0)
+        return
+    if conv:
+        p = list(_attr(node, "activation_params", []) or [])
+        a = p[0] if p else None
+        c = p[1] if len(p) > 1 else None
+    else:
+        a, c = _attr(node, "activation_alpha"), _attr(node, "activation_beta")
+    g = _attr(node, "activation_gamma")
+    if name in ("Relu", "Tanh", "Sigmoid", "Softplus", "Softsign"):
+        b.op(name, [x], out=0)
+    elif name in ("LeakyRelu", "Elu", "ThresholdedRelu"):
+        b.op(name, [x], out=0, alpha=a)
+    elif name == "HardSigmoid":
+        b.op(name, [x], out=0, alpha=a, beta=c)
+    elif name == "Selu":
+        b.op(name, [x], out=0, alpha=a, gamma=g)
+    elif name == "Clip" and conv:
+        f32 = np.finfo(np.float32)
+        b.op("Clip", [x, b.init(np.float32(f32.min if a is None else a)),
+                      b.init(np.float32(f32.max if c is None else c))], out=0)
+    elif name == "ScaledTanh" and not conv:
+        t = b.op("Tanh", [b.op("Mul", [x, b.init(np.float32(1.0 if c is None else c))])])
+        b.op("Mul", [t, b.init(np.float32(1.0 if a is None else a))], out=0)
+    else:
+        raise UnsupportedError(f"{where(node)}: activation '{name}' has no standard form here")
+
+
+def _fused_matmul(b: _Builder, node: Node) -> None:
+    ops = []
+    for i, (t, tb) in enumerate((("transA", "transBatchA"), ("transB", "transBatchB"))):
+        x = b.input(i)
+        shape = b.shape(i)
+        trans, batch = bool(_attr(node, t, 0)), bool(_attr(node, tb, 0))
+        if (trans or batch) and shape is None:
+            raise UnsupportedError(f"{where(node)}: {t}/{tb} need a known input rank")
+        r = len(shape) if shape is not None else 0
+        perm = list(range(r))
+        if batch and r >= 3:
+            perm = list(range(1, r - 1)) + [0, r - 1]
+        if trans and r >= 2:
+            perm[-1], perm[-2] = perm[-2], perm[-1]
+        if perm != list(range(r)):
+            x = b.op("Transpose", [x], perm=perm)
+        ops.append(x)
+    alpha = float(_attr(node, "alpha", 1.0))
+    y = b.op("MatMul", ops, out=None if alpha != 1.0 else 0)
+    if alpha != 1.0:
+        b.op("Mul", [y, b.init(np.float32(alpha))], out=0)
+
+
+def _fused_gemm(b: _Builder, node: Node) -> None:
+    y = b.op("Gemm", [b.input(0), b.input(1), b.input(2)],
+             **{k: _attr(node, k) for k in ("alpha", "beta", "transA", "transB")})
+    _activation(b, node, y, conv=False)
+
+
+_CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+def _fused_conv(b: _Builder, node: Node) -> None:
+    y = b.op("Conv", [b.input(0), b.input(1), b.input(2)],
+             **{k: _attr(node, k) for k in _CONV_ATTRS})
+    if b.input(3):
+        y = b.op("Add", [y, b.input(3)])
+    _activation(b, node, y, conv=True)
+
+
+_BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
+    "QuantizeLinear": _quantize_linear,
+    "DequantizeLinear": _quantize_linear,
+    "DynamicQuantizeMatMul": _dynamic_quantize_matmul,
+    "MatMulIntegerToFloat": _matmul_integer_to_float,
+    "QGemm": _qgemm,
+    "QLinearSigmoid": _lookup,
+    "QLinearLeakyRelu": _lookup,
+    "QLinearAdd": _binary,
+    "QLinearMul": _binary,
+    "QLinearConcat": _qlinear_concat,
+    "QLinearGlobalAveragePool": _qlinear_global_average_pool,
+    "QLinearAveragePool": _qlinear_average_pool,
+    "FusedMatMul": _fused_matmul,
+    "FusedGemm": _fused_gemm,
+    "FusedConv": _fused_conv,
+}
+
+
+def expansion(node: Node) -> Graph | None:
+    """`node` (domain ``com.microsoft``) as standard ONNX nodes, or None if not covered."""
+    if node.domain != DOMAIN:
+        return None
+    build = _BUILDERS.get(node.op_type)
+    if build is None:
+        return None
+    b = _Builder(node)
+    build(b, node)
+    return b.graph()
