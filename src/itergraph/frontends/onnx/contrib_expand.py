@@ -25,8 +25,12 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
 - ``FusedMatMul``: ``Transpose``s, ``MatMul``, ``Mul`` by alpha; ``FusedGemm``: ``Gemm`` and
   the activation's op; ``FusedConv``: ``Conv``, ``Add`` of Z, the activation's op.
 
-``DynamicQuantizeLSTM`` has no expansion (it would be a ``Loop`` quantizing the hidden state
-at every step).
+- ``DynamicQuantizeLSTM`` (constant weights, scales and zero points): per direction,
+  ``DynamicQuantizeLinear`` of all of X,
+  ``MatMulInteger`` by W, ``Cast``, ``Mul``; then a ``Scan`` over the steps whose body
+  quantizes the hidden state (``DynamicQuantizeLinear``), multiplies it by R the same way,
+  adds the step's input product and the bias and runs the LSTM gates (activations Sigmoid,
+  Tanh, Relu; ``clip``, ``input_forget``, peepholes). ``sequence_lens`` is not written.
 """
 
 from __future__ import annotations
@@ -84,22 +88,37 @@ class _Builder:
         return vals
 
     def init(self, value, dtype=None) -> str:
-        self.count += 1
-        name = f"c{self.count}"
+        name = "c" + self.fresh()
         self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
         return name
 
     def op(self, op_type: str, inputs: list[str | None], out: int | None = None,
            **attrs) -> str:
-        self.count += 1
-        name = f"out{out}" if out is not None else f"t{self.count}"
+        name = f"out{out}" if out is not None else self.fresh()
         self.nodes.append(helper.make_node(op_type, [i or "" for i in inputs], [name],
                                            **{k: v for k, v in attrs.items() if v is not None}))
         return name
 
+    def sub(self) -> _Builder:
+        """A builder for a subgraph (its nodes and names kept apart, the counter shared)."""
+        b = _Builder(self.node)
+        b.inits = self.inits
+        b.parent = self
+        return b
+
+    def fresh(self) -> str:
+        root = self
+        while getattr(root, "parent", None) is not None:
+            root = root.parent
+        root.count += 1
+        return f"t{root.count}"
+
     def graph(self) -> Graph:
         from .reader import read  # the reader imports this module's siblings
 
+        return read(self.model())
+
+    def model(self) -> onnx.ModelProto:
         node = self.node
         ins = [helper.make_value_info(f"in{i}", type_to_onnx(v.type))
                for i, v in enumerate(node.inputs) if v is not None]
@@ -108,7 +127,7 @@ class _Builder:
         g = helper.make_graph(self.nodes, f"{node.op_type}_standard", ins, outs, self.inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", _OPSET)])
         m.ir_version = 10
-        return read(m)
+        return m
 
 
 def _attr(node: Node, name: str, default=None):
@@ -356,11 +375,23 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "FusedMatMul": _fused_matmul,
     "FusedGemm": _fused_gemm,
     "FusedConv": _fused_conv,
+    "DynamicQuantizeLSTM": lambda b, node: _dq_lstm(b, node),
 }
 
 
 def expansion(node: Node) -> Graph | None:
     """`node` (domain ``com.microsoft``) as standard ONNX nodes, or None if not covered."""
+    b = _built(node)
+    return None if b is None else b.graph()
+
+
+def expansion_model(node: Node) -> onnx.ModelProto | None:
+    """The same as an ONNX model (inputs ``in<i>``, outputs ``out<k>``)."""
+    b = _built(node)
+    return None if b is None else b.model()
+
+
+def _built(node: Node) -> _Builder | None:
     if node.domain != DOMAIN:
         return None
     build = _BUILDERS.get(node.op_type)
@@ -368,4 +399,140 @@ def expansion(node: Node) -> Graph | None:
         return None
     b = _Builder(node)
     build(b, node)
-    return b.graph()
+    return b
+
+
+# ---------------------------------------------------------------------------- DynamicQuantizeLSTM
+
+_LSTM_ACTS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
+
+
+def _qproduct(b: _Builder, x: str, w: str, scale: str, zp: str) -> str:
+    """``float((q(x) - zx) @ (w - zp)) * (sx * scale)`` with `x` dynamically quantized."""
+    q = b.op("DynamicQuantizeLinear", [x])
+    b.nodes[-1].output[:] = [q, q + "_s", q + "_z"]
+    acc = b.op("MatMulInteger", [q, w, q + "_z", zp])
+    return b.op("Mul", [b.op("Cast", [acc], to=TensorProto.FLOAT),
+                        b.op("Mul", [q + "_s", scale])])
+
+
+def _per_dir(b: _Builder, i: int, d: int, first: bool) -> str:
+    """Direction `d`'s row of the constant ``[dirs]`` / ``[dirs, 4H]`` parameter input `i`
+    (`first`: its first entry, as ONNX Runtime reads a zero point)."""
+    (v,) = b.needs_const(i)
+    row = v.reshape(v.shape[0], -1)[d]
+    return b.init(row[0] if first else row)
+
+
+def _reverse(b: _Builder, x: str) -> str:
+    return b.op("Slice", [x, b.init(np.array([-1], np.int64)),
+                          b.init(np.array([np.iinfo(np.int64).min], np.int64)),
+                          b.init(np.array([0], np.int64)), b.init(np.array([-1], np.int64))])
+
+
+def _dq_lstm(b: _Builder, node: Node) -> None:
+    H = _attr(node, "hidden_size")
+    direction = _attr(node, "direction", "forward")
+    if H is None:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
+                               "hidden_size attribute")
+    if b.input(4) is not None:
+        raise UnsupportedError(f"{where(node)}: sequence_lens is not written with standard ops")
+    H = int(H)
+    dirs = 2 if direction == "bidirectional" else 1
+    names = [str(a).lower() for a in (_attr(node, "activations") or [])] or \
+        ["sigmoid", "tanh", "tanh"] * dirs
+    if len(names) == 3 and dirs == 2:
+        names = names * 2
+    for a in names:
+        if a not in _LSTM_ACTS:
+            raise UnsupportedError(f"{where(node)}: activation '{a}' is not written with "
+                                   "standard ops (Sigmoid, Tanh, Relu)")
+    clip = _attr(node, "clip")
+    couple = bool(_attr(node, "input_forget", 0))
+    x = b.input(0)
+    xs = b.op("Shape", [x])
+    seq = b.op("Slice", [xs, b.init(np.array([0], np.int64)), b.init(np.array([1], np.int64))])
+    batch = b.op("Slice", [xs, b.init(np.array([1], np.int64)),
+                           b.init(np.array([2], np.int64))])
+    state_shape = b.op("Concat", [batch, b.init(np.array([H], np.int64))], axis=0)
+    xw_shape = b.op("Concat", [seq, batch, b.init(np.array([4 * H], np.int64))], axis=0)
+    ys, hs, cs = [], [], []
+    for di in range(dirs):
+        d = b.init(np.int64(di))
+        reverse = direction == "reverse" or di == 1
+        xd = _reverse(b, x) if reverse else x
+        w, r = b.needs_const(1, 2)
+        xw = _qproduct(b, b.op("Flatten", [xd], axis=2), b.init(w[di]),
+                       _per_dir(b, 8, di, False), _per_dir(b, 9, di, True))
+        xw = b.op("Reshape", [xw, xw_shape])
+        bias = None
+        if b.input(3):
+            bd = b.op("Gather", [b.input(3), d], axis=0)
+            bias = b.op("Add", [
+                b.op("Slice", [bd, b.init(np.array([0], np.int64)),
+                               b.init(np.array([4 * H], np.int64))]),
+                b.op("Slice", [bd, b.init(np.array([4 * H], np.int64)),
+                               b.init(np.array([8 * H], np.int64))])])
+        init = []
+        for i in (5, 6):
+            init.append(b.op("Gather", [b.input(i), d], axis=0) if b.input(i) else
+                        b.op("ConstantOfShape", [state_shape],
+                             value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0])))
+        peep = b.op("Gather", [b.input(7), d], axis=0) if b.input(7) else None
+        body = _lstm_body(b, node, b.init(r[di]),
+                          _per_dir(b, 10, di, False), _per_dir(b, 11, di, True),
+                          bias, peep, H, names[3 * di:3 * di + 3], clip, couple)
+        hn, cn, y = b.fresh(), b.fresh(), b.fresh()
+        b.nodes.append(helper.make_node("Scan", [*init, xw], [hn, cn, y], body=body,
+                                        num_scan_inputs=1))
+        ys.append(_reverse(b, y) if reverse else y)
+        hs.append(hn)
+        cs.append(cn)
+    zero, one = b.init(np.array([0], np.int64)), b.init(np.array([1], np.int64))
+    outs = [[b.op("Unsqueeze", [y, one]) for y in ys],
+            [b.op("Unsqueeze", [h, zero]) for h in hs],
+            [b.op("Unsqueeze", [c, zero]) for c in cs]]
+    for k in range(len(node.outputs)):
+        if node.outputs[k] is not None:
+            b.op("Concat", outs[k], out=k, axis=1 if k == 0 else 0)
+
+
+def _lstm_body(b: _Builder, node: Node, r: str, rs: str, rz: str, bias, peep,
+               H: int, acts: list[str], clip, couple: bool) -> onnx.GraphProto:
+    """The Scan body: ``(h, c, xw_t) -> (h', c', h')``."""
+    s = b.sub()
+    h, c, xw_t = (s.fresh() for _ in range(3))
+    g = s.op("Add", [xw_t, _qproduct(s, h, r, rs, rz)])
+    if bias:
+        g = s.op("Add", [g, bias])
+    parts = [s.fresh() for _ in range(4)]
+    s.nodes.append(helper.make_node("Split", [g], parts, axis=1, num_outputs=4))
+    gi, go, gf, gc = parts
+    pi = po = pf = None
+    if peep:
+        pp = [s.fresh() for _ in range(3)]
+        s.nodes.append(helper.make_node("Split", [peep], pp, axis=0, num_outputs=3))
+        pi, po, pf = pp
+        gi = s.op("Add", [gi, s.op("Mul", [pi, c])])
+        gf = s.op("Add", [gf, s.op("Mul", [pf, c])])
+
+    def act(k: int, v: str) -> str:
+        if clip is not None:
+            v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
+        return s.op(_LSTM_ACTS[acts[k]], [v])
+
+    i = act(0, gi)
+    fg = s.op("Sub", [s.init(np.float32(1)), i]) if couple else act(0, gf)
+    c2 = s.op("Add", [s.op("Mul", [fg, c]), s.op("Mul", [i, act(1, gc)])])
+    if po:
+        go = s.op("Add", [go, s.op("Mul", [po, c2])])
+    h2 = s.op("Mul", [act(0, go), act(2, c2)])
+    h_out = s.op("Identity", [h2])
+    ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
+           helper.make_tensor_value_info(c, TensorProto.FLOAT, None),
+           helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
+    outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
+            helper.make_tensor_value_info(c2, TensorProto.FLOAT, None),
+            helper.make_tensor_value_info(h_out, TensorProto.FLOAT, None)]
+    return helper.make_graph(s.nodes, "lstm_step", ins, outs)
