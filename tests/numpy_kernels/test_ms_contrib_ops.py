@@ -161,14 +161,21 @@ def test_matmul_integer_to_float(tmp_path):
     assert check(m, feeds, tmp_path) == 0
 
 
-def test_standard_integer_ops(tmp_path):
-    a, b = u8(2, 6), u8(6, 4)
-    x, w = u8(1, 2, 5, 5), u8(3, 2, 3, 3)
-    feeds = {"a": a, "b": b, "x": x, "w": w}
+@pytest.mark.parametrize("per_column", [False, True])
+def test_standard_integer_ops(tmp_path, per_column):
+    """ONNX's own MatMulInteger / ConvInteger / DynamicQuantizeLinear, as ORT's dynamic
+    quantizer writes them (itergraph's kernels and lowerings, not onnx.reference's)."""
+    a, b = u8(2, 3, 6), u8(6, 4)
+    x, w = u8(1, 2, 7, 5), u8(3, 2, 3, 3)
+    feeds = {"a": a, "x": x, "f": f(3, 9)}
+    bz = np.array([128, 3, 250, 7], np.uint8) if per_column else np.array(128, np.uint8)
     m = ms_model([h.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["mm"]),
-                  h.make_node("ConvInteger", ["x", "w", "xz"], ["cv"], pads=[1, 1, 1, 1])],
-                 feeds, {"az": np.array(3, np.uint8), "bz": np.array(128, np.uint8),
-                         "xz": np.array(9, np.uint8)}, ["mm", "cv"])
+                  h.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["cv"], pads=[1, 2, 1, 0],
+                              strides=[2, 1]),
+                  h.make_node("DynamicQuantizeLinear", ["f"], ["q", "qs", "qz"])],
+                 feeds, {"b": b, "az": np.array(3, np.uint8), "bz": bz,
+                         "xz": np.array(9, np.uint8), "w": w, "wz": np.array(100, np.uint8)},
+                 ["mm", "cv", "q", "qs", "qz"])
     assert check(m, feeds, tmp_path) == 0
 
 

@@ -81,7 +81,7 @@ def dynamic_params(xp, x):
     hi = xp.maximum(xp.max(x), np.float32(0))
     scale = xp.where(hi == lo, np.float32(1), div(xp, hi - lo, np.float32(255)))
     zp = xp.round(xp.clip(np.float32(0) - div(xp, lo, scale), np.float32(0), np.float32(255)))
-    return scale, zp.astype(np.uint8)
+    return xp.asarray(scale, np.float32), xp.asarray(zp).astype(np.uint8)
 
 
 def dynamic_quantize(xp, x):
@@ -90,16 +90,59 @@ def dynamic_quantize(xp, x):
     return quantize(xp, x, scale, zp, np.uint8), scale, zp
 
 
-def int_matmul(xp, a, azp, b, bzp):
-    """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per-tensor, or
-    ``b``'s per column)."""
-    ai = xp.asarray(a).astype(np.int32)
-    bi = xp.asarray(b).astype(np.int32)
-    if azp is not None:
-        ai = ai - xp.asarray(azp).astype(np.int32)
-    if bzp is not None:
-        bi = bi - xp.asarray(bzp).astype(np.int32)
-    return xp.matmul(ai, bi)
+def centered(xp, v, zp):
+    """``v - zp`` as float64 (exact: 8- and 16-bit codes)."""
+    v = xp.asarray(v).astype(np.float64)
+    return v if zp is None else v - xp.asarray(zp).astype(np.float64)
+
+
+def to_int32(xp, v):
+    """An integer-valued float64 result as int32 (wrapping as int32 sums do)."""
+    return v.astype(np.int64).astype(np.int32)
+
+
+class Memo:
+    """``centered(v, zp)`` of a constant operand (a weight, `const`: the node's initializer),
+    computed once per zero point; any other array is centered afresh."""
+
+    __slots__ = ("const", "key", "value")
+
+    def __init__(self, const=None):
+        self.const = const
+        self.key = None
+        self.value = None
+
+    def centered(self, xp, v, zp):
+        if self.const is None or v is not self.const \
+                or not (zp is None or isinstance(zp, (np.ndarray, np.generic))):
+            return centered(xp, v, zp)
+        z = None if zp is None else (np.shape(zp), zp.dtype.str, np.asarray(zp).tobytes())
+        if self.value is None or self.key != z:
+            self.key, self.value = z, centered(xp, v, zp)
+        return self.value
+
+
+def a_row_zero_point(a, zp):
+    """A's zero point shaped for broadcasting: per tensor, or per row (``[M]``)."""
+    if zp is None or zp.ndim == 0 or zp.size == 1:
+        return None if zp is None else zp.reshape(())
+    return zp.reshape(-1, 1) if zp.ndim == 1 else zp
+
+
+def channel_zero_point(w, zp):
+    """W's zero point: per tensor, or per output channel (``[M]``)."""
+    if zp is None or zp.ndim == 0 or zp.size == 1:
+        return None if zp is None else zp.reshape(())
+    return zp.reshape((-1,) + (1,) * (w.ndim - 1))
+
+
+def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None):
+    """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per tensor, or
+    ``b``'s per column). The product runs as a float64 matrix product (BLAS): every partial
+    sum of 8-bit products is an integer below 2**53, so it is exact. `memo` keeps B's
+    float64 form between calls."""
+    bc = memo.centered(xp, b, bzp) if memo is not None else centered(xp, b, bzp)
+    return to_int32(xp, xp.matmul(centered(xp, a, azp), bc))
 
 
 def add(xp, a, b):

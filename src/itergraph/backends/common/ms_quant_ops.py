@@ -69,18 +69,18 @@ def dequantize_linear(node, xp, x, scale, zp=None):
     return y.astype(scale.dtype)
 
 
-def dynamic_quantize_matmul(node, xp, a, b, b_scale, b_zp=None, bias=None):
+def dynamic_quantize_matmul(node, xp, a, b, b_scale, b_zp=None, bias=None, *, memo=None):
     qa, sa, za = mq.dynamic_quantize(xp, a)
-    acc = mq.int_matmul(xp, qa, za, b, per_column(node, b_zp, b, "b_zero_point"))
+    acc = mq.int_matmul(xp, qa, za, b, per_column(node, b_zp, b, "b_zero_point"), memo)
     mult = sa * per_column(node, b_scale, b, "b_scale").astype(np.float32)
     return mq.scaled(xp, acc, mult, bias)
 
 
 def matmul_integer_to_float(node, xp, a, b, a_scale, b_scale, a_zp=None, b_zp=None,
-                            bias=None):
+                            bias=None, *, memo=None):
     sa = scalar(node, a_scale, "a_scale").astype(np.float32)
     acc = mq.int_matmul(xp, a, scalar(node, a_zp, "a_zero_point"), b,
-                        per_column(node, b_zp, b, "b_zero_point"))
+                        per_column(node, b_zp, b, "b_zero_point"), memo)
     mult = sa * per_column(node, b_scale, b, "b_scale").astype(np.float32)
     return mq.scaled(xp, acc, mult, bias)
 
@@ -171,7 +171,8 @@ def qlinear_average_pool_io(node, xp, x, sx, zx, sy, zy, pool):
                        np.dtype(x.dtype))
 
 
-# op -> node-level function, for the backends' registrations
+# op -> node-level function, for the backends' registrations (those taking a keyword ``memo``
+# keep their constant B's float64 form in an `ms_quant.Memo`)
 OPS = {
     "QuantizeLinear": quantize_linear,
     "DequantizeLinear": dequantize_linear,

@@ -29,7 +29,7 @@ import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
 from ...common import ms_quant as mq
-from ...common.attributes import attr, attr_str
+from ...common.attributes import attr, attr_str, const_input
 from ...common.rnn import KINDS, RnnAttrs, _parse_activations, make_step
 from . import kernel
 
@@ -57,10 +57,10 @@ def _dir_param(v, d: int):
     return v.reshape(v.shape[0], -1)[d]
 
 
-def qproduct(xp, x, w, ws, wzp):
+def qproduct(xp, x, w, ws, wzp, memo=None):
     """``float((q(x) - zx) @ (w - wzp)) * (sx * ws)`` with `x` dynamically quantized."""
     qx, sx, zx = mq.dynamic_quantize(xp, x)
-    acc = mq.int_matmul(xp, qx, zx, w, wzp)
+    acc = mq.int_matmul(xp, qx, zx, w, wzp, memo)
     return mq.scaled(xp, acc, sx * ws.astype(np.float32), None)
 
 
@@ -68,6 +68,9 @@ def qproduct(xp, x, w, ws, wzp):
 def _dynamic_quantize_lstm(node, ctx):
     at = lstm_attrs(node)
     n_out = len(node.outputs)
+    w_const, r_const = const_input(node, 1), const_input(node, 2)
+    memos = [(mq.Memo(None if w_const is None else w_const[d]),
+              mq.Memo(None if r_const is None else r_const[d])) for d in range(at.dirs)]
 
     def fn(x, w, r, b=None, seq_lens=None, h0=None, c0=None, p=None,
            w_scale=None, w_zp=None, r_scale=None, r_zp=None):
@@ -87,14 +90,16 @@ def _dynamic_quantize_lstm(node, ctx):
             wzp = _dir_param(w_zp, d)[0]
             rzp = _dir_param(r_zp, d)[0]
             ws, rs = _dir_param(w_scale, d), _dir_param(r_scale, d)
-            rd = r[d]
+            rd = memos[d][1].const if r is r_const else r[d]
             xd = x[::-1] if at.reverse(d) else x
-            xw = qproduct(np, xd.reshape(seq * batch, -1), w[d], ws, wzp)
+            mw, mr = memos[d]
+            wd = mw.const if w is w_const else w[d]
+            xw = qproduct(np, xd.reshape(seq * batch, -1), wd, ws, wzp, mw)
             xw = xw.reshape(seq, batch, 4 * H)
             bias = None if b is None else (b[d, :4 * H] + b[d, 4 * H:]).astype(np.float32)
             acts = [a.build(np) for a in at.activations[d]]
-            step = make_step(at, np, acts, [lambda h, rd=rd, rs=rs, rzp=rzp:
-                                            qproduct(np, h, rd, rs, rzp)],
+            step = make_step(at, np, acts, [lambda h, rd=rd, rs=rs, rzp=rzp, mr=mr:
+                                            qproduct(np, h, rd, rs, rzp, mr)],
                              bias, None if p is None else p[d].astype(np.float32), H)
             h = np.zeros((batch, H), np.float32) if h0 is None else h0[d].astype(np.float32)
             c = np.zeros((batch, H), np.float32) if c0 is None else c0[d].astype(np.float32)

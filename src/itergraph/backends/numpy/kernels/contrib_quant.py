@@ -12,16 +12,26 @@ import numpy as np
 
 from ...common import ms_quant as mq
 from ...common import ms_quant_ops as ops
+from ...common.attributes import const_input
 from . import kernel
 from .pool import _average_pool
 
 DOMAIN = mq.DOMAIN
 
 
-def _factory(fn):
+_MEMO = {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"}
+
+
+def _factory(op, fn):
     def factory(node, ctx):
-        def run(*inputs):
-            return fn(node, np, *inputs)
+        if op in _MEMO:
+            memo = mq.Memo(const_input(node, 1))
+
+            def run(*inputs):
+                return fn(node, np, *inputs, memo=memo)
+        else:
+            def run(*inputs):
+                return fn(node, np, *inputs)
 
         return run
 
@@ -29,7 +39,7 @@ def _factory(fn):
 
 
 for _op, _fn in ops.OPS.items():
-    kernel(_op, domain=DOMAIN)(_factory(_fn))
+    kernel(_op, domain=DOMAIN)(_factory(_op, _fn))
 
 
 @kernel("QLinearAveragePool", domain=DOMAIN)

@@ -1,0 +1,51 @@
+"""NumPy kernels of ONNX's integer quantization ops ``DynamicQuantizeLinear``,
+``MatMulInteger`` and ``ConvInteger`` (what ONNX Runtime's dynamic quantizer writes), in
+place of ``onnx.reference``'s: the arithmetic of `backends.common.ms_quant`.
+
+- ``DynamicQuantizeLinear``: ONNX Runtime's (uint8) parameters and rounding.
+- ``MatMulInteger``: ``(A - a_zero_point) @ (B - b_zero_point)`` in int32, the zero points per
+  tensor, per row of A (``[M]``) or per column of B (``[N]``); one float64 BLAS product, exact.
+- ``ConvInteger``: ``Conv(X - x_zero_point, W - w_zero_point)`` in int32 (``w_zero_point`` per
+  tensor or per output channel), ``Conv``'s kernel over float64, exact; padding contributes
+  zero, as ONNX Runtime pads with the zero point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...common import ms_quant as mq
+from ...common.attributes import const_input
+from . import kernel
+from .conv_nd import _conv
+
+
+@kernel("DynamicQuantizeLinear", since=11)
+def _dynamic_quantize_linear(node, ctx):
+    def fn(x):
+        return mq.dynamic_quantize(np, x)
+
+    return fn
+
+
+@kernel("MatMulInteger", since=10)
+def _matmul_integer(node, ctx):
+    memo = mq.Memo(const_input(node, 1))
+
+    def fn(a, b, azp=None, bzp=None):
+        return mq.int_matmul(np, a, mq.a_row_zero_point(a, azp), b, bzp, memo)
+
+    return fn
+
+
+@kernel("ConvInteger", since=10)
+def _conv_integer(node, ctx):
+    conv = _conv(node, ctx)
+    memo = mq.Memo(const_input(node, 1))
+
+    def fn(x, w, xzp=None, wzp=None):
+        y = conv(mq.centered(np, x, None if xzp is None else xzp.reshape(())),
+                 memo.centered(np, w, mq.channel_zero_point(w, wzp)))
+        return mq.to_int32(np, y)
+
+    return fn
