@@ -98,7 +98,8 @@ def test_ir_imports_only_stdlib_numpy_and_itself():
 
 @pytest.mark.parametrize("src,dst", [("backends", "frontends"), ("frontends", "backends"),
                                      ("ir", "frontends"), ("ir", "backends"),
-                                     ("passes", "frontends"), ("passes", "backends")])
+                                     ("passes", "frontends"), ("passes", "backends"),
+                                     ("semantics", "frontends"), ("semantics", "backends")])
 def test_no_upward_or_sideways_arrow(src, dst):
     bad = [f"{m} imports {t}" for m, ts in _edges().items() if m.startswith(f"{PKG}.{src}.")
            or m == f"{PKG}.{src}" for t in ts if t.startswith(f"{PKG}.{dst}")]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .attributes import attr, attr_str
+from ...ir.attributes import attr, attr_str
 
 _PLAIN = frozenset("biufc")
 

@@ -11,7 +11,7 @@ rule); an output larger than the full one gets zeros at the end.
 
 from __future__ import annotations
 
-from .attributes import attr, attr_str
+from ...ir.attributes import attr, attr_str
 
 
 def transpose_geometry(node, in_spatial, kernel) -> tuple[list[int], list[int], list[int],

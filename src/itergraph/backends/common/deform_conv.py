@@ -23,8 +23,8 @@ Computed in at least float32 and returned in `x`'s type.
 from __future__ import annotations
 
 from ...errors import ExecutionError, ModelError, where
+from ...ir.attributes import attr, attr_ints, attr_str
 from ...ir.traits import OPENVINO_DOMAIN as DOMAIN  # noqa: F401  (the op's domain)
-from .attributes import attr, attr_ints, attr_str
 
 
 def out_size(size: int, k: int, stride: int, dilation: int, begin: int, end: int) -> int:

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .attributes import attr
+from ...ir.attributes import attr
 
 
 def lrn_params(node) -> tuple[int, float, float, float]:

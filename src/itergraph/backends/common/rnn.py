@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import ExecutionError, ModelError, where
-from .attributes import attr, attr_floats, attr_str, attr_strs
+from ...ir.attributes import attr, attr_floats, attr_str, attr_strs
 
 # ----------------------------------------------------------------------------- cell kinds
 

@@ -16,7 +16,7 @@ default) takes ``pads`` (``[b1, b2, ..., e1, e2, ...]``, zeros when absent).
 from __future__ import annotations
 
 from ...errors import ExecutionError, where
-from .attributes import attr, attr_str
+from ...ir.attributes import attr, attr_str
 
 
 def window_pads(node, size, kernel_shape, strides, dil) -> tuple[list[int], list[int]]:

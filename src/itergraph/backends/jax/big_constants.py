@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import Error
 from ...ir import Graph, Node
-from ..common.attributes import constant_value
+from ...ir.attributes import constant_value
 
 BIG_CONSTANT = 1 << 14  # constants with more elements may be passed as arguments
 EMBED_BYTES = 8 << 20  # up to this many bytes of them in a graph are embedded all the same

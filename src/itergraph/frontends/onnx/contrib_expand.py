@@ -5,7 +5,7 @@ expansion with its own translators, the quantization ones of `export_quant_onnx`
 `expansion(node)` gives an IR graph whose inputs are the node's present inputs and whose
 outputs are its outputs (as `schema_functions.expansion` does for ONNX's function ops), or
 ``None`` for an operator not covered here. Each form computes what the NumPy kernel computes
-(`backends.common.ms_quant`):
+(`semantics.ms_quant`):
 
 - ``QuantizeLinear``/``DequantizeLinear``: ONNX's, with ``axis``.
 - ``DynamicQuantizeMatMul``: ``DynamicQuantizeLinear(A)``, ``MatMulInteger``, ``Cast``,
@@ -41,10 +41,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ...backends.common import ms_quant as mq
-from ...backends.common import ms_quant_ops as qops
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node
+from ...semantics import ms_quant as mq
+from ...semantics import ms_quant_ops as qops
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -208,7 +208,7 @@ def _binary(b: _Builder, node: Node) -> None:
     sha, shb = b.shape(0), b.shape(3)
     if sha is not None and shb is not None and all(isinstance(d, int) for d in (*sha, *shb)):
         out = tuple(np.broadcast_shapes(tuple(sha), tuple(shb)))
-        a_run = mq._inner_constant(sha, out) and not mq._inner_constant(shb, out)
+        a_run = mq.inner_constant(sha, out) and not mq.inner_constant(shb, out)
     if a_run:
         ta, tb = codes.reshape(256, 1), codes.reshape(1, 256)
     else:

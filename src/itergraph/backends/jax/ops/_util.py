@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.attributes import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
+from ....ir.attributes import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
 
 __all__ = ["attr", "attr_floats", "attr_ints", "attr_str", "attr_strs", "np_dtype", "astype",
            "legacy_broadcast", "norm_axis", "precision"]

@@ -1,6 +1,6 @@
 """JAX lowerings of ONNX Runtime's ``com.microsoft`` quantization and fused operators: the
-same node-level functions as the NumPy kernels (`backends.common.ms_quant_ops`,
-`backends.common.ms_fused`) over ``jax.numpy``, so integer results are the NumPy backend's
+same node-level functions as the NumPy kernels (`semantics.ms_quant_ops`,
+`semantics.ms_fused`) over ``jax.numpy``, so integer results are the NumPy backend's
 bit for bit. ``QLinearAveragePool`` pools with ``AveragePool``'s lowering, ``FusedGemm`` and
 ``FusedConv`` run ``Gemm`` / ``Conv``'s.
 
@@ -10,9 +10,9 @@ bit for bit. ``QLinearAveragePool`` pools with ``AveragePool``'s lowering, ``Fus
 
 from __future__ import annotations
 
-from ...common import ms_fused as mf
-from ...common import ms_quant_ops as ops
-from ...common.ms_quant import DOMAIN
+from ....semantics import ms_fused as mf
+from ....semantics import ms_quant_ops as ops
+from ....semantics.ms_quant import DOMAIN
 from ..table import lowering
 from ._util import precision
 from .conv import _avg_pool, _conv

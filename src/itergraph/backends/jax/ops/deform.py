@@ -4,7 +4,7 @@ and `backends.common.istft`; ISTFT's frame size, step and length must be known w
 
 from __future__ import annotations
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.deform_conv import DOMAIN, deform_conv, node_params
 from ...common.istft import istft, scalars
 from ..table import lowering

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import constant_value
+from ....ir.attributes import constant_value
 from ...common.cast import cast, cast_options, float_to_int, is_float_to_int
 from ..table import lowering
 from ._util import attr, np_dtype

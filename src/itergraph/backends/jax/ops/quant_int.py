@@ -5,7 +5,7 @@ lowering."""
 
 from __future__ import annotations
 
-from ...common import ms_quant as mq
+from ....semantics import ms_quant as mq
 from ..table import lowering
 from .conv import _conv
 

@@ -1,5 +1,5 @@
 """NumPy kernels of ONNX Runtime's fused float operators (domain ``com.microsoft``):
-``FusedMatMul``, ``FusedGemm`` and ``FusedConv`` (semantics in `backends.common.ms_fused`);
+``FusedMatMul``, ``FusedGemm`` and ``FusedConv`` (semantics in `semantics.ms_fused`);
 ``FusedGemm`` and ``FusedConv`` run ``Gemm`` / ``Conv``'s own kernels, then the activation.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common import ms_fused as mf
+from ....semantics import ms_fused as mf
 from . import kernel
 from .conv_nd import _conv
 from .nn import _gemm

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
-from ...common import ms_quant as mq
-from ...common.attributes import attr, attr_str, const_input
+from ....ir.attributes import attr, attr_str, const_input
+from ....semantics import ms_quant as mq
 from ...common.rnn import KINDS, RnnAttrs, _parse_activations, make_step
 from . import kernel
 

@@ -1,8 +1,8 @@
 """NumPy kernels of ONNX Runtime's quantization operators (domain ``com.microsoft``):
 ``QuantizeLinear``, ``DequantizeLinear``, ``DynamicQuantizeMatMul``, ``MatMulIntegerToFloat``,
 ``QLinearAdd``, ``QLinearMul``, ``QLinearSigmoid``, ``QLinearLeakyRelu``, ``QLinearConcat``,
-``QLinearGlobalAveragePool``, ``QGemm`` (node by node in `backends.common.ms_quant_ops`, the
-arithmetic and each formula in `backends.common.ms_quant`) and ``QLinearAveragePool``
+``QLinearGlobalAveragePool``, ``QGemm`` (node by node in `semantics.ms_quant_ops`, the
+arithmetic and each formula in `semantics.ms_quant`) and ``QLinearAveragePool``
 (dequantize, ``AveragePool``'s kernel in float32, quantize).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common import ms_quant as mq
-from ...common import ms_quant_ops as ops
-from ...common.attributes import const_input
+from ....ir.attributes import const_input
+from ....semantics import ms_quant as mq
+from ....semantics import ms_quant_ops as ops
 from . import kernel
 from .pool import _average_pool
 

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.conv_transpose import transpose_geometry
 from . import kernel
 

@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ...common.attributes import attr, const_input
+from ....ir.attributes import attr, const_input
 from ...common.precision import work_dtype
 from ...common.window import window_counts, window_pads
 from . import kernel

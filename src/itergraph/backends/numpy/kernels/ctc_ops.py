@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.ctc_loss import DOMAIN, ctc_loss
 from . import kernel
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.precision import work_dtype
 from . import kernel
 

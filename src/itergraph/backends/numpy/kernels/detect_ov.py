@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....ir.attributes import attr, attr_str
 from ...common import roi_pool_ov as roi
-from ...common.attributes import attr, attr_str
 from ...common.generate_proposals import generate_proposals
 from ...common.nms_multi import DOMAIN, Common, matrix_nms, multiclass_nms
 from ...common.nms_rotated import nms_rotated

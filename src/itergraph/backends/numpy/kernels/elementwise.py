@@ -15,7 +15,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ....errors import ModelError, where
-from ...common.attributes import attr, attr_str
+from ....ir.attributes import attr, attr_str
 from . import kernel
 
 # ----------------------------------------------------------------------------- helpers

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import attr, constant_value, np_dtype
+from ....ir.attributes import attr, constant_value, np_dtype
 from ...common.cast import cast, cast_options
 from . import kernel
 

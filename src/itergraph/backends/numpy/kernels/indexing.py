@@ -11,7 +11,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import attr, attr_ints, const_input, has_input
+from ....ir.attributes import attr, attr_ints, const_input, has_input
 from ...common.slicing import slice_of, split_sizes
 from . import kernel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.istft import DOMAIN, istft, scalars
 from . import kernel
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy import asarray, ndarray
 
-from ...common.attributes import attr, attr_str
+from ....ir.attributes import attr, attr_str
 from ...common.lrn import lrn, lrn_params
 from . import kernel
 from .elementwise import erf

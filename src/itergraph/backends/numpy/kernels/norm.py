@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ...common.attributes import attr, const_input, np_dtype
+from ....ir.attributes import attr, const_input, np_dtype
 from ...common.precision import work_dtype
 from . import kernel
 

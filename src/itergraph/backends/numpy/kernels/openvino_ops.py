@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.fake_quantize import DOMAIN, fake_quantize
 from ...common.gather_tree import gather_tree
 from ...common.inverse import inverse

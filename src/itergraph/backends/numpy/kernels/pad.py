@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import attr, attr_str, const_input
+from ....ir.attributes import attr, attr_str, const_input
 from . import kernel
 
 _MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)

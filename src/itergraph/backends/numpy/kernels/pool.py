@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from ...common.precision import work_dtype
 from ...common.window import placement, window_counts, window_pads
 from . import kernel

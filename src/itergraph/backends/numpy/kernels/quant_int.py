@@ -1,6 +1,6 @@
 """NumPy kernels of ONNX's integer quantization ops ``DynamicQuantizeLinear``,
 ``MatMulInteger`` and ``ConvInteger`` (what ONNX Runtime's dynamic quantizer writes), in
-place of ``onnx.reference``'s: the arithmetic of `backends.common.ms_quant`.
+place of ``onnx.reference``'s: the arithmetic of `semantics.ms_quant`.
 
 - ``DynamicQuantizeLinear``: ONNX Runtime's (uint8) parameters and rounding.
 - ``MatMulInteger``: ``(A - a_zero_point) @ (B - b_zero_point)`` in int32, the zero points per
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common import ms_quant as mq
-from ...common.attributes import const_input
+from ....ir.attributes import const_input
+from ....semantics import ms_quant as mq
 from . import kernel
 from .conv_nd import _conv
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...common.attributes import attr, attr_str, np_dtype
+from ....ir.attributes import attr, attr_str, np_dtype
 from ...common.mersenne import random_uniform_mt
 from ...common.multinomial import multinomial
 from ...common.philox import DOMAIN, next_state, random_uniform

@@ -13,7 +13,7 @@ import numpy as np
 from numpy import asarray
 
 from ....errors import ExecutionError, where
-from ...common.attributes import attr, attr_ints, const_input
+from ....ir.attributes import attr, attr_ints, const_input
 from ...common.reduce import extreme_identity
 from . import kernel
 

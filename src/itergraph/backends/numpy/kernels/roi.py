@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ...common.attributes import attr
+from ....ir.attributes import attr
 from . import kernel
 
 

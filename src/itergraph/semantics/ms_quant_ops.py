@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ExecutionError, UnsupportedError, where
+from ..errors import ExecutionError, UnsupportedError, where
+from ..ir.attributes import attr
 from . import ms_quant as mq
-from .attributes import attr
 
 
 def per_axis(node, v, x, axis: int):

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...errors import UnsupportedError, where
-from .attributes import attr, attr_floats, attr_str
+from ..errors import UnsupportedError, where
+from ..ir.attributes import attr, attr_floats, attr_str
 
 DOMAIN = "com.microsoft"
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ModelError, where
-from ...ir.types import DataType
+from ..errors import ModelError, where
+from .types import DataType
 
 
 def attr(node, name: str, default: Any = None) -> Any:
@@ -78,14 +78,13 @@ def np_dtype(to: Any, node=None) -> np.dtype:
     if isinstance(to, DataType):
         return to.numpy
     if isinstance(to, (int, np.integer)):
-        from onnx import TensorProto, helper
-
-        if int(to) == TensorProto.STRING:
-            return np.dtype(object)
         try:
-            return np.dtype(helper.tensor_dtype_to_np_dtype(int(to)))
-        except Exception as e:
-            raise ModelError(f"{where(node)}: unknown element type {to}") from e
+            dt = DataType.from_onnx(int(to))
+        except KeyError:
+            dt = None
+        if dt is None:
+            raise ModelError(f"{where(node)}: unknown element type {to}")
+        return dt.numpy
     if isinstance(to, bytes):
         to = to.decode()
     if isinstance(to, str):

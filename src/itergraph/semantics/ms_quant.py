@@ -166,7 +166,7 @@ def _fma(xp, a, b, c):
             + xp.asarray(c).astype(np.float64)).astype(np.float32)
 
 
-def _inner_constant(shape, out_shape) -> bool:
+def inner_constant(shape, out_shape) -> bool:
     """Whether an input of `shape` is constant along the innermost output axis longer than 1
     (MLAS then treats it as a scalar per run)."""
     rank = len(out_shape)
@@ -185,7 +185,7 @@ def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     fixed = zc - _fma(xp, ra, za, rb * zb)
     af, bf = f32(xp, xp.asarray(a).astype(np.int32)), f32(xp, xp.asarray(b).astype(np.int32))
     out = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
-    if _inner_constant(a.shape, out) and not _inner_constant(b.shape, out):
+    if inner_constant(a.shape, out) and not inner_constant(b.shape, out):
         # ONNX Runtime swaps the operands so that the one constant per run is MLAS's B
         fixed = zc - _fma(xp, rb, zb, ra * za)
         v = _fma(xp, bf, rb, _fma(xp, af, ra, fixed))
