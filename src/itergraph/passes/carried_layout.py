@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Loop
 from ..ir.traits import ELEMENTWISE, Trait, traits
@@ -87,16 +88,6 @@ carried_layout = CarriedLayout()
 
 
 
-def _unsqueeze_axes(n: Node) -> list[int] | None:
-    if "axes" in n.attrs:
-        return [int(a) for a in np.asarray(n.attrs["axes"]).reshape(-1)]
-    if len(n.inputs) > 1:
-        c = const_value(n.inputs[1])
-        if c is not None:
-            return [int(a) for a in c.reshape(-1)]
-    return None
-
-
 def _rank(v: Value | None, depth: int = 0) -> int | None:
     """The rank of `v` if the IR tells it (declared type, constant, or a few producers)."""
     if v is None:
@@ -118,7 +109,7 @@ def _rank(v: Value | None, depth: int = 0) -> int | None:
         r, q = _rank(p.inputs[0], depth + 1), _rank(p.inputs[1], depth + 1)
         return None if r is None or q is None else r + q - 1
     if op == "Unsqueeze":
-        r, axes = _rank(p.inputs[0], depth + 1), _unsqueeze_axes(p)
+        r, axes = _rank(p.inputs[0], depth + 1), int_operand(p, 1)
         return None if r is None or axes is None else r + len(axes)
     if op == "Transpose":
         return _rank(p.inputs[0], depth + 1)
@@ -275,7 +266,7 @@ class _Rewriter:
                 and id(p) not in self.rewritten and depth < PULL_DEPTH and len(p.outputs) == 1
                 and not p.subgraphs()):
             if p.op_type == "Unsqueeze" and _rank(p.inputs[0]) == 1:
-                axes = _unsqueeze_axes(p)
+                axes = int_operand(p, 1)
                 if axes is not None and len(axes) == 1:
                     ax = 1 if axes[0] % 2 == 0 else 0
                     return self._node("Unsqueeze", [p.inputs[0], self._i64(f"{name}_ax", [ax])],

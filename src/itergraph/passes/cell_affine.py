@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Value
 from ..ir.static_values import known_dims, static_value
 from ..ir.types import TensorType
@@ -53,7 +54,7 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
             perm = p.attrs.get("perm") or list(range(len(ins[0])))[::-1]
             return tuple(ins[0][int(k)] for k in perm)
         if op in ("Unsqueeze", "Squeeze") and ins[0] is not None:
-            axes = node_axes(p)
+            axes = int_operand(p, 1)
             if axes is None:
                 return None
             if op == "Unsqueeze":
@@ -101,30 +102,17 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
     return None
 
 
-def node_axes(node) -> list[int] | None:
-    """The constant ``axes`` of a Squeeze/Unsqueeze node (input or attribute), else None."""
-    if len(node.inputs) > 1 and node.inputs[1] is not None:
-        c = const_value(node.inputs[1])
-        return None if c is None else [int(a) for a in np.asarray(c).reshape(-1)]
-    a = node.attrs.get("axes")
-    return None if a is None else [int(x) for x in np.asarray(a).reshape(-1)]
-
-
 def _slice_ranges(node, shape) -> dict[int, tuple[int, int]] | None:
     """{axis: (lo, hi)} of a step-1 Slice whose parameters are known before the run
-    (`static_value`; opset >= 10), else None."""
-    if (node.version or 10) < 10:
-        starts, ends = node.attrs.get("starts"), node.attrs.get("ends")
-        axes, steps = node.attrs.get("axes"), None
-    else:
-        vals = [static_value(v) if v is not None else None
-                for v in (list(node.inputs[1:]) + [None] * 4)[:4]]
-        if vals[0] is None or vals[1] is None:
-            return None
-        if (len(node.inputs) > 3 and node.inputs[3] is not None and vals[2] is None) or (
-                len(node.inputs) > 4 and node.inputs[4] is not None and vals[3] is None):
-            return None
-        starts, ends, axes, steps = vals
+    (`static_value`), else None."""
+    vals = [static_value(v) if v is not None else None
+            for v in (list(node.inputs[1:]) + [None] * 4)[:4]]
+    if vals[0] is None or vals[1] is None:
+        return None
+    if (len(node.inputs) > 3 and node.inputs[3] is not None and vals[2] is None) or (
+            len(node.inputs) > 4 and node.inputs[4] is not None and vals[3] is None):
+        return None
+    starts, ends, axes, steps = vals
     if starts is None or ends is None:
         return None
     starts = [int(s) for s in np.asarray(starts).reshape(-1)]
@@ -392,7 +380,7 @@ class AffineScope:
         return out
 
     def _gemm(self, p) -> Affine | None:
-        if p.attrs.get("transA", 0) or (p.version or 11) < 7 or "broadcast" in p.attrs:
+        if p.attrs.get("transA", 0) or "broadcast" in p.attrs:
             return None
         m = self.matrix(p.inputs[1], bool(p.attrs.get("transB", 0)))
         f = self._product(p.inputs[0], m)

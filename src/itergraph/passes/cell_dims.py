@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Value
 from ..ir.traits import Trait, has
 from ..ir.types import TensorType
-from .cell_affine import node_axes
 from .loop_motion import const_value
 
 Ref = "int | tuple[int, int]"  # a known size, or (uid of a value, axis)
@@ -43,7 +43,7 @@ def rank(v: Value | None, depth: int = 0) -> int | None:
     if p.op_type in _SAME_SHAPE or p.op_type == "Transpose":
         return rank(p.inputs[0], depth + 1)
     if p.op_type in ("Squeeze", "Unsqueeze"):
-        r, axes = rank(p.inputs[0], depth + 1), node_axes(p)
+        r, axes = rank(p.inputs[0], depth + 1), int_operand(p, 1)
         if r is None or axes is None:
             return None
         return r + len(axes) if p.op_type == "Unsqueeze" else r - len(axes)
@@ -72,7 +72,7 @@ def axis_ref(v: Value, axis: int, depth: int = 0):
     if p.op_type == "Transpose":
         perm = p.attrs.get("perm") or list(range(r))[::-1]
         return axis_ref(x, int(perm[axis]), depth + 1)
-    axes = node_axes(p) if p.op_type in ("Squeeze", "Unsqueeze") else None
+    axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is not None and p.op_type == "Unsqueeze":
         added = sorted(a % r for a in axes)
         if axis in added:
@@ -102,7 +102,7 @@ def inner_axis(p, axis: int) -> int | None:
     if p.op_type == "Transpose":
         perm = p.attrs.get("perm") or list(range(r))[::-1]
         return int(perm[axis])
-    axes = node_axes(p) if p.op_type in ("Squeeze", "Unsqueeze") else None
+    axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is None:
         return None
     if p.op_type == "Unsqueeze":
@@ -203,7 +203,7 @@ def layout(v: Value, depth: int = 0):
     if p.op_type == "Transpose":
         perm = p.attrs.get("perm") or list(range(len(axes)))[::-1]
         return base, tuple(axes[int(k)] for k in perm)
-    given = node_axes(p)
+    given = int_operand(p, 1)
     if given is None:
         return base, None
     if p.op_type == "Squeeze":

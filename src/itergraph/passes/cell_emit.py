@@ -15,10 +15,11 @@ from typing import Union
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.clone import clone_node
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import DataType, TensorType
-from .cell_affine import Inv, _slice_ranges, node_axes, split_sizes
+from .cell_affine import Inv, _slice_ranges, split_sizes
 from .loop_motion import LoopScope, const_value
 
 Operand = Union[np.ndarray, Value]
@@ -223,7 +224,7 @@ def _fold(p: Node, ins: list, index: int) -> np.ndarray | None:
             perm = p.attrs.get("perm")
             return x.transpose(None if perm is None else [int(k) for k in perm])
         if op in ("Squeeze", "Unsqueeze"):
-            axes = node_axes(p)
+            axes = int_operand(p, 1)
             if axes is None:
                 return None
             if op == "Squeeze":

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Node, Value
 from ..ir.loop import Loop
 from ..ir.types import TensorType
-from .cell_affine import inv_shape, node_axes
+from .cell_affine import inv_shape
 from .cell_emit import Emitter, Operand
 from .loop_motion import LoopScope, const_value
 
@@ -64,7 +65,7 @@ def _glue_ok(node: Node, scope: LoopScope) -> bool:
     if node.inputs[0] is None or any(x is None or not scope.is_invariant(x)
                                      for x in node.inputs[1:]):
         return False
-    if node.op_type in ("Squeeze", "Unsqueeze") and node_axes(node) is None:
+    if node.op_type in ("Squeeze", "Unsqueeze") and int_operand(node, 1) is None:
         return False
     if node.op_type == "Reshape" and (node.attrs.get("allowzero", 0) or len(node.inputs) < 2):
         return False
@@ -212,13 +213,13 @@ def chain_shape(shape: Shape, chain: list[Node]) -> Shape | None:
         op = n.op_type
         r = len(shape)
         if op == "Unsqueeze":
-            axes = sorted(a % (r + len(node_axes(n))) for a in node_axes(n))
+            axes = sorted(a % (r + len(int_operand(n, 1))) for a in int_operand(n, 1))
             out = list(shape)
             for a in axes:
                 out.insert(a, 1)
             shape = tuple(out)
         elif op == "Squeeze":
-            gone = {a % r for a in node_axes(n)}
+            gone = {a % r for a in int_operand(n, 1)}
             shape = tuple(d for i, d in enumerate(shape) if i not in gone)
         elif op == "Reshape":
             target = const_value(n.inputs[1])
@@ -252,12 +253,12 @@ def lift(em: Emitter, whole: Operand, chain: list[Node], rank: int) -> Operand |
         if op == "Identity":
             continue
         if op == "Unsqueeze":
-            axes = node_axes(n)
+            axes = int_operand(n, 1)
             r = rank + len(axes)
             whole = em.unsqueeze(whole, sorted(a % r + 1 for a in axes))
             rank = r
         elif op == "Squeeze":
-            axes = node_axes(n)
+            axes = int_operand(n, 1)
             whole = em.squeeze(whole, sorted(a % rank + 1 for a in axes))
             rank -= len(set(a % rank for a in axes))
         elif op == "Reshape":

@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Node, Value
 from ..ir.loop import Loop
 from ..ir.static_values import static_value
-from .cell_affine import Affine, AffineScope, Inv, declared_width, node_axes
+from .cell_affine import Affine, AffineScope, Inv, declared_width
 from .loop_motion import LoopScope, const_value
 
 #: gate letters in the ONNX operators' order
@@ -155,9 +156,6 @@ def _activation(v: Value | None) -> tuple[tuple, Value, float | None] | None:
 
 
 def _clip_bounds(p: Node):
-    if (p.version or 11) < 11:
-        lo, hi = p.attrs.get("min"), p.attrs.get("max")
-        return (None if lo is None else float(lo)), (None if hi is None else float(hi))
     vals = []
     for v in (list(p.inputs[1:]) + [None, None])[:2]:
         c = static_value(v) if v is not None else None
@@ -488,7 +486,7 @@ def _unit_moves(node: Node, dims: list) -> list | None:
     if op == "Identity":
         return dims
     if op in ("Squeeze", "Unsqueeze"):
-        axes = node_axes(node)
+        axes = int_operand(node, 1)
         if axes is None:
             return None
         if op == "Squeeze":

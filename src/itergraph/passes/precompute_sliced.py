@@ -14,6 +14,7 @@ from itertools import zip_longest
 
 import numpy as np
 
+from ..ir.canonical import int_operand
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop, Sliced
 from ..ir.traits import Trait, traits
@@ -217,18 +218,9 @@ def _matmul(node: Node, args: list, scope: LoopScope) -> _Piece | None:
     return None
 
 
-def _unsqueeze_axes(node: Node) -> list[int] | None:
-    if (node.version or 13) >= 13:
-        if len(node.inputs) < 2 or node.inputs[1] is None or node.inputs[1].const is None:
-            return None
-        return [int(x) for x in np.asarray(node.inputs[1].const).reshape(-1)]
-    axes = node.attrs.get("axes")
-    return None if axes is None else [int(x) for x in np.asarray(axes).reshape(-1)]
-
-
 def _unsqueeze(node: Node, piece: _Piece) -> tuple[_Piece, list[int]] | None:
     """The result piece and the axes to unsqueeze the whole input with."""
-    axes = _unsqueeze_axes(node)
+    axes = int_operand(node, 1)
     if axes is None:
         return None
     elem_rank = piece.rank - (0 if piece.keep_axis else 1)
@@ -309,7 +301,7 @@ def _result_piece(n: Node, args: list, scope: LoopScope):
             isinstance(a, Value) or a is None for a in args[1:]):
         return args[0], None
     if (Trait.BROADCAST in traits(op, n.domain) and len(present) == len(args) >= 2
-            and (n.version or 7) >= 7 and "broadcast" not in n.attrs):
+            and "broadcast" not in n.attrs):
         p = _elementwise(n, args, scope)
         return None if p is None else (p, None)
     if op == "MatMul" and len(present) == len(args) == 2:
@@ -350,12 +342,9 @@ def _rewrite(graph: Graph, loop: Loop, scope: LoopScope, pieces: dict[int, _Piec
 
 
 def _set_unsqueeze_axes(graph: Graph, n: Node, axes: list[int]) -> None:
-    if (n.version or 13) >= 13:
-        old = n.inputs[1]
-        c = Value(f"{old.name}_whole" if old.name else "", TensorType(DataType("int64"),
-                                                                        (len(axes),)),
-                  const=np.array(axes, dtype=np.int64))
-        graph.initializers.append(c)
-        n.inputs[1] = c
-    else:
-        n.attrs["axes"] = list(axes)
+    old = n.inputs[1]
+    c = Value(f"{old.name}_whole" if old.name else "", TensorType(DataType("int64"),
+                                                                    (len(axes),)),
+              const=np.array(axes, dtype=np.int64))
+    graph.initializers.append(c)
+    n.inputs[1] = c

@@ -29,6 +29,7 @@ from typing import Any
 import onnx
 
 from ...errors import InputError, ModelError, UnsupportedError
+from ...ir.canonical import canonicalize
 from ...ir.graph import Graph, Node, Value
 from ...ir.traversal import toposort
 from ...ir.types import TensorType
@@ -113,6 +114,7 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
     reader = Reader(opsets, base_dir, Functions.of(proto.functions))
     g = reader.graph(proto.graph, None)
     g.opset_imports = dict(opsets)
+    canonicalize(g)
     g.meta.update(ir_version=int(proto.ir_version), producer_name=proto.producer_name,
                   producer_version=proto.producer_version, domain=proto.domain,
                   model_version=int(proto.model_version), doc_string=proto.doc_string,

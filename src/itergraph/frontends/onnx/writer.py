@@ -23,6 +23,7 @@ import onnx
 from onnx import helper
 
 from ...errors import ModelError, UnsupportedError
+from ...ir.canonical import READ_AS
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
 from ...ir.types import TensorType
@@ -164,7 +165,7 @@ def target_opset(graph: Graph, opset: int | None) -> int:
             raise UnsupportedError(f"onnx {onnx.__version__} knows opsets up to {known}, "
                                    f"not {opset}")
         return opset
-    versions = [n.version for _, n in graph.walk()
+    versions = [n.meta.get(READ_AS, n.version) for _, n in graph.walk()
                 if n.domain == "" and n.version is not None and not isinstance(n, Loop)]
     base = graph.opset_imports.get("")
     cands = [v for v in [base, *versions] if v]

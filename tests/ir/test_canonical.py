@@ -1,0 +1,91 @@
+"""Older forms of Slice, Clip, Squeeze, Unsqueeze, ReduceSum and Split are read into one form
+(`ir.canonical`): the moved attributes as constant inputs. The oracle is ONNX Runtime on the
+file as written by its producer; the written file keeps the file's opset where ONNX's version
+converter can bring the node back."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+
+import itergraph as ig
+from itergraph.ir.canonical import FORMS, READ_AS, canonicalize, int_operand
+from itergraph.ir.graph import Graph, Node, Value
+from itergraph.ir.types import DataType, TensorType
+
+F = T.FLOAT
+
+CASES = {  # name: (opset, node, input shape)
+    "slice_1": (9, h.make_node("Slice", ["x"], ["y"], starts=[1, 0], ends=[3, 2], axes=[0, 1]),
+                (4, 3)),
+    "slice_1_no_axes": (9, h.make_node("Slice", ["x"], ["y"], starts=[-3], ends=[100]), (4, 3)),
+    "clip_6": (6, h.make_node("Clip", ["x"], ["y"], min=-0.2, max=0.3), (4, 3)),
+    "clip_6_max_only": (10, h.make_node("Clip", ["x"], ["y"], max=0.1), (4, 3)),
+    "squeeze_11": (11, h.make_node("Squeeze", ["x"], ["y"], axes=[-2]), (4, 1, 3)),
+    "squeeze_11_all": (11, h.make_node("Squeeze", ["x"], ["y"]), (1, 4, 1)),
+    "unsqueeze_11": (11, h.make_node("Unsqueeze", ["x"], ["y"], axes=[0, -1]), (4, 3)),
+    "reducesum_11": (11, h.make_node("ReduceSum", ["x"], ["y"], axes=[1], keepdims=0), (4, 3)),
+    "reducesum_11_all": (11, h.make_node("ReduceSum", ["x"], ["y"]), (4, 3)),
+    "split_11": (11, h.make_node("Split", ["x"], ["y", "z"], axis=0, split=[1, 3]), (4, 3)),
+    "split_11_equal": (11, h.make_node("Split", ["x"], ["y", "z"], axis=1), (4, 2)),
+}
+
+
+def _model(opset: int, node, shape) -> onnx.ModelProto:
+    outs = [h.make_tensor_value_info(o, F, None) for o in node.output]
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", F, list(shape))], outs)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _ort(m: onnx.ModelProto, feeds):
+    return ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_older_form_is_read_as_the_newer_one_and_computes_the_same(name, tmp_path):
+    opset, node, shape = CASES[name]
+    m = _model(opset, node, shape)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    want = _ort(m, {"x": x})
+    model = ig.load(m)
+    (n,) = model.graph.nodes
+    form = FORMS[n.op_type]
+    assert n.version == form.since
+    assert not any(mv.attr in n.attrs for mv in form.moved)
+    for backend in ("numpy", "jax"):
+        got = list(model.run({"x": x}, backend=backend).values())
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    path = tmp_path / "w.onnx"
+    ig.save(model, path)
+    written = onnx.load(path)
+    assert written.opset_import[0].version == (opset if form.back else max(opset, form.since))
+    for g, w in zip(_ort(written, {"x": x}), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_read_version_is_kept_and_newer_forms_are_left_alone():
+    m = _model(11, h.make_node("Squeeze", ["x"], ["y"], axes=[1]), (4, 1, 3))
+    (n,) = ig.load(m).graph.nodes
+    assert n.meta[READ_AS] == 11 and int_operand(n, 1) == [1]
+    axes = onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")
+    m13 = _model(13, h.make_node("Squeeze", ["x", "axes"], ["y"]), (4, 1, 3))
+    m13.graph.initializer.append(axes)
+    (n13,) = ig.load(m13).graph.nodes
+    assert n13.version == 13 and READ_AS not in n13.meta and int_operand(n13, 1) == [1]
+
+
+def test_clip_of_an_input_of_unknown_type_keeps_its_form():
+    x = Value("x", TensorType(None, None))
+    clip = Node("Clip", [x], [Value("y")], {"min": 0.0, "max": 1.0}, version=6)
+    g = Graph("g", [x], clip.outputs, [clip])
+    assert canonicalize(g) == 0
+    assert clip.version == 6 and clip.attrs == {"min": 0.0, "max": 1.0}
+    x.type = TensorType(DataType.from_numpy(np.float64), (2,))
+    assert canonicalize(g) == 1
+    assert [v.const.dtype for v in clip.inputs[1:]] == [np.float64, np.float64]
