@@ -37,7 +37,7 @@ def fused_loops(path) -> tuple[int, int]:
     """(loops the backends fuse, loops) of the model at `path`, loops at any depth."""
     import itergraph as ig
     from itergraph.ir import Loop
-    from itergraph.passes.fuse_cells import fused_kind
+    from itergraph.passes.cells import fused_kind
 
     g = ig.load(path).graph
     found = fused = 0

@@ -17,7 +17,7 @@ from onnx import helper as h
 import itergraph as ig
 from cell_spellings import build
 from itergraph.errors import ExecutionError, IterationLimitError
-from itergraph.passes.fuse_cells import fuse_cells
+from itergraph.passes.cells import fuse_cells
 from onnx_builders import I64, F, body, const, model, vi
 from passutil import load, loops, run, transformed
 

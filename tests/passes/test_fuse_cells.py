@@ -11,7 +11,7 @@ import pytest
 import itergraph as ig
 from cell_spellings import build
 from itergraph.errors import ExecutionError, IterationLimitError
-from itergraph.passes.fuse_cells import fuse_cells
+from itergraph.passes.cells import fuse_cells
 from onnx_builders import run_ort
 from passutil import load, loops, run, transformed
 
@@ -249,7 +249,7 @@ def test_openvino_ti_with_float16_weights_is_fused(cell, form, tmp_path):
     import recurrent_models as rm
 
     from itergraph.ir import Loop
-    from itergraph.passes.fuse_cells import fused_kind
+    from itergraph.passes.cells import fused_kind
 
     spec = rm.Spec(cell, batch=3, seq=5, inp=4, hidden=6)
     path = tmp_path / "ti.xml"

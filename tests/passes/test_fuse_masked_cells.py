@@ -1,4 +1,4 @@
-"""passes.cell_mask: loops whose states a per-step mask selects (Keras masking, as tf2onnx and
+"""passes.cells.mask: loops whose states a per-step mask selects (Keras masking, as tf2onnx and
 OpenVINO's TensorFlow frontend write it) are fused with the mask, and compute what ONNX
 Runtime computes on the original loop, on both backends; selects that are not Keras masking
 leave the loop alone."""
@@ -11,7 +11,7 @@ from onnx import helper as h
 
 import itergraph as ig
 from cell_spellings import build
-from itergraph.passes.fuse_cells import fuse_cells
+from itergraph.passes.cells import fuse_cells
 from onnx_builders import run_ort
 from passutil import load, loops, run, transformed
 

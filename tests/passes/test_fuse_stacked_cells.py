@@ -1,4 +1,4 @@
-"""passes.cell_fission: cells stacked in one loop (Keras ``RNN([cell, cell])``, a PyTorch loop
+"""passes.cells.fission: cells stacked in one loop (Keras ``RNN([cell, cell])``, a PyTorch loop
 calling two cells per step) are split into one loop per cell and each fused; the results
 match ONNX Runtime on the original loop on both backends. Loops whose cells feed each other
 both ways, or whose upper cell reads the lower one's previous state, stay one loop."""
@@ -12,7 +12,7 @@ from onnx import TensorProto, numpy_helper
 from onnx import helper as h
 
 import itergraph as ig
-from itergraph.passes.fuse_cells import fuse_cells, fused_kind
+from itergraph.passes.cells import fuse_cells, fused_kind
 from onnx_builders import run_ort
 from passutil import load, loops, run, transformed
 

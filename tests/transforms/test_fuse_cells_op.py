@@ -196,7 +196,7 @@ def test_double_cells_stay_loops():
 def test_loops_that_are_no_single_cell_are_left_as_they_were(entry_id):
     """Masked cells (no operator has a mask) and tf.scan's outputs written by ScatterND into
     a carried buffer: the copies tried on the way leave no trace."""
-    from itergraph.passes.cell_ops import fuse_cell_ops
+    from itergraph.passes.cells.ops import fuse_cell_ops
 
     e = next(x for x in entries() if x.id == entry_id)
     g = ig.load(e.file).graph
@@ -430,11 +430,11 @@ CORPUS = {
     "tf-ov/keras_bidi_simplernn_state": "RNN2",
     "tf-ov/keras_stacked_lstm_gru": "LSTM GRU",
     "tf-ov/keras_stacked_lstm3": "LSTM LSTM LSTM",
-    # Keras RNN([LSTMCell, GRUCell]): two cells in one loop, an operator each (cell_fission)
+    # Keras RNN([LSTMCell, GRUCell]): two cells in one loop, an operator each (cells.fission)
     "tf-ov/keras_rnn_stacked_cells": "LSTM GRU",
     "tf/keras_rnn_stacked_cells_op7": "LSTM GRU",
     "tf/keras_rnn_stacked_cells_op18": "LSTM GRU",
-    # tf.scan: a condition of two counters with a trip count (cell_counter)
+    # tf.scan: a condition of two counters with a trip count (cells.counter)
     "tf/scan_rnn_cell_op13": "RNN",
     "tf-ov/keras_lstm_initial_state": "LSTM",
     "tf-ov/keras_gru_initial_state": "GRU",

@@ -10,8 +10,8 @@ the node) and its version the first one of that form. The rewrite is exact: for 
 newer version means what the older one meant with the operand moved (an absent attribute is
 an absent input, and an absent input means what the absent attribute meant). Writers bring
 such a node back to the opset the file declared (`READ_AS`) where ONNX's version converter
-can (not ``Slice``: a file of opset 9 or older holding a ``Slice`` is written at opset 10,
-one of opset 10 or older holding a ``Clip`` at opset 11).
+can (opsets 11 and 12); a file of an older opset holding one of these ops is written at the
+opset of the form (10 for ``Slice``, 11 for ``Clip``, 13 for the others).
 
 ``Clip`` bounds take the element type of the clipped input, so a ``Clip-6`` whose input type
 is unknown keeps its old form; so does any node whose attribute is not a plain list of numbers.
@@ -38,7 +38,7 @@ class Form(NamedTuple):
     since: int               # the first opset of the form with inputs
     oldest: int              # the first opset whose attribute form `moved` describes
     moved: tuple[Moved, ...]
-    back: bool = True        # ONNX's version converter brings the form back to older opsets
+    back_to: int | None = 11  # the oldest opset ONNX's version converter brings it back to
 
 
 #: ``node.meta`` key: the version the node was read with, before `canonicalize` (writers
@@ -47,8 +47,8 @@ READ_AS = "read_as_version"
 
 FORMS: dict[str, Form] = {
     "Slice": Form(10, 1, (Moved("starts", 1, True), Moved("ends", 2, True),
-                          Moved("axes", 3, True)), back=False),
-    "Clip": Form(11, 6, (Moved("min", 1, False), Moved("max", 2, False)), back=False),
+                          Moved("axes", 3, True)), back_to=None),
+    "Clip": Form(11, 6, (Moved("min", 1, False), Moved("max", 2, False)), back_to=None),
     "Squeeze": Form(13, 1, (Moved("axes", 1, True),)),
     "Unsqueeze": Form(13, 1, (Moved("axes", 1, True),)),
     "ReduceSum": Form(13, 1, (Moved("axes", 1, True),)),
@@ -81,7 +81,7 @@ def canonicalize(graph: Graph) -> int:
         node.inputs = inputs
         for m in form.moved:
             node.attrs.pop(m.attr, None)
-        if form.back:
+        if form.back_to is not None and node.version >= form.back_to:
             node.meta.setdefault(READ_AS, node.version)
         node.version = form.since
         done += 1

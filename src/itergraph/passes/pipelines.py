@@ -63,7 +63,7 @@ from ..ir.graph import Graph
 from ..ir.verifier import verify as verify_graph
 from .base import Pass
 from .carried_layout import carried_layout
-from .fuse_cells import fuse_cells
+from .cells import fuse_cells
 from .gate_fission import gate_fission
 from .hoist_invariants import hoist_invariants
 from .iteration_gather import iteration_gather

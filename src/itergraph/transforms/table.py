@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..passes import cell_ops
+from ..passes.cells import ops as cell_ops
 from ..passes.dead_ports import dead_ports
 from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants

@@ -15,7 +15,7 @@ from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.traversal import needed_nodes
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
-from ...passes.fuse_cells import fused_kind
+from ...passes.cells import fused_kind
 from .context import CompileCache, Scope, TraceContext
 from .loops.info import static_truth
 from .records import Record
@@ -116,7 +116,7 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
     if kind is not None:
         out = []
         cells = " and ".join(f"one {k} cell" for k in kind.split("+"))
-        split = " (stacked cells: one loop each, passes.cell_fission)" if "+" in kind else ""
+        split = " (stacked cells: one loop each, passes.cells.fission)" if "+" in kind else ""
         how = (f"fused as {cells}{split} (passes.fuse_cells): lax.scan over its steps, the "
                "input projection of all steps one matrix product before it")
         notes.append(Record(where(node), True, how))

@@ -206,7 +206,7 @@ def _steps(step, states, xs, project, k: int | None):
 def _with_mask(step, n_states: int, output: bool):
     """`step` reading ``(projection, mask row [B])``: an entry whose mask is false keeps its
     states; with `output`, the carry ends with the layer's output, which takes the new h
-    where the mask holds and is what the step emits (`passes.cell_mask`)."""
+    where the mask holds and is what the step emits (`passes.cells.mask`)."""
     import jax.numpy as jnp
 
     def masked(carry, inp):
@@ -255,7 +255,7 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
     steps read it); with `mask` (``[n, B]`` boolean, step order) an entry keeps its states
     at a step whose mask is false, and with `o0` Y is the layer's output (`o0` until the
     entry's first unmasked step, or with `fill` wherever the mask is false;
-    `passes.cell_mask`)."""
+    `passes.cells.mask`)."""
     import jax.numpy as jnp
 
     H = r.shape[1]

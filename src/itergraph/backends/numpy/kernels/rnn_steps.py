@@ -60,7 +60,7 @@ def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mas
                   o0=None, fill: bool = False):
     """(Y, final h, final c or None) of direction `d` (see the module docstring).
 
-    `mask` (``[n, B]`` boolean, step order; `passes.cell_mask`): at a step whose mask is
+    `mask` (``[n, B]`` boolean, step order; `passes.cells.mask`): at a step whose mask is
     false for an entry, the entry keeps its states. Y is then h after each step, or with
     `o0` (``[B, H]``) the layer's output: `o0` until the entry's first unmasked step, or
     with `fill` `o0` wherever the step's mask is false."""

@@ -4,7 +4,7 @@ Not a pass: `match_cell` reads a loop body and returns a `CellMatch`, the cell i
 operators' terms, or None. Two spellings are recognised:
 
 - a decomposed cell: gate pre-activations affine in the step input ``x`` and the hidden
-  state ``h`` (`cell_affine`), activations, and the state updates, in any gate order and
+  state ``h`` (`affine`), activations, and the state updates, in any gate order and
   operand order:
 
   - RNN ``h' = f(pre)``;
@@ -24,7 +24,7 @@ operators' terms, or None. Two spellings are recognised:
 
 A match records the *anchors*: body values that are the new hidden (``"h"``) or cell
 (``"c"``) state, possibly with leading unit axes inserted (``("h", (0, 1))``); loop results
-must be derived from them (`cell_glue`).
+must be derived from them (`glue`).
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.canonical import int_operand
-from ..ir.graph import Node, Value
-from ..ir.loop import Loop
-from ..ir.static_values import static_value
-from .cell_affine import Affine, AffineScope, Inv, declared_width
-from .loop_motion import LoopScope, const_value
+from ...ir.canonical import int_operand
+from ...ir.graph import Node, Value
+from ...ir.loop import Loop
+from ...ir.static_values import static_value
+from ..loop_motion import LoopScope, const_value
+from .affine import Affine, AffineScope, Inv, declared_width
 
 #: gate letters in the ONNX operators' order
 GATES = {"LSTM": "iofc", "GRU": "zrh", "RNN": "h"}
@@ -80,7 +80,7 @@ def strip(v: Value | None) -> Value | None:
     return v
 
 
-def _node(v: Value | None, *ops: str) -> Node | None:
+def producer_of(v: Value | None, *ops: str) -> Node | None:
     v = strip(v)
     p = None if v is None else v.producer
     if p is None or p.domain != "" or p.op_type not in ops or None in p.inputs:
@@ -88,7 +88,7 @@ def _node(v: Value | None, *ops: str) -> Node | None:
     return p
 
 
-def _same(a: Value | None, b: Value | None) -> bool:
+def same_value(a: Value | None, b: Value | None) -> bool:
     return a is not None and b is not None and strip(a) is strip(b)
 
 
@@ -102,33 +102,33 @@ def _one(v: Value | None) -> bool:
 def _one_minus(v: Value | None) -> Value | None:
     """z when `v` is ``1 - z``: ``Sub(1, z)``, ``Add(Neg(z), 1)`` (``torch.onnx``) or
     ``Add(Mul(z, -1), 1)`` (OpenVINO's PyTorch frontend, the -1 cast to the type)."""
-    s = _node(v, "Sub")
+    s = producer_of(v, "Sub")
     if s is not None:
         return s.inputs[1] if _one(s.inputs[0]) else None
-    a = _node(v, "Add")
+    a = producer_of(v, "Add")
     if a is None:
         return None
-    for x, one in _pairs(a):
+    for x, one in operand_pairs(a):
         if not _one(one):
             continue
-        neg = _node(x, "Neg")
+        neg = producer_of(x, "Neg")
         if neg is not None:
             return neg.inputs[0]
-        m = _node(x, "Mul")
-        for z, k in _pairs(m) if m is not None else ():
+        m = producer_of(x, "Mul")
+        for z, k in operand_pairs(m) if m is not None else ():
             c = static_value(strip(k))
             if c is not None and c.size == 1 and float(c.reshape(())) == -1.0:
                 return z
     return None
 
 
-def _pairs(node: Node):
+def operand_pairs(node: Node):
     a, b = node.inputs[0], node.inputs[1]
     return ((a, b), (b, a))
 
 
 def _addends(v: Value, out: list[Value]) -> None:
-    p = _node(v, "Add")
+    p = producer_of(v, "Add")
     if p is not None and len(p.inputs) == 2:
         _addends(p.inputs[0], out)
         _addends(p.inputs[1], out)
@@ -141,12 +141,12 @@ def _addends(v: Value, out: list[Value]) -> None:
 
 def _activation(v: Value | None) -> tuple[tuple, Value, float | None] | None:
     """(activation key, its input before any clip, clip threshold) of an activation output."""
-    p = _node(v, *_ACTS)
+    p = producer_of(v, *_ACTS)
     if p is None or len(p.inputs) != 1:
         return None
     key = (p.op_type, *(float(p.attrs.get(k, d)) for k, d in _ACTS[p.op_type]))
     pre, clip = p.inputs[0], None
-    cp = _node(pre, "Clip")
+    cp = producer_of(pre, "Clip")
     if cp is not None:
         lo, hi = _clip_bounds(cp)
         if lo is None or hi is None or lo != -hi or hi <= 0:
@@ -201,9 +201,9 @@ class _Pre:
         _addends(v, leaves)
         total, peep, rest = None, None, []
         for leaf in leaves:
-            m = _node(leaf, "Mul") if peep_state is not None and peep is None else None
+            m = producer_of(leaf, "Mul") if peep_state is not None and peep is None else None
             if m is not None:
-                got = [a for a, b in _pairs(m) if _same(b, peep_state)
+                got = [a for a, b in operand_pairs(m) if same_value(b, peep_state)
                        and self.forms.is_invariant(a)]
                 if got:
                     peep = got[0]
@@ -281,28 +281,28 @@ def _match_rnn(scope, xs, states) -> CellMatch | None:
 
 def _gru_update(res: Value, h: Value):
     """(z value, n value, whether the z value is really 1 - z) of a GRU state update."""
-    p = _node(res, "Add")
+    p = producer_of(res, "Add")
     if p is None:
         return None
-    for a, b in _pairs(p):
-        ma, mb = _node(a, "Mul"), _node(b, "Mul")
+    for a, b in operand_pairs(p):
+        ma, mb = producer_of(a, "Mul"), producer_of(b, "Mul")
         if ma is not None and mb is not None:
-            for s_, n in _pairs(ma):  # (1 - z) * n + z * h   |   u * n + (1 - u) * h
-                for g, hh in _pairs(mb):
-                    if not _same(hh, h):
+            for s_, n in operand_pairs(ma):  # (1 - z) * n + z * h   |   u * n + (1 - u) * h
+                for g, hh in operand_pairs(mb):
+                    if not same_value(hh, h):
                         continue
-                    if _same(g, _one_minus(s_)):
+                    if same_value(g, _one_minus(s_)):
                         return g, n, False
-                    if _same(_one_minus(g), s_):
+                    if same_value(_one_minus(g), s_):
                         return s_, n, True
         if mb is not None:  # n + z * (h - n)   |   h + u * (n - h)
-            for g, d in _pairs(mb):
-                s = _node(d, "Sub")
+            for g, d in operand_pairs(mb):
+                s = producer_of(d, "Sub")
                 if s is None:
                     continue
-                if _same(s.inputs[0], h) and _same(s.inputs[1], a):
+                if same_value(s.inputs[0], h) and same_value(s.inputs[1], a):
                     return g, a, False
-                if _same(a, h) and _same(s.inputs[1], h):
+                if same_value(a, h) and same_value(s.inputs[1], h):
                     return g, s.inputs[0], True
     return None
 
@@ -351,10 +351,10 @@ def _gru_lbr(scope, xs, h, za, na):
     leaves: list[Value] = []
     _addends(na[1], leaves)
     for k, leaf in enumerate(leaves):
-        m = _node(leaf, "Mul")
+        m = producer_of(leaf, "Mul")
         if m is None:
             continue
-        for rv, inner_v in _pairs(m):
+        for rv, inner_v in operand_pairs(m):
             ra = _activation(rv)
             if ra is None or ra[0] != za[0]:
                 continue
@@ -379,9 +379,9 @@ def _gru_plain(scope, xs, h, za, na):
     for node in scope.loop.body.nodes:
         if node.op_type != "Mul" or node.domain != "" or len(node.inputs) != 2:
             continue
-        for rv, hh in _pairs(node):
+        for rv, hh in operand_pairs(node):
             ra = _activation(rv)
-            if not _same(hh, h) or ra is None or ra[0] != za[0]:
+            if not same_value(hh, h) or ra is None or ra[0] != za[0]:
                 continue
             q = node.outputs[0]
             forms = _forms(scope, xs, h, q)
@@ -410,18 +410,18 @@ def _match_lstm(scope, xs, states) -> CellMatch | None:
 
 def _lstm_parts(h_res: Value, c_res: Value, c: Value):
     """(o, key of h(), forget-gate value, i * g node) of h' = o * h(c'), c' = f * c + i * g."""
-    mh, ca = _node(h_res, "Mul"), _node(c_res, "Add")
+    mh, ca = producer_of(h_res, "Mul"), producer_of(c_res, "Add")
     if mh is None or ca is None:
         return None
-    found = [(o, a[0]) for o, t in _pairs(mh)
-             if (a := _activation(t)) is not None and a[2] is None and _same(a[1], c_res)]
+    found = [(o, a[0]) for o, t in operand_pairs(mh)
+             if (a := _activation(t)) is not None and a[2] is None and same_value(a[1], c_res)]
     if not found:
         return None
-    for a, b in _pairs(ca):
-        m1, m2 = _node(a, "Mul"), _node(b, "Mul")
+    for a, b in operand_pairs(ca):
+        m1, m2 = producer_of(a, "Mul"), producer_of(b, "Mul")
         if m1 is not None and m2 is not None:
-            for f, cc in _pairs(m1):
-                if _same(cc, c):
+            for f, cc in operand_pairs(m1):
+                if same_value(cc, c):
                     return found[0][0], found[0][1], f, m2
     return None
 
@@ -437,13 +437,13 @@ def _lstm(scope: LoopScope, xs, hp, cp) -> CellMatch | None:
     if oa is None:
         return None
     key_f = oa[0]
-    pairs = [(i, g) for i, g in _pairs(ig) if (ia := _activation(i)) is not None
+    pairs = [(i, g) for i, g in operand_pairs(ig) if (ia := _activation(i)) is not None
              and ia[0] == key_f and _activation(g) is not None]
     if not pairs:
         return None
     i_v, g_v = pairs[0]
-    s = _node(f_v, "Sub")
-    couple = s is not None and _one(s.inputs[0]) and _same(s.inputs[1], i_v)
+    s = producer_of(f_v, "Sub")
+    couple = s is not None and _one(s.inputs[0]) and same_value(s.inputs[1], i_v)
     pre = _Pre(_forms(scope, xs, h), set(xs) | {h.uid})
     todo = [("i", i_v, c), ("o", o_v, c_res), ("c", g_v, None)]
     if not couple:
@@ -598,7 +598,7 @@ def _match_node(scope: LoopScope, xs, states) -> CellMatch | None:
     roles = {}
     for port in states:
         for k in range(n_states):
-            if _same(_unsqueezed0(ins[5 + k]), port.param) and _squeezed0_from(
+            if same_value(_unsqueezed0(ins[5 + k]), port.param) and _squeezed0_from(
                     port.result, node.outputs[1 + k] if 1 + k < len(node.outputs) else None):
                 roles[k] = port
     if len(roles) != n_states:

@@ -15,12 +15,12 @@ from typing import Union
 
 import numpy as np
 
-from ..ir.canonical import int_operand
-from ..ir.clone import clone_node
-from ..ir.graph import Graph, Node, Value
-from ..ir.types import DataType, TensorType
-from .cell_affine import Inv, _slice_ranges, split_sizes
-from .loop_motion import LoopScope, const_value
+from ...ir.canonical import int_operand
+from ...ir.clone import clone_node
+from ...ir.graph import Graph, Node, Value
+from ...ir.types import DataType, TensorType
+from ..loop_motion import LoopScope, const_value
+from .affine import Inv, slice_ranges, split_sizes
 
 Operand = Union[np.ndarray, Value]
 
@@ -237,7 +237,7 @@ def _fold(p: Node, ins: list, index: int) -> np.ndarray | None:
         if op == "Concat":
             return np.concatenate(ins, axis=int(p.attrs.get("axis", 0)))
         if op == "Slice":
-            r = _slice_ranges(p, x.shape)
+            r = slice_ranges(p, x.shape)
             if r is None:
                 return None
             idx = [slice(None)] * x.ndim

@@ -9,7 +9,7 @@ ONNX writer writes it as is, the OpenVINO writer as ``LSTMSequence``/``GRUSequen
 The spelling of one ``RecurrentSequence`` (inputs ``X, W, R, B, RB, h0, c0, P, steps``):
 
 - ``X`` is sliced to its first ``steps`` entries (reverse: its last) when the loop had a trip
-  count not shown to be X's length (`cell_dims`; a count of -1 meaning "unbounded" keeps
+  count not shown to be X's length (`dims`; a count of -1 meaning "unbounded" keeps
   them all); X that is a time-reversed input is replaced by the input, the direction
   flipped;
 - ``W``/``R`` gain the leading direction axis, ``B`` and ``RB`` become the one ``B [1, 2GH]``
@@ -31,18 +31,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ..ir.graph import Graph, Node, Value
-from ..ir.loop import Loop
-from ..ir.static_values import partial_shape
-from ..ir.traversal import toposort
-from ..ir.types import DataType, TensorType
-from .base import Pass
-from .cell_dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
-from .cell_emit import Emitter
-from .cell_match import GATES, CellMatch, strip
-from .fuse_cells import DOMAIN, OP, _rewrite, place_fusable, place_stacked
-from .loop_motion import const_value, is_pure
+from ...errors import InputError
+from ...ir.graph import Graph, Node, Value
+from ...ir.loop import Loop
+from ...ir.static_values import partial_shape
+from ...ir.traversal import toposort
+from ...ir.types import DataType, TensorType
+from ..base import Pass
+from ..loop_motion import const_value, is_pure
+from .dims import axis_ref, dim_ref, equivalent, inner_axis, uniform_ref
+from .emit import Emitter
+from .fuse_cells import DOMAIN, OP, place_fusable, place_stacked, replace_loop
+from .match import GATES, CellMatch, strip
 
 #: The activations both ONNX Runtime's and OpenVINO's sequence operators implement.
 PORTABLE_ACTIVATIONS = ("Sigmoid", "Tanh", "Relu")
@@ -56,7 +56,7 @@ class FuseCellOps(Pass):
 
     Applies to: every loop `fuse_cells` fuses (Loop, Scan, TensorIterator at any depth; its
     contract lists the step-input, carried-value and output forms), and every while loop
-    that is one once its time counter is read as a trip count (`cell_counter`: TensorFlow's
+    that is one once its time counter is read as a trip count (`counter`: TensorFlow's
     ``t + 1 < L`` loops as tf2onnx and OpenVINO write them, counters and unread outputs
     dropped), when the matched cell is one both the ONNX operator and OpenVINO's
     ``LSTMSequence``/``GRUSequence``/``RNNSequence`` express exactly: activations among
@@ -65,7 +65,7 @@ class FuseCellOps(Pass):
     input-forget gate (likewise), in float32 (ONNX Runtime's kernels refuse double). Such
     loops stay loops, as do bodies that are not one cell (Keras masking, which selects the
     state per batch row; gates cut by ``SplitToSequence`` with sizes computed in the body).
-    Cells stacked in one loop (`cell_fission`) become one operator each when every one of
+    Cells stacked in one loop (`fission`) become one operator each when every one of
     them can. A ``clip`` is kept. A loop over a
     time-reversed input (``ReverseSequence`` over the whole length, seen through shape ops)
     becomes an operator of the other direction over the input itself. Then a forward and a
@@ -153,11 +153,11 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...], kinds: tuple[str, .
     if not all(plan is not None and plan.cell.kind in kinds
                and plan.mask is None  # no operator has a mask
                and portable(plan.cell) and _float32(plan.cell.h, plan.cell.x, plan.step.whole)
-               for _, plan in pieces) or not _rewrite(graph, *pieces[0]):
+               for _, plan in pieces) or not replace_loop(graph, *pieces[0]):
         restore()
         return 0
     for piece, plan in pieces[1:]:
-        _rewrite(graph, piece, plan)  # (should one fail, that piece stays a loop)
+        replace_loop(graph, piece, plan)  # (should one fail, that piece stays a loop)
     fused = [n for n in graph.nodes if id(n) not in before and n.op_type == OP
              and n.domain == DOMAIN]
     for node in fused:

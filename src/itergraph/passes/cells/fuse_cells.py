@@ -2,7 +2,7 @@
 
 An LSTM, GRU or RNN written as a loop (ONNX Loop or Scan, OpenVINO TensorIterator, at any
 depth) runs one small matrix product and a dozen element-wise ops per step, each dispatched
-on its own. Recognised (`cell_match`: decomposed gates in any spelling, or a one-step cell
+on its own. Recognised (`match`: decomposed gates in any spelling, or a one-step cell
 operator), the loop is replaced by nodes computing the cell's weights in the ONNX operators'
 layout (folded into constants when they are constant), the step input as one sequence, one
 ``itergraph.RecurrentSequence`` node, and the loop's outputs from its results.
@@ -20,7 +20,7 @@ equations with the attributes
 ``activation_alpha``, ``activation_beta``, ``clip``, ``linear_before_reset``,
 ``input_forget`` (as the ONNX operators, one direction). Step k reads ``X[k]``
 (``reverse=1``: ``X[T-1-k]``), and ``mask[k]`` likewise when the optional ``mask [T, B']``
-(boolean; Keras masking, `cell_mask`) is given: an entry whose mask is false at a step keeps
+(boolean; Keras masking, `mask`) is given: an entry whose mask is false at a step keeps
 its states through it, and ``Y`` holds, with the optional ``initial_output [B, H]``, the
 layer's output: ``initial_output`` until the entry's first unmasked step, then h; with
 ``mask_output="fill"``, h where the step's mask holds and ``initial_output`` elsewhere. The step
@@ -42,24 +42,24 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import where
-from ..ir.graph import Graph, Value
-from ..ir.loop import Concat, Last, Loop
-from ..ir.types import TensorType
-from . import iteration_gather as gather_pass
-from .base import Pass
-from .cell_counter import copy_loop, counted_copy
-from .cell_emit import Emitter, Operand
-from .cell_fission import splits
-from .cell_glue import StepInput, apply, chain_shape, lift, output_chain, step_input
-from .cell_mask import MaskMatch, match_mask
-from .cell_match import GATES, CellMatch, match_cell, strip
-from .loop_motion import LoopScope, const_value
-from .passthrough_condition import passes_through
+from ...errors import where
+from ...ir.graph import Graph, Value
+from ...ir.loop import Concat, Last, Loop
+from ...ir.types import TensorType
+from .. import iteration_gather as gather_pass
+from ..base import Pass
+from ..loop_motion import LoopScope, const_value
+from ..passthrough_condition import passes_through
+from .counter import copy_loop, counted_copy
+from .emit import Emitter, Operand
+from .fission import splits
+from .glue import StepInput, apply, chain_shape, lift, output_chain, step_input
+from .mask import MaskMatch, match_mask
+from .match import GATES, CellMatch, match_cell, strip
 
 OP = "RecurrentSequence"
 DOMAIN = "itergraph"
-#: anchor kinds whose values over the steps are the fused node's Y (`cell_mask`: with an
+#: anchor kinds whose values over the steps are the fused node's Y (`mask`: with an
 #: output carry, ``"y"`` is the layer's output and the hidden state's select only ``"hfinal"``)
 SEQUENCE_KINDS = ("h", "y")
 
@@ -68,7 +68,7 @@ class FuseCells(Pass):
     """Loops whose whole body is a recurrent cell become one fused ``RecurrentSequence`` node.
 
     Applies to: every canonical `Loop` at any depth whose body is one LSTM, GRU or RNN cell
-    as `cell_match` recognises it, and nothing else: no precondition; a condition that is
+    as `match` recognises it, and nothing else: no precondition; a condition that is
     absent, a constant true or the incoming condition passed through; one step input, either
     the only sliced input (part size 1, stride 1 or -1, the whole axis) or ``Gather(X,
     iteration number)`` with a trip count; carried values that are the cell's states or
@@ -76,14 +76,14 @@ class FuseCells(Pass):
     to (``SequenceInsert``, what ``torch.onnx`` writes for ``outputs.append(h)``); outputs that
     are the states' final values, a passed-through value, that list, or the new hidden state
     concatenated over the iterations (no padded length),
-    possibly through glue (`cell_glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
-    ``Identity``); every matrix and bias of static shape. With Keras masking (`cell_mask`):
+    possibly through glue (`glue`: ``Unsqueeze``, ``Squeeze``, ``Reshape``,
+    ``Identity``); every matrix and bias of static shape. With Keras masking (`mask`):
     every state selected by one boolean step input, and an output the same mask selects from
     the new hidden state (carried, or against a loop-invariant fill). Also every while loop
     that is such a loop once its time counters are read as a trip count (`place_fusable`,
-    `cell_counter`: TensorFlow's ``t + 1 < L`` loops as tf2onnx and OpenVINO write Keras
+    `counter`: TensorFlow's ``t + 1 < L`` loops as tf2onnx and OpenVINO write Keras
     RNNs, ``tf.scan``'s two counters), and the cells stacked in one loop, split first into a
-    loop per cell (`cell_fission`; each piece that is a cell is fused). The loop is replaced
+    loop per cell (`fission`; each piece that is a cell is fused). The loop is replaced
     by the nodes of the module docstring, which produce its very output values.
 
     Returns: the number of loops replaced.
@@ -118,7 +118,7 @@ class Plan:
     step: StepInput
     cell: CellMatch
     outputs: list  # per output port: ("outer", value) | ("last"|"concat", kind, axes, chain)
-    mask: MaskMatch | None = None  # Keras masking (`cell_mask`)
+    mask: MaskMatch | None = None  # Keras masking (`mask`)
 
 
 def analyse(loop: Loop) -> Plan | None:
@@ -159,7 +159,7 @@ def analyse(loop: Loop) -> Plan | None:
 
 
 def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | None:
-    """The anchors of a masked cell (`cell_mask`): the selected states instead of the
+    """The anchors of a masked cell (`mask`): the selected states instead of the
     values selected from (those are not the layer's values), ``"y"`` for the output (carried
     or filled). None unless every selected value is a state of the cell or the output of its
     new hidden state, and the mask is one boolean per batch entry read in the step order of
@@ -197,12 +197,12 @@ def _masked_anchors(cell: CellMatch, mask: MaskMatch, si: StepInput) -> dict | N
 
 
 def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
-    """Fuse `loop`, a node of `graph`, or the cells stacked in it (`cell_fission`): the
+    """Fuse `loop`, a node of `graph`, or the cells stacked in it (`fission`): the
     number of fused nodes made (stacked cells: the leading ones that are cells)."""
     found = place_fusable(graph, loop, kept)
     if found is not None:
         loop, plan, restore = found
-        if _rewrite(graph, loop, plan):
+        if replace_loop(graph, loop, plan):
             return 1
         restore()
         return 0
@@ -210,16 +210,16 @@ def _fuse(graph: Graph, loop: Loop, kept: tuple[Value, ...]) -> int:
     if stacked is None:
         return 0
     pieces, restore = stacked
-    if not _rewrite(graph, *pieces[0]):
+    if not replace_loop(graph, *pieces[0]):
         restore()
         return 0
-    return 1 + sum(plan is not None and _rewrite(graph, piece, plan)
+    return 1 + sum(plan is not None and replace_loop(graph, piece, plan)
                    for piece, plan in pieces[1:])
 
 
 def place_stacked(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
                   ) -> tuple[list[tuple[Loop, Plan | None]], Callable[[], None]] | None:
-    """The cells stacked in `loop` (`cell_fission`), each a loop of its own put in `loop`'s
+    """The cells stacked in `loop` (`fission`), each a loop of its own put in `loop`'s
     place in `graph`, with its plan (the last piece's None when it is no cell); None when no
     cell splits off. The function returned puts `graph` back as it was (before any
     rewrite)."""
@@ -253,7 +253,7 @@ def place_stacked(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
 
 
 def _first_cell(loop: Loop) -> tuple[Loop, Loop, Plan] | None:
-    """The first split of `loop` (`cell_fission.splits`) whose first loop is a cell, with
+    """The first split of `loop` (`fission.splits`) whose first loop is a cell, with
     that cell's plan; the second loop's steps declared (`_declare_steps`)."""
     for first, second in splits(loop):
         plan = analyse(first)
@@ -266,7 +266,7 @@ def _first_cell(loop: Loop) -> tuple[Loop, Loop, Plan] | None:
 def _declare_steps(second: Loop, first: Loop, plan: Plan) -> None:
     """The sliced inputs `second` reads from `first`'s stacked hidden states: declared as
     the cell's ``[B, H]`` where the body left their shape unsaid (the fused node's outputs
-    have no declared shape for `cell_glue` to see)."""
+    have no declared shape for `glue` to see)."""
     from_first = {p.output.uid: p.result for p in first.output_ports}
     for p in second.sliced:
         r = from_first.get(p.value.uid)
@@ -304,7 +304,7 @@ def place_fusable(graph: Graph, loop: Loop, kept: tuple[Value, ...] = ()
                   ) -> tuple[Loop, Plan, Callable[[], None]] | None:
     """`loop` and its plan (`analyse`), or, when `loop` itself has none, a copy of it in the
     form `analyse` knows, put in `loop`'s place in `graph`, and its plan: TensorFlow's while
-    loop over a time counter as a counted loop (`cell_counter`, with the nodes computing the
+    loop over a time counter as a counted loop (`counter`, with the nodes computing the
     trip count put before it), an ONNX condition handed on unchanged dropped, OpenVINO's
     ``Gather(X, current iteration)`` a sliced input. The third item puts `graph` back as it
     was (the caller calls it when it does not rewrite the copy). None when neither has a plan.
@@ -469,7 +469,7 @@ def _sequence(em: Emitter, si: StepInput, v: Value) -> Operand:
     return lift(em, whole, si.chains[v.uid], len(si.entry))
 
 
-def _rewrite(graph: Graph, loop: Loop, plan: Plan) -> bool:
+def replace_loop(graph: Graph, loop: Loop, plan: Plan) -> bool:
     """Replace `loop` by the fused node; False (and `graph` as it was) when the replacement
     would read a value that neither `graph` defines nor `loop` reads (a body value, or an
     outer value of an enclosing scope the loop only reached through a capture chain)."""

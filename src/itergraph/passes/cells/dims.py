@@ -1,5 +1,5 @@
 """Which tensor axis an integer is the size of, and when two values are computed alike
-(for `cell_ops`).
+(for `ops`).
 
 Not a pass. Exporters compute a sequence length as ``Gather(Shape(x), 1)`` through casts and
 reshapes, and apply shape ops to one input once per loop. `dim_ref` names the size a
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.canonical import int_operand
-from ..ir.graph import Value
-from ..ir.traits import Trait, has
-from ..ir.types import TensorType
-from .loop_motion import const_value
+from ...ir.canonical import int_operand
+from ...ir.graph import Value
+from ...ir.traits import Trait, has
+from ...ir.types import TensorType
+from ..loop_motion import const_value
 
 Ref = "int | tuple[int, int]"  # a known size, or (uid of a value, axis)
 _SAME_SHAPE = ("Identity", "Cast", "ReverseSequence", "Neg", "Relu", "Tanh", "Sigmoid")

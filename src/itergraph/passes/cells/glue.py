@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.canonical import int_operand
-from ..ir.graph import Node, Value
-from ..ir.loop import Loop
-from ..ir.types import TensorType
-from .cell_affine import inv_shape
-from .cell_emit import Emitter, Operand
-from .loop_motion import LoopScope, const_value
+from ...ir.canonical import int_operand
+from ...ir.graph import Node, Value
+from ...ir.loop import Loop
+from ...ir.types import TensorType
+from ..loop_motion import LoopScope, const_value
+from .affine import inv_shape
+from .emit import Emitter, Operand
 
 GLUE = ("Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten")
 Shape = tuple  # dims: int, or None when unknown
@@ -287,7 +287,7 @@ def apply(em: Emitter, v: Value, chain: list[Node]) -> Operand:
 
 def output_chain(result: Value, anchors: dict, scope: LoopScope):
     """(anchor kind, anchor axes, glue from the anchor to `result`) or None."""
-    from .cell_match import strip
+    from .match import strip
 
     chain: list[Node] = []
     v = strip(result)

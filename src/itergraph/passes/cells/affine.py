@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.canonical import int_operand
-from ..ir.graph import Value
-from ..ir.static_values import known_dims, static_value
-from ..ir.types import TensorType
-from .loop_motion import LoopScope, const_value, is_pure, static_shape
+from ...ir.canonical import int_operand
+from ...ir.graph import Value
+from ...ir.static_values import known_dims, static_value
+from ...ir.types import TensorType
+from ..loop_motion import LoopScope, const_value, is_pure, static_shape
 
 # ----------------------------------------------------------------------------- shapes
 
@@ -90,7 +90,7 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
             out[ax] = sizes[v.index]
             return tuple(out)
         if op == "Slice" and ins[0] is not None:
-            r = _slice_ranges(p, ins[0])
+            r = slice_ranges(p, ins[0])
             if r is None:
                 return None
             out = list(ins[0])
@@ -102,7 +102,7 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
     return None
 
 
-def _slice_ranges(node, shape) -> dict[int, tuple[int, int]] | None:
+def slice_ranges(node, shape) -> dict[int, tuple[int, int]] | None:
     """{axis: (lo, hi)} of a step-1 Slice whose parameters are known before the run
     (`static_value`), else None."""
     vals = [static_value(v) if v is not None else None
@@ -264,7 +264,7 @@ class AffineScope:
             lo = int(np.sum(sizes[:v.index]))
             hi = lo + sizes[v.index]
         else:
-            r = _slice_ranges(p, whole)
+            r = slice_ranges(p, whole)
             if r is None or set(r) - {len(whole) - 1}:
                 return None
             lo, hi = r.get(len(whole) - 1, (0, n))
@@ -404,7 +404,7 @@ class AffineScope:
         shape = (None, f.cols)
         if p.op_type == "Slice":
             with known_dims({p.inputs[0].uid: (None, f.cols)}):  # sizes computed in the body
-                r = _slice_ranges(p, (1, f.cols))
+                r = slice_ranges(p, (1, f.cols))
             if r is None or set(r) - {1}:
                 return None
             lo, hi = r.get(1, (0, f.cols))

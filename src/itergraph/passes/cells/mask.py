@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir.graph import Node, Value
-from ..ir.loop import Loop
-from ..ir.types import DataType
-from .cell_glue import StepInput, step_input
-from .cell_match import _node, _pairs, _same, strip
-from .loop_motion import LoopScope
+from ...ir.graph import Node, Value
+from ...ir.loop import Loop
+from ...ir.types import DataType
+from ..loop_motion import LoopScope
+from .glue import StepInput, step_input
+from .match import operand_pairs, producer_of, same_value, strip
 
 
 @dataclass
@@ -65,7 +65,7 @@ class _Unmasked:
 
 def _bool_cast(v: Value | None) -> Value | None:
     """m when `v` is ``Cast(m)`` of a boolean m to a float type."""
-    p = _node(v, "Cast")
+    p = producer_of(v, "Cast")
     if p is None or len(p.inputs) != 1:
         return None
     try:
@@ -78,23 +78,23 @@ def _bool_cast(v: Value | None) -> Value | None:
 def _select(res: Value) -> tuple[Value, Value, Value, list[Node]] | None:
     """(m, new, old, nodes) when `res` is ``where(m, new, old)`` in one of the spellings
     above."""
-    w = _node(res, "Where")
+    w = producer_of(res, "Where")
     if w is not None and len(w.inputs) == 3:
         return strip(w.inputs[0]), w.inputs[1], w.inputs[2], [w]
-    a = _node(res, "Add")
+    a = producer_of(res, "Add")
     if a is None or len(a.inputs) != 2:
         return None
-    for p, q in _pairs(a):
-        mp, mq = _node(p, "Mul"), _node(q, "Mul")
+    for p, q in operand_pairs(a):
+        mp, mq = producer_of(p, "Mul"), producer_of(q, "Mul")
         if mp is None or mq is None:
             continue
-        for cm, new in _pairs(mp):
+        for cm, new in operand_pairs(mp):
             m = _bool_cast(cm)
             if m is None:
                 continue
-            for cn, old in _pairs(mq):
-                n = _node(_bool_cast(cn), "Not")
-                if n is not None and _same(n.inputs[0], m):
+            for cn, old in operand_pairs(mq):
+                n = producer_of(_bool_cast(cn), "Not")
+                if n is not None and same_value(n.inputs[0], m):
                     return m, new, old, [a, mp, mq, cm.producer, cn.producer, n]
     return None
 
@@ -117,7 +117,7 @@ def match_mask(loop: Loop, scope: LoopScope) -> MaskMatch | None:
         if r is None or r is c.param:
             continue
         sel = _select(r)
-        if sel is not None and _same(sel[2], c.param):
+        if sel is not None and same_value(sel[2], c.param):
             found[c.param.uid] = (c, r, sel[0], sel[1], sel[3])
     if not found:
         return None

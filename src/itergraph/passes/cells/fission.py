@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..ir.clone import clone_node
-from ..ir.graph import Node, Value
-from ..ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
-from ..ir.traversal import needed_nodes
-from .cell_match import strip
+from ...ir.clone import clone_node
+from ...ir.graph import Node, Value
+from ...ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
+from ...ir.traversal import needed_nodes
+from .match import strip
 
 
 def _params_read(nodes: list[Node], roots: list[Value], params: set[int]) -> set[int]:

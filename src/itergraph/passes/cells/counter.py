@@ -1,4 +1,4 @@
-"""While loops that only count, as counted loops (for `cell_ops`).
+"""While loops that only count, as counted loops (for `ops`).
 
 Not a pass. TensorFlow writes a Keras RNN as a while loop over a time counter: a carried
 ``t`` starting at 0 and stepping by 1, the condition ``t + 1 < L`` for an invariant ``L``
@@ -15,12 +15,12 @@ import dataclasses
 
 import numpy as np
 
-from ..ir.clone import clone_node
-from ..ir.graph import Graph, Node, Value
-from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Loop
-from ..ir.types import DataType, TensorType
-from .cell_match import strip
-from .loop_motion import LoopScope, const_value
+from ...ir.clone import clone_node
+from ...ir.graph import Graph, Node, Value
+from ...ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Loop
+from ...ir.types import DataType, TensorType
+from ..loop_motion import LoopScope, const_value
+from .match import strip
 
 
 def _uncast(v: Value | None, scope: LoopScope | None = None) -> Value | None:
