@@ -34,6 +34,7 @@ import numpy as np
 from . import TESTS
 from .common import NotApplicable
 from .mutants import Mutant, build
+from .seeds import seed
 from .verdicts import differ, stage_outcome
 
 MAX_ITERATIONS = 1000
@@ -93,6 +94,7 @@ def run_mutant(spec: str, tmp: Path) -> dict:
     import itergraph as ig
 
     m = Mutant.parse(spec)
+    tol = (seed(m.seed_id).rtol, seed(m.seed_id).atol)
     res: dict = {"name": spec, "stages": {}}
     stages = res["stages"]
     shutil.rmtree(tmp, ignore_errors=True)
@@ -115,7 +117,7 @@ def run_mutant(spec: str, tmp: Path) -> dict:
                         "msg": "a run changed the caller's feeds"}
     n, j = stages["numpy"], stages["jax"]
     if n["kind"] == "ok" and j["kind"] == "ok":
-        d = differ(outs["numpy"], outs["jax"])
+        d = differ(outs["numpy"], outs["jax"], *tol)
         if d:
             res["disagree"] = {"type": "values", "frame": m.op, "msg": d}
     elif (n["kind"] == "ok") != (j["kind"] == "ok"):
@@ -128,7 +130,7 @@ def run_mutant(spec: str, tmp: Path) -> dict:
         again = _stage(stages, "reload", lambda: ig.load(target).run(
             pristine, backend="numpy", max_iterations=MAX_ITERATIONS))
         if again is not None and outs["numpy"] is not None:
-            d = differ(outs["numpy"], again)
+            d = differ(outs["numpy"], again, *tol)
             if d:
                 res["roundtrip"] = {"type": "values", "frame": m.op, "msg": d}
     return res

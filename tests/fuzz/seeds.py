@@ -19,6 +19,8 @@ class Seed:
     format: str  # "onnx" or "openvino"
     file: Path  # .onnx or .xml (the .bin next to it)
     _feeds: object
+    rtol: float = 0.0  # the corpus entry's tolerances: outputs this close are the same
+    atol: float = 0.0
 
     def feeds(self) -> dict[str, np.ndarray]:
         return self._feeds()
@@ -41,7 +43,7 @@ def seeds() -> tuple[Seed, ...]:
     """All seeds, in a fixed order (a mutant names its seed by id)."""
     import corpus
 
-    out = [Seed(e.id, e.format, e.file, e.feeds) for e in corpus.entries()]
+    out = [Seed(e.id, e.format, e.file, e.feeds, e.rtol, e.atol) for e in corpus.entries()]
     silero = TESTS / "realworld" / "models" / "shipped" / "silero_vad_16k_op15.onnx"
     if silero.exists():
         out.append(Seed("shipped/silero_vad_16k_op15", "onnx", silero, _silero_feeds))

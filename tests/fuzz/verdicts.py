@@ -63,9 +63,10 @@ def _leaves(value, path="") -> list[tuple[str, object]]:
     return [(path, value)]
 
 
-def differ(a: dict, b: dict) -> str | None:
-    """None when two runs' outputs agree (names, shapes, dtypes, values within `RTOL` and an
-    `ATOL` scaled by the outputs' magnitude, NaN where NaN); else what differs."""
+def differ(a: dict, b: dict, rtol: float = RTOL, atol: float = ATOL) -> str | None:
+    """None when two runs' outputs agree (names, shapes, dtypes, values within `rtol` and an
+    `atol` scaled by the outputs' magnitude, NaN where NaN); else what differs."""
+    rtol, atol = max(rtol, RTOL), max(atol, ATOL)
     if list(a) != list(b):
         return f"output names {list(a)} vs {list(b)}"
     for name in a:
@@ -96,8 +97,8 @@ def differ(a: dict, b: dict) -> str | None:
                 ok = ~np.isnan(xf)
                 fin = np.isfinite(xf) & np.isfinite(yf)
                 scale = float(np.max(np.abs(xf[fin]), initial=0.0))
-                atol = ATOL * max(1.0, scale) if math.isfinite(scale) else ATOL
-                close = np.isclose(xf[ok], yf[ok], rtol=RTOL, atol=atol)
+                tol = atol * max(1.0, scale) if math.isfinite(scale) else atol
+                close = np.isclose(xf[ok], yf[ok], rtol=rtol, atol=tol)
                 if not close.all():
                     i = int(np.argmin(close))
                     return f"{what}: {xf[ok][i]} vs {yf[ok][i]}"
