@@ -1457,3 +1457,37 @@ def _(c):
               [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
     ig_run(c, m, {"M": np.array(10**6, np.int64), "x0": np.ones(1, np.float32)},
            max_iterations=20)
+
+
+# -- found by the mutation fuzzer (tests/fuzz) ---------------------------------------------------
+
+def _topk_fed_k():
+    node = h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", axis=-1)
+    return model([node], [vi("x", F, [1, 8]), vi("k", I64, [1])],
+                 [vi("v", F, None), vi("i", I64, None)])
+
+
+@case("onnx/topk_negative_k_fed", Raises(ExecutionError, "TopK node 'top'", "k", "-3"),
+      backends=BOTH)
+def _(c):
+    # onnx.reference (NumPy's fallback for TopK) gave empty outputs; JAX refused
+    feeds = {**_TOPK_X, "k": np.array([-3], np.int64)}
+    ort_refuses(_topk_fed_k(), feeds)
+    ig_run(c, _topk_fed_k(), feeds)
+
+
+@case("onnx/topk_k_beyond_the_axis_fed", Raises(ExecutionError, "TopK node 'top'", "k", "9"),
+      backends=BOTH)
+def _(c):
+    feeds = {**_TOPK_X, "k": np.array([9], np.int64)}
+    ort_refuses(_topk_fed_k(), feeds)
+    ig_run(c, _topk_fed_k(), feeds)
+
+
+@case("onnx/topk_k_of_the_whole_axis_fed", Ok(), backends=BOTH)
+def _(c):
+    feeds = {**_TOPK_X, "k": np.array([8], np.int64)}
+    got = ig_run(c, _topk_fed_k(), feeds)
+    want = run_ort(_topk_fed_k(), feeds)
+    assert_close(got["v"], want["v"])
+    assert got["i"].tolist() == want["i"].tolist()
