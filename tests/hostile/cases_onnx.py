@@ -21,6 +21,7 @@ from hostile_util import (
     loop_model,
     model,
     ort_refuses,
+    ort_session,
     run_ort,
     vi,
 )
@@ -1491,3 +1492,24 @@ def _(c):
     want = run_ort(_topk_fed_k(), feeds)
     assert_close(got["v"], want["v"])
     assert got["i"].tolist() == want["i"].tolist()
+
+
+@case("onnx/graph_output_listed_twice_saved_as_ir", Ok())
+def _(c):
+    # ONNX Runtime runs it and returns the output twice; OpenVINO keeps both Results named y.
+    # itergraph's run returns a dict (the output once); the IR written gives the second
+    # Result its layer's name, so that every output of the graph read back has its own name
+    body = counter_body()
+    loop = h.make_node("Loop", ["M", "cond", "x0"], ["y", "ys"], name="L", body=body)
+    m = model([loop], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("y", F, None), vi("ys", F, None), vi("y", F, None)])
+    feeds = _loop_feeds()
+    assert len(run_ort(m, feeds)) == 2 and len(ort_session(m).get_outputs()) == 3
+    got = ig_run(c, m, feeds)
+    assert list(got) == ["y", "ys"]
+    ig.save(ig.load(m), c.path("m.xml"))
+    back = ig.load(c.path("m.xml"))
+    assert [v.name for v in back.outputs] == ["y", "ys", "y/sink_port_0"]
+    again = back.run(feeds, backend=c.backend)
+    assert_close(again["y/sink_port_0"], got["y"])
+    assert_close(again["y"], got["y"])
