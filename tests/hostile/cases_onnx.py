@@ -1513,3 +1513,35 @@ def _(c):
     again = back.run(feeds, backend=c.backend)
     assert_close(again["y/sink_port_0"], got["y"])
     assert_close(again["y"], got["y"])
+
+
+def _cast_then_mul(to: int):
+    nodes = [h.make_node("Cast", ["i"], ["c"], to=to, name="cast"),
+             h.make_node("Mul", ["c", "k"], ["y"], name="scale")]
+    return model(nodes, [vi("i", I64, [])], [vi("y", F, None)],
+                 [const("k", np.array(2.0, np.float32))])
+
+
+@case("onnx/mul_of_a_cast_to_uint32_and_a_float", Raises(ModelError, "'scale'", "uint32",
+                                                         "tensor(float)"), backends=BOTH)
+def _(c):
+    # NumPy promoted uint32 * float32 to float64, JAX computed float32; ONNX Runtime refuses
+    m = _cast_then_mul(TensorProto.UINT32)
+    ort_refuses(m, {"i": np.array(3, np.int64)})
+    ig_run(c, m, {"i": np.array(3, np.int64)})
+
+
+@case("onnx/mul_of_a_cast_to_float_and_a_float_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _cast_then_mul(TensorProto.FLOAT)
+    got = ig_run(c, m, {"i": np.array(3, np.int64)})["y"]
+    assert_close(got, run_ort(m, {"i": np.array(3, np.int64)})["y"])
+
+
+@case("onnx/transpose_perm_1_64_2", Raises(ModelError, "Transpose node 'tr'", "'perm'",
+                                           "[1, 64, 2]"), backends=BOTH)
+def _(c):
+    # the JAX pipeline's cell fusion indexed the shape with 64 (a raw IndexError)
+    m = _one_node("Transpose", [("x", F, [2, 3, 4])], ["y"], name="tr", perm=[1, 64, 2])
+    ort_refuses(m, {"x": np.ones((2, 3, 4), np.float32)})
+    ig_run(c, m, {"x": np.ones((2, 3, 4), np.float32)})

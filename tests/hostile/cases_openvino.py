@@ -6,6 +6,7 @@ maps, run-time errors. Where a case claims that OpenVINO refuses the IR, it chec
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 from harness import Ok, Raises, case
@@ -778,3 +779,25 @@ def _(c):
 def _(c):
     xml = add_net(dims=("-1", "-1"))
     _run(c, xml, feeds={"x": np.ones((2, 3), np.float32), "y": np.ones((4, 5), np.float32)})
+
+
+# -- found by the mutation fuzzer (tests/fuzz) ---------------------------------------------------
+
+_CORPUS = Path(__file__).resolve().parent.parent / "realworld" / "models"
+
+
+@case("ov/rnn_sequence_hidden_size_2e31_with_weights_of_5",
+      Raises(ModelError, "RNNSequence", "hidden_size 2147483648", "W of shape"), isolate=True)
+def _(c):
+    # the reader allocated the zero recurrent bias of hidden_size (16 GiB) before looking at W
+    src = _CORPUS / "torch-ov" / "rnn_tanh_ptfe.xml"
+    xml = _sub(src.read_text(), 'hidden_size="5"', 'hidden_size="2147483648"')
+    w = src.with_suffix(".bin").read_bytes()
+    ov_refuses(xml, w)
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/rnn_sequence_from_the_corpus_valid", Ok())
+def _(c):
+    src = _CORPUS / "torch-ov" / "rnn_tanh_ptfe.xml"
+    ig_read_ov(c, src.read_text(), src.with_suffix(".bin").read_bytes())

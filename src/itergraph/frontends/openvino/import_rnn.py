@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
-from .builder import Builder, dtype_of, rank_of
+from .builder import Builder, dtype_of, rank_of, shape_of
 from .elements import to_numpy
 from .import_ops import out_dtype
 from .import_table import importer
@@ -72,6 +72,17 @@ def reorder(b: Builder, v, order: list[int], axis: int, dt=None):
 
 def _zeros_like_blocks(b: Builder, v, blocks: int, hs: int, lead: tuple, dt) -> object:
     return b.const(np.zeros(lead + (blocks * hs,), to_numpy(dt) if dt else np.float32))
+
+
+def _check_blocks(layer: Layer, v, what: str, blocks: int, hs: int, axis: int) -> None:
+    """`v` holds `blocks` blocks of `hs` along `axis`, where its shape says (a hidden_size
+    that does not fit the weights is refused before anything of its size is allocated)."""
+    shape = shape_of(v)
+    if shape is None or axis >= len(shape) or not isinstance(shape[axis], int):
+        return
+    if shape[axis] != blocks * hs:
+        raise ModelError(f"{layer.where()}: {what} of shape {list(shape)} does not hold "
+                         f"{blocks} gate block(s) of hidden_size {hs} along axis {axis}")
 
 
 def _lstm_order(layer: Layer) -> list[int]:
@@ -138,6 +149,7 @@ def _onnx_bias(b: Builder, layer: Layer, B, hs: int, gates: int, order, lbr: boo
     """ONNX ``[W_b, R_b]`` from an OpenVINO bias (blocks along `axis`)."""
     if B is None:
         return None
+    _check_blocks(layer, B, "B", gates + (1 if lbr else 0), hs, axis)
     c = b.value_of(B)
     if c is not None:
         blocks = np.split(c, gates + (1 if lbr else 0), axis=axis)
@@ -167,6 +179,8 @@ def _run_cell(b: Builder, layer: Layer, op: str, hs: int, dt, order, X, states, 
             P = b.unsqueeze(P, [0])
         else:
             P = None
+    for v, what in ((W, "W"), (R, "R")):
+        _check_blocks(layer, v, what, gates, hs, 0)
     x1 = b.unsqueeze(X, [0])
     w1 = b.unsqueeze(reorder(b, W, order, 0, dt), [0])
     r1 = b.unsqueeze(reorder(b, R, order, 0, dt), [0])
@@ -209,6 +223,8 @@ def _sequence(op: str, gates: int, default_acts: list[str]):
         if op == "GRU":
             lbr = layer.bool_attr("linear_before_reset")
             attrs["linear_before_reset"] = 1 if lbr else 0
+        for v, what in ((W, "W"), (R, "R")):
+            _check_blocks(layer, v, what, gates, hs, 1)
         xs = b.transpose(X, [1, 0, 2])
         ss = [b.transpose(s, [1, 0, 2]) for s in states]
         w = reorder(b, W, order, 1, dt)
