@@ -1545,3 +1545,21 @@ def _(c):
     m = _one_node("Transpose", [("x", F, [2, 3, 4])], ["y"], name="tr", perm=[1, 64, 2])
     ort_refuses(m, {"x": np.ones((2, 3, 4), np.float32)})
     ig_run(c, m, {"x": np.ones((2, 3, 4), np.float32)})
+
+
+@case("onnx/loop_trip_count_gathered_from_a_shape_at_index_2e56",
+      Raises(ExecutionError, "Gather node 'g'"), backends=BOTH)
+def _(c):
+    # constant folding of Shape(x)[k] for an inner loop's trip count (is the loop surely
+    # entered?) raised a raw IndexError in the JAX pipeline
+    inner = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "k"], ["m"], name="g", axis=0),
+             h.make_node("Loop", ["m", "c", "x"], ["x_out", "ys"], name="inner",
+                         body=counter_body()),
+             h.make_node("Identity", ["c"], ["c_out"])]
+    body = graph(inner, [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])],
+                 [const("k", np.array(2**56, np.int64))])
+    m = loop_model(body=body, outputs=("xf",), x_shape=[2])
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
