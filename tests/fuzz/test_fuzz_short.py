@@ -15,7 +15,7 @@ from .seeds import seeds
 from .verdicts import FINDINGS, differ, findings, verdict
 
 SHORT_SEED = 20260101  # the short run's campaign: fixed, so that a failure reproduces
-SHORT_MUTANTS = 100
+SHORT_MUTANTS = 200
 
 
 def test_a_mutant_is_built_the_same_way_every_time(tmp_path):

@@ -101,7 +101,7 @@ def differ(a: dict, b: dict, rtol: float = RTOL, atol: float = ATOL) -> str | No
                 close = np.isclose(xf[ok], yf[ok], rtol=rtol, atol=tol)
                 if not close.all():
                     i = int(np.argmin(close))
-                    return f"{what}: {xf[ok][i]} vs {yf[ok][i]}"
+                    return f"{what}: {x[ok][i]} vs {y[ok][i]}"
             elif not np.array_equal(x, y):
                 i = int(np.argmax(x.reshape(-1) != y.reshape(-1)))
                 return f"{what}: {x.reshape(-1)[i]} vs {y.reshape(-1)[i]}"

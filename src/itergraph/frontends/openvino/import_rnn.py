@@ -70,8 +70,20 @@ def reorder(b: Builder, v, order: list[int], axis: int, dt=None):
     return b.op("Concat", [parts[i] for i in order], {"axis": axis}, dtype=dt or dtype_of(v))
 
 
+def _static(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
 def _zeros_like_blocks(b: Builder, v, blocks: int, hs: int, lead: tuple, dt) -> object:
-    return b.const(np.zeros(lead + (blocks * hs,), to_numpy(dt) if dt else np.float32))
+    """Zeros of `blocks` blocks of hidden_size `hs` after `lead`: a constant when `v` (the
+    bias they complete, its blocks checked against `hs`) has a known shape; else zeros of
+    `v`'s own shape at run time (``v`` holds exactly `blocks` blocks), so that a hidden_size
+    that does not fit the weights allocates nothing and the cell's kernel names it."""
+    np_dt = to_numpy(dt) if dt else np.float32
+    if _static(shape_of(v)):
+        return b.const(np.zeros(lead + (blocks * hs,), np_dt))
+    dims = b.op("Shape", [v], dtype=DataType.INT64)
+    return b.op("ConstantOfShape", [dims], {"value": np.zeros(1, np_dt)}, dtype=dt)
 
 
 def _check_blocks(layer: Layer, v, what: str, blocks: int, hs: int, axis: int) -> None:
@@ -162,7 +174,9 @@ def _onnx_bias(b: Builder, layer: Layer, B, hs: int, gates: int, order, lbr: boo
         return b.const(np.concatenate([wb, rb], axis=axis))
     if lbr:
         parts = b.op("Split", [B], {"axis": axis, "num_outputs": 4}, outputs=4, dtype=dt)
-        zeros = _zeros_like_blocks(b, B, 2, hs, lead, dt)
+        two = B if _static(shape_of(B)) else \
+            b.op("Concat", [parts[0], parts[1]], {"axis": axis}, dtype=dt)
+        zeros = _zeros_like_blocks(b, two, 2, hs, lead, dt)
         return b.op("Concat", [parts[0], parts[1], parts[2], zeros, parts[3]], {"axis": axis},
                     dtype=dt)
     wb = reorder(b, B, order, axis, dt)
