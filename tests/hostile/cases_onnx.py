@@ -1563,3 +1563,14 @@ def _(c):
     m = loop_model(body=body, outputs=("xf",), x_shape=[2])
     ort_refuses(m, _loop_feeds())
     ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/op_type_not_utf8", Raises(ModelError, "'shape_node'", "op_type", "UTF-8"))
+def _(c):
+    # protobuf hands the op type over as bytes; the schema lookup raised a raw TypeError
+    m = _one_node("Shape", [("x", F, [2, 3])], ["y"], name="shape_node", out_type=I64)
+    data = m.SerializeToString().replace(b"\x22\x05Shape", b"\x22\x05\xfahape", 1)
+    assert data != m.SerializeToString()
+    p = c.path("m.onnx")
+    p.write_bytes(data)
+    ig.load(p)

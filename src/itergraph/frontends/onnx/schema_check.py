@@ -62,6 +62,10 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
+    for field in ("op_type", "domain"):
+        if not isinstance(getattr(p, field), str):  # protobuf gives bytes that are not UTF-8
+            raise ModelError(f"node '{p.name if isinstance(p.name, str) else repr(p.name)}': its "
+                             f"{field} {getattr(p, field)!r} is not valid UTF-8")
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
