@@ -21,6 +21,7 @@ from hostile_util import (
     loop_model,
     model,
     ort_refuses,
+    ort_session,
     run_ort,
     vi,
 )
@@ -665,7 +666,7 @@ def _(c):
     ig_run(c, m, feeds)
 
 
-@case("onnx/transpose_perm_repeats_an_axis", Raises(ExecutionError, "flip"))
+@case("onnx/transpose_perm_repeats_an_axis", Raises(ModelError, "flip", "'perm'"))
 def _(c):
     m = _one_node("Transpose", [("x", F, [2, 3])], ["y"], name="flip", perm=[0, 0])
     ort_refuses(m, {"x": X})
@@ -1457,3 +1458,119 @@ def _(c):
               [vi("M", I64, []), vi("x0", F, [1])], [vi("xf", F, None)])
     ig_run(c, m, {"M": np.array(10**6, np.int64), "x0": np.ones(1, np.float32)},
            max_iterations=20)
+
+
+# -- found by the mutation fuzzer (tests/fuzz) ---------------------------------------------------
+
+def _topk_fed_k():
+    node = h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", axis=-1)
+    return model([node], [vi("x", F, [1, 8]), vi("k", I64, [1])],
+                 [vi("v", F, None), vi("i", I64, None)])
+
+
+@case("onnx/topk_negative_k_fed", Raises(ExecutionError, "TopK node 'top'", "k", "-3"),
+      backends=BOTH)
+def _(c):
+    # onnx.reference (NumPy's fallback for TopK) gave empty outputs; JAX refused
+    feeds = {**_TOPK_X, "k": np.array([-3], np.int64)}
+    ort_refuses(_topk_fed_k(), feeds)
+    ig_run(c, _topk_fed_k(), feeds)
+
+
+@case("onnx/topk_k_beyond_the_axis_fed", Raises(ExecutionError, "TopK node 'top'", "k", "9"),
+      backends=BOTH)
+def _(c):
+    feeds = {**_TOPK_X, "k": np.array([9], np.int64)}
+    ort_refuses(_topk_fed_k(), feeds)
+    ig_run(c, _topk_fed_k(), feeds)
+
+
+@case("onnx/topk_k_of_the_whole_axis_fed", Ok(), backends=BOTH)
+def _(c):
+    feeds = {**_TOPK_X, "k": np.array([8], np.int64)}
+    got = ig_run(c, _topk_fed_k(), feeds)
+    want = run_ort(_topk_fed_k(), feeds)
+    assert_close(got["v"], want["v"])
+    assert got["i"].tolist() == want["i"].tolist()
+
+
+@case("onnx/graph_output_listed_twice_saved_as_ir", Ok())
+def _(c):
+    # ONNX Runtime runs it and returns the output twice; OpenVINO keeps both Results named y.
+    # itergraph's run returns a dict (the output once); the IR written gives the second
+    # Result its layer's name, so that every output of the graph read back has its own name
+    body = counter_body()
+    loop = h.make_node("Loop", ["M", "cond", "x0"], ["y", "ys"], name="L", body=body)
+    m = model([loop], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])],
+              [vi("y", F, None), vi("ys", F, None), vi("y", F, None)])
+    feeds = _loop_feeds()
+    assert len(run_ort(m, feeds)) == 2 and len(ort_session(m).get_outputs()) == 3
+    got = ig_run(c, m, feeds)
+    assert list(got) == ["y", "ys"]
+    ig.save(ig.load(m), c.path("m.xml"))
+    back = ig.load(c.path("m.xml"))
+    assert [v.name for v in back.outputs] == ["y", "ys", "y/sink_port_0"]
+    again = back.run(feeds, backend=c.backend)
+    assert_close(again["y/sink_port_0"], got["y"])
+    assert_close(again["y"], got["y"])
+
+
+def _cast_then_mul(to: int):
+    nodes = [h.make_node("Cast", ["i"], ["c"], to=to, name="cast"),
+             h.make_node("Mul", ["c", "k"], ["y"], name="scale")]
+    return model(nodes, [vi("i", I64, [])], [vi("y", F, None)],
+                 [const("k", np.array(2.0, np.float32))])
+
+
+@case("onnx/mul_of_a_cast_to_uint32_and_a_float", Raises(ModelError, "'scale'", "uint32",
+                                                         "tensor(float)"), backends=BOTH)
+def _(c):
+    # NumPy promoted uint32 * float32 to float64, JAX computed float32; ONNX Runtime refuses
+    m = _cast_then_mul(TensorProto.UINT32)
+    ort_refuses(m, {"i": np.array(3, np.int64)})
+    ig_run(c, m, {"i": np.array(3, np.int64)})
+
+
+@case("onnx/mul_of_a_cast_to_float_and_a_float_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _cast_then_mul(TensorProto.FLOAT)
+    got = ig_run(c, m, {"i": np.array(3, np.int64)})["y"]
+    assert_close(got, run_ort(m, {"i": np.array(3, np.int64)})["y"])
+
+
+@case("onnx/transpose_perm_1_64_2", Raises(ModelError, "Transpose node 'tr'", "'perm'",
+                                           "[1, 64, 2]"), backends=BOTH)
+def _(c):
+    # the JAX pipeline's cell fusion indexed the shape with 64 (a raw IndexError)
+    m = _one_node("Transpose", [("x", F, [2, 3, 4])], ["y"], name="tr", perm=[1, 64, 2])
+    ort_refuses(m, {"x": np.ones((2, 3, 4), np.float32)})
+    ig_run(c, m, {"x": np.ones((2, 3, 4), np.float32)})
+
+
+@case("onnx/loop_trip_count_gathered_from_a_shape_at_index_2e56",
+      Raises(ExecutionError, "Gather node 'g'"), backends=BOTH)
+def _(c):
+    # constant folding of Shape(x)[k] for an inner loop's trip count (is the loop surely
+    # entered?) raised a raw IndexError in the JAX pipeline
+    inner = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "k"], ["m"], name="g", axis=0),
+             h.make_node("Loop", ["m", "c", "x"], ["x_out", "ys"], name="inner",
+                         body=counter_body()),
+             h.make_node("Identity", ["c"], ["c_out"])]
+    body = graph(inner, [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])],
+                 [const("k", np.array(2**56, np.int64))])
+    m = loop_model(body=body, outputs=("xf",), x_shape=[2])
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/op_type_not_utf8", Raises(ModelError, "'shape_node'", "op_type", "UTF-8"))
+def _(c):
+    # protobuf hands the op type over as bytes; the schema lookup raised a raw TypeError
+    m = _one_node("Shape", [("x", F, [2, 3])], ["y"], name="shape_node", out_type=I64)
+    data = m.SerializeToString().replace(b"\x22\x05Shape", b"\x22\x05\xfahape", 1)
+    assert data != m.SerializeToString()
+    p = c.path("m.onnx")
+    p.write_bytes(data)
+    ig.load(p)

@@ -6,6 +6,7 @@ maps, run-time errors. Where a case claims that OpenVINO refuses the IR, it chec
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 from harness import Ok, Raises, case
@@ -778,3 +779,40 @@ def _(c):
 def _(c):
     xml = add_net(dims=("-1", "-1"))
     _run(c, xml, feeds={"x": np.ones((2, 3), np.float32), "y": np.ones((4, 5), np.float32)})
+
+
+# -- found by the mutation fuzzer (tests/fuzz) ---------------------------------------------------
+
+_CORPUS = Path(__file__).resolve().parent.parent / "realworld" / "models"
+
+
+@case("ov/rnn_sequence_hidden_size_2e31_with_weights_of_5",
+      Raises(ModelError, "RNNSequence", "hidden_size 2147483648", "W of shape"), isolate=True)
+def _(c):
+    # the reader allocated the zero recurrent bias of hidden_size (16 GiB) before looking at W
+    src = _CORPUS / "torch-ov" / "rnn_tanh_ptfe.xml"
+    xml = _sub(src.read_text(), 'hidden_size="5"', 'hidden_size="2147483648"')
+    w = src.with_suffix(".bin").read_bytes()
+    ov_refuses(xml, w)
+    ig_read_ov(c, xml, w)
+
+
+@case("ov/rnn_sequence_from_the_corpus_valid", Ok())
+def _(c):
+    src = _CORPUS / "torch-ov" / "rnn_tanh_ptfe.xml"
+    ig_read_ov(c, src.read_text(), src.with_suffix(".bin").read_bytes())
+
+
+@case("ov/lstm_hidden_size_2e40_saved_as_ir_and_read_back",
+      Raises(ExecutionError, "LSTMSequence", "hidden size 1099511627776"), isolate=True)
+def _(c):
+    # the IR the writer gives has no port dims: reading it back allocated the 16 TiB zero
+    # recurrent bias before the LSTM's weights were checked against hidden_size
+    import onnx
+
+    m = onnx.load(str(_CORPUS / "torch" / "lstm_op23.onnx"))
+    lstm = next(n for n in m.graph.node if n.op_type == "LSTM")
+    next(a for a in lstm.attribute if a.name == "hidden_size").i = 2**40
+    ig.save(ig.load(m), c.path("m.xml"))
+    feeds = dict(np.load(_CORPUS / "torch" / "lstm_op23.npz"))
+    ig.load(c.path("m.xml")).run({"x": feeds["in0"]})

@@ -253,8 +253,13 @@ def _kill(p: subprocess.Popen) -> None:
         pass
 
 
-def run_group(cases: list[Case], tmp: Path) -> dict[str, dict]:
-    """Run `cases` in as few children as possible; every case gets an outcome dict."""
+def run_group(cases: list[Case], tmp: Path, spawn=None) -> dict[str, dict]:
+    """Run `cases` in as few children as possible; every case gets an outcome dict.
+
+    `spawn(todo, tmp) -> Popen` starts a child for the cases still to run (default `_spawn`);
+    any items with a ``name`` and a ``timeout`` will do, when the child speaks the protocol of
+    `child_main` (a ``{"start": name}`` line, then a result line with ``"name"``)."""
+    spawn = spawn or _spawn
     results: dict[str, dict] = {}
     todo = list(cases)
     attempt = 0
@@ -262,7 +267,7 @@ def run_group(cases: list[Case], tmp: Path) -> dict[str, dict]:
         attempt += 1
         ctmp = tmp / f"child{attempt}"
         ctmp.mkdir(parents=True, exist_ok=True)
-        p = _spawn(todo, ctmp)
+        p = spawn(todo, ctmp)
         by_name = {c.name: c for c in todo}
         current: str | None = None
         deadline = time.monotonic() + START_TIMEOUT + todo[0].timeout

@@ -195,7 +195,10 @@ class _Evaluation:
             dims = np.array([-1 if d is None else d
                              for d in self._dims(node.inputs[0].producer, depth + 1)],
                             np.int64)
-            out = np.take(dims, self.input(node, 1, depth), axis=0)
+            idx = self.input(node, 1, depth)
+            if idx.dtype.kind not in "iu" or ((idx < -len(dims)) | (idx >= len(dims))).any():
+                raise _Unknown  # the Gather kernel names the bad index when it runs
+            out = np.take(dims, idx, axis=0)
             if (out < 0).any():
                 raise _Unknown
             return [out]

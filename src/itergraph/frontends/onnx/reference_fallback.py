@@ -10,6 +10,11 @@ opset version (ops defined as ONNX functions run through their function body, as
 ``ReferenceEvaluator`` does) and returns a kernel closure over it. Ops that need the input
 types to pick their function body are loaded on first call, once per input-type signature.
 
+Where ``onnx.reference`` accepts inputs that the op's specification (and ONNX Runtime)
+refuses, and would compute a silently wrong result from them (a negative ``k`` of TopK gives
+empty outputs), `_INPUT_CHECKS` refuses them first with an `ExecutionError` naming the node
+and input, as the JAX backend does.
+
 If ``onnx.reference`` does not know the op either, the factory raises `UnsupportedError`
 naming the node, op type, domain and version. Subgraph attributes are written back to ONNX
 when they are self-contained (Loop, If, Scan and SequenceMap have native kernels).
@@ -23,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import UnsupportedError, where
+from ...errors import ExecutionError, UnsupportedError, where
 from ...ir.graph import Graph
 from ...ir.types import DataType, SequenceType, TensorType
 from .attributes import attr_to_onnx
@@ -47,6 +52,7 @@ def fallback_factory(node, ctx):
     proto = _node_proto(node, domain, version, n_in)
     run_params = _run_params(domain, version)
     n_out = len(node.outputs)
+    check = _INPUT_CHECKS.get((domain, node.op_type))
 
     def instantiate(input_types=None):
         cls = _load_class(node, proto, domain, version, input_types)
@@ -66,6 +72,8 @@ def fallback_factory(node, ctx):
 
     def fn(*args):
         args = args[:n_in]
+        if check is not None:
+            check(node, args)
         op = inst
         if op is None:  # context-dependent function: needs the input types
             key = tuple(_type_key(a) for a in args)
@@ -87,6 +95,33 @@ class _NeedsTypes(Exception):
 
 def _describe(node, domain: str, version: int) -> str:
     return f"{where(node)} (op '{node.op_type}', domain '{domain}', version {version})"
+
+
+# ----------------------------------------------------------------------------- input checks
+
+
+def _check_topk(node, args) -> None:
+    """TopK: ``k`` (attribute before opset 10, else input 1: one integer) within
+    ``[0, length of the axis]``, the axis within the rank."""
+    x = np.asarray(args[0])
+    axis = int(node.attrs.get("axis", -1) if node.attrs.get("axis") is not None else -1)
+    if not -x.ndim <= axis < max(x.ndim, 1):
+        raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {x.ndim}")
+    if len(args) > 1:
+        k = np.asarray(args[1])
+        if k.size != 1 or k.dtype.kind not in "iu":
+            raise ExecutionError(f"{where(node)}: k (input 1) must be one integer, got "
+                                 f"{k.dtype} of shape {list(k.shape)}")
+        k, what = int(k.reshape(-1)[0]), "k (input 1)"
+    else:
+        k, what = int(node.attrs.get("k", -1)), "attribute k"
+    length = x.shape[axis] if x.ndim else 1
+    if not 0 <= k <= length:
+        raise ExecutionError(f"{where(node)}: {what}={k} out of range for axis length "
+                             f"{length}")
+
+
+_INPUT_CHECKS = {("", "TopK"): _check_topk}
 
 
 # ----------------------------------------------------------------------------- loading

@@ -5,7 +5,8 @@ does when it loads a model:
   input left out: it counts), and no required input has an empty name;
 - every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
   graph, ...), and the required ones are present; an int attribute that holds a boolean
-  (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1;
+  (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
+  Transpose's ``perm`` is a permutation;
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
@@ -58,8 +59,13 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     """Raise `ModelError` naming `p` where it breaks its schema at opset `version`.
 
     An output whose element type is unknown and whose formal type is a type parameter the
-    inputs bind (``Add``'s ``C`` is ``T``) gets that element type, so that a type error
-    further on (in a loop body, where ONNX shape inference gives up) is still seen."""
+    inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
+    value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
+    wherever ONNX shape inference gives up) is still seen."""
+    for field in ("op_type", "domain"):
+        if not isinstance(getattr(p, field), str):  # protobuf gives bytes that are not UTF-8
+            raise ModelError(f"node '{p.name if isinstance(p.name, str) else repr(p.name)}': its "
+                             f"{field} {getattr(p, field)!r} is not valid UTF-8")
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -75,6 +81,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     _fill_output_types(schema, bound, outputs)
     if p.op_type == "Constant":
         _fill_constant_type(p, outputs)
+    if p.op_type == "Cast":
+        _fill_cast_type(p, outputs)
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -183,6 +191,11 @@ def _check_attributes(p, schema, what: str) -> None:
             raise ModelError(f"{what}: attribute '{name}' is {a.i}; it must be 0 or 1 "
                              "(ONNX Runtime reads other values as false in some ops, as true "
                              "in others)")
+    perm = given.get("perm")
+    if p.op_type == "Transpose" and perm is not None and perm.type == AttributeProto.INTS \
+            and sorted(perm.ints) != list(range(len(perm.ints))):
+        raise ModelError(f"{what}: attribute 'perm' {list(perm.ints)} is not a permutation "
+                         f"of 0..{len(perm.ints) - 1}")
 
 
 _REDUCE = ("keepdims", "noop_with_empty_axes")
@@ -212,6 +225,19 @@ _BOOLEAN: dict[str, tuple[str, ...]] = {
     "NonMaxSuppression": ("center_point_box",),
     "BatchNormalization": ("training_mode",),
 }
+
+
+def _fill_cast_type(p, outputs: list[Value]) -> None:
+    """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
+    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type)."""
+    to = next((a for a in p.attribute if a.name == "to" and a.type == AttributeProto.INT), None)
+    if to is None or len(outputs) != 1:
+        return
+    try:
+        dtype = dtype_from_onnx(to.i)
+    except Exception:  # noqa: BLE001 - not an element type: the importer names it
+        return
+    _fill_dtype(outputs[0], dtype)
 
 
 def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.types import DataType
-from .builder import Builder, dtype_of, rank_of
+from .builder import Builder, dtype_of, rank_of, shape_of
 from .elements import to_numpy
 from .import_ops import out_dtype
 from .import_table import importer
@@ -70,8 +70,31 @@ def reorder(b: Builder, v, order: list[int], axis: int, dt=None):
     return b.op("Concat", [parts[i] for i in order], {"axis": axis}, dtype=dt or dtype_of(v))
 
 
+def _static(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
 def _zeros_like_blocks(b: Builder, v, blocks: int, hs: int, lead: tuple, dt) -> object:
-    return b.const(np.zeros(lead + (blocks * hs,), to_numpy(dt) if dt else np.float32))
+    """Zeros of `blocks` blocks of hidden_size `hs` after `lead`: a constant when `v` (the
+    bias they complete, its blocks checked against `hs`) has a known shape; else zeros of
+    `v`'s own shape at run time (``v`` holds exactly `blocks` blocks), so that a hidden_size
+    that does not fit the weights allocates nothing and the cell's kernel names it."""
+    np_dt = to_numpy(dt) if dt else np.float32
+    if _static(shape_of(v)):
+        return b.const(np.zeros(lead + (blocks * hs,), np_dt))
+    dims = b.op("Shape", [v], dtype=DataType.INT64)
+    return b.op("ConstantOfShape", [dims], {"value": np.zeros(1, np_dt)}, dtype=dt)
+
+
+def _check_blocks(layer: Layer, v, what: str, blocks: int, hs: int, axis: int) -> None:
+    """`v` holds `blocks` blocks of `hs` along `axis`, where its shape says (a hidden_size
+    that does not fit the weights is refused before anything of its size is allocated)."""
+    shape = shape_of(v)
+    if shape is None or axis >= len(shape) or not isinstance(shape[axis], int):
+        return
+    if shape[axis] != blocks * hs:
+        raise ModelError(f"{layer.where()}: {what} of shape {list(shape)} does not hold "
+                         f"{blocks} gate block(s) of hidden_size {hs} along axis {axis}")
 
 
 def _lstm_order(layer: Layer) -> list[int]:
@@ -138,6 +161,7 @@ def _onnx_bias(b: Builder, layer: Layer, B, hs: int, gates: int, order, lbr: boo
     """ONNX ``[W_b, R_b]`` from an OpenVINO bias (blocks along `axis`)."""
     if B is None:
         return None
+    _check_blocks(layer, B, "B", gates + (1 if lbr else 0), hs, axis)
     c = b.value_of(B)
     if c is not None:
         blocks = np.split(c, gates + (1 if lbr else 0), axis=axis)
@@ -150,7 +174,9 @@ def _onnx_bias(b: Builder, layer: Layer, B, hs: int, gates: int, order, lbr: boo
         return b.const(np.concatenate([wb, rb], axis=axis))
     if lbr:
         parts = b.op("Split", [B], {"axis": axis, "num_outputs": 4}, outputs=4, dtype=dt)
-        zeros = _zeros_like_blocks(b, B, 2, hs, lead, dt)
+        two = B if _static(shape_of(B)) else \
+            b.op("Concat", [parts[0], parts[1]], {"axis": axis}, dtype=dt)
+        zeros = _zeros_like_blocks(b, two, 2, hs, lead, dt)
         return b.op("Concat", [parts[0], parts[1], parts[2], zeros, parts[3]], {"axis": axis},
                     dtype=dt)
     wb = reorder(b, B, order, axis, dt)
@@ -167,6 +193,8 @@ def _run_cell(b: Builder, layer: Layer, op: str, hs: int, dt, order, X, states, 
             P = b.unsqueeze(P, [0])
         else:
             P = None
+    for v, what in ((W, "W"), (R, "R")):
+        _check_blocks(layer, v, what, gates, hs, 0)
     x1 = b.unsqueeze(X, [0])
     w1 = b.unsqueeze(reorder(b, W, order, 0, dt), [0])
     r1 = b.unsqueeze(reorder(b, R, order, 0, dt), [0])
@@ -209,6 +237,8 @@ def _sequence(op: str, gates: int, default_acts: list[str]):
         if op == "GRU":
             lbr = layer.bool_attr("linear_before_reset")
             attrs["linear_before_reset"] = 1 if lbr else 0
+        for v, what in ((W, "W"), (R, "R")):
+            _check_blocks(layer, v, what, gates, hs, 1)
         xs = b.transpose(X, [1, 0, 2])
         ss = [b.transpose(s, [1, 0, 2]) for s in states]
         w = reorder(b, W, order, 1, dt)

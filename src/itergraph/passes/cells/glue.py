@@ -167,7 +167,8 @@ def _derived(v: Value, depth: int = 0) -> Shape | None:
         if shape is None:
             return None
         perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
-        return tuple(shape[int(k)] for k in perm) if len(perm) == len(shape) else None
+        ok = sorted(int(k) for k in perm) == list(range(len(shape)))
+        return tuple(shape[int(k)] for k in perm) if ok else None
     if p.op_type in _BROADCAST:
         shapes = [None if x is None else _derived(x, depth + 1) for x in p.inputs]
         return None if None in shapes else _broadcast(shapes)

@@ -1,0 +1,38 @@
+"""What the mutation operators share: `NotApplicable`, the interesting values they pick from,
+and the `Registry` of operators by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+class NotApplicable(Exception):
+    """The operator finds nothing to mutate in this seed (no Loop, no attribute of a kind)."""
+
+
+# integers that break arithmetic, bounds and allocations
+INTS = (-(2**63), -(2**31), -2, -1, 0, 1, 2, 3, 7, 64, 2**31 - 1, 2**31, 2**40, 2**62,
+        2**63 - 1)
+DIMS = (-7, -1, 0, 1, 2, 3, 1000, 2**31, 2**40, 2**62)
+
+
+def pick(rng: np.random.Generator, seq):
+    """One element of a non-empty sequence (`NotApplicable` when it is empty)."""
+    seq = list(seq)
+    if not seq:
+        raise NotApplicable("nothing to pick from")
+    return seq[int(rng.integers(len(seq)))]
+
+
+class Registry(dict):
+    """Operators by name: ``fn(target, rng) -> description``; `register` is the decorator."""
+
+    def register(self, name: str) -> Callable:
+        def deco(fn):
+            if name in self:
+                raise ValueError(f"operator {name} is registered twice")
+            self[name] = fn
+            return fn
+        return deco

@@ -1,0 +1,124 @@
+"""A mutant: a seed model, a mutation operator and an rng seed, from which the mutated files
+and feeds are built deterministically; and the choice of mutants for a campaign.
+
+A mutant is written ``SEED_ID|OPERATOR|RNG_SEED`` (`Mutant.spec`). Operators are those of
+`mutate_onnx` (ONNX seeds), `mutate_ir` (OpenVINO IR seeds) and `mutate_feeds` (both), plus
+``none`` (the seed as it is, a control), ``bytes`` (an ONNX file's bytes overwritten or cut)
+and ``multi`` (two or three operators of the seed's format, one after another).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from . import mutate_feeds, mutate_ir, mutate_onnx
+from .common import NotApplicable
+from .seeds import Seed, seed, seeds
+
+SPECIAL = ("none", "bytes", "multi")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    seed_id: str
+    op: str
+    rng_seed: int
+
+    @property
+    def spec(self) -> str:
+        return f"{self.seed_id}|{self.op}|{self.rng_seed}"
+
+    @classmethod
+    def parse(cls, spec: str) -> Mutant:
+        seed_id, op, n = spec.split("|")
+        return cls(seed_id, op, int(n))
+
+
+@dataclass
+class Built:
+    """A mutant's files and feeds; `description` says what each operator did."""
+
+    path: Path
+    feeds: dict
+    description: str
+
+
+def model_ops(fmt: str) -> list[str]:
+    return sorted(mutate_onnx.OPS if fmt == "onnx" else mutate_ir.OPS)
+
+
+def _apply(op: str, fmt: str, target, feeds: dict, rng) -> str:
+    if op in mutate_feeds.OPS:
+        return mutate_feeds.OPS[op](feeds, rng)
+    table = mutate_onnx.OPS if fmt == "onnx" else mutate_ir.OPS
+    if op not in table:
+        raise NotApplicable(f"operator {op} is not one of the {fmt} operators")
+    return table[op](target, rng)
+
+
+def build(m: Mutant, out_dir: Path) -> Built:
+    """Write the mutant's model into `out_dir` (``m.onnx``, or ``m.xml`` and ``m.bin``) and
+    return it with its feeds. `NotApplicable` when the operator finds nothing to mutate."""
+    s: Seed = seed(m.seed_id)
+    rng = np.random.default_rng(m.rng_seed)
+    feeds = dict(s.feeds())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if s.format == "onnx":
+        target = onnx.load(str(s.file), load_external_data=False)
+    else:
+        weights = s.weights.read_bytes() if s.weights else b""
+        target = mutate_ir.IR(ET.parse(s.file).getroot(), weights)
+    if m.op == "multi":
+        ops = model_ops(s.format) + sorted(mutate_feeds.OPS)
+        done = []
+        for _ in range(int(rng.integers(2, 4))):
+            op = ops[int(rng.integers(len(ops)))]
+            try:
+                done.append(f"{op}: {_apply(op, s.format, target, feeds, rng)}")
+            except NotApplicable:
+                pass
+        if not done:
+            raise NotApplicable("no operator applied")
+        desc = "; ".join(done)
+    elif m.op in ("none", "bytes"):
+        desc = m.op
+    else:
+        desc = _apply(m.op, s.format, target, feeds, rng)
+    if s.format == "onnx":
+        data = target.SerializeToString()
+        if m.op == "bytes":
+            data, desc = mutate_onnx.flip_bytes(data, rng)
+        path = out_dir / "m.onnx"
+        path.write_bytes(data)
+    else:
+        if m.op == "bytes":
+            raise NotApplicable("bytes is an ONNX operator")
+        path = out_dir / "m.xml"
+        path.write_bytes(target.xml())
+        if s.weights is not None:
+            (out_dir / "m.bin").write_bytes(target.weights)
+    return Built(path, feeds, desc)
+
+
+def campaign(n: int, rng_seed: int, seed_ids: list[str] | None = None) -> list[Mutant]:
+    """`n` mutants drawn from `rng_seed`: a seed, then an operator (a quarter of the time a
+    feed operator, a few percent ``multi`` or ``bytes``, else one of the format's)."""
+    pool = [s for s in seeds() if seed_ids is None or s.id in seed_ids]
+    rng = np.random.default_rng(rng_seed)
+    out = []
+    for _ in range(n):
+        s = pool[int(rng.integers(len(pool)))]
+        r = rng.random()
+        if r < 0.25:
+            ops = sorted(mutate_feeds.OPS)
+        elif r < 0.30:
+            ops = ["multi"] if s.format == "openvino" or r < 0.28 else ["bytes"]
+        else:
+            ops = model_ops(s.format)
+        out.append(Mutant(s.id, ops[int(rng.integers(len(ops)))], int(rng.integers(2**31))))
+    return out

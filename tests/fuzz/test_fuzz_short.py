@@ -1,0 +1,88 @@
+"""The fuzzer in the test suite: its parts (deterministic mutants, every operator applicable
+to some seed, the verdicts), and a short seeded campaign that fails on any finding: a raw
+exception, crash, hang, memory blow-up, backend disagreement or wrong result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from . import mutate_feeds, mutate_ir, mutate_onnx
+from .campaign import run_campaign, summarize
+from .common import NotApplicable
+from .mutants import SPECIAL, Mutant, build, campaign
+from .seeds import seeds
+from .verdicts import FINDINGS, differ, findings, verdict
+
+SHORT_SEED = 20260101  # the short run's campaign: fixed, so that a failure reproduces
+SHORT_MUTANTS = 200
+
+
+def test_a_mutant_is_built_the_same_way_every_time(tmp_path):
+    for spec in ("tf/while_counted_op13|loop_trip|5", "tf-ov/while_counted|ir_port_map|7",
+                 "torch/rnn_tanh_op23|feed_values|3", "tf/nested_while_op7|multi|11"):
+        a, b = build(Mutant.parse(spec), tmp_path / "a"), build(Mutant.parse(spec), tmp_path / "b")
+        assert a.path.read_bytes() == b.path.read_bytes(), spec
+        assert a.description == b.description
+        assert list(a.feeds) == list(b.feeds)
+        for k in a.feeds:
+            np.testing.assert_array_equal(a.feeds[k], b.feeds[k])
+
+
+def test_a_mutant_changes_its_seed(tmp_path):
+    built = build(Mutant.parse("tf/while_counted_op13|loop_trip|5"), tmp_path)
+    seed = next(s for s in seeds() if s.id == "tf/while_counted_op13")
+    assert built.path.read_bytes() != seed.file.read_bytes()
+    assert "Loop" in built.description
+
+
+@pytest.mark.parametrize("op", sorted(mutate_onnx.OPS) + sorted(mutate_ir.OPS)
+                         + sorted(mutate_feeds.OPS))
+def test_every_operator_applies_to_some_seed(op, tmp_path):
+    fmt = "openvino" if op in mutate_ir.OPS else "onnx" if op in mutate_onnx.OPS else None
+    for s in seeds():
+        if fmt and s.format != fmt or "sklearn" in s.id:
+            continue
+        for n in range(3):
+            try:
+                build(Mutant(s.id, op, n), tmp_path / f"{op}{n}")
+                return
+            except NotApplicable:
+                pass
+    pytest.fail(f"{op} applies to no seed")
+
+
+def test_differ_names_what_differs():
+    a = {"y": np.array([1.0, np.nan], np.float32)}
+    assert differ(a, {"y": np.array([1.0, np.nan], np.float32)}) is None
+    assert "NaN" in differ(a, {"y": np.array([1.0, 2.0], np.float32)})
+    assert "dtype" in differ(a, {"y": np.array([1.0, np.nan])})
+    assert "shape" in differ(a, {"y": np.array([1.0], np.float32)})
+    assert "1.0 vs" in differ(a, {"y": np.array([1.5, np.nan], np.float32)})
+    assert differ({"s": [np.ones(2)]}, {"s": [np.ones(2), np.ones(2)]})
+
+
+def test_verdicts_are_ordered_worst_first():
+    raw = {"kind": "raw", "type": "KeyError", "msg": "x", "frame": "a.py:f"}
+    res = {"stages": {"load": {"kind": "ok"}, "numpy": raw, "jax": {"kind": "error"}},
+           "disagree": {"type": "values", "frame": "", "msg": "m"}}
+    assert verdict(res) == "raw"
+    assert [f["verdict"] for f in findings(res)] == ["raw", "disagree"]
+    assert verdict({"stages": {"load": {"kind": "error"}}}) == "error"
+    assert verdict({"kind": "hang", "stage": "jax"}) == "hang"
+
+
+def test_the_campaign_draws_every_kind_of_operator():
+    ops = {m.op for m in campaign(2000, 0)}
+    assert set(SPECIAL) - {"none"} <= ops
+    assert set(mutate_onnx.OPS) | set(mutate_ir.OPS) | set(mutate_feeds.OPS) <= ops
+
+
+def test_short_campaign_has_no_findings(tmp_path):
+    """`SHORT_MUTANTS` mutants of campaign `SHORT_SEED` (about a minute on one core), in one
+    child process: every outcome must be a clean itergraph error or a run that agrees."""
+    results = run_campaign(SHORT_MUTANTS, SHORT_SEED, tmp_path, batch=SHORT_MUTANTS)
+    assert len(results) == SHORT_MUTANTS
+    assert sum(r["verdict"] not in ("n/a",) for r in results) > SHORT_MUTANTS // 2
+    bad = [r for r in results if r["verdict"] in FINDINGS]
+    assert not bad, summarize(results)
