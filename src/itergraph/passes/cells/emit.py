@@ -29,6 +29,11 @@ VERSIONS = {"Transpose": 13, "Squeeze": 13, "Unsqueeze": 13, "Reshape": 14, "Sli
             "Concat": 13, "Add": 14, "Mul": 14, "Expand": 13, "Identity": 16}
 
 
+
+class Unfit(Exception):
+    """The loop's constants do not fit the cell its body spells: the loop stays as it is, and
+    running it reports the model's error."""
+
 class Emitter:
     """New nodes and initializers for `graph`, replacing `loop` (see the module docstring)."""
 
@@ -144,9 +149,12 @@ class Emitter:
         return self.op("Reshape", [x, shape])
 
     def vector(self, x: Operand, n: int) -> Operand:
-        """A ``[1, n]``, ``[n]`` or one-element operand as a vector of n."""
+        """A ``[1, n]``, ``[n]`` or one-element operand as a vector of n (`Unfit`: a constant
+        of another size, which the loop itself refuses when it runs)."""
         if isinstance(x, np.ndarray):
             flat = x.reshape(-1)
+            if flat.size not in (1, n):
+                raise Unfit(f"a constant of {flat.size} elements where {n} are read")
             return np.broadcast_to(flat, (n,)).copy() if flat.size == 1 else flat.reshape(n)
         flat = self.op("Reshape", [x, self._i64([-1])])
         return self.op("Expand", [flat, self._i64([n])])

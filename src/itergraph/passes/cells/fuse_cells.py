@@ -51,7 +51,7 @@ from ..base import Pass
 from ..loop_motion import LoopScope, const_value
 from ..passthrough_condition import passes_through
 from .counter import copy_loop, counted_copy
-from .emit import Emitter, Operand
+from .emit import Emitter, Operand, Unfit
 from .fission import splits
 from .glue import StepInput, apply, chain_shape, lift, output_chain, step_input
 from .mask import MaskMatch, match_mask
@@ -477,7 +477,11 @@ def replace_loop(graph: Graph, loop: Loop, plan: Plan) -> bool:
     n_inits = len(graph.initializers)
     em = Emitter(graph, plan.scope, loop.name or "loop")
     X = _sequence(em, si, cell.x)
-    W, R, B, RB, P = _weights(em, cell)
+    try:
+        W, R, B, RB, P = _weights(em, cell)
+    except Unfit:
+        del graph.initializers[n_inits:]
+        return False
     carried = {c.param.uid: c for c in loop.carried}
     h0 = carried[cell.h.uid].value
     c0 = carried[cell.c.uid].value if cell.c is not None else None
