@@ -72,6 +72,22 @@ def _hoisted(graph: Graph) -> Graph | None:
     return copy if run_pipeline(XLA_MOTION, copy) else None
 
 
+
+def _check_unlowered(graph: Graph) -> None:
+    """Refuse `graph` as the NumPy backend (and ONNX Runtime) do when a node that XLA cannot
+    lower has no NumPy kernel either, even where nothing reads the node: the rewrites would
+    drop such a dead node, and the model would run here and be refused there."""
+    from ..numpy import CompileContext
+    from ..numpy.plan import make_kernel
+    from .table import lookup
+
+    ctx = None
+    for _, node in graph.walk():
+        if isinstance(node, Loop) or lookup(node) is not None:
+            continue
+        ctx = ctx or CompileContext()
+        make_kernel(node, ctx)
+
 class CompiledGraph:
     """A graph prepared for the JAX backend. ``run(feeds)`` -> ``{output name: ndarray}``.
 
@@ -88,6 +104,7 @@ class CompiledGraph:
     def __init__(self, graph: Graph, initial_capacity: int | None = None,
                  rewrite: bool = True, fuse: bool = True):
         load_all()
+        _check_unlowered(graph)
         if rewrite:
             fused = _fused(graph) if fuse else None
             graph = _laid_out(graph if fused is None else fused)
