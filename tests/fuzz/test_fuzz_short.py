@@ -97,6 +97,8 @@ FIXED = [
     "tf/keras_masking_gru_op11|input_edit|1774079697",
     # an unused node given an unknown op type: NumPy refused the model, JAX dropped the node
     "shipped/silero_vad_16k_op15|op_type|1273227632",
+    # a Reshape whose shape initializer is a scalar: NumPy refused it, JAX ran it
+    "sklearn/radius_classifier_op22|tensor_bytes|1075211233",
 ]
 
 

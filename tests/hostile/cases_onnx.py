@@ -1574,3 +1574,14 @@ def _(c):
     p = c.path("m.onnx")
     p.write_bytes(data)
     ig.load(p)
+
+
+@case("onnx/reshape_to_a_scalar_shape", Raises(ModelError, "Reshape node 'rs'", "not a vector"),
+      backends=BOTH)
+def _(c):
+    # NumPy refused it and JAX ran it (a fuzzer finding); ONNX Runtime: "A shape tensor must
+    # be a vector tensor"
+    m = _one_node("Reshape", [("x", F, [4]), ("s", I64, None)], ["y"], name="rs",
+                  inits=[const("s", np.array(4, np.int64))])
+    ort_refuses(m, {"x": np.ones(4, np.float32)})
+    ig_run(c, m, {"x": np.ones(4, np.float32)})

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, where
+from ....errors import ExecutionError, ModelError, where
+from ...numpy.kernels.shape_ops import shape_not_a_vector
 from ..table import lowering
 from ._util import attr, attr_ints
 
@@ -41,6 +42,9 @@ def _reshape_attr(cx, x):
 
 @lowering("Reshape", since=5, fold=True)
 def _reshape5(cx, x, shape):
+    if len(getattr(shape, "shape", (0,))) != 1:  # a constant's fault is the model's
+        error = ModelError if isinstance(shape, np.ndarray) else ExecutionError
+        raise error(shape_not_a_vector(cx.node, shape.shape))
     s = cx.ints(shape, "the target shape (input 1)")
     return _reshape(cx, x, _reshape_target(cx, s, x.shape, bool(attr(cx.node, "allowzero", 0))))
 

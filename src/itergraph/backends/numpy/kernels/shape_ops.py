@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy import asarray
 
-from ....errors import ExecutionError, where
+from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_ints, const_input
 from . import kernel
 
@@ -32,6 +32,11 @@ def _reshape_target(node, shape, in_shape, allowzero: bool) -> list[int]:
     return s
 
 
+def shape_not_a_vector(node, shape) -> str:
+    """Reshape's target must be a vector (ONNX Runtime: "A shape tensor must be a vector")."""
+    return f"{where(node)}: the target shape (input 1) has shape {list(shape)}, not a vector"
+
+
 @kernel("Reshape", since=1)
 def _reshape_attr(node, ctx):
     """Reshape before opset 5: target shape in the ``shape`` attribute."""
@@ -48,6 +53,8 @@ def _reshape(node, ctx):
     """Reshape: 0 copies the input dim (unless ``allowzero``), -1 is inferred."""
     allowzero = bool(attr(node, "allowzero", 0))
     const = const_input(node, 1)
+    if const is not None and const.ndim != 1:
+        raise ModelError(shape_not_a_vector(node, const.shape))
     if const is not None and (allowzero or 0 not in const.tolist()):
         target = tuple(int(d) for d in const.reshape(-1))
 
@@ -57,6 +64,8 @@ def _reshape(node, ctx):
         return fn_const
 
     def fn(x, shape):
+        if shape.ndim != 1:
+            raise ExecutionError(shape_not_a_vector(node, shape.shape))
         return x.reshape(_reshape_target(node, shape.tolist(), x.shape, allowzero))
 
     return fn
