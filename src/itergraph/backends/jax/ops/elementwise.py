@@ -74,7 +74,24 @@ def _div(cx, a, b):
 
         a, b = xp.broadcast_arrays(xp.asarray(a), xp.asarray(b))
         return lax.div(a, b)  # C semantics: truncates toward zero
+    if not cx.folding:
+        a, b = _exact_operands(xp, a, b)
     return xp.divide(a, b)
+
+
+def _exact_operands(xp, a, b):
+    """`a`, `b` such that XLA divides them: it turns a division by a constant or a broadcast
+    divisor into a product by the reciprocal, which is an ulp off for about a third of float32
+    quotients (ONNX Runtime and NumPy round the true quotient). Such a divisor is broadcast to
+    the result's shape behind an optimization barrier, which XLA does not look through."""
+    from jax import lax
+
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    if isinstance(b, np.ndarray) or np.shape(b) != shape:
+        b = lax.optimization_barrier(xp.broadcast_to(xp.asarray(b), shape))
+    if np.shape(a) != shape:
+        a = xp.broadcast_to(a, shape)
+    return a, b
 
 
 @lowering("Pow", since=1, fold=True)
