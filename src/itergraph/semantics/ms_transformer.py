@@ -1,0 +1,205 @@
+"""ONNX Runtime's fused transformer operators (domain ``com.microsoft``, plus
+``SimplifiedLayerNormalization`` which ONNX Runtime registers in the standard domain), as its
+transformer optimizer writes them into GPT-2 / BERT / T5 graphs; written once over an array
+module ``xp`` (NumPy or ``jax.numpy``):
+
+- ``SkipLayerNormalization(input, skip, gamma, beta?, bias?)``: ``s = input + skip (+ bias)``,
+  then layer normalization of ``s`` over its last axis:
+  ``(s - mean) * inv_std_var * gamma (+ beta)`` with
+  ``inv_std_var = 1 / sqrt(mean((s - mean)^2) + epsilon)`` (``epsilon`` default 1e-12).
+  ``input`` is 3-D ``(B, S, H)`` or 2-D ``(T, H)``; ``skip`` has the input's shape, or for a
+  3-D input ``(1, S, H)`` or ``(S, H)`` (broadcast over the batch); ``gamma``, ``beta``,
+  ``bias`` are ``(H,)``. Optional outputs: ``mean`` and ``inv_std_var`` (float32, the input's
+  shape with last axis 1) and ``input_skip_bias_sum`` (``s``).
+- ``SkipSimplifiedLayerNormalization(input, skip, gamma, bias?)``: the same with RMS
+  normalization, ``s * inv_std_var * gamma`` with ``inv_std_var = 1 / sqrt(mean(s^2) +
+  epsilon)``; its ``mean`` output is zeros (ONNX Runtime writes 0 there).
+- ``SimplifiedLayerNormalization(X, scale)`` (standard domain): RMS normalization over the
+  axes from ``axis`` (default -1) on, ``epsilon`` default 1e-5, computed in ``stash_type``
+  (float32 by default); outputs ``Y`` and ``inv_std_var`` (kept dims).
+- ``Gelu(X)``: ``0.5 * x * (1 + erf(x / sqrt(2)))``; ``BiasGelu(A, B)``: ``Gelu(A + B)``.
+- ``FastGelu(X, bias?)``: ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` of
+  ``x = X (+ bias)``.
+- ``QuickGelu(X)``: ``x * sigmoid(alpha * x)``, ``alpha`` default 1.702.
+- ``BiasAdd(X, bias, skip)``: ``X + bias + skip`` for ``X``, ``skip`` of shape ``(N, S, C)``
+  and ``bias`` of shape ``(C,)``.
+
+Half-precision inputs are computed in float32 and the result cast back, as ONNX Runtime's CPU
+kernels do. Shapes ONNX Runtime refuses raise `ModelError` naming the node.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ModelError, where
+from ..ir.attributes import attr
+
+DOMAIN = "com.microsoft"
+SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+QUICK_GELU_ALPHA = 1.702
+SKIP_NORM_EPSILON = 1e-12
+SIMPLIFIED_NORM_EPSILON = 1e-5
+
+
+def work_dtype(dtype) -> np.dtype:
+    """float32 for half-precision types, else `dtype` itself."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+
+
+def _refuse(node, msg: str):
+    raise ModelError(f"{where(node)}: {msg}")
+
+
+# ---------------------------------------------------------------------------- layer norms
+
+
+def check_skip_norm(node, x, skip, gamma, beta=None, bias=None) -> None:
+    """The shapes ONNX Runtime accepts for ``Skip(Simplified)LayerNormalization``."""
+    if x.ndim not in (2, 3):
+        _refuse(node, f"input must be 2-D or 3-D, got shape {tuple(x.shape)}")
+    if skip.ndim not in (2, 3):
+        _refuse(node, f"skip must be 2-D or 3-D, got shape {tuple(skip.shape)}")
+    ok = tuple(skip.shape) == tuple(x.shape)
+    if not ok and x.ndim == 3:
+        ok = tuple(skip.shape[-2:]) == tuple(x.shape[-2:]) and (skip.ndim == 2 or
+                                                                skip.shape[0] == 1)
+    if not ok:
+        _refuse(node, f"skip of shape {tuple(skip.shape)} does not match input of shape "
+                      f"{tuple(x.shape)} (same shape, or (1, S, H) / (S, H))")
+    hidden = x.shape[-1]
+    for name, v in (("gamma", gamma), ("beta", beta), ("bias", bias)):
+        if v is not None and (v.ndim != 1 or v.shape[0] != hidden):
+            _refuse(node, f"{name} must have shape ({hidden},), got {tuple(v.shape)}")
+
+
+def skip_sum(xp, x, skip, bias=None):
+    """``input + skip (+ bias)`` in the input's type (the ``input_skip_bias_sum`` output)."""
+    s = x + skip
+    if bias is not None:
+        s = s + bias
+    return s
+
+
+def _normalize(xp, s, axes, eps: float, simplified: bool, wd):
+    """``(mean, inv_std_var, normalized)`` of `s` over `axes` in the type `wd`."""
+    s = s.astype(wd)
+    if simplified:
+        mean = xp.zeros(s.shape[:len(s.shape) - len(axes)] + (1,) * len(axes), wd)
+        d = s
+    else:
+        mean = xp.mean(s, axis=axes, keepdims=True)
+        d = s - mean
+    inv = 1 / xp.sqrt(xp.mean(d * d, axis=axes, keepdims=True) + np.asarray(eps, wd))
+    return mean, inv, d * inv
+
+
+def skip_layer_norm(node, xp, x, skip, gamma, beta=None, bias=None, *,
+                    simplified: bool = False) -> tuple:
+    """``Skip(Simplified)LayerNormalization``: ``(output, mean, inv_std_var,
+    input_skip_bias_sum)``, cut to the node's output count."""
+    check_skip_norm(node, x, skip, gamma, beta, bias)
+    eps = float(attr(node, "epsilon", SKIP_NORM_EPSILON))
+    wd = work_dtype(x.dtype)
+    s = skip_sum(xp, x, skip, bias)
+    mean, inv, y = _normalize(xp, s, (s.ndim - 1,), eps, simplified, wd)
+    y = y * gamma.astype(wd)
+    if beta is not None:
+        y = y + beta.astype(wd)
+    outs = (y.astype(x.dtype), mean.astype(np.float32), inv.astype(np.float32), s)
+    return outs[:max(1, len(node.outputs))]
+
+
+def simplified_layer_norm(node, xp, x, scale) -> tuple:
+    """``SimplifiedLayerNormalization``: ``(Y, inv_std_var)``, cut to the output count."""
+    r = x.ndim
+    axis = int(attr(node, "axis", -1))
+    if not -r <= axis < r:
+        _refuse(node, f"axis {axis} out of range for an input of rank {r}")
+    eps = float(attr(node, "epsilon", SIMPLIFIED_NORM_EPSILON))
+    stash = np.float64 if int(attr(node, "stash_type", 1)) == 11 else np.float32
+    wd = np.promote_types(stash, work_dtype(x.dtype))
+    _, inv, y = _normalize(xp, x, tuple(range(axis % r, r)), eps, True, wd)
+    y = (y * scale.astype(wd)).astype(x.dtype)
+    outs = (y, inv.astype(stash))
+    return outs[:max(1, len(node.outputs))]
+
+
+# ---------------------------------------------------------------------------- activations
+
+
+def _in_work(fn):
+    """`fn(xp, x, ...)` computed in the work type of `x` and cast back."""
+
+    def wrapped(xp, x, *args, **kw):
+        wd = work_dtype(x.dtype)
+        return fn(xp, x.astype(wd), *args, **kw).astype(x.dtype)
+
+    wrapped.__doc__ = fn.__doc__
+    return wrapped
+
+
+@_in_work
+def gelu(xp, x, erf):
+    """``0.5 * x * (1 + erf(x / sqrt(2)))`` (`erf` the backend's error function)."""
+    half = np.asarray(0.5, x.dtype)
+    return half * x * (1 + erf(x * np.asarray(1 / math.sqrt(2), x.dtype)))
+
+
+@_in_work
+def fast_gelu(xp, x):
+    """``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))``."""
+    k = np.asarray(SQRT_2_OVER_PI, x.dtype)
+    c = np.asarray(0.044715, x.dtype)
+    return np.asarray(0.5, x.dtype) * x * (1 + xp.tanh(k * (x + c * x * x * x)))
+
+
+@_in_work
+def quick_gelu(xp, x, alpha: float):
+    """``x * sigmoid(alpha * x)``, the sigmoid as ``(1 + tanh(v / 2)) / 2`` (no overflow)."""
+    half = np.asarray(0.5, x.dtype)
+    return x * (half + half * xp.tanh(x * np.asarray(alpha * 0.5, x.dtype)))
+
+
+def check_bias(node, x, bias, name: str = "bias") -> None:
+    """`bias` must be 1-D of the input's last dimension."""
+    if x.ndim < 1 or bias.ndim != 1 or bias.shape[0] != x.shape[-1]:
+        _refuse(node, f"{name} must be 1-D of the input's last dimension "
+                      f"{x.shape[-1] if x.ndim else None}, got shape {tuple(bias.shape)}")
+
+
+def gelu_node(node, xp, x, erf):
+    """``Gelu`` (com.microsoft)."""
+    return gelu(xp, x, erf)
+
+
+def bias_gelu_node(node, xp, a, b, erf):
+    """``BiasGelu``: ``Gelu(A + B)``, B 1-D of A's last dimension."""
+    check_bias(node, a, b, "B")
+    return gelu(xp, a + b, erf)
+
+
+def fast_gelu_node(node, xp, x, bias=None):
+    """``FastGelu``: the tanh approximation of ``X (+ bias)``, bias 1-D of the last dimension."""
+    if bias is not None:
+        check_bias(node, x, bias)
+        x = x + bias
+    return fast_gelu(xp, x)
+
+
+def quick_gelu_node(node, xp, x):
+    """``QuickGelu``: ``x * sigmoid(alpha * x)``."""
+    return quick_gelu(xp, x, float(attr(node, "alpha", QUICK_GELU_ALPHA)))
+
+
+def bias_add_node(node, xp, x, bias, skip):
+    """``BiasAdd``: ``X + bias + skip``, X and skip ``(N, S, C)``, bias ``(C,)``."""
+    if x.ndim != 3:
+        _refuse(node, f"X must be 3-D (N, S, C), got shape {tuple(x.shape)}")
+    check_bias(node, x, bias)
+    if tuple(skip.shape) != tuple(x.shape):
+        _refuse(node, f"skip must have X's shape {tuple(x.shape)}, got {tuple(skip.shape)}")
+    return x + bias + skip
