@@ -1,0 +1,176 @@
+"""ONNX Runtime's fused transformer operators (``com.microsoft``: SkipLayerNormalization,
+SkipSimplifiedLayerNormalization, Gelu, BiasGelu, FastGelu, QuickGelu, BiasAdd; and
+SimplifiedLayerNormalization, which ONNX Runtime registers in the standard domain) on both
+backends against ONNX Runtime (one thread), the model written back to ONNX re-run in ONNX
+Runtime, and the OpenVINO IR (standard ops, `frontends.onnx.contrib_expand`) in OpenVINO.
+
+Float outputs are compared at rtol = atol = 1e-5: ONNX Runtime's erf/tanh/exp are MLAS
+polynomial approximations and its layer norms accumulate in one pass, both within about 1e-6
+of the exact values on these inputs.
+
+``BiasAdd`` has no CPU kernel in ONNX Runtime: it is checked against its formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import helper as h
+from test_ms_contrib_ops import check, f, ms_model, node, run_ov
+
+import itergraph as ig
+from onnx_builders import run_ort
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def one_node(op, feeds: dict, ins: list[str], outs: list[str], domain="com.microsoft",
+             **attrs):
+    """A one-node model: `ins` ("" for an absent input) from `feeds`, `outs` ("" absent)."""
+    n = h.make_node(op, ins, outs, domain=domain, **attrs)
+    return ms_model([n], {k: feeds[k] for k in ins if k}, {}, [o for o in outs if o])
+
+
+# ---------------------------------------------------------------------------- layer norms
+
+
+@pytest.mark.parametrize("skip_shape", ["same", "1SH", "SH"])
+@pytest.mark.parametrize("beta,bias", [(True, True), (True, False), (False, True),
+                                       (False, False)])
+def test_skip_layer_norm(tmp_path, skip_shape, beta, bias):
+    B, S, H = 2, 5, 64
+    skip = {"same": f(B, S, H), "1SH": f(1, S, H), "SH": f(S, H)}[skip_shape]
+    feeds = {"x": f(B, S, H, s=2.0), "s": skip, "g": f(H), "b": f(H), "bi": f(H)}
+    ins = ["x", "s", "g", "b" if beta else "", "bi" if bias else ""]
+    while ins[-1] == "":
+        ins.pop()
+    m = one_node("SkipLayerNormalization", feeds, ins, ["y", "mean", "inv", "sum"])
+    check(m, {k: feeds[k] for k in ins if k}, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("outs", [["y"], ["y", "mean"], ["y", "", "inv"], ["y", "", "", "sum"],
+                                  ["y", "mean", "inv"]])
+def test_skip_layer_norm_outputs(tmp_path, outs):
+    feeds = {"x": f(3, 768), "s": f(3, 768), "g": f(768), "b": f(768), "bi": f(768)}
+    m = one_node("SkipLayerNormalization", feeds, ["x", "s", "g", "b", "bi"], outs,
+                 epsilon=1e-5)
+    check(m, feeds, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("outs", [["y"], ["y", "mean", "inv", "sum"], ["y", "", "", "sum"]])
+def test_skip_simplified_layer_norm(tmp_path, bias, outs):
+    feeds = {"x": f(2, 4, 96), "s": f(1, 4, 96), "g": f(96), "bi": f(96)}
+    ins = ["x", "s", "g"] + (["bi"] if bias else [])
+    m = one_node("SkipSimplifiedLayerNormalization", feeds, ins, outs, epsilon=1e-6)
+    check(m, {k: feeds[k] for k in ins}, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("axis", [-1, -2, 2, 1])
+@pytest.mark.parametrize("outs", [["y"], ["y", "inv"]])
+def test_simplified_layer_norm(tmp_path, axis, outs):
+    """ONNX Runtime's standard-domain op (no ONNX schema)."""
+    x = f(2, 3, 4, 8, s=3.0)
+    scale = f(*x.shape[axis % 4:])
+    feeds = {"x": x, "g": scale}
+    m = one_node("SimplifiedLayerNormalization", feeds, ["x", "g"], outs, domain="",
+                 axis=axis, epsilon=1e-6)
+    check(m, feeds, tmp_path, **TOL)
+
+
+def test_simplified_layer_norm_default_epsilon(tmp_path):
+    """The default epsilon (1e-5) dominates the mean square of tiny inputs."""
+    feeds = {"x": f(2, 3, 16, s=1e-3), "g": f(16)}
+    m = one_node("SimplifiedLayerNormalization", feeds, ["x", "g"], ["y"], domain="")
+    check(m, feeds, tmp_path, **TOL)
+
+
+def test_skip_layer_norm_default_epsilon(tmp_path):
+    """The default epsilon is 1e-12: inputs of size 1e-4 are still normalized to unit size."""
+    feeds = {"x": f(2, 3, 16, s=1e-4), "s": f(2, 3, 16, s=1e-4), "g": f(16)}
+    m = one_node("SkipLayerNormalization", feeds, ["x", "s", "g"], ["y"])
+    check(m, feeds, tmp_path, **TOL)
+    y = ig.load(m).run(feeds, backend="numpy")["y"]
+    assert np.abs(y).max() > 0.1
+
+
+# ---------------------------------------------------------------------------- activations
+
+
+@pytest.mark.parametrize("op,ins,attrs", [
+    ("Gelu", ["x"], {}),
+    ("BiasGelu", ["x", "bi"], {}),
+    ("FastGelu", ["x"], {}),
+    ("FastGelu", ["x", "bi"], {}),
+    ("QuickGelu", ["x"], {}),
+    ("QuickGelu", ["x"], {"alpha": 1.0}),
+    ("QuickGelu", ["x"], {"alpha": -0.5}),
+])
+@pytest.mark.parametrize("shape", [(2, 5, 64), (7, 33)])
+def test_gelu_family(tmp_path, op, ins, attrs, shape):
+    x = f(*shape, s=4.0)
+    x.flat[:4] = [-60.0, 60.0, 0.0, -1e-3]
+    feeds = {"x": x, "bi": f(shape[-1])}
+    m = one_node(op, feeds, ins, ["y"], **attrs)
+    check(m, {k: feeds[k] for k in ins}, tmp_path, **TOL)
+
+
+def test_bias_add(tmp_path):
+    """Formula check: ONNX Runtime has no CPU kernel for BiasAdd."""
+    feeds = {"x": f(2, 16, 32), "bi": f(32), "s": f(2, 16, 32)}
+    m = one_node("BiasAdd", feeds, ["x", "bi", "s"], ["y"])
+    want = feeds["x"] + feeds["bi"] + feeds["s"]
+    for backend in ("numpy", "jax"):
+        got = ig.load(m).run(feeds, backend=backend)["y"]
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=backend)
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    np.testing.assert_allclose(run_ov(xml, feeds)[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_in_one_graph(tmp_path):
+    """A GPT-2 block tail as ORT's optimizer writes it: SkipLayerNormalization (its sum
+    output feeding the next residual), MatMul, FastGelu with bias, MatMul, and the next
+    SkipLayerNormalization."""
+    H, F4 = 32, 128
+    feeds = {"x": f(2, 3, H), "attn": f(2, 3, H)}
+    consts = {"g1": f(H), "b1": f(H), "bo": f(H), "w1": f(H, F4, s=0.2), "fb": f(F4),
+              "w2": f(F4, H, s=0.2), "g2": f(H), "b2": f(H), "bias2": f(H)}
+    nodes = [node("SkipLayerNormalization", ["attn", "x", "g1", "b1", "bo"],
+                  ["ln", "", "", "res"], epsilon=1e-5),
+             h.make_node("MatMul", ["ln", "w1"], ["mm1"]),
+             node("FastGelu", ["mm1", "fb"], ["act"]),
+             h.make_node("MatMul", ["act", "w2"], ["mm2"]),
+             node("SkipLayerNormalization", ["mm2", "res", "g2", "b2", "bias2"], ["y"],
+                  epsilon=1e-5)]
+    m = ms_model(nodes, feeds, consts, ["y"])
+    check(m, feeds, tmp_path, **TOL)
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("op,feeds,ins", [
+    ("SkipLayerNormalization", {"x": f(1, 2, 3, 8), "s": f(1, 2, 3, 8), "g": f(8)},
+     ["x", "s", "g"]),
+    ("SkipLayerNormalization", {"x": f(2, 3, 8), "s": f(8), "g": f(8)}, ["x", "s", "g"]),
+    ("SkipLayerNormalization", {"x": f(2, 3, 8), "s": f(2, 1, 8), "g": f(8)}, ["x", "s", "g"]),
+    ("SkipLayerNormalization", {"x": f(2, 3, 8), "s": f(2, 3, 8), "g": f(4)}, ["x", "s", "g"]),
+    ("SkipSimplifiedLayerNormalization", {"x": f(2, 3, 8), "s": f(2, 3, 8), "g": f(8),
+                                          "bi": f(3)}, ["x", "s", "g", "bi"]),
+    ("BiasGelu", {"x": f(2, 3, 8), "bi": f(3, 8)}, ["x", "bi"]),
+    ("FastGelu", {"x": f(2, 3, 8), "bi": f(4)}, ["x", "bi"]),
+])
+def test_refused_shapes_name_the_node(op, feeds, ins):
+    """Shapes ONNX Runtime refuses raise `ModelError` naming the node on both backends."""
+    n = h.make_node(op, ins, ["y"], domain="com.microsoft", name="bad")
+    m = ms_model([n], feeds, {}, ["y"])
+    with pytest.raises((ort.capi.onnxruntime_pybind11_state.Fail,
+                        ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+                        ort.capi.onnxruntime_pybind11_state.RuntimeException)):
+        run_ort(m, feeds)
+    for backend in ("numpy", "jax"):
+        with pytest.raises(ig.ModelError, match=f"{op} node 'bad'"):
+            ig.load(m).run(feeds, backend=backend)
