@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ..errors import ModelError, where
+from ..errors import ModelError, UnsupportedError, where
 from ..ir.attributes import attr
 
 DOMAIN = "com.microsoft"
@@ -203,3 +203,127 @@ def bias_add_node(node, xp, x, bias, skip):
     if tuple(skip.shape) != tuple(x.shape):
         _refuse(node, f"skip must have X's shape {tuple(x.shape)}, got {tuple(skip.shape)}")
     return x + bias + skip
+
+
+# ---------------------------------------------------------------------------- Attention
+
+MASK_FILTER_VALUE = -10000.0
+
+
+def _attention_sizes(node, w) -> tuple[int, int, int]:
+    """The hidden sizes of Q, K and V (``qkv_hidden_sizes``, else a third of W's columns)."""
+    sizes = attr(node, "qkv_hidden_sizes", None)
+    if sizes is not None and len(list(sizes)):
+        sizes = [int(s) for s in sizes]
+        if len(sizes) != 3:
+            _refuse(node, f"qkv_hidden_sizes must have 3 entries, got {sizes}")
+    else:
+        if w.shape[1] % 3:
+            _refuse(node, f"weights' second dimension {w.shape[1]} is not divisible by 3")
+        sizes = [w.shape[1] // 3] * 3
+    if sum(sizes) != w.shape[1]:
+        _refuse(node, f"qkv_hidden_sizes {sizes} do not sum to the weights' second "
+                      f"dimension {w.shape[1]}")
+    return tuple(sizes)
+
+
+def _heads(xp, t, n: int):
+    """``(B, S, n * d) -> (B, n, S, d)``."""
+    b, s, hd = t.shape
+    return xp.transpose(xp.reshape(t, (b, s, n, hd // n)), (0, 2, 1, 3))
+
+
+def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: bool, dtype):
+    """The additive mask ``(B, 1, S, T)`` of ``mask_index`` and ``unidirectional``: 0 where a
+    query may attend to a key, ``mask_filter_value`` where it may not. ``mask_index`` is a
+    raw 0/1 mask ``(B, T)`` or ``(B, S, T)`` (0 masks), or key lengths ``(B)`` (keys from the
+    length on masked), or ``(2B)`` (end positions, then start positions: keys before the
+    start masked too). With ``unidirectional`` a query at position ``i`` (after the past's
+    ``P = T - S`` keys) sees keys ``j <= P + i``: later keys get the type's lowest value, so
+    that a query whose visible keys are all masked (left padding) spreads its weight over
+    those keys only, as ONNX Runtime's CPU kernel does."""
+    fill = np.asarray(float(attr(node, "mask_filter_value", MASK_FILTER_VALUE)), dtype)
+    zero = np.asarray(0, dtype)
+    add = None
+    if mask is not None:
+        keys = xp.arange(total)
+        shape = tuple(mask.shape)
+        if shape == (batch, total):
+            keep = (mask > 0)[:, None, :]
+        elif shape == (batch, seq, total):
+            keep = mask > 0
+        elif shape == (batch,):
+            keep = (keys[None, :] < mask[:, None])[:, None, :]
+        elif shape == (2 * batch,):
+            end, start = mask[:batch, None], mask[batch:, None]
+            keep = ((keys[None, :] < end) & (keys[None, :] >= start))[:, None, :]
+        else:
+            raise UnsupportedError(f"{where(node)}: mask_index of shape {shape} is not "
+                                   f"supported ((B, T), (B, S, T), (B) or (2B) with B={batch}, "
+                                   f"S={seq}, T={total})")
+        add = xp.where(keep, zero, fill)
+    if causal:
+        past = total - seq
+        future = np.arange(total)[None, :] > past + np.arange(seq)[:, None]
+        lowest = np.asarray(np.finfo(dtype).min, dtype)
+        add = np.where(future, lowest, zero)[None] if add is None else \
+            xp.where(future[None], lowest, add)
+    return None if add is None else add[:, None]
+
+
+def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bias=None,
+                   past_sequence_length=None, *, matmul=None):
+    """``Attention`` (com.microsoft): multi-head self-attention with the merged Q/K/V
+    projection ``x @ weights + bias`` split by ``qkv_hidden_sizes``; each head
+    ``softmax(scale * Q K^T + mask (+ attention_bias)) V`` with ``scale`` default
+    ``1 / sqrt(head_size)``; with ``past`` ``(2, B, N, P, head_size)`` the keys and values
+    follow the past's, and ``present`` is the concatenation. Returns ``(output, present)``
+    cut to the node's output count. Refused: rotary embedding, a shared past/present buffer,
+    4-D masks."""
+    matmul = matmul or xp.matmul
+    for name in ("do_rotary", "past_present_share_buffer"):
+        if int(attr(node, name, 0)):
+            raise UnsupportedError(f"{where(node)}: attribute {name} is not supported")
+    if past_sequence_length is not None:
+        raise UnsupportedError(f"{where(node)}: past_sequence_length (a shared past/present "
+                               "buffer) is not supported")
+    n = int(attr(node, "num_heads", 0))
+    if x.ndim != 3 or w.ndim != 2 or w.shape[0] != x.shape[2]:
+        _refuse(node, f"input {tuple(x.shape)} and weights {tuple(w.shape)} do not match "
+                      "((B, S, D) and (D, hidden sizes))")
+    hq, hk, hv = _attention_sizes(node, w)
+    if n <= 0 or hq % n or hk % n or hv % n or hq != hk:
+        _refuse(node, f"hidden sizes {(hq, hk, hv)} are not multiples of num_heads {n} with "
+                      "equal Q and K sizes")
+    if bias is not None and tuple(bias.shape) != (hq + hk + hv,):
+        _refuse(node, f"bias must have shape ({hq + hk + hv},), got {tuple(bias.shape)}")
+    batch, seq = x.shape[0], x.shape[1]
+    qkv = matmul(x, w)
+    if bias is not None:
+        qkv = qkv + bias
+    q = _heads(xp, qkv[..., :hq], n)
+    k = _heads(xp, qkv[..., hq:hq + hk], n)
+    v = _heads(xp, qkv[..., hq + hk:], n)
+    if past is not None:
+        if hk != hv or past.ndim != 5 or tuple(past.shape[:3]) != (2, batch, n) or \
+                past.shape[4] != hk // n:
+            _refuse(node, f"past of shape {tuple(past.shape)} does not match "
+                          f"(2, {batch}, {n}, P, {hk // n}) (or V's size differs from K's)")
+        k = xp.concatenate([past[0].astype(k.dtype), k], axis=2)
+        v = xp.concatenate([past[1].astype(v.dtype), v], axis=2)
+    total = k.shape[2]
+    scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(hq // n)
+    scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, x.dtype)
+    add = attention_mask(node, xp, mask, batch, seq, total,
+                         bool(int(attr(node, "unidirectional", 0))), x.dtype)
+    if add is not None:
+        scores = scores + add
+    if attention_bias is not None:
+        scores = scores + attention_bias
+    scores = scores - xp.max(scores, axis=-1, keepdims=True)
+    e = xp.exp(scores)
+    probs = e / xp.sum(e, axis=-1, keepdims=True)
+    out = matmul(probs, v)
+    out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, hv))
+    outs = (out.astype(x.dtype), xp.stack([k, v]).astype(x.dtype))
+    return outs[:max(1, len(node.outputs))]

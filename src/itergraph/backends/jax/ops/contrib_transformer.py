@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ....semantics import ms_transformer as mt
 from ..table import lowering
+from ._util import precision
 
 
 def _erf(x):
@@ -58,3 +59,10 @@ def _quick_gelu(cx, x):
 @lowering("BiasAdd", domain=mt.DOMAIN)
 def _bias_add(cx, x, bias, skip):
     return mt.bias_add_node(cx.node, cx.xp, x, bias, skip)
+
+
+@lowering("Attention", domain=mt.DOMAIN)
+def _attention(cx, *inputs):
+    xp = cx.xp
+    return _outs(mt.attention_node(cx.node, xp, *inputs,
+                                   matmul=lambda p, q: xp.matmul(p, q, precision=precision())))

@@ -1,7 +1,8 @@
 """NumPy kernels of ONNX Runtime's fused transformer operators (domain ``com.microsoft``:
 ``SkipLayerNormalization``, ``SkipSimplifiedLayerNormalization``, ``Gelu``, ``BiasGelu``,
 ``FastGelu``, ``QuickGelu``, ``BiasAdd``; and ``SimplifiedLayerNormalization`` of the standard
-domain, which ONNX Runtime registers there). Semantics in `semantics.ms_transformer`.
+domain, which ONNX Runtime registers there; ``Attention``). Semantics in
+`semantics.ms_transformer`.
 """
 
 from __future__ import annotations
@@ -62,3 +63,11 @@ kernel("BiasGelu", domain=DOMAIN)(
 kernel("FastGelu", domain=DOMAIN)(_one(mt.fast_gelu_node))
 kernel("QuickGelu", domain=DOMAIN)(_one(mt.quick_gelu_node))
 kernel("BiasAdd", domain=DOMAIN)(_one(mt.bias_add_node))
+
+
+@kernel("Attention", domain=DOMAIN)
+def _attention(node, ctx):
+    def fn(*inputs):
+        return _outs(mt.attention_node(node, np, *inputs))
+
+    return fn
