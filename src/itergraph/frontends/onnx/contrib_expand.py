@@ -38,6 +38,10 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   (ONNX Runtime's, standard domain) likewise without the centering.
 - ``Gelu``, ``BiasGelu``: (``Add`` bias,) ``Erf`` formula; ``FastGelu``: (``Add`` bias,)
   ``Tanh`` formula; ``QuickGelu``: ``Mul(x, Sigmoid(alpha * x))``; ``BiasAdd``: two ``Add``.
+- ``Attention``: the merged projection (``MatMul``, ``Add``), ``Slice``/``Reshape``/
+  ``Transpose`` to heads, ``Concat`` after the past (``present``), ``MatMul``, ``Mul`` scale,
+  the mask by ``Where`` (raw masks, key lengths against a ``Range``, the causal part from the
+  query and key positions), ``Softmax``, ``MatMul``; float32, mask shapes known.
 """
 
 from __future__ import annotations
@@ -497,6 +501,112 @@ def _bias_add(b: _Builder, node: Node) -> None:
     b.op("Add", [b.op("Add", [b.input(0), b.input(1)]), b.input(2)], out=0)
 
 
+
+def _i64(b: _Builder, *v: int) -> str:
+    return b.init(np.array(v, np.int64))
+
+
+def _dim(b: _Builder, x: str, i: int) -> str:
+    """Dimension `i` of `x` as a 1-element int64 tensor."""
+    return b.op("Gather", [b.op("Shape", [x]), _i64(b, i)], axis=0)
+
+
+def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
+    """The additive mask ``(B, 1, S, T)`` (or ``(1, 1, S, T)``) as the semantics builds it:
+    ``Where`` over the raw mask or over key positions against lengths; the causal part from
+    ``Range``s of the query and key positions."""
+    add = None
+    zero, fv = b.init(np.float32(0)), b.init(np.float32(fill))
+    t_len = _dim(b, k, 2)
+    keys = b.op("Range", [b.init(np.int64(0)), b.op("Squeeze", [t_len]), b.init(np.int64(1))])
+    if b.input(3):
+        shape, xs = b.shape(3), b.shape(0)
+        batch = xs[0] if xs is not None else None
+        m = b.input(3)
+        if shape is not None and len(shape) == 2:
+            add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
+                                                     zero, fv]), _i64(b, 1, 2)])
+        elif shape is not None and len(shape) == 3:
+            add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
+                                                     zero, fv]), _i64(b, 1)])
+        elif shape is not None and len(shape) == 1 and isinstance(batch, int) and \
+                shape[0] in (batch, 2 * batch):
+            m64 = b.op("Cast", [m], to=TensorProto.INT64)
+            ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
+                                      _i64(b, 1)])
+            keep = b.op("Less", [keys, ends])
+            if shape[0] == 2 * batch:
+                starts = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, batch),
+                                                           _i64(b, 2 * batch)]), _i64(b, 1)])
+                keep = b.op("And", [keep, b.op("GreaterOrEqual", [keys, starts])])
+            add = b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+        else:
+            raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
+                                   f"mask_index of known shape (B, T), (B, S, T), (B) or (2B), "
+                                   f"got {shape}")
+    if _attr(node, "unidirectional", 0):
+        s_len = _dim(b, x, 1)
+        past = b.op("Sub", [t_len, s_len])
+        queries = b.op("Range", [b.init(np.int64(0)), b.op("Squeeze", [s_len]),
+                                 b.init(np.int64(1))])
+        limit = b.op("Unsqueeze", [b.op("Add", [queries, past]), _i64(b, 1)])
+        future = b.op("Greater", [keys, limit])
+        base = add or zero
+        add = b.op("Where", [future, b.init(np.float32(np.finfo(np.float32).min)), base])
+    return add
+
+
+def _attention(b: _Builder, node: Node) -> None:
+    """``MatMul`` + ``Add`` (the merged projection), ``Slice`` Q, K, V, ``Reshape`` and
+    ``Transpose`` to heads, ``Concat`` after the past, ``MatMul``, ``Mul`` scale, the mask
+    (``Where``), ``Softmax``, ``MatMul``, ``Transpose``, ``Reshape``."""
+    for name in ("do_rotary", "past_present_share_buffer"):
+        if _attr(node, name, 0):
+            raise UnsupportedError(f"{where(node)}: attribute {name} is not supported")
+    if b.input(6) or b.input(0) is None or _input_dtype(node) != np.float32:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 "
+                               "without past_sequence_length")
+    n = int(_attr(node, "num_heads"))
+    wshape = b.shape(1)
+    sizes = _attr(node, "qkv_hidden_sizes")
+    if not sizes:
+        if wshape is None or not isinstance(wshape[1], int):
+            raise UnsupportedError(f"{where(node)}: written with standard ops only with "
+                                   "known weight shapes or qkv_hidden_sizes")
+        sizes = [wshape[1] // 3] * 3
+    hq, hk, hv = (int(v) for v in sizes)
+    x = b.input(0)
+    qkv = b.op("MatMul", [x, b.input(1)])
+    if b.input(2):
+        qkv = b.op("Add", [qkv, b.input(2)])
+
+    def heads(lo: int, hi: int) -> str:
+        part = b.op("Slice", [qkv, _i64(b, lo), _i64(b, hi), _i64(b, 2)])
+        r = b.op("Reshape", [part, _i64(b, 0, 0, n, (hi - lo) // n)])
+        return b.op("Transpose", [r], perm=[0, 2, 1, 3])
+
+    q, k, v = heads(0, hq), heads(hq, hq + hk), heads(hq + hk, hq + hk + hv)
+    if b.input(4):
+        pk = b.op("Gather", [b.input(4), b.init(np.int64(0))], axis=0)
+        pv = b.op("Gather", [b.input(4), b.init(np.int64(1))], axis=0)
+        k = b.op("Concat", [pk, k], axis=2)
+        v = b.op("Concat", [pv, v], axis=2)
+    scale = float(_attr(node, "scale", 0.0)) or 1.0 / np.sqrt(hq // n)
+    scores = b.op("Mul", [b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])]),
+                          b.init(np.float32(scale))])
+    fill = float(_attr(node, "mask_filter_value", mt.MASK_FILTER_VALUE))
+    add = _attention_mask(b, node, k, x, fill)
+    if add:
+        scores = b.op("Add", [scores, add])
+    if b.input(5):
+        scores = b.op("Add", [scores, b.input(5)])
+    out = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+    b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]), _i64(b, 0, 0, hv)], out=0)
+    if len(node.outputs) > 1:
+        b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]), b.op("Unsqueeze", [v, _i64(b, 0)])],
+             out=1, axis=0)
+
+
 _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "QuantizeLinear": _quantize_linear,
     "DequantizeLinear": _quantize_linear,
@@ -521,6 +631,7 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "FastGelu": _fast_gelu,
     "QuickGelu": _quick_gelu,
     "BiasAdd": _bias_add,
+    "Attention": _attention,
 }
 
 # ONNX Runtime's operators of the standard domain that ONNX itself does not define.
