@@ -174,3 +174,94 @@ def test_refused_shapes_name_the_node(op, feeds, ins):
     for backend in ("numpy", "jax"):
         with pytest.raises(ig.ModelError, match=f"{op} node 'bad'"):
             ig.load(m).run(feeds, backend=backend)
+
+
+# ---------------------------------------------------------------------------- Attention
+
+B, S, D, N, P = 2, 4, 16, 2, 3
+
+
+def _masks() -> dict:
+    t = P + S
+    raw = np.ones((B, t), np.int32)
+    raw[0, :2] = 0
+    raw[1, -1] = 0
+    full = np.ones((B, t), np.int32)
+    full[0, :5] = 0  # left padding: the first queries of row 0 see only masked keys
+    raw3 = (np.random.default_rng(3).random((B, S, t)) > 0.3).astype(np.int32)
+    raw3[0, 0] = 0
+    return {"none": None, "raw": raw, "left_padded": full, "raw3d": raw3,
+            "lengths": np.array([2, 7], np.int32), "end_start": np.array([7, 7, 5, 0], np.int32)}
+
+
+MASKS = _masks()
+
+
+def attention_model(mask: str, past: bool, unidirectional: int, outs=("y", "present"),
+                    attention_bias: bool = False, **attrs):
+    feeds = {"x": f(B, S, D), "w": f(D, 3 * D, s=0.5), "b": f(3 * D)}
+    ins = ["x", "w", "b"]
+    if MASKS[mask] is not None:
+        feeds["m"] = MASKS[mask] if past else MASKS[mask][..., P:] if mask in (
+            "raw", "left_padded", "raw3d") else np.minimum(MASKS[mask], S)
+    ins.append("m" if "m" in feeds else "")
+    if past:
+        feeds["p"] = f(2, B, N, P, D // N)
+    ins.append("p" if past else "")
+    if attention_bias:
+        feeds["ab"] = f(1, N, S, S + (P if past else 0))
+        ins.append("ab")
+    while ins[-1] == "":
+        ins.pop()
+    n = node("Attention", ins, list(outs), num_heads=N, unidirectional=unidirectional, **attrs)
+    return ms_model([n], feeds, {}, list(outs)), feeds
+
+
+@pytest.mark.parametrize("mask", list(MASKS))
+@pytest.mark.parametrize("past", [True, False])
+@pytest.mark.parametrize("unidirectional", [1, 0])
+def test_attention(tmp_path, mask, past, unidirectional):
+    """GPT-2's form (unidirectional, past/present, a 2-D mask) and BERT's (bidirectional),
+    with every mask_index form ORT's CPU kernel takes; fully masked queries of a left-padded
+    row included."""
+    outs = ("y", "present") if past else ("y",)
+    m, feeds = attention_model(mask, past, unidirectional, outs)
+    check(m, feeds, tmp_path, **TOL)
+
+
+@pytest.mark.parametrize("attrs", [{"scale": 0.3}, {"mask_filter_value": -1e9},
+                                   {"qkv_hidden_sizes": [16, 16, 16]}])
+def test_attention_attributes(tmp_path, attrs):
+    m, feeds = attention_model("left_padded", True, 1, **attrs)
+    check(m, feeds, tmp_path, **TOL)
+
+
+def test_attention_bias_and_unequal_v(tmp_path):
+    """An additive attention_bias, and a V hidden size unlike Q/K's (no past)."""
+    m, feeds = attention_model("raw", False, 1, ("y",), attention_bias=True)
+    check(m, feeds, tmp_path, **TOL)
+    feeds = {"x": f(B, S, D), "w": f(D, 16 + 16 + 8, s=0.5), "b": f(40)}
+    n = node("Attention", ["x", "w", "b"], ["y"], num_heads=2, qkv_hidden_sizes=[16, 16, 8])
+    check(ms_model([n], feeds, {}, ["y"]), feeds, tmp_path, **TOL)
+
+
+def test_attention_refusals():
+    """ORT's 4-D Megatron mask (ORT's CPU kernel refuses it as well) and rotary embedding are
+    refused naming the node; weights that do not split into Q/K/V are a ModelError."""
+    feeds = {"x": f(B, S, D), "w": f(D, 3 * D), "m": np.ones((B, 1, S, S), np.int32)}
+    m = ms_model([node("Attention", ["x", "w", "", "m"], ["y"], num_heads=N, name="att")],
+                 feeds, {}, ["y"])
+    for backend in ("numpy", "jax"):
+        with pytest.raises(ig.UnsupportedError, match="Attention node 'att'.*mask_index"):
+            ig.load(m).run(feeds, backend=backend)
+    feeds = {"x": f(B, S, D), "w": f(D, 3 * D)}
+    m = ms_model([node("Attention", ["x", "w"], ["y"], num_heads=N, do_rotary=1, name="att")],
+                 feeds, {}, ["y"])
+    with pytest.raises(ig.UnsupportedError, match="att.*do_rotary"):
+        ig.load(m).run(feeds, backend="numpy")
+    feeds = {"x": f(B, S, D), "w": f(D, 3 * D + 1)}
+    m = ms_model([node("Attention", ["x", "w"], ["y"], num_heads=N, name="att")],
+                 feeds, {}, ["y"])
+    for backend in ("numpy", "jax"):
+        with pytest.raises(ig.ModelError, match="att.*divisible"):
+            ig.load(m).run(feeds, backend=backend)

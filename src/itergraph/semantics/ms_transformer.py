@@ -325,5 +325,8 @@ def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bi
     probs = e / xp.sum(e, axis=-1, keepdims=True)
     out = matmul(probs, v)
     out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, hv))
-    outs = (out.astype(x.dtype), xp.stack([k, v]).astype(x.dtype))
-    return outs[:max(1, len(node.outputs))]
+    if len(node.outputs) < 2:
+        return (out.astype(x.dtype),)
+    if hk != hv:
+        _refuse(node, f"present needs equal K and V hidden sizes, got {hk} and {hv}")
+    return out.astype(x.dtype), xp.stack([k, v]).astype(x.dtype)
