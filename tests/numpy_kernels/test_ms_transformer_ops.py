@@ -265,3 +265,40 @@ def test_attention_refusals():
     for backend in ("numpy", "jax"):
         with pytest.raises(ig.ModelError, match="att.*divisible"):
             ig.load(m).run(feeds, backend=backend)
+
+
+# ---------------------------------------------------------------------------- float16
+
+
+@pytest.mark.parametrize("op,ins,outs", [
+    ("SkipLayerNormalization", ["x", "s", "g", "b", "bi"], ["y", "mean", "inv", "sum"]),
+    ("SkipSimplifiedLayerNormalization", ["x", "s", "g", "bi"], ["y", "mean", "inv", "sum"]),
+    ("Gelu", ["x"], ["y"]),
+    ("BiasGelu", ["x", "bi"], ["y"]),
+    ("FastGelu", ["x", "bi"], ["y"]),
+    ("QuickGelu", ["x"], ["y"]),
+])
+def test_float16(op, ins, outs):
+    """Half-precision inputs are computed in float32 (sums included) and cast back, as ORT's
+    CPU kernels do: outputs within one float16 ulp, the float32 statistics within float32
+    rounding."""
+    from onnx import TensorProto as T
+
+    rng = np.random.default_rng(11)
+    feeds = {k: rng.standard_normal(s).astype(np.float16) for k, s in
+             {"x": (2, 3, 64), "s": (2, 3, 64), "g": (64,), "b": (64,), "bi": (64,)}.items()
+             if k in ins}
+    n = h.make_node(op, ins, outs, domain="com.microsoft")
+    vi = [h.make_tensor_value_info(k, T.FLOAT16, list(v.shape)) for k, v in feeds.items()]
+    ov = [h.make_value_info(o, h.make_empty_tensor_value_info(o).type) for o in outs]
+    m = h.make_model(h.make_graph([n], "g", vi, ov), ir_version=8,
+                     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    want = run_ort(m, feeds)
+    for backend in ("numpy", "jax"):
+        got = ig.load(m).run(feeds, backend=backend)
+        for k, w in want.items():
+            g = np.asarray(got[k])
+            assert g.dtype == w.dtype and g.shape == w.shape, (backend, k)
+            tol = dict(rtol=1e-3, atol=1e-3) if w.dtype == np.float16 else TOL
+            np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), **tol,
+                                       err_msg=f"{backend} {k}")

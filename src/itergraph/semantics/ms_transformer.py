@@ -76,11 +76,13 @@ def check_skip_norm(node, x, skip, gamma, beta=None, bias=None) -> None:
             _refuse(node, f"{name} must have shape ({hidden},), got {tuple(v.shape)}")
 
 
-def skip_sum(xp, x, skip, bias=None):
-    """``input + skip (+ bias)`` in the input's type (the ``input_skip_bias_sum`` output)."""
-    s = x + skip
+def skip_sum(xp, x, skip, bias=None, wd=None):
+    """``input + skip (+ bias)`` in the type `wd` (default the input's); the
+    ``input_skip_bias_sum`` output is it in the input's type."""
+    wd = x.dtype if wd is None else wd
+    s = x.astype(wd) + skip.astype(wd)
     if bias is not None:
-        s = s + bias
+        s = s + bias.astype(wd)
     return s
 
 
@@ -104,12 +106,13 @@ def skip_layer_norm(node, xp, x, skip, gamma, beta=None, bias=None, *,
     check_skip_norm(node, x, skip, gamma, beta, bias)
     eps = float(attr(node, "epsilon", SKIP_NORM_EPSILON))
     wd = work_dtype(x.dtype)
-    s = skip_sum(xp, x, skip, bias)
+    s = skip_sum(xp, x, skip, bias, wd)
     mean, inv, y = _normalize(xp, s, (s.ndim - 1,), eps, simplified, wd)
     y = y * gamma.astype(wd)
     if beta is not None:
         y = y + beta.astype(wd)
-    outs = (y.astype(x.dtype), mean.astype(np.float32), inv.astype(np.float32), s)
+    outs = (y.astype(x.dtype), mean.astype(np.float32), inv.astype(np.float32),
+            s.astype(x.dtype))
     return outs[:max(1, len(node.outputs))]
 
 
@@ -179,15 +182,18 @@ def gelu_node(node, xp, x, erf):
 def bias_gelu_node(node, xp, a, b, erf):
     """``BiasGelu``: ``Gelu(A + B)``, B 1-D of A's last dimension."""
     check_bias(node, a, b, "B")
-    return gelu(xp, a + b, erf)
+    wd = work_dtype(a.dtype)
+    return gelu(xp, a.astype(wd) + b.astype(wd), erf).astype(a.dtype)
 
 
 def fast_gelu_node(node, xp, x, bias=None):
     """``FastGelu``: the tanh approximation of ``X (+ bias)``, bias 1-D of the last dimension."""
+    dtype = x.dtype
     if bias is not None:
         check_bias(node, x, bias)
-        x = x + bias
-    return fast_gelu(xp, x)
+        wd = work_dtype(dtype)
+        x = x.astype(wd) + bias.astype(wd)
+    return fast_gelu(xp, x).astype(dtype)
 
 
 def quick_gelu_node(node, xp, x):

@@ -403,14 +403,13 @@ def _skip_layer_norm(b: _Builder, node: Node, simplified: bool = False) -> None:
     beta = None if simplified else b.input(3)
     bias = b.input(3 if simplified else 4)
     n_out = len(node.outputs)
-    s = b.op("Add", [b.input(0), b.input(1)])
+    s = b.op("Add", [_in_float(b, b.input(0), dt), _in_float(b, b.input(1), dt)])
     if bias:
-        s = b.op("Add", [s, bias])
+        s = b.op("Add", [s, _in_float(b, bias, dt)])
     if n_out > 3:
-        b.op("Identity", [s], out=3)
+        _cast_out(b, s, dt, 3)
     eps = float(_attr(node, "epsilon", mt.SKIP_NORM_EPSILON))
-    mean, inv, y = _rms_or_layer_norm(b, _in_float(b, s, dt), b.init(np.array([-1], np.int64)),
-                                      eps, simplified)
+    mean, inv, y = _rms_or_layer_norm(b, s, b.init(np.array([-1], np.int64)), eps, simplified)
     y = b.op("Mul", [y, _in_float(b, b.input(2), dt)])
     if beta:
         y = b.op("Add", [y, _in_float(b, beta, dt)])
@@ -470,16 +469,17 @@ def _gelu(b: _Builder, node: Node) -> None:
 
 
 def _bias_gelu(b: _Builder, node: Node) -> None:
-    _gelu_of(b, b.op("Add", [b.input(0), b.input(1)]), _input_dtype(node))
+    dt = _input_dtype(node)
+    x = b.op("Add", [_in_float(b, b.input(0), dt), _in_float(b, b.input(1), dt)])
+    _gelu_of(b, x, dt)  # (a second Cast of the float sum to float is the identity)
 
 
 def _fast_gelu(b: _Builder, node: Node) -> None:
     """``0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` of ``X (+ bias)``."""
     dt = _input_dtype(node)
-    x = b.input(0)
+    x = _in_float(b, b.input(0), dt)
     if b.input(1):
-        x = b.op("Add", [x, b.input(1)])
-    x = _in_float(b, x, dt)
+        x = b.op("Add", [x, _in_float(b, b.input(1), dt)])
     cube = b.op("Mul", [b.op("Mul", [x, x]), x])
     inner = b.op("Add", [x, b.op("Mul", [cube, b.init(np.float32(0.044715))])])
     t = b.op("Tanh", [b.op("Mul", [inner, b.init(np.float32(mt.SQRT_2_OVER_PI))])])
