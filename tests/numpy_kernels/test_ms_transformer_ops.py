@@ -278,10 +278,10 @@ def test_attention_refusals():
     ("FastGelu", ["x", "bi"], ["y"]),
     ("QuickGelu", ["x"], ["y"]),
 ])
-def test_float16(op, ins, outs):
+def test_float16(tmp_path, op, ins, outs):
     """Half-precision inputs are computed in float32 (sums included) and cast back, as ORT's
     CPU kernels do: outputs within one float16 ulp, the float32 statistics within float32
-    rounding."""
+    rounding; on both backends and in the OpenVINO IR."""
     from onnx import TensorProto as T
 
     rng = np.random.default_rng(11)
@@ -302,3 +302,38 @@ def test_float16(op, ins, outs):
             tol = dict(rtol=1e-3, atol=1e-3) if w.dtype == np.float16 else TOL
             np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), **tol,
                                        err_msg=f"{backend} {k}")
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    for (k, w), g in zip(want.items(), run_ov(xml, feeds)):
+        assert g.dtype == w.dtype and g.shape == w.shape, ("ir", k)
+        tol = dict(rtol=1e-3, atol=1e-3) if w.dtype == np.float16 else TOL
+        np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), **tol,
+                                   err_msg=f"ir {k}")
+
+
+def test_gpt2_block_with_past(tmp_path):
+    """A GPT-2 decoder block as ORT's transformer optimizer writes it, one generation step
+    with a past: LayerNormalization, Attention (unidirectional, 2-D mask, past -> present),
+    MatMul + SkipLayerNormalization (bias, the residual sum as output 3), MatMul, FastGelu
+    (bias), MatMul and the residual Add."""
+    H, heads, past_len, seq = 32, 4, 5, 1
+    consts = {"ln_g": f(H), "ln_b": f(H), "qkv_w": f(H, 3 * H, s=0.3), "qkv_b": f(3 * H),
+              "proj_w": f(H, H, s=0.3), "proj_b": f(H), "ln2_g": f(H), "ln2_b": f(H),
+              "fc_w": f(H, 4 * H, s=0.3), "fc_b": f(4 * H), "out_w": f(4 * H, H, s=0.3)}
+    mask = np.ones((2, past_len + seq), np.int32)
+    mask[1, :2] = 0  # the second sequence left-padded
+    feeds = {"x": f(2, seq, H), "past": f(2, 2, heads, past_len, H // heads), "mask": mask}
+    nodes = [
+        h.make_node("LayerNormalization", ["x", "ln_g", "ln_b"], ["ln"], epsilon=1e-5),
+        node("Attention", ["ln", "qkv_w", "qkv_b", "mask", "past"], ["att", "present"],
+             num_heads=heads, unidirectional=1),
+        h.make_node("MatMul", ["att", "proj_w"], ["proj"]),
+        node("SkipLayerNormalization", ["proj", "x", "ln2_g", "ln2_b", "proj_b"],
+             ["ln2", "", "", "res"], epsilon=1e-5),
+        h.make_node("MatMul", ["ln2", "fc_w"], ["fc"]),
+        node("FastGelu", ["fc", "fc_b"], ["act"]),
+        h.make_node("MatMul", ["act", "out_w"], ["mlp"]),
+        h.make_node("Add", ["mlp", "res"], ["y"]),
+    ]
+    m = ms_model(nodes, feeds, consts, ["y", "present"])
+    check(m, feeds, tmp_path, **TOL)
