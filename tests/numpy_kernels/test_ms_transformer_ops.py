@@ -191,7 +191,8 @@ def _masks() -> dict:
     raw3 = (np.random.default_rng(3).random((B, S, t)) > 0.3).astype(np.int32)
     raw3[0, 0] = 0
     return {"none": None, "raw": raw, "left_padded": full, "raw3d": raw3,
-            "lengths": np.array([2, 7], np.int32), "end_start": np.array([7, 7, 5, 0], np.int32)}
+            "lengths": np.array([2, 7], np.int32), "end_start": np.array([7, 7, 5, 0], np.int32),
+            "lengths_3b2": np.array([5, 3, 0, 2, 4, 0, 1, 2], np.int32)}
 
 
 MASKS = _masks()
@@ -246,7 +247,7 @@ def test_attention_bias_and_unequal_v(tmp_path):
 
 
 def test_attention_refusals():
-    """ORT's 4-D Megatron mask (ORT's CPU kernel refuses it as well) and rotary embedding are
+    """ORT's 4-D Megatron mask (ORT's CPU kernel refuses it too) and rotary embedding are
     refused naming the node; weights that do not split into Q/K/V are a ModelError."""
     feeds = {"x": f(B, S, D), "w": f(D, 3 * D), "m": np.ones((B, 1, S, S), np.int32)}
     m = ms_model([node("Attention", ["x", "w", "", "m"], ["y"], num_heads=N, name="att")],

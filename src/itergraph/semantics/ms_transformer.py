@@ -244,9 +244,11 @@ def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: boo
     query may attend to a key, ``mask_filter_value`` where it may not. ``mask_index`` is a
     raw 0/1 mask ``(B, T)`` or ``(B, S, T)`` (0 masks), or key lengths ``(B)`` (keys from the
     length on masked), or ``(2B)`` (end positions, then start positions: keys before the
-    start masked too). With ``unidirectional`` a query at position ``i`` (after the past's
-    ``P = T - S`` keys) sees keys ``j <= P + i``: later keys get the type's lowest value, so
-    that a query whose visible keys are all masked (left padding) spreads its weight over
+    start masked too), or ``(3B + 2)`` of which ONNX Runtime's CPU kernel reads the first
+    ``B`` entries as key lengths (the rest are start offsets other kernels use). With
+    ``unidirectional`` a query at position ``i`` (after the past's ``P = T - S`` keys) sees
+    keys ``j <= P + i``: later keys get the type's lowest value, so that a query whose
+    visible keys are all masked (left padding) spreads its weight over
     those keys only, as ONNX Runtime's CPU kernel does."""
     fill = np.asarray(float(attr(node, "mask_filter_value", MASK_FILTER_VALUE)), dtype)
     zero = np.asarray(0, dtype)
@@ -258,14 +260,15 @@ def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: boo
             keep = (mask > 0)[:, None, :]
         elif shape == (batch, seq, total):
             keep = mask > 0
-        elif shape == (batch,):
-            keep = (keys[None, :] < mask[:, None])[:, None, :]
+        elif shape in ((batch,), (3 * batch + 2,)):
+            keep = (keys[None, :] < mask[:batch, None])[:, None, :]
         elif shape == (2 * batch,):
             end, start = mask[:batch, None], mask[batch:, None]
             keep = ((keys[None, :] < end) & (keys[None, :] >= start))[:, None, :]
         else:
             raise UnsupportedError(f"{where(node)}: mask_index of shape {shape} is not "
-                                   f"supported ((B, T), (B, S, T), (B) or (2B) with B={batch}, "
+                                   f"supported ((B, T), (B, S, T), (B), (2B) or (3B + 2) with "
+                                   f"B={batch}, "
                                    f"S={seq}, T={total})")
         add = xp.where(keep, zero, fill)
     if causal:

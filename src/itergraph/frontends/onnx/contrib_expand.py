@@ -530,7 +530,7 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
             add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
                                                      zero, fv]), _i64(b, 1)])
         elif shape is not None and len(shape) == 1 and isinstance(batch, int) and \
-                shape[0] in (batch, 2 * batch):
+                shape[0] in (batch, 2 * batch, 3 * batch + 2):
             m64 = b.op("Cast", [m], to=TensorProto.INT64)
             ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
                                       _i64(b, 1)])
@@ -542,7 +542,8 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
             add = b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
         else:
             raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
-                                   f"mask_index of known shape (B, T), (B, S, T), (B) or (2B), "
+                                   f"mask_index of known shape (B, T), (B, S, T), (B), (2B) or "
+                                   f"(3B + 2), "
                                    f"got {shape}")
     if _attr(node, "unidirectional", 0):
         s_len = _dim(b, x, 1)
