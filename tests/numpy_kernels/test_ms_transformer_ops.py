@@ -128,6 +128,20 @@ def test_bias_add(tmp_path):
     xml = tmp_path / "m.xml"
     ig.load(m).save(xml)
     np.testing.assert_allclose(run_ov(xml, feeds)[0], want, rtol=1e-6, atol=1e-6)
+    bad = {**feeds, "bi": f(16)}
+    m = ms_model([node("BiasAdd", ["x", "bi", "s"], ["y"], name="ba")], bad, {}, ["y"])
+    for backend in ("numpy", "jax"):
+        with pytest.raises(ig.ModelError, match="BiasAdd node 'ba'.*bias"):
+            ig.load(m).run(bad, backend=backend)
+
+
+def test_simplified_layer_norm_axis_out_of_range():
+    feeds = {"x": f(2, 3), "g": f(3)}
+    n = h.make_node("SimplifiedLayerNormalization", ["x", "g"], ["y"], axis=2, name="sln")
+    m = ms_model([n], feeds, {}, ["y"])
+    for backend in ("numpy", "jax"):
+        with pytest.raises(ig.ModelError, match="SimplifiedLayerNormalization node 'sln'"):
+            ig.load(m).run(feeds, backend=backend)
 
 
 def test_in_one_graph(tmp_path):
