@@ -31,6 +31,17 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   quantizes the hidden state (``DynamicQuantizeLinear``), multiplies it by R the same way,
   adds the step's input product and the bias and runs the LSTM gates (activations Sigmoid,
   Tanh, Relu; ``clip``, ``input_forget``, peepholes). ``sequence_lens`` is not written.
+
+- ``SkipLayerNormalization`` / ``SkipSimplifiedLayerNormalization``: ``Add`` input, skip,
+  bias; ``ReduceMean``, ``Sub``, ``Mul``, ``Add`` epsilon, ``Sqrt``, ``Reciprocal`` (the
+  mean and inv_std_var outputs), ``Mul`` gamma, ``Add`` beta; ``SimplifiedLayerNormalization``
+  (ONNX Runtime's, standard domain) likewise without the centering.
+- ``Gelu``, ``BiasGelu``: (``Add`` bias,) ``Erf`` formula; ``FastGelu``: (``Add`` bias,)
+  ``Tanh`` formula; ``QuickGelu``: ``Mul(x, Sigmoid(alpha * x))``; ``BiasAdd``: two ``Add``.
+- ``Attention``: the merged projection (``MatMul``, ``Add``), ``Slice``/``Reshape``/
+  ``Transpose`` to heads, ``Concat`` after the past (``present``), ``MatMul``, ``Mul`` scale,
+  the mask by ``Where`` (raw masks, key lengths against a ``Range``, the causal part from the
+  query and key positions), ``Softmax``, ``MatMul``; float32, mask shapes known.
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
+from ...semantics import ms_transformer as mt
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -359,6 +371,243 @@ def _fused_conv(b: _Builder, node: Node) -> None:
     _activation(b, node, y, conv=True)
 
 
+# ---------------------------------------------------------------------------- transformer ops
+
+
+def _in_float(b: _Builder, x: str, dtype) -> str:
+    """`x` as float32 when its type `dtype` is narrower (the kernels' work type)."""
+    return b.op("Cast", [x], to=TensorProto.FLOAT) if np.dtype(dtype).itemsize < 4 else x
+
+
+def _input_dtype(node: Node, i: int = 0):
+    return np.dtype(node.inputs[i].type.dtype.numpy)
+
+
+def _rms_or_layer_norm(b: _Builder, s: str, axes: str, eps: float, simplified: bool):
+    """``(mean, inv_std_var, normalized)`` of float `s` over the axes tensor `axes`."""
+    if simplified:
+        d, mean = s, None
+    else:
+        mean = b.op("ReduceMean", [s, axes], keepdims=1)
+        d = b.op("Sub", [s, mean])
+    var = b.op("ReduceMean", [b.op("Mul", [d, d]), axes], keepdims=1)
+    inv = b.op("Reciprocal", [b.op("Sqrt", [b.op("Add", [var, b.init(np.float32(eps))])])])
+    return mean, inv, b.op("Mul", [d, inv])
+
+
+def _skip_layer_norm(b: _Builder, node: Node, simplified: bool = False) -> None:
+    """``Add`` input, skip (and bias) (output 3), then the normalization over the last axis
+    (``ReduceMean``, ``Sub``, ``Mul``, ``Sqrt``, ``Reciprocal``), ``Mul`` gamma, ``Add`` beta;
+    mean and inv_std_var as float32 outputs 1 and 2 (the mean zeros when `simplified`)."""
+    dt = _input_dtype(node)
+    beta = None if simplified else b.input(3)
+    bias = b.input(3 if simplified else 4)
+    n_out = len(node.outputs)
+    s = b.op("Add", [_in_float(b, b.input(0), dt), _in_float(b, b.input(1), dt)])
+    if bias:
+        s = b.op("Add", [s, _in_float(b, bias, dt)])
+    if n_out > 3:
+        _cast_out(b, s, dt, 3)
+    eps = float(_attr(node, "epsilon", mt.SKIP_NORM_EPSILON))
+    mean, inv, y = _rms_or_layer_norm(b, s, b.init(np.array([-1], np.int64)), eps, simplified)
+    y = b.op("Mul", [y, _in_float(b, b.input(2), dt)])
+    if beta:
+        y = b.op("Add", [y, _in_float(b, beta, dt)])
+    if dt.itemsize < 4:
+        y = b.op("Cast", [y], to=helper.np_dtype_to_tensor_dtype(dt))
+    b.op("Identity", [y], out=0)
+    if n_out > 1:
+        if mean is None:
+            zero = helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0])
+            b.op("ConstantOfShape", [b.op("Shape", [inv])], out=1, value=zero)
+        else:
+            b.op("Identity", [mean], out=1)
+    if n_out > 2:
+        b.op("Identity", [inv], out=2)
+
+
+def _simplified_layer_norm(b: _Builder, node: Node) -> None:
+    """RMS normalization over the axes from ``axis`` on, in float32 (``stash_type`` 1)."""
+    dt = _input_dtype(node)
+    axis = int(_attr(node, "axis", -1))
+    if int(_attr(node, "stash_type", 1)) != 1:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only with "
+                               "stash_type 1 (float32)")
+    if axis < 0:
+        axes = list(range(axis, 0))
+    elif b.shape(0) is not None:
+        axes = list(range(axis, len(b.shape(0))))
+    else:
+        raise UnsupportedError(f"{where(node)}: a non-negative axis needs a known input rank")
+    eps = float(_attr(node, "epsilon", mt.SIMPLIFIED_NORM_EPSILON))
+    x = b.op("Cast", [b.input(0)], to=TensorProto.FLOAT) if dt != np.float32 else b.input(0)
+    _, inv, y = _rms_or_layer_norm(b, x, b.init(np.array(axes, np.int64)), eps, True)
+    y = b.op("Mul", [y, b.op("Cast", [b.input(1)], to=TensorProto.FLOAT)])
+    b.op("Cast", [y], out=0, to=helper.np_dtype_to_tensor_dtype(dt))
+    if len(node.outputs) > 1:
+        b.op("Identity", [inv], out=1)
+
+
+def _gelu_of(b: _Builder, x: str, dt, out: int = 0) -> None:
+    """``0.5 * x * (1 + Erf(x / sqrt(2)))``."""
+    xf = _in_float(b, x, dt)
+    e = b.op("Erf", [b.op("Mul", [xf, b.init(np.float32(1 / np.sqrt(2)))])])
+    y = b.op("Mul", [b.op("Mul", [xf, b.init(np.float32(0.5))]),
+                     b.op("Add", [e, b.init(np.float32(1))])])
+    _cast_out(b, y, dt, out)
+
+
+def _cast_out(b: _Builder, y: str, dt, out: int) -> None:
+    if np.dtype(dt).itemsize < 4:
+        b.op("Cast", [y], out=out, to=helper.np_dtype_to_tensor_dtype(dt))
+    else:
+        b.op("Identity", [y], out=out)
+
+
+def _gelu(b: _Builder, node: Node) -> None:
+    _gelu_of(b, b.input(0), _input_dtype(node))
+
+
+def _bias_gelu(b: _Builder, node: Node) -> None:
+    dt = _input_dtype(node)
+    x = b.op("Add", [_in_float(b, b.input(0), dt), _in_float(b, b.input(1), dt)])
+    _gelu_of(b, x, dt)  # (a second Cast of the float sum to float is the identity)
+
+
+def _fast_gelu(b: _Builder, node: Node) -> None:
+    """``0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` of ``X (+ bias)``."""
+    dt = _input_dtype(node)
+    x = _in_float(b, b.input(0), dt)
+    if b.input(1):
+        x = b.op("Add", [x, _in_float(b, b.input(1), dt)])
+    cube = b.op("Mul", [b.op("Mul", [x, x]), x])
+    inner = b.op("Add", [x, b.op("Mul", [cube, b.init(np.float32(0.044715))])])
+    t = b.op("Tanh", [b.op("Mul", [inner, b.init(np.float32(mt.SQRT_2_OVER_PI))])])
+    y = b.op("Mul", [b.op("Mul", [x, b.init(np.float32(0.5))]),
+                     b.op("Add", [t, b.init(np.float32(1))])])
+    _cast_out(b, y, dt, 0)
+
+
+def _quick_gelu(b: _Builder, node: Node) -> None:
+    """``x * Sigmoid(alpha * x)``."""
+    dt = _input_dtype(node)
+    x = _in_float(b, b.input(0), dt)
+    alpha = float(_attr(node, "alpha", mt.QUICK_GELU_ALPHA))
+    y = b.op("Mul", [x, b.op("Sigmoid", [b.op("Mul", [x, b.init(np.float32(alpha))])])])
+    _cast_out(b, y, dt, 0)
+
+
+def _bias_add(b: _Builder, node: Node) -> None:
+    b.op("Add", [b.op("Add", [b.input(0), b.input(1)]), b.input(2)], out=0)
+
+
+
+def _i64(b: _Builder, *v: int) -> str:
+    return b.init(np.array(v, np.int64))
+
+
+def _dim(b: _Builder, x: str, i: int) -> str:
+    """Dimension `i` of `x` as a 1-element int64 tensor."""
+    return b.op("Gather", [b.op("Shape", [x]), _i64(b, i)], axis=0)
+
+
+def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
+    """The additive mask ``(B, 1, S, T)`` (or ``(1, 1, S, T)``) as the semantics builds it:
+    ``Where`` over the raw mask or over key positions against lengths; the causal part from
+    ``Range``s of the query and key positions."""
+    add = None
+    zero, fv = b.init(np.float32(0)), b.init(np.float32(fill))
+    t_len = _dim(b, k, 2)
+    keys = b.op("Range", [b.init(np.int64(0)), b.op("Squeeze", [t_len]), b.init(np.int64(1))])
+    if b.input(3):
+        shape, xs = b.shape(3), b.shape(0)
+        batch = xs[0] if xs is not None else None
+        m = b.input(3)
+        if shape is not None and len(shape) == 2:
+            add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
+                                                     zero, fv]), _i64(b, 1, 2)])
+        elif shape is not None and len(shape) == 3:
+            add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
+                                                     zero, fv]), _i64(b, 1)])
+        elif shape is not None and len(shape) == 1 and isinstance(batch, int) and \
+                shape[0] in (batch, 2 * batch, 3 * batch + 2):
+            m64 = b.op("Cast", [m], to=TensorProto.INT64)
+            ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
+                                      _i64(b, 1)])
+            keep = b.op("Less", [keys, ends])
+            if shape[0] == 2 * batch:
+                starts = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, batch),
+                                                           _i64(b, 2 * batch)]), _i64(b, 1)])
+                keep = b.op("And", [keep, b.op("GreaterOrEqual", [keys, starts])])
+            add = b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+        else:
+            raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
+                                   f"mask_index of known shape (B, T), (B, S, T), (B), (2B) or "
+                                   f"(3B + 2), "
+                                   f"got {shape}")
+    if _attr(node, "unidirectional", 0):
+        s_len = _dim(b, x, 1)
+        past = b.op("Sub", [t_len, s_len])
+        queries = b.op("Range", [b.init(np.int64(0)), b.op("Squeeze", [s_len]),
+                                 b.init(np.int64(1))])
+        limit = b.op("Unsqueeze", [b.op("Add", [queries, past]), _i64(b, 1)])
+        future = b.op("Greater", [keys, limit])
+        base = add or zero
+        add = b.op("Where", [future, b.init(np.float32(np.finfo(np.float32).min)), base])
+    return add
+
+
+def _attention(b: _Builder, node: Node) -> None:
+    """``MatMul`` + ``Add`` (the merged projection), ``Slice`` Q, K, V, ``Reshape`` and
+    ``Transpose`` to heads, ``Concat`` after the past, ``MatMul``, ``Mul`` scale, the mask
+    (``Where``), ``Softmax``, ``MatMul``, ``Transpose``, ``Reshape``."""
+    for name in ("do_rotary", "past_present_share_buffer"):
+        if _attr(node, name, 0):
+            raise UnsupportedError(f"{where(node)}: attribute {name} is not supported")
+    if b.input(6) or b.input(0) is None or _input_dtype(node) != np.float32:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 "
+                               "without past_sequence_length")
+    n = int(_attr(node, "num_heads"))
+    wshape = b.shape(1)
+    sizes = _attr(node, "qkv_hidden_sizes")
+    if not sizes:
+        if wshape is None or not isinstance(wshape[1], int):
+            raise UnsupportedError(f"{where(node)}: written with standard ops only with "
+                                   "known weight shapes or qkv_hidden_sizes")
+        sizes = [wshape[1] // 3] * 3
+    hq, hk, hv = (int(v) for v in sizes)
+    x = b.input(0)
+    qkv = b.op("MatMul", [x, b.input(1)])
+    if b.input(2):
+        qkv = b.op("Add", [qkv, b.input(2)])
+
+    def heads(lo: int, hi: int) -> str:
+        part = b.op("Slice", [qkv, _i64(b, lo), _i64(b, hi), _i64(b, 2)])
+        r = b.op("Reshape", [part, _i64(b, 0, 0, n, (hi - lo) // n)])
+        return b.op("Transpose", [r], perm=[0, 2, 1, 3])
+
+    q, k, v = heads(0, hq), heads(hq, hq + hk), heads(hq + hk, hq + hk + hv)
+    if b.input(4):
+        pk = b.op("Gather", [b.input(4), b.init(np.int64(0))], axis=0)
+        pv = b.op("Gather", [b.input(4), b.init(np.int64(1))], axis=0)
+        k = b.op("Concat", [pk, k], axis=2)
+        v = b.op("Concat", [pv, v], axis=2)
+    scale = float(_attr(node, "scale", 0.0)) or 1.0 / np.sqrt(hq // n)
+    scores = b.op("Mul", [b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])]),
+                          b.init(np.float32(scale))])
+    fill = float(_attr(node, "mask_filter_value", mt.MASK_FILTER_VALUE))
+    add = _attention_mask(b, node, k, x, fill)
+    if add:
+        scores = b.op("Add", [scores, add])
+    if b.input(5):
+        scores = b.op("Add", [scores, b.input(5)])
+    out = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+    b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]), _i64(b, 0, 0, hv)], out=0)
+    if len(node.outputs) > 1:
+        b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]), b.op("Unsqueeze", [v, _i64(b, 0)])],
+             out=1, axis=0)
+
+
 _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "QuantizeLinear": _quantize_linear,
     "DequantizeLinear": _quantize_linear,
@@ -376,6 +625,19 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "FusedGemm": _fused_gemm,
     "FusedConv": _fused_conv,
     "DynamicQuantizeLSTM": lambda b, node: _dq_lstm(b, node),
+    "SkipLayerNormalization": _skip_layer_norm,
+    "SkipSimplifiedLayerNormalization": lambda b, node: _skip_layer_norm(b, node, True),
+    "Gelu": _gelu,
+    "BiasGelu": _bias_gelu,
+    "FastGelu": _fast_gelu,
+    "QuickGelu": _quick_gelu,
+    "BiasAdd": _bias_add,
+    "Attention": _attention,
+}
+
+# ONNX Runtime's operators of the standard domain that ONNX itself does not define.
+_STANDARD_BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
+    "SimplifiedLayerNormalization": _simplified_layer_norm,
 }
 
 
@@ -392,9 +654,12 @@ def expansion_model(node: Node) -> onnx.ModelProto | None:
 
 
 def _built(node: Node) -> _Builder | None:
-    if node.domain != DOMAIN:
+    if node.domain == DOMAIN:
+        build = _BUILDERS.get(node.op_type)
+    elif node.domain in ("", "ai.onnx"):
+        build = _STANDARD_BUILDERS.get(node.op_type)
+    else:
         return None
-    build = _BUILDERS.get(node.op_type)
     if build is None:
         return None
     b = _Builder(node)
