@@ -221,8 +221,10 @@ def test_qlinear_lookup(tmp_path, op, dt):
     assert check(m, {"x": x}, tmp_path) == 0
 
 
-def test_qlinear_concat(tmp_path):
-    xs = [u8(2, 3, 4), u8(2, 5, 4), u8(2, 1, 4)]
+@pytest.mark.parametrize("seed", [0, 10, 11])  # inputs with near-tie requantizations
+def test_qlinear_concat(tmp_path, seed):
+    r = np.random.default_rng(seed)
+    xs = [r.integers(0, 256, s).astype(np.uint8) for s in ((2, 3, 4), (2, 5, 4), (2, 1, 4))]
     feeds = {f"x{i}": x for i, x in enumerate(xs)}
     consts = {"sy": sc(0.05), "zy": np.array(128, np.uint8),
               "s0": sc(0.05), "z0": np.array(128, np.uint8),  # the output's: copied

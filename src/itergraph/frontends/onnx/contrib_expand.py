@@ -237,13 +237,26 @@ def _binary(b: _Builder, node: Node) -> None:
 
 
 def _qlinear_concat(b: _Builder, node: Node) -> None:
+    """Each input requantized by a table over its 256 codes when the scales and zero points
+    are constants (exact: OpenVINO fuses a DequantizeLinear-QuantizeLinear pair into one
+    product that rounds some near-ties to the neighbouring code), else by that pair."""
     parts = []
+    sy, zy = b.const(0), b.const(1) if b.input(1) is not None else np.uint8(0)
     for i in range(2, len(node.inputs), 3):
-        v = b.op("DequantizeLinear", [b.input(i), b.input(i + 1), b.input(i + 2)])
-        zy = b.input(1)
-        if zy is None:
-            zy = b.init(np.uint8(0))
-        parts.append(b.op("QuantizeLinear", [v, b.input(0), zy]))
+        sx, zx = b.const(i + 1), b.const(i + 2) if b.input(i + 2) is not None else np.uint8(0)
+        t = node.inputs[i].type
+        dt = np.dtype(t.dtype.numpy) if getattr(t, "dtype", None) is not None else None
+        if None in (sy, zy, sx, zx) or dt not in (np.dtype(np.uint8), np.dtype(np.int8)):
+            v = b.op("DequantizeLinear", [b.input(i), b.input(i + 1), b.input(i + 2)])
+            parts.append(b.op("QuantizeLinear", [v, b.input(0), b.input(1) or b.init(zy)]))
+            continue
+        lo = mq.qrange(dt)[0]
+        codes = np.arange(lo, lo + 256).astype(dt)
+        table = mq.requantize(np, codes, sx, zx, sy, np.asarray(zy).astype(dt))
+        idx = b.op("Cast", [b.input(i)], to=TensorProto.INT32)
+        if lo:
+            idx = b.op("Sub", [idx, b.init(np.int32(lo))])
+        parts.append(b.op("Gather", [b.init(table), idx], axis=0))
     b.op("Concat", parts, out=0, axis=int(_attr(node, "axis")))
 
 
