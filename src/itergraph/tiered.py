@@ -7,9 +7,13 @@ faster compiled. Neither can be told from the graph alone (a trip count is often
 so `TieredRunner` measures, per signature (the feeds' shapes and dtypes):
 
     a new signature          -> NumPy answers; the signature compiles on a worker thread
-    compiled, not yet judged -> JAX answers (its first call is a warm-up), timed
-    judged                   -> the engine whose fastest call was faster, from then on
+    compiled, not yet judged -> a JAX warm-up call, then the engines take turns, timed
+    judged                   -> the engine with the lower median of `TRIALS` calls
     JAX refused it           -> NumPy (the background run raised: NumPy's answer stands)
+
+The turns are timed only once the compile is done, so that neither engine shares the cores
+with it, and medians are compared (a single fast or slow call, as a shared machine gives,
+does not decide).
 
 Both engines compute the same function (the NumPy one is the reference), so results differ
 only by float rounding. One compile runs at a time, under the lock that also guards the
@@ -28,16 +32,31 @@ import numpy as np
 
 MAX_PENDING = 8
 MAX_COMPILED = 64
-JAX_TRIALS = 3  # timed JAX calls per signature before judging (the first is a warm-up)
+TRIALS = 7  # timed calls per engine and signature before judging
 
 
 class _Verdict:
-    __slots__ = ("numpy_best", "jax_times", "choice")
+    __slots__ = ("times", "warm", "choice")
 
     def __init__(self):
-        self.numpy_best = float("inf")
-        self.jax_times: list[float] = []
+        self.times: dict[str, list[float]] = {"numpy": [], "jax": []}
+        self.warm = False  # JAX's first call on this signature was made (untimed)
         self.choice: str | None = None  # "numpy" or "jax" once judged
+
+    def next_engine(self) -> str:
+        """The engine whose turn it is while judging."""
+        if not self.warm:
+            return "jax"
+        return "jax" if len(self.times["jax"]) <= len(self.times["numpy"]) else "numpy"
+
+    def record(self, engine: str, seconds: float) -> None:
+        if engine == "jax" and not self.warm:
+            self.warm = True
+            return
+        self.times[engine].append(seconds)
+        if min(len(t) for t in self.times.values()) >= TRIALS:
+            jax, numpy = (float(np.median(self.times[e])) for e in ("jax", "numpy"))
+            self.choice = "jax" if jax < numpy else "numpy"
 
 
 class TieredRunner:
@@ -72,23 +91,23 @@ class TieredRunner:
             v = self.verdicts[key] = _Verdict()
         if v.choice == "numpy":
             return self.numpy_run(feeds)
-        if v.choice == "jax" or (self.cg.compiled_for(key) and key not in self.refused):
-            t0 = time.perf_counter()
+        if v.choice == "jax":
             out = self._jax(feeds, key)
             if out is not None:
-                if v.choice is None:
-                    v.jax_times.append(time.perf_counter() - t0)
-                    self._judge(v)
                 return out
-        t0 = time.perf_counter()
-        out = self.numpy_run(feeds)
-        v.numpy_best = min(v.numpy_best, time.perf_counter() - t0)
+        elif self.cg.compiled_for(key) and key not in self.refused:
+            engine = v.next_engine()
+            t0 = time.perf_counter()
+            out = self._jax(feeds, key) if engine == "jax" else self.numpy_run(feeds)
+            if out is not None:
+                v.record(engine, time.perf_counter() - t0)
+                return out
         if key in self.refused or (not self.cg.compiled_for(key)
                                    and self.compiled_in_background >= MAX_COMPILED):
             v.choice = "numpy"
         elif not self.cg.compiled_for(key):
             self._queue(key, feeds)
-        return out
+        return self.numpy_run(feeds)
 
     def _jax(self, feeds, key) -> dict[str, Any] | None:
         """JAX's answer, or None when it cannot give one without waiting for the planner."""
@@ -103,11 +122,6 @@ class TieredRunner:
             return self.cg.run(feeds, max_iterations=self.max_iterations)
         finally:
             self.lock.release()
-
-    @staticmethod
-    def _judge(v: _Verdict) -> None:
-        if len(v.jax_times) >= JAX_TRIALS:
-            v.choice = "jax" if min(v.jax_times[1:]) < v.numpy_best else "numpy"
 
     def _queue(self, key, feeds) -> None:
         if key in self.queued or len(self.pending) >= MAX_PENDING:
