@@ -194,6 +194,12 @@ BATCH_ONE = [  # (x shape, w shape, attrs, bias): the shapes of silero VAD's STF
     ((1, 129, 4), (128, 129, 3), dict(pads=[1, 1]), True),
     ((1, 64, 8), (64, 1, 5), dict(pads=[2, 2], group=64), True),
     ((1, 3, 17, 15), (8, 3, 3, 3), dict(strides=[2, 2], auto_pad="SAME_UPPER"), True),
+    # PP-OCR's late depthwise layers: more channels than columns (run channels last), and a
+    # 5x5 kernel over 2 rows (the taps on padding rows only are left out)
+    ((1, 200, 2, 96), (200, 1, 5, 5), dict(pads=[2, 2, 2, 2], group=200), True),
+    ((1, 88, 3, 9), (88, 1, 5, 5), dict(pads=[2, 2, 2, 2], group=88, strides=[2, 1]), False),
+    ((1, 64, 7, 7), (64, 1, 3, 3), dict(pads=[1, 1, 1, 1], group=64, strides=[2, 2]), True),
+    ((1, 24, 1, 6), (24, 1, 5, 5), dict(pads=[2, 2, 2, 1], group=24, dilations=[1, 2]), True),
 ]
 
 
@@ -217,6 +223,21 @@ def test_conv_batch_one(case, dtype, weights):
         got = list(sess.run(_feeds(model, inputs)).values())
         _same_all(got, _ref(model, inputs), "Conv batch 1 vs onnx.reference")
         _same_all(got, _ort(model, inputs), "Conv batch 1 vs onnxruntime")
+
+
+@pytest.mark.parametrize("value", [np.inf, np.nan])
+def test_depthwise_conv_non_finite_weight_on_padding(value):
+    """A weight tap that reads only padding still multiplies zeros by it (inf * 0 is NaN,
+    as onnx.reference computes; ORT's depthwise kernel skips those products and gives finite
+    values). Finite weights skip the tap, with the same result."""
+    c = 4
+    w = np.ones((c, 1, 5, 5), F32)
+    w[:, :, 0, :] = value
+    inputs = {"x": np.ones((1, c, 2, 6), F32), "w": w}
+    model = _model("Conv", inputs, 1, 17, dict(group=c, pads=[2, 2, 2, 2]), ("w",))
+    got = list(ig.load(model).run(_feeds(model, inputs), backend="numpy").values())
+    assert np.isnan(got[0]).all()
+    _same_all(got, _ref(model, inputs), "depthwise Conv, non-finite weights vs onnx.reference")
 
 
 def test_conv_rejects_mismatched_channels():

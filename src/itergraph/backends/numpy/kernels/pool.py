@@ -1,9 +1,9 @@
 """Pooling kernels: MaxPool, AveragePool (opset 1-22), GlobalMaxPool and GlobalAveragePool.
 
 The window geometry (``auto_pad``, ``pads``, ``ceil_mode``, output sizes) is
-`backends.common.window`'s; no Python loop runs over output positions. MaxPool reads every
-window as a strided view of the padded input; AveragePool sums its (separable) windows one
-axis at a time, one strided slice of the padded input per tap.
+`backends.common.window`'s; no Python loop runs over output positions. Both reduce their
+(separable) windows one axis at a time, one strided slice of the padded input per tap
+(`_Windows`); MaxPool's indices output reads every window as a strided view instead.
 
 MaxPool: ``onnx.reference``'s MaxPool gives wrong shapes and values when only the end of an
 axis is padded (``pads=[0, 0, 1, 1]``, TensorFlow's SAME padding); here the input is padded
@@ -33,8 +33,77 @@ from . import kernel
 _MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
 
 
+class _Windows:
+    """A pooling node's windows over inputs of one shape, as separable taps: the padded
+    buffer (or the input itself, `direct`), where the input goes in it (`dst` <- `src`), and
+    per spatial axis the strided slices, one per tap, whose element-wise reduction reduces
+    the windows along that axis."""
+
+    __slots__ = ("direct", "buf_shape", "dst", "src", "taps", "outs", "begin", "end")
+
+    def __init__(self, node, shape, kernel_shape, strides, dil, ceil):
+        size = shape[2:]
+        span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
+        self.begin, self.end = window_pads(node, size, kernel_shape, strides, dil)
+        self.outs = window_counts(node, size, span, strides, self.begin, self.end, ceil)
+        need = [(o - 1) * s + w for o, s, w in zip(self.outs, strides, span)]
+        dst, src = placement(size, self.begin, need)
+        self.direct = list(need) == list(size) and not any(self.begin)
+        self.buf_shape = (*shape[:2], *need)
+        full = (slice(None), slice(None))
+        self.dst, self.src = full + dst, full + src
+        self.taps = [[(slice(None),) * (2 + a) + (slice(j * d, j * d + (o - 1) * s + 1, s),)
+                      for j in range(k)]
+                     for a, (o, k, s, d) in enumerate(zip(self.outs, kernel_shape, strides,
+                                                           dil))]
+
+    def reduce(self, x, dtype, fill, combine):
+        """The windows of `x` (in `dtype`, padded with `fill`) reduced by the ufunc
+        `combine`, one axis at a time."""
+        if self.direct:
+            y = x.astype(dtype, copy=False)
+        else:
+            y = np.full(self.buf_shape, fill, dtype)
+            y[self.dst] = x[self.src]
+        for axis_taps in self.taps:
+            acc = y[axis_taps[0]].copy()
+            for tap in axis_taps[1:]:
+                combine(acc, y[tap], out=acc)
+            y = acc
+        return y
+
+
+def _cached(plans: dict, key, make):
+    p = plans.get(key)
+    if p is None:
+        if len(plans) >= _MAX_PLANS:
+            plans.clear()
+        p = plans[key] = make()
+    return p
+
+
+def _lowest(dtype) -> np.ndarray:
+    return (np.array(-np.inf, dtype) if dtype.kind == "f"
+            else np.array(np.iinfo(dtype).min, dtype))
+
+
 @kernel("MaxPool", since=1)
 def _max_pool(node, ctx):
+    plans: dict[tuple, _Windows] = {}
+    if len(node.outputs) < 2:
+        kernel_shape = [int(k) for k in attr(node, "kernel_shape")]
+        n = len(kernel_shape)
+        strides = [int(s) for s in attr(node, "strides", [1] * n)]
+        dil = [int(d) for d in attr(node, "dilations", [1] * n)]
+        ceil = bool(attr(node, "ceil_mode", 0))
+
+        def values(x):
+            w = _cached(plans, x.shape,
+                        lambda: _Windows(node, x.shape, kernel_shape, strides, dil, ceil))
+            return w.reduce(x, x.dtype, _lowest(x.dtype), np.maximum)
+
+        return values
+
     def fn(x):
         n = x.ndim - 2
         kernel_shape = [int(k) for k in attr(node, "kernel_shape")]
@@ -47,8 +116,7 @@ def _max_pool(node, ctx):
         outs = window_counts(node, size, span, strides, begin, end, ceil)
         # pad to exactly the extent the windows cover (more at the end under ceil_mode)
         need = [(o - 1) * s + w for o, s, w in zip(outs, strides, span)]
-        low = (np.array(-np.inf, x.dtype) if x.dtype.kind == "f"
-               else np.array(np.iinfo(x.dtype).min, x.dtype))
+        low = _lowest(x.dtype)
         widths = [(0, 0), (0, 0)] + [(b, max(0, q - i - b)) for b, q, i in zip(begin, need, size)]
         padded = np.pad(x, widths, constant_values=low)
         padded = padded[(slice(None), slice(None)) + tuple(slice(0, q) for q in need)]
@@ -59,8 +127,6 @@ def _max_pool(node, ctx):
                   + tuple(slice(None, None, d) for d in dil)]
         flat = win.reshape(*win.shape[:2 + n], -1)
         y = flat.max(axis=-1)
-        if len(node.outputs) < 2:
-            return y
         arg = flat.argmax(axis=-1)
         offsets = np.unravel_index(arg, kernel_shape)  # within the window
         pos = [np.arange(o).reshape((-1,) + (1,) * (n - 1 - a)) * s + off * d - b
@@ -95,49 +161,23 @@ def _average_pool(node, ctx):
     dil = [int(d) for d in attr(node, "dilations", [1] * n)]
     ceil = bool(attr(node, "ceil_mode", 0))
     include = bool(attr(node, "count_include_pad", 0))
-    span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
     plans: dict[tuple, tuple] = {}
 
     def plan(shape):
-        size = shape[2:]
-        begin, end = window_pads(node, size, kernel_shape, strides, dil)
-        outs = window_counts(node, size, span, strides, begin, end, ceil)
-        need = [(o - 1) * s + w for o, s, w in zip(outs, strides, span)]
-        dst, src = placement(size, begin, need)
-        direct = list(need) == list(size) and not any(begin)
+        w = _Windows(node, shape, kernel_shape, strides, dil, ceil)
         scale = np.ones((), np.float64)
         for a, (i, o, k, s, d, b, e) in enumerate(
-                zip(size, outs, kernel_shape, strides, dil, begin, end)):
+                zip(shape[2:], w.outs, kernel_shape, strides, dil, w.begin, w.end)):
             lo, hi = (-b, i + e) if include else (0, i)
             cnt = _tap_counts(i, o, k, s, d, b, lo, hi).astype(np.float64)
             inv = np.divide(1.0, cnt, out=np.zeros_like(cnt), where=cnt > 0)
             scale = scale * inv.reshape((-1,) + (1,) * (n - 1 - a))
-        # the window sum is separable: per spatial axis, the sum of one strided slice per tap
-        taps = [[(slice(None),) * (2 + a) + (slice(j * d, j * d + (o - 1) * s + 1, s),)
-                 for j in range(k)]
-                for a, (o, k, s, d) in enumerate(zip(outs, kernel_shape, strides, dil))]
-        full = (slice(None), slice(None))
-        return direct, (*shape[:2], *need), full + dst, full + src, taps, scale
+        return w, scale
 
     def fn(x):
-        p = plans.get(x.shape)
-        if p is None:
-            if len(plans) >= _MAX_PLANS:
-                plans.clear()
-            p = plans[x.shape] = plan(x.shape)
-        direct, buf_shape, dst, src, taps, scale = p
+        w, scale = _cached(plans, x.shape, lambda: plan(x.shape))
         wd = work_dtype(x.dtype)
-        if direct:
-            buf = x.astype(wd, copy=False)
-        else:
-            buf = np.zeros(buf_shape, wd)
-            buf[dst] = x[src]
-        y = buf
-        for axis_taps in taps:
-            acc = y[axis_taps[0]].copy()
-            for tap in axis_taps[1:]:
-                acc += y[tap]
-            y = acc
+        y = w.reduce(x, wd, 0, np.add)
         y *= scale.astype(wd, copy=False)
         return y.astype(x.dtype, copy=False)
 
