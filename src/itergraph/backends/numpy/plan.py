@@ -23,6 +23,7 @@ from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
 from ...ir.traits import Trait, has
 from ...ir.traversal import needed_nodes
+from .fusions import fusion_for
 from .kernels import factory_for
 
 _plan_ids = itertools.count()
@@ -49,7 +50,8 @@ class CompileContext:
 
     With `optimize` (the default) each loop is compiled from a rewritten copy (invariant
     code hoisted, work on sliced inputs done once before the loop; see
-    `itergraph.passes.pipelines.NUMPY`); the graph itself is never changed.
+    `itergraph.passes.pipelines.NUMPY`) and the pairs of `fusions` run as one kernel; the
+    graph itself is never changed.
 
     `progress` compiles the outermost loops' drivers to report each iteration (see
     `backends.common.progress`); `profiler`, when given, wraps every kernel and loop body
@@ -61,7 +63,7 @@ class CompileContext:
     def __init__(self, max_iterations: int | None = None, optimize: bool = True,
                  progress: bool = False, profiler: Any = None):
         self.max_iterations = max_iterations
-        self.optimize = optimize  # apply the loop rewrites of `passes.pipelines.NUMPY`
+        self.optimize = optimize  # loop rewrites (`passes.pipelines.NUMPY`), fused pairs
         self.progress = progress
         self.profiler = profiler
         self.loop_path: list[str] = []  # the loops whose body is being compiled
@@ -168,7 +170,8 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     ctx.read_stack.append({v.uid for n in nodes for v in n.reads()} | {v.uid for v in outputs})
     try:
         _lines(nodes, env, local, ref, ctx, lines, line_nodes,
-               lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local))
+               lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local),
+               _pairs(nodes, out_ids, known) if ctx.optimize else lambda node: None)
     finally:
         ctx.read_stack.pop()
     env["_copy"] = np.array  # a folded constant leaves a plan as a copy of its own
@@ -186,22 +189,52 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
 
 
-def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold) -> None:
+def _pairs(nodes, out_ids, known) -> Callable[[Node], tuple | None]:
+    """``pair(node)``: `fusions.fusion_for` of `node` and the one node that reads its single
+    output, as ``(kernel, inputs, consumer)``, or None. Asked in plan order, so that what
+    the nodes before it folded is known."""
+    readers: dict[int, list[Node]] = {}
+    for n in nodes:
+        for v in n.reads():
+            readers.setdefault(v.uid, []).append(n)
+
+    def pair(n: Node) -> tuple | None:
+        if len(n.outputs) != 1 or n.outputs[0].uid in out_ids:
+            return None
+        users = readers.get(n.outputs[0].uid, [])
+        fused = fusion_for(n, users[0], known) if len(users) == 1 else None
+        return None if fused is None else (*fused, users[0])
+
+    return pair
+
+
+def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
     """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``; a node whose
-    value `fold` computes while compiling becomes none."""
+    value `fold` computes while compiling becomes none, a node and its reader that `pairs`
+    fuses one line."""
+    absorbed = set()
     for k, node in enumerate(nodes):
+        if id(node) in absorbed:
+            continue
         if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
-        kernel = make_kernel(node, ctx)
-        if fold(node, kernel):
-            continue
+        pair = pairs(node)
+        if pair is not None:
+            kernel, reads, consumer = pair
+            absorbed.add(id(consumer))
+            outputs = consumer.outputs
+        else:
+            kernel = make_kernel(node, ctx)
+            if fold(node, kernel):
+                continue
+            reads, outputs = [*node.inputs, *node.captured()], node.outputs
         env[f"k{k}"] = kernel
         if ctx.profiler is not None:
             env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"])
-        args = ", ".join(ref(v) for v in [*node.inputs, *node.captured()])
+        args = ", ".join(ref(v) for v in reads)
         names = []
-        for v in node.outputs:
+        for v in outputs:
             local[v.uid] = f"v{v.uid}"
             names.append(f"v{v.uid}")
         lhs = names[0] if len(names) == 1 else (", ".join(names) + "," if names else "_")

@@ -172,8 +172,13 @@ def _depthwise(p: _Plan, buf, ws) -> np.ndarray:
 
 @kernel("Conv", since=1)
 def _conv(node, ctx):
+    return conv_kernel(node, const_input(node, 1))
+
+
+def conv_kernel(node, w_const):
+    """`node`'s Conv as ``fn(x, w, b=None)``; everything that depends on the weights alone is
+    prepared once when `w` is `w_const` (the weights known when compiling, or None)."""
     group = int(attr(node, "group", 1))
-    w_const = const_input(node, 1)
     plans: dict[tuple, _Plan] = {}
 
     def fn(x, w, b=None):

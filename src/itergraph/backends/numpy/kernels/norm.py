@@ -66,6 +66,18 @@ def _param_shape(p, x_shape) -> tuple[int, ...]:
     return tuple(x_shape[1:])
 
 
+def inference_affine(scale, bias, mean, var, eps: float, wd) -> tuple[np.ndarray, np.ndarray]:
+    """Inference BatchNormalization as ``Y = X * a + c`` (in `wd`, the parameters' shape):
+    ``a = scale / sqrt(var + eps)``, ``c = bias - mean * a``."""
+    a = scale.astype(wd) / np.sqrt(var.astype(wd) + wd.type(eps))
+    return a, bias.astype(wd) - mean.astype(wd) * a
+
+
+def is_inference(node) -> bool:
+    """Does this BatchNormalization normalise by its given statistics (no training mode)?"""
+    return not _batch_norm_training(node)
+
+
 @kernel("BatchNormalization", since=1)
 def _batch_norm(node, ctx):
     eps = float(attr(node, "epsilon", 1e-5))
@@ -80,8 +92,7 @@ def _batch_norm(node, ctx):
     def fold(scale, bias, mean, var, x_shape, wd):
         """(a, c) with ``Y = X * a + c``, shaped against ``X``."""
         shape = _param_shape(scale, x_shape)
-        a = scale.astype(wd) / np.sqrt(var.astype(wd) + wd.type(eps))
-        c = bias.astype(wd) - mean.astype(wd) * a
+        a, c = inference_affine(scale, bias, mean, var, eps, wd)
         return a.reshape(shape), c.reshape(shape)
 
     def infer(x, scale, bias, mean, var):

@@ -1,0 +1,64 @@
+"""Pairs of nodes the NumPy planner runs as one kernel, as ONNX Runtime's graph optimizer
+does at its basic level: the second node's constant work is folded into the first's
+constants once, when the plan is compiled.
+
+    Conv(x, W, B) -> BatchNormalization(scale, bias, mean, var)   (inference, one output)
+        == Conv(x, W * a, B * a + c)   with  a = scale / sqrt(var + eps),  c = bias - mean * a
+
+(per output channel). A pair is fused only when every constant is known when compiling,
+the first node's output is read by the second alone and is no output of the plan; the
+fused kernel computes the second node's outputs and is reported under the first node's name.
+The folded form rounds once where the pair rounds twice (about one float32 ulp of the
+result).
+
+`fusion_for(node, consumer, known)` returns ``(kernel, inputs)`` -- the kernel to call on
+`inputs` in place of both nodes -- or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...ir import Node
+from ...ir.attributes import attr
+from .kernels.conv_nd import conv_kernel
+from .kernels.norm import inference_affine, is_inference
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _conv_batch_norm(conv: Node, bn: Node, known: Callable) -> tuple | None:
+    w = known(conv.inputs[1])
+    b = known(conv.inputs[2]) if len(conv.inputs) > 2 else None
+    params = [known(v) for v in bn.inputs[1:5]]
+    if (len(bn.outputs) != 1 or len(params) != 4 or not is_inference(bn)
+            or not isinstance(w, np.ndarray) or w.dtype not in _FLOATS or w.ndim < 3
+            or not (b is None or isinstance(b, np.ndarray))):
+        return None
+    m = w.shape[0]
+    if not all(isinstance(p, np.ndarray) and p.shape == (m,) and p.dtype == w.dtype
+               for p in params) or (b is not None and b.shape != (m,)):
+        return None
+    a, c = inference_affine(*params, float(attr(bn, "epsilon", 1e-5)), w.dtype)
+    weights = w * a.reshape((m,) + (1,) * (w.ndim - 1))
+    bias = c if b is None else b * a + c
+    fn = conv_kernel(conv, weights)
+
+    def fused(x):
+        return fn(x, weights, bias)
+
+    return fused, [conv.inputs[0]]
+
+
+_PAIRS = {("Conv", "BatchNormalization"): _conv_batch_norm}
+
+
+def fusion_for(node: Node, consumer: Node, known: Callable) -> tuple | None:
+    """The kernel running `node` and its output's only reader `consumer` as one, with the
+    values it reads; None when the pair does not fuse (see module docstring)."""
+    rule = _PAIRS.get((node.op_type, consumer.op_type))
+    if rule is None or node.domain != "" or consumer.domain != "" or node.subgraphs():
+        return None
+    return rule(node, consumer, known)

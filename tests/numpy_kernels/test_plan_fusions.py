@@ -1,0 +1,101 @@
+"""The NumPy planner's fused pairs (`backends.numpy.fusions`): Conv followed by an inference
+BatchNormalization runs as one Conv with folded constants, against ONNX Runtime (which
+fuses the same pair); the pair stays two kernels wherever folding would be wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import itergraph as ig
+
+F32 = np.float32
+
+
+def _conv_bn(*, group=1, c=4, m=4, bias=True, conv_output=False, params_as="init",
+             training=False, weights_as="init", dims=2):
+    rng = np.random.default_rng(group * 7 + c + m + dims)
+    k = [3] * dims
+    w = (rng.standard_normal((m, c // group, *k)) * 0.4).astype(F32)
+    b = rng.standard_normal(m).astype(F32)
+    scale, shift, mean = (rng.standard_normal(m).astype(F32) for _ in range(3))
+    var = rng.random(m).astype(F32) + 0.5
+    consts = {"W": w, "sc": scale, "sh": shift, "mu": mean, "var": var}
+    if bias:
+        consts["B"] = b
+    nodes, inits, inputs, feeds = [], [], [], {}
+    for name, arr in consts.items():
+        as_input = (params_as == "input" and name in ("sc", "sh", "mu", "var")) or (
+            weights_as == "input" and name == "W")
+        if as_input:
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, arr.shape))
+            feeds[name] = arr
+        elif weights_as == "constant" and name == "W":
+            nodes.append(helper.make_node("Constant", [], [name],
+                                          value=numpy_helper.from_array(arr)))
+        else:
+            inits.append(numpy_helper.from_array(arr, name))
+    size = [9, 7, 5][:dims]
+    inputs.insert(0, helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, *size]))
+    feeds["x"] = rng.standard_normal((1, c, *size)).astype(F32)
+    nodes.append(helper.make_node("Conv", ["x", "W"] + (["B"] if bias else []), ["h"],
+                                  group=group, pads=[1] * (2 * dims)))
+    bn_out = ["y", "run_mean", "run_var"] if training else ["y"]
+    nodes.append(helper.make_node("BatchNormalization", ["h", "sc", "sh", "mu", "var"], bn_out,
+                                  epsilon=1e-3, training_mode=int(training)))
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if conv_output:
+        outs.append(helper.make_tensor_value_info("h", TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "conv_bn", inputs, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    return model, feeds
+
+
+def _kernel_calls(model) -> int:
+    return ig.load(model)._numpy_plan(None, False).source.count(" = k")
+
+
+def _check(model, feeds, calls):
+    m = ig.load(model)
+    got = m.run(feeds, backend="numpy")
+    want = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)
+    for g, w in zip(got.values(), want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    assert _kernel_calls(model) == calls
+
+
+@pytest.mark.parametrize("case", [
+    dict(), dict(bias=False), dict(group=4), dict(group=2, c=4, m=6), dict(dims=1),
+    dict(dims=3), dict(weights_as="constant"),
+])
+def test_conv_batch_norm_runs_as_one_conv(case):
+    model, feeds = _conv_bn(**case)
+    _check(model, feeds, calls=1)
+
+
+@pytest.mark.parametrize("case", [
+    dict(conv_output=True),      # the Conv's own output is wanted
+    dict(params_as="input"),     # statistics fed at run time
+    dict(weights_as="input"),    # weights fed at run time
+])
+def test_conv_batch_norm_stays_two_kernels(case):
+    model, feeds = _conv_bn(**case)
+    _check(model, feeds, calls=2)
+
+
+def test_training_batch_norm_is_not_folded():
+    """In training mode the statistics come from the batch: the pair stays two kernels and Y
+    is normalised by the Conv output's own mean and variance."""
+    model, feeds = _conv_bn(training=True, conv_output=True)
+    got = ig.load(model).run(feeds, backend="numpy")
+    h = got["h"].astype(np.float64)
+    mean, var = h.mean(axis=(0, 2, 3), keepdims=True), h.var(axis=(0, 2, 3), keepdims=True)
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    want = ((h - mean) / np.sqrt(var + 1e-3) * init["sc"].reshape(1, -1, 1, 1)
+            + init["sh"].reshape(1, -1, 1, 1))
+    np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-4)
+    assert _kernel_calls(model) == 2
