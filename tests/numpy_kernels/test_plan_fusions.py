@@ -99,3 +99,16 @@ def test_training_batch_norm_is_not_folded():
             + init["sh"].reshape(1, -1, 1, 1))
     np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-4)
     assert _kernel_calls(model) == 2
+
+
+def test_profile_shows_the_fused_kernel():
+    """`profile` times what runs: the pair as one row, named after the Conv."""
+    from itergraph.inspect.profile import profile
+
+    model, feeds = _conv_bn()
+    model.graph.node[-2].name, model.graph.node[-1].name = "conv", "bn"
+    report = profile(model, feeds, backend="numpy", repeat=2)
+    rows = {s.name: s.op for s in report.nodes}
+    assert rows == {"conv": "Conv+BatchNormalization"}
+    assert any("two nodes" in n for n in report.notes)
+    assert "Conv+BatchNormalization" in report.text()

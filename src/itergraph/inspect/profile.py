@@ -99,8 +99,9 @@ class Profile:
                        f"{s['seconds'] * ms:>11.3f} "
                        f"{s['seconds'] * ms / max(s['runs'], 1):>10.4f} {per_step}")
         out.append("")
-        out.append(f"{'node':<40} {'op':<14} {'calls':>10} {'total ms':>11} {'us/call':>10} "
-                   f"{'%':>6}")
+        op_w = max([14, *(len(s.op) for s in self.nodes)])
+        out.append(f"{'node':<40} {'op':<{op_w}} {'calls':>10} {'total ms':>11} "
+                   f"{'us/call':>10} {'%':>6}")
         for s in sorted(self.nodes, key=lambda s: -s.seconds):
             name = "/".join((*s.path, s.name))
             if s.seconds < 0:
@@ -108,7 +109,7 @@ class Profile:
             else:
                 timing = (f"{s.seconds * ms:>11.3f} {s.seconds * 1e6 / max(s.calls, 1):>10.2f} "
                           f"{100 * s.seconds / max(self.seconds, 1e-12):>6.1f}")
-            out.append(f"{name:<40} {s.op:<14} {s.calls:>10} {timing}")
+            out.append(f"{name:<40} {s.op:<{op_w}} {s.calls:>10} {timing}")
         out.extend(f"note: {n}" for n in self.notes)
         return "\n".join(out)
 
@@ -121,6 +122,7 @@ class _Profiler:
         self.nodes: dict[tuple, Stat] = {}
         self.loops: dict[tuple[str, ...], list] = {}  # path -> [iterations, seconds of body]
         self._unnamed: dict[tuple, int] = {}
+        self.fused = 0  # kernels that run two nodes (`backends.numpy.fusions`)
 
     def reset(self) -> None:
         """Forget the counts and times so far (after a warm-up run)."""
@@ -136,11 +138,14 @@ class _Profiler:
         self._unnamed[(path, node.op_type)] = k
         return f"<{node.op_type}#{k}>"
 
-    def kernel(self, path: tuple[str, ...], node, fn):
+    def kernel(self, path: tuple[str, ...], node, fn, fused=None):
         key = (path, id(node))
         st = self.nodes.get(key)
         if st is None:
-            st = self.nodes[key] = Stat(path, self._name(path, node), node.op_type, node=node)
+            op = node.op_type if fused is None else f"{node.op_type}+{fused.op_type}"
+            st = self.nodes[key] = Stat(path, self._name(path, node), op, node=node)
+            if fused is not None:
+                self.fused += 1
         clock = time.perf_counter
         keep = self.keep_loop_args and isinstance(node, Loop)
 
@@ -172,7 +177,8 @@ def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False,
     from ..backends.numpy import CompileContext, run_plan
 
     prof = _Profiler(keep_loop_args)
-    plan = CompileContext(max_iterations, optimize=False, profiler=prof).compile(model.graph)
+    plan = CompileContext(max_iterations, optimize=False, fuse=True,
+                          profiler=prof).compile(model.graph)
     run_plan(plan, feeds)  # the warm-up: first calls import, allocate and fill caches
     prof.reset()
     runs, per_run = [], []  # per run: each node's seconds
@@ -193,6 +199,9 @@ def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False,
         result.loops[path] = {"runs": s.calls if s else 0, "steps": steps // repeat,
                               "seconds": s.seconds if s else 0.0}
     result.nodes = list(prof.nodes.values())
+    if prof.fused:
+        result.notes.append(f"{prof.fused} kernels run two nodes each, as on every NumPy run "
+                            "(op 'A+B': B's constants folded into A's, timed as one)")
     return result
 
 

@@ -53,17 +53,21 @@ class CompileContext:
     `itergraph.passes.pipelines.NUMPY`) and the pairs of `fusions` run as one kernel; the
     graph itself is never changed.
 
+    `fuse` (default: `optimize`) alone turns the fused pairs on or off.
+
     `progress` compiles the outermost loops' drivers to report each iteration (see
     `backends.common.progress`); `profiler`, when given, wraps every kernel and loop body
-    (``profiler.kernel(path, node, fn)`` and ``profiler.body(path, loop, fn)`` return the
-    function to call; `path` names the enclosing loops, outermost first). Plans compiled
-    with neither carry no cost for them.
+    (``profiler.kernel(path, node, fn, fused)`` and ``profiler.body(path, loop, fn)`` return
+    the function to call; `path` names the enclosing loops, outermost first; `fused` is the
+    node a fused kernel also computes, or None). Plans compiled with neither carry no cost
+    for them.
     """
 
     def __init__(self, max_iterations: int | None = None, optimize: bool = True,
-                 progress: bool = False, profiler: Any = None):
+                 progress: bool = False, profiler: Any = None, fuse: bool | None = None):
         self.max_iterations = max_iterations
-        self.optimize = optimize  # loop rewrites (`passes.pipelines.NUMPY`), fused pairs
+        self.optimize = optimize  # apply the loop rewrites of `passes.pipelines.NUMPY`
+        self.fuse = optimize if fuse is None else fuse  # run `fusions` pairs as one kernel
         self.progress = progress
         self.profiler = profiler
         self.loop_path: list[str] = []  # the loops whose body is being compiled
@@ -171,7 +175,7 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     try:
         _lines(nodes, env, local, ref, ctx, lines, line_nodes,
                lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local),
-               _pairs(nodes, out_ids, known) if ctx.optimize else lambda node: None)
+               _pairs(nodes, out_ids, known) if ctx.fuse else lambda node: None)
     finally:
         ctx.read_stack.pop()
     env["_copy"] = np.array  # a folded constant leaves a plan as a copy of its own
@@ -220,6 +224,7 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
         pair = pairs(node)
+        consumer = None
         if pair is not None:
             kernel, reads, consumer = pair
             absorbed.add(id(consumer))
@@ -231,7 +236,8 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
             reads, outputs = [*node.inputs, *node.captured()], node.outputs
         env[f"k{k}"] = kernel
         if ctx.profiler is not None:
-            env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"])
+            env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"],
+                                               consumer)
         args = ", ".join(ref(v) for v in reads)
         names = []
         for v in outputs:
