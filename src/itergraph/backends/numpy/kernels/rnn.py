@@ -75,8 +75,11 @@ def _recurrent(node, ctx):
                                 lens, H)
                 ys.append(y)
                 finals.append(st)
-        Y = np.stack(ys, axis=1)  # [seq, dirs, batch, H]
-        outs = [Y] + [np.stack([f[k] for f in finals]) for k in range(kind.states)]
+        if dirs == 1:  # fresh arrays or views of them (made contiguous below)
+            outs = [ys[0][:, None]] + [f[None] for f in finals[0]]
+        else:
+            outs = [np.stack(ys, axis=1)] + [np.stack([f[k] for f in finals])
+                                             for k in range(kind.states)]  # Y [n, dirs, B, H]
         if layout:
             outs = [outs[0].transpose(2, 0, 1, 3)] + [o.transpose(1, 0, 2) for o in outs[1:]]
         outs = [np.ascontiguousarray(o, dtype=dt) for o in outs]

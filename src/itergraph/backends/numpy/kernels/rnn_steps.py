@@ -49,6 +49,8 @@ def fast_path(at: RnnAttrs, d: int, peep, dtype) -> bool:
 
 def batch_of(node, *sizes: int) -> int:
     """The batch size the given leading dimensions broadcast to."""
+    if all(s == sizes[0] for s in sizes):
+        return int(sizes[0])
     try:
         return int(np.broadcast_shapes(*((s,) for s in sizes))[0])
     except ValueError:
@@ -69,8 +71,7 @@ def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mas
     bx = x.shape[1]
     B = batch_of(node, bx, h0.shape[0], *([] if c0 is None else [c0.shape[0]]),
                  *([] if mask is None else [mask.shape[1]]))
-    h = np.array(np.broadcast_to(h0, (B, H)), dtype=dt)
-    c = None if c0 is None else np.array(np.broadcast_to(c0, (B, H)), dtype=dt)
+    h, c = _state(h0, B, H, dt), None if c0 is None else _state(c0, B, H, dt)
     if mask is not None and mask.all():
         mask = None
     if fast_path(at, d, peep, dt):
@@ -81,6 +82,13 @@ def run_direction(node, at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, mas
         shown = mask if fill else np.logical_or.accumulate(mask, axis=0)
         Y = np.where(shown[:, :, None], Y, np.asarray(o0, dt)).astype(dt, copy=False)
     return Y, hn, cn
+
+
+def _state(s, B: int, H: int, dt) -> np.ndarray:
+    """A fresh ``[B, H]`` array of `dt` holding the initial state `s` (broadcast)."""
+    if s.shape == (B, H):
+        return np.array(s, dtype=dt)
+    return np.array(np.broadcast_to(s, (B, H)), dtype=dt)
 
 
 #: the input projection of one chunk of steps: about this size (see `_Layout.chunks`)
