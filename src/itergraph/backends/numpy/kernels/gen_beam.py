@@ -25,7 +25,7 @@ from ....errors import ExecutionError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs, split_args
 from .gen_logits import process_logits
 
 
@@ -61,30 +61,22 @@ def _log_softmax(x):
     return (x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))).astype(np.float32)
 
 
-def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_return,
-                length_penalty, early_stopping, pad, eos, mask=None, process=None):
-    ids = np.asarray(ids).astype(np.int32)
-    B, S = ids.shape
+def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_return,
+                length_penalty, early_stopping, pad, eos, process):
+    """The beam loop over ``B * num_beams`` rows whose tokens so far are `seqs`: ``first()``
+    gives the first step's logits, ``advance(tokens, indices, seqs)`` the next step's after
+    the rows were reordered by `indices` and `tokens` appended (see the module docstring)."""
     K = num_beams
-    if S >= max_length:
-        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
-                             f"{max_length}")
     if not 1 <= num_return <= K:
         raise ExecutionError(f"{where(node)}: num_return_sequences {num_return} must be in "
                              f"[1, num_beams={K}]")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
-    seqs = np.repeat(ids, K, axis=0)
-    pos, m = np.repeat(pos, K, axis=0), np.repeat(mask.astype(np.int64), K, axis=0)
     R = B * K
-    past = [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]
     beam_scores = np.tile(np.array([0.0] + [-1e9] * (K - 1), np.float32), B)
     hyps = [Hypotheses(K, length_penalty, early_stopping) for _ in range(B)]
     done = np.zeros(B, bool)
-    step_ids, step = seqs, 1
+    logits, step = first(), 1
     while True:
-        outs = plan.fn(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
-        logits, past = np.asarray(outs[0]), list(outs[1:])
+        logits = np.asarray(logits)
         if logits.ndim != 3 or logits.shape[0] != R:
             raise ExecutionError(f"{where(node)}: decoder logits have shape {logits.shape}, "
                                  f"expected [batch * num_beams, sequence, vocab]")
@@ -121,10 +113,7 @@ def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_
         seqs = np.concatenate([seqs[nidx], ntok[:, None]], axis=1)
         if done.all() or seqs.shape[1] >= max_length:
             break
-        past = [p[:, nidx] for p in past]
-        step_ids = ntok[:, None]
-        pos = pos[nidx][:, -1:] + 1
-        m = np.concatenate([m[nidx], np.ones((R, 1), m.dtype)], axis=1)
+        logits = advance(ntok, nidx, seqs)
         step += 1
     out = np.full((B, num_return, max_length), pad, np.int32)
     scores = np.zeros((B, num_return), np.float32)
@@ -139,31 +128,73 @@ def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_
     return out, scores
 
 
+def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
+    """``(first, advance, seqs)`` of `beam_search` for a GPT decoder (``model_type`` 0)."""
+    ids = np.asarray(ids).astype(np.int32)
+    B, S = ids.shape
+    if S >= max_length:
+        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
+                             f"{max_length}")
+    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
+    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+    seqs = np.repeat(ids, K, axis=0)
+    R = B * K
+    st = {"pos": np.repeat(pos, K, axis=0), "m": np.repeat(mask.astype(np.int64), K, axis=0),
+          "past": [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]}
+
+    def call(step_ids):
+        outs = fn(step_ids.astype(idt), st["pos"].astype(idt), st["m"].astype(mdt), *st["past"])
+        st["past"] = list(outs[1:])
+        return outs[0]
+
+    def advance(ntok, nidx, seqs):
+        st["past"] = [p[:, nidx] for p in st["past"]]
+        st["pos"] = st["pos"][nidx][:, -1:] + 1
+        st["m"] = np.concatenate([st["m"][nidx], np.ones((R, 1), st["m"].dtype)], axis=1)
+        return call(ntok[:, None])
+
+    return (lambda: call(seqs)), advance, seqs, B
+
+
 @kernel("BeamSearch", domain=DOMAIN)
 def beam_search_kernel(node: Node, ctx: CompileContext):
     """``sequences`` [B, num_return_sequences, max_length], ``sequences_scores``."""
-    plan, pasts, idt, mdt = _decoder(node, ctx)
+    if int(node.attrs.get("model_type", 0)) == 1:
+        from .gen_t5 import t5_steps_factory
+        steps_factory = t5_steps_factory(node, ctx)
+    else:
+        plan, pasts, idt, mdt = _decoder(node, ctx)
+
+        def steps_factory(outer, ids, K, max_length, pad, mask):
+            return gpt_steps(node, plan.bind(outer), pasts, idt, mdt, ids, K,
+                             max_length=max_length, pad=pad, mask=mask)
     eos, pad = _attrs(node)
     early = bool(node.attrs.get("early_stopping", 0))
     n_out = len(node.outputs)
     refuse_outputs(node, ("sequences", "sequences_scores"))
+    names = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
+             "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
+             "attention_mask")
 
-    def run(input_ids, max_length=None, min_length=None, num_beams=None,
-            num_return_sequences=None, length_penalty=None, repetition_penalty=None,
-            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None, *rest):
-        K = int(_scalar(num_beams, 1))
-        mn = int(_scalar(min_length, 0))
-        rp = float(_scalar(repetition_penalty, 1.0))
+    def run(*args):
+        a, outer = split_args(node, args, names)
+        K = int(_scalar(a["num_beams"], 1))
+        mn = int(_scalar(a["min_length"], 0))
+        rp = float(_scalar(a["repetition_penalty"], 1.0))
+        ml = int(_scalar(a["max_length"], 0))
 
         def process(scores, seqs, step):
             return process_logits(scores, seqs, step, repetition_penalty=rp,
-                                  vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
+                                  vocab_mask=a["vocab_mask"],
+                                  prefix_vocab_mask=a["prefix_vocab_mask"],
                                   min_length=mn, eos=eos, rows_per_batch=K)
+        first, advance, seqs0, B = steps_factory(outer, a["input_ids"], K, ml, pad,
+                                                 a["attention_mask"])
         seqs, scores = beam_search(
-            node, plan, pasts, idt, mdt, input_ids, max_length=int(_scalar(max_length, 0)),
-            num_beams=K, num_return=int(_scalar(num_return_sequences, 1)),
-            length_penalty=float(_scalar(length_penalty, 1.0)), early_stopping=early,
-            pad=pad, eos=eos, mask=attention_mask, process=process)
+            node, first, advance, seqs0, B, max_length=ml, num_beams=K,
+            num_return=int(_scalar(a["num_return_sequences"], 1)),
+            length_penalty=float(_scalar(a["length_penalty"], 1.0)), early_stopping=early,
+            pad=pad, eos=eos, process=process)
         res = (seqs, scores, None)[:n_out]
         return res[0] if n_out == 1 else res
 

@@ -21,7 +21,7 @@ from ....errors import UnsupportedError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs, split_args
 from .gen_logits import process_logits
 
 
@@ -56,9 +56,13 @@ def sampling(node: Node, ctx: CompileContext):
     n_out = len(node.outputs)
     refuse_outputs(node, ("sequences",))
 
-    def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
-            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None,
-            presence_mask=None, seed=None, *rest):
+    names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
+             "prefix_vocab_mask", "attention_mask", "presence_mask", "seed")
+
+    def run(*args):
+        a, outer = split_args(node, args, names)
+        (input_ids, max_length, min_length, repetition_penalty, vocab_mask, prefix_vocab_mask,
+         attention_mask, presence_mask, seed) = (a[n] for n in names)
         rng = np.random.default_rng(int(_scalar(seed, 0)) or None)
         mn, rp = int(_scalar(min_length, 0)), float(_scalar(repetition_penalty, 1.0))
 
@@ -84,7 +88,8 @@ def sampling(node: Node, ctx: CompileContext):
             p /= p.sum(axis=1, keepdims=True)
             return np.array([rng.choice(len(row), p=row) for row in p])
 
-        seqs = generate(node, plan, pasts, idt, mdt, input_ids, int(_scalar(max_length, 0)),
+        seqs = generate(node, plan.bind(outer), pasts, idt, mdt, input_ids,
+                        int(_scalar(max_length, 0)),
                         pick, pad=pad, eos=eos, mask=attention_mask, process=process)
         return seqs if n_out == 1 else (seqs, *[None] * (n_out - 1))
 
