@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 import itergraph as ig
@@ -71,3 +72,38 @@ def test_encoder_decoder_refused_with_node_name():
     model.graph.node[0].name = "gen"
     with pytest.raises(ig.Error, match="gen"):
         ig.load(model).run(_feeds("plain"))
+
+
+def _move_initializers(model):
+    """What convert_generation does for GPT-2: the decoder's initializers in the main graph,
+    read by the decoder as outer values."""
+    dec = next(a.g for a in model.graph.node[0].attribute if a.name == "decoder")
+    model.graph.initializer.extend(dec.initializer)
+    del dec.initializer[:]
+    return model
+
+
+@pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch"])
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_decoder_reading_main_graph_initializers(op, backend):
+    feeds = _feeds("min_length")
+    if op == "BeamSearch":
+        feeds.update(num_beams=np.array([2], I32), num_return_sequences=np.array([1], I32),
+                     length_penalty=np.array([1.0], np.float32))
+    model = _move_initializers(generation_model(op, [k for k in feeds if k != "input_ids"]))
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    got = ig.load(model).run(feeds, backend=backend)
+    np.testing.assert_array_equal(got["sequences"], want[0])
+
+
+def test_round_trip_with_main_graph_initializers_and_no_opset_import(tmp_path):
+    feeds = _feeds("left_pad")
+    model = _move_initializers(generation_model(
+        "GreedySearch", [k for k in feeds if k != "input_ids"], opset_import=False))
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+    ig.save(ig.load(model), str(tmp_path / "g.onnx"))
+    written = onnx.load(str(tmp_path / "g.onnx"))
+    dec = next(a.g for a in written.graph.node[0].attribute if a.name == "decoder")
+    assert [i.name for i in dec.input][:3] == ["input_ids", "position_ids", "attention_mask"]
+    got = ort.InferenceSession(str(tmp_path / "g.onnx")).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, want)
