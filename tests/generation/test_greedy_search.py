@@ -28,7 +28,14 @@ CASES = {
     "vocab_mask": {"max_length": 10, "vocab_mask": VMASK},
     "prefix_mask": {"max_length": 10, "prefix_vocab_mask": PMASK},
     "left_pad": {"max_length": 10, "attention_mask": np.array([[0, 1, 1], [1, 1, 1]], I32)},
+    # with eos 20, row 1 ends at its 5th token unless min_length holds eos back
+    "eos_20": {"max_length": 12},
+    "min_length_eos_20": {"max_length": 12, "min_length": 9},
+    "all_processors": {"max_length": 12, "min_length": 8, "repetition_penalty": 1.4,
+                       "vocab_mask": VMASK, "prefix_vocab_mask": PMASK},
 }
+ATTRS = {"eos_20": {"eos_token_id": 20}, "min_length_eos_20": {"eos_token_id": 20},
+         "all_processors": {"eos_token_id": 20}}
 
 
 def _feeds(case):
@@ -45,10 +52,22 @@ def _feeds(case):
 @pytest.mark.parametrize("backend", ["numpy", "jax"])
 def test_greedy_matches_ort(case, backend):
     feeds = _feeds(case)
-    model = generation_model("GreedySearch", [k for k in feeds if k != "input_ids"])
+    model = generation_model("GreedySearch", [k for k in feeds if k != "input_ids"],
+                             **ATTRS.get(case, {}))
     want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
     got = ig.load(model).run(feeds, backend=backend)["sequences"]
     np.testing.assert_array_equal(got, want)
+
+
+def test_min_length_changes_ort_tokens():
+    """The min_length case is not vacuous: ORT's tokens differ without it."""
+    runs = []
+    for case in ("eos_20", "min_length_eos_20"):
+        feeds = _feeds(case)
+        model = generation_model("GreedySearch", [k for k in feeds if k != "input_ids"],
+                                 eos_token_id=20)
+        runs.append(ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0])
+    assert not np.array_equal(*runs)
 
 
 def test_no_opset_import_loads():
