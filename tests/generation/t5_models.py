@@ -121,6 +121,38 @@ def _step(b: _Builder, W, ids, mask, past_k, past_v, ck, cv, hs, present):
     return b.op("MatMul", [b.op("Add", [y, x]), b.c(W["out"])], "logits")
 
 
+def _fused_step(b: _Builder, W, ids, mask, past_k, past_v, ck, cv, hs, present):
+    """`_step` as ORT's T5 fusion writes it: SimplifiedLayerNormalization, a self
+    MultiHeadAttention with past_key / past_value -> present_key / present_value, a cross
+    MultiHeadAttention on the cross keys / values in heads with the key padding mask,
+    SkipSimplifiedLayerNormalization (``scale`` 1 as T5 has none: scaled weights here)."""
+    x = b.op("Gather", [b.c(W["dec_emb"]), ids])
+    if hs is not None:
+        m = b.op("ReduceMean", [hs, b.c(np.array([1], np.int64))], keepdims=1)
+        x = b.op("Add", [x, b.op("MatMul", [m, b.c(W["hid"])])])
+    xn = b.op("SimplifiedLayerNormalization", [x, b.c(np.linspace(0.5, 1.5, HIDDEN)
+                                                      .astype(np.float32))],
+              axis=-1, epsilon=1e-6)
+    q = b.op("MatMul", [xn, b.c(W["sq"] * HEAD ** -0.5)])
+    k = b.op("MatMul", [xn, b.c(W["sk"])])
+    v = b.op("MatMul", [xn, b.c(W["sv"])])
+    ins = [q, k, v] + ([] if past_k is None else ["", "", "", past_k, past_v])
+    a = f"{b.prefix}self_attn"
+    b.nodes.append(h.make_node("MultiHeadAttention", ins, [a, *present],
+                               domain="com.microsoft", num_heads=HEADS, scale=1.0))
+    qc = b.op("MatMul", [xn, b.c(W["cq"] * HEAD ** -0.5)])
+    a2 = f"{b.prefix}cross_attn"
+    b.nodes.append(h.make_node("MultiHeadAttention", [qc, ck, cv, "", mask], [a2],
+                               domain="com.microsoft", num_heads=HEADS, scale=1.0,
+                               mask_filter_value=-1e4))
+    y = f"{b.prefix}skip_norm"
+    b.nodes.append(h.make_node("SkipSimplifiedLayerNormalization",
+                               [b.op("Add", [a, a2]), x,
+                                b.c(np.linspace(1.2, 0.8, HIDDEN).astype(np.float32))],
+                               [y], domain="com.microsoft", epsilon=1e-6))
+    return b.op("MatMul", [y, b.c(W["out"])], "logits")
+
+
 def _vi(name, dt, shape):
     return h.make_tensor_value_info(name, dt, shape)
 
@@ -129,7 +161,7 @@ SELF = ["present_key_self_0", "present_value_self_0"]
 CROSS = ["present_key_cross_0", "present_value_cross_0"]
 
 
-def encoder(seed: int = 0, legacy: bool = True) -> onnx.GraphProto:
+def encoder(seed: int = 0, legacy: bool = True, fused: bool = False) -> onnx.GraphProto:
     W = _weights(seed)
     b = _Builder(np.random.default_rng(seed), "e_")
     hs = _encode(b, W, "encoder_input_ids", "encoder_attention_mask")
@@ -141,8 +173,8 @@ def encoder(seed: int = 0, legacy: bool = True) -> onnx.GraphProto:
     if not legacy:
         return h.make_graph(b.nodes, "t5 encoder", ins, cross_out, b.inits)
     b.op("Identity", [hs], "encoder_hidden_states")
-    _step(b, W, "decoder_input_ids", "encoder_attention_mask", None, None, ck, cv,
-          "encoder_hidden_states", SELF)
+    (_fused_step if fused else _step)(b, W, "decoder_input_ids", "encoder_attention_mask",
+                                      None, None, ck, cv, "encoder_hidden_states", SELF)
     ins.append(_vi("decoder_input_ids", T.INT32, ["B", 1]))
     del kv
     outs = [_vi("logits", T.FLOAT, ["B", 1, VOCAB]),
@@ -151,12 +183,14 @@ def encoder(seed: int = 0, legacy: bool = True) -> onnx.GraphProto:
     return h.make_graph(b.nodes, "t5 encoder and decoder init", ins, outs, b.inits)
 
 
-def decoder(seed: int = 0, hidden_states: bool = True, ids_len=1) -> onnx.GraphProto:
+def decoder(seed: int = 0, hidden_states: bool = True, ids_len=1,
+            fused: bool = False) -> onnx.GraphProto:
     W = _weights(seed)
     b = _Builder(np.random.default_rng(seed), "d_")
     hs = "encoder_hidden_states" if hidden_states else None
-    _step(b, W, "input_ids", "encoder_attention_mask", "past_key_self_0",
-          "past_value_self_0", "past_key_cross_0", "past_value_cross_0", hs, SELF)
+    (_fused_step if fused else _step)(
+        b, W, "input_ids", "encoder_attention_mask", "past_key_self_0", "past_value_self_0",
+        "past_key_cross_0", "past_value_cross_0", hs, SELF)
     ins = [_vi("input_ids", T.INT32, ["B", ids_len]),
            _vi("encoder_attention_mask", T.INT32, ["B", "S"])]
     if hidden_states:
@@ -183,7 +217,7 @@ ORDER = {"GreedySearch": ["input_ids", "max_length", "min_length", "repetition_p
 
 
 def t5_model(op: str, inputs: list[str], *, legacy: bool = True, hidden_states: bool = True,
-             opset_import: bool = True, seed: int = 0, ids_len=1,
+             opset_import: bool = True, seed: int = 0, ids_len=1, fused: bool = False,
              **attrs) -> onnx.ModelProto:
     """One `op` node (model_type 1) with graph inputs ``input_ids`` + `inputs`."""
     names = ["input_ids"] + list(inputs)
@@ -195,8 +229,8 @@ def t5_model(op: str, inputs: list[str], *, legacy: bool = True, hidden_states: 
     attrs.setdefault("pad_token_id", 0)
     attrs.setdefault("decoder_start_token_id", 2)
     node = h.make_node(op, node_in, outs, domain="com.microsoft", name=f"{op}_t5",
-                       encoder=encoder(seed, legacy),
-                       decoder=decoder(seed, hidden_states and legacy, ids_len),
+                       encoder=encoder(seed, legacy, fused),
+                       decoder=decoder(seed, hidden_states and legacy, ids_len, fused),
                        **{"model_type": 1, **attrs})
     gin = [_vi("input_ids", T.INT32, ["B", "S"])]
     gin += [_vi(n, *_TYPES[n]) for n in inputs]

@@ -177,3 +177,28 @@ def test_misnamed_decoder_input_refused():
                 n.input[i] = "mask"
     with pytest.raises(ig.UnsupportedError, match="T5 contract"):
         ig.load(model).run(feeds)
+
+
+@pytest.mark.parametrize("case", ["plain", "attention_mask", "repetition"])
+@pytest.mark.parametrize("form", list(FORMS))
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_fused_t5_beam_matches_ort(case, form, backend):
+    """Encoder and decoder of ORT's fused ops, as its T5 optimizer writes them:
+    SimplifiedLayerNormalization, MultiHeadAttention (self with past / present, cross on the
+    cross keys and values in heads with the key padding mask),
+    SkipSimplifiedLayerNormalization."""
+    feeds = _feeds(case)
+    model = _model(case, feeds, form, fused=True)
+    assert "MultiHeadAttention" in {n.op_type for a in model.graph.node[0].attribute
+                                    if a.type == onnx.AttributeProto.GRAPH for n in a.g.node}
+    _check(model, feeds, backend)
+
+
+def test_fused_t5_round_trip_runs_in_ort(tmp_path):
+    feeds = _feeds("attention_mask")
+    model = _move_initializers(_model("attention_mask", feeds, "legacy", fused=True))
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    ig.save(ig.load(model), str(tmp_path / "t5f.onnx"))
+    got = ort.InferenceSession(str(tmp_path / "t5f.onnx")).run(None, feeds)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
