@@ -126,3 +126,26 @@ def test_round_trip_with_main_graph_initializers_and_no_opset_import(tmp_path):
     assert [i.name for i in dec.input][:3] == ["input_ids", "position_ids", "attention_mask"]
     got = ort.InferenceSession(str(tmp_path / "g.onnx")).run(None, feeds)[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch", "Sampling"])
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_init_decoder_runs_the_first_step(op, backend):
+    """convert_generation writes an ``init_decoder`` for GPT-2 that ORT runs on the prompt
+    only; here it has other weights than the decoder, so the tokens tell which ran when."""
+    feeds = _feeds("left_pad")
+    if op == "BeamSearch":
+        feeds.update(min_length=np.array([1], I32), num_beams=np.array([3], I32),
+                     num_return_sequences=np.array([2], I32),
+                     length_penalty=np.array([1.0], np.float32))
+    attrs = {"top_p": 1e-6} if op == "Sampling" else {}
+    names = [k for k in feeds if k != "input_ids"]
+    model = generation_model(op, names, init_seed=4, **attrs)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    plain = ort.InferenceSession(generation_model(op, names, **attrs).SerializeToString()) \
+        .run(None, feeds)
+    assert not np.array_equal(want[0], plain[0])
+    got = ig.load(model).run(feeds, backend=backend)
+    np.testing.assert_array_equal(got["sequences"], want[0])
+    if op == "BeamSearch":
+        np.testing.assert_allclose(got["sequences_scores"], want[1], rtol=1e-5, atol=1e-6)

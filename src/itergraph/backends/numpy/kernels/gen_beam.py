@@ -142,8 +142,8 @@ def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
     st = {"pos": np.repeat(pos, K, axis=0), "m": np.repeat(mask.astype(np.int64), K, axis=0),
           "past": [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]}
 
-    def call(step_ids):
-        outs = fn(step_ids.astype(idt), st["pos"].astype(idt), st["m"].astype(mdt), *st["past"])
+    def call(step_ids, run=fn):
+        outs = run(step_ids.astype(idt), st["pos"].astype(idt), st["m"].astype(mdt), *st["past"])
         st["past"] = list(outs[1:])
         return outs[0]
 
@@ -153,7 +153,7 @@ def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
         st["m"] = np.concatenate([st["m"][nidx], np.ones((R, 1), st["m"].dtype)], axis=1)
         return call(ntok[:, None])
 
-    return (lambda: call(seqs)), advance, seqs, B
+    return (lambda: call(seqs, fn.first)), advance, seqs, B
 
 
 @kernel("BeamSearch", domain=DOMAIN)

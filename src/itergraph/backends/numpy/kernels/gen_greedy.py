@@ -50,6 +50,22 @@ class Subgraph:
         return lambda *feeds: fn(*feeds, *caps)
 
 
+class Decoders:
+    """The ``decoder`` and, when the file has one, the ``init_decoder`` that ONNX Runtime runs
+    for the first step only (the prompt; ``convert_generation`` writes one for GPT-2 whose
+    logits are the last position's). ``bind(outer)(*feeds)`` runs the decoder, its
+    ``.first(*feeds)`` the init decoder (or the decoder)."""
+
+    def __init__(self, node: Node, ctx: CompileContext, g, init=None):
+        self.dec = Subgraph(node, ctx, g)
+        self.init = None if init is None else Subgraph(node, ctx, init)
+
+    def bind(self, outer):
+        fn = self.dec.bind(outer)
+        fn.first = fn if self.init is None else self.init.bind(outer)
+        return fn
+
+
 def split_args(node: Node, args, names):
     """The kernel's arguments as ``(dict of the named node inputs, outer values)``; an
     absent optional input is None."""
@@ -59,9 +75,6 @@ def split_args(node: Node, args, names):
 
 
 def check_attrs(node: Node) -> None:
-    for attr in ("init_decoder",):
-        if attr in node.attrs:
-            raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
     for attr in ("no_repeat_ngram_size", "logits_processor"):
         if int(node.attrs.get(attr, 0)):
             raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
@@ -97,7 +110,12 @@ def _decoder(node: Node, ctx: CompileContext):
                                    f"shape [2, batch, heads, past, head_size], got {shape}")
         pasts.append((shape[0] if isinstance(shape[0], int) else 2, shape[2], shape[4],
                       v.type.dtype.numpy if v.type.dtype else np.float32))
-    plan = Subgraph(node, ctx, g)
+    init = node.attrs.get("init_decoder")
+    if init is not None and ([v.name for v in init.inputs] != names or
+                             [v.name for v in init.outputs] != [v.name for v in g.outputs]):
+        raise UnsupportedError(f"{where(node)}: init_decoder inputs / outputs differ from the "
+                               f"decoder's")
+    plan = Decoders(node, ctx, g, init)
     idt = g.inputs[0].type.dtype.numpy if g.inputs[0].type.dtype else np.int32
     mdt = g.inputs[2].type.dtype.numpy if g.inputs[2].type.dtype else np.int32
     return plan, pasts, idt, mdt
@@ -118,7 +136,8 @@ def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask
     step_ids, m = ids, mask.astype(np.int64)
     step = 1
     while True:
-        outs = fn(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
+        call = fn.first if step == 1 else fn
+        outs = call(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
         logits, past = np.asarray(outs[0]), list(outs[1:])
         if logits.ndim != 3 or logits.shape[0] != B:
             raise ExecutionError(f"{where(node)}: decoder logits have shape {logits.shape}, "

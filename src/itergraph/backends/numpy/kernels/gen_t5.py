@@ -84,6 +84,8 @@ def _leading_pad_mask(ids, pad):
 def t5_steps_factory(node: Node, ctx: CompileContext):
     """``steps(outer, ids, K, max_length, pad, mask) -> (first, advance, seqs, B)``."""
     check_attrs(node)
+    if "init_decoder" in node.attrs:
+        raise UnsupportedError(f"{where(node)}: attribute 'init_decoder' with model_type 1")
     legacy, hidden, layers, seq_ids = _contract(node)
     enc = Subgraph(node, ctx, node.attrs["encoder"])
     dec = Subgraph(node, ctx, node.attrs["decoder"])
