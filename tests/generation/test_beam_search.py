@@ -37,8 +37,10 @@ CASES = {
     "left_pad": {"attention_mask": np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1]], I32)},
     "early_stopping": {"num_return_sequences": 2},
     "eos_5": {"num_return_sequences": 2},
+    "no_repeat_2": {"max_length": 14, "num_return_sequences": 2},
 }
-ATTRS = {"early_stopping": {"early_stopping": 1}, "eos_5": {"eos_token_id": 5}}
+ATTRS = {"early_stopping": {"early_stopping": 1}, "eos_5": {"eos_token_id": 5},
+         "no_repeat_2": {"no_repeat_ngram_size": 2}}
 
 
 def _feeds(case):

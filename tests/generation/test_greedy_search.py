@@ -33,9 +33,15 @@ CASES = {
     "min_length_eos_20": {"max_length": 12, "min_length": 9},
     "all_processors": {"max_length": 12, "min_length": 8, "repetition_penalty": 1.4,
                        "vocab_mask": VMASK, "prefix_vocab_mask": PMASK},
+    "no_repeat_1": {"max_length": 10},
+    "no_repeat_2": {"max_length": 14},
+    "no_repeat_3_repetition": {"max_length": 14, "repetition_penalty": 1.3},
 }
 ATTRS = {"eos_20": {"eos_token_id": 20}, "min_length_eos_20": {"eos_token_id": 20},
-         "all_processors": {"eos_token_id": 20}}
+         "all_processors": {"eos_token_id": 20, "no_repeat_ngram_size": 2},
+         "no_repeat_1": {"no_repeat_ngram_size": 1, "eos_token_id": 23},
+         "no_repeat_2": {"no_repeat_ngram_size": 2},
+         "no_repeat_3_repetition": {"no_repeat_ngram_size": 3}}
 
 
 def _feeds(case):
@@ -57,6 +63,19 @@ def test_greedy_matches_ort(case, backend):
     want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
     got = ig.load(model).run(feeds, backend=backend)["sequences"]
     np.testing.assert_array_equal(got, want)
+
+
+def test_all_rows_ending_early_leave_ort_tail_unwritten():
+    """When every row has met eos before max_length, ORT's GreedySearch returns its output
+    buffer unwritten past that length (values vary run to run); itergraph fills it with
+    pad_token_id. The written part is equal."""
+    feeds = {"input_ids": IDS, "max_length": np.array([12], I32)}
+    model = generation_model("GreedySearch", ["max_length"], eos_token_id=1,
+                             no_repeat_ngram_size=1)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+    got = ig.load(model).run(feeds)["sequences"]
+    np.testing.assert_array_equal(got[:, :7], want[:, :7])  # both rows end by length 7
+    assert (got[:, 7:] == 0).all()
 
 
 def test_min_length_changes_ort_tokens():

@@ -34,6 +34,7 @@ CASES = {
     "min_length": ({"max_length": 12, "min_length": 10}, {"top_p": 1e-6, "eos_token_id": 20}),
     "repetition_min_length": ({"max_length": 12, "min_length": 7, "repetition_penalty": 2.0},
                               {"top_p": 1e-6, "temperature": 1.3}),
+    "no_repeat_2": ({"max_length": 12}, {"top_p": 1e-6, "no_repeat_ngram_size": 2}),
     "left_pad": ({"max_length": 10, "attention_mask": np.array([[0, 1, 1], [1, 1, 1]], I32)},
                  {"top_p": 1e-6}),
 }

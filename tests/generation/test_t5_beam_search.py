@@ -42,6 +42,7 @@ CASES = {
     "eos_19": ({"max_length": 12}, {"eos_token_id": 19}),
     "start_token_5": ({}, {"decoder_start_token_id": 5}),
     "pad_3": ({}, {"pad_token_id": 3}),
+    "no_repeat_2": ({"max_length": 12}, {"no_repeat_ngram_size": 2}),
 }
 FORMS = {"legacy": {"legacy": True}, "legacy_no_hidden": {"legacy": True, "hidden_states": False},
          "cross_only": {"legacy": False}}

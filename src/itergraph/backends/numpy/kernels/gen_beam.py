@@ -169,6 +169,7 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
             return gpt_steps(node, plan.bind(outer), pasts, idt, mdt, ids, K,
                              max_length=max_length, pad=pad, mask=mask)
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     early = bool(node.attrs.get("early_stopping", 0))
     n_out = len(node.outputs)
     refuse_outputs(node, ("sequences", "sequences_scores"))
@@ -187,7 +188,8 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
             return process_logits(scores, seqs, step, repetition_penalty=rp,
                                   vocab_mask=a["vocab_mask"],
                                   prefix_vocab_mask=a["prefix_vocab_mask"],
-                                  min_length=mn, eos=eos, rows_per_batch=K)
+                                  min_length=mn, eos=eos, rows_per_batch=K,
+                                  no_repeat_ngram_size=ngram)
         first, advance, seqs0, B = steps_factory(outer, a["input_ids"], K, ml, pad,
                                                  a["attention_mask"])
         seqs, scores = beam_search(

@@ -75,7 +75,7 @@ def split_args(node: Node, args, names):
 
 
 def check_attrs(node: Node) -> None:
-    for attr in ("no_repeat_ngram_size", "logits_processor"):
+    for attr in ("logits_processor",):
         if int(node.attrs.get(attr, 0)):
             raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
 
@@ -169,6 +169,7 @@ def greedy_search(node: Node, ctx: CompileContext):
     """``sequences`` [B, max_length]: argmax of the processed logits at every step."""
     plan, pasts, idt, mdt = _decoder(node, ctx)
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
 
     names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
              "prefix_vocab_mask", "attention_mask")
@@ -182,7 +183,7 @@ def greedy_search(node: Node, ctx: CompileContext):
             return process_logits(scores, seqs, step, repetition_penalty=rp,
                                   vocab_mask=a["vocab_mask"],
                                   prefix_vocab_mask=a["prefix_vocab_mask"],
-                                  min_length=mn, eos=eos)
+                                  min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
         return generate(node, plan.bind(outer), pasts, idt, mdt, a["input_ids"], ml,
                         lambda s: np.argmax(s, axis=1), pad=pad, eos=eos,
                         mask=a["attention_mask"], process=process)

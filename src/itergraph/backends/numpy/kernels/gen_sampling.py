@@ -45,6 +45,7 @@ def sampling(node: Node, ctx: CompileContext):
     """``sequences`` [B, max_length] drawn (see the module docstring)."""
     plan, pasts, idt, mdt = _decoder(node, ctx)
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     a = node.attrs
     if int(a.get("custom", 0)):
         raise UnsupportedError(f"{where(node)}: Sampling with custom=1 is not supported")
@@ -69,7 +70,7 @@ def sampling(node: Node, ctx: CompileContext):
         def process(scores, seqs, step):
             s = process_logits(scores, seqs, step, repetition_penalty=rp,
                                vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
-                               min_length=mn, eos=eos)
+                               min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
             if temperature != 1.0:
                 s = s / np.float32(temperature)
             if presence_mask is not None and presence_penalty != 0.0:
