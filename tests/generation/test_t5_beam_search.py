@@ -203,3 +203,20 @@ def test_fused_t5_round_trip_runs_in_ort(tmp_path):
     got = ort.InferenceSession(str(tmp_path / "t5f.onnx")).run(None, feeds)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["plain", "eos_19"])
+@pytest.mark.parametrize("form", ["legacy", "cross_only"])
+def test_t5_scores_output_matches_ort(case, form):
+    """The optional scores output, [max_length - 1, batch, num_beams, vocab] for T5 (its
+    sequences start with the decoder start token)."""
+    feeds = _feeds(case)
+    model = _model(case, feeds, form)
+    model.graph.node[0].output.append("scores")
+    model.graph.output.append(
+        onnx.helper.make_tensor_value_info("scores", onnx.TensorProto.FLOAT, None))
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    got = ig.load(model).run(feeds)
+    np.testing.assert_array_equal(got["sequences"], want[0])
+    assert got["scores"].shape == want[2].shape == (feeds["max_length"][0] - 1, 3, 3, VOCAB)
+    np.testing.assert_allclose(got["scores"], want[2], rtol=1e-5, atol=1e-5)

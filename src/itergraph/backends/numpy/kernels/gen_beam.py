@@ -62,7 +62,7 @@ def _log_softmax(x):
 
 
 def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_return,
-                length_penalty, early_stopping, pad, eos, process):
+                length_penalty, early_stopping, pad, eos, process, step_scores=False):
     """The beam loop over ``B * num_beams`` rows whose tokens so far are `seqs`: ``first()``
     gives the first step's logits, ``advance(tokens, indices, seqs)`` the next step's after
     the rows were reordered by `indices` and `tokens` appended (see the module docstring)."""
@@ -74,6 +74,7 @@ def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_ret
     beam_scores = np.tile(np.array([0.0] + [-1e9] * (K - 1), np.float32), B)
     hyps = [Hypotheses(K, length_penalty, early_stopping) for _ in range(B)]
     done = np.zeros(B, bool)
+    L0, per_step = seqs.shape[1], []
     logits, step = first(), 1
     while True:
         logits = np.asarray(logits)
@@ -83,6 +84,8 @@ def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_ret
         V = logits.shape[2]
         s = process(_log_softmax(logits[:, -1, :]), seqs, step)
         s = (s + beam_scores[:, None]).astype(np.float32).reshape(B, K * V)
+        if step_scores:
+            per_step.append(s.reshape(B, K, V))
         order = np.argsort(-s, axis=1, kind="stable")[:, :2 * K]
         top_s = np.take_along_axis(s, order, axis=1)
         L = seqs.shape[1]
@@ -125,7 +128,13 @@ def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_ret
         for i, (sc, sq) in enumerate(best):
             out[b, i, :len(sq)] = sq
             scores[b, i] = sc
-    return out, scores
+    if not step_scores:
+        return out, scores, None
+    # ORT's scores output: every step's processed scores plus the beam scores; the steps
+    # after an early stop are zeros here (ORT leaves them unwritten)
+    steps = np.zeros((max_length - L0, B, K, per_step[0].shape[2]), np.float32)
+    steps[:len(per_step)] = per_step
+    return out, scores, steps
 
 
 def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
@@ -172,7 +181,8 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
     ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     early = bool(node.attrs.get("early_stopping", 0))
     n_out = len(node.outputs)
-    refuse_outputs(node, ("sequences", "sequences_scores"))
+    refuse_outputs(node, ("sequences", "sequences_scores", "scores"))
+    want_scores = n_out > 2 and node.outputs[2] is not None
     names = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
              "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
              "attention_mask")
@@ -192,12 +202,12 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
                                   no_repeat_ngram_size=ngram)
         first, advance, seqs0, B = steps_factory(outer, a["input_ids"], K, ml, pad,
                                                  a["attention_mask"])
-        seqs, scores = beam_search(
+        seqs, scores, steps = beam_search(
             node, first, advance, seqs0, B, max_length=ml, num_beams=K,
             num_return=int(_scalar(a["num_return_sequences"], 1)),
             length_penalty=float(_scalar(a["length_penalty"], 1.0)), early_stopping=early,
-            pad=pad, eos=eos, process=process)
-        res = (seqs, scores, None)[:n_out]
+            pad=pad, eos=eos, process=process, step_scores=want_scores)
+        res = (seqs, scores, steps)[:n_out]
         return res[0] if n_out == 1 else res
 
     return run
