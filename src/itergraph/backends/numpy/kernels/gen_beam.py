@@ -168,15 +168,22 @@ def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
 @kernel("BeamSearch", domain=DOMAIN)
 def beam_search_kernel(node: Node, ctx: CompileContext):
     """``sequences`` [B, num_return_sequences, max_length], ``sequences_scores``."""
-    if int(node.attrs.get("model_type", 0)) == 1:
+    model_type = int(node.attrs.get("model_type", 0))
+    if model_type == 1:
         from .gen_t5 import t5_steps_factory
-        steps_factory = t5_steps_factory(node, ctx)
+        t5 = t5_steps_factory(node, ctx)
+
+        def steps_factory(outer, a, K, max_length, pad):
+            return t5(outer, a["input_ids"], K, max_length, pad, a["attention_mask"])
+    elif model_type == 2:
+        from .gen_whisper import whisper_steps_factory
+        steps_factory = whisper_steps_factory(node, ctx)
     else:
         plan, pasts, idt, mdt = _decoder(node, ctx)
 
-        def steps_factory(outer, ids, K, max_length, pad, mask):
-            return gpt_steps(node, plan.bind(outer), pasts, idt, mdt, ids, K,
-                             max_length=max_length, pad=pad, mask=mask)
+        def steps_factory(outer, a, K, max_length, pad):
+            return gpt_steps(node, plan.bind(outer), pasts, idt, mdt, a["input_ids"], K,
+                             max_length=max_length, pad=pad, mask=a["attention_mask"])
     eos, pad = _attrs(node)
     ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     early = bool(node.attrs.get("early_stopping", 0))
@@ -185,7 +192,8 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
     want_scores = n_out > 2 and node.outputs[2] is not None
     names = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
              "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
-             "attention_mask")
+             "attention_mask", "decoder_input_ids", "logits_processor", "cross_qk_layer_head",
+             "extra_decoding_ids", "temperature")
 
     def run(*args):
         a, outer = split_args(node, args, names)
@@ -200,8 +208,7 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
                                   prefix_vocab_mask=a["prefix_vocab_mask"],
                                   min_length=mn, eos=eos, rows_per_batch=K,
                                   no_repeat_ngram_size=ngram)
-        first, advance, seqs0, B = steps_factory(outer, a["input_ids"], K, ml, pad,
-                                                 a["attention_mask"])
+        first, advance, seqs0, B = steps_factory(outer, a, K, ml, pad)
         seqs, scores, steps = beam_search(
             node, first, advance, seqs0, B, max_length=ml, num_beams=K,
             num_return=int(_scalar(a["num_return_sequences"], 1)),

@@ -87,7 +87,7 @@ def _decoder(node: Node, ctx: CompileContext):
         raise UnsupportedError(
             f"{where(node)}: {node.op_type} with model_type {model_type} is not supported "
             + ("(ONNX Runtime's CPU GreedySearch and Sampling take only 0, GPT)"
-               if node.op_type != "BeamSearch" else "(only 0, GPT, and 1, T5)"))
+               if node.op_type != "BeamSearch" else "(only 0, GPT, 1, T5, and 2, Whisper)"))
     check_attrs(node)
     if "encoder" in node.attrs:
         raise UnsupportedError(f"{where(node)}: attribute 'encoder' with model_type 0")
