@@ -1,10 +1,13 @@
-"""NumPy kernel of ONNX Runtime's ``com.microsoft.BeamSearch`` for decoder-only models
-(``model_type`` 0, GPT contract; see `gen_greedy`), following ORT's CPU implementation
-(``beam_search_impl_gpt.h``, ``beam_search_scorer.cc``). As a plain Python loop::
+"""NumPy kernel of ONNX Runtime's ``com.microsoft.BeamSearch``, following ORT's CPU
+implementation (``beam_search_impl_*.h``, ``beam_search_scorer.cc``). The beam loop is shared;
+the model's steps come from `gpt_steps` (``model_type`` 0, GPT contract, see `gen_greedy`),
+`gen_t5` (1, T5 encoder-decoder) or `gen_whisper` (2). As a plain Python loop::
 
     rows = batch * num_beams (each prompt repeated); beam_scores = [0, -1e9, ...] per batch
     while len < max_length:
-        logits, *past = decoder(...)
+        logits = first step (GPT: the init_decoder or decoder on the prompt; T5 / Whisper:
+                 the encoder's logits or a decoder call on the start token), then a decoder
+                 step on the last tokens
         s = process_logits(log_softmax(logits[:, -1]), seqs, step) + beam_scores[:, None]
         top 2*num_beams of s.reshape(batch, num_beams * vocab) (ties: lower index first)
         per batch not done, in that order: an eos among the first num_beams candidates adds
@@ -14,7 +17,8 @@
         seqs = seqs[indices] + tokens; past reordered by indices
         if all done: break
     open beams join the hypotheses; the best num_return_sequences are returned, with
-    their scores, into [batch, num_return_sequences, max_length] filled with pad
+    their scores, into [batch, num_return_sequences, max_length] filled with pad; the
+    optional ``scores`` output stacks every step's s
 """
 
 from __future__ import annotations

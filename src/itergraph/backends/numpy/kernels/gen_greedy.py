@@ -2,7 +2,8 @@
 deterministic) for decoder-only models (``model_type`` 0, GPT contract).
 
 The decoder subgraph has inputs ``input_ids, position_ids, attention_mask, past_0..`` and
-outputs ``logits, present_0..``. As a plain Python loop::
+outputs ``logits, present_0..``; an ``init_decoder`` of the same contract, when present, runs
+the first step. Subgraphs may read outer values. As a plain Python loop::
 
     mask = attention_mask or (input_ids != pad)
     pos = cumsum(mask) - 1, 0 where mask == 0;  past = empty [2, B, heads, 0, head]
