@@ -63,7 +63,7 @@ _TYPES = {"max_length": (T.INT32, [1]), "min_length": (T.INT32, [1]),
 
 
 def generation_model(op: str, inputs: list[str], opset_import: bool = True,
-                     **attrs) -> onnx.ModelProto:
+                     init_seed: int | None = None, **attrs) -> onnx.ModelProto:
     """A model of one `op` node (GreedySearch / BeamSearch / Sampling) with graph inputs
     `inputs` (after input_ids) at their positions in the op's input list."""
     order = {"GreedySearch": ["input_ids", "max_length", "min_length", "repetition_penalty",
@@ -81,6 +81,8 @@ def generation_model(op: str, inputs: list[str], opset_import: bool = True,
     outs = ["sequences"] + (["sequences_scores"] if op == "BeamSearch" else [])
     attrs.setdefault("eos_token_id", 1)
     attrs.setdefault("pad_token_id", 0)
+    if init_seed is not None:  # an init_decoder of other weights: run for the first step only
+        attrs["init_decoder"] = decoder(init_seed)
     node = h.make_node(op, node_in, outs, domain="com.microsoft", decoder=decoder(),
                        **{"model_type": 0, **attrs})
     gin = [h.make_tensor_value_info("input_ids", T.INT32, ["B", "S"])]

@@ -37,8 +37,10 @@ CASES = {
     "left_pad": {"attention_mask": np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1]], I32)},
     "early_stopping": {"num_return_sequences": 2},
     "eos_5": {"num_return_sequences": 2},
+    "no_repeat_2": {"max_length": 14, "num_return_sequences": 2},
 }
-ATTRS = {"early_stopping": {"early_stopping": 1}, "eos_5": {"eos_token_id": 5}}
+ATTRS = {"early_stopping": {"early_stopping": 1}, "eos_5": {"eos_token_id": 5},
+         "no_repeat_2": {"no_repeat_ngram_size": 2}}
 
 
 def _feeds(case):
@@ -76,16 +78,23 @@ def test_beam_onnx_round_trip_runs_in_ort(tmp_path):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
 
 
-def test_an_asked_scores_output_is_refused_not_returned_empty():
-    """BeamSearch's optional third output (``scores``, every step's) is not computed: a
-    file that asks for it is refused by name rather than given an empty value."""
-    model = generation_model("BeamSearch", ["max_length", "num_beams"])
-    node = model.graph.node[0]
-    node.name = "beam"
-    node.output.append("scores")
+def _with_scores(model):
+    model.graph.node[0].output.append("scores")
     model.graph.output.append(
         onnx.helper.make_tensor_value_info("scores", onnx.TensorProto.FLOAT, None))
-    feeds = {"input_ids": np.array([[2, 3]], np.int32), "max_length": np.array([5], np.int32),
-             "num_beams": np.array([2], np.int32)}
-    with pytest.raises(ig.UnsupportedError, match="beam.*'scores'"):
-        ig.load(model).run(feeds)
+    return model
+
+
+@pytest.mark.parametrize("case", ["plain", "return_2", "prefix_mask", "left_pad"])
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_scores_output_matches_ort(case, backend):
+    """BeamSearch's optional third output: every step's processed log-probabilities plus the
+    beam scores, [max_length - prompt length, batch, num_beams, vocab]."""
+    feeds = _feeds(case)
+    model = _with_scores(_model(case, feeds))
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    got = ig.load(model).run(feeds, backend=backend)
+    np.testing.assert_array_equal(got["sequences"], want[0])
+    assert got["scores"].shape == want[2].shape == (BASE["max_length"] - IDS.shape[1], 3, 3,
+                                                    VOCAB)
+    np.testing.assert_allclose(got["scores"], want[2], rtol=1e-5, atol=1e-5)

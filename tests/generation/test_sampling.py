@@ -18,6 +18,9 @@ ort = pytest.importorskip("onnxruntime")
 
 I32 = np.int32
 IDS = np.array([[3, 4, 5], [6, 7, 8]], I32)
+rng = np.random.default_rng(9)
+VMASK = (rng.random(VOCAB) > 0.3).astype(I32)
+PMASK = (rng.random((2, VOCAB)) > 0.5).astype(I32)
 PRESENCE = np.zeros((2, VOCAB), I32)
 PRESENCE[0, [0, 3]] = 1  # ORT puts the whole penalty on row 0's token 0: make it matter
 CASES = {
@@ -26,12 +29,22 @@ CASES = {
                     {"top_p": 1e-6, "temperature": 0.7}),
     "presence": ({"max_length": 10, "presence_mask": PRESENCE},
                  {"top_p": 1e-6, "presence_penalty": 3.0}),
+    "vocab_mask": ({"max_length": 10, "vocab_mask": VMASK}, {"top_p": 1e-6}),
+    "prefix_mask": ({"max_length": 10, "prefix_vocab_mask": PMASK}, {"top_p": 1e-6}),
+    "min_length": ({"max_length": 12, "min_length": 10}, {"top_p": 1e-6, "eos_token_id": 20}),
+    "repetition_min_length": ({"max_length": 12, "min_length": 7, "repetition_penalty": 2.0},
+                              {"top_p": 1e-6, "temperature": 1.3}),
+    "no_repeat_2": ({"max_length": 12}, {"top_p": 1e-6, "no_repeat_ngram_size": 2}),
+    "left_pad": ({"max_length": 10, "attention_mask": np.array([[0, 1, 1], [1, 1, 1]], I32)},
+                 {"top_p": 1e-6}),
 }
 
 
 def _case(case):
     ins, attrs = CASES[case]
-    feeds = {"input_ids": IDS, "seed": np.array([7], I32)}
+    feeds = {"input_ids": IDS.copy(), "seed": np.array([7], I32)}
+    if case == "left_pad":
+        feeds["input_ids"][0, 0] = 0
     for k, v in ins.items():
         feeds[k] = np.array([v], np.float32 if k.endswith("penalty") else I32) \
             if np.isscalar(v) else v

@@ -352,3 +352,37 @@ def test_gpt2_block_with_past(tmp_path):
     ]
     m = ms_model(nodes, feeds, consts, ["y", "present"])
     check(m, feeds, tmp_path, **TOL)
+
+
+# ---------------------------------------------------------------------- MultiHeadAttention
+
+_MHA_T = 5
+
+
+def _mha_case(case: str):
+    """Feeds and inputs of the MultiHeadAttention forms of ORT's BART / T5 / Whisper fusions
+    (more against ORT alone in tests/generation/test_multi_head_attention.py)."""
+    H = D // N
+    mask = np.ones((B, _MHA_T), np.int32)
+    mask[0, :2] = 0
+    feeds = {"q": f(B, S, D)}
+    if case == "cross_bnsh":
+        feeds.update(k=f(B, N, _MHA_T, H), v=f(B, N, _MHA_T, H), m=mask)
+        return feeds, ["q", "k", "v", "", "m"], ["y"], {"scale": 1.0}
+    feeds.update(k=f(B, S, D), v=f(B, S, D))
+    if case == "bias_bias":
+        feeds.update(b=f(3 * D), ab=f(1, N, S, S))
+        return feeds, ["q", "k", "v", "b", "", "ab"], ["y"], {}
+    feeds.update(pk=f(B, N, P, H), pv=f(B, N, P, H))
+    pm = np.ones((B, P + S), np.int32)
+    pm[1, :3] = 0
+    feeds["m"] = pm
+    return (feeds, ["q", "k", "v", "", "m", "", "pk", "pv"], ["y", "pk_out", "pv_out"],
+            {"unidirectional": 1} if case == "past_causal" else {"mask_filter_value": -1e9})
+
+
+@pytest.mark.parametrize("case", ["cross_bnsh", "bias_bias", "past", "past_causal"])
+def test_multi_head_attention(tmp_path, case):
+    feeds, ins, outs, attrs = _mha_case(case)
+    m = one_node("MultiHeadAttention", feeds, ins, outs, num_heads=N, **attrs)
+    check(m, {k: feeds[k] for k in ins if k}, tmp_path, **TOL)

@@ -339,3 +339,72 @@ def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bi
     if hk != hv:
         _refuse(node, f"present needs equal K and V hidden sizes, got {hk} and {hv}")
     return out.astype(x.dtype), xp.stack([k, v]).astype(x.dtype)
+
+
+def multi_head_attention_node(node, xp, query, key=None, value=None, bias=None,
+                              key_padding_mask=None, attention_bias=None, past_key=None,
+                              past_value=None, past_sequence_length=None,
+                              cache_indirection=None, *, matmul=None):
+    """``MultiHeadAttention`` (com.microsoft) in the forms ONNX Runtime's CPU kernel and its
+    BART / T5 / Whisper fusions use: ``query`` ``(B, S, D)``; ``key`` and ``value`` either
+    ``(B, L, D)`` / ``(B, L, D_v)`` (projected here into heads, then appended to
+    ``past_key`` / ``past_value`` ``(B, N, P, H)`` when given) or already in heads
+    ``(B, N, L, H)`` (cross attention: used as they are, the pasts ignored); ``bias``
+    ``(D + D + D_v)`` added to the projections of the 3-D forms; each head
+    ``softmax(scale * Q K^T + mask (+ attention_bias)) V`` with ``scale`` default
+    ``1 / sqrt(H)``, ``key_padding_mask`` read as `attention_mask` reads ``mask_index`` and
+    ``unidirectional`` as there. Returns ``(output (B, S, D_v), present_key,
+    present_value)`` cut to the node's output count (the presents are the keys and values
+    attended to, ``(B, N, T, H)``). Refused: packed QKV / KV, a shared past/present buffer,
+    cache indirection, the ``qk`` output."""
+    matmul = matmul or xp.matmul
+    if past_sequence_length is not None or cache_indirection is not None:
+        raise UnsupportedError(f"{where(node)}: past_sequence_length / cache_indirection (a "
+                               "shared past/present buffer) is not supported")
+    if len(node.outputs) > 3:
+        raise UnsupportedError(f"{where(node)}: the qk output is not supported")
+    n = int(attr(node, "num_heads", 0))
+    if key is None or value is None or query.ndim != 3:
+        raise UnsupportedError(f"{where(node)}: packed QKV / KV inputs are not supported "
+                               "(query (B, S, D) with key and value given)")
+    batch, seq, d = query.shape
+    if n <= 0 or d % n:
+        _refuse(node, f"query hidden size {d} is not a multiple of num_heads {n}")
+    hs = d // n
+    dv = value.shape[1] * value.shape[3] if value.ndim == 4 else value.shape[-1]
+    q = query if bias is None else query + bias[:d]
+    q = _heads(xp, q, n)
+    if key.ndim == 4:  # (B, N, L, H): keys and values already projected, as they come
+        if value.ndim != 4 or tuple(key.shape[:2]) != (batch, n) or key.shape[3] != hs:
+            _refuse(node, f"key {tuple(key.shape)} / value {tuple(value.shape)} do not match "
+                          f"({batch}, {n}, L, {hs})")
+        k, v = key, value
+    elif key.ndim == 3 and value.ndim == 3:
+        if key.shape[2] != d or key.shape[0] != batch or value.shape[:2] != key.shape[:2] \
+                or dv % n:
+            _refuse(node, f"key {tuple(key.shape)} / value {tuple(value.shape)} do not match "
+                          f"query {tuple(query.shape)}")
+        if bias is not None:
+            key, value = key + bias[d:2 * d], value + bias[2 * d:]
+        k, v = _heads(xp, key, n), _heads(xp, value, n)
+        if past_key is not None and past_value is not None:
+            k = xp.concatenate([past_key.astype(k.dtype), k], axis=2)
+            v = xp.concatenate([past_value.astype(v.dtype), v], axis=2)
+    else:
+        raise UnsupportedError(f"{where(node)}: key {tuple(key.shape)} / value "
+                               f"{tuple(value.shape)} forms are not supported")
+    total = k.shape[2]
+    scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(hs)
+    scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, query.dtype)
+    add = attention_mask(node, xp, key_padding_mask, batch, seq, total,
+                         bool(int(attr(node, "unidirectional", 0))), query.dtype)
+    if add is not None:
+        scores = scores + add
+    if attention_bias is not None:
+        scores = scores + attention_bias
+    scores = scores - xp.max(scores, axis=-1, keepdims=True)
+    e = xp.exp(scores)
+    out = matmul(e / xp.sum(e, axis=-1, keepdims=True), v)
+    out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, dv))
+    return (out.astype(query.dtype), k.astype(query.dtype),
+            v.astype(query.dtype))[:max(1, len(node.outputs))]

@@ -524,7 +524,7 @@ def _dim(b: _Builder, x: str, i: int) -> str:
     return b.op("Gather", [b.op("Shape", [x]), _i64(b, i)], axis=0)
 
 
-def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
+def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: int = 3):
     """The additive mask ``(B, 1, S, T)`` (or ``(1, 1, S, T)``) as the semantics builds it:
     ``Where`` over the raw mask or over key positions against lengths; the causal part from
     ``Range``s of the query and key positions."""
@@ -532,10 +532,10 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float):
     zero, fv = b.init(np.float32(0)), b.init(np.float32(fill))
     t_len = _dim(b, k, 2)
     keys = b.op("Range", [b.init(np.int64(0)), b.op("Squeeze", [t_len]), b.init(np.int64(1))])
-    if b.input(3):
-        shape, xs = b.shape(3), b.shape(0)
+    if b.input(mi):
+        shape, xs = b.shape(mi), b.shape(0)
         batch = xs[0] if xs is not None else None
-        m = b.input(3)
+        m = b.input(mi)
         if shape is not None and len(shape) == 2:
             add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
                                                      zero, fv]), _i64(b, 1, 2)])
@@ -621,6 +621,56 @@ def _attention(b: _Builder, node: Node) -> None:
              out=1, axis=0)
 
 
+def _multi_head_attention(b: _Builder, node: Node) -> None:
+    """The forms `ms_transformer.multi_head_attention_node` takes: ``Reshape`` / ``Transpose``
+    of Q (and of 3-D K, V, after their ``bias`` slices, ``Concat`` after the pasts), then as
+    `_attention`; the presents are the keys and values attended to."""
+    if b.input(8) or b.input(9) or len(node.outputs) > 3 or \
+            _input_dtype(node) != np.float32:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 "
+                               "without past_sequence_length, cache_indirection or qk")
+    n = int(_attr(node, "num_heads"))
+    qs, ks, vs = b.shape(0), (b.shape(1) if b.input(1) else None), \
+        (b.shape(2) if b.input(2) else None)
+    if qs is None or len(qs) != 3 or not isinstance(qs[2], int) or ks is None or \
+            vs is None or len(ks) != len(vs) or len(ks) not in (3, 4):
+        raise UnsupportedError(f"{where(node)}: written with standard ops only for a query "
+                               "(B, S, D) of known D and key / value of known rank 3 or 4")
+    d = qs[2]
+    q, k, v = b.input(0), b.input(1), b.input(2)
+    bias = b.input(3)
+    if bias:
+        q = b.op("Add", [q, b.op("Slice", [bias, _i64(b, 0), _i64(b, d)])])
+
+    def heads(t: str) -> str:
+        return b.op("Transpose", [b.op("Reshape", [t, _i64(b, 0, 0, n, -1)])],
+                    perm=[0, 2, 1, 3])
+
+    qh = heads(q)
+    if len(ks) == 3:
+        if bias:
+            k = b.op("Add", [k, b.op("Slice", [bias, _i64(b, d), _i64(b, 2 * d)])])
+            v = b.op("Add", [v, b.op("Slice", [bias, _i64(b, 2 * d), _i64(b, 1 << 62)])])
+        k, v = heads(k), heads(v)
+        if b.input(6) and b.input(7):
+            k = b.op("Concat", [b.input(6), k], axis=2)
+            v = b.op("Concat", [b.input(7), v], axis=2)
+    scale = float(_attr(node, "scale", 0.0)) or 1.0 / np.sqrt(d // n)
+    scores = b.op("Mul", [b.op("MatMul", [qh, b.op("Transpose", [k], perm=[0, 1, 3, 2])]),
+                          b.init(np.float32(scale))])
+    fill = float(_attr(node, "mask_filter_value", mt.MASK_FILTER_VALUE))
+    add = _attention_mask(b, node, k, b.input(0), fill, mi=4)
+    if add:
+        scores = b.op("Add", [scores, add])
+    if b.input(5):
+        scores = b.op("Add", [scores, b.input(5)])
+    out = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+    b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]), _i64(b, 0, 0, -1)], out=0)
+    for i, t in ((1, k), (2, v)):
+        if i < len(node.outputs) and node.outputs[i] is not None:
+            b.op("Identity", [t], out=i)
+
+
 _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "QuantizeLinear": _quantize_linear,
     "DequantizeLinear": _quantize_linear,
@@ -646,6 +696,7 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "QuickGelu": _quick_gelu,
     "BiasAdd": _bias_add,
     "Attention": _attention,
+    "MultiHeadAttention": _multi_head_attention,
 }
 
 # ONNX Runtime's operators of the standard domain that ONNX itself does not define.

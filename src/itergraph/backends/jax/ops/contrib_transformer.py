@@ -66,3 +66,10 @@ def _attention(cx, *inputs):
     xp = cx.xp
     return _outs(mt.attention_node(cx.node, xp, *inputs,
                                    matmul=lambda p, q: xp.matmul(p, q, precision=precision())))
+
+
+@lowering("MultiHeadAttention", domain=mt.DOMAIN)
+def _multi_head_attention(cx, *inputs):
+    xp = cx.xp
+    return _outs(mt.multi_head_attention_node(
+        cx.node, xp, *inputs, matmul=lambda p, q: xp.matmul(p, q, precision=precision())))

@@ -71,3 +71,11 @@ def _attention(node, ctx):
         return _outs(mt.attention_node(node, np, *inputs))
 
     return fn
+
+
+@kernel("MultiHeadAttention", domain=DOMAIN)
+def _multi_head_attention(node, ctx):
+    def fn(*inputs):
+        return _outs(mt.multi_head_attention_node(node, np, *inputs))
+
+    return fn

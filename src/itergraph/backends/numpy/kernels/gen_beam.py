@@ -1,10 +1,13 @@
-"""NumPy kernel of ONNX Runtime's ``com.microsoft.BeamSearch`` for decoder-only models
-(``model_type`` 0, GPT contract; see `gen_greedy`), following ORT's CPU implementation
-(``beam_search_impl_gpt.h``, ``beam_search_scorer.cc``). As a plain Python loop::
+"""NumPy kernel of ONNX Runtime's ``com.microsoft.BeamSearch``, following ORT's CPU
+implementation (``beam_search_impl_*.h``, ``beam_search_scorer.cc``). The beam loop is shared;
+the model's steps come from `gpt_steps` (``model_type`` 0, GPT contract, see `gen_greedy`),
+`gen_t5` (1, T5 encoder-decoder) or `gen_whisper` (2). As a plain Python loop::
 
     rows = batch * num_beams (each prompt repeated); beam_scores = [0, -1e9, ...] per batch
     while len < max_length:
-        logits, *past = decoder(...)
+        logits = first step (GPT: the init_decoder or decoder on the prompt; T5 / Whisper:
+                 the encoder's logits or a decoder call on the start token), then a decoder
+                 step on the last tokens
         s = process_logits(log_softmax(logits[:, -1]), seqs, step) + beam_scores[:, None]
         top 2*num_beams of s.reshape(batch, num_beams * vocab) (ties: lower index first)
         per batch not done, in that order: an eos among the first num_beams candidates adds
@@ -14,7 +17,8 @@
         seqs = seqs[indices] + tokens; past reordered by indices
         if all done: break
     open beams join the hypotheses; the best num_return_sequences are returned, with
-    their scores, into [batch, num_return_sequences, max_length] filled with pad
+    their scores, into [batch, num_return_sequences, max_length] filled with pad; the
+    optional ``scores`` output stacks every step's s
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ....errors import ExecutionError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs, split_args
 from .gen_logits import process_logits
 
 
@@ -61,36 +65,31 @@ def _log_softmax(x):
     return (x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))).astype(np.float32)
 
 
-def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_return,
-                length_penalty, early_stopping, pad, eos, mask=None, process=None):
-    ids = np.asarray(ids).astype(np.int32)
-    B, S = ids.shape
+def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_return,
+                length_penalty, early_stopping, pad, eos, process, step_scores=False):
+    """The beam loop over ``B * num_beams`` rows whose tokens so far are `seqs`: ``first()``
+    gives the first step's logits, ``advance(tokens, indices, seqs)`` the next step's after
+    the rows were reordered by `indices` and `tokens` appended (see the module docstring)."""
     K = num_beams
-    if S >= max_length:
-        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
-                             f"{max_length}")
     if not 1 <= num_return <= K:
         raise ExecutionError(f"{where(node)}: num_return_sequences {num_return} must be in "
                              f"[1, num_beams={K}]")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
-    seqs = np.repeat(ids, K, axis=0)
-    pos, m = np.repeat(pos, K, axis=0), np.repeat(mask.astype(np.int64), K, axis=0)
     R = B * K
-    past = [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]
     beam_scores = np.tile(np.array([0.0] + [-1e9] * (K - 1), np.float32), B)
     hyps = [Hypotheses(K, length_penalty, early_stopping) for _ in range(B)]
     done = np.zeros(B, bool)
-    step_ids, step = seqs, 1
+    L0, per_step = seqs.shape[1], []
+    logits, step = first(), 1
     while True:
-        outs = plan.fn(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
-        logits, past = np.asarray(outs[0]), list(outs[1:])
+        logits = np.asarray(logits)
         if logits.ndim != 3 or logits.shape[0] != R:
             raise ExecutionError(f"{where(node)}: decoder logits have shape {logits.shape}, "
                                  f"expected [batch * num_beams, sequence, vocab]")
         V = logits.shape[2]
         s = process(_log_softmax(logits[:, -1, :]), seqs, step)
         s = (s + beam_scores[:, None]).astype(np.float32).reshape(B, K * V)
+        if step_scores:
+            per_step.append(s.reshape(B, K, V))
         order = np.argsort(-s, axis=1, kind="stable")[:, :2 * K]
         top_s = np.take_along_axis(s, order, axis=1)
         L = seqs.shape[1]
@@ -121,10 +120,7 @@ def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_
         seqs = np.concatenate([seqs[nidx], ntok[:, None]], axis=1)
         if done.all() or seqs.shape[1] >= max_length:
             break
-        past = [p[:, nidx] for p in past]
-        step_ids = ntok[:, None]
-        pos = pos[nidx][:, -1:] + 1
-        m = np.concatenate([m[nidx], np.ones((R, 1), m.dtype)], axis=1)
+        logits = advance(ntok, nidx, seqs)
         step += 1
     out = np.full((B, num_return, max_length), pad, np.int32)
     scores = np.zeros((B, num_return), np.float32)
@@ -136,35 +132,93 @@ def beam_search(node, plan, pasts, idt, mdt, ids, *, max_length, num_beams, num_
         for i, (sc, sq) in enumerate(best):
             out[b, i, :len(sq)] = sq
             scores[b, i] = sc
-    return out, scores
+    if not step_scores:
+        return out, scores, None
+    # ORT's scores output: every step's processed scores plus the beam scores; the steps
+    # after an early stop are zeros here (ORT leaves them unwritten)
+    steps = np.zeros((max_length - L0, B, K, per_step[0].shape[2]), np.float32)
+    steps[:len(per_step)] = per_step
+    return out, scores, steps
+
+
+def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
+    """``(first, advance, seqs)`` of `beam_search` for a GPT decoder (``model_type`` 0)."""
+    ids = np.asarray(ids).astype(np.int32)
+    B, S = ids.shape
+    if S >= max_length:
+        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
+                             f"{max_length}")
+    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
+    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+    seqs = np.repeat(ids, K, axis=0)
+    R = B * K
+    st = {"pos": np.repeat(pos, K, axis=0), "m": np.repeat(mask.astype(np.int64), K, axis=0),
+          "past": [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]}
+
+    def call(step_ids, run=fn):
+        outs = run(step_ids.astype(idt), st["pos"].astype(idt), st["m"].astype(mdt), *st["past"])
+        st["past"] = list(outs[1:])
+        return outs[0]
+
+    def advance(ntok, nidx, seqs):
+        st["past"] = [p[:, nidx] for p in st["past"]]
+        st["pos"] = st["pos"][nidx][:, -1:] + 1
+        st["m"] = np.concatenate([st["m"][nidx], np.ones((R, 1), st["m"].dtype)], axis=1)
+        return call(ntok[:, None])
+
+    return (lambda: call(seqs, fn.first)), advance, seqs, B
 
 
 @kernel("BeamSearch", domain=DOMAIN)
 def beam_search_kernel(node: Node, ctx: CompileContext):
     """``sequences`` [B, num_return_sequences, max_length], ``sequences_scores``."""
-    plan, pasts, idt, mdt = _decoder(node, ctx)
+    model_type = int(node.attrs.get("model_type", 0))
+    if model_type == 1:
+        from .gen_t5 import t5_steps_factory
+        t5 = t5_steps_factory(node, ctx)
+
+        def steps_factory(outer, a, K, max_length, pad):
+            return t5(outer, a["input_ids"], K, max_length, pad, a["attention_mask"])
+    elif model_type == 2:
+        from .gen_whisper import whisper_steps_factory
+        steps_factory = whisper_steps_factory(node, ctx)
+    else:
+        plan, pasts, idt, mdt = _decoder(node, ctx)
+
+        def steps_factory(outer, a, K, max_length, pad):
+            return gpt_steps(node, plan.bind(outer), pasts, idt, mdt, a["input_ids"], K,
+                             max_length=max_length, pad=pad, mask=a["attention_mask"])
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     early = bool(node.attrs.get("early_stopping", 0))
     n_out = len(node.outputs)
-    refuse_outputs(node, ("sequences", "sequences_scores"))
+    refuse_outputs(node, ("sequences", "sequences_scores", "scores"))
+    want_scores = n_out > 2 and node.outputs[2] is not None
+    names = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
+             "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
+             "attention_mask", "decoder_input_ids", "logits_processor", "cross_qk_layer_head",
+             "extra_decoding_ids", "temperature")
 
-    def run(input_ids, max_length=None, min_length=None, num_beams=None,
-            num_return_sequences=None, length_penalty=None, repetition_penalty=None,
-            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None, *rest):
-        K = int(_scalar(num_beams, 1))
-        mn = int(_scalar(min_length, 0))
-        rp = float(_scalar(repetition_penalty, 1.0))
+    def run(*args):
+        a, outer = split_args(node, args, names)
+        K = int(_scalar(a["num_beams"], 1))
+        mn = int(_scalar(a["min_length"], 0))
+        rp = float(_scalar(a["repetition_penalty"], 1.0))
+        ml = int(_scalar(a["max_length"], 0))
 
         def process(scores, seqs, step):
             return process_logits(scores, seqs, step, repetition_penalty=rp,
-                                  vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
-                                  min_length=mn, eos=eos, rows_per_batch=K)
-        seqs, scores = beam_search(
-            node, plan, pasts, idt, mdt, input_ids, max_length=int(_scalar(max_length, 0)),
-            num_beams=K, num_return=int(_scalar(num_return_sequences, 1)),
-            length_penalty=float(_scalar(length_penalty, 1.0)), early_stopping=early,
-            pad=pad, eos=eos, mask=attention_mask, process=process)
-        res = (seqs, scores, None)[:n_out]
+                                  vocab_mask=a["vocab_mask"],
+                                  prefix_vocab_mask=a["prefix_vocab_mask"],
+                                  min_length=mn, eos=eos, rows_per_batch=K,
+                                  no_repeat_ngram_size=ngram)
+        first, advance, seqs0, B = steps_factory(outer, a, K, ml, pad)
+        seqs, scores, steps = beam_search(
+            node, first, advance, seqs0, B, max_length=ml, num_beams=K,
+            num_return=int(_scalar(a["num_return_sequences"], 1)),
+            length_penalty=float(_scalar(a["length_penalty"], 1.0)), early_stopping=early,
+            pad=pad, eos=eos, process=process, step_scores=want_scores)
+        res = (seqs, scores, steps)[:n_out]
         return res[0] if n_out == 1 else res
 
     return run

@@ -2,7 +2,8 @@
 deterministic) for decoder-only models (``model_type`` 0, GPT contract).
 
 The decoder subgraph has inputs ``input_ids, position_ids, attention_mask, past_0..`` and
-outputs ``logits, present_0..``. As a plain Python loop::
+outputs ``logits, present_0..``; an ``init_decoder`` of the same contract, when present, runs
+the first step. Subgraphs may read outer values. As a plain Python loop::
 
     mask = attention_mask or (input_ids != pad)
     pos = cumsum(mask) - 1, 0 where mask == 0;  past = empty [2, B, heads, 0, head]
@@ -34,19 +35,63 @@ def _scalar(x, default):
     return default if x is None else np.asarray(x).reshape(-1)[0].item()
 
 
-def _decoder(node: Node, ctx: CompileContext):
-    """The compiled decoder subgraph and the shapes of its empty pasts."""
-    if int(node.attrs.get("model_type", 0)) != 0:
-        raise UnsupportedError(f"{where(node)}: model_type {node.attrs.get('model_type')} "
-                               f"(encoder-decoder) is not supported; only 0 (GPT)")
-    for attr in ("init_decoder", "encoder"):
-        if attr in node.attrs:
-            raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
-    for attr in ("no_repeat_ngram_size", "logits_processor"):
+class Subgraph:
+    """A compiled subgraph attribute of a generation node; the outer values it reads
+    (``convert_generation`` moves the subgraphs' initializers to the main graph) come after
+    the node's inputs in the kernel's arguments and are bound per call."""
+
+    def __init__(self, node: Node, ctx: CompileContext, g):
+        self.plan = ctx.compile(g)
+        pos = {v.uid: i for i, v in enumerate(node.captured())}
+        self.idx = [pos[v.uid] for v in self.plan.captures]
+
+    def bind(self, outer):
+        caps = [outer[i] for i in self.idx]
+        fn = self.plan.fn
+        return lambda *feeds: fn(*feeds, *caps)
+
+
+class Decoders:
+    """The ``decoder`` and, when the file has one, the ``init_decoder`` that ONNX Runtime runs
+    for the first step only (the prompt; ``convert_generation`` writes one for GPT-2 whose
+    logits are the last position's). ``bind(outer)(*feeds)`` runs the decoder, its
+    ``.first(*feeds)`` the init decoder (or the decoder)."""
+
+    def __init__(self, node: Node, ctx: CompileContext, g, init=None):
+        self.dec = Subgraph(node, ctx, g)
+        self.init = None if init is None else Subgraph(node, ctx, init)
+
+    def bind(self, outer):
+        fn = self.dec.bind(outer)
+        fn.first = fn if self.init is None else self.init.bind(outer)
+        return fn
+
+
+def split_args(node: Node, args, names):
+    """The kernel's arguments as ``(dict of the named node inputs, outer values)``; an
+    absent optional input is None."""
+    n = len(node.inputs)
+    ins = list(args[:n]) + [None] * max(0, len(names) - n)
+    return dict(zip(names, ins)), args[n:]
+
+
+def check_attrs(node: Node) -> None:
+    for attr in ("logits_processor",):
         if int(node.attrs.get(attr, 0)):
             raise UnsupportedError(f"{where(node)}: attribute '{attr}' is not supported")
-    if node.captured():
-        raise UnsupportedError(f"{where(node)}: the decoder reads outer values")
+
+
+def _decoder(node: Node, ctx: CompileContext):
+    """The compiled decoder subgraph and the shapes of its empty pasts."""
+    model_type = int(node.attrs.get("model_type", 0))
+    if model_type != 0:
+        raise UnsupportedError(
+            f"{where(node)}: {node.op_type} with model_type {model_type} is not supported "
+            + ("(ONNX Runtime's CPU GreedySearch and Sampling take only 0, GPT)"
+               if node.op_type != "BeamSearch" else "(only 0, GPT, 1, T5, and 2, Whisper)"))
+    check_attrs(node)
+    if "encoder" in node.attrs:
+        raise UnsupportedError(f"{where(node)}: attribute 'encoder' with model_type 0")
     g = node.attrs.get("decoder")
     if g is None:
         raise UnsupportedError(f"{where(node)}: no 'decoder' attribute")
@@ -66,13 +111,18 @@ def _decoder(node: Node, ctx: CompileContext):
                                    f"shape [2, batch, heads, past, head_size], got {shape}")
         pasts.append((shape[0] if isinstance(shape[0], int) else 2, shape[2], shape[4],
                       v.type.dtype.numpy if v.type.dtype else np.float32))
-    plan = ctx.compile(g)
+    init = node.attrs.get("init_decoder")
+    if init is not None and ([v.name for v in init.inputs] != names or
+                             [v.name for v in init.outputs] != [v.name for v in g.outputs]):
+        raise UnsupportedError(f"{where(node)}: init_decoder inputs / outputs differ from the "
+                               f"decoder's")
+    plan = Decoders(node, ctx, g, init)
     idt = g.inputs[0].type.dtype.numpy if g.inputs[0].type.dtype else np.int32
     mdt = g.inputs[2].type.dtype.numpy if g.inputs[2].type.dtype else np.int32
     return plan, pasts, idt, mdt
 
 
-def generate(node, plan, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
+def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
              process=lambda scores, seqs, step: scores):
     """Decoder-only generation with one row per sequence; ``pick(scores) -> tokens``."""
     ids = np.asarray(ids).astype(np.int32)
@@ -87,7 +137,8 @@ def generate(node, plan, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, ma
     step_ids, m = ids, mask.astype(np.int64)
     step = 1
     while True:
-        outs = plan.fn(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
+        call = fn.first if step == 1 else fn
+        outs = call(step_ids.astype(idt), pos.astype(idt), m.astype(mdt), *past)
         logits, past = np.asarray(outs[0]), list(outs[1:])
         if logits.ndim != 3 or logits.shape[0] != B:
             raise ExecutionError(f"{where(node)}: decoder logits have shape {logits.shape}, "
@@ -119,19 +170,24 @@ def greedy_search(node: Node, ctx: CompileContext):
     """``sequences`` [B, max_length]: argmax of the processed logits at every step."""
     plan, pasts, idt, mdt = _decoder(node, ctx)
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
 
-    def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
-            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None, *rest):
-        ml, mn = int(_scalar(max_length, 0)), int(_scalar(min_length, 0))
-        rp = float(_scalar(repetition_penalty, 1.0))
+    names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
+             "prefix_vocab_mask", "attention_mask")
+
+    def run(*args):
+        a, outer = split_args(node, args, names)
+        ml, mn = int(_scalar(a["max_length"], 0)), int(_scalar(a["min_length"], 0))
+        rp = float(_scalar(a["repetition_penalty"], 1.0))
 
         def process(scores, seqs, step):
             return process_logits(scores, seqs, step, repetition_penalty=rp,
-                                  vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
-                                  min_length=mn, eos=eos)
-        return generate(node, plan, pasts, idt, mdt, input_ids, ml,
+                                  vocab_mask=a["vocab_mask"],
+                                  prefix_vocab_mask=a["prefix_vocab_mask"],
+                                  min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
+        return generate(node, plan.bind(outer), pasts, idt, mdt, a["input_ids"], ml,
                         lambda s: np.argmax(s, axis=1), pad=pad, eos=eos,
-                        mask=attention_mask, process=process)
+                        mask=a["attention_mask"], process=process)
 
     return run
 

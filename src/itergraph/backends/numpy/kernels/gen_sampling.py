@@ -21,7 +21,7 @@ from ....errors import UnsupportedError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs, split_args
 from .gen_logits import process_logits
 
 
@@ -45,6 +45,7 @@ def sampling(node: Node, ctx: CompileContext):
     """``sequences`` [B, max_length] drawn (see the module docstring)."""
     plan, pasts, idt, mdt = _decoder(node, ctx)
     eos, pad = _attrs(node)
+    ngram = int(node.attrs.get("no_repeat_ngram_size", 0))
     a = node.attrs
     if int(a.get("custom", 0)):
         raise UnsupportedError(f"{where(node)}: Sampling with custom=1 is not supported")
@@ -56,16 +57,20 @@ def sampling(node: Node, ctx: CompileContext):
     n_out = len(node.outputs)
     refuse_outputs(node, ("sequences",))
 
-    def run(input_ids, max_length=None, min_length=None, repetition_penalty=None,
-            vocab_mask=None, prefix_vocab_mask=None, attention_mask=None,
-            presence_mask=None, seed=None, *rest):
+    names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
+             "prefix_vocab_mask", "attention_mask", "presence_mask", "seed")
+
+    def run(*args):
+        a, outer = split_args(node, args, names)
+        (input_ids, max_length, min_length, repetition_penalty, vocab_mask, prefix_vocab_mask,
+         attention_mask, presence_mask, seed) = (a[n] for n in names)
         rng = np.random.default_rng(int(_scalar(seed, 0)) or None)
         mn, rp = int(_scalar(min_length, 0)), float(_scalar(repetition_penalty, 1.0))
 
         def process(scores, seqs, step):
             s = process_logits(scores, seqs, step, repetition_penalty=rp,
                                vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
-                               min_length=mn, eos=eos)
+                               min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
             if temperature != 1.0:
                 s = s / np.float32(temperature)
             if presence_mask is not None and presence_penalty != 0.0:
@@ -84,7 +89,8 @@ def sampling(node: Node, ctx: CompileContext):
             p /= p.sum(axis=1, keepdims=True)
             return np.array([rng.choice(len(row), p=row) for row in p])
 
-        seqs = generate(node, plan, pasts, idt, mdt, input_ids, int(_scalar(max_length, 0)),
+        seqs = generate(node, plan.bind(outer), pasts, idt, mdt, input_ids,
+                        int(_scalar(max_length, 0)),
                         pick, pad=pad, eos=eos, mask=attention_mask, process=process)
         return seqs if n_out == 1 else (seqs, *[None] * (n_out - 1))
 
