@@ -121,6 +121,24 @@ def _by_shape(fn):
     return cached
 
 
+def _by_shape_and_axes(fn):
+    """`_by_shape` for axes given at run time: the result shape per (input shape, axes)."""
+    cache: dict[tuple, tuple] = {}
+
+    def cached(x, axes=None):
+        key = (x.shape, None if axes is None else (axes.dtype.str, axes.shape, axes.tobytes()))
+        shape = cache.get(key)
+        if shape is not None:
+            return x.reshape(shape)
+        r = fn(x, axes)
+        if len(cache) >= 64:
+            cache.clear()
+        cache[key] = r.shape
+        return r
+
+    return cached
+
+
 @kernel("Squeeze", since=1)
 def _squeeze_attr(node, ctx):
     axes = attr_ints(node, "axes")
@@ -135,7 +153,8 @@ def _squeeze(node, ctx):
         return _by_shape(_squeeze_fn(node, lambda _: axes))
     if len(node.inputs) < 2 or node.inputs[1] is None:
         return _by_shape(_squeeze_fn(node, lambda _: None))
-    return _squeeze_fn(node, lambda a: None if a is None else a.reshape(-1).tolist())
+    return _by_shape_and_axes(
+        _squeeze_fn(node, lambda a: None if a is None else a.reshape(-1).tolist()))
 
 
 def _unsqueeze_fn(node, axes_of):
@@ -163,7 +182,7 @@ def _unsqueeze(node, ctx):
     if const is not None:
         axes = const.reshape(-1).tolist()
         return _by_shape(_unsqueeze_fn(node, lambda _: axes))
-    return _unsqueeze_fn(node, lambda a: a.reshape(-1).tolist())
+    return _by_shape_and_axes(_unsqueeze_fn(node, lambda a: a.reshape(-1).tolist()))
 
 
 # ----------------------------------------------------------------------------- Flatten
