@@ -158,13 +158,28 @@ def _slice(node, ctx):
 
         return fn_const
 
+    cache = {}  # (input shape, parameters) -> index
+
     def fn(x, starts, ends, axes=None, steps=None):
-        return x[_slice_index(
-            node, x.shape, starts.tolist(), ends.tolist(),
-            None if axes is None else axes.tolist(), None if steps is None else steps.tolist(),
-        )]
+        # parameters computed at run time mostly repeat (shapes of a streaming model)
+        key = (x.shape, _key(starts), _key(ends), _key(axes), _key(steps))
+        idx = cache.get(key)
+        if idx is None:
+            idx = _slice_index(
+                node, x.shape, starts.tolist(), ends.tolist(),
+                None if axes is None else axes.tolist(),
+                None if steps is None else steps.tolist())
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[key] = idx
+        return x[idx]
 
     return fn
+
+
+def _key(a) -> tuple | None:
+    """An integer parameter array as a dictionary key."""
+    return None if a is None else (a.dtype.str, a.shape, a.tobytes())
 
 
 # ----------------------------------------------------------------------------- Gather
