@@ -79,13 +79,13 @@ def parse_args(argv=None):
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--new-tokens", type=int, default=None, help="new tokens per call (32)")
     p.add_argument("--budget", type=float, default=None,
-                   help="timed seconds per engine, row and call kind (1.0; quick 0.1)")
+                   help="timed seconds per engine, row and call kind (1.5; quick 0.1)")
     p.add_argument("--rounds", type=int, default=None, help="rounds of timing (5; quick 2)")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     args.new_tokens = args.new_tokens or (8 if args.quick else 32)
-    args.budget = args.budget if args.budget is not None else (0.1 if args.quick else 1.0)
+    args.budget = args.budget if args.budget is not None else (0.1 if args.quick else 1.5)
     args.rounds = args.rounds or (2 if args.quick else 5)
     return args
 
