@@ -3,7 +3,8 @@ sampling decoding of a small GPT-2-style transformer (random weights, fixed seed
 itergraph (NumPy, JAX, auto), ONNX Runtime and OpenVINO, one thread each, in one process.
 
     .venv/bin/python bench/generation.py [--quick] [--only NAME[,NAME]] [--markdown]
-                                         [--engines numpy,jax,auto,ort,ov] [--new-tokens N]
+                                         [--engines numpy,jax,auto,ort,ov,ovfe]
+                                         [--new-tokens N]
 
 Rows (models from `generation_models.py`; batch 1, an 8-token prompt):
 - `greedy-ort`, `beam4-ort`, `sampling-ort`: ONNX Runtime's ``com.microsoft`` GreedySearch,
@@ -16,8 +17,9 @@ Rows (models from `generation_models.py`; batch 1, an 8-token prompt):
   Loop of one decoder step per token, its K/V caches grown by Concat, the token by ArgMax.
 
 min_length = max_length, so every call makes exactly `--new-tokens` tokens. OpenVINO runs
-the IR itergraph writes for the model (input shapes fixed, as ``ovc --input`` does); a model
-itergraph cannot write to IR says why in its cell.
+the IR itergraph writes for the model (input shapes fixed, as ``ovc --input`` does; `ov`: a
+model itergraph cannot write to IR says why in its cell) and the ONNX file read by its own
+ONNX frontend (`ovfe`).
 
 For each engine and row: the first call (load, compile, run with `--new-tokens` tokens),
 warm-up calls ("auto": and until it has judged both signatures), then timed calls in
@@ -41,9 +43,10 @@ sys.path.insert(0, str(HERE))
 
 from loops import configure_threads, machine_lines  # noqa: E402
 
-ENGINES = ("numpy", "jax", "auto", "ort", "ov")
+ENGINES = ("numpy", "jax", "auto", "ort", "ov", "ovfe")
 HEAD = {"numpy": "itergraph numpy", "jax": "itergraph jax", "auto": "itergraph auto",
-        "ort": "ONNX Runtime", "ov": "OpenVINO"}
+        "ort": "ONNX Runtime", "ov": "OpenVINO (itergraph's IR)",
+        "ovfe": "OpenVINO (its ONNX reader)"}
 SIZES = {"vocab": 256, "hidden": 64, "heads": 4, "layers": 2, "seed": 4}
 PROMPT = 8
 ROWS = ("greedy-ort", "beam4-ort", "sampling-ort", "greedy-loop")
@@ -153,8 +156,11 @@ def _write_ir(row: Row, work: Path) -> None:
 
 
 def _first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    line = text[0] if text else type(e).__name__
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    said = [ln for ln in lines if ln.startswith("-- ")]  # OpenVINO: the op it failed on
+    said += [ln for ln in lines if not ln.startswith(("Exception from", "Check ", "[CPU]",
+                                                       "FrontEnd API"))]
+    line = (said or lines or [type(e).__name__])[0]
     line = re.sub(r"^\S+ node '[^']*': ", "", line)  # itergraph's "<Op> node '<name>': "
     return line if len(line) <= 80 else line[:77] + "..."
 
@@ -178,14 +184,15 @@ def prepare(engine: str, row: Row, threads: int):
         so.intra_op_num_threads = so.inter_op_num_threads = threads
         s = ort.InferenceSession(str(row.onnx), so, providers=["CPUExecutionProvider"])
         return (lambda f: s.run(None, f)[0]), None
-    if row.xml is None:
+    if engine == "ov" and row.xml is None:
         raise LookupError(row.xml_error or "no IR")
     import openvino as ov
 
     core = ov.Core()
     cfg = {"INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32",
            "PERFORMANCE_HINT": "LATENCY"}
-    compiled = core.compile_model(core.read_model(str(row.xml)), "CPU", cfg)
+    src = row.xml if engine == "ov" else row.onnx
+    compiled = core.compile_model(core.read_model(str(src)), "CPU", cfg)
     req = compiled.create_infer_request()
     out = compiled.outputs[0]
     return (lambda f: np.array(req.infer(f)[out])), None

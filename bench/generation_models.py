@@ -187,8 +187,9 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
                seed: int = 3) -> onnx.ModelProto:
     """Greedy decoding as standard ONNX (opset 17): inputs ``input_ids`` int64 [B, S] and
     ``max_new`` int64 scalar (>= 1); output ``tokens`` int64 [B, max_new]. The prompt is run
-    once (causal mask), then a Loop of ``max_new - 1`` steps on one token each, its K/V caches
-    carried and grown by Concat."""
+    once (causal mask), then a Loop of ``max_new`` steps, each picking a token by ArgMax of
+    the logits carried in and running the decoder on it (the last step's logits unused, as
+    in the loops exporters write), its K/V caches carried and grown by Concat."""
     W = weights(vocab, hidden, layers, seed)
     hd, P = hidden // heads, W["pos"].shape[0]
     causal = np.triu(np.full((P, P), -1e9, np.float32), 1)
@@ -201,7 +202,7 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
               "c_half": np.array(0.5, np.float32), "c_one": np.array(1, np.float32),
               "c_causal": causal, "c_i0": np.array(0, np.int64), "c_i1": np.array(1, np.int64),
               "c_last": np.array(-1, np.int64), "c_ax0": np.array([0], np.int64),
-              "c_ax1": np.array([1], np.int64), "c_zero2": np.array([0, 0], np.int64)}
+              "c_ax2": np.array([2], np.int64), "c_zero2": np.array([0, 0], np.int64)}
     inits = [nh.from_array(v, k) for k, v in {**W, **consts}.items()]
 
     # prefill
@@ -212,29 +213,30 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
     S1 = n("Unsqueeze", [S, "c_ax0"])
     mask = n("Slice", ["c_causal", "c_zero2", n("Concat", [S1, S1], axis=0)])
     logits, presents = _std_decoder(n, x, None, mask, layers, heads, hidden)
-    tok0 = n("ArgMax", [n("Gather", [logits, "c_last"], axis=1)], axis=-1, keepdims=1)
+    last0 = n("Gather", [logits, "c_last"], axis=1)               # [B, V]
 
     # the loop body: one token
     b = _Nodes("step_")
-    bx = b("Add", [b("Gather", ["emb", "tok"]),
+    tok = b("ArgMax", ["last"], axis=-1, keepdims=1)             # [B, 1]
+    bx = b("Add", [b("Gather", ["emb", tok]),
                    b("Gather", ["pos", b("Unsqueeze", ["at", "c_ax0"])])])
     pasts = [(f"k{i}", f"v{i}") for i in range(layers)]
     blogits, bpres = _std_decoder(b, bx, pasts, None, layers, heads, hidden)
-    nxt = b("ArgMax", [b("Gather", [blogits, "c_last"], axis=1)], axis=-1, keepdims=1)
+    nxt = b("Gather", [blogits, "c_last"], axis=1)
     b.nodes += [h.make_node("Identity", ["cond"], ["cond_out"]),
                 h.make_node("Add", ["at", "c_i1"], ["at_out"]),
-                h.make_node("Identity", [nxt], ["tok_out"]),
-                h.make_node("Identity", [nxt], ["tok_scan"])]
+                h.make_node("Identity", [nxt], ["last_out"]),
+                h.make_node("Identity", [tok], ["tok_scan"])]
     for i, (k, v) in enumerate(bpres):
         b.nodes += [h.make_node("Identity", [k], [f"k{i}_out"]),
                     h.make_node("Identity", [v], [f"v{i}_out"])]
     cache = [T.FLOAT, ["B", heads, None, hd]]
     body_in = [h.make_tensor_value_info("i", T.INT64, []),
                h.make_tensor_value_info("cond", T.BOOL, []),
-               h.make_tensor_value_info("tok", T.INT64, ["B", 1]),
+               h.make_tensor_value_info("last", T.FLOAT, ["B", vocab]),
                h.make_tensor_value_info("at", T.INT64, [])]
     body_out = [h.make_tensor_value_info("cond_out", T.BOOL, []),
-                h.make_tensor_value_info("tok_out", T.INT64, ["B", 1]),
+                h.make_tensor_value_info("last_out", T.FLOAT, ["B", vocab]),
                 h.make_tensor_value_info("at_out", T.INT64, [])]
     for i in range(layers):
         body_in += [h.make_tensor_value_info(f"k{i}", *cache),
@@ -244,16 +246,11 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
     body_out.append(h.make_tensor_value_info("tok_scan", T.INT64, ["B", 1]))
     body = h.make_graph(b.nodes, "step", body_in, body_out)
 
-    trip = n("Sub", ["max_new", "c_i1"])
-    carried = [tok0, S] + [t for kv in presents for t in kv]
+    carried = [last0, S] + [t for kv in presents for t in kv]
     loop_out = [f"loop_out{i}" for i in range(len(carried))] + ["scan_toks"]
-    n.nodes.append(h.make_node("Loop", [trip, "", *carried], loop_out, body=body))
-    # [steps, B, 1] -> [B, steps]; by Reshape to [steps, B], since with no step the scan
-    # output is [0, 0, 1] (its batch unknown) and Concat wants B rows
-    shape = n("Concat", [n("Unsqueeze", [trip, "c_ax0"]),
-                         n("Slice", [n("Shape", ["input_ids"]), "c_ax0", "c_ax1"])], axis=0)
-    later = n("Transpose", [n("Reshape", ["scan_toks", shape])], perm=[1, 0])
-    n.nodes.append(h.make_node("Concat", [tok0, later], ["tokens"], axis=1))
+    n.nodes.append(h.make_node("Loop", ["max_new", "", *carried], loop_out, body=body))
+    n.nodes.append(h.make_node("Transpose", [n("Squeeze", ["scan_toks", "c_ax2"])],
+                               ["tokens"], perm=[1, 0]))                # [B, max_new]
     g = h.make_graph(n.nodes, "greedy_loop",
                      [h.make_tensor_value_info("input_ids", T.INT64, ["B", "S"]),
                       h.make_tensor_value_info("max_new", T.INT64, [])],
