@@ -13,8 +13,10 @@ Rows (models from `generation_models.py`; batch 1, an 8-token prompt):
   top_p 1e-6 (one candidate survives each step), as itergraph does not reproduce ORT's
   random generator: the tokens can then be checked; the draw's work (softmax, sort, cumsum)
   is still done;
-- `greedy-loop`: the same weights as a standard-ONNX greedy decoder: a prefill, then an ONNX
-  Loop of one decoder step per token, its K/V caches grown by Concat, the token by ArgMax.
+- `greedy-loop`, `beam4-loop`: the same weights as standard-ONNX decoders: a prefill, then an
+  ONNX Loop of one decoder step per token, its K/V caches grown by Concat, the token by
+  ArgMax (greedy) or by TopK over 4 beams x vocab, the beams' caches and sequences reordered
+  by Gather (beam; no end token, the best beam returned).
 
 min_length = max_length, so every call makes exactly `--new-tokens` tokens. OpenVINO runs
 the IR itergraph writes for the model (input shapes fixed, as ``ovc --input`` does; `ov`: a
@@ -49,7 +51,7 @@ HEAD = {"numpy": "itergraph numpy", "jax": "itergraph jax", "auto": "itergraph a
         "ovfe": "OpenVINO (its ONNX reader)"}
 SIZES = {"vocab": 256, "hidden": 64, "heads": 4, "layers": 2, "seed": 4}
 PROMPT = 8
-ROWS = ("greedy-ort", "beam4-ort", "sampling-ort", "greedy-loop")
+ROWS = ("greedy-ort", "beam4-ort", "sampling-ort", "greedy-loop", "beam4-loop")
 
 
 @dataclass
@@ -107,12 +109,14 @@ def make_rows(names: set[str], new: int, work: Path) -> list[Row]:
     for name in ROWS:
         if names and name not in names:
             continue
-        if name == "greedy-loop":
-            model = gm.loop_model(**SIZES)
+        if name.endswith("-loop"):
+            beams = 4 if name.startswith("beam") else 0
+            model = gm.loop_model(**SIZES, beams=beams)
             full = {"input_ids": ids.astype(np.int64), "max_new": np.array(new, np.int64)}
             first = {**full, "max_new": np.array(1, np.int64)}
             what = ("standard ONNX: prefill, then a Loop of decoder steps (K/V caches grown "
-                    "by Concat, ArgMax)")
+                    "by Concat, " + ("4 beams: LogSoftmax, TopK, beams reordered by Gather)"
+                                     if beams else "ArgMax)"))
         else:
             op = {"greedy": "GreedySearch", "beam4": "BeamSearch",
                   "sampling": "Sampling"}[name.split("-")[0]]

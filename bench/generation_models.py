@@ -183,13 +183,16 @@ def _std_decoder(n: _Nodes, x: str, pasts: list[tuple[str, str]] | None, mask: s
     return n("MatMul", [ln, "lm"]), presents
 
 
-def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
-               seed: int = 3) -> onnx.ModelProto:
-    """Greedy decoding as standard ONNX (opset 17): inputs ``input_ids`` int64 [B, S] and
-    ``max_new`` int64 scalar (>= 1); output ``tokens`` int64 [B, max_new]. The prompt is run
-    once (causal mask), then a Loop of ``max_new`` steps, each picking a token by ArgMax of
-    the logits carried in and running the decoder on it (the last step's logits unused, as
-    in the loops exporters write), its K/V caches carried and grown by Concat."""
+def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1, seed: int = 3,
+               beams: int = 0) -> onnx.ModelProto:
+    """Greedy (`beams` 0) or beam decoding as standard ONNX (opset 17): inputs ``input_ids``
+    int64 [B, S] (B 1 for beams) and ``max_new`` int64 scalar (>= 1); output ``tokens`` int64
+    [B, max_new]. The prompt is run once (causal mask), then a Loop of ``max_new`` steps, each
+    picking tokens from the logits carried in and running the decoder on them (the last
+    step's logits unused, as in the loops exporters write), its K/V caches carried and grown
+    by Concat. Greedy: ArgMax. Beams: LogSoftmax plus the beams' scores, TopK over beams x
+    vocab, beams and caches reordered by Gather, sequences grown by Concat; the best beam's
+    tokens returned (no end token: every beam runs ``max_new`` steps)."""
     W = weights(vocab, hidden, layers, seed)
     hd, P = hidden // heads, W["pos"].shape[0]
     causal = np.triu(np.full((P, P), -1e9, np.float32), 1)
@@ -202,8 +205,18 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
               "c_half": np.array(0.5, np.float32), "c_one": np.array(1, np.float32),
               "c_causal": causal, "c_i0": np.array(0, np.int64), "c_i1": np.array(1, np.int64),
               "c_last": np.array(-1, np.int64), "c_ax0": np.array([0], np.int64),
-              "c_ax2": np.array([2], np.int64), "c_zero2": np.array([0, 0], np.int64)}
-    inits = [nh.from_array(v, k) for k, v in {**W, **consts}.items()]
+              "c_ax2": np.array([2], np.int64), "c_zero2": np.array([0, 0], np.int64),
+              "c_ax1": np.array([1], np.int64)}
+    if beams:
+        consts.update({"c_tile2": np.array([beams, 1], np.int64),
+                       "c_tile4": np.array([beams, 1, 1, 1], np.int64),
+                       "c_scores0": np.array([0] + [-1e9] * (beams - 1), np.float32),
+                       "c_seqs0": np.zeros((beams, 1), np.int64),
+                       "c_flat": np.array([-1], np.int64), "c_k": np.array([beams], np.int64),
+                       "c_vocab": np.array(vocab, np.int64),
+                       "c_best": np.array([0, 1], np.int64),
+                       "c_end": np.array([1, 1 << 30], np.int64),
+                       "c_ax01": np.array([0, 1], np.int64)})
 
     # prefill
     n = _Nodes("pre_")
@@ -215,18 +228,40 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
     logits, presents = _std_decoder(n, x, None, mask, layers, heads, hidden)
     last0 = n("Gather", [logits, "c_last"], axis=1)               # [B, V]
 
+    pre_caches = [t for kv in presents for t in kv]
+    if beams:  # every beam starts from the prompt; only beam 0 counts at the first step
+        last0 = n("Tile", [last0, "c_tile2"])
+        pre_caches = [n("Tile", [t, "c_tile4"]) for t in pre_caches]
+
     # the loop body: one token
     b = _Nodes("step_")
-    tok = b("ArgMax", ["last"], axis=-1, keepdims=1)             # [B, 1]
+    pasts = [(f"k{i}", f"v{i}") for i in range(layers)]
+    extra_in, extra_out = [], []
+    if beams:
+        tot = b("Add", [b("LogSoftmax", ["last"], axis=-1), b("Unsqueeze", ["scores", "c_ax1"])])
+        top, idx = b("TopK", [b("Reshape", [tot, "c_flat"]), "c_k"], 2, axis=0)
+        beam = b("Div", [idx, "c_vocab"])
+        tok = b("Unsqueeze", [b("Mod", [idx, "c_vocab"]), "c_ax1"])   # [beams, 1]
+        b.nodes += [h.make_node("Identity", [top], ["scores_out"]),
+                    h.make_node("Concat", [b("Gather", ["seqs", beam], axis=0), tok],
+                                ["seqs_out"], axis=1)]
+        pasts = [(b("Gather", [k, beam], axis=0), b("Gather", [v, beam], axis=0))
+                 for k, v in pasts]
+        extra_in = [h.make_tensor_value_info("scores", T.FLOAT, [beams]),
+                    h.make_tensor_value_info("seqs", T.INT64, [beams, None])]
+        extra_out = [h.make_tensor_value_info("scores_out", T.FLOAT, [beams]),
+                     h.make_tensor_value_info("seqs_out", T.INT64, [beams, None])]
+    else:
+        tok = b("ArgMax", ["last"], axis=-1, keepdims=1)             # [B, 1]
     bx = b("Add", [b("Gather", ["emb", tok]),
                    b("Gather", ["pos", b("Unsqueeze", ["at", "c_ax0"])])])
-    pasts = [(f"k{i}", f"v{i}") for i in range(layers)]
     blogits, bpres = _std_decoder(b, bx, pasts, None, layers, heads, hidden)
     nxt = b("Gather", [blogits, "c_last"], axis=1)
     b.nodes += [h.make_node("Identity", ["cond"], ["cond_out"]),
                 h.make_node("Add", ["at", "c_i1"], ["at_out"]),
-                h.make_node("Identity", [nxt], ["last_out"]),
-                h.make_node("Identity", [tok], ["tok_scan"])]
+                h.make_node("Identity", [nxt], ["last_out"])]
+    if not beams:
+        b.nodes.append(h.make_node("Identity", [tok], ["tok_scan"]))
     for i, (k, v) in enumerate(bpres):
         b.nodes += [h.make_node("Identity", [k], [f"k{i}_out"]),
                     h.make_node("Identity", [v], [f"v{i}_out"])]
@@ -238,20 +273,31 @@ def loop_model(vocab: int, hidden: int, heads: int, layers: int = 1,
     body_out = [h.make_tensor_value_info("cond_out", T.BOOL, []),
                 h.make_tensor_value_info("last_out", T.FLOAT, ["B", vocab]),
                 h.make_tensor_value_info("at_out", T.INT64, [])]
+    body_in += extra_in
+    body_out += extra_out
     for i in range(layers):
         body_in += [h.make_tensor_value_info(f"k{i}", *cache),
                     h.make_tensor_value_info(f"v{i}", *cache)]
         body_out += [h.make_tensor_value_info(f"k{i}_out", *cache),
                      h.make_tensor_value_info(f"v{i}_out", *cache)]
-    body_out.append(h.make_tensor_value_info("tok_scan", T.INT64, ["B", 1]))
+    if not beams:
+        body_out.append(h.make_tensor_value_info("tok_scan", T.INT64, ["B", 1]))
     body = h.make_graph(b.nodes, "step", body_in, body_out)
 
-    carried = [last0, S] + [t for kv in presents for t in kv]
-    loop_out = [f"loop_out{i}" for i in range(len(carried))] + ["scan_toks"]
-    n.nodes.append(h.make_node("Loop", ["max_new", "", *carried], loop_out, body=body))
-    n.nodes.append(h.make_node("Transpose", [n("Squeeze", ["scan_toks", "c_ax2"])],
-                               ["tokens"], perm=[1, 0]))                # [B, max_new]
-    g = h.make_graph(n.nodes, "greedy_loop",
+    carried = [last0, S] + (["c_scores0", "c_seqs0"] if beams else []) + pre_caches
+    loop_out = [f"loop_out{i}" for i in range(len(carried))]
+    if beams:  # the best beam (TopK sorts), less the placeholder column
+        n.nodes.append(h.make_node("Loop", ["max_new", "", *carried], loop_out, body=body))
+        n.nodes.append(h.make_node("Slice", [loop_out[3], "c_best", "c_end", "c_ax01"],
+                                   ["tokens"]))
+    else:
+        n.nodes.append(h.make_node("Loop", ["max_new", "", *carried], loop_out + ["scan_toks"],
+                                   body=body))
+        n.nodes.append(h.make_node("Transpose", [n("Squeeze", ["scan_toks", "c_ax2"])],
+                                   ["tokens"], perm=[1, 0]))            # [B, max_new]
+    used = {i for nd in n.nodes + b.nodes for i in nd.input}
+    inits = [nh.from_array(v, k) for k, v in {**W, **consts}.items() if k in used]
+    g = h.make_graph(n.nodes, "beam_loop" if beams else "greedy_loop",
                      [h.make_tensor_value_info("input_ids", T.INT64, ["B", "S"]),
                       h.make_tensor_value_info("max_new", T.INT64, [])],
                      [h.make_tensor_value_info("tokens", T.INT64, ["B", "N"])], inits)
