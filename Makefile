@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) bench/scale.py --markdown
 	$(PY) bench/transforms.py --corpus --markdown
 	$(PY) bench/transforms_cells.py --markdown
+	$(PY) bench/generation.py --markdown
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache examples/models

@@ -6,14 +6,19 @@ SkipLayerNormalization, FastGelu. ORT is the oracle."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
-from onnx import numpy_helper as nh
 
 import itergraph as ig
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import generation_models  # noqa: E402
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -23,43 +28,8 @@ MS = "com.microsoft"
 
 def fused_decoder(seed: int = 3) -> onnx.GraphProto:
     """One GPT-2 block between an embedding and a logits MatMul (the seed chosen so that
-    greedy decoding varies its tokens)."""
-    rng = np.random.default_rng(seed)
-
-    def w(name, *shape, s=1.0):
-        return nh.from_array((s * rng.standard_normal(shape)).astype(np.float32), name)
-
-    H = HIDDEN
-    inits = [w("emb", VOCAB, H), w("pos", 64, H, s=0.5), w("ln_g", H), w("ln_b", H),
-             w("qkv_w", H, 3 * H, s=0.4), w("qkv_b", 3 * H), w("proj_w", H, H, s=0.4),
-             w("proj_b", H), w("ln2_g", H), w("ln2_b", H), w("fc_w", H, 4 * H, s=0.4),
-             w("fc_b", 4 * H), w("out_w", 4 * H, H, s=0.3), w("lnf_g", H), w("lnf_b", H),
-             w("lm", H, VOCAB, s=2.0)]
-    nodes = [
-        h.make_node("Gather", ["emb", "input_ids"], ["e"]),
-        h.make_node("Gather", ["pos", "position_ids"], ["p"]),
-        h.make_node("Add", ["e", "p"], ["x"]),
-        h.make_node("LayerNormalization", ["x", "ln_g", "ln_b"], ["ln"], epsilon=1e-5),
-        h.make_node("Attention", ["ln", "qkv_w", "qkv_b", "attention_mask", "past_0"],
-                    ["att", "present_0"], domain=MS, num_heads=HEADS, unidirectional=1),
-        h.make_node("MatMul", ["att", "proj_w"], ["proj"]),
-        h.make_node("SkipLayerNormalization", ["proj", "x", "ln2_g", "ln2_b", "proj_b"],
-                    ["ln2", "", "", "res"], domain=MS, epsilon=1e-5),
-        h.make_node("MatMul", ["ln2", "fc_w"], ["fc"]),
-        h.make_node("FastGelu", ["fc", "fc_b"], ["act"], domain=MS),
-        h.make_node("MatMul", ["act", "out_w"], ["mlp"]),
-        h.make_node("SkipLayerNormalization", ["mlp", "res", "lnf_g", "lnf_b"], ["hf"],
-                    domain=MS, epsilon=1e-5),
-        h.make_node("MatMul", ["hf", "lm"], ["logits"]),
-    ]
-    hd = H // HEADS
-    inputs = [h.make_tensor_value_info("input_ids", T.INT32, ["B", "S"]),
-              h.make_tensor_value_info("position_ids", T.INT32, ["B", "S"]),
-              h.make_tensor_value_info("attention_mask", T.INT32, ["B", "T"]),
-              h.make_tensor_value_info("past_0", T.FLOAT, [2, "B", HEADS, "P", hd])]
-    outputs = [h.make_tensor_value_info("logits", T.FLOAT, ["B", "S", VOCAB]),
-               h.make_tensor_value_info("present_0", T.FLOAT, [2, "B", HEADS, "T", hd])]
-    return h.make_graph(nodes, "decoder", inputs, outputs, inits)
+    greedy decoding varies its tokens); built by bench/generation_models.py."""
+    return generation_models.fused_decoder(VOCAB, HIDDEN, HEADS, layers=1, seed=seed)
 
 
 def search_model(op: str, num_beams: int = 1) -> tuple[onnx.ModelProto, dict]:
