@@ -72,7 +72,8 @@ def sampling(node: Node, ctx: CompileContext):
                                vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
                                min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
             if temperature != 1.0:
-                s = s / np.float32(temperature)
+                with np.errstate(over="ignore"):  # masked scores (float32's lowest) -> -inf
+                    s = s / np.float32(temperature)
             if presence_mask is not None and presence_penalty != 0.0:
                 # as ORT's PresencePenaltyLogitsProcessor does (its pointer never advances):
                 # the whole penalty lands on the first score of the first row
