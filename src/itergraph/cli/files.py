@@ -74,12 +74,11 @@ def feeds_for(graph, args) -> dict:
 
     given = parse_inputs(args.input)
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else {}
-    ranges = {k: (v[0], v[1]) for k, v in
-              (parse_input_shapes(args.value_range, numbers=True) if args.value_range
-               else {}).items()}
+    ranges = parse_input_shapes(args.value_range, numbers=True) if args.value_range else {}
     for k, v in ranges.items():
-        if len(v) != 2:
-            raise InputError(f"--value-range {k}: expected [LOW,HIGH]")
+        if len(v) != 2 or not v[0] < v[1]:
+            raise InputError(f"--value-range {k}: expected [LOW,HIGH] with LOW < HIGH, got "
+                             f"{list(v)}")
     feeds, said = generated_feeds(graph, given, shapes, args.seed, ranges)
     for line in said:
         print(f"itergraph: {line}", file=sys.stderr)

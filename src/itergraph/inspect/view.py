@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..ir import Graph, Loop, Node, Value
 from .view_layout import body_graph, dagre_js, layout_js
-from .view_svg import esc, name_of, plot, port_map, scalar_or_name
+from .view_svg import esc, name_of, plot, port_map, trip_count_text
 from .view_trace import Trace, read_trace
 
 CSS = """
@@ -155,7 +155,7 @@ class _Page:
         cls = "loop diverged" if self.div_loop == qual else "loop"
         opened = " open" if not path else ""
         summary = (f"Loop {esc(name)} <small>({esc(loop.origin or 'itergraph')}; trip count "
-                   f"{esc(scalar_or_name(loop.trip_count))}; {len(loop.input_ports)} in, "
+                   f"{esc(trip_count_text(loop.trip_count))}; {len(loop.input_ports)} in, "
                    f"{len(loop.output_ports)} out)</small>")
         body = loop.body.nodes  # nested loops and Ifs stay in view; the rest as a list
         nested = "".join(self.graph_body(Graph(nodes=[n]), here) for n in body if n.subgraphs())

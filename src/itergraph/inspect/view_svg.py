@@ -37,6 +37,17 @@ def scalar_or_name(v: Value | None) -> str:
     return name_of(v)
 
 
+def trip_count_text(v: Value | None) -> str:
+    """As `scalar_or_name`; a constant that bounds nothing (OpenVINO's -1, PyTorch's
+    INT64_MAX) is ``none``."""
+    data = const_value(v) if v is not None else None
+    if data is not None and data.size == 1 and data.dtype.kind in "iu":
+        n = int(data.reshape(-1)[0])
+        if n < 0 or n >= 2**63 - 1:
+            return "none"
+    return scalar_or_name(v)
+
+
 def tensor_text(x: float, y: float, v: Value | str, label: str, anchor: str = "start",
                 cls: str = "") -> str:
     """An SVG text: `label`, searchable under the tensor's name."""
@@ -81,7 +92,7 @@ def port_map(loop: Loop) -> str:
     """The port map of `loop`: control values on top, input ports on the left (outer value ->
     body parameter), output ports on the right (body result -> outer output), the body in
     the middle, and one back edge per carried value from its result to its parameter."""
-    controls = [("trip count", loop.trip_count, scalar_or_name(loop.trip_count)),
+    controls = [("trip count", loop.trip_count, trip_count_text(loop.trip_count)),
                 ("initial condition", loop.initial_condition,
                  scalar_or_name(loop.initial_condition)),
                 ("condition result", loop.condition_result, name_of(loop.condition_result)
