@@ -168,3 +168,19 @@ def test_a_compile_left_running_does_not_abort_the_program(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env={"PYTHONPATH": SRC, "PATH": ""}, timeout=60)
     assert r.returncode == 0 and "Loop 'count'" in r.stdout
+
+
+def test_an_archive_of_in0_in1_feeds_the_inputs_by_position(tmp_path, capsys):
+    """The corpus's .npz files hold ``in0``, ``in1`` ... (and the expected ``out0`` ...):
+    ``--input FILE.npz`` feeds them by position, says so, and leaves the outputs out."""
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    np.savez(tmp_path / "case.npz", in0=np.array(3), in1=np.array([1, 2], np.float32),
+             out0=np.zeros(2, np.float32))
+    assert cli(["run", str(path), "--input", str(tmp_path / "case.npz"), "--json"]) == 0
+    out = capsys.readouterr()
+    assert "in0 -> 'M', in1 -> 'x0' by position (out0 left out)" in out.err
+    assert '"max": 5.0' in out.out and "generated" not in out.err
+    np.savez(tmp_path / "other.npz", in0=np.array(3), extra=np.zeros(1))
+    assert cli(["run", str(path), "--input", str(tmp_path / "other.npz")]) == 2
+    assert "no input 'extra', 'in0'" in capsys.readouterr().err
