@@ -184,3 +184,18 @@ def test_an_archive_of_in0_in1_feeds_the_inputs_by_position(tmp_path, capsys):
     np.savez(tmp_path / "other.npz", in0=np.array(3), extra=np.zeros(1))
     assert cli(["run", str(path), "--input", str(tmp_path / "other.npz")]) == 2
     assert "no input 'extra', 'in0'" in capsys.readouterr().err
+
+
+def test_compare_with_openvino_after_jax_prints_no_fork_warning(tmp_path):
+    """`import openvino` forks for its telemetry after JAX started: JAX's deadlock warning
+    about that fork is not the user's concern and is not printed."""
+    pytest.importorskip("openvino")
+    pytest.importorskip("jax")
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    r = subprocess.run([sys.executable, "-m", "itergraph", "compare", str(path), "--engines",
+                        "jax,openvino", "--value-range", "M:[3,4]"],
+                       capture_output=True, text=True, env={"PYTHONPATH": SRC, "PATH": ""},
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "os.fork()" not in r.stderr and "PASSED" in r.stdout

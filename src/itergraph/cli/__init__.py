@@ -213,6 +213,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    import warnings
+
+    # `import openvino` forks a process for its telemetry; JAX, once running, warns on every
+    # fork of its process that it may deadlock (it cannot: the child runs no JAX)
+    warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                            category=RuntimeWarning)
     args = _parser().parse_args(argv)
     try:
         code = args.fn(args)
