@@ -231,3 +231,14 @@ def test_default_engines_are_the_installed_ones(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if not installed
     r = ig.compare(_condition_loop(30), FEEDS, engines=["numpy", "onnxruntime"])
     assert r.status == 2 and "pip install onnxruntime" in r.text()
+
+
+def test_an_unknown_engine_is_named_and_too_few_engines_say_what_to_install(monkeypatch):
+    import itergraph.inspect.compare as compare_module
+
+    with pytest.raises(ig.InputError, match="unknown engine 'tensorflow'; the engines: numpy"):
+        ig.compare(_condition_loop(3), FEEDS, engines="numpy,tensorflow")
+    monkeypatch.setattr(compare_module, "installed_engines", lambda: ("numpy",))
+    with pytest.raises(ig.InputError, match=r"got numpy \(jax, onnxruntime, openvino not "
+                                            r"installed: pip install 'itergraph\[jax,peers\]'"):
+        ig.compare(_condition_loop(3), FEEDS)
