@@ -374,3 +374,26 @@ def test_no_text_overlaps_or_is_cut_on_real_models(tmp_path):
     assert sum(n for _, n, _ in results) > 1000
     bad = {ident: problems[:5] for ident, _, problems in results if problems}
     assert not bad, bad
+
+
+def test_the_plain_nodes_around_the_loops_are_one_collapsed_list(tmp_path):
+    """A model's nodes outside any loop do not bury its loops: the tree shows the loop, then
+    one closed list of the other nodes, counted by op; the heading counts loops and Ifs."""
+    b = body([h.make_node("Add", ["s", "x"], ["s2"], name="acc"),
+              h.make_node("Identity", ["s2"], ["y"], name="out")],
+             [vi("s", F, [2]), vi("x", F, [2])], [vi("s2", F, [2]), vi("y", F, [2])])
+    pre = [h.make_node("Relu", ["s00"], ["s0"], name="pre0")] + \
+        [h.make_node("Relu", [f"xs{k}"], [f"xs{k + 1}"], name=f"pre{k + 1}") for k in range(3)]
+    m = model(pre + [h.make_node("Scan", ["s0", "xs3"], ["s", "ys"], body=b,
+                                 num_scan_inputs=1, name="the_scan")],
+              [vi("s00", F, [2]), vi("xs0", F, [3, 2])],
+              [vi("s", F, [2]), vi("ys", F, [3, 2])])
+    dom = parse(view.render(m))
+    tree = dom.find("div", id="tree")[0]
+    top = [c for c in tree.children if c.tag == "details"]
+    assert [("loop" in c.classes, "nodelist" in c.classes) for c in top] == \
+        [(True, False), (False, True)]
+    assert "open" not in top[1].attrs
+    assert top[1].find("summary")[0].all_text() == "4 other nodes (Relu x4)"
+    assert len(top[1].find("div", "node-row")) == 4
+    assert "(1 loop, 0 Ifs)" in dom.find("h2")[0].all_text()

@@ -120,14 +120,26 @@ class _Page:
                 f"&rarr; {outs}</div>")
 
     def graph_body(self, g: Graph, path: tuple[str, ...]) -> str:
-        parts = []
+        """The loops and Ifs of `g` in place; its other nodes after them as one collapsed
+        list (a model's hundreds of plain nodes do not bury its loops)."""
+        parts, rows, ops = [], [], {}
         for n in g.nodes:
             if isinstance(n, Loop):
                 parts.append(self.loop(n, path))
             elif n.subgraphs():
                 parts.append(self.branches(n, path))
             else:
-                parts.append(self.node_row(n))
+                rows.append(self.node_row(n))
+                ops[n.op_type] = ops.get(n.op_type, 0) + 1
+        if not parts:
+            return "".join(rows)
+        if rows:
+            common = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+            what = ", ".join(f"{op} x{k}" for op, k in common[:6]) + \
+                (", ..." if len(common) > 6 else "")
+            parts.append(f'<details class="nodelist"><summary>{len(rows)} other node'
+                         f'{"s" if len(rows) != 1 else ""} ({esc(what)})</summary>'
+                         f'{"".join(rows)}</details>')
         return "".join(parts)
 
     def branches(self, n: Node, path: tuple[str, ...]) -> str:
@@ -201,6 +213,7 @@ class _Page:
         outs = ", ".join(tensor(v) for v in g.outputs)
         tree = self.graph_body(g, ())
         n_loops = sum(1 for _, n in g.walk() if isinstance(n, Loop))
+        n_ifs = sum(1 for _, n in g.walk() if n.op_type == "If")
         return (
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}: loops</title><style>{CSS}</style></head><body>"
@@ -210,7 +223,8 @@ class _Page:
             '<span id="hits"></span> <button id="expand" type="button">expand all</button> '
             '<button id="collapse" type="button">collapse all</button></div>'
             f'<div class="io">inputs: {ins}</div><div class="io">outputs: {outs}</div>'
-            f'<h2>Loops and branches ({n_loops} loops)</h2><div id="tree">{tree}</div>'
+            f'<h2>Loops and branches ({n_loops} loop{"s" if n_loops != 1 else ""}, {n_ifs} '
+            f'If{"s" if n_ifs != 1 else ""})</h2><div id="tree">{tree}</div>'
             f"{self.traces()}<script>{dagre_js()}\n{layout_js()}\n{SCRIPT}</script>"
             "</body></html>\n")
 
