@@ -79,6 +79,11 @@ def generated_feeds(graph: Graph, given: dict[str, Any],
             raise InputError(f"input '{v.name}' ({v.type}) cannot be made up: feed it")
         if v.name in shapes:
             dims = tuple(int(d) for d in shapes[v.name])
+            if t.shape is not None and (len(dims) != len(t.shape) or any(
+                    isinstance(d, int) and d >= 0 and d != n for d, n in zip(t.shape, dims))):
+                raise InputError(
+                    f"--input-shapes {v.name}:{list(dims)}: the input is declared "
+                    f"[{', '.join('?' if d is None else str(d) for d in t.shape)}]")
         elif t.shape is None:
             raise InputError(f"input '{v.name}' has no declared shape: give it "
                              f"(--input-shapes {v.name}:[...]) or feed it")

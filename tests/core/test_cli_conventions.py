@@ -199,3 +199,30 @@ def test_compare_with_openvino_after_jax_prints_no_fork_warning(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert "os.fork()" not in r.stderr and "PASSED" in r.stdout
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["--seed", "-1"], "argument --seed: must be at least 0"),
+    (["--input-shapes", "M:[2]"], "--input-shapes M:[2]: the input is declared []"),
+    (["--input-shapes", "x0:[3]"], "--input-shapes x0:[3]: the input is declared [2]"),
+])
+def test_out_of_range_options_are_usage_errors(tmp_path, capsys, argv, said):
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    try:
+        code = cli(["run", str(path), *argv])
+    except SystemExit as e:  # argparse
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and "generated" not in err
+
+
+@pytest.mark.parametrize("command,option", [("profile", "--repeat=0"), ("compare", "--atol=-1"),
+                                            ("compare", "--rtol=-0.5")])
+def test_counts_and_tolerances_out_of_range_are_refused(tmp_path, capsys, command, option):
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    with pytest.raises(SystemExit) as e:
+        cli([command, str(path), option])
+    assert e.value.code == 2 and "must be at least" in capsys.readouterr().err

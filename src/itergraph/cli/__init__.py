@@ -39,6 +39,20 @@ def _columns() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 
 
+def _at_least(low, kind=int):
+    """An argparse type: a `kind` number of at least `low`."""
+    def parse(text: str):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+        if not x >= low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
+        return x
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[],
                         metavar="NAME=FILE.npy|FILE.npz",
@@ -52,7 +66,7 @@ def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--value-range", metavar="NAME:[LOW,HIGH],...",
                         help="range of a generated input (default: floats [0,1), integers "
                              "[0,10))")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=_at_least(0), default=0,
                         help="seed of generated inputs (default: 0)")
 
 
@@ -138,9 +152,9 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--engines", metavar="E,E,...",
                     help="comma-separated, the first is the reference (default: those of "
                          "numpy,jax,onnxruntime,openvino that are installed)")
-    cp.add_argument("--atol", type=float, default=1e-5,
+    cp.add_argument("--atol", type=_at_least(0.0, float), default=1e-5,
                     help="absolute tolerance (default: 1e-05)")
-    cp.add_argument("--rtol", type=float, default=1e-5,
+    cp.add_argument("--rtol", type=_at_least(0.0, float), default=1e-5,
                     help="relative tolerance (default: 1e-05)")
     _add_max_iterations(cp)
     cp.set_defaults(fn=inspect_commands.cmd_compare)
@@ -184,7 +198,7 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--backend", default="numpy", choices=api.BACKENDS,
                     help="the engine to time (default: numpy)")
     _add_max_iterations(pr)
-    pr.add_argument("--repeat", type=int, default=5,
+    pr.add_argument("--repeat", type=_at_least(1), default=5,
                     help="timed runs after a warm-up (default: 5; numpy: their median and "
                          "spread; jax: the best)")
     pr.add_argument("--json", action="store_true", help="the profile as JSON")
