@@ -34,7 +34,7 @@ def _trip_count(v: Value | None) -> str:
     return _const_or_name(v)
 
 
-def _range(p: Sliced) -> str:
+def sliced_range(p: Sliced) -> str:
     """The sliced range in Python's terms (`Sliced` keeps OpenVINO's fence posts, where -1 is
     the end of the axis)."""
     def index(post: int) -> str:
@@ -58,7 +58,7 @@ def describe_port(p) -> str:
         direction = "reverse" if p.reverse else "forward"
         extra = f", part_size {p.part_size}, keeps axis" if p.keep_axis else ""
         return (f"sliced     {p.param.name} <- {p.value.name} axis {p.axis} {direction}, "
-                f"{_range(p)}{extra}")
+                f"{sliced_range(p)}{extra}")
     if isinstance(p, Last):
         return f"last       {p.output.name} <- {p.result.name}"
     if isinstance(p, Concat):

@@ -397,3 +397,23 @@ def test_the_plain_nodes_around_the_loops_are_one_collapsed_list(tmp_path):
     assert top[1].find("summary")[0].all_text() == "4 other nodes (Relu x4)"
     assert len(top[1].find("div", "node-row")) == 4
     assert "(1 loop, 0 Ifs)" in dom.find("h2")[0].all_text()
+
+
+def test_a_sliced_inputs_detail_reads_in_python_terms_and_ends_before_the_body():
+    """OpenVINO's fence posts (``[0:-1]``, the whole axis) are not printed as a Python
+    slice (all but the last); the detail line under the input ends before the body's box."""
+    from itergraph.inspect.view_svg import DETAIL_CHAR, in_label, port_map
+
+    m = ig.load(scan_model())
+    loop = next(n for _, n in m.graph.walk() if isinstance(n, Loop))
+    p = next(p for p in loop.input_ports if isinstance(p, Sliced))
+    p.start, p.end, p.part_size, p.keep_axis = 0, -1, 1, True
+    kind, detail = in_label(p)
+    assert "[" not in detail and "part" not in detail and "keeps axis" in detail
+    svg = parse(port_map(loop)).find("svg", "portmap")[0]
+    text = svg.find("text", "detail")[0]
+    body = svg.find("rect", "body")[0]
+    right = float(text.attrs["x"]) + DETAIL_CHAR * len(text.all_text())
+    assert right < float(body.attrs["x"])
+    p.start, p.end = 1, -2
+    assert "[1:-1]" in in_label(p)[1]
