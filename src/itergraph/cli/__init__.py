@@ -55,10 +55,11 @@ def _at_least(low, kind=int):
 
 def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[],
-                        metavar="NAME=FILE.npy|FILE.npz",
-                        help="an input from a .npy file, or every input from an .npz archive "
-                             "(by name); repeatable. Inputs not given are generated at random "
-                             "(said on stderr)")
+                        metavar="[NAME=]FILE",
+                        help="NAME=FILE.npy: one input; FILE.npz: every input of the archive "
+                             "by name (in0, in1 ...: by position); NAME=FILE.npz: its array "
+                             "NAME, or its only one. Repeatable; inputs not given are generated "
+                             "at random (said on stderr)")
     parser.add_argument("--input-shapes", metavar="NAME:[D,...],...",
                         help="shapes of generated inputs with symbolic dimensions, e.g. "
                              "\"input:[1,16000],state:[2,1,128]\"; a symbol sized here "
@@ -137,8 +138,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="a body tensor to record, LOOP/NAME or NAME; repeatable (default: "
                         "every carried value and loop condition)")
     t.add_argument("--steps", metavar="START:STOP[:STEP]",
-                   help="steps of the outermost loop to record, or one range per level "
-                        "separated by commas (default: every step)")
+                   help="steps of the outermost loop to record; a range or an index per "
+                        "loop level, outermost first, separated by commas, e.g. 0:10,2 "
+                        "(default: every step)")
     t.add_argument("--backend", default="numpy",
                    choices=("numpy", "jax", "onnxruntime", "openvino"),
                    help="the engine that runs the model (default: numpy)")
