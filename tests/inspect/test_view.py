@@ -417,3 +417,21 @@ def test_a_sliced_inputs_detail_reads_in_python_terms_and_ends_before_the_body()
     assert right < float(body.attrs["x"])
     p.start, p.end = 1, -2
     assert "[1:-1]" in in_label(p)[1]
+
+
+def test_a_trace_of_another_model_is_refused(tmp_path, capsys):
+    """A trace none of whose loops is a loop of the model (and recorded on another file) is a
+    usage error naming both, not plots beside the wrong loops."""
+    import onnx
+
+    onnx.save(scan_model(), tmp_path / "scan.onnx")
+    trace = write_trace(tmp_path / "t.npz", nested_trace(nested_feeds(3, 2)),
+                        model_name="nested.onnx")
+    assert cli.main(["view", str(tmp_path / "scan.onnx"), "--trace", str(trace), "-o",
+                     str(tmp_path / "p.html")]) == 2
+    err = capsys.readouterr().err
+    assert "recorded on 'nested.onnx'" in err and "outer/inner" in err
+    assert not (tmp_path / "p.html").exists()
+    onnx.save(nested(), tmp_path / "nested.onnx")
+    assert cli.main(["view", str(tmp_path / "nested.onnx"), "--trace", str(trace), "-o",
+                     str(tmp_path / "p.html")]) == 0

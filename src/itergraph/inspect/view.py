@@ -235,9 +235,39 @@ def render(model, trace: str | os.PathLike | None = None) -> str:
 
     m = load(model)
     t = read_trace(str(trace)) if trace is not None else None
+    if t is not None:
+        _check_trace_fits(t, m, str(trace))
     from_file = Path(m.source).suffix.lower() in (".onnx", ".xml", ".pb")
     title = Path(m.source).name if from_file else (m.graph.name or "model")
     return _Page(m.graph, t).render(title)
+
+
+def _loop_paths(g: Graph, path: tuple[str, ...] = ()) -> set[str]:
+    """The loops' paths as the page names them (loop names, outermost first; Ifs skipped)."""
+    out: set[str] = set()
+    for n in g.nodes:
+        if isinstance(n, Loop):
+            here = (*path, n.name or "<unnamed>")
+            out.add("/".join(here))
+            out |= _loop_paths(n.body, here)
+        else:
+            for sub in n.subgraphs():
+                out |= _loop_paths(sub, path)
+    return out
+
+
+def _check_trace_fits(t: Trace, m, file: str) -> None:
+    """A trace recorded on another model (none of its loops is one of this model's, and the
+    file names differ) is refused rather than plotted beside the wrong loops."""
+    if not t.entries or Path(t.model or "").name == Path(m.source or "").name:
+        return
+    mine = _loop_paths(m.graph)
+    if any("/".join(e.loops) in mine for e in t.entries):
+        return
+    theirs = sorted({"/".join(e.loops) for e in t.entries})
+    raise InputError(f"trace '{file}' was recorded on '{t.model}': none of its loops "
+                     f"({', '.join(theirs[:5])}) is a loop of this model "
+                     f"({', '.join(sorted(mine)[:5]) or 'none'})")
 
 
 def write(model, out: str | os.PathLike, trace: str | os.PathLike | None = None) -> Path:
