@@ -226,3 +226,13 @@ def test_counts_and_tolerances_out_of_range_are_refused(tmp_path, capsys, comman
     with pytest.raises(SystemExit) as e:
         cli([command, str(path), option])
     assert e.value.code == 2 and "must be at least" in capsys.readouterr().err
+
+
+def test_optimize_help_names_the_default_pipeline(capsys):
+    from itergraph.cli import DEFAULT_PASSES
+    from itergraph.transforms import table
+
+    assert tuple(DEFAULT_PASSES) == tuple(table.DEFAULT)
+    with pytest.raises(SystemExit):
+        cli(["optimize", "--help"])
+    assert ",".join(table.DEFAULT) in capsys.readouterr().out.replace("\n", "").replace(" ", "")

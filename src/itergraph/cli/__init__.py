@@ -25,12 +25,20 @@ DESCRIPTION = ("Run, inspect, convert and transform the loops of ONNX and OpenVI
 EPILOG = ("exit status: 0 done; 1 a failure at run time (the model cannot be loaded, run, "
           "written or transformed; compare: the engines disagree; check: findings); 2 a usage "
           "error (arguments, input files and their names, dtypes and shapes, output paths)")
+#: `transforms.table.DEFAULT`, named here so that --help does not import the transforms
+DEFAULT_PASSES = ("fold-trip-count", "inline-if", "dead-ports", "hoist", "fuse-cells=lstm+gru",
+                  "infer-shapes")
 MODEL = "the model: .onnx, or OpenVINO IR .xml (its .bin beside it)"
 
 
 class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog):
         super().__init__(prog, max_help_position=32, width=min(100, _columns()))
+
+    def _split_lines(self, text, width):  # names such as fold-trip-count stay whole
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
 def _columns() -> int:
@@ -121,8 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("input", nargs="?", help="the model to read (.onnx or .xml)")
     o.add_argument("output", nargs="?", help="the file to write (.onnx or .xml)")
     o.add_argument("--passes", metavar="T[=ARG],...",
-                   help="comma-separated transforms, e.g. unroll=4,dead-ports (default: the "
-                        "pipeline --list names first)")
+                   help="comma-separated transforms, e.g. unroll=4,dead-ports (default: "
+                        f"{','.join(DEFAULT_PASSES)}; --list names them all)")
     o.add_argument("--target", choices=commands.check_targets(), metavar="TARGET",
                    help="also apply what the portability check for TARGET needs (one of: "
                         + ", ".join(commands.check_targets()) + ")")
