@@ -236,3 +236,23 @@ def test_optimize_help_names_the_default_pipeline(capsys):
     with pytest.raises(SystemExit):
         cli(["optimize", "--help"])
     assert ",".join(table.DEFAULT) in capsys.readouterr().out.replace("\n", "").replace(" ", "")
+
+
+def test_itergraphs_warnings_are_one_line_each(tmp_path, capsys, monkeypatch):
+    """A `LeniencyWarning` (itergraph runs what a peer refuses) reads as ``itergraph:
+    warning: ...``, without Python's file, line number and source line."""
+    import warnings
+
+    import itergraph.cli.commands as commands
+
+    def info(args):
+        warnings.warn("Loop node 'L': read leniently", ig.LeniencyWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(commands, "cmd_info", info)
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert cli(["info", str(path)]) == 0
+    assert capsys.readouterr().err == "itergraph: warning: Loop node 'L': read leniently\n"

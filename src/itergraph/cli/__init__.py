@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import threading
+from pathlib import Path
 
 from .. import __version__, api
 from ..errors import Error, InputError
@@ -239,11 +240,30 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     import warnings
 
-    # `import openvino` forks a process for its telemetry; JAX, once running, warns on every
-    # fork of its process that it may deadlock (it cannot: the child runs no JAX)
-    warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
-                            category=RuntimeWarning)
     args = _parser().parse_args(argv)
+    with warnings.catch_warnings():
+        # `import openvino` forks a process for its telemetry; JAX, once running, warns on
+        # every fork of its process that it may deadlock (it cannot: the child runs no JAX)
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                category=RuntimeWarning)
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """itergraph's own warnings as one line, ``itergraph: warning: ...`` (no source line)."""
+    import warnings
+
+    from ..errors import LeniencyWarning
+
+    if issubclass(category, LeniencyWarning) or "itergraph" in Path(filename).parts:
+        print(f"itergraph: warning: {message}", file=file or sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line),
+              file=file or sys.stderr, end="")
+
+
+def _run(args) -> int:
     try:
         code = args.fn(args)
     except InputError as e:
