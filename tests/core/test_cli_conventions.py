@@ -256,3 +256,12 @@ def test_itergraphs_warnings_are_one_line_each(tmp_path, capsys, monkeypatch):
         warnings.simplefilter("always")
         assert cli(["info", str(path)]) == 0
     assert capsys.readouterr().err == "itergraph: warning: Loop node 'L': read leniently\n"
+
+
+def test_an_input_without_a_name_lists_the_models_inputs(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(loop_model(), path)
+    np.save(tmp_path / "x.npy", np.zeros(2, np.float32))
+    assert cli(["run", str(path), "--input", str(tmp_path / "x.npy")]) == 2
+    err = capsys.readouterr().err
+    assert "NAME=FILE.npy" in err and "(the model's inputs: 'M', 'x0')" in err

@@ -46,7 +46,9 @@ def parse_inputs(items: list[str], names: list[str] | None = None) -> dict:
                 feeds.update(_by_position(item, _npz(item), names))
                 continue
             raise InputError(f"--input expects NAME=FILE.npy, NAME=FILE.npz or FILE.npz, "
-                             f"got '{item}'")
+                             f"got '{item}'" + (f" (the model's inputs: "
+                                                f"{', '.join(repr(n) for n in names)})"
+                                                if names else ""))
         if file.lower().endswith(".npz"):
             arrays = _npz(file)
             if name in arrays:
