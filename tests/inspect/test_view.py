@@ -397,6 +397,11 @@ def test_the_plain_nodes_around_the_loops_are_one_collapsed_list(tmp_path):
     assert top[1].find("summary")[0].all_text() == "4 other nodes (Relu x4)"
     assert len(top[1].find("div", "node-row")) == 4
     assert "(1 loop, 0 Ifs)" in dom.find("h2")[0].all_text()
+    plain = parse(view.render(model([h.make_node("Relu", ["a"], ["b"], name="r")],
+                                    [vi("a", F, [2])], [vi("b", F, [2])])))
+    top = [c for c in plain.find("div", id="tree")[0].children if c.tag == "details"]
+    assert [c.attrs["class"] for c in top] == ["nodelist"]
+    assert top[0].find("summary")[0].all_text() == "1 other node (Relu x1)"
 
 
 def test_a_sliced_inputs_detail_reads_in_python_terms_and_ends_before_the_body():

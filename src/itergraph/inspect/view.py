@@ -131,7 +131,7 @@ class _Page:
             else:
                 rows.append(self.node_row(n))
                 ops[n.op_type] = ops.get(n.op_type, 0) + 1
-        if not parts:
+        if not parts and g is not self.graph:  # a branch's own nodes, in place
             return "".join(rows)
         if rows:
             common = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
