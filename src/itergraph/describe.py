@@ -23,7 +23,18 @@ def _const_or_name(v: Value | None) -> str:
     return f"runtime value '{v.name}'"
 
 
-def _range(p: Sliced) -> str:
+def _trip_count(v: Value | None) -> str:
+    """The trip count; a constant that bounds nothing (OpenVINO's -1, PyTorch's INT64_MAX)
+    reads as no limit."""
+    c = const_value(v) if v is not None else None
+    if c is not None and c.size == 1 and c.dtype.kind in "iu":
+        n = int(c.reshape(-1)[0])
+        if n < 0 or n >= 2**63 - 1:
+            return f"none (constant {n}: runs until the condition is false)"
+    return _const_or_name(v)
+
+
+def sliced_range(p: Sliced) -> str:
     """The sliced range in Python's terms (`Sliced` keeps OpenVINO's fence posts, where -1 is
     the end of the axis)."""
     def index(post: int) -> str:
@@ -47,7 +58,7 @@ def describe_port(p) -> str:
         direction = "reverse" if p.reverse else "forward"
         extra = f", part_size {p.part_size}, keeps axis" if p.keep_axis else ""
         return (f"sliced     {p.param.name} <- {p.value.name} axis {p.axis} {direction}, "
-                f"{_range(p)}{extra}")
+                f"{sliced_range(p)}{extra}")
     if isinstance(p, Last):
         return f"last       {p.output.name} <- {p.result.name}"
     if isinstance(p, Concat):
@@ -61,7 +72,7 @@ def describe_port(p) -> str:
 def describe_loop(loop: Loop, indent: str) -> list[str]:
     lines = [f"{indent}Loop '{loop.name or '<unnamed>'}' (from {loop.origin or 'itergraph'})"]
     sub = indent + "    "
-    lines.append(f"{sub}trip count: {_const_or_name(loop.trip_count)}")
+    lines.append(f"{sub}trip count: {_trip_count(loop.trip_count)}")
     conds = []
     if loop.initial_condition is not None:
         conds.append(f"initial {_const_or_name(loop.initial_condition)}")
@@ -136,7 +147,7 @@ def _type_dict(t) -> dict:
 
 def _loop_dict(loop: Loop) -> dict:
     return {"name": loop.name, "origin": loop.origin,
-            "trip_count": _const_or_name(loop.trip_count),
+            "trip_count": _trip_count(loop.trip_count),
             "inputs": [describe_port(p) for p in loop.input_ports],
             "outputs": [describe_port(p) for p in loop.output_ports],
             "loops": _nested_dicts(loop.body)}

@@ -2,7 +2,7 @@
 ``--input`` files and bad arguments. Every case runs in a sandbox and checks that nothing was
 written (or changed) outside the output directory.
 
-`cli_fails` runs the command as a user would (exit status 2, ``itergraph: error: ...`` on
+`cli_fails` runs the command as a user would (exit status 2 or 1, ``itergraph: error: ...`` on
 stderr) and then once more letting the error out, so that the harness sees its class."""
 
 from __future__ import annotations
@@ -82,23 +82,24 @@ def cli(*argv) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def cli_fails(*argv) -> None:
-    """Exit status 2 with one ``itergraph: error:`` line; then raise the error itself."""
+def cli_fails(*argv, status: int = 2) -> None:
+    """Exit status `status` (2: the user's error, 1: a failure at run time) with one
+    ``itergraph: error:`` line; then raise the error itself."""
     import itergraph.cli as cli_module
 
     code, _, err = cli(*argv)
-    assert code == 2, f"exit status {code}, stderr {err!r}"
+    assert code == status, f"exit status {code}, stderr {err!r}"
     assert err.startswith("itergraph: error: "), err
 
     class _Never(Exception):
         pass
 
-    saved = cli_module.Error
-    cli_module.Error = _Never  # let the error out of main
+    saved = cli_module.Error, cli_module.InputError
+    cli_module.Error = cli_module.InputError = _Never  # let the error out of main
     try:
         cli_module.main(list(argv))
     finally:
-        cli_module.Error = saved
+        cli_module.Error, cli_module.InputError = saved
     raise AssertionError("the second run did not fail")
 
 
@@ -196,7 +197,7 @@ def _(c):
     s.snapshot()
     code, out, err = cli(*s.argv())
     s.check()
-    assert code == 2 and "itergraph: error:" in err, (code, err)
+    assert code == 1 and "itergraph: error:" in err, (code, err)
 
 
 @case("cli/two_outputs_colliding_after_sanitising", Ok())
@@ -389,7 +390,7 @@ def _(c):
 def _(c):
     p = c.tmp / "m.onnx"
     p.write_bytes(b"\x12\x34garbage")
-    cli_fails("info", str(p))
+    cli_fails("info", str(p), status=1)
 
 
 @case("cli/convert_to_an_unknown_suffix", Raises(InputError, "format"))

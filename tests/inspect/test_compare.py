@@ -214,7 +214,7 @@ def test_openvino_product_of_two_sliced_inputs_diverges_at_step_1(tmp_path):
                                (x * i).sum(0), rtol=1e-6)
 
 
-def test_default_engines_are_the_installed_ones(monkeypatch):
+def test_default_engines_are_the_installed_ones(monkeypatch, tmp_path):
     """Without --engines, compare runs the engines whose packages are installed; one that is
     asked for but missing says how to install it."""
     import importlib.util
@@ -231,3 +231,20 @@ def test_default_engines_are_the_installed_ones(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if not installed
     r = ig.compare(_condition_loop(30), FEEDS, engines=["numpy", "onnxruntime"])
     assert r.status == 2 and "pip install onnxruntime" in r.text()
+    path = tmp_path / "m.onnx"
+    onnx.save(_condition_loop(30), path)
+    np.savez(tmp_path / "feeds.npz", **FEEDS)
+    # the command's exit status: 1, a failure at run time (2 is for usage errors)
+    assert main(["compare", str(path), "--input", str(tmp_path / "feeds.npz"), "--engines",
+                 "numpy,onnxruntime"]) == 1
+
+
+def test_an_unknown_engine_is_named_and_too_few_engines_say_what_to_install(monkeypatch):
+    import itergraph.inspect.compare as compare_module
+
+    with pytest.raises(ig.InputError, match="unknown engine 'tensorflow'; the engines: numpy"):
+        ig.compare(_condition_loop(3), FEEDS, engines="numpy,tensorflow")
+    monkeypatch.setattr(compare_module, "installed_engines", lambda: ("numpy",))
+    with pytest.raises(ig.InputError, match=r"got numpy \(jax, onnxruntime, openvino not "
+                                            r"installed: pip install 'itergraph\[jax,peers\]'"):
+        ig.compare(_condition_loop(3), FEEDS)

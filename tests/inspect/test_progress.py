@@ -147,8 +147,9 @@ def test_reporter_with_a_total_shows_percentage_bar_and_time_left():
     first = out.getvalue().splitlines()[0]
     assert first.startswith("itergraph: loop 'L':  12%|")
     assert first.endswith("| 50/400 [00:00<00:03, 100.00step/s]")
-    r("L", 400, True, total=400)  # at 2 s
-    assert out.getvalue().splitlines()[-1].endswith("| 400/400 [00:02<00:00, 200.00step/s]")
+    t[0] = 4.0
+    r("L", 400, True, total=400)  # at 4 s
+    assert out.getvalue().splitlines()[-1].endswith("| 400/400 [00:04<00:00, 100.00step/s]")
 
 
 class TotalRecorder(Recorder):
@@ -217,3 +218,19 @@ def test_progress_shows_on_a_terminal_by_default(files):
                            env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120)
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert quiet.stdout.replace("\r\n", "\n") == out.replace("\r\n", "\n")
+
+
+def test_the_time_before_a_loop_starts_is_not_counted_as_the_loops():
+    """Loading and preparing the model take 4 s before the loop's first report: the rate and
+    the time left come from the loop alone (no "226:10:50" left after one slow step)."""
+    t = [0.0]
+    out = io.StringIO()
+    r = Reporter(out, interval=0.5, clock=lambda: t[0])
+    t[0] = 4.0
+    r("L", 5, total=1000)  # its first report, 50 ms into the loop at 100 steps/s
+    for k in range(6, 101):
+        t[0] = 4.0 + (k - 5) * 0.01
+        r("L", k, total=1000)
+    lines = out.getvalue().splitlines()
+    assert lines and all("100.00step/s" in ln or "99." in ln or "100." in ln for ln in lines)
+    assert lines[0].endswith("[00:00<00:09, 100.00step/s]"), lines[0]

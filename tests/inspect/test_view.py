@@ -374,3 +374,69 @@ def test_no_text_overlaps_or_is_cut_on_real_models(tmp_path):
     assert sum(n for _, n, _ in results) > 1000
     bad = {ident: problems[:5] for ident, _, problems in results if problems}
     assert not bad, bad
+
+
+def test_the_plain_nodes_around_the_loops_are_one_collapsed_list(tmp_path):
+    """A model's nodes outside any loop do not bury its loops: the tree shows the loop, then
+    one closed list of the other nodes, counted by op; the heading counts loops and Ifs."""
+    b = body([h.make_node("Add", ["s", "x"], ["s2"], name="acc"),
+              h.make_node("Identity", ["s2"], ["y"], name="out")],
+             [vi("s", F, [2]), vi("x", F, [2])], [vi("s2", F, [2]), vi("y", F, [2])])
+    pre = [h.make_node("Relu", ["s00"], ["s0"], name="pre0")] + \
+        [h.make_node("Relu", [f"xs{k}"], [f"xs{k + 1}"], name=f"pre{k + 1}") for k in range(3)]
+    m = model(pre + [h.make_node("Scan", ["s0", "xs3"], ["s", "ys"], body=b,
+                                 num_scan_inputs=1, name="the_scan")],
+              [vi("s00", F, [2]), vi("xs0", F, [3, 2])],
+              [vi("s", F, [2]), vi("ys", F, [3, 2])])
+    dom = parse(view.render(m))
+    tree = dom.find("div", id="tree")[0]
+    top = [c for c in tree.children if c.tag == "details"]
+    assert [("loop" in c.classes, "nodelist" in c.classes) for c in top] == \
+        [(True, False), (False, True)]
+    assert "open" not in top[1].attrs
+    assert top[1].find("summary")[0].all_text() == "4 other nodes (Relu x4)"
+    assert len(top[1].find("div", "node-row")) == 4
+    assert "(1 loop, 0 Ifs)" in dom.find("h2")[0].all_text()
+    plain = parse(view.render(model([h.make_node("Relu", ["a"], ["b"], name="r")],
+                                    [vi("a", F, [2])], [vi("b", F, [2])])))
+    top = [c for c in plain.find("div", id="tree")[0].children if c.tag == "details"]
+    assert [c.attrs["class"] for c in top] == ["nodelist"]
+    assert top[0].find("summary")[0].all_text() == "1 other node (Relu x1)"
+
+
+def test_a_sliced_inputs_detail_reads_in_python_terms_and_ends_before_the_body():
+    """OpenVINO's fence posts (``[0:-1]``, the whole axis) are not printed as a Python
+    slice (all but the last); the detail line under the input ends before the body's box."""
+    from itergraph.inspect.view_svg import DETAIL_CHAR, in_label, port_map
+
+    m = ig.load(scan_model())
+    loop = next(n for _, n in m.graph.walk() if isinstance(n, Loop))
+    p = next(p for p in loop.input_ports if isinstance(p, Sliced))
+    p.start, p.end, p.part_size, p.keep_axis = 0, -1, 1, True
+    kind, detail = in_label(p)
+    assert "[" not in detail and "part" not in detail and "keeps axis" in detail
+    svg = parse(port_map(loop)).find("svg", "portmap")[0]
+    text = svg.find("text", "detail")[0]
+    body = svg.find("rect", "body")[0]
+    right = float(text.attrs["x"]) + DETAIL_CHAR * len(text.all_text())
+    assert right < float(body.attrs["x"])
+    p.start, p.end = 1, -2
+    assert "[1:-1]" in in_label(p)[1]
+
+
+def test_a_trace_of_another_model_is_refused(tmp_path, capsys):
+    """A trace none of whose loops is a loop of the model (and recorded on another file) is a
+    usage error naming both, not plots beside the wrong loops."""
+    import onnx
+
+    onnx.save(scan_model(), tmp_path / "scan.onnx")
+    trace = write_trace(tmp_path / "t.npz", nested_trace(nested_feeds(3, 2)),
+                        model_name="nested.onnx")
+    assert cli.main(["view", str(tmp_path / "scan.onnx"), "--trace", str(trace), "-o",
+                     str(tmp_path / "p.html")]) == 2
+    err = capsys.readouterr().err
+    assert "recorded on 'nested.onnx'" in err and "outer/inner" in err
+    assert not (tmp_path / "p.html").exists()
+    onnx.save(nested(), tmp_path / "nested.onnx")
+    assert cli.main(["view", str(tmp_path / "nested.onnx"), "--trace", str(trace), "-o",
+                     str(tmp_path / "p.html")]) == 0

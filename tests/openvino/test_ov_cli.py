@@ -21,6 +21,7 @@ def test_info_shows_the_loop_tree_of_an_xml(tmp_path, capsys):
     assert "(from openvino.TensorIterator)" in text
     assert "sliced" in text and "reverse" in text and "part_size 1, keeps axis" in text
     assert text.count("carried") == 2
+    assert "format: OpenVINO IR, read as ONNX (ai.onnx " in text and "\nopsets:" not in text
 
 
 def test_convert_xml_to_onnx_and_back(tmp_path, capsys):

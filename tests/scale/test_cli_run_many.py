@@ -79,3 +79,14 @@ def test_a_damaged_result_is_computed_again(tmp_path, capsys, damage):
     with np.load(victim) as z:
         np.testing.assert_allclose(z["Y"], ig.load(model_path).run(feeds[1])["Y"], rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_feed_files_that_do_not_name_the_inputs_are_named_before_any_run(tmp_path, capsys):
+    model_path, in_dir, feeds = make_job(tmp_path, 3, 4)
+    np.savez(in_dir / "in001.npz", wrong=np.zeros(2, np.float32))
+    out = tmp_path / "out"
+    assert main(["run-many", str(model_path), "--inputs", str(in_dir), "--output-dir",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "in001.npz': unknown 'wrong'; missing" in err and "nothing was run" in err
+    assert not list(out.iterdir())

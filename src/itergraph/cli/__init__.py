@@ -1,22 +1,8 @@
-"""The ``itergraph`` command: a thin layer over `itergraph.api`.
+"""The ``itergraph`` command: a thin layer over `itergraph.api` (``itergraph --help``).
 
-    itergraph run MODEL --input NAME=FILE.npy ... [--output-dir DIR] [--backend auto|numpy|jax]
-                                  [--progress/--no-progress]
-                                  (DIR/NAME.npy per output; see `safe_file_names`)
-    itergraph info MODEL
-    itergraph explain MODEL [--backend jax]
-    itergraph convert IN OUT          (.onnx <-> .xml)
-    itergraph optimize IN OUT [--passes a,b=K,...] [--target T]
-    itergraph optimize --list         (the transforms and their contracts)
-    itergraph trace MODEL --input NAME=FILE.npy ... [--tensor NAME ...] [--steps 0:10]
-                    [--backend numpy|jax|onnxruntime|openvino] -o trace.npz
-    itergraph compare MODEL --input NAME=FILE.npy ... [--engines numpy,jax,onnxruntime,openvino]
-                    [--atol A] [--rtol R]     (exit 0: all agree, 1: they disagree, 2: error)
-    itergraph run-many MODEL --inputs DIR --output-dir OUT [--ray ADDRESS|local]
-                                  [--batch-size N] [--backend B] [--workers N]
-    itergraph check IN --target T [--fix OUT]   (exit 0: passes, 1: findings, 2: error)
-    itergraph view MODEL [--trace trace.npz] [-o loops.html]
-    itergraph profile MODEL --input NAME=FILE.npy ... [--backend numpy|jax]
+Exit status, as Polygraphy's: 0 done; 1 a failure at run time (the model cannot be loaded,
+run, written or transformed; ``compare``: the engines disagree; ``check``: findings);
+2 a usage error (arguments, input files and their names, dtypes and shapes, output paths).
 """
 
 from __future__ import annotations
@@ -24,133 +10,272 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
+from pathlib import Path
 
 from .. import __version__, api
-from ..errors import Error
+from ..errors import Error, InputError
 from . import commands, inspect_commands, run_many
 from .files import safe_file_names
 
 __all__ = ["main", "safe_file_names"]
 
+DESCRIPTION = ("Run, inspect, convert and transform the loops of ONNX and OpenVINO IR models "
+               "(ONNX Loop/Scan, OpenVINO TensorIterator/Loop). 'itergraph COMMAND --help' "
+               "describes each command.")
+EPILOG = ("exit status: 0 done; 1 a failure at run time (the model cannot be loaded, run, "
+          "written or transformed; compare: the engines disagree; check: findings); 2 a usage "
+          "error (arguments, input files and their names, dtypes and shapes, output paths)")
+#: `transforms.table.DEFAULT`, named here so that --help does not import the transforms
+DEFAULT_PASSES = ("fold-trip-count", "inline-if", "dead-ports", "hoist", "fuse-cells=lstm+gru",
+                  "infer-shapes")
+MODEL = "the model: .onnx, or OpenVINO IR .xml (its .bin beside it)"
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=32, width=min(100, _columns()))
+
+    def _split_lines(self, text, width):  # names such as fold-trip-count stay whole
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def _columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _at_least(low, kind=int):
+    """An argparse type: a `kind` number of at least `low`."""
+    def parse(text: str):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+        if not x >= low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
+        return x
+    parse.__name__ = kind.__name__
+    return parse
+
 
 def _add_input(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[],
-                        metavar="NAME=FILE.npy|FILE.npz",
-                        help="an input from a .npy file, or every input from an .npz archive "
-                             "(by name); repeatable. Inputs not given are generated at random "
-                             "(said on stderr)")
+                        metavar="[NAME=]FILE",
+                        help="NAME=FILE.npy: one input; FILE.npz: every input of the archive "
+                             "by name (in0, in1 ...: by position); NAME=FILE.npz: its array "
+                             "NAME, or its only one. Repeatable; inputs not given are generated "
+                             "at random (said on stderr)")
     parser.add_argument("--input-shapes", metavar="NAME:[D,...],...",
-                        help="shapes of generated inputs whose dimensions are symbolic")
+                        help="shapes of generated inputs with symbolic dimensions, e.g. "
+                             "\"input:[1,16000],state:[2,1,128]\"; a symbol sized here "
+                             "sizes it in every input")
     parser.add_argument("--value-range", metavar="NAME:[LOW,HIGH],...",
                         help="range of a generated input (default: floats [0,1), integers "
                              "[0,10))")
-    parser.add_argument("--seed", type=int, default=0, help="seed of generated inputs (0)")
+    parser.add_argument("--seed", type=_at_least(0), default=0,
+                        help="seed of generated inputs (default: 0)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="itergraph", description=__doc__.splitlines()[0],
-        epilog="exit status: 0 done; 1 compare: the engines disagree, check: findings; "
-               "2 an error (the message names it)")
-    p.add_argument("--version", action="version", version=f"itergraph {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run a model on inputs from .npy/.npz files")
-    r.add_argument("model")
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="itergraph", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version=f"itergraph {__version__}",
+                   help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, help, description=None):
+        return sub.add_parser(name, help=help, description=description or help,
+                              epilog=EPILOG, formatter_class=_Formatter)
+
+    r = command("run", "run a model; inputs from .npy/.npz files or generated at random")
+    r.add_argument("model", help=MODEL)
     _add_input(r)
-    r.add_argument("--output-dir", help="write each output as DIR/NAME.npy")
+    r.add_argument("--output-dir", metavar="DIR",
+                   help="write each output as DIR/NAME.npy (default: only print a summary)")
     r.add_argument("--json", action="store_true",
                    help="print the outputs' shapes, dtypes and statistics as JSON")
     r.add_argument("--backend", default=None, choices=api.BACKENDS,
                    help="the engine (default: auto, the compiled JAX one where it runs the "
                         "whole model and pays off, else NumPy; $ITERGRAPH_BACKEND changes it)")
-    r.add_argument("--max-iterations", type=int,
-                   help="stop a loop with an error after this many iterations")
+    _add_max_iterations(r)
     r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress of the outermost loops on stderr (default: when a terminal)")
+                   help="progress of the outermost loops on stderr (default: when stderr is "
+                        "a terminal)")
     r.set_defaults(fn=commands.cmd_run)
-    i = sub.add_parser("info", help="inputs, outputs and the tree of loops")
+    i = command("info", "inputs, outputs and the tree of loops")
+    i.add_argument("model", help=MODEL)
     i.add_argument("--json", action="store_true", help="as JSON")
-    i.add_argument("model")
     i.set_defaults(fn=commands.cmd_info)
-    e = sub.add_parser("explain", help="which parts compile on a backend and why")
-    e.add_argument("model")
-    e.add_argument("--backend", default="jax", choices=api.BACKENDS)
+    e = command("explain", "which parts compile on a backend and why")
+    e.add_argument("model", help=MODEL)
+    e.add_argument("--backend", default="jax", choices=api.BACKENDS,
+                   help="the engine to explain (default: jax; auto: which engine runs, and "
+                        "why)")
     e.add_argument("--json", action="store_true", help="as JSON")
     e.set_defaults(fn=commands.cmd_explain)
-    c = sub.add_parser("convert", help="convert between .onnx and .xml")
-    c.add_argument("input")
-    c.add_argument("output")
+    c = command("convert", "convert between ONNX (.onnx) and OpenVINO IR (.xml + .bin)")
+    c.add_argument("input", help="the model to read (.onnx or .xml)")
+    c.add_argument("output", help="the file to write; its suffix (.onnx or .xml) picks the "
+                                  "format")
     c.add_argument("--input-shapes", metavar="NAME:[D,...],...",
                    help="fix input shapes before writing, e.g. input:[1,512]; shapes are then "
                         "inferred and Ifs decided by them removed (OpenVINO's CPU plugin runs "
                         "no If whose outputs' rank is unknown)")
     c.set_defaults(fn=commands.cmd_convert)
-    o = sub.add_parser("optimize", help="apply loop transforms and write the result")
-    o.add_argument("input", nargs="?")
-    o.add_argument("output", nargs="?")
-    o.add_argument("--passes", help="comma-separated transforms, e.g. unroll=4,dead-ports "
-                   "(default: the pipeline --list names first)")
-    o.add_argument("--target", help="also apply what the portability check for T needs")
-    o.add_argument("--list", action="store_true", help="list the transforms, one per line")
+    o = command("optimize", "apply loop transforms, say what each did, write the result")
+    o.add_argument("input", nargs="?", help="the model to read (.onnx or .xml)")
+    o.add_argument("output", nargs="?", help="the file to write (.onnx or .xml)")
+    o.add_argument("--passes", metavar="T[=ARG],...",
+                   help="comma-separated transforms, e.g. unroll=4,dead-ports (default: "
+                        f"{','.join(DEFAULT_PASSES)}; --list names them all)")
+    o.add_argument("--target", choices=commands.check_targets(), metavar="TARGET",
+                   help="also apply what the portability check for TARGET needs (one of: "
+                        + ", ".join(commands.check_targets()) + ")")
+    o.add_argument("--list", action="store_true",
+                   help="list the transforms, one line each, and exit")
     o.add_argument("-v", "--verbose", action="store_true",
                    help="with --list: each transform's contract too")
     o.set_defaults(fn=commands.cmd_optimize)
-    t = sub.add_parser("trace", help="per-step values of tensors inside loop bodies")
-    t.add_argument("model")
+    t = command("trace", "per-step values of tensors inside loop bodies, into an .npz file")
+    t.add_argument("model", help=MODEL)
     _add_input(t)
     t.add_argument("--tensor", action="append", default=[], metavar="NAME",
-                   help="body tensor (default: every carried value and loop condition)")
-    t.add_argument("--steps", help="START:STOP[:STEP] of the outermost loop, or one per level")
+                   help="a body tensor to record, LOOP/NAME or NAME; repeatable (default: "
+                        "every carried value and loop condition)")
+    t.add_argument("--steps", metavar="START:STOP[:STEP]",
+                   help="steps of the outermost loop to record; a range or an index per "
+                        "loop level, outermost first, separated by commas, e.g. 0:10,2 "
+                        "(default: every step)")
     t.add_argument("--backend", default="numpy",
-                   choices=("numpy", "jax", "onnxruntime", "openvino"))
-    t.add_argument("-o", "--output", required=True, help="trace file (.npz)")
+                   choices=("numpy", "jax", "onnxruntime", "openvino"),
+                   help="the engine that runs the model (default: numpy)")
+    t.add_argument("-o", "--output", required=True, metavar="FILE.npz",
+                   help="the trace file to write (required)")
     t.set_defaults(fn=inspect_commands.cmd_trace)
-    cp = sub.add_parser("compare", help="compare engines, down to the first divergence in a loop")
-    cp.add_argument("model")
+    cp = command("compare", "compare engines' outputs, down to the first divergence in a loop")
+    cp.add_argument("model", help=MODEL)
     _add_input(cp)
     cp.add_argument("--json", action="store_true", help="the report as JSON")
-    cp.add_argument("--engines", help="comma-separated, the first is the reference (default: "
-                    "those of numpy,jax,onnxruntime,openvino that are installed)")
-    cp.add_argument("--atol", type=float, default=1e-5)
-    cp.add_argument("--rtol", type=float, default=1e-5)
-    cp.add_argument("--max-iterations", type=int)
+    cp.add_argument("--engines", metavar="E,E,...",
+                    help="comma-separated, the first is the reference (default: those of "
+                         "numpy,jax,onnxruntime,openvino that are installed)")
+    cp.add_argument("--atol", type=_at_least(0.0, float), default=1e-5,
+                    help="absolute tolerance (default: 1e-05)")
+    cp.add_argument("--rtol", type=_at_least(0.0, float), default=1e-5,
+                    help="relative tolerance (default: 1e-05)")
+    _add_max_iterations(cp)
     cp.set_defaults(fn=inspect_commands.cmd_compare)
-    m = sub.add_parser("run-many", help="run a model on every .npz feed file of a directory")
-    m.add_argument("model")
-    m.add_argument("--inputs", required=True, metavar="DIR")
-    m.add_argument("--output-dir", required=True, metavar="OUT")
-    m.add_argument("--ray", metavar="ADDRESS|local", help="run on Ray workers")
-    m.add_argument("--workers", type=int, default=1, help="Ray workers (with --ray)")
-    m.add_argument("--batch-size", type=int, default=16)
-    m.add_argument("--backend", default="numpy", choices=api.BACKENDS)
+    m = command("run-many", "run a model on every .npz feed file of a directory "
+                "(restartable)")
+    m.add_argument("model", help=MODEL)
+    m.add_argument("--inputs", required=True, metavar="DIR",
+                   help="directory of .npz feed files, one run each, arrays named as the "
+                        "model's inputs (required)")
+    m.add_argument("--output-dir", required=True, metavar="OUT",
+                   help="one result .npz per feed file, named as it; finished ones are "
+                        "skipped on a restart (required)")
+    m.add_argument("--ray", metavar="ADDRESS|local",
+                   help="run on Ray workers: a cluster address, or 'local' (default: in this "
+                        "process)")
+    m.add_argument("--workers", type=int, default=1, help="Ray workers (with --ray; default: 1)")
+    m.add_argument("--batch-size", type=int, default=16,
+                   help="feeds stacked into one run where that is provably exact "
+                        "(default: 16)")
+    m.add_argument("--backend", default="numpy", choices=api.BACKENDS,
+                   help="the engine (default: numpy)")
     m.set_defaults(fn=run_many.cmd_run_many)
-    k = sub.add_parser("check", help="which loop features a target refuses, and the fix")
-    k.add_argument("input")
-    k.add_argument("--target", required=True, choices=commands.check_targets())
+    k = command("check", "which loop features a target refuses, and the fix")
+    k.add_argument("input", help="the model to check (.onnx or .xml)")
+    k.add_argument("--target", required=True, choices=commands.check_targets(),
+                   help="the runtime or converter to check for (required)")
     k.add_argument("--fix", metavar="OUT", help="apply the fixes and write the result to OUT")
     k.add_argument("--json", action="store_true", help="the report as JSON")
     k.set_defaults(fn=commands.cmd_check)
-    v = sub.add_parser("view", help="write an HTML page of the loops (and a trace's plots)")
-    v.add_argument("model")
-    v.add_argument("--trace", help="a trace file (.npz) to plot step by step")
-    v.add_argument("-o", "--output", default="loops.html")
+    v = command("view", "write one offline HTML page of the loops: port maps, body graphs, "
+                "and a trace's plots")
+    v.add_argument("model", help=MODEL)
+    v.add_argument("--trace", metavar="FILE.npz", help="a trace file (itergraph trace) to "
+                                                      "plot step by step")
+    v.add_argument("-o", "--output", default="loops.html", metavar="FILE.html",
+                   help="the page to write (default: loops.html)")
     v.set_defaults(fn=inspect_commands.cmd_view)
-    pr = sub.add_parser("profile", help="time per loop and per body node, weighted by steps")
-    pr.add_argument("model")
+    pr = command("profile", "time per loop and per body node, weighted by steps")
+    pr.add_argument("model", help=MODEL)
     _add_input(pr)
-    pr.add_argument("--backend", default="numpy", choices=api.BACKENDS)
-    pr.add_argument("--max-iterations", type=int)
-    pr.add_argument("--repeat", type=int, default=5,
-                    help="timed runs after a warm-up (numpy: their median and spread; jax: the "
-                         "best)")
+    pr.add_argument("--backend", default="numpy", choices=api.BACKENDS,
+                    help="the engine to time (default: numpy)")
+    _add_max_iterations(pr)
+    pr.add_argument("--repeat", type=_at_least(1), default=5,
+                    help="timed runs after a warm-up (default: 5; numpy: their median and "
+                         "spread; jax: the best)")
     pr.add_argument("--json", action="store_true", help="the profile as JSON")
     pr.set_defaults(fn=inspect_commands.cmd_profile)
-    args = p.parse_args(argv)
+    return p
+
+
+def _add_max_iterations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-iterations", type=int, metavar="N",
+                        help="stop a loop with an error after N iterations (default: no "
+                             "limit)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit status (see the module docstring). Called as the
+    program (no `argv`), it ends the process itself where a compile is still under way on a
+    worker thread (``--backend auto`` answers the first call on NumPy and compiles behind it):
+    XLA aborts the process when the interpreter shuts down under a running compile."""
+    code = _main(argv)
+    if argv is None and any(t.name == "itergraph-compile" and t.is_alive()
+                            for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
+    import warnings
+
+    args = _parser().parse_args(argv)
+    with warnings.catch_warnings():
+        # `import openvino` forks a process for its telemetry; JAX, once running, warns on
+        # every fork of its process that it may deadlock (it cannot: the child runs no JAX)
+        warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                category=RuntimeWarning)
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """itergraph's own warnings as one line, ``itergraph: warning: ...`` (no source line)."""
+    import warnings
+
+    from ..errors import LeniencyWarning
+
+    if issubclass(category, LeniencyWarning) or "itergraph" in Path(filename).parts:
+        print(f"itergraph: warning: {message}", file=file or sys.stderr)
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line),
+              file=file or sys.stderr, end="")
+
+
+def _run(args) -> int:
     try:
-        return args.fn(args)
+        code = args.fn(args)
+    except InputError as e:
+        print(f"itergraph: error: {e}", file=sys.stderr)
+        code = 2
     except Error as e:
         print(f"itergraph: error: {e}", file=sys.stderr)
-        return 2
+        code = 1
     except BrokenPipeError:  # the reader of our output stopped early (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:
+        print("itergraph: interrupted", file=sys.stderr)
+        return 130
+    return code

@@ -68,7 +68,11 @@ def cmd_info(args) -> int:
 
         print(json.dumps(describe_dict(model.graph), indent=1))
         return 0
-    print(model.info())
+    text = model.info()
+    if str(args.model).lower().endswith(".xml"):  # an IR has no ONNX opsets of its own
+        text = "\n".join("format: OpenVINO IR, read as ONNX (" + ln[len("opsets: "):] + ")"
+                         if ln.startswith("opsets: ") else ln for ln in text.split("\n"))
+    print(text)
     return 0
 
 

@@ -32,19 +32,23 @@ def summary(value) -> str:
     return f"{head}  {a.reshape(-1)[:6]}"
 
 
-def parse_inputs(items: list[str]) -> dict:
+def parse_inputs(items: list[str], names: list[str] | None = None) -> dict:
     """Feeds from ``--input`` items: ``NAME=FILE.npy``; ``FILE.npz`` (every array of it, by
     its name in the archive); ``NAME=FILE.npz`` (the array NAME of it, or its only array).
-    A later item overrides an earlier one for the same input."""
+    A later item overrides an earlier one for the same input. Given the model's input
+    `names`, an archive that names none of them but holds ``in0``, ``in1`` ... feeds them by
+    position, its ``out0`` ... (expected outputs) left out, as the corpus's files are."""
     feeds = {}
     for item in items:
         name, sep, file = item.partition("=")
         if not sep:
             if item.lower().endswith(".npz"):
-                feeds.update(_npz(item))
+                feeds.update(_by_position(item, _npz(item), names))
                 continue
             raise InputError(f"--input expects NAME=FILE.npy, NAME=FILE.npz or FILE.npz, "
-                             f"got '{item}'")
+                             f"got '{item}'" + (f" (the model's inputs: "
+                                                f"{', '.join(repr(n) for n in names)})"
+                                                if names else ""))
         if file.lower().endswith(".npz"):
             arrays = _npz(file)
             if name in arrays:
@@ -63,6 +67,27 @@ def parse_inputs(items: list[str]) -> dict:
     return feeds
 
 
+def _by_position(file: str, arrays: dict, names: list[str] | None) -> dict:
+    import re
+    import sys
+
+    if names is None or set(arrays) & set(names):
+        return arrays
+    ins = [k for k in arrays if re.fullmatch(r"in\d+", k)]
+    outs = [k for k in arrays if re.fullmatch(r"out\d+", k)]
+    if not ins or len(ins) + len(outs) != len(arrays) or \
+            sorted(ins, key=lambda k: int(k[2:])) != [f"in{i}" for i in range(len(ins))]:
+        return arrays
+    if len(ins) > len(names):
+        raise InputError(f"'{file}' holds {len(ins)} inputs in0 ... in{len(ins) - 1}; the "
+                         f"model has {len(names)}: {', '.join(repr(n) for n in names)}")
+    print(f"itergraph: '{file}': " + ", ".join(f"in{i} -> '{names[i]}'" for i in
+                                              range(len(ins)))
+          + " by position" + (f" ({', '.join(outs)} left out)" if outs else ""),
+          file=sys.stderr)
+    return {names[i]: arrays[f"in{i}"] for i in range(len(ins))}
+
+
 def feeds_for(graph, args) -> dict:
     """The feeds of a command: ``--input`` items, then random values for every input left
     (`itergraph.generate`: ``--input-shapes``, ``--value-range``, ``--seed``), each generated
@@ -72,14 +97,13 @@ def feeds_for(graph, args) -> dict:
     from ..generate import generated_feeds
     from ..shapes.fix_shapes import parse_input_shapes
 
-    given = parse_inputs(args.input)
+    given = parse_inputs(args.input, [v.name for v in graph.inputs])
     shapes = parse_input_shapes(args.input_shapes) if args.input_shapes else {}
-    ranges = {k: (v[0], v[1]) for k, v in
-              (parse_input_shapes(args.value_range, numbers=True) if args.value_range
-               else {}).items()}
+    ranges = parse_input_shapes(args.value_range, numbers=True) if args.value_range else {}
     for k, v in ranges.items():
-        if len(v) != 2:
-            raise InputError(f"--value-range {k}: expected [LOW,HIGH]")
+        if len(v) != 2 or not v[0] < v[1]:
+            raise InputError(f"--value-range {k}: expected [LOW,HIGH] with LOW < HIGH, got "
+                             f"{list(v)}")
     feeds, said = generated_feeds(graph, given, shapes, args.seed, ranges)
     for line in said:
         print(f"itergraph: {line}", file=sys.stderr)

@@ -28,12 +28,40 @@ def cmd_run_many(args) -> int:
     kw = {"batch_size": args.batch_size, "backend": args.backend}
     if args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
+    model = api.load(args.model)
+    _check_names(model.graph, [i for i, _ in todo])
     if args.ray:
         from .. import ray as ig_ray
 
         ig_ray.init(args.ray)
         ig_ray.run_files(args.model, todo, progress, concurrency=args.workers, **kw)
     else:
-        scale_jobs.run_local(api.load(args.model), todo, progress, **kw)
+        scale_jobs.run_local(model, todo, progress, **kw)
     progress.close(out_dir)
     return 0
+
+
+def _check_names(graph, files: list[Path]) -> None:
+    """Before any run: every feed file names only the model's inputs and all those without a
+    default; the files that do not are named (a job stops at its first bad file otherwise)."""
+    import numpy as np
+
+    names = [v.name for v in graph.inputs]
+    needed = {v.name for v in graph.inputs if v.const is None}
+    bad = []
+    for f in files:
+        try:
+            with np.load(f, allow_pickle=False) as z:
+                keys = set(z.files)
+        except (OSError, ValueError, EOFError) as e:
+            bad.append(f"'{f}': unreadable ({type(e).__name__}: {e})")
+            continue
+        unknown, missing = sorted(keys - set(names)), sorted(needed - keys)
+        if unknown or missing:
+            bad.append(f"'{f}': " + "; ".join(
+                ([f"unknown {', '.join(repr(k) for k in unknown)}"] if unknown else [])
+                + ([f"missing {', '.join(repr(k) for k in missing)}"] if missing else [])))
+    if bad:
+        raise InputError(f"{len(bad)} feed file(s) do not name the model's inputs "
+                         f"({', '.join(repr(n) for n in names)}); nothing was run: "
+                         + "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))

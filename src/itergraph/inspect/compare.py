@@ -218,9 +218,14 @@ def compare(model, feeds: dict, engines=None, atol: float = 1e-5,
         engines = [e.strip() for e in engines.split(",") if e.strip()]
     engines = list(engines)
     bad = [e for e in engines if e not in ENGINES]
-    if bad or len(engines) < 2:
-        raise InputError(f"compare needs two or more engines of {', '.join(ENGINES)}; got "
-                         f"{', '.join(engines) or 'none'}")
+    if bad:
+        raise InputError(f"unknown engine{'s' if len(bad) > 1 else ''} "
+                         f"{', '.join(repr(e) for e in bad)}; the engines: {', '.join(ENGINES)}")
+    if len(engines) < 2:
+        missing = [e for e in ENGINES if e not in installed_engines()]
+        raise InputError(f"compare needs two or more engines; got {', '.join(engines) or 'none'}"
+                         + (f" ({', '.join(missing)} not installed: pip install "
+                            f"'itergraph[jax,peers]')" if missing else ""))
     m = load(model)
     source = m.source if m.source not in ("", "graph", "network", "onnx.ModelProto") else None
     report = CompareReport(engines, atol, rtol)

@@ -3,7 +3,9 @@ a known total (a loop with no condition: its trip count or shortest sliced input
 percentage, a bar and the time left.
 
 `Reporter` is the callback `Model.run(progress=...)` takes. It prints at most one line per
-`interval` seconds while a loop runs, and always one final line when it stops:
+`interval` seconds while a loop runs, and always one final line when it stops. A loop's
+clock starts at its first report (the time spent loading and preparing the model before it
+is not the loop's), the steps before that counted at the rate measured after it:
 
     itergraph: loop 'encoder':  45%|████▌     | 2250/5000 [00:00<00:01, 2393.62step/s]
     itergraph: loop 'encoder' done: 100%|██████████| 5000/5000 [00:02<00:00, 2401.70step/s]
@@ -34,14 +36,24 @@ class Reporter:
         self.started = clock()  # when the current outermost loop began (about)
         self.next_at = self.started + interval
         self.lines: list[str] = []  # every line written, for callers that summarise
+        self.seen: tuple[str, int, float] | None = None  # (loop, steps, time) first reported
 
     def __call__(self, loop: str, steps: int, done: bool = False,
                  total: int | None = None) -> None:
         now = self.clock()
+        first = self.seen is None or self.seen[0] != loop or steps < self.seen[1]
+        if first:  # the loop's first report: its clock starts here, not at the run's start
+            self.seen = (loop, steps, now)
+            if not done:
+                return
         if not done and now < self.next_at:
             return
         self.next_at = now + self.interval
-        elapsed = max(now - self.started, 1e-9)
+        _, s0, t0 = self.seen
+        if steps > s0 > 0 and now > t0:  # the steps before the first report at the same rate
+            elapsed = (now - t0) * steps / (steps - s0)
+        else:
+            elapsed = max(now - (t0 if s0 == 0 and not first else self.started), 1e-9)
         if steps < 0:
             text = (f"itergraph: loop '{loop}' done (compiled whole, steps not counted), "
                     f"{elapsed:.2f} s")
@@ -57,6 +69,7 @@ class Reporter:
         if done:
             self.started = now
             self.next_at = now + self.interval
+            self.seen = None
 
 
 def wanted(flag: bool | None, stream: TextIO | None = None) -> bool:

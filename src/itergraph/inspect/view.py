@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..ir import Graph, Loop, Node, Value
 from .view_layout import body_graph, dagre_js, layout_js
-from .view_svg import esc, name_of, plot, port_map, scalar_or_name
+from .view_svg import esc, name_of, plot, port_map, trip_count_text
 from .view_trace import Trace, read_trace
 
 CSS = """
@@ -120,14 +120,26 @@ class _Page:
                 f"&rarr; {outs}</div>")
 
     def graph_body(self, g: Graph, path: tuple[str, ...]) -> str:
-        parts = []
+        """The loops and Ifs of `g` in place; its other nodes after them as one collapsed
+        list (a model's hundreds of plain nodes do not bury its loops)."""
+        parts, rows, ops = [], [], {}
         for n in g.nodes:
             if isinstance(n, Loop):
                 parts.append(self.loop(n, path))
             elif n.subgraphs():
                 parts.append(self.branches(n, path))
             else:
-                parts.append(self.node_row(n))
+                rows.append(self.node_row(n))
+                ops[n.op_type] = ops.get(n.op_type, 0) + 1
+        if not parts and g is not self.graph:  # a branch's own nodes, in place
+            return "".join(rows)
+        if rows:
+            common = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))
+            what = ", ".join(f"{op} x{k}" for op, k in common[:6]) + \
+                (", ..." if len(common) > 6 else "")
+            parts.append(f'<details class="nodelist"><summary>{len(rows)} other node'
+                         f'{"s" if len(rows) != 1 else ""} ({esc(what)})</summary>'
+                         f'{"".join(rows)}</details>')
         return "".join(parts)
 
     def branches(self, n: Node, path: tuple[str, ...]) -> str:
@@ -155,7 +167,7 @@ class _Page:
         cls = "loop diverged" if self.div_loop == qual else "loop"
         opened = " open" if not path else ""
         summary = (f"Loop {esc(name)} <small>({esc(loop.origin or 'itergraph')}; trip count "
-                   f"{esc(scalar_or_name(loop.trip_count))}; {len(loop.input_ports)} in, "
+                   f"{esc(trip_count_text(loop.trip_count))}; {len(loop.input_ports)} in, "
                    f"{len(loop.output_ports)} out)</small>")
         body = loop.body.nodes  # nested loops and Ifs stay in view; the rest as a list
         nested = "".join(self.graph_body(Graph(nodes=[n]), here) for n in body if n.subgraphs())
@@ -201,6 +213,7 @@ class _Page:
         outs = ", ".join(tensor(v) for v in g.outputs)
         tree = self.graph_body(g, ())
         n_loops = sum(1 for _, n in g.walk() if isinstance(n, Loop))
+        n_ifs = sum(1 for _, n in g.walk() if n.op_type == "If")
         return (
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}: loops</title><style>{CSS}</style></head><body>"
@@ -210,7 +223,8 @@ class _Page:
             '<span id="hits"></span> <button id="expand" type="button">expand all</button> '
             '<button id="collapse" type="button">collapse all</button></div>'
             f'<div class="io">inputs: {ins}</div><div class="io">outputs: {outs}</div>'
-            f'<h2>Loops and branches ({n_loops} loops)</h2><div id="tree">{tree}</div>'
+            f'<h2>Loops and branches ({n_loops} loop{"s" if n_loops != 1 else ""}, {n_ifs} '
+            f'If{"s" if n_ifs != 1 else ""})</h2><div id="tree">{tree}</div>'
             f"{self.traces()}<script>{dagre_js()}\n{layout_js()}\n{SCRIPT}</script>"
             "</body></html>\n")
 
@@ -221,9 +235,39 @@ def render(model, trace: str | os.PathLike | None = None) -> str:
 
     m = load(model)
     t = read_trace(str(trace)) if trace is not None else None
+    if t is not None:
+        _check_trace_fits(t, m, str(trace))
     from_file = Path(m.source).suffix.lower() in (".onnx", ".xml", ".pb")
     title = Path(m.source).name if from_file else (m.graph.name or "model")
     return _Page(m.graph, t).render(title)
+
+
+def _loop_paths(g: Graph, path: tuple[str, ...] = ()) -> set[str]:
+    """The loops' paths as the page names them (loop names, outermost first; Ifs skipped)."""
+    out: set[str] = set()
+    for n in g.nodes:
+        if isinstance(n, Loop):
+            here = (*path, n.name or "<unnamed>")
+            out.add("/".join(here))
+            out |= _loop_paths(n.body, here)
+        else:
+            for sub in n.subgraphs():
+                out |= _loop_paths(sub, path)
+    return out
+
+
+def _check_trace_fits(t: Trace, m, file: str) -> None:
+    """A trace recorded on another model (none of its loops is one of this model's, and the
+    file names differ) is refused rather than plotted beside the wrong loops."""
+    if not t.entries or Path(t.model or "").name == Path(m.source or "").name:
+        return
+    mine = _loop_paths(m.graph)
+    if any("/".join(e.loops) in mine for e in t.entries):
+        return
+    theirs = sorted({"/".join(e.loops) for e in t.entries})
+    raise InputError(f"trace '{file}' was recorded on '{t.model}': none of its loops "
+                     f"({', '.join(theirs[:5])}) is a loop of this model "
+                     f"({', '.join(sorted(mine)[:5]) or 'none'})")
 
 
 def write(model, out: str | os.PathLike, trace: str | os.PathLike | None = None) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 
+from ..describe import sliced_range
 from ..ir import Carried, Concat, Invariant, Last, Loop, Sliced, Value
 from ..ir.static_values import const_value
 
@@ -17,6 +18,7 @@ ROW = 22  # pixels per port row
 WIDTH = 860
 LEFT = 10
 CHAR = 7.3  # width of a character of the 12px monospace labels
+DETAIL_CHAR = 6.1  # of the 10px details under a sliced input
 
 
 def esc(text) -> str:
@@ -37,6 +39,17 @@ def scalar_or_name(v: Value | None) -> str:
     return name_of(v)
 
 
+def trip_count_text(v: Value | None) -> str:
+    """As `scalar_or_name`; a constant that bounds nothing (OpenVINO's -1, PyTorch's
+    INT64_MAX) is ``none``."""
+    data = const_value(v) if v is not None else None
+    if data is not None and data.size == 1 and data.dtype.kind in "iu":
+        n = int(data.reshape(-1)[0])
+        if n < 0 or n >= 2**63 - 1:
+            return "none"
+    return scalar_or_name(v)
+
+
 def tensor_text(x: float, y: float, v: Value | str, label: str, anchor: str = "start",
                 cls: str = "") -> str:
     """An SVG text: `label`, searchable under the tensor's name."""
@@ -48,9 +61,12 @@ def tensor_text(x: float, y: float, v: Value | str, label: str, anchor: str = "s
 def in_label(p) -> tuple[str, str]:
     """(kind, details) of an input port."""
     if isinstance(p, Sliced):
-        extra = f" part {p.part_size}" + (" keeps axis" if p.keep_axis else "")
+        extra = (f" part {p.part_size}" if p.part_size != 1 else "") + \
+            (" keeps axis" if p.keep_axis else "")
+        span = sliced_range(p)
+        span = "" if span.startswith("the whole axis") else " " + span.split(" every")[0]
         rev = " reverse" if p.reverse else ""
-        return "sliced", f"axis {p.axis} stride {p.stride}{extra} [{p.start}:{p.end}]{rev}"
+        return "sliced", f"axis {p.axis} stride {p.stride}{extra}{span}{rev}"
     if isinstance(p, Carried):
         return "carried", f"next = {name_of(p.result)}"
     if isinstance(p, Invariant):
@@ -81,7 +97,7 @@ def port_map(loop: Loop) -> str:
     """The port map of `loop`: control values on top, input ports on the left (outer value ->
     body parameter), output ports on the right (body result -> outer output), the body in
     the middle, and one back edge per carried value from its result to its parameter."""
-    controls = [("trip count", loop.trip_count, scalar_or_name(loop.trip_count)),
+    controls = [("trip count", loop.trip_count, trip_count_text(loop.trip_count)),
                 ("initial condition", loop.initial_condition,
                  scalar_or_name(loop.initial_condition)),
                 ("condition result", loop.condition_result, name_of(loop.condition_result)
@@ -110,6 +126,8 @@ def port_map(loop: Loop) -> str:
     kind_x = LEFT + max(140, int(CHAR * longest([p.value for p in ins] + caps)) + 12)
     arrow_x = kind_x + 66
     body_l = arrow_x + 40 + 8 * len(carried)
+    details = [in_label(p)[1] for p in ins if isinstance(p, Sliced)]
+    body_l = max([body_l] + [LEFT + 16 + int(DETAIL_CHAR * len(d)) + 12 for d in details])
     body_w = max(200, int(CHAR * (longest([p.param for p in ins] + caps) + longest(
         [p.result for p in outs] + [p.result for p in carried]))) + 40)
     body_r = body_l + body_w
