@@ -5,7 +5,7 @@
 
 The matrix is cell kind x form (`recurrent_models.FORMS`) x batch x sequence length x hidden
 size; the default is a representative subset (every cell and form, batch 1 and 16, 256
-steps, 64 -> 128), ``--full`` is the whole matrix of issue 12 (batch 1/4/16/64, sequence
+steps, 64 -> 128), ``--full`` is the whole matrix (batch 1/4/16/64, sequence
 32/256/1024, hidden 128 and 512: hours on a 2-core machine). Each model runs, in this one
 process, on itergraph-numpy, itergraph-jax, ONNX Runtime and OpenVINO with one thread each
 (OpenVINO forms: not on ONNX Runtime). Times are medians after warm-up; first-run times
