@@ -70,3 +70,13 @@ def test_written_ir_keeps_loop_output_shapes_and_info_reads_plainly(tmp_path, ca
     text = capsys.readouterr().out
     assert "Y: tensor(float32)[?,2,8]" in text
     assert "itergraph 1" not in text and "the whole axis" in text and "[0:-1:1]" not in text
+
+
+def test_a_missing_bin_is_named(tmp_path, capsys):
+    """An .xml whose .bin is not beside it: the error names the file looked for."""
+    m, _ = _lstm_ti(reverse=False)
+    xml = save(m, tmp_path)
+    xml.with_suffix(".bin").unlink()
+    assert cli(["info", str(xml)]) == 1
+    err = capsys.readouterr().err
+    assert f"'{xml.with_suffix('.bin')}' does not exist" in err

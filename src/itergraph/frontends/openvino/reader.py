@@ -100,7 +100,9 @@ def read(xml, bin=None) -> Graph:
         raise ModelError(f"OpenVINO IR: bad IR version '{root.get('version')}'") from None
     if version not in SUPPORTED_VERSIONS:
         raise UnsupportedError(f"OpenVINO IR version {version} is not supported (only 10 and 11)")
-    reader = Reader(weights)
+    missing = (os.path.splitext(xml_path)[0] + ".bin"
+               if weights is None and bin is None and xml_path else None)
+    reader = Reader(weights, missing)
     try:
         built = reader.build(parse_net(root), root.get("name") or "openvino_model", top=True)
     except RecursionError:
@@ -166,8 +168,9 @@ def _load_bin(bin, xml_path: str | None) -> bytes | None:
 class Reader:
     """Converts parsed networks into graphs; holds the weights and the body nesting depth."""
 
-    def __init__(self, weights: bytes | None):
+    def __init__(self, weights: bytes | None, bin_path: str | None = None):
         self.weights = weights
+        self.bin_path = bin_path  # where the weights were looked for, when they were not found
         self.depth = 0
 
     def build(self, net: Net, name: str, top: bool = False) -> Built:
@@ -275,7 +278,9 @@ class Reader:
             raise ModelError(f"{where}: size {size} bytes does not match shape {list(shape)} "
                              f"of element type {name} ({need} bytes)")
         if self.weights is None:
-            raise ModelError(f"{where}: the constant needs a .bin file, and none was given")
+            looked = (f": '{self.bin_path}' does not exist" if self.bin_path
+                      else ", and none was given")
+            raise ModelError(f"{where}: the constant needs a .bin file{looked}")
         if offset + size > len(self.weights):
             raise ModelError(f"{where}: bytes {offset}..{offset + size} lie beyond the end of "
                              f"the .bin ({len(self.weights)} bytes)")
