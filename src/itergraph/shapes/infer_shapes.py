@@ -142,8 +142,17 @@ def _infer_graph(graph: Graph, opset: int) -> None:
 
 
 def _infer_node(n: Node, opset: int) -> None:
-    if n.domain != "":
-        return
+    for v, t in zip(n.outputs, node_output_types(n, opset), strict=True):
+        if t is not None:
+            _set(v, t)
+
+
+def node_output_types(n: Node, opset: int) -> list:
+    """ONNX's inference of standard-domain node `n`'s output types from its inputs' types and
+    known values (None where it finds nothing); raises what ONNX's inference raises."""
+    none = [None] * len(n.outputs)
+    if n.domain != "" or n.subgraphs():
+        return none
     version = n.version or opset
     schema = onnx.defs.get_schema(n.op_type, version, "")
     names = ["" if v is None else f"in{i}" for i, v in enumerate(n.inputs)]
@@ -152,7 +161,7 @@ def _infer_node(n: Node, opset: int) -> None:
         if v is None:
             continue
         if not declarable(v.type):
-            return  # ONNX inference wants every input's type
+            return none  # ONNX inference wants every input's type
         types[name] = type_to_onnx(v.type)
         known = static_value(v)
         if known is not None:
@@ -162,10 +171,11 @@ def _infer_node(n: Node, opset: int) -> None:
                            for k, val in n.attrs.items())
     found = onnx.shape_inference.infer_node_outputs(
         schema, proto, types, data, opset_imports=[helper.make_opsetid("", version)])
-    for i, v in enumerate(n.outputs):
+    out = []
+    for i in range(len(n.outputs)):
         tp = found.get(f"out{i}")
-        if tp is not None:
-            _set(v, type_from_onnx(tp))
+        out.append(None if tp is None else type_from_onnx(tp))
+    return out
 
 
 def _no_graph(_g):
