@@ -1036,6 +1036,58 @@ def _(c):
     assert got["xs"].shape == want["xs"].shape, (got["xs"].shape, want["xs"].shape)
 
 
+def _zero_trip_step_model(decl):
+    """A Loop whose scan output is a ``[1, 8]`` step declared `decl`."""
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Identity", ["x"], ["x_out"]),
+                  h.make_node("Identity", ["x"], ["y"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [1, 8])],
+                 [vi("c_out", B, []), vi("x_out", F, [1, 8]), vi("y", F, decl)])
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["xf", "ys"], name="L", body=body)
+    return model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [1, 8])],
+                 [vi("xf", F, None), vi("ys", F, None)])
+
+
+@case("onnx/loop_zero_trip_step_declared_with_an_unknown_dim", Ok(), backends=BOTH)
+def _(c):
+    # ONNX Runtime stacks zero entries of the step's *inferred* shape, (0, 1, 8); itergraph
+    # gave (0, 0, 8) (the declared [N, 8], unknown as 0) and (0,) for an undeclared step, and
+    # the files it wrote disagreed with each other
+    feeds = {"M": np.array(0, np.int64), "cond": np.array(True),
+             "x0": np.ones((1, 8), np.float32)}
+    for decl in ([None, 8], ["N", 8], None):
+        m = _zero_trip_step_model(decl)
+        want = run_ort(m, feeds)["ys"].shape
+        assert want == (0, 1, 8), want
+        assert ig_run(c, m, feeds)["ys"].shape == want, decl
+        for name in ("m.xml", "m.onnx"):
+            ig.save(ig.load(m), c.path(name))
+            got = ig.load(c.path(name)).run(feeds, backend=c.backend)
+            assert list(got.values())[-1].shape == want, (decl, name)
+
+
+@case("onnx/scan_zero_length_sequence_undeclared_step", Warns(LeniencyWarning, "'S'", "zero"),
+      backends=BOTH)
+def _(c):
+    # the step of a Scan over X [N, 6] is [6]: zero iterations give (0, 6), not (0,) or (0, 0),
+    # in both backends and read back from both writers
+    for decl_in, decl_out in ((None, None), ([None], [None]), ([6], None)):
+        body = graph([h.make_node("Add", ["s", "x"], ["s_out"]),
+                      h.make_node("Identity", ["x"], ["y"])],
+                     [vi("s", F, [6]), vi("x", F, decl_in)],
+                     [vi("s_out", F, [6]), vi("y", F, decl_out)])
+        node = h.make_node("Scan", ["s0", "X"], ["sf", "Y"], name="S", body=body,
+                           num_scan_inputs=1)
+        m = model([node], [vi("s0", F, [6]), vi("X", F, [None, 6])],
+                  [vi("sf", F, None), vi("Y", F, None)])
+        feeds = {"s0": np.zeros(6, np.float32), "X": np.zeros((0, 6), np.float32)}
+        assert ig_run(c, m, feeds)["Y"].shape == (0, 6), (decl_in, decl_out)
+        for name in ("m.xml", "m.onnx"):
+            ig.save(ig.load(m), c.path(name))
+            got = ig.load(c.path(name)).run(feeds, backend=c.backend)
+            assert list(got.values())[-1].shape == (0, 6), (decl_in, decl_out, name)
+
+
 @case("onnx/loop_infinite_condition_stopped_by_max_iterations",
       Raises(IterationLimitError, "'L'", "max_iterations=50"), backends=BOTH)
 def _(c):

@@ -321,3 +321,60 @@ def _concat_type(p: Concat, count: int | str | None):
             count if d == 1 else None
     return TensorType(t.dtype, tuple(dims))
 
+
+
+def _incomplete(t) -> bool:
+    return not isinstance(t, TensorType) or t.shape is None or \
+        not all(isinstance(d, int) for d in t.shape)
+
+
+def _filled(declared, inferred):
+    """`declared` with what `inferred` knows where it knows nothing (unknown or symbolic dims,
+    no shape, no element type); None when it adds nothing or the two contradict."""
+    if not isinstance(inferred, TensorType) or inferred.shape is None:
+        return None
+    if declared is None:
+        return inferred
+    if not isinstance(declared, TensorType):
+        return None
+    dtype = declared.dtype or inferred.dtype
+    if declared.shape is None:
+        return TensorType(dtype, inferred.shape)
+    if len(declared.shape) != len(inferred.shape):
+        return None
+    dims = tuple(d if isinstance(d, int) else i if isinstance(i, int) else d
+                 for d, i in zip(declared.shape, inferred.shape, strict=True))
+    out = TensorType(dtype, dims)
+    return None if out == declared else out
+
+
+def complete_step_types(graph: Graph) -> int:
+    """Give the per-step values of loops' concatenated outputs what inference knows of their
+    shapes where the file leaves it out (an unknown or symbolic dimension, no shape).
+
+    A loop that runs no iteration stacks zero entries of the per-step value's static shape,
+    unknown dimensions as 0; ONNX Runtime takes that shape from its own inference of the body
+    (a ``[1, 8]`` step declared ``[N, 8]`` or undeclared gives ``(0, 1, 8)``, not
+    ``(0, 0, 8)``), so this does the same, once, when a model is loaded: both backends and
+    both writers then see the one shape. Runs `infer_shapes` on a copy; inference that fails
+    changes nothing. Returns the number of values whose type was completed."""
+    from ..ir.clone import clone_graph
+
+    targets = [p.result for _, n in graph.walk() if isinstance(n, Loop)
+               for p in n.output_ports if isinstance(p, Concat) and _incomplete(p.result.type)]
+    if not targets:
+        return 0
+    mapping: dict = {}
+    try:
+        copy = clone_graph(graph, mapping)
+        infer_shapes(copy)
+    except Exception:  # noqa: BLE001 - a hint: a model inference cannot read keeps its types
+        return 0
+    done = 0
+    for v in targets:
+        twin = mapping.get(v.uid)
+        t = _filled(v.type, twin.type if twin is not None else None)
+        if t is not None:
+            v.type = t
+            done += 1
+    return done
