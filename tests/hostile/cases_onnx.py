@@ -1681,3 +1681,47 @@ def _(c):
     got = ig_run(c, m, {"x": x.reshape(1, 1, 6, 4)})["y"][0, 0]
     win = np.lib.stride_tricks.sliding_window_view(x, (2, 2)).max(axis=(2, 3))
     assert np.array_equal(got, win, equal_nan=True), (got, win)
+
+
+# -- bool where float is expected and the reverse (hostile input, round two) --------------------
+
+@case("onnx/loop_body_adds_a_comparison_to_a_float", Raises(ModelError, "'badd'", "tensor(bool)"),
+      backends=BOTH)
+def _(c):
+    # Greater's output is declared nowhere: the body added a bool to a float (NumPy promotes
+    # it) where ONNX Runtime's inference refuses the model; an output whose schema allows one
+    # type (Greater's T1: tensor(bool)) now gets it, so the schema check sees the Add
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Greater", ["x", "zero"], ["g"], name="gt"),
+                  h.make_node("Add", ["g", "x"], ["x_out"], name="badd")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)],
+                 [const("zero", np.zeros((), np.float32))])
+    m = model([h.make_node("Loop", ["M", "cond", "x0"], ["xf"], name="L", body=body)],
+              [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])], [vi("xf", F, None)])
+    feeds = _loop_feeds(m=2)
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/loop_condition_fed_a_float", Raises(InputError, "'cond'", "bool"), backends=BOTH)
+def _(c):
+    feeds = {**_loop_feeds(), "cond": np.array(1.0, np.float32)}
+    ort_refuses(loop_model(), feeds)
+    ig_run(c, loop_model(), feeds)
+
+
+@case("onnx/where_condition_declared_float", Raises(ModelError, "'w'", "tensor(bool)"))
+def _(c):
+    m = _one_node("Where", [("a", F, [2]), ("b", F, [2]), ("d", F, [2])], ["y"], name="w")
+    feeds = {k: np.ones(2, np.float32) for k in "abd"}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/mul_of_a_bool_input_and_a_float", Raises(ModelError, "'mul'", "tensor(bool)"))
+def _(c):
+    m = _one_node("Mul", [("a", B, [2]), ("b", F, [2])], ["y"], name="mul")
+    feeds = {"a": np.array([True, False]), "b": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)

@@ -348,6 +348,16 @@ def _filled(declared, inferred):
     return None if out == declared else out
 
 
+def _scalar_params(loop: Loop) -> bool:
+    """Whether `loop`'s iteration and condition parameters are not declared of another shape
+    than the scalars inference gives them (a body declaring ``[1]`` keeps its own reading)."""
+    for v in (loop.iteration_param, loop.condition_param):
+        t = v.type if v is not None else None
+        if isinstance(t, TensorType) and t.shape not in (None, ()):
+            return False
+    return True
+
+
 def complete_step_types(graph: Graph) -> int:
     """Give the per-step values of loops' concatenated outputs what inference knows of their
     shapes where the file leaves it out (an unknown or symbolic dimension, no shape).
@@ -360,7 +370,7 @@ def complete_step_types(graph: Graph) -> int:
     changes nothing. Returns the number of values whose type was completed."""
     from ..ir.clone import clone_graph
 
-    targets = [p.result for _, n in graph.walk() if isinstance(n, Loop)
+    targets = [p.result for _, n in graph.walk() if isinstance(n, Loop) and _scalar_params(n)
                for p in n.output_ports if isinstance(p, Concat) and _incomplete(p.result.type)]
     if not targets:
         return 0
