@@ -10,6 +10,8 @@ The canonical `Loop` is inferred here (see `InferShapes`).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import onnx
 from onnx import helper
 
@@ -207,6 +209,16 @@ def _piece_type(s: Sliced):
     return TensorType(t.dtype, tuple(dims))
 
 
+#: when set, an ONNX Loop's carried parameters get their initial value's element type but not
+#: its shape, as ONNX's inference of a Loop gives them (the shape may change between
+#: iterations): what ONNX Runtime's zero-iteration outputs are made of (`complete_step_types`)
+_ONNX_LOOP_STATE: ContextVar[bool] = ContextVar("_ONNX_LOOP_STATE", default=False)
+
+
+def _elem_only(t):
+    return TensorType(t.dtype, None) if isinstance(t, TensorType) else t
+
+
 def _snapshot(g: Graph) -> dict[int, tuple[Value, object]]:
     return {v.uid: (v, v.type) for v in _values(g)}
 
@@ -222,7 +234,9 @@ def _infer_loop(loop: Loop, opset: int) -> None:
         _set(loop.iteration_param, TensorType(DataType.INT64, ()))
     if loop.condition_param is not None:
         _set(loop.condition_param, TensorType(DataType.BOOL, ()))
-    state = {c.param.uid: merge(c.param.type, c.value.type) for c in loop.carried}
+    onnx_loop = _ONNX_LOOP_STATE.get() and loop.origin == "onnx.Loop"
+    state = {c.param.uid: merge(c.param.type, _elem_only(c.value.type) if onnx_loop
+                                else c.value.type) for c in loop.carried}
     saved = _snapshot(body)
     for rnd in range(MAX_ROUNDS + 1):
         for v, t in saved.values():
@@ -375,11 +389,14 @@ def complete_step_types(graph: Graph) -> int:
     if not targets:
         return 0
     mapping: dict = {}
+    token = _ONNX_LOOP_STATE.set(True)
     try:
         copy = clone_graph(graph, mapping)
         infer_shapes(copy)
     except Exception:  # noqa: BLE001 - a hint: a model inference cannot read keeps its types
         return 0
+    finally:
+        _ONNX_LOOP_STATE.reset(token)
     done = 0
     for v in targets:
         twin = mapping.get(v.uid)
