@@ -106,6 +106,9 @@ FIXED = [
     # the empty sequence (as ONNX Runtime), JAX gave an empty tensor
     "torch/list_append_stack_op17|loop_trip|1735135310",
     "torch/list_append_stack_op17|feed_values|670533683",
+    # an LSTM's clip set to 0: ran here (gates clipped to 0), ONNX Runtime refuses it, and
+    # the IR written from it read 0 as no clipping (a roundtrip difference)
+    "torch/lstm_2layer_bidirectional_dynamo_op27|rnn_attrs|251283264",
 ]
 
 

@@ -1767,3 +1767,41 @@ def _(c):
     feeds = {"a": np.array([True, False]), "b": np.ones(2, np.float32)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+@case("onnx/lstm_and_gru_clip_zero_or_negative", Raises(ModelError, "'cell'", "clip"))
+def _(c):
+    # a fuzzer finding (`torch/lstm_2layer_bidirectional_dynamo_op27|rnn_attrs|251283264`):
+    # an LSTM's clip set to 0 ran here (every gate clipped to 0), ONNX Runtime refuses it
+    # ("clip_ > 0.f"), and the IR written from it read 0 as no clipping
+    combos = [(op, g, clip) for op, g in (("LSTM", 4), ("GRU", 3))
+              for clip in (0.0, -1.0, float("nan"))]
+    for k, (op, gates, clip) in enumerate(combos):
+        W = const("W", np.ones((1, gates * 2, 3), np.float32))
+        R = const("R", np.ones((1, gates * 2, 2), np.float32))
+        m = model([h.make_node(op, ["x", "W", "R"], ["y"], name="cell", hidden_size=2,
+                               clip=clip)], [vi("x", F, [2, 1, 3])], [vi("y", F, None)],
+                  [W, R], opset=14)
+        ort_refuses(m, {"x": np.ones((2, 1, 3), np.float32)})
+        if k == len(combos) - 1:
+            ig.load(m)  # the expected ModelError
+        try:
+            ig.load(m)
+        except ModelError as e:
+            assert "clip" in str(e) and "'cell'" in str(e), e
+        else:
+            raise AssertionError(f"{op} clip={clip} was accepted")
+
+
+@case("onnx/rnn_clip_zero_saved_as_ir", Raises(UnsupportedError, "'cell'", "clip"))
+def _(c):
+    # ONNX Runtime runs an RNN with clip 0 (every pre-activation clipped to 0, as itergraph);
+    # OpenVINO reads clip 0 as no clipping, so the IR writer refuses it
+    W = const("W", np.full((1, 2, 3), 0.3, np.float32))
+    R = const("R", np.full((1, 2, 2), 0.2, np.float32))
+    m = model([h.make_node("RNN", ["x", "W", "R"], ["y"], name="cell", hidden_size=2,
+                           clip=0.0)], [vi("x", F, [2, 1, 3])], [vi("y", F, None)], [W, R],
+              opset=14)
+    x = {"x": np.ones((2, 1, 3), np.float32)}
+    assert_close(ig.load(m).run(x)["y"], run_ort(m, x)["y"])
+    ig.save(ig.load(m), c.path("m.xml"))

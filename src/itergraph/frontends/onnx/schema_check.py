@@ -209,6 +209,11 @@ def _check_attributes(p, schema, what: str) -> None:
             raise ModelError(f"{what}: attribute '{name}' is {a.i}; it must be 0 or 1 "
                              "(ONNX Runtime reads other values as false in some ops, as true "
                              "in others)")
+    clip = given.get("clip")
+    if p.op_type in ("LSTM", "GRU") and clip is not None and clip.type == AttributeProto.FLOAT \
+            and not clip.f > 0:
+        raise ModelError(f"{what}: attribute 'clip' is {clip.f}; it must be above 0 (ONNX "
+                         "Runtime refuses it; OpenVINO reads 0 as no clipping)")
     perm = given.get("perm")
     if p.op_type == "Transpose" and perm is not None and perm.type == AttributeProto.INTS \
             and sorted(perm.ints) != list(range(len(perm.ints))):
