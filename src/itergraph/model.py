@@ -284,6 +284,9 @@ def _load(model: Any, weights) -> Model:
             raise InputError(f"cannot load a {type(model).__name__}: expected a path, an "
                              "onnx.ModelProto, an itergraph Graph or a Network")
     verify(graph)
+    from .shapes.infer_shapes import complete_step_types
+
+    complete_step_types(graph)  # a zero-iteration loop's outputs (as ONNX Runtime)
     return Model(graph, source)
 
 

@@ -698,3 +698,22 @@ def test_memory_limit_and_sizes_in_words():
     assert human_bytes(512) == "512 bytes"
     assert human_bytes(8 << 30) == "8.00 GiB"
     assert human_bytes(int(7.45 * (1 << 30))) == "7.45 GiB"
+
+
+@pytest.mark.parametrize("trip", [2**62, 2**63 - 1])
+def test_an_unbounded_loop_stops_at_max_iterations_in_one_step(trip):
+    # hostile input, round two: a run-time trip count that bounds nothing and a stacked
+    # output: the driver doubled its buffer from 64 up to max_iterations, compiling a step
+    # per capacity (seconds at 10**5, where NumPy stops in a fraction of one), and a failed
+    # run kept no plan, so every call traced and compiled it all again. Now one step sized
+    # for max_iterations + 1 stops it, and the plan is kept for the next call.
+    g = counter_graph(Value("M", tensor("int64", ())))
+    cg = jb.compile_graph(g)
+    feeds = {"x0": np.float32(0), "M": np.array(trip, np.int64)}
+    for _ in range(2):
+        with pytest.raises(ig.IterationLimitError, match=r"'L'.*max_iterations=1000"):
+            cg.run(feeds, max_iterations=1000)
+    (plan,) = cg._root.plans.values()
+    assert plan.steps[-1].driver.capacities == [1001]
+    with pytest.raises(ig.IterationLimitError):
+        numpy_run(g, feeds, max_iterations=1000)

@@ -94,7 +94,7 @@ def _clone_loop(loop: Loop, m: dict[int, Value]) -> Loop:
             outs.append(Last(_get(p.result, m), out))
         else:
             outs.append(Concat(_get(p.result, m), out, p.axis, p.reverse, p.new_axis,
-                               _get(p.length, m)))
+                               _get(p.length, m), p.empty_error))
     new = Loop(body, new_ports, outs, trip_count=_get(loop.trip_count, m),
                initial_condition=_get(loop.initial_condition, m),
                condition_result=_get(loop.condition_result, m),

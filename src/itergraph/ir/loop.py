@@ -160,6 +160,9 @@ class Concat:
     reverse: bool = False
     new_axis: bool = True
     length: Value | None = None
+    #: when set, a run of no iteration is this `ExecutionError` instead of an empty output
+    #: (`passes.sequence_scan_outputs`: the join of a list that stays empty is an error)
+    empty_error: str | None = None
 
 
 OutputPort = Union[Last, Concat]

@@ -49,7 +49,8 @@ runs, so only work that cannot raise moves out of a loop that may run zero times
 (`loop_entry`), and a fused recurrent cell runs zero steps as its loop runs zero iterations
 (`fuse_cells`). Each pass states what it keeps in its contract (`passes.base.Pass`). Two
 passes of `XLA_SEQUENCES` only widen what runs: a join of an empty sequence, an error in the
-original, gives an empty tensor (`split_sequence_reads`, `sequence_scan_outputs`).
+original, gives an empty tensor (`split_sequence_reads`; `sequence_scan_outputs` keeps the
+error on the backends through its port's `empty_error`, which the OpenVINO IR cannot hold).
 """
 
 from __future__ import annotations

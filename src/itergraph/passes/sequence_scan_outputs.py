@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import where
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Last, Loop
 from ..ir.traversal import replace_all_uses
@@ -46,8 +47,10 @@ class SequenceScanOutputs(LoopPass):
     no other reader) the ``SequenceEmpty`` are gone, replaced by a ``Concat`` port of ``t``
     (stacked on axis 0), after a list's first elements (``Unsqueeze`` and ``Concat``), and,
     where the axis is not 0 or the list was joined on an existing axis, a ``Transpose`` /
-    ``Reshape`` after the loop. A list that starts empty in a loop that runs no iteration now
-    gives an empty tensor where ``ConcatFromSequence`` on the empty sequence was an error.
+    ``Reshape`` after the loop. A list that starts empty in a loop that runs no iteration
+    stays an error (``ConcatFromSequence`` of the empty sequence, as ONNX Runtime): the port's
+    `empty_error` names the join. (The OpenVINO IR writer cannot express that: the IR it
+    writes gives an empty tensor there.)
     """
 
     name = "sequence_scan_outputs"
@@ -148,14 +151,41 @@ def _fixed_length(element: Value, c: Carried, axis: int, prefix: list[Value]) ->
 
 
 def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None:
-    """The rank of the appended tensors: from their type, the sequence's, or a join's."""
-    for t in (element.type, *(getattr(v.type, "elem", None) for v in (c.result, c.param))):
-        if isinstance(t, TensorType) and t.rank is not None:
-            return t.rank
+    """The rank of the appended tensors: what ONNX's inference computes for their producer,
+    else from their type, the sequence's, or a join's. Declared types may be wrong (ONNX
+    Runtime warns and runs a body output declared of another rank): a rank the producer's
+    inference contradicts, or declarations that disagree, give None."""
+    computed = _computed_rank(element)
+    if computed is not None:
+        return computed
+    declared = {t.rank for t in (element.type, *(getattr(v.type, "elem", None)
+                                                 for v in (c.result, c.param)))
+                if isinstance(t, TensorType) and t.rank is not None}
+    if len(declared) > 1:
+        return None
+    if declared:
+        return declared.pop()
     for n in concats:
         t = n.outputs[0].type
         if isinstance(t, TensorType) and t.rank is not None:
             return t.rank - int(n.attrs.get("new_axis", 0))
+    return None
+
+
+def _computed_rank(element: Value) -> int | None:
+    """The rank ONNX's inference gives `element` from its producer's inputs, if any."""
+    from ..shapes.infer_shapes import node_output_types  # shapes imports passes
+
+    n = element.producer
+    if n is None or n.domain != "" or n.subgraphs():
+        return None
+    try:
+        types = node_output_types(n, n.version or 21)
+    except Exception:  # noqa: BLE001 - inference is a hint here: any failure means unknown
+        return None
+    for v, t in zip(n.outputs, types, strict=True):
+        if v is element and isinstance(t, TensorType) and t.rank is not None:
+            return t.rank
     return None
 
 
@@ -179,6 +209,9 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
     stacked_shape = (None, *etype.shape) if etype.shape is not None else \
         (None,) * (rank + 1) if rank is not None else None
     stacked_type = TensorType(etype.dtype, stacked_shape)
+    empty = None if prefix else \
+        f"{where(concats[0])}: cannot concatenate an empty sequence (the loop " \
+        f"{where(loop)} ran no iteration)"
     plain = [n for n in concats if _is_plain_stack(n, rank)]
     if plain:  # the stack itself: the port's output keeps the name the file gives it
         stacked = plain[0].outputs[0]
@@ -189,7 +222,7 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
         stacked = Value(f"{element.name}_stacked", stacked_type)
     ports = [p for p in loop.output_ports if not any(p is q for q in lasts)]
     appended = Value(f"{element.name}_appended", stacked_type) if prefix else stacked
-    ports.append(Concat(element, appended, axis=0, new_axis=True))
+    ports.append(Concat(element, appended, axis=0, new_axis=True, empty_error=empty))
     old_outputs = [p.output for p in lasts]
     loop.set_output_ports(ports)
     if prefix:  # the list's first elements, then what the iterations appended

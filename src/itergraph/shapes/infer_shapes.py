@@ -10,6 +10,8 @@ The canonical `Loop` is inferred here (see `InferShapes`).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import onnx
 from onnx import helper
 
@@ -142,8 +144,17 @@ def _infer_graph(graph: Graph, opset: int) -> None:
 
 
 def _infer_node(n: Node, opset: int) -> None:
-    if n.domain != "":
-        return
+    for v, t in zip(n.outputs, node_output_types(n, opset), strict=True):
+        if t is not None:
+            _set(v, t)
+
+
+def node_output_types(n: Node, opset: int) -> list:
+    """ONNX's inference of standard-domain node `n`'s output types from its inputs' types and
+    known values (None where it finds nothing); raises what ONNX's inference raises."""
+    none = [None] * len(n.outputs)
+    if n.domain != "" or n.subgraphs():
+        return none
     version = n.version or opset
     schema = onnx.defs.get_schema(n.op_type, version, "")
     names = ["" if v is None else f"in{i}" for i, v in enumerate(n.inputs)]
@@ -152,7 +163,7 @@ def _infer_node(n: Node, opset: int) -> None:
         if v is None:
             continue
         if not declarable(v.type):
-            return  # ONNX inference wants every input's type
+            return none  # ONNX inference wants every input's type
         types[name] = type_to_onnx(v.type)
         known = static_value(v)
         if known is not None:
@@ -162,10 +173,11 @@ def _infer_node(n: Node, opset: int) -> None:
                            for k, val in n.attrs.items())
     found = onnx.shape_inference.infer_node_outputs(
         schema, proto, types, data, opset_imports=[helper.make_opsetid("", version)])
-    for i, v in enumerate(n.outputs):
+    out = []
+    for i in range(len(n.outputs)):
         tp = found.get(f"out{i}")
-        if tp is not None:
-            _set(v, type_from_onnx(tp))
+        out.append(None if tp is None else type_from_onnx(tp))
+    return out
 
 
 def _no_graph(_g):
@@ -197,6 +209,16 @@ def _piece_type(s: Sliced):
     return TensorType(t.dtype, tuple(dims))
 
 
+#: when set, an ONNX Loop's carried parameters get their initial value's element type but not
+#: its shape, as ONNX's inference of a Loop gives them (the shape may change between
+#: iterations): what ONNX Runtime's zero-iteration outputs are made of (`complete_step_types`)
+_ONNX_LOOP_STATE: ContextVar[bool] = ContextVar("_ONNX_LOOP_STATE", default=False)
+
+
+def _elem_only(t):
+    return TensorType(t.dtype, None) if isinstance(t, TensorType) else t
+
+
 def _snapshot(g: Graph) -> dict[int, tuple[Value, object]]:
     return {v.uid: (v, v.type) for v in _values(g)}
 
@@ -212,7 +234,9 @@ def _infer_loop(loop: Loop, opset: int) -> None:
         _set(loop.iteration_param, TensorType(DataType.INT64, ()))
     if loop.condition_param is not None:
         _set(loop.condition_param, TensorType(DataType.BOOL, ()))
-    state = {c.param.uid: merge(c.param.type, c.value.type) for c in loop.carried}
+    onnx_loop = _ONNX_LOOP_STATE.get() and loop.origin == "onnx.Loop"
+    state = {c.param.uid: merge(c.param.type, _elem_only(c.value.type) if onnx_loop
+                                else c.value.type) for c in loop.carried}
     saved = _snapshot(body)
     for rnd in range(MAX_ROUNDS + 1):
         for v, t in saved.values():
@@ -311,3 +335,73 @@ def _concat_type(p: Concat, count: int | str | None):
             count if d == 1 else None
     return TensorType(t.dtype, tuple(dims))
 
+
+
+def _incomplete(t) -> bool:
+    return not isinstance(t, TensorType) or t.shape is None or \
+        not all(isinstance(d, int) for d in t.shape)
+
+
+def _filled(declared, inferred):
+    """`declared` with what `inferred` knows where it knows nothing (unknown or symbolic dims,
+    no shape, no element type); None when it adds nothing or the two contradict."""
+    if not isinstance(inferred, TensorType) or inferred.shape is None:
+        return None
+    if declared is None:
+        return inferred
+    if not isinstance(declared, TensorType):
+        return None
+    dtype = declared.dtype or inferred.dtype
+    if declared.shape is None:
+        return TensorType(dtype, inferred.shape)
+    if len(declared.shape) != len(inferred.shape):
+        return None
+    dims = tuple(d if isinstance(d, int) else i if isinstance(i, int) else d
+                 for d, i in zip(declared.shape, inferred.shape, strict=True))
+    out = TensorType(dtype, dims)
+    return None if out == declared else out
+
+
+def _scalar_params(loop: Loop) -> bool:
+    """Whether `loop`'s iteration and condition parameters are not declared of another shape
+    than the scalars inference gives them (a body declaring ``[1]`` keeps its own reading)."""
+    for v in (loop.iteration_param, loop.condition_param):
+        t = v.type if v is not None else None
+        if isinstance(t, TensorType) and t.shape not in (None, ()):
+            return False
+    return True
+
+
+def complete_step_types(graph: Graph) -> int:
+    """Give the per-step values of loops' concatenated outputs what inference knows of their
+    shapes where the file leaves it out (an unknown or symbolic dimension, no shape).
+
+    A loop that runs no iteration stacks zero entries of the per-step value's static shape,
+    unknown dimensions as 0; ONNX Runtime takes that shape from its own inference of the body
+    (a ``[1, 8]`` step declared ``[N, 8]`` or undeclared gives ``(0, 1, 8)``, not
+    ``(0, 0, 8)``), so this does the same, once, when a model is loaded: both backends and
+    both writers then see the one shape. Runs `infer_shapes` on a copy; inference that fails
+    changes nothing. Returns the number of values whose type was completed."""
+    from ..ir.clone import clone_graph
+
+    targets = [p.result for _, n in graph.walk() if isinstance(n, Loop) and _scalar_params(n)
+               for p in n.output_ports if isinstance(p, Concat) and _incomplete(p.result.type)]
+    if not targets:
+        return 0
+    mapping: dict = {}
+    token = _ONNX_LOOP_STATE.set(True)
+    try:
+        copy = clone_graph(graph, mapping)
+        infer_shapes(copy)
+    except Exception:  # noqa: BLE001 - a hint: a model inference cannot read keeps its types
+        return 0
+    finally:
+        _ONNX_LOOP_STATE.reset(token)
+    done = 0
+    for v in targets:
+        twin = mapping.get(v.uid)
+        t = _filled(v.type, twin.type if twin is not None else None)
+        if t is not None:
+            v.type = t
+            done += 1
+    return done

@@ -110,7 +110,7 @@ class LoopDriver:
         return (k, cond, carried, lasts, err), bufs, more, code
 
     # ------------------------------------------------------------------ host side
-    def _initial_capacity(self, env) -> int:
+    def _initial_capacity(self, env, max_it: int | None = None) -> int:
         loop = self.loop
         info = loop_info(self.cg.cache, loop)
         bound = None
@@ -127,7 +127,7 @@ class LoopDriver:
                 c = p.count(x.shape[axis])
                 bound = c if bound is None else min(bound, c)
         base = self.cg.initial_capacity or self._auto_capacity()
-        if bound is None:
+        if bound is None and max_it is None:
             return base
         tc = TraceContext(self.cg.cache)
         scope = Scope(tc)
@@ -139,6 +139,11 @@ class LoopDriver:
         if loop.initial_condition is not None:
             c = env.get(loop.initial_condition.uid, loop.initial_condition.const)
             free = free and c is not None and bool(np.asarray(c).reshape(()))
+        if bound is None:
+            # nothing stops the loop but max_iterations: one step of that many iterations
+            # (and the one that shows it would go on) stops it, with one compile, where
+            # doubling from `base` compiled a step per capacity on the way
+            return _next_pow2(max_it + 1) if free else base
         if free:
             return _next_pow2(max(bound, 1))
         return min(base, _next_pow2(max(bound, 1)))
@@ -170,11 +175,13 @@ class LoopDriver:
         args = [env[u] for u in self.traced_in]
         big = self.cg.big_args(self.big_uids)
         mi = np.int64(INT64_MAX if max_it is None else max_it)
-        cap = _allowed(max(self._initial_capacity(env), self.learned), 0, max_it)
+        cap = _allowed(max(self._initial_capacity(env, max_it), self.learned), 0, max_it)
         state = None
         chunks: list[tuple[list, int]] = []
         k_prev = 0
         capacities: list[int] = []
+        with self._lock:
+            self.capacities = capacities  # filled as the steps run, failed runs included
         while True:
             first = state is None
             try:
@@ -205,7 +212,6 @@ class LoopDriver:
             cap = _allowed(cap * 2, k, max_it)
         with self._lock:
             self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))
-            self.capacities = capacities
         self._outputs(env, state, chunks, k_prev)
 
     def _outputs(self, env, state, chunks, n: int) -> None:

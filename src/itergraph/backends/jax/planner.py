@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import Error
 from ...ir import Node
 from .context import CannotLower, NeedsDriver
 from .driver import DriverStep
@@ -97,13 +98,26 @@ class Tail:
             plan.run(env, static, max_it)
             return
         n_promoted = len(self.promoted)
-        plan = self._build_and_run(env, static, max_it)
+        built: list[Plan] = []
+        try:
+            plan = self._build_and_run(env, static, max_it, built)
+        except Error:
+            # a run-time error (a loop stopped by max_iterations, an index out of range)
+            # raised by a plan already built: keep the plan, so the next call with these
+            # shapes does not trace and compile it all again before failing the same way
+            if built:
+                if len(self.promoted) != n_promoted:
+                    key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
+                self.plans.setdefault(key, built[0])
+            raise
         if len(self.promoted) != n_promoted:  # the key now includes the promoted values
             key = tuple(_key_of(env[u], static.get(u)) for u in self.live_in)
         self.plans[key] = plan
         self.last_plan = plan
 
-    def _build_and_run(self, env, static, max_it) -> Plan:
+    def _build_and_run(self, env, static, max_it, built: list | None = None) -> Plan:
+        """Build the plan for these inputs while running it; `built` gets the plan as soon as
+        all its steps exist, before the steps after the compiled prefix run."""
         cg, i, n = self.cg, self.start, len(self.cg.nodes)
         if i == n:
             return Plan([], None)
@@ -129,7 +143,7 @@ class Tail:
                 j = cg.index[id(top)] if top is not None else i
                 exc = e
                 if e.needs_static and self._promote(cg.nodes[j], env, static, e.values):
-                    return self._build_and_run(env, static, max_it)
+                    return self._build_and_run(env, static, max_it, built)
             except NeedsDriver as e:
                 j = cg.index[id(e.loop)]
                 exc = e
@@ -147,12 +161,14 @@ class Tail:
             while end < n and not _lowerable(cg.nodes[end]):
                 end += 1
             special = NumpyStep(cg, j, end, exc)
-        special.run(env, static, max_it)
-        steps.append(special)
         tail = Tail(cg, end) if end < n else None
+        plan = Plan([*steps, special], tail)
+        if built is not None:
+            built.append(plan)
+        special.run(env, static, max_it)
         if tail is not None:
             tail.run(env, static, max_it)
-        return Plan(steps, tail)
+        return plan
 
     def _promote(self, node: Node, env, static, values=None) -> bool:
         """Treat small integer inputs given at run time (not computed by XLA) as known

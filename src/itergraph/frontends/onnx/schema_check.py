@@ -98,11 +98,29 @@ def allowed_types(op: str, version: int, index: int) -> set[str] | None:
 
 
 def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
+    constraints = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
     for formal, v in zip(schema.outputs, outputs):
         first = bound.get(formal.type_str)
-        if first is None or not isinstance(first[2], TensorType):
+        if first is None:
+            # a formal of one possible tensor type (``Greater``'s ``T1``: ``tensor(bool)``)
+            only = constraints.get(formal.type_str, [formal.type_str])
+            dtype = _single_tensor_dtype(only[0]) if len(only) == 1 else None
+            if dtype is not None:
+                _fill_dtype(v, dtype)
+            continue
+        if not isinstance(first[2], TensorType):
             continue
         _fill_dtype(v, first[2].dtype)
+
+
+def _single_tensor_dtype(type_str: str):
+    """The element type of ``tensor(NAME)``, else None."""
+    if not (type_str.startswith("tensor(") and type_str.endswith(")")):
+        return None
+    try:
+        return dtype_from_onnx(TensorProto.DataType.Value(type_str[7:-1].upper()))
+    except (ValueError, KeyError):
+        return None
 
 
 def _fill_dtype(v: Value, dtype, shape=None) -> None:
@@ -191,6 +209,11 @@ def _check_attributes(p, schema, what: str) -> None:
             raise ModelError(f"{what}: attribute '{name}' is {a.i}; it must be 0 or 1 "
                              "(ONNX Runtime reads other values as false in some ops, as true "
                              "in others)")
+    clip = given.get("clip")
+    if p.op_type in ("LSTM", "GRU") and clip is not None and clip.type == AttributeProto.FLOAT \
+            and not clip.f > 0:
+        raise ModelError(f"{what}: attribute 'clip' is {clip.f}; it must be above 0 (ONNX "
+                         "Runtime refuses it; OpenVINO reads 0 as no clipping)")
     perm = given.get("perm")
     if p.op_type == "Transpose" and perm is not None and perm.type == AttributeProto.INTS \
             and sorted(perm.ints) != list(range(len(perm.ints))):

@@ -95,6 +95,9 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
                                    "(OpenVINO's RNN sequences take sigmoid, tanh and relu)")
         if a.get("input_forget", 0):
             raise UnsupportedError(f"{where(node)}: input_forget=1 cannot be written to OpenVINO")
+        if "clip" in a and not float(a["clip"]) > 0:
+            raise UnsupportedError(f"{where(node)}: clip={float(a['clip'])} cannot be written to "
+                                   "OpenVINO (its clip 0 means no clipping)")
         data = {"hidden_size": hs, "direction": direction, "activations": ov_acts,
                 "activations_alpha": list(a.get("activation_alpha", []))[:n_act],
                 "activations_beta": list(a.get("activation_beta", []))[:n_act],

@@ -67,6 +67,8 @@ def empty_stack(port: Concat) -> np.ndarray:
 
 def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, length):
     """Per-iteration values stacked on axis 0 -> the output (reverse, pad, move or merge)."""
+    if n == 0 and port.empty_error:
+        raise ExecutionError(port.empty_error)
     if port.reverse:
         stacked = xp.flip(stacked, 0)
     if port.length is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
 from ..table import lowering
 from ._util import astype, attr, attr_ints, norm_axis
@@ -114,7 +115,10 @@ def _arg(name: str):
         xp = cx.xp
         a = norm_axis(cx, int(attr(cx.node, "axis", 0)), x.ndim)
         fn = getattr(xp, name)
-        if attr(cx.node, "select_last_index", 0):
+        last = bool(attr(cx.node, "select_last_index", 0))
+        if np.issubdtype(np.dtype(x.dtype), np.floating) and x.shape[a]:
+            idx = nan_arg(xp, x, a, name == "argmax", last)
+        elif last:
             idx = x.shape[a] - 1 - fn(xp.flip(x, a), axis=a)
         else:
             idx = fn(x, axis=a)

@@ -14,6 +14,7 @@ from numpy import asarray
 
 from ....errors import ExecutionError, where
 from ....ir.attributes import attr, attr_ints, const_input
+from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
 from . import kernel
 
@@ -154,7 +155,10 @@ def _arg(np_fn):
 
         def fn(x):
             a = axis + x.ndim if axis < 0 else axis
-            if last:
+            if np.issubdtype(x.dtype, np.floating) and 0 <= a < x.ndim and x.shape[a] and \
+                    np.isnan(x).any():
+                idx = nan_arg(np, x, a, np_fn is np.argmax, last)
+            elif last:
                 idx = x.shape[a] - 1 - np_fn(np.flip(x, a), axis=a)
             else:
                 idx = np_fn(x, axis=a)

@@ -176,6 +176,8 @@ class Accumulator:
         if self.out is not None and self.count == len(self.buf):
             return self.out  # every entry written in place
         if self.buf is None:
+            if port.empty_error:
+                raise ExecutionError(port.empty_error)
             stacked = _empty_stack(self.loop, self.index, port)
         elif self._stacked_is_the_output() and _owns_data(self.buf):
             out, self.buf = self.buf, None
