@@ -10,9 +10,9 @@ is listed too when the peer refused the converter's own file (the model is beyon
 whoever writes it), and so is any later stage of an entry whose ``numpy`` stage is listed (the
 file is invalid; what is written from it cannot be right). Every other failure stays a
 failure. Run from the
-repository root::
+repository root (naming sources re-curates only their entries)::
 
-    .venv/bin/python tests/realworld/curate_skips.py
+    .venv/bin/python tests/realworld/curate_skips.py [source ...]
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ def peer_of(entry: corpus.Entry, stage: str) -> str:
 
 def main() -> None:
     warnings.filterwarnings("ignore")
+    sources = sys.argv[1:]  # only these sources' entries (the others' lines are kept)
     skips: dict[str, dict[str, str]] = {}
-    for entry in corpus.entries():
+    if sources:
+        skips = {k: v for k, v in corpus.skips().items()
+                 if all(e.source not in sources for e in corpus.entries() if e.id == k)}
+    for entry in (corpus.entries_of(*sources) if sources else corpus.entries()):
         for stage in corpus.STAGES:
             peer = peer_of(entry, stage)
             peer_said = dict(entry.peer).get(peer, "")

@@ -72,6 +72,7 @@ from .loop_to_ti import loop_to_ti
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
+from .sequence_tensors import sequence_tensors
 from .split_sequence_reads import split_sequence_reads
 from .static_sequences import static_sequences
 
@@ -86,7 +87,7 @@ XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
 OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, static_sequences,
-                                    iteration_gather, loop_to_ti)
+                                    sequence_tensors, iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

@@ -238,14 +238,53 @@ def _rewrite(graph: Graph, loop: Loop, c: Carried, insert: Node, element: Value,
 
 def _stacked_after(graph: Graph, prefix: list[Value], appended: Value,
                    stacked: Value) -> list[Node]:
-    """``stacked = Concat(Unsqueeze(prefix[0], 0), ..., appended, axis=0)``."""
+    """``stacked = Concat(Unsqueeze(prefix[0], 0), ..., appended', axis=0)``, with `appended`
+    reshaped to ``[len(appended), *Shape(prefix[0])]``: every element has the first one's
+    shape, and a loop that runs no iteration gives a scan output whose element shape is
+    unknown (NumPy and OpenVINO give ``(0, 0, ...)``, which no join with the first elements
+    accepts; OpenVINO's Concat returned a wrong empty shape without an error).
+
+    The target shape is ``Shape(first) * [0, 1, ...] + Shape(appended) * [1, 0, ...]`` where
+    the rank is known, and the empty tensor is flattened before it is reshaped: OpenVINO's
+    CPU plugin kept the input's shape in a Reshape of an empty tensor to a computed shape of
+    the same rank, and computed ``[0, 0, 5]`` for ``Concat([0], [2, 5])`` of shapes next to
+    the loop (an in-place join of a zero-trip Loop's shape)."""
     zero = _const(graph, f"{stacked.name}_axis0", [0])
-    nodes, parts = [], []
+    nodes: list[Node] = []
+    parts = []
     for k, v in enumerate(prefix):
         u = Value(f"{stacked.name}_first{k}")
         nodes.append(Node("Unsqueeze", [v, zero], [u], version=13, name=f"{stacked.name}_first{k}"))
         parts.append(u)
-    nodes.append(Node("Concat", [*parts, appended], [stacked], {"axis": 0}, version=13,
+    rank = prefix[0].type.rank if isinstance(prefix[0].type, TensorType) else None
+    first_shape = Value(f"{stacked.name}_first_shape")
+    nodes.append(Node("Shape", [parts[0]], [first_shape], version=13,
+                      name=f"{stacked.name}_first_shape"))
+    steps_shape = Value(f"{stacked.name}_steps_all")
+    nodes.append(Node("Shape", [appended], [steps_shape], version=13,
+                      name=f"{stacked.name}_steps_all"))
+    target = Value(f"{stacked.name}_steps_shape")
+    if rank is not None:
+        kept, count = Value(f"{stacked.name}_kept"), Value(f"{stacked.name}_count")
+        nodes += [
+            Node("Mul", [first_shape, _const(graph, f"{stacked.name}_rest", [0] + [1] * rank)],
+                 [kept], version=14, name=f"{stacked.name}_kept"),
+            Node("Mul", [steps_shape, _const(graph, f"{stacked.name}_lead", [1] + [0] * rank)],
+                 [count], version=14, name=f"{stacked.name}_count"),
+            Node("Add", [kept, count], [target], version=14,
+                 name=f"{stacked.name}_steps_shape")]
+    else:
+        count = _slice(graph, nodes, steps_shape, 0, 1, f"{stacked.name}_steps")
+        rest = _slice(graph, nodes, first_shape, 1, 2**62, f"{stacked.name}_rest")
+        nodes.append(Node("Concat", [count, rest], [target], {"axis": 0}, version=13,
+                          name=f"{stacked.name}_steps_shape"))
+    flat = Value(f"{appended.name}_flat")
+    nodes.append(Node("Reshape", [appended, _const(graph, f"{stacked.name}_flat", [-1])],
+                      [flat], version=14, name=f"{appended.name}_flat"))
+    steps = Value(f"{appended.name}_shaped", appended.type)
+    nodes.append(Node("Reshape", [flat, target], [steps], version=14,
+                      name=f"{appended.name}_shaped"))
+    nodes.append(Node("Concat", [*parts, steps], [stacked], {"axis": 0}, version=13,
                       name=f"{stacked.name}_join"))
     return nodes
 

@@ -51,6 +51,9 @@ def _problems(tc, graph: Graph, node: Node, depth: int, notes: list[Record]) -> 
     rule = lookup(node)
     if rule is None:
         out.append(f"{where(node)}: {no_lowering_reason(node)}")
+    elif depth > 0 and _varying_slice(graph, node):
+        out.append(f"{where(node)}: one bound is computed in the body and the other is a "
+                   "constant, so the slice's length changes from one iteration to the next")
     elif isinstance(node, Loop):
         out.extend(_loop_problems(tc, graph, node, depth, notes))
     elif rule.traces_subgraphs:  # If: what its branches hold
@@ -62,21 +65,70 @@ def _problems(tc, graph: Graph, node: Node, depth: int, notes: list[Record]) -> 
     return out
 
 
+def _varying_slice(graph: Graph, node: Node) -> bool:
+    """A ``Slice`` in a loop body or branch (`graph`) whose start is computed there and whose
+    end is a constant, or the reverse (``x[i:]``): its length changes per iteration (a
+    difference known when compiling, ``x[i:i + k]``, is lowered)."""
+    if node.op_type != "Slice" or node.domain != "" or len(node.inputs) < 3:
+        return False
+
+    def const(v) -> bool:
+        return v is not None and (v.const is not None or
+                                  v.producer is not None and v.producer.op_type == "Constant")
+
+    inputs = {v.uid for v in graph.inputs}
+    own = {id(n) for n in graph.nodes}
+
+    def computed(v) -> bool:
+        """Whether `v` depends on the body's inputs (the iteration, carried values) through
+        ops other than Shape / Size (whose results are known when compiling)."""
+        seen, todo = set(), [v]
+        while todo:
+            u = todo.pop()
+            if u is None or u.uid in seen:
+                continue
+            seen.add(u.uid)
+            if u.uid in inputs:
+                return True
+            q = u.producer
+            if q is None or id(q) not in own or q.op_type in ("Shape", "Size", "Constant"):
+                continue
+            todo.extend(q.inputs)
+        return False
+
+    starts, ends = node.inputs[1], node.inputs[2]
+    return computed(starts) and const(ends) or const(starts) and computed(ends)
+
+
 _SAME_SHAPE = ("Identity", "Cast", "CastLike")
 #: ops between a carried value and the Concat that appends to it: they keep its length
 #: (Gather: a beam search reordering its sequences); a Slice may not (a sliding window)
 _THROUGH = _SAME_SHAPE + ("Reshape", "Unsqueeze", "Gather")
 
 
+#: ops whose output is at least as large as their first input (elementwise, broadcasting):
+#: a carried value grown before them is still grown after them
+_KEEP_GROWTH = _SAME_SHAPE + ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Neg", "Abs",
+                              "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Clip")
+
+
 def _grows(c) -> bool:
     """Is the carried value's next value a Concat of itself with something (a list appended
-    to, a growing KV cache)? Then its shape changes every iteration."""
+    to, a growing KV cache) or a Pad of itself (``x = F.pad(x, ...)``), possibly followed by
+    elementwise ops? Then its shape changes every iteration."""
     p = c.result.producer
-    while p is not None and p.op_type in _SAME_SHAPE:
+    while p is not None and p.op_type in _KEEP_GROWTH:
         p = p.inputs[0].producer if p.inputs and p.inputs[0] is not None else None
-    if p is None or p.op_type != "Concat":
+    if p is None or p.op_type not in ("Concat", "Pad"):
         return False
-    seen, todo = set(), [v for v in p.inputs if v is not None]
+    if p.op_type == "Pad":
+        pads = p.inputs[1] if len(p.inputs) > 1 else None
+        if pads is not None and pads.const is not None and not pads.const.any():
+            return False  # a Pad of nothing
+        todo = [v for v in p.inputs[:1] if v is not None]
+    else:
+        todo = [v for v in p.inputs if v is not None]
+    seen = set()
     while todo:
         v = todo.pop()
         if v is c.param:
@@ -99,6 +151,11 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                        "iteration (a Concat of itself), and XLA loops need a fixed shape")
             continue
         a, b = c.value.type, c.result.type
+        if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.rank is not None
+                and b.rank is not None and a.rank != b.rank):
+            out.append(f"{where(node)}: carried value '{c.param.name}' changes rank from "
+                       f"{a.rank} to {b.rank}")
+            continue
         if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.shape is not None
                 and b.shape is not None and all(isinstance(d, int) for d in a.shape + b.shape)
                 and a.shape != b.shape):

@@ -179,6 +179,7 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     _bind_captures(w, bd, loop)
     _bind_special_params(bd, loop)
     bd.bw.write_nodes(loop.body)
+    _check_carried_ranks(bd, loop)
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
     out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
     if bd.as_ti:
@@ -195,6 +196,24 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     for j, op, length in pads:
         outs[j] = _pad_output(w, loop, j, op, outs[j], length)
     return outs
+
+
+def _check_carried_ranks(bd: _Body, loop: Loop) -> None:
+    """Refuse a carried value whose body result has another rank than the value it starts
+    from (a list of declared shapes that the program breaks, e.g. ``z = z.unsqueeze(0)`` in
+    one branch and ``z = z.sum(0)`` in the other): an OpenVINO back edge keeps the
+    Parameter's rank (its CPU plugin refuses a dynamic one), and a rank written from either
+    side holds in some iterations only."""
+    for c, _ in bd.back_edges:
+        param = bd.bw.get(c.param)
+        res = bd.bw.get(c.result)
+        if param.shape is not None and res.shape is not None and \
+                len(param.shape) != len(res.shape):
+            i = loop.input_ports.index(c)
+            raise UnsupportedError(
+                f"{where(loop)}: carried value {i} ('{c.param.name}') enters the body with "
+                f"rank {len(param.shape)} and leaves it with rank {len(res.shape)}; an "
+                "OpenVINO Loop back edge keeps one rank (its CPU plugin needs a static rank)")
 
 
 def _as_tensor_iterator(loop: Loop) -> bool:

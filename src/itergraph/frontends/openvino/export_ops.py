@@ -57,7 +57,16 @@ def need_const(node: Node, i: int, what: str) -> np.ndarray:
 
 def _binary(ov_type: str, out_bool: bool = False, version: str = V1):
     def tr(w: NetWriter, node: Node, ins):
-        return w.one(ov_type, version, ins[:2], {"auto_broadcast": "numpy"},
+        a, b = ins[:2]
+        if out_bool and a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
+            # a comparison of a float with an integer tensor (torch.onnx writes ``row > 0``
+            # so, a file ONNX Runtime refuses): itergraph compares the values as NumPy
+            # does; OpenVINO needs one element type, the float one
+            if a.dtype.is_floating and b.dtype.is_integer:
+                b = w.one("ConvertLike", V1, [b, a], dtype=a.dtype, shape=b.shape)
+            elif b.dtype.is_floating and a.dtype.is_integer:
+                a = w.one("ConvertLike", V1, [a, b], dtype=b.dtype, shape=a.shape)
+        return w.one(ov_type, version, [a, b], {"auto_broadcast": "numpy"},
                      dtype=BOOL if out_bool else first_dtype(ins))
 
     return tr

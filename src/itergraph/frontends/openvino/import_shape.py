@@ -351,12 +351,12 @@ def _broadcast(b: Builder, layer: Layer, x):
 def _tile(b: Builder, layer: Layer, x):
     dt = out_dtype(layer, x)
     reps = b.to_i64(x[1])
-    r = require_rank(layer, x[0], 0)
+    r = rank_of(x[0])
     c = b.value_of(reps)
     shape = layer.inputs[1].shape
     n = int(c.size) if c is not None else (shape[0] if len(shape) == 1 else None)
     data = x[0]
-    if not isinstance(n, int):
+    if not isinstance(n, int) or r is None:  # e.g. a loop body's value of unknown rank
         return _tile_any_length(b, data, reps, r, dt)
     if n < r:
         reps = (b.i64([1] * (r - n) + c.reshape(-1).tolist()) if c is not None else
@@ -366,17 +366,19 @@ def _tile(b: Builder, layer: Layer, x):
     return b.op("Tile", [data, reps], dtype=dt)
 
 
-def _tile_any_length(b: Builder, data: Value, reps: Value, rank: int, dt) -> Value:
+def _tile_any_length(b: Builder, data: Value, reps: Value, rank: int | None, dt) -> Value:
     """Tile with repeats whose length is known only at run time (OpenVINO's TF frontend
-    computes them): both are padded with leading ones to the longer of the two, as
-    OpenVINO's Tile does, before the ONNX Tile (which needs equal lengths)::
+    computes them), or data whose rank is (`rank` None: a loop body's value): both are
+    padded with leading ones to the longer of the two, as OpenVINO's Tile does, before the
+    ONNX Tile (which needs equal lengths)::
 
         n = max(rank, len(reps))
         tile(data.reshape([1] * (n - rank) + data.shape), [1] * (n - len(reps)) + reps)
     """
     i64 = DataType.INT64
     count = b.op("Size", [reps], dtype=i64)
-    rank_c = b.const(np.array(rank, np.int64))
+    rank_c = (b.const(np.array(rank, np.int64)) if rank is not None else
+              b.op("Size", [b.op("Shape", [data], dtype=i64)], dtype=i64))
     zero = b.const(np.array(0, np.int64))
 
     def ones(k: Value) -> Value:
