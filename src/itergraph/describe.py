@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .ir import Carried, Concat, Graph, Invariant, Last, Loop, Sliced, Value
+from .ir.graph import ONNX_DOMAIN
 from .ir.state import has_state, variables
 from .ir.static_values import const_value
 from .ir.types import TensorType
@@ -116,7 +117,7 @@ def describe(graph: Graph) -> str:
     lines = [f"graph '{graph.name}'"]
     if graph.opset_imports:
         # the canonical loop's own domain is internal: a user's file never imports it
-        lines.append("opsets: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in
+        lines.append("opsets: " + ", ".join(f"{d or ONNX_DOMAIN} {v}" for d, v in
                                             sorted(graph.opset_imports.items())
                                             if d != "itergraph"))
     lines.append("inputs:")
@@ -170,7 +171,7 @@ def describe_dict(graph: Graph) -> dict:
     for _, n in graph.walk():
         counts[n.op_type] = counts.get(n.op_type, 0) + 1
     return {"graph": graph.name,
-            "opsets": {d or "ai.onnx": v for d, v in sorted(graph.opset_imports.items())
+            "opsets": {d or ONNX_DOMAIN: v for d, v in sorted(graph.opset_imports.items())
                        if d != "itergraph"},
             "inputs": [{"name": v.name, **_type_dict(v.type)} for v in graph.inputs
                        if v.const is None],

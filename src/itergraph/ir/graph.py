@@ -39,6 +39,16 @@ class Value:
         return f"Value({self.name!r}, {self.type})"
 
 
+#: The name files may give the standard ONNX domain, which the IR spells ``""``; the one
+#: place it is written outside the frontends (a label for it, and `canonical_domain`).
+ONNX_DOMAIN = "ai.onnx"
+
+
+def canonical_domain(domain: str) -> str:
+    """`domain` as the IR spells it: the standard domain is ``""``, however a file names it."""
+    return "" if domain == ONNX_DOMAIN else domain
+
+
 class Node:
     """One operator application.
 
@@ -59,8 +69,8 @@ class Node:
         name: str = "",
     ):
         self.op_type = op_type
-        # one spelling of the standard domain: files may also write it "ai.onnx"
-        self.domain = "" if domain == "ai.onnx" else domain
+        # one spelling of the standard domain: files may also write it ONNX_DOMAIN
+        self.domain = canonical_domain(domain)
         self.version = version
         self.name = name
         self.attrs: dict[str, Any] = dict(attrs or {})

@@ -136,6 +136,24 @@ def static_int(v: Value | None) -> int | None:
     return int(got.reshape(()))
 
 
+def fold(node: Node, args: list) -> list | None:
+    """`node`'s outputs computed now from `args` (its inputs, arrays or None for an omitted
+    one) with the injected kernels, when it is a pure standard op whose result is no larger
+    than its operands (as `static_value` computes); None when it is not, or the kernel
+    raises. `args` are not bounded: the caller already holds them (a pass laying out a
+    cell's weights)."""
+    t = traits(node.op_type, node.domain)
+    if (_runner is None or node.domain != "" or node.subgraphs() or Trait.PURE not in t
+            or not (t & _BOUNDED or node.op_type in _MOVES) or node.op_type == "Constant"):
+        return None
+    try:
+        with np.errstate(all="raise"):
+            outs = _runner(node, list(args))
+    except Exception:  # the run reports it, if the node runs at all
+        return None
+    return [o if isinstance(o, np.ndarray) else None for o in outs]
+
+
 class _Unknown(Exception):
     pass
 

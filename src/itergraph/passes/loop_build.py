@@ -1,10 +1,8 @@
-"""Building the nodes that replace a loop or part of one: a small node factory and the
-emission of body copies.
+"""Building the nodes that replace a loop or part of one: the emission of body copies.
 
-Not a pass itself: `unroll` and the loop-form passes use it.
+Not a pass itself: `unroll` and the loop-form passes use it, with the IR's node builder
+(`ir.builder.Builder`, re-exported here).
 
-- `Builder(graph, prefix)`: appends standard nodes (opset 13 spellings) to a list and
-  constants to `graph`'s initializers, with names under `prefix`;
 - `copy_iterations(b, loop, ks, state, piece)`: the body of `loop` copied once per
   iteration number in `ks`, wired in sequence from the carried values `state`.
 """
@@ -12,67 +10,12 @@ Not a pass itself: `unroll` and the loop-form passes use it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
-import numpy as np
-
+from ..ir.builder import Builder
 from ..ir.clone import clone_node, clone_value
-from ..ir.graph import Graph, Node, Value
+from ..ir.graph import Graph, Value
 from ..ir.loop import Carried, Invariant, Loop, Sliced
-from ..ir.types import Type
-from .loop_facts import bool_const, const_type, int_const
-
-
-class Builder:
-    """Nodes for `graph`, collected in `nodes` (the caller places them), and constants added
-    to `graph` as initializers. Every name starts with `prefix`."""
-
-    def __init__(self, graph: Graph, prefix: str):
-        self.graph = graph
-        self.prefix = prefix or "loop"
-        self.nodes: list[Node] = []
-        self._n = 0
-
-    def fresh(self, hint: str) -> str:
-        self._n += 1
-        return f"{self.prefix}_{hint}_{self._n}"
-
-    def const(self, array, hint: str = "c") -> Value:
-        a = np.asarray(array)
-        v = Value(self.fresh(hint), const_type(a), a)
-        self.graph.initializers.append(v)
-        return v
-
-    def i64(self, values, hint: str = "c") -> Value:
-        return self.const(np.asarray(values, np.int64), hint)
-
-    def node(self, op: str, inputs: Iterable[Value | None], attrs: dict[str, Any] | None = None,
-             *, out: Value | None = None, type: Type | None = None, version: int = 13,
-             hint: str | None = None) -> Value:
-        """Append ``op(inputs)`` and return its output (`out` when given, else a new value of
-        `type`)."""
-        if out is None:
-            out = Value(self.fresh(hint or op.lower()), type)
-        self.nodes.append(Node(op, list(inputs), [out], attrs, version=version,
-                               name=self.fresh(op)))
-        return out
-
-    def unsqueeze(self, v: Value, axis: int, **kw) -> Value:
-        return self.node("Unsqueeze", [v, self.i64([axis], "axes")], **kw)
-
-    def concat(self, vals: list[Value], axis: int, out: Value | None = None) -> Value:
-        if len(vals) == 1:
-            return self.node("Identity", vals, out=out, version=16)
-        return self.node("Concat", vals, {"axis": axis}, out=out)
-
-    def piece(self, x: Value, axis: int, start: int, size: int, keep_axis: bool,
-              type: Type | None = None) -> Value:
-        """``x[start:start+size]`` along `axis`, the axis dropped when not `keep_axis` (then
-        `size` is 1)."""
-        if not keep_axis:
-            return self.node("Gather", [x, self.i64(start, "index")], {"axis": axis}, type=type)
-        return self.node("Slice", [x, self.i64([start], "start"), self.i64([start + size], "end"),
-                                   self.i64([axis], "axis")], type=type)
+from .loop_facts import bool_const, int_const
 
 
 def copy_iterations(b: Builder, loop: Loop, ks: Iterable[int], state: list[Value],

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Loop
 from ..ir.static_values import static_int
-from ..ir.types import DataType, TensorType
+from ..ir.types import TensorType
 from .loop_motion import const_value, static_shape
 
 
@@ -119,5 +119,3 @@ def bool_const(v_type) -> np.ndarray:
     return np.full(shape, True)
 
 
-def const_type(a: np.ndarray) -> TensorType:
-    return TensorType(DataType.from_numpy(a.dtype), tuple(a.shape))

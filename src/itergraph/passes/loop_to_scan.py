@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Concat, Last, Loop
 from ..ir.types import TensorType
 from .base import LoopPass
-from .loop_build import Builder
 from .loop_motion import static_shape
 from .skip_report import SkipReport
 from .slice_counted import count_by_slices, is_tensor_iterator_form

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Invariant, Loop, Sliced
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
-from .loop_build import Builder
 from .loop_motion import static_shape
 
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.builder import Builder, const_type
 from ..ir.graph import Graph, Value
 from ..ir.loop import Concat, Last, Loop, Sliced
 from ..ir.static_values import static_value
 from ..ir.traversal import replace_all_uses
 from ..ir.types import DataType, TensorType
 from .iteration_gather import iteration_gather
-from .loop_build import Builder
-from .loop_facts import bool_const, condition_never_stops, const_type, static_count
+from .loop_facts import bool_const, condition_never_stops, static_count
 from .loop_motion import static_shape
 
 #: the most entries of the constant sliced input that carries the iteration number or the

@@ -9,13 +9,14 @@ the iterations left over (copied when their number is static, else the original 
 
 from __future__ import annotations
 
+from ..ir.builder import Builder
 from ..ir.clone import clone_value
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Invariant, Last, Loop, Sliced
 from ..ir.static_values import static_int
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from .base import LoopPass
-from .loop_build import Builder, copy_iterations, drop_unread_initializers
+from .loop_build import copy_iterations, drop_unread_initializers
 from .loop_facts import condition_never_stops, int_const, static_count
 from .loop_motion import static_shape
 from .skip_report import SkipReport

@@ -49,6 +49,11 @@ class Bailout(ExecutionError):
     run-time bounds give another size than the static one): the run is redone on NumPy."""
 
 
+#: The message of the iteration limit (``{max_iterations}`` filled in), for the loop lowering
+#: and the fused recurrent sequence alike.
+LIMIT_MESSAGE = "stopped after max_iterations={max_iterations} iterations"
+
+
 class TooLarge(ExecutionError):
     """A buffer that cannot fit in memory, refused while tracing (before anything is
     allocated). `iterations`: the iteration count of `loop` it was sized for, when that is

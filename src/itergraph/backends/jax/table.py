@@ -56,7 +56,8 @@ _loaded = False
 
 
 def load_all() -> None:
-    """Import every rule module of `ops` so that each registers its ops (idempotent)."""
+    """Import every rule module of `ops`, and `control_flow`, so that each registers its ops
+    (idempotent)."""
     global _loaded
     if _loaded:
         return
@@ -67,6 +68,7 @@ def load_all() -> None:
 
     for info in pkgutil.iter_modules(ops.__path__):
         importlib.import_module(f"{ops.__name__}.{info.name}")
+    importlib.import_module(f"{__package__}.control_flow")
     _loaded = True
 
 

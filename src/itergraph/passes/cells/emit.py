@@ -15,12 +15,13 @@ from typing import Union
 
 import numpy as np
 
-from ...ir.canonical import int_operand
+from ...ir.builder import Builder
 from ...ir.clone import clone_node
 from ...ir.graph import Graph, Node, Value
+from ...ir.static_values import fold
 from ...ir.types import DataType, TensorType
 from ..loop_motion import LoopScope, const_value
-from .affine import Inv, slice_ranges, split_sizes
+from .affine import Inv
 
 Operand = Union[np.ndarray, Value]
 
@@ -40,14 +41,13 @@ class Emitter:
     def __init__(self, graph: Graph, scope: LoopScope, prefix: str):
         self.graph = graph
         self.scope = scope
-        self.prefix = prefix or "cell"
-        self.nodes: list[Node] = []
+        # the IR's node builder makes the nodes and names ("prefix/what_n")
+        self.builder = Builder(graph, prefix or "cell", sep="/")
+        self.nodes: list[Node] = self.builder.nodes
         self._outer: dict[int, Operand] = {}
-        self._n = 0
 
     def _name(self, what: str) -> str:
-        self._n += 1
-        return f"{self.prefix}/{what}_{self._n}"
+        return self.builder.fresh(what)
 
     def value(self, x: Operand, what: str = "const") -> Value:
         """`x` as a Value (an array becomes a new initializer of the graph)."""
@@ -63,11 +63,9 @@ class Emitter:
         ins = [None if x is None else self.value(x) for x in inputs]
         outs = outputs if not isinstance(outputs, int) else [
             Value(self._name(op)) for _ in range(outputs)]
-        n = Node(op, ins, outs, attrs or {}, domain=domain,
-                 version=VERSIONS.get(op) if version is None else version,
-                 name=name or self._name(op))
-        self.nodes.append(n)
-        return n
+        return self.builder.add(op, ins, outs, attrs, domain=domain,
+                                version=VERSIONS.get(op) if version is None else version,
+                                name=name)
 
     def op(self, op: str, inputs: list, attrs: dict | None = None, out: Value | None = None
            ) -> Value:
@@ -220,51 +218,17 @@ class Emitter:
         return copy.outputs[v.index]
 
 
+#: The ops `Emitter.outer` computes when their inputs are known (the layout ops of a cell's
+#: weights); others are copied out of the loop.
+_FOLDED = frozenset({"Identity", "Transpose", "Squeeze", "Unsqueeze", "Reshape", "Concat",
+                     "Slice", "Split", "Add", "Sub", "Mul", "Neg"})
+
+
 def _fold(p: Node, ins: list, index: int) -> np.ndarray | None:
-    """`p`'s output `index` computed now, when its inputs are arrays and its op simple."""
-    if any(x is not None and not isinstance(x, np.ndarray) for x in ins) or not ins:
+    """`p`'s output `index` computed now (by the one constant evaluator,
+    `ir.static_values.fold`), when its inputs are arrays and its op one of `_FOLDED`."""
+    if any(x is not None and not isinstance(x, np.ndarray) for x in ins) or not ins \
+            or p.op_type not in _FOLDED:
         return None
-    op, x = p.op_type, ins[0]
-    try:
-        if op == "Identity":
-            return x
-        if op == "Transpose":
-            perm = p.attrs.get("perm")
-            return x.transpose(None if perm is None else [int(k) for k in perm])
-        if op in ("Squeeze", "Unsqueeze"):
-            axes = int_operand(p, 1)
-            if axes is None:
-                return None
-            if op == "Squeeze":
-                return np.squeeze(x, tuple(a % x.ndim for a in axes))
-            r = x.ndim + len(axes)
-            return np.expand_dims(x, tuple(sorted(a % r for a in axes)))
-        if op == "Reshape" and not p.attrs.get("allowzero", 0) and ins[1] is not None:
-            shape = [x.shape[i] if int(d) == 0 else int(d) for i, d in enumerate(ins[1])]
-            return x.reshape(shape)
-        if op == "Concat":
-            return np.concatenate(ins, axis=int(p.attrs.get("axis", 0)))
-        if op == "Slice":
-            r = slice_ranges(p, x.shape)
-            if r is None:
-                return None
-            idx = [slice(None)] * x.ndim
-            for a, (lo, hi) in r.items():
-                idx[a] = slice(lo, hi)
-            return x[tuple(idx)]
-        if op == "Split":
-            axis = int(p.attrs.get("axis", 0)) % x.ndim
-            sizes = split_sizes(p, x.shape[axis])
-            if sizes is None:
-                return None
-            lo = int(np.sum(sizes[:index]))
-            return np.take(x, np.arange(lo, lo + sizes[index]), axis=axis)
-        if op in ("Add", "Sub", "Mul") and len(ins) == 2:
-            a, b = ins
-            out = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](a, b)
-            return out.astype(np.result_type(a.dtype, b.dtype))
-        if op == "Neg":
-            return -x
-    except (ValueError, IndexError, TypeError):
-        return None
-    return None
+    outs = fold(p, ins)
+    return None if outs is None or index >= len(outs) else outs[index]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from ...ir.graph import canonical_domain
 from ..core import Tensor
 from . import control, ops, ops_index, ops_nn, rnn  # noqa: F401 - they register the importers
 from .context import Context
@@ -114,7 +115,7 @@ class OnnxParser:
         return ok, []
 
     def _parse_proto(self, proto, base_dir: str) -> bool:
-        opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 1)
+        opset = next((o.version for o in proto.opset_import if canonical_domain(o.domain) == ""), 1)
         ctx = Context(self.network, opset, base_dir)
         graph = proto.graph
         inits = {i.name for i in graph.initializer}

@@ -6,6 +6,7 @@ import onnx
 from onnx import numpy_helper
 
 from ...errors import Error
+from ...ir.graph import canonical_domain
 from ..core import Tensor
 from .errors import ErrorCode, ImportFailure, NodeFailure, ParserError, fail, node_name
 
@@ -46,7 +47,7 @@ def import_graph(ctx, graph, layer_outputs: dict | None = None) -> None:
         saved = ctx.node, ctx.layer_count
         ctx.node, ctx.layer_count = node, 0
         try:
-            if node.domain not in ("", "ai.onnx"):
+            if canonical_domain(node.domain) != "":
                 fail(ErrorCode.UNSUPPORTED_NODE, f"No importer registered for op: {node.op_type} "
                      f"(domain '{node.domain}')")
             fn = IMPORTERS.get(node.op_type)

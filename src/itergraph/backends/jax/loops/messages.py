@@ -9,9 +9,7 @@ from ...common.loop_memory import (  # noqa: F401 - shared with the NumPy backen
     output_names,
     too_large_message,
 )
-from ..context import TooLarge
-
-LIMIT_MESSAGE = "stopped after max_iterations={max_iterations} iterations"
+from ..context import LIMIT_MESSAGE, TooLarge  # noqa: F401 - LIMIT_MESSAGE read from here
 
 
 def beyond_message(loop: Loop, j: int, count: int, p: Sliced) -> str:

@@ -21,6 +21,7 @@ from ...common.rnn import (
     step_count,
     with_last_y,
 )
+from ..context import LIMIT_MESSAGE
 from ..table import lowering
 from ._util import precision
 from .rnn_scan import scan_direction
@@ -244,8 +245,6 @@ def _sequence(cx, x, w, r, b=None, rb=None, h0=None, c0=None, p=None, steps=None
               o0=None):
     """The fused ``RecurrentSequence`` (`passes.fuse_cells`): the step count must be known
     while tracing (XLA shapes are static); a traced one cannot be lowered."""
-    from ..loops.messages import LIMIT_MESSAGE
-
     node = cx.node
     at = RnnAttrs.from_node(node)
     if steps is not None:
