@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import where
 from ..ir.graph import Graph, Node, Value
+from ..ir.inference import node_output_types
 from ..ir.loop import Carried, Concat, Last, Loop
 from ..ir.traversal import replace_all_uses
 from ..ir.types import DataType, SequenceType, TensorType
@@ -173,9 +174,8 @@ def _element_rank(element: Value, c: Carried, concats: list[Node]) -> int | None
 
 
 def _computed_rank(element: Value) -> int | None:
-    """The rank ONNX's inference gives `element` from its producer's inputs, if any."""
-    from ..shapes.infer_shapes import node_output_types  # shapes imports passes
-
+    """The rank ONNX's inference gives `element` from its producer's inputs, if any
+    (`ir.inference`)."""
     n = element.producer
     if n is None or n.domain != "" or n.subgraphs():
         return None

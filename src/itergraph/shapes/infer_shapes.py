@@ -21,6 +21,7 @@ from ..frontends.onnx.export_common import declarable
 from ..frontends.onnx.node_export import attr_kind
 from ..frontends.onnx.types import tensor_to_onnx, type_from_onnx, type_to_onnx
 from ..ir.graph import Graph, Node, Value
+from ..ir.inference import set_node_inference
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
@@ -405,3 +406,6 @@ def complete_step_types(graph: Graph) -> int:
             v.type = t
             done += 1
     return done
+
+
+set_node_inference(node_output_types)
