@@ -71,13 +71,7 @@ def _growing_loop() -> onnx.ModelProto:
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
 
-@pytest.mark.parametrize("fixed", [
-    False,
-    pytest.param(True, marks=pytest.mark.xfail(
-        strict=True, reason="OpenVINO 2026.4 CPU plugin: a Loop whose carried value grows, "
-        "its final value unused, on static input shapes, reads garbage from iteration 1 on "
-        "(its ONNX reader alike); not yet worked around by the writer")),
-])
+@pytest.mark.parametrize("fixed", [False, True])
 def test_loop_growing_carried_value_unused(tmp_path, fixed):
     m = _growing_loop()
     path = tmp_path / "grow.onnx"
