@@ -279,10 +279,10 @@ def _flatten(w: NetWriter, node: Node, ins):
     axis = int(node.attrs.get("axis", 1))
     x = ins[0]
     r = rank(x)
-    if axis < 0:
-        if r is None:
-            raise UnsupportedError(f"{where(node)}: a negative axis needs the input rank")
+    if axis < 0 and r is not None:
         axis += r
+    # a negative axis on an input of unknown rank: the leading dims are ``shape[:axis]``,
+    # a Slice with a negative end, computed at run time (an empty product is 1)
     if axis == 0:
         pattern = w.i64([1, -1])
     else:

@@ -18,8 +18,11 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
+import numpy as np
+
 from ...errors import ModelError
 from ...ir.graph import Graph
+from ...ir.types import DataType
 from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
 
 # the translator modules register their ops in the export table when imported
@@ -47,7 +50,8 @@ from . import (  # noqa: F401
     export_state,
     export_strings,
 )
-from .net_writer import NetWriter, Weights, used_weights, value_dtype, value_shape
+from .elements import to_element_type
+from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:
@@ -83,8 +87,9 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     for v in graph.initializers:
         nw.get(v)
     nw.write_nodes(graph)
-    for v in graph.outputs:
-        out = nw.get(v)
+    outs = [nw.get(v) for v in graph.outputs]
+    _keep_loop_outputs(nw, outs)
+    for v, out in zip(graph.outputs, outs, strict=True):
         nw.name_port(out, v.name)
         nw.result(out, name=f"{v.name}/sink_port_0")
     net = nw.element("net")
@@ -94,3 +99,44 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     ET.indent(net, "\t")
     xml_bytes = b'<?xml version="1.0"?>\n' + ET.tostring(net, encoding="utf-8")
     return xml_bytes, data
+
+
+def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> None:
+    """Keep every unread Loop/TensorIterator output of dynamic shape read, by a model output.
+
+    OpenVINO 2026.4's CPU plugin, on static input shapes, computes a loop wrong from its
+    second iteration on when a carried value that grows (a K/V cache grown by ``Concat``) is
+    not read after the loop: the body reads garbage for it (its ONNX reader alike). Reading
+    the value's shape is enough: the first numeric model output `o` becomes
+    ``o - Convert(ReduceMin(ShapeOf(v)) * 0)`` (exact: ``-0.0 - 0`` stays ``-0.0``)."""
+    read = {(e[0], e[1]) for e in nw.edges}
+    loose = []
+    for lid, el in enumerate(nw.layers):
+        if el.get("type") not in ("Loop", "TensorIterator") or el.find("output") is None:
+            continue
+        for port in el.find("output"):
+            pid = int(port.get("id"))
+            dims = [d.text for d in port.findall("dim")]
+            if (lid, pid) not in read and any(d is None or int(d) < 0 for d in dims):
+                loose.append(Out(lid, pid, None, tuple([None] * len(dims)), id(nw)))
+    target = next((j for j, o in enumerate(outs) if o is not None and o.dtype is not None
+                   and o.dtype not in (DataType.BOOL, DataType.STRING)), None)
+    if not loose or target is None:
+        return
+    zero = None
+    for v in loose:
+        shape = nw.one("ShapeOf", "opset3", [v], {"output_type": "i64"}, dtype=DataType.INT64,
+                       shape=(len(v.shape),))
+        low = nw.one("ReduceMin", "opset1", [shape, nw.i64([0])], {"keep_dims": False},
+                     dtype=DataType.INT64, shape=())
+        zero = low if zero is None else nw.one("Add", "opset1", [zero, low],
+                                               {"auto_broadcast": "numpy"},
+                                               dtype=DataType.INT64, shape=())
+    zero = nw.one("Multiply", "opset1", [zero, nw.const(np.array(0, np.int64))],
+                  {"auto_broadcast": "numpy"}, dtype=DataType.INT64, shape=())
+    o = outs[target]
+    if o.dtype != DataType.INT64:
+        zero = nw.one("Convert", "opset1", [zero], {"destination_type": to_element_type(o.dtype)},
+                      dtype=o.dtype, shape=())
+    outs[target] = nw.one("Subtract", "opset1", [o, zero], {"auto_broadcast": "numpy"},
+                          dtype=o.dtype, shape=o.shape)
