@@ -253,7 +253,9 @@ def _package(mod: str) -> str:
     return ".".join(parts[:2])
 
 
-def _sccs(edges: dict[str, set[str]]) -> list[set[str]]:
+def sccs(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components with more than one node (also used by
+    `test_layers.py`)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -294,7 +296,7 @@ def package_cycles(package=_package) -> list[str]:
         pm = package(m)
         edges.setdefault(pm, set()).update(package(t) for t in ts if package(t) != pm
                                            and not pm.startswith(package(t) + "."))
-    return [" <-> ".join(sorted(c)) for c in _sccs(edges)]
+    return [" <-> ".join(sorted(c)) for c in sccs(edges)]
 
 
 def subpackage_cycles() -> list[str]:

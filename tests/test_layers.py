@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import itergraph
+from structure_metrics import sccs as _sccs
 
 PKG = "itergraph"
 SRC = Path(itergraph.__file__).resolve().parents[1]
@@ -122,44 +123,6 @@ def test_no_backend_imports_another_backends_private_names():
             if private or private_mod:
                 bad.append(f"{mod} imports {target}: {names}")
     assert not bad, "\n".join(bad)
-
-
-def _sccs(edges: dict[str, set[str]]) -> list[set[str]]:
-    """Tarjan's strongly connected components with more than one module."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[set[str]] = []
-    counter = [0]
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = set()
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.add(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(comp)
-
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
 
 
 def test_no_accidental_import_cycle():
