@@ -280,6 +280,24 @@ def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: boo
     return None if add is None else add[:, None]
 
 
+def _attend(node, xp, matmul, q, k, v, mask, attention_bias, head_size: int, dtype):
+    """``softmax(q k^T * scale + mask + attention_bias) v`` over heads ``[B, N, S, H]``:
+    `scale` the node's or ``1 / sqrt(head_size)``, the mask as `attention_mask` reads it
+    (with the node's ``unidirectional``)."""
+    batch, seq, total = q.shape[0], q.shape[2], k.shape[2]
+    scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(head_size)
+    scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, dtype)
+    add = attention_mask(node, xp, mask, batch, seq, total,
+                         bool(int(attr(node, "unidirectional", 0))), dtype)
+    if add is not None:
+        scores = scores + add
+    if attention_bias is not None:
+        scores = scores + attention_bias
+    scores = scores - xp.max(scores, axis=-1, keepdims=True)
+    e = xp.exp(scores)
+    return matmul(e / xp.sum(e, axis=-1, keepdims=True), v)
+
+
 def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bias=None,
                    past_sequence_length=None, *, matmul=None):
     """``Attention`` (com.microsoft): multi-head self-attention with the merged Q/K/V
@@ -320,19 +338,7 @@ def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bi
                           f"(2, {batch}, {n}, P, {hk // n}) (or V's size differs from K's)")
         k = xp.concatenate([past[0].astype(k.dtype), k], axis=2)
         v = xp.concatenate([past[1].astype(v.dtype), v], axis=2)
-    total = k.shape[2]
-    scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(hq // n)
-    scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, x.dtype)
-    add = attention_mask(node, xp, mask, batch, seq, total,
-                         bool(int(attr(node, "unidirectional", 0))), x.dtype)
-    if add is not None:
-        scores = scores + add
-    if attention_bias is not None:
-        scores = scores + attention_bias
-    scores = scores - xp.max(scores, axis=-1, keepdims=True)
-    e = xp.exp(scores)
-    probs = e / xp.sum(e, axis=-1, keepdims=True)
-    out = matmul(probs, v)
+    out = _attend(node, xp, matmul, q, k, v, mask, attention_bias, hq // n, x.dtype)
     out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, hv))
     if len(node.outputs) < 2:
         return (out.astype(x.dtype),)
@@ -393,18 +399,7 @@ def multi_head_attention_node(node, xp, query, key=None, value=None, bias=None,
     else:
         raise UnsupportedError(f"{where(node)}: key {tuple(key.shape)} / value "
                                f"{tuple(value.shape)} forms are not supported")
-    total = k.shape[2]
-    scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(hs)
-    scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, query.dtype)
-    add = attention_mask(node, xp, key_padding_mask, batch, seq, total,
-                         bool(int(attr(node, "unidirectional", 0))), query.dtype)
-    if add is not None:
-        scores = scores + add
-    if attention_bias is not None:
-        scores = scores + attention_bias
-    scores = scores - xp.max(scores, axis=-1, keepdims=True)
-    e = xp.exp(scores)
-    out = matmul(e / xp.sum(e, axis=-1, keepdims=True), v)
+    out = _attend(node, xp, matmul, q, k, v, key_padding_mask, attention_bias, hs, query.dtype)
     out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, dv))
     return (out.astype(query.dtype), k.astype(query.dtype),
             v.astype(query.dtype))[:max(1, len(node.outputs))]

@@ -29,7 +29,7 @@ from ....errors import ExecutionError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, refuse_outputs, split_args
+from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, prompt, refuse_outputs, split_args
 from .gen_logits import process_logits
 
 
@@ -143,13 +143,8 @@ def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_ret
 
 def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
     """``(first, advance, seqs)`` of `beam_search` for a GPT decoder (``model_type`` 0)."""
-    ids = np.asarray(ids).astype(np.int32)
+    ids, mask, pos = prompt(node, ids, max_length, pad, mask)
     B, S = ids.shape
-    if S >= max_length:
-        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
-                             f"{max_length}")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
     seqs = np.repeat(ids, K, axis=0)
     R = B * K
     st = {"pos": np.repeat(pos, K, axis=0), "m": np.repeat(mask.astype(np.int64), K, axis=0),

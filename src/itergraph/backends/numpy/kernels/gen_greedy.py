@@ -122,16 +122,23 @@ def _decoder(node: Node, ctx: CompileContext):
     return plan, pasts, idt, mdt
 
 
+def prompt(node, ids, max_length: int, pad: int, mask=None):
+    """``(ids, mask, positions)`` of a decoder-only prompt: int32 ids ``[B, S]`` (S must
+    be below `max_length`), the attention mask (the given one, else ``ids != pad``) and
+    each token's position among the unmasked ones (0 where masked)."""
+    ids = np.asarray(ids).astype(np.int32)
+    if ids.shape[1] >= max_length:
+        raise ExecutionError(f"{where(node)}: input_ids length {ids.shape[1]} must be below "
+                             f"max_length {max_length}")
+    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
+    return ids, mask, np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+
+
 def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
              process=lambda scores, seqs, step: scores):
     """Decoder-only generation with one row per sequence; ``pick(scores) -> tokens``."""
-    ids = np.asarray(ids).astype(np.int32)
+    ids, mask, pos = prompt(node, ids, max_length, pad, mask)
     B, S = ids.shape
-    if S >= max_length:
-        raise ExecutionError(f"{where(node)}: input_ids length {S} must be below max_length "
-                             f"{max_length}")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    pos = np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
     past = [np.zeros((k, B, h, 0, d), dt) for k, h, d, dt in pasts]
     done = np.zeros(B, bool)
     step_ids, m = ids, mask.astype(np.int64)
