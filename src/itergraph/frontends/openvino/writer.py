@@ -88,8 +88,9 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
         nw.get(v)
     nw.write_nodes(graph)
     outs = [nw.get(v) for v in graph.outputs]
-    _keep_loop_outputs(nw, outs)
-    for v, out in zip(graph.outputs, outs, strict=True):
+    kept = _keep_loop_outputs(nw, outs)
+    for i, v in enumerate(graph.outputs):
+        out = outs[i] if i in kept else nw.get(v)  # (a repeated output: a port of its own)
         nw.name_port(out, v.name)
         nw.result(out, name=f"{v.name}/sink_port_0")
     net = nw.element("net")
@@ -101,15 +102,16 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     return xml_bytes, data
 
 
-def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> None:
+def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> set[int]:
     """Keep every unread Loop/TensorIterator output of dynamic shape read, by a model output.
 
     OpenVINO 2026.4's CPU plugin, on static input shapes, computes a loop wrong from its
     second iteration on when a carried value that grows (a K/V cache grown by ``Concat``) is
     not read after the loop: the body reads garbage for it (its ONNX reader alike). Reading
     the value's shape is enough: the first numeric model output `o` becomes
-    ``o - Convert(ReduceMin(ShapeOf(v)) * 0)`` (exact: ``-0.0 - 0`` stays ``-0.0``)."""
-    read = {(e[0], e[1]) for e in nw.edges}
+    ``o - Convert(ReduceMin(ShapeOf(v)) * 0)`` (exact: ``-0.0 - 0`` stays ``-0.0``). Returns
+    the positions of `outs` it replaced."""
+    read = {(e[0], e[1]) for e in nw.edges} | {(o.layer, o.port) for o in outs if o is not None}
     loose = []
     for lid, el in enumerate(nw.layers):
         if el.get("type") not in ("Loop", "TensorIterator") or el.find("output") is None:
@@ -122,7 +124,7 @@ def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> None:
     target = next((j for j, o in enumerate(outs) if o is not None and o.dtype is not None
                    and o.dtype not in (DataType.BOOL, DataType.STRING)), None)
     if not loose or target is None:
-        return
+        return set()
     zero = None
     for v in loose:
         shape = nw.one("ShapeOf", "opset3", [v], {"output_type": "i64"}, dtype=DataType.INT64,
@@ -140,3 +142,4 @@ def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> None:
                       dtype=o.dtype, shape=())
     outs[target] = nw.one("Subtract", "opset1", [o, zero], {"auto_broadcast": "numpy"},
                           dtype=o.dtype, shape=o.shape)
+    return {target}
