@@ -103,3 +103,12 @@ def has(node, trait: Trait) -> bool:
 def ops_with(trait: Trait) -> frozenset[str]:
     """Names of the standard ops having every trait in `trait`."""
     return frozenset(op for op, t in TRAITS.items() if trait in t)
+
+
+def normalized_axes(node, rank: int) -> list[int]:
+    """The axes a ``Softmax``, ``LogSoftmax`` or ``Hardmax`` node normalizes over, for an
+    input of `rank`: its ``axis`` alone from opset 13 on; before, the input is read as a
+    matrix whose rows are the axes before ``axis`` (default 1), so every axis from it on."""
+    if node.version is not None and node.version >= 13:
+        return [int(node.attrs.get("axis", -1)) % rank]
+    return list(range(int(node.attrs.get("axis", 1)) % rank, rank))

@@ -34,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.batch_axis import Batched, Verdict, per_example
 from ..errors import ExecutionError, InputError
 from ..feeds import check_feeds
 from ..ir.state import has_state
 from ..ir.types import TensorType
-from .batch_axis import Batched, Verdict, per_example
 
 MAX_PENDING_BATCHES = 4  # inputs held back for grouping, in batches, before a partial batch runs
 

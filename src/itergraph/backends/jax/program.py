@@ -25,6 +25,7 @@ from . import config
 from .big_constants import collect_big
 from .context import Bailout, CompileCache
 from .fast_call import build, signature
+from .padded_calls import PaddedCalls
 from .planner import Tail
 from .records import Record
 from .table import load_all
@@ -105,6 +106,7 @@ class CompiledGraph:
                  rewrite: bool = True, fuse: bool = True):
         load_all()
         _check_unlowered(graph)
+        self._padded = PaddedCalls(self, graph, lambda g: CompiledGraph(g, initial_capacity))
         if rewrite:
             fused = _fused(graph) if fuse else None
             graph = _laid_out(graph if fused is None else fused)
@@ -188,16 +190,30 @@ class CompiledGraph:
 
     # ------------------------------------------------------------------ public
     def signature(self, feeds: dict[str, Any], max_iterations: int | None) -> tuple | None:
-        """The key runs of `feeds` are compiled under (None: not host arrays)."""
+        """The key runs of `feeds` are compiled under (None: not host arrays); a signature
+        that runs padded (`padded_calls`) has its padded key."""
         promoted = tuple(self._name_of[u] for u in self._root.promoted)
-        return signature(feeds, self._feed_names, promoted, max_iterations)
+        key = signature(feeds, self._feed_names, promoted, max_iterations)
+        if key is None or key in self._compiled_keys or not self._compiled_keys:
+            return key
+        return self._padded.key(key, feeds, max_iterations) or key
 
     def compiled_for(self, key: tuple | None) -> bool:
         """Has a run of this signature (`signature`) been compiled?"""
+        if key is not None and key[0] == "padded":
+            return self._padded.compiled_for(key)
         return key is not None and key in self._compiled_keys
+
+    @property
+    def compiled_signatures(self) -> int:
+        """How many programs runs have compiled: one per signature, or per padded length
+        (`padded_calls`)."""
+        return len(self._compiled_keys) + self._padded.compiled_signatures
 
     def prepared_call(self, key: tuple | None):
         """The `fast_call.FastCall` of this signature, if there is one."""
+        if key is not None and key[0] == "padded":
+            return self._padded.prepared_call(key)
         return self._fast.get(key) if key is not None else None
 
     def run(self, feeds: dict[str, Any], max_iterations: int | None = None) -> dict[str, Any]:
@@ -216,6 +232,10 @@ class CompiledGraph:
             out = fast(feeds)
             if out is not None:
                 return out
+        elif key not in self._compiled_keys and self._compiled_keys:
+            padded = self._padded.key(key, feeds, max_iterations)
+            if padded is not None:
+                return self._padded.run(padded, feeds, max_iterations)
         bailouts = self.bailouts
         out = self._run(feeds, max_iterations)
         if len(self._root.promoted) == len(promoted) and len(self._compiled_keys) < 4096:

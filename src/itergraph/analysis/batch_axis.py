@@ -30,6 +30,7 @@ refusing a safe graph costs speed, admitting an unsafe one would cost correctnes
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +38,8 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
-from ..ir.static_values import static_value
-from ..ir.traits import Trait, traits
+from ..ir.static_values import partial_shape, static_value
+from ..ir.traits import Trait, normalized_axes, traits
 from ..ir.types import TensorType
 
 
@@ -295,11 +296,10 @@ def _along_other_axis(default: int):
 
 def _softmax(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    if node.version is None or node.version < 13:  # opset < 13: all axes from `axis` on
-        if b.axis >= _norm(node, int(node.attrs.get("axis", 1)), b.rank):
-            _refuse(node, "it flattens the batch axis into the normalized axes")
-    if node.version is None or node.version >= 13:
-        return _along_other_axis(-1)(node, ins)
+    axes = normalized_axes(node, b.rank)
+    if b.axis in axes:
+        _refuse(node, "it works along the batch axis" if len(axes) == 1 else
+                "it flattens the batch axis into the normalized axes")
     return [b]
 
 
@@ -356,14 +356,28 @@ def _unsqueeze(node: Node, ins: list) -> list[State]:
 
 
 def _reshape(node: Node, ins: list) -> list[State]:
+    """A Reshape keeps slices apart when it moves whole slices: the dims before the batch axis
+    multiply to the same count in the input and the target, and so do the dims after it (a
+    target ``0`` copying a leading batch axis, or one ``-1`` standing for the batch extent)."""
     b = _only_first_batched(node, ins)
     shape = static_value(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("shape")
-    if shape is None or b.axis != 0 or node.attrs.get("allowzero", 0):
-        _refuse(node, "only a Reshape that copies a leading batch axis (0) is per example")
+    if shape is None or node.attrs.get("allowzero", 0):
+        _refuse(node, "its target shape is not constant")
     shape = [int(x) for x in np.atleast_1d(shape)]
-    if not shape or shape[0] != 0:
-        _refuse(node, "only a Reshape that copies a leading batch axis (0) is per example")
-    return [Batched(0, len(shape))]
+    if shape and shape[0] == 0 and b.axis == 0:
+        return [Batched(0, len(shape))]
+    dims = partial_shape(node.inputs[0])
+    if dims is None or len(dims) != b.rank or shape.count(-1) != 1:
+        _refuse(node, "it may mix the batch axis with others")
+    k = shape.index(-1)
+    target = [dims[i] if x == 0 and i < len(dims) else x for i, x in enumerate(shape)]
+    before, after = dims[:b.axis], dims[b.axis + 1:]
+    if None in before or None in after \
+            or any(x is None or x < 0 for i, x in enumerate(target) if i != k) \
+            or int(np.prod(before)) != int(np.prod(target[:k])) \
+            or int(np.prod(after)) != int(np.prod(target[k + 1:])):
+        _refuse(node, "it may mix the batch axis with others")
+    return [Batched(k, len(shape))]
 
 
 def _flatten(node: Node, ins: list) -> list[State]:
@@ -376,6 +390,9 @@ def _flatten(node: Node, ins: list) -> list[State]:
 def _cell(node: Node, ins: list) -> list[State]:
     layout = int(node.attrs.get("layout", 0))
     x_axis, state_axis = (0, 0) if layout else (1, 1)
+    cells = _PADDED_CELLS.get()
+    if cells is not None and ins[0] == Batched(1 - x_axis, 3):
+        return _padded_cell(node, ins, cells, 1 - x_axis)
     want = {0: Batched(x_axis, 3), 4: Batched(0, 1), 5: Batched(state_axis, 3),
             6: Batched(state_axis, 3)}
     for i, s in enumerate(ins):
@@ -387,6 +404,66 @@ def _cell(node: Node, ins: list) -> list[State]:
             _refuse(node, f"input {i} (weights) is batched")
     y = Batched(0, 4) if layout else Batched(2, 4)
     return [y] + [Batched(state_axis, 3)] * (len(node.outputs) - 1)
+
+
+def _padded_cell(node: Node, ins: list, cells: list[Node], time_axis: int) -> list[State]:
+    """A cell whose steps are the padded axis (`padded_prefix`): given ``sequence_lens``
+    equal to the valid length, it stops every entry there, so its final states are exact and
+    Y's valid steps are."""
+    if any(isinstance(s, Batched | Dims) for s in ins[1:] if s is not None):
+        _refuse(node, "an input other than X depends on the padded axis")
+    if len(node.inputs) > 4 and node.inputs[4] is not None:
+        _refuse(node, "it has sequence_lens of its own")
+    cells.append(node)
+    return [Batched(time_axis, 4)] + [_free_of(v) for v in node.outputs[1:]]
+
+
+def _window(node: Node, ins: list) -> list[State]:
+    """Convolutions, pooling and normalizations over the spatial axes of ``[N, C, ...]``:
+    examples stay apart along N; along a spatial axis only a window of one (kernel 1,
+    stride 1, no padding) keeps positions apart."""
+    b = _only_first_batched(node, ins)
+    if node.op_type == "MaxPool" and len(node.outputs) > 1:
+        _refuse(node, "its indices count across the batch")
+    if node.op_type == "BatchNormalization" and node.attrs.get("training_mode", 0):
+        _refuse(node, "in training mode it computes statistics across the batch")
+    if b.axis == 0:
+        return [b] * len(node.outputs)
+    if b.axis == 1 or node.op_type not in _POINTWISE_WINDOWS:
+        _refuse(node, "it works across the batch axis")
+    k = b.axis - 2
+    kernel = node.attrs.get("kernel_shape")
+    if kernel is None and node.op_type == "Conv":
+        w = partial_shape(node.inputs[1])
+        kernel = None if w is None else w[2:]
+    strides = node.attrs.get("strides") or [1] * b.rank
+    pads = node.attrs.get("pads") or [0] * (2 * b.rank)
+    spatial = b.rank - 2
+    if kernel is None or len(kernel) != spatial or kernel[k] != 1 or strides[k] != 1 \
+            or pads[k] != 0 or pads[k + spatial] != 0 \
+            or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        _refuse(node, "its window spans several positions of the batch axis")
+    return [b] * len(node.outputs)
+
+
+_POINTWISE_WINDOWS = {"Conv", "AveragePool", "MaxPool", "LpPool"}
+
+
+def _pad(node: Node, ins: list) -> list[State]:
+    b = _only_first_batched(node, ins)
+    pads = static_value(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("pads")
+    axes = _ints(node, "axes", 3) if len(node.inputs) > 3 else None
+    if pads is None:
+        _refuse(node, "its pads are not constant")
+    pads = [int(x) for x in np.atleast_1d(pads)]
+    axes = list(range(b.rank)) if axes is None else [_norm(node, a, b.rank) for a in axes]
+    if len(pads) != 2 * len(axes):
+        _refuse(node, "its pads do not fit its axes")
+    if b.axis in axes:
+        i = axes.index(b.axis)
+        if pads[i] or pads[i + len(axes)]:
+            _refuse(node, "it pads the batch axis")
+    return [b]
 
 
 def _shape(node: Node, ins: list) -> list[State]:
@@ -519,4 +596,38 @@ _RULES: dict[str, Any] = {
     "Hardmax": _softmax, "ArgMax": _arg_reduce, "ArgMin": _arg_reduce, "Slice": _slice,
     "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Reshape": _reshape,
     "Flatten": _flatten, "LSTM": _cell, "GRU": _cell, "RNN": _cell, "Shape": _shape,
+    "Pad": _pad, **{op: _window for op in (
+        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+        "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
+        "LRN")},
 }
+
+# `padded_prefix`'s list of cells run over the padded axis (None: per example, `per_example`)
+_PADDED_CELLS: ContextVar[list[Node] | None] = ContextVar("padded_cells", default=None)
+
+
+@dataclass(frozen=True)
+class PaddedVerdict:
+    """`padded_prefix`'s answer: `verdict` as `per_example`'s, and the cells that must be
+    given the valid length as their ``sequence_lens``."""
+    verdict: Verdict
+    cells: tuple[Node, ...]
+
+
+def padded_prefix(graph: Graph, axes: dict[str, int]) -> PaddedVerdict:
+    """Whether the inputs' `axes` may be padded at the end (any values there) with no change
+    to the outputs' valid part: every output is either free of the padded axis or has it
+    (`Verdict.outputs`), its first n slices those of the unpadded run.
+
+    The proof is `per_example`'s: an op that keeps examples apart keeps the valid slices
+    apart from the padding too. One rule more holds here: a recurrent cell whose steps run
+    along the padded axis, given the valid length as its ``sequence_lens`` (returned in
+    `cells`), stops at the last valid step, so its final states are exact and Y's valid
+    steps are."""
+    cells: list[Node] = []
+    token = _PADDED_CELLS.set(cells)
+    try:
+        verdict = per_example(graph, axes)
+    finally:
+        _PADDED_CELLS.reset(token)
+    return PaddedVerdict(verdict, tuple(cells) if verdict.ok else ())
