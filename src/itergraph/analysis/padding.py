@@ -31,6 +31,9 @@ from ..ir.types import DataType, TensorType
 from .batch_axis import Batched, padded_prefix
 
 VALID_LENGTH = "itergraph_valid_length"
+#: ``node.meta`` key on the ``Expand`` that gives a cell the valid length: its entries are
+#: one length, at most the padded extent (a backend may skip checking them, and stop there)
+PADDED_LENGTHS = "padded_lengths"
 
 
 def bucket(n: int) -> int:
@@ -124,6 +127,7 @@ def _give_lengths(graph: Graph, cell: Node, length: Value) -> None:
     batch = b.node("Gather", [shape, b.i64([batch_axis], "batch_axis")], {"axis": 0}, type=i64)
     lens = b.node("Expand", [length, batch], type=TensorType(DataType.INT32, (None,)),
                   hint="sequence_lens")
+    lens.producer.meta[PADDED_LENGTHS] = True
     inputs = list(cell.inputs) + [None] * (5 - len(cell.inputs))
     inputs[4] = lens
     cell.inputs = inputs

@@ -30,17 +30,20 @@ class PaddedCalls:
         self.source = source
         self.compile_graph = compile_graph  # graph -> a `CompiledGraph` of it
         self.plans: dict[tuple[str, int], tuple[PaddedGraph, Any] | None] = {}
-        self.routes: dict[tuple, tuple[str, int] | None] = {}
+        self.routes: dict[tuple, tuple | None] = {}  # signature -> its padded key or None
 
     def key(self, raw: tuple, feeds: dict[str, Any], max_iterations: int | None):
         """The padded key of signature `raw`, or None when it runs unpadded."""
-        where = self.routes.get(raw, False)
-        if where is False:
+        key = self.routes.get(raw, False)
+        if key is False:
             where = self._route(raw, feeds)
+            key = None if where is None else self._padded_key(where, feeds, max_iterations)
             if len(self.routes) < MAX_ROUTES:
-                self.routes[raw] = where
-        if where is None:
-            return None
+                self.routes[raw] = key
+        return key
+
+    def _padded_key(self, where: tuple[str, int], feeds: dict[str, Any],
+                    max_iterations: int | None) -> tuple:
         plan, inner = self.plans[where]
         stand_in = dict(feeds)
         x = feeds[plan.input]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....analysis.padding import PADDED_LENGTHS
 from ....errors import ExecutionError, IterationLimitError, where
 from ...common.rnn import (
     RnnAttrs,
@@ -61,8 +62,9 @@ def _activations(at: RnnAttrs) -> list[_Act]:
                  [a[k] for a in at.activations]) for k in range(per_dir)]
 
 
-def _lens(cx, seq_lens, seq: int, batch: int):
-    """Per-entry lengths (None when every entry has all `seq` steps)."""
+def _lens(cx, seq_lens, seq: int, batch: int, checked: bool = True):
+    """Per-entry lengths (None when every entry has all `seq` steps); `checked`: the run
+    flags lengths out of range (a padded run's are in range by construction)."""
     jnp = _jnp()
     if seq_lens is None:
         return None
@@ -72,9 +74,18 @@ def _lens(cx, seq_lens, seq: int, batch: int):
     if lens.shape[0] != batch:
         raise ExecutionError(f"{where(cx.node)}: sequence_lens has {lens.shape[0]} entries for "
                              f"batch {batch}")
-    cx.check(jnp.any((lens > seq) | (lens < 0)),
-             f"sequence_lens invalid for {seq} steps and batch {batch}")
+    if checked:
+        cx.check(jnp.any((lens > seq) | (lens < 0)),
+                 f"sequence_lens invalid for {seq} steps and batch {batch}")
     return lens
+
+
+def _uniform_lengths(node) -> bool:
+    """Are the node's ``sequence_lens`` the valid length of a padded run (`analysis.padding`):
+    one length for every entry, at most the number of steps?"""
+    v = node.inputs[4] if len(node.inputs) > 4 else None
+    return v is not None and v.producer is not None and \
+        bool(v.producer.meta.get(PADDED_LENGTHS))
 
 
 def _time_reverse(xp, x, lens, baxis: int = 1):
@@ -136,7 +147,8 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     batch = x.shape[1]
     H = at.hidden(r)
     at.check_weights(node, w, r, H)
-    lens = _lens(cx, seq_lens, x.shape[0], batch)
+    uniform = _uniform_lengths(node)
+    lens = _lens(cx, seq_lens, x.shape[0], batch, checked=not uniform)
     G, dt = at.kind.gates, x.dtype
     states0 = []
     for k in range(at.kind.states):
@@ -154,7 +166,8 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
                                    None if b is None else b[d, :G * H],
                                    None if b is None else b[d, G * H:],
                                    None if peep is None else peep[d], states0[0][d],
-                                   states0[1][d] if at.kind.states == 2 else None, lens)
+                                   states0[1][d] if at.kind.states == 2 else None, lens,
+                                   uniform=uniform)
         ys.append(_time_reverse(jnp, y, lens) if at.reverse(d) else y)
         finals.append([hn] if cn is None else [hn, cn])
     outs = [jnp.stack(ys, axis=1)] + [jnp.stack([f[k] for f in finals])

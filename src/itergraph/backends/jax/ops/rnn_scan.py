@@ -247,15 +247,34 @@ def _with_lengths(step, lens):
     return masked
 
 
+def _steps_upto(step, states, xs, project, length):
+    """(final states, Y) of the first `length` steps (a traced scalar) of `xs`, Y zero past
+    them: a while loop that stops at `length`, for lengths that are the same for every entry
+    (a padded run, `analysis.padding`), where masking every step would run them all."""
+    import jax
+    import jax.numpy as jnp
+
+    xw = project(xs)
+    n = jax.tree_util.tree_leaves(xs)[0].shape[0]
+    ys = jnp.zeros((n, *states[0].shape), states[0].dtype)
+
+    def body(t, carry):
+        states, ys = carry
+        new, y = step(states, jax.tree_util.tree_map(lambda a: a[t], xw))
+        return new, jax.lax.dynamic_update_index_in_dim(ys, y.astype(ys.dtype), t, 0)
+
+    return jax.lax.fori_loop(0, jnp.minimum(length, n), body, (states, ys))
+
+
 def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=None,
-                   mask=None, o0=None, fill: bool = False):
+                   mask=None, o0=None, fill: bool = False, uniform: bool = False):
     """(Y, final h, final c or None) of direction `d` (see the module docstring); with
     `lens` (``[B]``, the entries' lengths), steps past an entry's length keep its state and
     write zeros, and an entry of length zero ends with zero states (`x` in the order the
     steps read it); with `mask` (``[n, B]`` boolean, step order) an entry keeps its states
     at a step whose mask is false, and with `o0` Y is the layer's output (`o0` until the
     entry's first unmasked step, or with `fill` wherever the mask is false;
-    `passes.cells.mask`)."""
+    `passes.cells.mask`). `uniform`: every entry of `lens` is the same (`_steps_upto`)."""
     import jax.numpy as jnp
 
     H = r.shape[1]
@@ -313,6 +332,9 @@ def scan_direction(at: RnnAttrs, d: int, x, w, r, wb, rb, peep, h0, c0, lens=Non
             ys = jnp.where(mask[:, :, None], ys, jnp.asarray(o0, dt))
     elif lens is None:
         finals, ys = _steps(step, tuple(states), x, project, k)
+    elif uniform:
+        finals, ys = _steps_upto(step, tuple(states), x, project, jnp.asarray(lens)[0])
+        finals = _zero_empty(finals, lens)
     else:
         finals, ys = _steps(_with_lengths(step, lens), tuple(states),
                             (x, jnp.arange(n, dtype=jnp.asarray(lens).dtype)),
