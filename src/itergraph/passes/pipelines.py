@@ -48,9 +48,10 @@ out of a loop (`hoist_invariants`, `precompute_sliced`) runs before the loop tes
 runs, so only work that cannot raise moves out of a loop that may run zero times
 (`loop_entry`), and a fused recurrent cell runs zero steps as its loop runs zero iterations
 (`fuse_cells`). Each pass states what it keeps in its contract (`passes.base.Pass`). Two
-passes of `XLA_SEQUENCES` only widen what runs: a join of an empty sequence, an error in the
-original, gives an empty tensor (`split_sequence_reads`; `sequence_scan_outputs` keeps the
-error on the backends through its port's `empty_error`, which the OpenVINO IR cannot hold).
+passes keep the error of a join of an empty sequence on the backends only
+(`split_sequence_reads` through its ``itergraph.NonEmpty`` guard, `sequence_scan_outputs`
+through its port's `empty_error`); the OpenVINO IR cannot hold either, and the IR written
+gives an empty tensor there.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
 from .sequence_tensors import sequence_tensors
-from .split_sequence_reads import split_sequence_reads
+from .split_sequence_reads import split_sequence_reads, split_sequence_reads_unguarded
 from .static_sequences import static_sequences
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
@@ -86,7 +87,8 @@ XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
 XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, static_sequences,
+OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads_unguarded, sequence_scan_outputs,
+                                    static_sequences,
                                     sequence_tensors, iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`

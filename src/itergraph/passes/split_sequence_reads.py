@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import where
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from ..ir.types import DataType, TensorType
@@ -26,6 +27,8 @@ from .base import Pass
 from .sequence_scan_outputs import joined_from_stack
 
 I64 = DataType.INT64
+#: (domain, op type) of the guard that keeps a join of an empty sequence an error
+GUARD = ("itergraph", "NonEmpty")
 
 
 class SplitSequenceReads(Pass):
@@ -46,17 +49,22 @@ class SplitSequenceReads(Pass):
     ``x`` computing the same value into the same output value; a ``ConcatFromSequence``
     becomes a ``Transpose`` (and ``Unsqueeze``/``Reshape`` as its axes need) of ``x``, or an
     ``Identity`` of it. A ``SplitToSequence`` left without readers is removed. A join of an
-    empty sequence gives an empty tensor where the original was an error.
+    empty sequence stays an error, through a `GUARD` node in front of the tensor form (its
+    message names the ``ConcatFromSequence``); without `guard` (the OpenVINO IR writer) it
+    gives an empty tensor where the original was an error.
     """
 
     name = "split_sequence_reads"
     in_place = True
 
+    def __init__(self, guard: bool = True):
+        self.guard = guard
+
     def applicable(self, graph: Graph) -> bool:
         return any(_source(n) is not None for _, n in graph.walk())
 
     def __call__(self, graph: Graph) -> int:
-        done = _rewrite_graph(graph)
+        done = _rewrite_graph(graph, self.guard)
         splits = {id(n): n for _, n in graph.walk() if _is_std(n, "SplitToSequence")}
         if done and splits:
             read = _read_values(graph)
@@ -67,6 +75,7 @@ class SplitSequenceReads(Pass):
 
 
 split_sequence_reads = SplitSequenceReads()
+split_sequence_reads_unguarded = SplitSequenceReads(guard=False)
 
 
 def _is_std(node: Node | None, op: str) -> bool:
@@ -133,18 +142,18 @@ def _rejoins(concat: Node, split: Node, r: int) -> bool:
     return (b + r if b < 0 else b) == _axis(split, r)
 
 
-def _rewrite_graph(graph: Graph) -> int:
+def _rewrite_graph(graph: Graph, guard: bool) -> int:
     done = 0
     for node in list(graph.nodes):
         for g in node.subgraphs():
-            done += _rewrite_graph(g)
+            done += _rewrite_graph(g, guard)
         split = _source(node)
         if split is None:
             continue
         if node.op_type == "SequenceAt":
             new = _at(graph, node, split)
         else:
-            new = _join(graph, node, split)
+            new = _join(graph, node, split, guard)
         k = graph.nodes.index(node)
         graph.nodes[k:k + 1] = new
         done += 1
@@ -202,15 +211,31 @@ def _at(graph: Graph, node: Node, split: Node) -> list[Node]:
     return nodes
 
 
-def _join(graph: Graph, node: Node, split: Node) -> list[Node]:
+def _guarded(nodes: list[Node], node: Node, x: Value, of: Value | None, axis: int) -> Value:
+    """`x` through a `GUARD` node (appended to `nodes`) raising the error of `node`, a
+    ``ConcatFromSequence``, when `of` (default `x`) has no entry on `axis`."""
+    name = node.name or node.outputs[0].name
+    out = Value(f"{name}_nonempty", x.type)
+    msg = f"{where(node)}: cannot concatenate an empty sequence"
+    nodes.append(Node(GUARD[1], [x] if of is None else [x, of], [out],
+                      {"axis": axis, "message": msg}, domain=GUARD[0], version=1,
+                      name=f"{name}_nonempty"))
+    return out
+
+
+def _join(graph: Graph, node: Node, split: Node, guard: bool = False) -> list[Node]:
     """Nodes computing ``ConcatFromSequence(split's pieces)`` from split's input into the
-    join's own output value."""
+    join's own output value (behind a `GUARD` with `guard`)."""
     x, r = split.inputs[0], _x_rank(split, node)
     axis, name, out = _axis(split, r), node.name or node.outputs[0].name, node.outputs[0]
-    if _sizes(split) is not None:  # chunks joined where they were cut
-        return [Node("Identity", [x], [out], version=16, name=name)]
-    keep = bool(int(split.attrs.get("keepdims", 1)))
     nodes: list[Node] = []
+    if _sizes(split) is not None:  # chunks joined where they were cut
+        if guard:
+            x = _guarded(nodes, node, x, _sizes(split), 0)
+        return [*nodes, Node("Identity", [x], [out], version=16, name=name)]
+    if guard:
+        x = _guarded(nodes, node, x, None, axis)
+    keep = bool(int(split.attrs.get("keepdims", 1)))
     stacked = x
     if axis != 0:
         perm = [axis, *(d for d in range(r) if d != axis)]
