@@ -74,7 +74,7 @@ from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
 from .sequence_tensors import sequence_tensors
-from .split_sequence_reads import split_sequence_reads, split_sequence_reads_unguarded
+from .split_sequence_reads import split_sequence_reads
 from .static_sequences import static_sequences
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
@@ -87,8 +87,7 @@ XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
 XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads_unguarded, sequence_scan_outputs,
-                                    static_sequences,
+OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, static_sequences,
                                     sequence_tensors, iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`

@@ -50,21 +50,18 @@ class SplitSequenceReads(Pass):
     becomes a ``Transpose`` (and ``Unsqueeze``/``Reshape`` as its axes need) of ``x``, or an
     ``Identity`` of it. A ``SplitToSequence`` left without readers is removed. A join of an
     empty sequence stays an error, through a `GUARD` node in front of the tensor form (its
-    message names the ``ConcatFromSequence``); without `guard` (the OpenVINO IR writer) it
-    gives an empty tensor where the original was an error.
+    message names the ``ConcatFromSequence``; the OpenVINO IR writer, whose IR cannot hold
+    the error, writes the guard as its input).
     """
 
     name = "split_sequence_reads"
     in_place = True
 
-    def __init__(self, guard: bool = True):
-        self.guard = guard
-
     def applicable(self, graph: Graph) -> bool:
         return any(_source(n) is not None for _, n in graph.walk())
 
     def __call__(self, graph: Graph) -> int:
-        done = _rewrite_graph(graph, self.guard)
+        done = _rewrite_graph(graph)
         splits = {id(n): n for _, n in graph.walk() if _is_std(n, "SplitToSequence")}
         if done and splits:
             read = _read_values(graph)
@@ -75,7 +72,6 @@ class SplitSequenceReads(Pass):
 
 
 split_sequence_reads = SplitSequenceReads()
-split_sequence_reads_unguarded = SplitSequenceReads(guard=False)
 
 
 def _is_std(node: Node | None, op: str) -> bool:
@@ -142,18 +138,18 @@ def _rejoins(concat: Node, split: Node, r: int) -> bool:
     return (b + r if b < 0 else b) == _axis(split, r)
 
 
-def _rewrite_graph(graph: Graph, guard: bool) -> int:
+def _rewrite_graph(graph: Graph) -> int:
     done = 0
     for node in list(graph.nodes):
         for g in node.subgraphs():
-            done += _rewrite_graph(g, guard)
+            done += _rewrite_graph(g)
         split = _source(node)
         if split is None:
             continue
         if node.op_type == "SequenceAt":
             new = _at(graph, node, split)
         else:
-            new = _join(graph, node, split, guard)
+            new = _join(graph, node, split)
         k = graph.nodes.index(node)
         graph.nodes[k:k + 1] = new
         done += 1
@@ -223,18 +219,16 @@ def _guarded(nodes: list[Node], node: Node, x: Value, of: Value | None, axis: in
     return out
 
 
-def _join(graph: Graph, node: Node, split: Node, guard: bool = False) -> list[Node]:
+def _join(graph: Graph, node: Node, split: Node) -> list[Node]:
     """Nodes computing ``ConcatFromSequence(split's pieces)`` from split's input into the
-    join's own output value (behind a `GUARD` with `guard`)."""
+    join's own output value, behind a `GUARD`."""
     x, r = split.inputs[0], _x_rank(split, node)
     axis, name, out = _axis(split, r), node.name or node.outputs[0].name, node.outputs[0]
     nodes: list[Node] = []
     if _sizes(split) is not None:  # chunks joined where they were cut
-        if guard:
-            x = _guarded(nodes, node, x, _sizes(split), 0)
+        x = _guarded(nodes, node, x, _sizes(split), 0)
         return [*nodes, Node("Identity", [x], [out], version=16, name=name)]
-    if guard:
-        x = _guarded(nodes, node, x, None, axis)
+    x = _guarded(nodes, node, x, None, axis)
     keep = bool(int(split.attrs.get("keepdims", 1)))
     stacked = x
     if axis != 0:
