@@ -106,3 +106,35 @@ def if_rank_mismatch() -> onnx.ModelProto:
                                   name="pick")], "g", [vi("c", B, []), vi("x", F, [2])],
                      [h.make_value_info("y", h.make_tensor_type_proto(F, None))])
     return h.make_model(g, opset_imports=[h.make_opsetid("", 21)], ir_version=10)
+
+
+def rank_changing_carry(declared=(3,), branches: str = "unsqueeze-sum") -> onnx.ModelProto:
+    """for i < n: z = unsqueeze(z, 0) * 2 if i is even else sum(z, 0) - 1 (``branches`` =
+    ``"unsqueeze-sum"``): the carried z is 1-D, 2-D, 1-D ... and the body declares it
+    `declared`. ``"unsqueeze"``: z = unsqueeze(z, 0) with no If (rank 1, 2, 3, ...);
+    ``"concat"``: z = concat(z, z) or z * 2 in an If (the rank stays, the length grows)."""
+    ax = const("ax", [0], "int64")
+    keep = [h.make_node("Identity", ["cond"], ["cond_out"])]
+    if branches == "unsqueeze":
+        nodes = keep + [h.make_node("Unsqueeze", ["z", "ax"], ["z_out"])]
+    else:
+        if branches == "unsqueeze-sum":
+            then = body([h.make_node("Unsqueeze", ["z", "ax"], ["u"]),
+                         h.make_node("Add", ["u", "u"], ["t_out"])], [], [vi("t_out", F, None)])
+            other = body([h.make_node("ReduceSum", ["z", "ax"], ["r"], keepdims=0),
+                          h.make_node("Sub", ["r", "one"], ["e_out"])], [],
+                         [vi("e_out", F, None)], [const("one", 1.0, "float32")])
+        else:
+            then = body([h.make_node("Concat", ["z", "z"], ["t_out"], axis=0)], [],
+                        [vi("t_out", F, None)])
+            other = body([h.make_node("Add", ["z", "z"], ["e_out"])], [], [vi("e_out", F, None)])
+        nodes = keep + [h.make_node("Mod", ["i", "two"], ["m"]),
+                        h.make_node("Equal", ["m", "zero"], ["even"]),
+                        h.make_node("If", ["even"], ["z_out"], then_branch=then,
+                                    else_branch=other, name="alternate")]
+    b = body(nodes, [vi("i", I64, []), vi("cond", B, []),
+                     vi("z", F, None if declared is None else list(declared))],
+             [vi("cond_out", B, []), vi("z_out", F, None)],
+             [ax, const("two", 2, "int64"), const("zero", 0, "int64")])
+    return model([h.make_node("Loop", ["n", "", "x"], ["y"], body=b, name="reshaper")],
+                 [vi("x", F, [3]), vi("n", I64, [])], [vi("y", F, ["y0"])], opset=17)

@@ -344,3 +344,48 @@ def test_public_functions_are_not_shadowed_by_modules():
             importlib.import_module(mod.name)
     for name in ("check", "compare", "optimize", "load", "save"):
         assert callable(getattr(ig, name)) and not isinstance(getattr(ig, name), type(ig)), name
+
+
+def _ort_runs_iterations(m, n: int) -> bool:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    try:
+        sess.run(None, {"x": np.arange(3, dtype=np.float32), "n": np.array(n, np.int64)})
+        return True
+    except Exception as e:  # noqa: BLE001 - ORT's run-time failure is what is measured
+        assert "If node" in str(e) and "computed output shape" in str(e), e
+        return False
+
+
+# (declared shape of the carried z in the body, what the body does): z changes rank
+# (unsqueeze / sum in an If, or unsqueeze alone) or length (concat in an If).
+SHAPE_CHANGING_CARRIES = [((3,), "unsqueeze-sum"), (("a",), "unsqueeze-sum"),
+                          (None, "unsqueeze-sum"), ((3,), "unsqueeze"), (None, "unsqueeze"),
+                          ((3,), "concat"), (("a",), "concat"), (None, "concat")]
+
+
+@pytest.mark.parametrize("declared,branches", SHAPE_CHANGING_CARRIES,
+                         ids=[f"{b}-{d}" for d, b in SHAPE_CHANGING_CARRIES])
+def test_onnxruntime_fails_on_a_carried_shape_change_where_the_check_predicts(declared,
+                                                                             branches):
+    """ONNX Runtime allocates an If output of the static shape inferred from the carried
+    value's declared shape: the check flags exactly the loops ORT then fails on (from the
+    second iteration; zero and one iteration run)."""
+    m = M.rank_changing_carry(declared, branches)
+    report = check(m, "onnxruntime")
+    assert _ort_runs_iterations(m, 0) and _ort_runs_iterations(m, 1)
+    assert report.ok == _ort_runs_iterations(m, 4)
+    if not report.ok:
+        (finding,) = report.findings
+        assert finding.feature == "carried-shape-breaks-if-output"
+        assert finding.where == "Loop 'reshaper'"
+        assert "carried value 'z'" in finding.detail
+
+
+def test_rank_changing_carry_in_the_corpus_is_flagged_by_name():
+    path = CORPUS / "torch-unseen" / "rank_changing_carry_op14.onnx"
+    (finding,) = check(path, "onnxruntime").findings
+    assert finding.where == "Loop '/Loop'"
+    assert "carried value 'z.29' is declared [3] in the body and leaves it [1, 3]" in \
+        finding.detail

@@ -27,21 +27,10 @@ LOOP_REFUSAL = re.compile(r"Loop-\d+|If-\d+|SplitToSequence|Loop node|ConstantFi
 CASES = [(e, p) for e in entries() for p in PEERS if p in dict(e.peer)]
 
 
-#: peer refusals of a loop construct the check has no rule for yet
-UNPREDICTED = {
-    ("torch-unseen/rank_changing_carry_op14", "onnxruntime"):
-        "a carried value whose rank changes: ORT fails at run time in the body's If",
-    ("torch-unseen/rank_changing_carry_op17", "onnxruntime"):
-        "a carried value whose rank changes: ORT fails at run time in the body's If",
-}
-
-
 @pytest.mark.parametrize("entry,peer", CASES, ids=[f"{e.id}-{p}" for e, p in CASES])
 def test_check_agrees_with_the_peer(entry, peer):
     status = dict(entry.peer)[peer]
     refused = status.startswith("error")
-    if (entry.id, peer) in UNPREDICTED:
-        pytest.xfail(UNPREDICTED[entry.id, peer])
     try:
         report = check(entry.file, peer)
     except ig.ModelError:  # an invalid file: itergraph refuses to read it, as ORT does

@@ -140,3 +140,60 @@ def test_optional_inputs_omitted():
     ins = [vi(k, 1, list(v.shape)) for k, v in feeds.items()]
     m = model([node], ins, [vi("Y_h", 1, [1, BATCH, HIDDEN])], opset=14)
     _compare(m, feeds)
+
+
+CLIPS = [-1.0, -0.5, 0.0, -0.0, float("nan"), 0.3]
+
+
+@pytest.mark.parametrize("clip", CLIPS)
+@pytest.mark.parametrize("op", ["RNN", "LSTM", "GRU"])
+def test_clip_zero_or_negative_as_onnxruntime(op, clip):
+    """ONNX Runtime is the oracle for a clip that is not above 0: it runs an RNN (1.32: a
+    negative or NaN clip clips nothing, 0 clips every activation input to 0) and refuses an LSTM or
+    GRU when the session is made (``clip_ > 0.f``). Both backends give ORT's outputs, or the
+    file is refused as it is (ModelError naming the clip), by `load` and so by `check`."""
+    import itergraph as ig
+
+    m, feeds = _case(op, "bidirectional", 0, True, seed=7, clip=clip)
+    try:
+        want = run_ort(m, feeds)
+    except Exception as e:  # noqa: BLE001 - ORT's refusal is the oracle
+        assert "clip_ > 0" in str(e), e
+        want = None
+    if want is None:
+        for what in (lambda: ig.load(m), lambda: ig.check(m, "onnxruntime")):
+            with pytest.raises(ig.ModelError, match="attribute 'clip' is"):
+                what()
+        return
+    assert ig.check(m, "onnxruntime").ok
+    for backend in ("numpy", "jax"):
+        got = run_ig(m, feeds, backend=backend)
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{backend} {k}")
+
+
+@pytest.mark.parametrize("clip", [-1.0, 0.0])
+def test_rnn_clip_not_above_zero_in_the_openvino_ir(tmp_path, clip):
+    """OpenVINO's clip 0 means no clipping: an RNN's negative clip (no clipping in ORT) is
+    written so and OpenVINO runs it to ORT's outputs; its clip 0 (every input clipped to 0)
+    has no OpenVINO form and is refused when saved, naming the node."""
+    import onnx
+    import openvino as ov
+
+    import itergraph as ig
+
+    m, feeds = _case("RNN", "forward", 0, False, seed=8, clip=clip)
+    m.graph.node[0].name = "cell"
+    onnx.checker.check_model(m)
+    xml = tmp_path / "m.xml"
+    if clip == 0.0:
+        with pytest.raises(ig.UnsupportedError, match="'cell'.*clip=0.0"):
+            ig.save(ig.load(m), xml)
+        return
+    ig.save(ig.load(m), xml)
+    want = run_ort(m, feeds)
+    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    for out, name in zip(compiled.outputs, want):
+        np.testing.assert_allclose(result[out], want[name], rtol=1e-4, atol=1e-5, err_msg=name)

@@ -23,3 +23,36 @@ def test_carried_value_that_changes_rank_is_refused(tmp_path):
               [vi("M", I64, []), vi("z0", F, [3])], [vi("z", F, ["d0", "d1"])], opset=17)
     with pytest.raises(ig.UnsupportedError, match="carried value 0 .* rank 1 .* rank 2"):
         ig.save(ig.load(m), tmp_path / "m.xml")
+
+
+def _loop_of_unknown_step_rank():
+    """``ys = [x.reshape(s) for _ in range(M)]`` stacked: the per-step value's rank is the
+    length of `s`, known only at run time."""
+    nodes = [h.make_node("Identity", ["c_in"], ["c_out"]),
+             h.make_node("Reshape", ["x", "s"], ["y"])]
+    b = body(nodes, [vi("i", I64, []), vi("c_in", B, [])], [vi("c_out", B, []), vi("y", F, None)])
+    return model([h.make_node("Loop", ["M", ""], ["ys"], body=b, name="stack")],
+                 [vi("M", I64, []), vi("x", F, [2, 3]), vi("s", I64, ["k"])],
+                 [vi("ys", F, ["n", "d1", "d2"])], opset=17)
+
+
+@pytest.mark.parametrize("iterations", [0, 2])
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_stacked_output_of_unknown_step_rank_reloads_with_ort_shape(tmp_path, iterations,
+                                                                   backend):
+    """Zero iterations of a step of unknown rank: ONNX Runtime gives ``(0,)``; the IR the
+    writer makes (an unsqueezed step joined on axis 0) reloads and gives the same."""
+    import numpy as np
+
+    from onnx_builders import run_ort
+
+    m = _loop_of_unknown_step_rank()
+    feeds = {"M": np.array(iterations, np.int64),
+             "x": np.arange(6, dtype=np.float32).reshape(2, 3), "s": np.array([3, 2])}
+    want = run_ort(m, feeds)["ys"]
+    xml = tmp_path / "m.xml"
+    ig.save(ig.load(m), xml)
+    for model_ in (m, xml):
+        got = ig.load(model_).run(feeds, backend=backend)["ys"]
+        assert got.shape == want.shape, (str(model_)[:20], got.shape, want.shape)
+        np.testing.assert_array_equal(got, want)

@@ -138,3 +138,45 @@ def test_chunks_joined_where_cut_and_other_readers(tmp_path):
     new, done = transformed(g, split_sequence_reads)
     assert done == 1 and "ConcatFromSequence" not in ops(new) and "SplitToSequence" in ops(new)
     assert_same_outputs(g, new, {"X": rng(4).standard_normal((2, 5)).astype(np.float32)})
+
+
+# (split axis, keepdims, join axis, new_axis, chunk sizes fed at run time or None, X shape)
+EMPTY_JOINS = [(0, 1, 0, 0, None, [0, 3]), (0, 0, 0, 0, None, [0, 3]),
+               (1, 0, 0, 1, None, [2, 0]), (1, 1, -1, 0, None, [2, 0]),
+               (0, 1, 0, 0, [0], [0, 3]), (0, 1, 0, 0, [], [0, 3]),
+               (1, 1, 1, 0, [2, 0], [2, 2])]
+
+
+@pytest.mark.parametrize("split_axis,keepdims,axis,new_axis,sizes,shape", EMPTY_JOINS,
+                         ids=lambda v: str(v))
+def test_join_of_a_split_of_zero_length_as_ort_on_both_backends(split_axis, keepdims, axis,
+                                                               new_axis, sizes, shape):
+    """A zero-length axis splits into no piece: ONNX Runtime refuses the join of the empty
+    sequence, and so do both backends (the JAX backend runs the rewritten join, whose guard
+    keeps the error); chunk sizes that make pieces (one of length 0) join to the tensor."""
+    import itergraph as ig
+    from onnx_builders import run_ort
+
+    ins = ["X"] + (["S"] if sizes is not None else [])
+    outer = [h.make_node("SplitToSequence", ins, ["seq"], axis=split_axis,
+                         **({} if sizes is not None else {"keepdims": keepdims})),
+             h.make_node("ConcatFromSequence", ["seq"], ["Y"], axis=axis, new_axis=new_axis)]
+    rank = len(shape) - (0 if keepdims or sizes is not None else 1) + new_axis
+    m = model(outer, [vi("X", F, ["a", "b"]), *([vi("S", I64, ["k"])] if sizes is not None
+                                                  else [])],
+              [vi("Y", F, [f"y{k}" for k in range(rank)])], opset=13)
+    feeds = {"X": np.zeros(shape, np.float32)}
+    if sizes is not None:
+        feeds["S"] = np.array(sizes, np.int64)
+    try:
+        want = run_ort(m, feeds)["Y"]
+    except Exception as e:  # noqa: BLE001 - ORT's refusal is the oracle
+        assert "ConcatFromSequence" in str(e), e
+        want = None
+    for backend in ("numpy", "jax"):
+        if want is None:
+            with pytest.raises(ig.ExecutionError, match="cannot concatenate an empty sequence"):
+                ig.load(m).run(feeds, backend=backend)
+        else:
+            got = ig.load(m).run(feeds, backend=backend)["Y"]
+            assert got.shape == want.shape, backend

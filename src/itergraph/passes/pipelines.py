@@ -48,9 +48,10 @@ out of a loop (`hoist_invariants`, `precompute_sliced`) runs before the loop tes
 runs, so only work that cannot raise moves out of a loop that may run zero times
 (`loop_entry`), and a fused recurrent cell runs zero steps as its loop runs zero iterations
 (`fuse_cells`). Each pass states what it keeps in its contract (`passes.base.Pass`). Two
-passes of `XLA_SEQUENCES` only widen what runs: a join of an empty sequence, an error in the
-original, gives an empty tensor (`split_sequence_reads`; `sequence_scan_outputs` keeps the
-error on the backends through its port's `empty_error`, which the OpenVINO IR cannot hold).
+passes keep the error of a join of an empty sequence on the backends only
+(`split_sequence_reads` through its ``itergraph.NonEmpty`` guard, `sequence_scan_outputs`
+through its port's `empty_error`); the OpenVINO IR cannot hold either, and the IR written
+gives an empty tensor there.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import where
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from ..ir.types import DataType, TensorType
@@ -26,6 +27,8 @@ from .base import Pass
 from .sequence_scan_outputs import joined_from_stack
 
 I64 = DataType.INT64
+#: (domain, op type) of the guard that keeps a join of an empty sequence an error
+GUARD = ("itergraph", "NonEmpty")
 
 
 class SplitSequenceReads(Pass):
@@ -46,7 +49,9 @@ class SplitSequenceReads(Pass):
     ``x`` computing the same value into the same output value; a ``ConcatFromSequence``
     becomes a ``Transpose`` (and ``Unsqueeze``/``Reshape`` as its axes need) of ``x``, or an
     ``Identity`` of it. A ``SplitToSequence`` left without readers is removed. A join of an
-    empty sequence gives an empty tensor where the original was an error.
+    empty sequence stays an error, through a `GUARD` node in front of the tensor form (its
+    message names the ``ConcatFromSequence``; the OpenVINO IR writer, whose IR cannot hold
+    the error, writes the guard as its input).
     """
 
     name = "split_sequence_reads"
@@ -202,15 +207,29 @@ def _at(graph: Graph, node: Node, split: Node) -> list[Node]:
     return nodes
 
 
+def _guarded(nodes: list[Node], node: Node, x: Value, of: Value | None, axis: int) -> Value:
+    """`x` through a `GUARD` node (appended to `nodes`) raising the error of `node`, a
+    ``ConcatFromSequence``, when `of` (default `x`) has no entry on `axis`."""
+    name = node.name or node.outputs[0].name
+    out = Value(f"{name}_nonempty", x.type)
+    msg = f"{where(node)}: cannot concatenate an empty sequence"
+    nodes.append(Node(GUARD[1], [x] if of is None else [x, of], [out],
+                      {"axis": axis, "message": msg}, domain=GUARD[0], version=1,
+                      name=f"{name}_nonempty"))
+    return out
+
+
 def _join(graph: Graph, node: Node, split: Node) -> list[Node]:
     """Nodes computing ``ConcatFromSequence(split's pieces)`` from split's input into the
-    join's own output value."""
+    join's own output value, behind a `GUARD`."""
     x, r = split.inputs[0], _x_rank(split, node)
     axis, name, out = _axis(split, r), node.name or node.outputs[0].name, node.outputs[0]
-    if _sizes(split) is not None:  # chunks joined where they were cut
-        return [Node("Identity", [x], [out], version=16, name=name)]
-    keep = bool(int(split.attrs.get("keepdims", 1)))
     nodes: list[Node] = []
+    if _sizes(split) is not None:  # chunks joined where they were cut
+        x = _guarded(nodes, node, x, _sizes(split), 0)
+        return [*nodes, Node("Identity", [x], [out], version=16, name=name)]
+    x = _guarded(nodes, node, x, None, axis)
+    keep = bool(int(split.attrs.get("keepdims", 1)))
     stacked = x
     if axis != 0:
         perm = [axis, *(d for d in range(r) if d != axis)]

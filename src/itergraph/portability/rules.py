@@ -100,6 +100,21 @@ def _growing(loop: Loop, _s) -> str | None:
     return None
 
 
+def _shape_breaking_carry(loop: Loop, s: Site) -> str | None:
+    opset = (s.root.opset("") if s.root is not None else None) or 17
+    found = f.shape_breaking_carried(loop, opset)
+
+    def shape(t) -> str:
+        return "[" + ", ".join("?" if d is None else str(d) for d in t) + "]"
+
+    return "; ".join(
+        f"carried value '{c.param.name}' is declared {shape(a)} in the body and leaves it "
+        f"{shape(b)}; If output(s) " +
+        ", ".join(f"'{name}' ({branch}) get the shape {shape(t)} inferred from the declared "
+                  "one" for name, branch, t in bad)
+        for c, a, b, bad in found) or None
+
+
 def _loop_op(static: bool) -> Callable[[Loop, Site], str | None]:
     def pred(loop: Loop, _s) -> str | None:
         if (f.count_kind(loop) in ("constant", "sliced")) == static:
@@ -240,6 +255,8 @@ _TVM = ("https://github.com/apache/tvm/blob/main/python/tvm/relax/frontend/onnx/
         "onnx_frontend.py")
 _CML = "https://github.com/onnx/onnx-coreml/issues/525"
 _ORT = "https://github.com/microsoft/onnxruntime/blob/main/docs/OperatorKernels.md"
+_ORT_IF = ("https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/providers/cpu/"
+           "controlflow/if.cc")
 _ORT_SCAN = ("https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/framework/"
              "ort_value_tensor_slicer.cc")
 
@@ -267,6 +284,10 @@ RULES: tuple[Rule, ...] = (
     Rule("onnxruntime", "empty-scan-input", "loop", _loop(_empty_scan_input),
          "Non-zero status code returned while running Scan node ... dim0_offset < dim0_size "
          "was false. Invalid dim0_offset of 0. Dimension 0 is 0", None, _ORT_SCAN),
+    Rule("onnxruntime", "carried-shape-breaks-if-output", "loop", _loop(_shape_breaking_carry),
+         "Non-zero status code returned while running If node ... The output OrtValue "
+         "provided for output ... has shape ... but the computed output shape for this run "
+         "is ...", None, _ORT_IF),
     # OpenVINO (CPU), reading ONNX through its ONNX frontend
     Rule("openvino", "passthrough-carried-value", "loop", _loop(_passthrough),
          "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"

@@ -130,6 +130,12 @@ def join(a, b):
     return a if a == b else None
 
 
+def infer_graph(graph: Graph, opset: int) -> None:
+    """Infer the types of `graph`'s node outputs (subgraphs included) from the types its
+    inputs have now, in place; a node whose inference fails keeps its declared types."""
+    _infer_graph(graph, opset)
+
+
 def _infer_graph(graph: Graph, opset: int) -> None:
     for n in graph.nodes:
         try:
@@ -139,8 +145,8 @@ def _infer_graph(graph: Graph, opset: int) -> None:
                 _infer_if(n, opset)
             elif not n.subgraphs():
                 _infer_node(n, opset)
-        except (Error, onnx.shape_inference.InferenceError, onnx.defs.SchemaError,
-                ValueError, TypeError, KeyError, IndexError):
+        except (Error, onnx.shape_inference.InferenceError, onnx.checker.ValidationError,
+                onnx.defs.SchemaError, ValueError, TypeError, KeyError, IndexError):
             continue  # the declared types stay
 
 

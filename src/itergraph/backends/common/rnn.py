@@ -19,7 +19,8 @@ order: LSTM i, o, f, c; GRU z, r, h.
 
 `sequence_lens` gives each batch entry its own length: steps past it leave the state
 unchanged and write zeros to Y; a reverse direction walks each entry's valid prefix
-backwards. `clip` bounds every activation input to ``[-clip, clip]``. Activation lists name
+backwards. `clip` bounds every activation input to ``[-clip, clip]`` (`clip_threshold`: as
+ONNX Runtime reads it, an RNN's negative clip is no clipping). Activation lists name
 one function per gate kind per direction (LSTM f, g, h; GRU f, g; RNN f);
 ``activation_alpha`` and ``activation_beta`` are consumed in that order by the functions
 that take them.
@@ -154,7 +155,7 @@ class RnnAttrs:
             direction=direction,
             layout=int(attr(node, "layout", 0)),
             hidden_size=int(hidden) if hidden is not None else None,
-            clip=float(clip) if clip is not None else None,
+            clip=clip_threshold(op, clip),
             activations=_parse_activations(node, kind, dirs),
             input_forget=bool(attr(node, "input_forget", 0)),
             linear_before_reset=bool(attr(node, "linear_before_reset", 0)),
@@ -245,6 +246,18 @@ def reverse_index(xp, lens, seq: int):
 
 
 # ----------------------------------------------------------------------------- cell math
+
+
+def clip_threshold(op: str, clip) -> float | None:
+    """The bound `clip` (the attribute of an `op` cell, None when absent) puts on activation
+    inputs, None for no clipping, as ONNX Runtime 1.32 reads it: an ``RNN`` takes a negative
+    (or NaN) clip as no clipping and 0 (or -0.0) as clipping to 0; an ``LSTM`` or
+    ``GRU`` refuses a clip that is not above 0 when the session is made (the ONNX reader
+    refuses the file so, `frontends.onnx.schema_check`)."""
+    if clip is None:
+        return None
+    c = float(clip)
+    return None if op == "RNN" and not c >= 0 else c
 
 
 def make_step(attrs: RnnAttrs, xp, acts, rec, rb, peep, H: int):

@@ -147,6 +147,14 @@ def _identity(w: NetWriter, node: Node, ins):
     return ins[0]
 
 
+@exporter("NonEmpty", since=1, domain="itergraph")
+def _non_empty(w: NetWriter, node: Node, ins):
+    """The guard `passes.split_sequence_reads` puts before the join of a split: the IR cannot
+    hold its error (a join of no piece), so it is its input, and the IR gives an empty tensor
+    where ONNX Runtime and the backends refuse."""
+    return ins[0]
+
+
 @exporter("Elu", since=1)
 def _elu(w: NetWriter, node: Node, ins):
     return w.one("Elu", V1, ins[:1], {"alpha": float(node.attrs.get("alpha", 1.0))},

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.common.rnn import clip_threshold
 from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType, TensorType
@@ -95,13 +96,14 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
                                    "(OpenVINO's RNN sequences take sigmoid, tanh and relu)")
         if a.get("input_forget", 0):
             raise UnsupportedError(f"{where(node)}: input_forget=1 cannot be written to OpenVINO")
-        if "clip" in a and not float(a["clip"]) > 0:
-            raise UnsupportedError(f"{where(node)}: clip={float(a['clip'])} cannot be written to "
+        clip = clip_threshold(kind, a.get("clip"))
+        if clip is not None and not clip > 0:
+            raise UnsupportedError(f"{where(node)}: clip={clip} cannot be written to "
                                    "OpenVINO (its clip 0 means no clipping)")
         data = {"hidden_size": hs, "direction": direction, "activations": ov_acts,
                 "activations_alpha": list(a.get("activation_alpha", []))[:n_act],
                 "activations_beta": list(a.get("activation_beta", []))[:n_act],
-                "clip": float(a.get("clip", 0.0))}
+                "clip": 0.0 if clip is None else clip}
         if kind == "GRU":
             data["linear_before_reset"] = bool(a.get("linear_before_reset", 0))
         lbr = kind == "GRU" and bool(a.get("linear_before_reset", 0))

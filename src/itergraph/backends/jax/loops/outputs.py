@@ -6,7 +6,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ....ir import Concat, Loop, Value
-from ....ir.types import DataType, TensorType
+from ...common.empty_stack import empty_stack
 from ...common.memory import over_limit
 from ..context import CannotLower, TooLarge, is_static
 from .messages import too_large_message, zero_trip_message
@@ -54,15 +54,6 @@ def length_of(st: Setup, port: Concat):
         return None
     x = st.lengths[st.info.length_ports.index(port)]
     return x
-
-
-def empty_stack(port: Concat) -> np.ndarray:
-    """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
-    t = port.result.type
-    known = isinstance(t, TensorType) and t.dtype is not None
-    dtype = DataType(t.dtype).numpy if known else np.float32
-    shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
-    return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
 
 
 def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, length):

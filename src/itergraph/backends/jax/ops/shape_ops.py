@@ -169,3 +169,13 @@ def _dropout(cx, x, ratio=None, training_mode=None):
         return x
     mask_dtype = np.dtype(bool) if v >= 7 else x.dtype
     return x, cx.xp.ones(x.shape, dtype=mask_dtype)
+
+
+@lowering("NonEmpty", domain="itergraph")
+def _non_empty(cx, x, of=None):
+    """The guard of `passes.split_sequence_reads` (see the NumPy kernel): the length is
+    static while tracing, so the check costs nothing at run time."""
+    v = x if of is None else of
+    if v.shape[int(attr(cx.node, "axis", 0))] == 0:
+        raise ExecutionError(str(attr(cx.node, "message", where(cx.node))))
+    return x

@@ -201,3 +201,19 @@ def _optional_get_element(node, ctx):
         return x
 
     return fn
+
+
+@kernel("NonEmpty", domain="itergraph")
+def _non_empty(node, ctx):
+    """The guard `passes.split_sequence_reads` puts in front of the tensor form of a
+    ``ConcatFromSequence``: ``x`` unchanged; `ExecutionError` (the node's ``message``) when
+    ``of`` (default ``x``) has length 0 on ``axis``."""
+    axis, message = int(attr(node, "axis", 0)), str(attr(node, "message", where(node)))
+
+    def fn(x, of=None):
+        v = x if of is None else of
+        if np.shape(v)[axis] == 0:
+            raise ExecutionError(message)
+        return x
+
+    return fn

@@ -17,7 +17,7 @@ import numpy as np
 
 from .....errors import ExecutionError, where
 from .....ir import Concat, Invariant, Loop, Value
-from .....ir.types import DataType, TensorType
+from ....common.empty_stack import empty_stack
 from ....common.loop_memory import (
     allocate,
     allocation_failed_message,
@@ -178,7 +178,7 @@ class Accumulator:
         if self.buf is None:
             if port.empty_error:
                 raise ExecutionError(port.empty_error)
-            stacked = _empty_stack(self.loop, self.index, port)
+            stacked = empty_stack(port)
         elif self._stacked_is_the_output() and _owns_data(self.buf):
             out, self.buf = self.buf, None
             out.resize((self.count, *self.shape), refcheck=False)  # trim, no copy
@@ -215,17 +215,6 @@ class Accumulator:
 def _owns_data(a: np.ndarray) -> bool:
     """Whether `a` may be resized in place: it owns its memory, contiguous, no Python objects."""
     return a.base is None and a.flags.c_contiguous and a.dtype != object
-
-
-def _empty_stack(loop: Loop, index: int, port: Concat) -> np.ndarray:
-    """The zero-iteration stack: declared element shape, unknown dims as 0 (as ONNX Runtime)."""
-    t = port.result.type
-    if isinstance(t, TensorType) and t.dtype is not None:
-        dtype = DataType(t.dtype).numpy
-    else:
-        dtype = np.float32
-    shape = t.shape if isinstance(t, TensorType) and t.shape is not None else ()
-    return np.zeros((0, *(d if isinstance(d, int) else 0 for d in shape)), dtype)
 
 
 def _zero_trip_last(loop: Loop, i: int, result: Value, values, outer, caps):

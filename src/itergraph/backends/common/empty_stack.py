@@ -1,0 +1,29 @@
+"""The stack of a loop's concatenated output after zero iterations, for both backends.
+
+The entries are stacked on a new axis 0 (the backends then move or merge that axis, see
+``Concat`` in `ir.loop`). With no entry, the stack has length 0 and the element shape the
+body declares (inferred, `shapes.infer_shapes.complete_step_types`), unknown dimensions as
+0, as ONNX Runtime. An element of unknown rank is taken as a scalar when the port stacks on a
+new axis (ONNX Runtime's ``(0,)`` for a Loop scan output it cannot infer) and as a vector
+when it joins on an existing axis (OpenVINO's ``Loop-5``, which the IR writer gives an
+unsqueezed element): either way the output is ``(0,)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.loop import Concat
+from ...ir.types import DataType, TensorType
+
+
+def empty_stack(port: Concat) -> np.ndarray:
+    """The zero-iteration stack of `port` (before its axis is moved or merged)."""
+    t = port.result.type
+    known = isinstance(t, TensorType) and t.dtype is not None
+    dtype = DataType(t.dtype).numpy if known else np.float32
+    if isinstance(t, TensorType) and t.shape is not None:
+        shape = tuple(d if isinstance(d, int) else 0 for d in t.shape)
+    else:
+        shape = () if port.new_axis else (0,)
+    return np.zeros((0, *shape), dtype)
