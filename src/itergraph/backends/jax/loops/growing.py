@@ -305,8 +305,19 @@ def _gather(cx, rule, inputs):
     if isinstance(idx, Padded) or not isinstance(x, Padded):
         raise Refused(f"{where(cx.node)}: gathers with padded indices")
     a = _axis(int(cx.attr("axis", 0)), x.ndim)
-    if a == x.axis:
-        raise Refused(f"{where(cx.node)}: gathers along the grown axis")
+    if a == x.axis:  # static indices in [-l0, l0): exact positions of the valid part
+        if not is_static(idx):
+            raise Refused(f"{where(cx.node)}: gathers along the grown axis at run-time "
+                          "indices")
+        idx = np.asarray(idx).astype(np.int64)
+        l0 = x.key[0]
+        if idx.size and not ((idx >= -l0) & (idx < l0)).all():
+            raise Refused(f"{where(cx.node)}: gathers along the grown axis beyond its initial "
+                          "length")
+        import jax.numpy as jnp
+
+        eff = jnp.where(idx < 0, idx + x.length, idx)
+        return [jnp.take(x.buf, eff, axis=a)]
     r = np.ndim(idx)
     return x.like(rule.fn(cx, x.buf, idx), x.axis if x.axis < a else x.axis + r - 1)
 
@@ -411,6 +422,59 @@ def _concat(cx, rule, inputs):
     return [Padded(buf, a, (l0, d, extra + s), x.length + s)]
 
 
+def _slice(cx, rule, inputs):
+    x = inputs[0]
+    if any(isinstance(y, Padded) for y in inputs[1:]):
+        raise Refused(f"{where(cx.node)}: padded slice bounds")
+    r = x.ndim
+    if (cx.node.version or 10) < 10:
+        starts, ends = list(cx.attr("starts")), list(cx.attr("ends"))
+        axes = cx.attr("axes")
+        axes = list(range(len(starts))) if axes is None else list(axes)
+        steps = [1] * len(starts)
+    else:
+        starts, ends = cx.ints(inputs[1], "starts"), cx.ints(inputs[2], "ends")
+        axes = cx.ints(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None \
+            else list(range(len(starts)))
+        steps = cx.ints(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None \
+            else [1] * len(starts)
+    axes = [_axis(int(a), r) for a in axes]
+    if x.axis not in axes:
+        return [x.like(y) for y in _plain(cx, rule, [x.buf, *inputs[1:]])]
+    i = axes.index(x.axis)
+    s, e, step = starts[i], ends[i], steps[i]
+    l0, d, extra = x.key
+    if step != 1:
+        raise Refused(f"{where(cx.node)}: slices the grown axis with a step")
+    # the other axes first, as the rule does them (the grown one taken whole)
+    rest = [(a, st, en, sp) for a, st, en, sp in zip(axes, starts, ends, steps) if a != x.axis]
+    buf = x.buf
+    if rest:
+        sl = [slice(None)] * r
+        for a, st, en, sp in rest:
+            sl[a] = slice(st, en, sp)
+        buf = buf[tuple(sl)]
+    import jax
+
+    big = buf.shape[x.axis]
+    if s < 0 and e >= big and -s <= l0:  # the last -s positions: fixed size
+        start = [0] * r
+        start[x.axis] = x.length + s
+        size = list(buf.shape)
+        size[x.axis] = -s
+        return [jax.lax.dynamic_slice(buf, start, size)]
+    if 0 <= s and 0 <= e <= l0:  # within the part that is always valid
+        sl = [slice(None)] * r
+        sl[x.axis] = slice(s, max(s, e))
+        return [buf[tuple(sl)]]
+    if 0 <= s <= l0 and e >= big:  # from s to the end: still padded, shorter
+        sl = [slice(None)] * r
+        sl[x.axis] = slice(s, None)
+        return [Padded(buf[tuple(sl)], x.axis, (l0 - s, d, extra), x.length - s)]
+    raise Refused(f"{where(cx.node)}: slices the grown axis at bounds [{s}, {e}) it cannot "
+                  "map exactly")
+
+
 UNARY = ("Identity", "Cast", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu",
          "Erf", "Reciprocal", "Softplus", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign",
          "Not", "IsNaN", "IsInf", "Gelu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip")
@@ -420,15 +484,15 @@ BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Les
 RULES = {**{op: _elementwise for op in UNARY + BINARY},
          "Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
          "Gather": _gather, "MatMul": _matmul, "Softmax": _softmax, "LogSoftmax": _softmax,
-         "Shape": _shape, "Concat": _concat}
+         "Shape": _shape, "Concat": _concat, "Slice": _slice}
 """Op type -> exact rule for a node reading a padded value (domain "" only)."""
 
 
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
-    what surely stays padded is followed: a MatMul's result may not be (it may contract the
-    axis); the trace checks the rest."""
+    what surely stays padded is followed: a MatMul, Slice or Gather may not keep it padded
+    (a contraction, a fixed window); the trace checks the rest."""
     c = loop.carried[j]
     padded = {c.param.uid}
     for n in loop.body.nodes:
@@ -436,7 +500,7 @@ def static_problem(loop: Loop, j: int) -> str | None:
             continue
         if n.domain != "" or n.op_type not in RULES or n.subgraphs():
             return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
-        if n.op_type in ("Shape", "MatMul"):
+        if n.op_type in ("Shape", "MatMul", "Slice", "Gather"):
             continue
         padded.update(v.uid for v in n.outputs if v is not None)
     for cc in loop.carried:
