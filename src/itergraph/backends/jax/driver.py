@@ -108,7 +108,12 @@ class LoopDriver:
                 grows, self.growth = [], (False, "growing carried values not rewritten: "
                                                  f"{e.reason}")
         if not grows:
-            parts, final = self._run(tc, st, state, cap, [])
+            try:
+                parts, final = self._run(tc, st, state, cap, [])
+            except CannotLower as e:
+                if self.growth is None or self.growth[0]:
+                    raise
+                raise CannotLower(e.element, f"{e.reason}; {self.growth[1]}") from None
         frame = scope.frame
         parts.post_checks(frame, final)
         tc.merge(frame, final[4])

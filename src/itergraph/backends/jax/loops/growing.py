@@ -488,26 +488,102 @@ RULES = {**{op: _elementwise for op in UNARY + BINARY},
 """Op type -> exact rule for a node reading a padded value (domain "" only)."""
 
 
+def _rank(v) -> int | None:
+    if v is None:
+        return None
+    if v.const is not None:
+        return np.ndim(v.const)
+    t = v.type
+    return getattr(t, "rank", None)
+
+
+def _const_ints(v) -> list[int] | None:
+    if v is None:
+        return None
+    x = v.const
+    if x is None and v.producer is not None and v.producer.op_type == "Constant":
+        x = v.producer.attrs.get("value")
+    return None if x is None else [int(i) for i in np.asarray(x).reshape(-1)]
+
+
+def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
+    """(output padded?, its (axis, rank) or None: unknown) for `n` reading values padded as
+    `axis` says (uid -> (axis, rank) or None): whether its output surely stays padded,
+    following the rule table."""
+    op = n.op_type
+
+    def rank(v):
+        if v is None:
+            return None
+        if v.uid in axis:
+            return None if axis[v.uid] is None else axis[v.uid][1]
+        return _rank(v)
+
+    x = ins[0]
+    known = axis.get(x.uid) if x is not None else None
+    if op in UNARY + BINARY:
+        ranks = [rank(v) for v in ins if v is not None]
+        pads = [axis[v.uid] for v in ins if v is not None and v.uid in axis]
+        if None in ranks or None in pads:
+            return True, None
+        out = max(ranks)
+        return True, (pads[0][0] + out - pads[0][1], out)
+    if op == "MatMul":
+        a, b = ins[0], ins[1]
+        ra, rb = rank(a), rank(b)
+        pa, pb = axis.get(a.uid), axis.get(b.uid)
+        if ra is None or rb is None or (a.uid in axis and pa is None) or (
+                b.uid in axis and pb is None):
+            return False, None
+        r = max(ra, rb)
+        if pa is not None:
+            return (False, None) if pa[0] == ra - 1 else (True, (pa[0] + r - ra, r))
+        if pb is not None:
+            return (False, None) if pb[0] == rb - 2 else (True, (pb[0] + r - rb, r))
+        return False, None
+    if known is None:
+        return op not in ("Shape", "Slice", "Gather"), None
+    ax, r = known
+    if op == "Transpose":
+        perm = n.attrs.get("perm")
+        perm = list(range(r))[::-1] if perm is None else [int(a) % r for a in perm]
+        return True, (perm.index(ax), r)
+    if op in ("Softmax", "LogSoftmax", "Concat"):
+        return True, known
+    return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze: not followed
+
+
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
-    what surely stays padded is followed: a MatMul, Slice or Gather may not keep it padded
-    (a contraction, a fixed window); the trace checks the rest."""
+    what surely stays padded is followed (the axis tracked from declared ranks where they
+    are known; a MatMul contracting it, a Slice or a Gather may end it); the trace checks
+    the rest."""
     c = loop.carried[j]
-    padded = {c.param.uid}
+    p = c.result.producer
+    while p is not None and p.op_type == "Identity":
+        p = p.inputs[0].producer
+    r0 = _rank(c.param) if _rank(c.param) is not None else _rank(c.value)
+    ax0 = None
+    if p is not None and p.op_type == "Concat" and r0:
+        ax0 = (int(p.attrs.get("axis", 0)) % r0, r0)
+    axis: dict[int, tuple | None] = {c.param.uid: ax0}
     for n in loop.body.nodes:
-        if not any(v.uid in padded for v in n.reads()):
+        if not any(v.uid in axis for v in n.reads()):
             continue
         if n.domain != "" or n.op_type not in RULES or n.subgraphs():
             return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
-        if n.op_type in ("Shape", "MatMul", "Slice", "Gather"):
-            continue
-        padded.update(v.uid for v in n.outputs if v is not None)
+        keep, ax = _static_axis(n, axis, list(n.inputs))
+        if keep:
+            for v in n.outputs:
+                if v is not None:
+                    axis[v.uid] = ax
+    padded = set(axis)
     for cc in loop.carried:
         if cc is not c and cc.result.uid in padded:
             return f"carried value '{cc.param.name}' is computed from it"
-    for p in loop.output_ports:
-        if p.result.uid in padded and p.result.uid != c.result.uid:
+    for q in loop.output_ports:
+        if q.result.uid in padded and q.result.uid != c.result.uid:
             return "a loop output other than the grown value is computed from it"
     if loop.condition_result is not None and loop.condition_result.uid in padded:
         return "the condition is computed from it"
@@ -539,8 +615,7 @@ def attempt(tc: TraceContext, st, n: int, lower):
     try:
         grows = plan(tc, st)
     except Refused as e:
-        tc.note(loop, False, f"growing carried values not rewritten: {e.reason}")
-        return lower(st)
+        return _unrewritten(lower, st, e)
     if not grows:
         return lower(st)
     rewritten = dataclasses.replace(st, carried0=buffers(st, grows, n), grows=grows)
@@ -550,11 +625,20 @@ def attempt(tc: TraceContext, st, n: int, lower):
     except Refused as e:
         del tc.notes[notes:]
         st.scope.frame.err = err
-        tc.note(loop, False, f"growing carried values not rewritten: {e.reason}")
-        return lower(st)
+        return _unrewritten(lower, st, e)
     by = {g.index: g for g in grows}
     for i, j in st.info.last_state.items():
         if j in by:
             outs[i] = trim(outs[i], by[j], n)
     tc.note(loop, True, describe(loop, grows, f"{n} iterations"))
     return outs
+
+
+def _unrewritten(lower, st, refused: Refused):
+    """``lower(st)`` as it is; when that cannot lower either, the reason says why the
+    rewrite did not apply."""
+    try:
+        return lower(st)
+    except CannotLower as e:
+        raise CannotLower(e.element, f"{e.reason}; growing carried values not rewritten: "
+                                     f"{refused.reason}") from None
