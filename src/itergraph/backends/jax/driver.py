@@ -192,7 +192,10 @@ class LoopDriver:
 
     def _auto_capacity(self) -> int:
         """A 256 KiB buffer's worth of iterations (64..4096), from the declared types of the
-        concatenated values; 64 when they are not all known."""
+        concatenated values; 64 when they are not all known, or when carried values grow
+        (`loops.growing`: each iteration then reads the whole buffer)."""
+        if growing.candidates(self.loop):
+            return AUTO_MIN
         total = 0
         for i in loop_info(self.cg.cache, self.loop).concat_idx:
             t = self.loop.output_ports[i].result.type

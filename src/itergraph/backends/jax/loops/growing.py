@@ -132,12 +132,19 @@ def buffers(st, grows: list[Grow], n: int, old: list | None = None) -> list:
     from `st.carried0`, or from `old` (buffers of an earlier step, extended by d*n)."""
     import jax.numpy as jnp
 
+    from ...common.memory import over_limit
+
     base = list(st.carried0 if old is None else old)
+    total = 0
     for g in grows:
         x = base[g.index]
         pad = [(0, 0)] * x.ndim
         pad[g.axis] = (0, g.d * n)
+        dims = [*x.shape[:g.axis], x.shape[g.axis] + g.d * n, *x.shape[g.axis + 1:]]
+        total += int(np.prod(dims, dtype=object)) * np.dtype(x.dtype).itemsize
         base[g.index] = jnp.pad(jnp.asarray(x), pad)
+    if over_limit(total) is not None:
+        raise Refused(f"buffers for {n} iterations ({total} bytes) cannot fit in memory")
     return base
 
 
