@@ -64,9 +64,10 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
                    d: int = 4) -> onnx.ModelProto:
     """A cache k [B, T, d] grown by one row per iteration (Concat axis 1) and attended to by
     the carried query y [B, 1, d]: softmax(y k^T) k. `read_` picks how the body reads the
-    cache: "softmax"; "reducesum" (a hand-written softmax whose ReduceSum runs along the
-    grown axis: no rule, falls back); "shape" (its valid length, from Shape); "last" (its
-    last row, a Slice from the end); "first" (its first row, a Gather at 0). `trip`:
+    cache: "softmax"; "reducesum" (softmax written out: ReduceMax, Exp, ReduceSum along the
+    grown axis); "argmax" (ArgMax along the grown axis: no rule, falls back); "shape" (its
+    valid length, from Shape); "last" (its last row, a Slice from the end); "first" (its
+    first row, a Gather at 0). `trip`:
     "input" (run-time trip count), "const" (3, known when compiling: a scan) or "cond" (no
     trip count; a condition stops it after M iterations)."""
     n = []
@@ -76,8 +77,10 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     n.append(h.make_node("Transpose", ["k2"], ["kt"], perm=[0, 2, 1]))
     n.append(h.make_node("MatMul", ["y", "kt"], ["s0"]))
     n.append(h.make_node("Mul", ["s0", "c_scale"], ["s"]))
-    if read_ == "reducesum":
-        n.append(h.make_node("Exp", ["s"], ["e"]))
+    if read_ == "reducesum":  # softmax written out: max, exp, sum, divide
+        n.append(h.make_node("ReduceMax", ["s"], ["mx"], axes=[-1], keepdims=1))
+        n.append(h.make_node("Sub", ["s", "mx"], ["sm"]))
+        n.append(h.make_node("Exp", ["sm"], ["e"]))
         n.append(h.make_node("ReduceSum", ["e", "c_axm1"], ["z"], keepdims=1))
         n.append(h.make_node("Div", ["e", "z"], ["p"]))
     else:
@@ -93,6 +96,10 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     elif read_ == "last":
         n.append(h.make_node("Slice", ["k2", "c_m1", "c_big", "c_ax1"], ["lastrow"]))
         n.append(h.make_node("Sub", ["y1", "lastrow"], ["y_out"]))
+    elif read_ == "argmax":  # no exact rule: ArgMax along the grown axis
+        n.append(h.make_node("ArgMax", ["s"], ["am"], axis=-1, keepdims=1))
+        n.append(h.make_node("Cast", ["am"], ["amf"], to=T.FLOAT))
+        n.append(h.make_node("Add", ["y1", "amf"], ["y_out"]))
     elif read_ == "first":
         n.append(h.make_node("Gather", ["k2", "c_i0"], ["row0"], axis=1))
         n.append(h.make_node("Unsqueeze", ["row0", "c_ax1"], ["row0u"]))
@@ -145,7 +152,7 @@ def _feeds(trip: str = "input", m: int = 5, length: int = 3, b: int = 2, d: int 
     return f
 
 
-@pytest.mark.parametrize("read_", ["softmax", "shape", "last", "first"])
+@pytest.mark.parametrize("read_", ["softmax", "reducesum", "shape", "last", "first"])
 @pytest.mark.parametrize("trip", ["input", "const", "cond"])
 def test_rewritten_loop_equals_numpy_and_ort(read_, trip):
     got, _ = _check(attention_loop(read_, trip), _feeds(trip))
@@ -184,14 +191,14 @@ def test_zero_trip_in_the_condition_form_and_empty_initial_cache():
 
 
 def test_read_without_an_exact_rule_falls_back_to_numpy():
-    """A softmax written out with ReduceSum along the grown axis: no rule, so the loop is
-    not rewritten and runs as before (on NumPy), with the same results."""
-    model = attention_loop("reducesum")
+    """ArgMax along the grown axis: no rule, so the loop is not rewritten and runs as before
+    (on NumPy), with the same results; both explains say why."""
+    model = attention_loop("argmax")
     _, cg = _check(model, _feeds(), grown=False)
     (rec,) = [r for r in cg.explain() if r.element.startswith("Loop")]
-    assert not rec.compiles and "not rewritten" in rec.reason and "ReduceSum" in rec.reason
+    assert not rec.compiles and "not rewritten" in rec.reason and "ArgMax" in rec.reason
     (static,) = [r for r in analyze(read(model)) if r.element.startswith("Loop")]
-    assert not static.compiles and "ReduceSum" in static.reason
+    assert not static.compiles and "ArgMax" in static.reason
 
 
 def test_static_explain_says_the_grown_values_run_as_buffers():

@@ -482,6 +482,41 @@ def _slice(cx, rule, inputs):
                   "map exactly")
 
 
+#: reductions that are exact along the grown axis once its padded positions hold this value
+_NEUTRAL = {"ReduceSum": 0, "ReduceSumSquare": 0, "ReduceL1": 0, "ReduceL2": 0,
+            "ReduceLogSum": 0, "ReduceLogSumExp": -np.inf, "ReduceMax": -np.inf,
+            "ReduceMin": np.inf, "ReduceProd": 1}
+
+
+def _reduce(cx, rule, inputs):
+    x = inputs[0]
+    if not isinstance(x, Padded) or any(isinstance(y, Padded) for y in inputs[1:]):
+        raise Refused(f"{where(cx.node)}: padded reduction axes")
+    r = x.ndim
+    if len(inputs) > 1 and inputs[1] is not None:
+        axes = cx.ints(inputs[1], "axes")
+    else:
+        axes = list(cx.attr("axes", []) or [])
+    if not axes and cx.attr("noop_with_empty_axes", 0) and len(inputs) > 1:
+        return [x]
+    axes = sorted({_axis(int(a), r) for a in axes}) if axes else list(range(r))
+    kd = bool(cx.attr("keepdims", 1))
+    if x.axis not in axes:
+        ax = x.axis if kd else x.axis - sum(a < x.axis for a in axes)
+        return [x.like(rule.fn(cx, x.buf, *inputs[1:]), ax)]
+    import jax.numpy as jnp
+
+    fill = _NEUTRAL[cx.node.op_type]
+    dt = np.dtype(x.buf.dtype)
+    if dt.kind != "f" and not np.isfinite(fill):
+        info = np.iinfo(dt) if dt.kind in "iu" else None
+        if info is None:
+            raise Refused(f"{where(cx.node)}: {dt} reduction along the grown axis")
+        fill = info.min if fill < 0 else info.max
+    masked = jnp.where(x.mask(), x.buf, jnp.asarray(fill, dt))
+    return [rule.fn(cx, masked, *inputs[1:])]
+
+
 UNARY = ("Identity", "Cast", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu",
          "Erf", "Reciprocal", "Softplus", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign",
          "Not", "IsNaN", "IsInf", "Gelu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip")
@@ -491,7 +526,8 @@ BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "Les
 RULES = {**{op: _elementwise for op in UNARY + BINARY},
          "Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
          "Gather": _gather, "MatMul": _matmul, "Softmax": _softmax, "LogSoftmax": _softmax,
-         "Shape": _shape, "Concat": _concat, "Slice": _slice}
+         "Shape": _shape, "Concat": _concat, "Slice": _slice,
+         **{op: _reduce for op in _NEUTRAL}}
 """Op type -> exact rule for a node reading a padded value (domain "" only)."""
 
 
@@ -549,7 +585,7 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
             return (False, None) if pb[0] == rb - 2 else (True, (pb[0] + r - rb, r))
         return False, None
     if known is None:
-        return op not in ("Shape", "Slice", "Gather"), None
+        return op not in ("Shape", "Slice", "Gather", *_NEUTRAL), None
     ax, r = known
     if op == "Transpose":
         perm = n.attrs.get("perm")
@@ -557,7 +593,7 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
         return True, (perm.index(ax), r)
     if op in ("Softmax", "LogSoftmax", "Concat"):
         return True, known
-    return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze: not followed
+    return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
 
 
 def static_problem(loop: Loop, j: int) -> str | None:
