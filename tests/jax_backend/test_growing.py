@@ -16,6 +16,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
+import itergraph as ig
 from itergraph.backends import jax as jb
 from itergraph.backends.jax.analysis import analyze
 from itergraph.backends.numpy import run_graph as numpy_run
@@ -238,3 +239,40 @@ def test_exported_loops_with_grown_values(name):
     got = cg.run(feeds)
     assert_same(got, want, rtol=1e-5, atol=1e-5)
     assert _grown(cg), cg.explain()
+
+
+def test_iteration_limit_as_numpy():
+    """``max_iterations`` below the trip count: the same IterationLimitError as NumPy; at
+    the trip count, the same results."""
+    from itergraph.backends.numpy import CompileContext, run_plan
+
+    g = read(attention_loop())
+    feeds = _feeds(m=5)
+    with pytest.raises(ig.IterationLimitError):
+        run_plan(CompileContext(3).compile(g), feeds)
+    cg = jb.compile_graph(g)
+    with pytest.raises(ig.IterationLimitError):
+        cg.run(feeds, max_iterations=3)
+    assert_same(cg.run(feeds, max_iterations=5), numpy_run(g, feeds), rtol=1e-5, atol=1e-5)
+
+
+def test_grown_loop_inside_a_counted_loop():
+    """The attention loop (3 iterations, known when compiling) inside an outer loop of 2:
+    the inner loop is a scan with buffers inside the outer one."""
+    inner = attention_loop(trip="const").graph
+    body = h.make_graph(
+        [h.make_node("Loop", ["M", "c_true", "y", "k0"], ["y_in", "k_in"],
+                     body=inner.node[0].attribute[0].g),
+         h.make_node("Identity", ["cond"], ["cond_out"]),
+         h.make_node("ReduceSum", ["k_in", "c_ax1"], ["ks"], keepdims=1),
+         h.make_node("Add", ["y_in", "ks"], ["y_out"])],
+        "outer", [h.make_tensor_value_info("j", T.INT64, []),
+                  h.make_tensor_value_info("cond", T.BOOL, []),
+                  h.make_tensor_value_info("y", T.FLOAT, ["B", 1, 4])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+         h.make_tensor_value_info("y_out", T.FLOAT, ["B", 1, 4])])
+    g = h.make_graph([h.make_node("Loop", ["c_two", "c_true", "y0"], ["y"], body=body)], "g",
+                     list(inner.input), [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [*inner.initializer, nh.from_array(np.array(2, np.int64), "c_two")])
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    _check(model, _feeds("const"))
