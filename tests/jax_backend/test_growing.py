@@ -53,9 +53,17 @@ def _check(model: onnx.ModelProto, feeds: dict, grown: bool = True, ort_too: boo
             assert v.shape == r.shape, k
             np.testing.assert_allclose(v, r, rtol=1e-4, atol=1e-5, err_msg=k)
     assert _grown(cg) == grown, cg.explain()
+    _explain_told_the_truth(g, cg)
     again = cg.run(feeds)  # the compiled path a second time (prepared call, learned capacity)
     assert_same(again, want, rtol=1e-5, atol=1e-5)
     return got, cg
+
+
+def _explain_told_the_truth(g, cg) -> None:
+    """The static explain (no feeds) says XLA exactly where the run compiled."""
+    said = all(r.compiles for r in analyze(g))
+    ran = all(r.compiles for r in cg.explain())
+    assert said == ran, (analyze(g), cg.explain())
 
 
 # ----------------------------------------------------------------------------- hand-built
@@ -68,7 +76,8 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     cache: "softmax"; "reducesum" (softmax written out: ReduceMax, Exp, ReduceSum along the
     grown axis); "argmax" (ArgMax along the grown axis: no rule, falls back); "shape" (its
     valid length, from Shape); "last" (its last row, a Slice from the end); "first" (its
-    first row, a Gather at 0). `trip`:
+    first row, a Gather at 0); "range" (its valid length as a Range bound, which XLA needs
+    when compiling: falls back). `trip`:
     "input" (run-time trip count), "const" (3, known when compiling: a scan) or "cond" (no
     trip count; a condition stops it after M iterations)."""
     n = []
@@ -97,6 +106,14 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     elif read_ == "last":
         n.append(h.make_node("Slice", ["k2", "c_m1", "c_big", "c_ax1"], ["lastrow"]))
         n.append(h.make_node("Sub", ["y1", "lastrow"], ["y_out"]))
+    elif read_ == "range":  # the valid length as a Range bound: needed at trace time
+        n.append(h.make_node("Shape", ["k2"], ["sh"]))
+        n.append(h.make_node("Gather", ["sh", "c_i1"], ["tl"], axis=0))
+        n.append(h.make_node("Range", ["c_i0", "tl", "c_i1"], ["rg"]))
+        n.append(h.make_node("Cast", ["rg"], ["rgf"], to=T.FLOAT))
+        n.append(h.make_node("ReduceSum", ["rgf"], ["rs"], keepdims=0))
+        n.append(h.make_node("Mul", ["rs", "c_scale"], ["rss"]))
+        n.append(h.make_node("Add", ["y1", "rss"], ["y_out"]))
     elif read_ == "argmax":  # no exact rule: ArgMax along the grown axis
         n.append(h.make_node("ArgMax", ["s"], ["am"], axis=-1, keepdims=1))
         n.append(h.make_node("Cast", ["am"], ["amf"], to=T.FLOAT))
@@ -239,6 +256,7 @@ def test_exported_loops_with_grown_values(name):
     got = cg.run(feeds)
     assert_same(got, want, rtol=1e-5, atol=1e-5)
     assert _grown(cg), cg.explain()
+    _explain_told_the_truth(g, cg)
 
 
 def test_iteration_limit_as_numpy():
@@ -276,3 +294,11 @@ def test_grown_loop_inside_a_counted_loop():
                      [*inner.initializer, nh.from_array(np.array(2, np.int64), "c_two")])
     model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
     _check(model, _feeds("const"))
+
+
+def test_valid_length_needed_when_compiling_falls_back():
+    """The valid length feeding a Range bound (XLA needs it when compiling; in a buffer it
+    is only known at run time): not rewritten, same results, the reason recorded."""
+    _, cg = _check(attention_loop("range"), _feeds(), grown=False)
+    (rec,) = [r for r in cg.explain() if r.element.startswith("Loop")]
+    assert not rec.compiles and "not rewritten" in rec.reason

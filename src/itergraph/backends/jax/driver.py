@@ -103,10 +103,10 @@ class LoopDriver:
                 self.growth = (True, growing.describe(
                     self.loop, grows, "the iterations one driver step may run, doubled with "
                     "the output buffers"))
-            except growing.Refused as e:
+            except (growing.Refused, CannotLower) as e:
                 scope.frame.err = None
                 grows, self.growth = [], (False, "growing carried values not rewritten: "
-                                                 f"{e.reason}")
+                                                 f"{growing.as_refused(e).reason}")
         if not grows:
             try:
                 parts, final = self._run(tc, st, state, cap, [])

@@ -596,6 +596,19 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
     return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
 
 
+#: inputs the JAX lowering needs when compiling (shapes, axes, counts), by op
+_NEEDS_STATIC: dict[str, tuple | str] = {
+    "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
+    "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "TopK": (1,), "Unsqueeze": (1,),
+    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all", "Upsample": "all",
+    "Loop": "all", "If": "all", "Scan": "all", "NonZero": "all", "Compress": "all",
+    "Unique": "all", "RandomNormalLike": "all", "RandomUniformLike": "all",
+    **{op: (1,) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                           "ReduceSumSquare")},
+}
+
+
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
@@ -611,9 +624,19 @@ def static_problem(loop: Loop, j: int) -> str | None:
     if p is not None and p.op_type == "Concat" and r0:
         ax0 = (int(p.attrs.get("axis", 0)) % r0, r0)
     axis: dict[int, tuple | None] = {c.param.uid: ax0}
+    lengths: set[int] = set()  # values computed from its valid length (Shape of it)
     for n in loop.body.nodes:
+        uses = [i for i, v in enumerate(n.inputs) if v is not None and v.uid in lengths]
+        if uses:
+            static = _NEEDS_STATIC.get(n.op_type, ())
+            if n.subgraphs() or static == "all" or any(i in static for i in uses):
+                return (f"{where(n)} ({n.op_type}) needs its valid length when compiling, "
+                        "and in a buffer that is only known at run time")
+            lengths.update(v.uid for v in n.outputs if v is not None)
         if not any(v.uid in axis for v in n.reads()):
             continue
+        if n.op_type == "Shape":
+            lengths.update(v.uid for v in n.outputs if v is not None)
         if n.domain != "" or n.op_type not in RULES or n.subgraphs():
             return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
         keep, ax = _static_axis(n, axis, list(n.inputs))
@@ -665,10 +688,12 @@ def attempt(tc: TraceContext, st, n: int, lower):
     notes, err = len(tc.notes), st.scope.frame.err
     try:
         outs = lower(rewritten)
-    except Refused as e:
+    except (Refused, CannotLower) as e:
+        # CannotLower: something needed at trace time (a reshape target) is computed from
+        # a valid length, which is only known at run time in the rewritten loop
         del tc.notes[notes:]
         st.scope.frame.err = err
-        return _unrewritten(lower, st, e)
+        return _unrewritten(lower, st, as_refused(e))
     by = {g.index: g for g in grows}
     for i, j in st.info.last_state.items():
         if j in by:
@@ -685,3 +710,11 @@ def _unrewritten(lower, st, refused: Refused):
     except CannotLower as e:
         raise CannotLower(e.element, f"{e.reason}; growing carried values not rewritten: "
                                      f"{refused.reason}") from None
+
+
+def as_refused(e: Exception) -> Refused:
+    """`e` (`Refused`, or a `CannotLower` met tracing the rewritten body) as `Refused`."""
+    if isinstance(e, Refused):
+        return e
+    return Refused(f"the rewritten body does not lower ({e.reason}; a valid length is only "
+                   "known at run time)" if isinstance(e, CannotLower) else str(e))
