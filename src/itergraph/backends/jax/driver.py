@@ -9,6 +9,10 @@ capacity. No iteration runs twice, and each capacity compiles once. The buffers 
 cut to the iterations run, joined, and finished (reverse, pad, move or merge) on the host,
 exactly as the NumPy backend does.
 
+Carried values that grow every iteration (`loops.growing`) are buffers extended by the
+step's capacity at the start of each step; the step returns their valid lengths, and the
+final values are cut to them on the host.
+
 Under ``max_iterations`` a step's capacity never exceeds the iterations still allowed plus
 one (the one that shows the loop would go on: `IterationLimitError`), whatever the trip
 count says. Buffers that cannot fit in memory are refused before they are allocated, and an
