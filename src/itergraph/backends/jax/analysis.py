@@ -143,9 +143,26 @@ def _grows(c) -> bool:
 
 def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                    ) -> list[str]:
+    from .loops.growing import candidates, static_problem
+
     out: list[str] = []
     scope = Scope(tc)
-    for c in node.carried:
+    early = _may_stop_early(tc, node, scope)
+    grown = set(candidates(node))
+    buffered = []
+    for j, c in enumerate(node.carried):
+        if j in grown:
+            why = static_problem(node, j)
+            if why is None and early and depth > 0:
+                why = ("its buffer is sized per run by the loop driver, which runs top-level "
+                       "loops only")
+            if why is None:
+                buffered.append(c.param.name)
+                continue
+            out.append(f"{where(node)}: carried value '{c.param.name}' grows every "
+                       f"iteration (a Concat of itself), and XLA loops need a fixed shape; "
+                       f"not run as a buffer: {why}")
+            continue
         if _grows(c):
             out.append(f"{where(node)}: carried value '{c.param.name}' grows every "
                        "iteration (a Concat of itself), and XLA loops need a fixed shape")
@@ -161,14 +178,20 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                 and a.shape != b.shape):
             out.append(f"{where(node)}: carried value '{c.param.name}' changes shape from "
                        f"{list(a.shape)} to {list(b.shape)}")
-    early = _may_stop_early(tc, node, scope)
     concat = any(isinstance(p, Concat) for p in node.output_ports)
     if early and concat and depth > 0:
         out.append(f"{where(node)} can stop early and has concatenated outputs: their length "
                    "is data-dependent, which XLA cannot express inside another loop or "
                    "branch")
-    how = ("lax.while_loop" + (" with output buffers (driven from Python)" if concat else "")
+    how = ("lax.while_loop" + (" with output buffers (driven from Python)"
+                               if concat or buffered else "")
            if early else "lax.scan (if the iteration count is known when compiling)")
+    if buffered:
+        how += ("; carried value(s) " + ", ".join(f"'{n}'" for n in buffered) + " grow by a "
+                "Concat every iteration: carried as fixed-capacity buffers with a valid length"
+                + (" (sized per driver step, doubled when full)" if early else "")
+                + ", reads made exact by masking; checked when tracing, and a read the rule "
+                "table does not cover sends the loop to NumPy")
     kind = fused_kind(graph, node)
     if kind is not None:
         out = []

@@ -9,6 +9,10 @@ capacity. No iteration runs twice, and each capacity compiles once. The buffers 
 cut to the iterations run, joined, and finished (reverse, pad, move or merge) on the host,
 exactly as the NumPy backend does.
 
+Carried values that grow every iteration (`loops.growing`) are buffers extended by the
+step's capacity at the start of each step; the step returns their valid lengths, and the
+final values are cut to them on the host.
+
 Under ``max_iterations`` a step's capacity never exceeds the iterations still allowed plus
 one (the one that shows the loop would go on: `IterationLimitError`), whatever the trip
 count says. Buffers that cannot fit in memory are refused before they are allocated, and an
@@ -37,6 +41,7 @@ from ..common import progress
 from . import config
 from .big_constants import big_used
 from .context import CannotLower, Scope, TooLarge, TraceContext, is_static, raise_error
+from .loops import growing
 from .loops.info import loop_info, static_truth
 from .loops.messages import limit_before_size, out_of_memory_message, zero_trip_message
 from .loops.outputs import empty_stack, finish_concat
@@ -76,6 +81,7 @@ class LoopDriver:
         self.ran = False
         self.capacities: list[int] = []  # of the last run's steps (tests check the doubling)
         self.learned = 0  # capacity that held a whole earlier run: where later runs start
+        self.growth: tuple[bool, str] | None = None  # grown carried values: (rewritten, how)
 
     # ------------------------------------------------------------------ the step
     def _scope(self, args, big, max_it) -> tuple[TraceContext, Scope]:
@@ -91,14 +97,27 @@ class LoopDriver:
 
         tc, scope = self._scope(args, big, max_it)
         st = setup(tc, self.loop, scope)
-        parts = WhileParts(tc, st, cap)
-        if state is None:
-            init = parts.initial()
-        else:
-            k, cond, carried, lasts, err = state
-            bufs = parts.initial()[5]
-            init = (k, cond, list(carried), list(lasts), err, bufs, k)
-        final = parts.run(init)
+        try:
+            grows = growing.plan(tc, st)
+        except growing.Refused as e:
+            grows, self.growth = [], (False, f"growing carried values not rewritten: {e.reason}")
+        if grows:
+            try:
+                parts, final = self._run(tc, st, state, cap, grows)
+                self.growth = (True, growing.describe(
+                    self.loop, grows, "the iterations one driver step may run, doubled with "
+                    "the output buffers"))
+            except (growing.Refused, CannotLower) as e:
+                scope.frame.err = None
+                grows, self.growth = [], (False, "growing carried values not rewritten: "
+                                                 f"{growing.as_refused(e).reason}")
+        if not grows:
+            try:
+                parts, final = self._run(tc, st, state, cap, [])
+            except CannotLower as e:
+                if self.growth is None or self.growth[0]:
+                    raise
+                raise CannotLower(e.element, f"{e.reason}; {self.growth[1]}") from None
         frame = scope.frame
         parts.post_checks(frame, final)
         tc.merge(frame, final[4])
@@ -107,7 +126,34 @@ class LoopDriver:
         self.messages[(cap, state is None)] = tc.messages
         self.notes = [n for n in tc.notes if n[0] is not self.loop]
         code = frame.err if frame.err is not None else jnp.zeros((), np.int32)
-        return (k, cond, carried, lasts, err), bufs, more, code
+        # per carried value: [axis, valid length] of a grown one, else [-1, -1]
+        grown = np.full((len(carried), 2), -1, np.int64)
+        for g in grows:
+            grown[g.index] = (g.axis, g.l0)
+        ds = np.zeros(len(carried), np.int64)
+        for g in grows:
+            ds[g.index] = g.d
+        lens = jnp.asarray(grown[:, 1]) + jnp.asarray(ds) * k
+        grown = jnp.stack([jnp.asarray(grown[:, 0]), lens], axis=1) if len(carried) else grown
+        return (k, cond, carried, lasts, err), bufs, more, code, grown
+
+    def _run(self, tc, st, state, cap: int, grows: list):
+        """The while loop of one step from `state` (None: the start); grown carried values
+        as buffers for `cap` more iterations."""
+        import dataclasses
+
+        if grows:
+            old = None if state is None else list(state[2])
+            st = dataclasses.replace(st, carried0=growing.buffers(st, grows, cap, old),
+                                     grows=grows)
+        parts = WhileParts(tc, st, cap)
+        if state is None:
+            init = parts.initial()
+        else:
+            k, cond, carried, lasts, err = state
+            bufs = parts.initial()[5]
+            init = (k, cond, list(st.carried0 if grows else carried), list(lasts), err, bufs, k)
+        return parts, parts.run(init)
 
     # ------------------------------------------------------------------ host side
     def _initial_capacity(self, env, max_it: int | None = None) -> int:
@@ -150,7 +196,10 @@ class LoopDriver:
 
     def _auto_capacity(self) -> int:
         """A 256 KiB buffer's worth of iterations (64..4096), from the declared types of the
-        concatenated values; 64 when they are not all known."""
+        concatenated values; 64 when they are not all known, or when carried values grow
+        (`loops.growing`: each iteration then reads the whole buffer)."""
+        if growing.candidates(self.loop):
+            return AUTO_MIN
         total = 0
         for i in loop_info(self.cg.cache, self.loop).concat_idx:
             t = self.loop.output_ports[i].result.type
@@ -185,7 +234,7 @@ class LoopDriver:
         while True:
             first = state is None
             try:
-                state, bufs, more, code = jit(args, big, state, mi, cap=cap)
+                state, bufs, more, code, grown = jit(args, big, state, mi, cap=cap)
                 c = int(code)
                 if not c and int(state[0]) > k_prev:
                     bufs = [np.asarray(b) for b in bufs]
@@ -212,15 +261,19 @@ class LoopDriver:
             cap = _allowed(cap * 2, k, max_it)
         with self._lock:
             self.learned = max(self.learned, min(_next_pow2(max(k_prev, 1)), LEARN_MAX))
-        self._outputs(env, state, chunks, k_prev)
+        self._outputs(env, state, chunks, k_prev, np.asarray(grown))
 
-    def _outputs(self, env, state, chunks, n: int) -> None:
+    def _outputs(self, env, state, chunks, n: int, grown) -> None:
         loop = self.loop
         info = loop_info(self.cg.cache, loop)
         _, _, carried, lasts, _ = state
         ports = loop.output_ports
         for i, j in info.last_state.items():
-            env[ports[i].output.uid] = np.asarray(carried[j])
+            x = np.asarray(carried[j])
+            axis, length = (int(a) for a in grown[j])
+            if axis >= 0:  # a grown value's buffer, cut to its valid length
+                x = np.ascontiguousarray(np.take(x, np.arange(length), axis=axis))
+            env[ports[i].output.uid] = x
         inv = {p.param.uid: p.value for p in info.invariant}
         for i, v in info.last_direct.items():
             src = inv.get(v.uid, v)
@@ -253,6 +306,8 @@ class LoopDriver:
                       "lax.while_loop with output buffers, driven from Python (buffer capacity "
                       "doubles when full; capacities used in the last run: "
                       f"{self.capacities})")]
+        if self.growth is not None:
+            out.append(Record(where(self.loop), *self.growth))
         out.extend(Record(where(e), c, r) for e, c, r in self.notes)
         return out
 

@@ -41,6 +41,13 @@ def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
         return
     if tc.depth == 0:
         tc.top_node = node
+    if tc.padded:
+        from .loops.growing import apply, reads_padded
+
+        if reads_padded(node, scope):
+            for v, x in zip(outs, apply(tc, node, scope)):
+                scope.bind(v, x)
+            return
     rule = lookup(node)
     if rule is None:
         raise CannotLower(node, no_lowering_reason(node))

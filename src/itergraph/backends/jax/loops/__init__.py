@@ -17,6 +17,12 @@ Three forms, chosen while tracing:
   branch such a loop cannot be expressed and `CannotLower` sends the enclosing top-level node
   to NumPy.
 
+A carried value that grows by a Concat of itself every iteration (a K/V cache) changes shape,
+which no XLA loop carry may; `growing` carries it as a fixed-capacity buffer with a valid
+length when every read of it can be made exact (its rule table), sized from the scan's
+count, or per driver step (so a run-time-length loop with such a value runs as *driver*,
+its buffers extended with the step's capacity). Otherwise the loop lowers as before.
+
 Loop-invariant work is moved out of loop bodies before tracing, by the IR pass
 `passes.hoist_invariants` (see `program`). A scan batches what reads no carried value but
 changes per iteration (`batching.BatchPlan`): matrix products such as ``x_t W`` and recurrent
@@ -31,7 +37,8 @@ raises `IterationLimitError` naming the loop; a scan longer than the limit raise
 Modules, by job: `info` (what a loop's ports mean, independent of shapes), `setup` (its
 inputs resolved for one trace), `body` (tracing one iteration), `batching` (products batched
 over a scan's iterations), `scan` and `while_loop` (the two XLA forms), `outputs`
-(finishing the outputs), `messages` (error texts shared with the driver), `lowering`
+(finishing the outputs), `growing` (grown carried values as buffers), `messages` (error
+texts shared with the driver), `lowering`
 (choosing the form: the rule registered for ``Loop``).
 """
 

@@ -19,8 +19,13 @@ def iteration_value(loop: Loop, k):
 
 
 def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
-             batched: tuple[set[int], dict[int, Any]] | None = None, only=None):
+             batched: tuple[set[int], dict[int, Any]] | None = None, only=None,
+             carried_at: int | None = None):
     """Trace one iteration; returns (values of `wanted`, error code of the body).
+
+    With grown carried values (`st.grows`, see `growing`): `state` holds their buffers, and
+    ``wanted[carried_at:]`` starts with the carried results, returned as buffers; any other
+    value computed from a buffer raises `growing.Refused`.
 
     `batched`: (ids of body nodes not to trace, values of their outputs the rest reads).
     `only`: trace just these body nodes (in order) instead of what `wanted` needs."""
@@ -33,6 +38,11 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
         bs.bind(loop.condition_param, np.array(True))
     for uid, x in st.invariants.items():
         bs.env[uid] = x
+    if st.grows:
+        from .growing import wrap
+
+        state = wrap(st.grows, state, k)
+        tc.padded += 1
     for c, x in zip(st.info.carried, state):
         bs.bind(c.param, x)
     for (_, p), x in zip(st.info.sliced, pieces):
@@ -55,6 +65,13 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
     finally:
         tc.depth -= 1
         tc.enclosing.pop()
+        if st.grows:
+            tc.padded -= 1
+    if st.grows:
+        from .growing import unwrap
+
+        at = -len(wanted) - len(state) if carried_at is None else carried_at
+        vals = unwrap(loop, st.grows, vals, at, len(st.info.carried))
     return vals, frame.err
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ....errors import IterationLimitError, where
 from ....ir import Loop
 from ..context import CannotLower, NeedsDriver, Scope, TraceContext, is_static
+from .growing import attempt, candidates
 from .messages import LIMIT_MESSAGE, beyond_message
 from .outputs import zero_trip_outputs
 from .scan import lower_scan
@@ -35,7 +36,7 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
         if n == 0:
             tc.note(loop, True, "runs zero iterations (known at compile time)")
             return zero_trip_outputs(st)
-        return lower_scan(tc, st, n)
+        return attempt(tc, st, n, lambda s: lower_scan(tc, s, n))
     if st.info.concat_idx:
         if tc.depth == 0:
             raise NeedsDriver(loop)
@@ -43,5 +44,7 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
         raise CannotLower(loop, "a loop that can stop early (condition, precondition or run-time "
                                 "trip count) with concatenated outputs has a data-dependent "
                                 f"output length, which XLA cannot express inside {where(outer)}")
+    if tc.depth == 0 and candidates(loop):
+        raise NeedsDriver(loop)  # grown carried values: buffers sized per driver step
     tc.note(loop, True, "lax.while_loop" + (" (with precondition)" if st.has_pre else ""))
     return lower_while(tc, st)

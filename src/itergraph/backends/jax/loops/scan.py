@@ -44,7 +44,7 @@ def lower_scan(tc: TraceContext, st: Setup, n: int) -> list:
                     cells.append(v)
             pre = (skip, b)
         try:
-            vals, berr = run_body(tc, st, k, state, xs[:n_sliced], wanted, pre)
+            vals, berr = run_body(tc, st, k, state, xs[:n_sliced], wanted, pre, carried_at=0)
         finally:
             for c in cells:
                 tc.cell_inputs.pop(id(c), None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,8 @@ class Setup:
     # strict slices with a condition or no trip count: (count, port) of the shortest sliced
     # input, checked after the loop (running out of pieces while it would go on is an error)
     strict_after: tuple | None = None
+    # carried values grown by a Concat each iteration, carried as buffers (`growing.Grow`)
+    grows: list = field(default_factory=list)
 
 
 def scalar(loop: Loop, what: str, x):

@@ -73,7 +73,8 @@ class WhileParts:
 
         k, cond, state, lasts, err, bufs, k0 = c
         st, loop = self.st, self.st.loop
-        vals, berr = run_body(self.tc, st, k, state, self.pieces(k), self.wanted)
+        vals, berr = run_body(self.tc, st, k, state, self.pieces(k), self.wanted,
+                               carried_at=self.n_cond)
         i = 0
         if self.n_cond:
             cnd = body_scalar(loop, "condition", as_array(vals[0]))
