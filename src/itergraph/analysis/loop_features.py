@@ -74,7 +74,7 @@ def trip_count_value(loop: Loop) -> int | None:
     return max(n, 0)
 
 
-def _through_identity(v: Value | None) -> Value | None:
+def through_identity(v: Value | None) -> Value | None:
     while v is not None and v.producer is not None and v.producer.op_type == "Identity":
         v = v.producer.inputs[0]
     return v
@@ -83,7 +83,7 @@ def _through_identity(v: Value | None) -> Value | None:
 def has_condition(loop: Loop) -> bool:
     """Whether a body-computed condition can end the loop (a while loop): the condition
     result is neither absent, nor the incoming condition passed through, nor constant true."""
-    r = _through_identity(loop.condition_result)
+    r = through_identity(loop.condition_result)
     if r is None or (loop.condition_param is not None and r is loop.condition_param):
         return loop.precondition is not None
     c = const_value(r)
@@ -143,9 +143,9 @@ def growing_carried(loop: Loop) -> list[Carried]:
         changed = a is not None and b is not None and (
             len(a) != len(b) or any(isinstance(x, int) and isinstance(y, int) and x != y
                                     for x, y in zip(a, b)))
-        p = _through_identity(c.result).producer if c.result is not None else None
+        p = through_identity(c.result).producer if c.result is not None else None
         grows = p is not None and p.op_type == "Concat" and any(
-            _through_identity(v) is c.param for v in p.inputs) and len(p.inputs) > 1
+            through_identity(v) is c.param for v in p.inputs) and len(p.inputs) > 1
         if changed or grows:
             out.append(c)
     return out
@@ -276,93 +276,42 @@ def dynamic_inputs(graph: Graph) -> list[Value]:
 
 
 
-def _typed_body(loop: Loop, c: Carried, t, opset: int) -> tuple[Graph, dict[int, Value]]:
-    """A copy of `loop`'s body inferred with `c`'s parameter of type `t` (None: as the file
-    declares it); with `t`, the types of what the body computes from the parameter are
-    dropped first and inferred anew. Returns (body copy, uid -> copied value)."""
-    from ..ir.clone import clone_graph
-    from ..shapes.infer_shapes import infer_graph
-
-    mapping: dict[int, Value] = {}
-    body = clone_graph(loop.body, mapping)
-    p = mapping[c.param.uid]
-    if t is not None:
-        p.type = t
-        seen = {p.uid}
-        for _, n in body.walk():  # pre-order: a producer comes before its readers
-            if any(v.uid in seen for v in n.reads()):
-                for v in n.outputs:
-                    seen.add(v.uid)
-                    if isinstance(v.type, TensorType):
-                        v.type = TensorType(v.type.dtype, None)
-    infer_graph(body, opset)
-    return body, mapping
+_SAME_SHAPE = ("Identity", "Cast", "CastLike")
+#: ops between a carried value and the Concat that appends to it: they keep its length
+#: (Gather: a beam search reordering its sequences); a Slice may not (a sliding window)
+_THROUGH = _SAME_SHAPE + ("Reshape", "Unsqueeze", "Gather")
 
 
-def _branch_outputs(body: Graph) -> dict[str, tuple[str, object]]:
-    """name -> (branch, shape) of every If branch output in `body` at any depth."""
-    out = {}
-    for _, n in body.walk():
-        if n.op_type != "If" or n.domain != "":
-            continue
-        for attr in ("then_branch", "else_branch"):
-            g = n.attrs.get(attr)
-            if isinstance(g, Graph):
-                for v in g.outputs:
-                    out[v.name] = (attr, shape_of(v))
-    return out
+#: ops whose output is at least as large as their first input (elementwise, broadcasting):
+#: a carried value grown before them is still grown after them
+_KEEP_GROWTH = _SAME_SHAPE + ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Neg", "Abs",
+                              "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Clip")
 
 
-def _later_shapes(c: Carried, copied: dict[int, Value]) -> list[tuple]:
-    """The shapes `c`'s body result may have (its own, or each branch's when an If makes
-    it), as inferred in the body copy `copied`."""
-    r = copied.get(c.result.uid, c.result)
-    p = _through_identity(r).producer
-    if p is not None and p.op_type == "If" and p.domain == "":
-        shapes = [shape_of(g.outputs[r.index]) for g in p.subgraphs()
-                  if r.index < len(g.outputs)]
+def grows_each_iteration(c: Carried) -> bool:
+    """Is the carried value's next value a Concat of itself with something (a list appended
+    to, a growing KV cache) or a Pad of itself (``x = F.pad(x, ...)``), possibly followed by
+    elementwise ops? Then its shape changes every iteration."""
+    p = c.result.producer
+    while p is not None and p.op_type in _KEEP_GROWTH:
+        p = p.inputs[0].producer if p.inputs and p.inputs[0] is not None else None
+    if p is None or p.op_type not in ("Concat", "Pad"):
+        return False
+    if p.op_type == "Pad":
+        pads = p.inputs[1] if len(p.inputs) > 1 else None
+        if pads is not None and pads.const is not None and not pads.const.any():
+            return False  # a Pad of nothing
+        todo = [v for v in p.inputs[:1] if v is not None]
     else:
-        shapes = [shape_of(r)]
-    return [s for s in shapes if s is not None]
-
-
-def _static(s) -> bool:
-    return s is not None and all(isinstance(d, int) for d in s)
-
-
-def shape_breaking_carried(loop: Loop, opset: int) -> list[tuple[Carried, tuple, tuple, list]]:
-    """Carried values whose shape leaves the body other than the body declares it, read by
-    an If whose output ONNX Runtime allocates before running the branch: (carried, declared
-    shape, a later shape, [(branch output name, branch, shape)]).
-
-    ONNX Runtime infers the body once, from the body's declared input types (not the
-    initial values'). An If hands a branch an output buffer of the shape inferred for that
-    branch output when that shape is fully static (`if.cc`, ``AllocationType::IfOutput``);
-    the branch fails in the iteration that computes another shape from the changed carried
-    value. Listed are the branch outputs whose shape is fully static from the declared
-    shape and another (or unknown) when the carried value has the later shape (a changed
-    rank, or a static dimension that changes)."""
-    out: list[tuple[Carried, tuple, tuple, list]] = []
-    if not any(n.op_type == "If" and n.domain == "" for _, n in loop.body.walk()):
-        return out
-    for c in loop.carried:
-        declared = shape_of(c.param)
-        if c.result is None or c.result is c.param or declared is None:
+        todo = [v for v in p.inputs if v is not None]
+    seen = set()
+    while todo:
+        v = todo.pop()
+        if v is c.param:
+            return True
+        q = v.producer
+        if v.uid in seen or q is None or q.op_type not in _THROUGH:
             continue
-        body, copied = _typed_body(loop, c, None, opset)
-        for later in _later_shapes(c, copied):
-            if len(later) != len(declared):
-                general = (None,) * len(later)
-            elif any(isinstance(d, int) and d != e for d, e in zip(declared, later)):
-                general = tuple(d if d == e else None for d, e in zip(declared, later))
-            else:
-                continue
-            first = _branch_outputs(body)
-            dtype = c.param.type.dtype if isinstance(c.param.type, TensorType) else None
-            then = _branch_outputs(_typed_body(loop, c, TensorType(dtype, general), opset)[0])
-            bad = [(name, branch, s) for name, (branch, s) in first.items()
-                   if _static(s) and then.get(name, (branch, None))[1] != s]
-            if bad:
-                out.append((c, declared, later, bad))
-                break
-    return out
+        seen.add(v.uid)
+        todo.extend(u for u in q.inputs[:1] if u is not None)
+    return False

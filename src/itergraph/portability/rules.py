@@ -19,6 +19,7 @@ from ..analysis import loop_features as f
 from ..analysis.loop_features import Site
 from ..ir.graph import Graph
 from ..ir.loop import Invariant, Loop, Sliced
+from .carried_shapes import shape_breaking_carried
 
 #: The fix of a rule that writing the file with itergraph resolves (no transform needed).
 WRITE = "write"
@@ -102,7 +103,7 @@ def _growing(loop: Loop, _s) -> str | None:
 
 def _shape_breaking_carry(loop: Loop, s: Site) -> str | None:
     opset = (s.root.opset("") if s.root is not None else None) or 17
-    found = f.shape_breaking_carried(loop, opset)
+    found = shape_breaking_carried(loop, opset)
 
     def shape(t) -> str:
         return "[" + ", ".join("?" if d is None else str(d) for d in t) + "]"

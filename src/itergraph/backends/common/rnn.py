@@ -35,6 +35,7 @@ import numpy as np
 
 from ...errors import ExecutionError, ModelError, where
 from ...ir.attributes import attr, attr_floats, attr_str, attr_strs
+from ...semantics.recurrent import clip_threshold
 
 # ----------------------------------------------------------------------------- cell kinds
 
@@ -246,18 +247,6 @@ def reverse_index(xp, lens, seq: int):
 
 
 # ----------------------------------------------------------------------------- cell math
-
-
-def clip_threshold(op: str, clip) -> float | None:
-    """The bound `clip` (the attribute of an `op` cell, None when absent) puts on activation
-    inputs, None for no clipping, as ONNX Runtime 1.32 reads it: an ``RNN`` takes a negative
-    (or NaN) clip as no clipping and 0 (or -0.0) as clipping to 0; an ``LSTM`` or
-    ``GRU`` refuses a clip that is not above 0 when the session is made (the ONNX reader
-    refuses the file so, `frontends.onnx.schema_check`)."""
-    if clip is None:
-        return None
-    c = float(clip)
-    return None if op == "RNN" and not c >= 0 else c
 
 
 def make_step(attrs: RnnAttrs, xp, acts, rec, rb, peep, H: int):

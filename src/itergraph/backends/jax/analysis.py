@@ -11,6 +11,7 @@ when a run traces the graph; `CompiledGraph.explain` reports those after a run.
 
 from __future__ import annotations
 
+from ...analysis.loop_features import grows_each_iteration
 from ...errors import where
 from ...ir import Concat, Graph, Loop, Node
 from ...ir.traversal import needed_nodes
@@ -100,50 +101,10 @@ def _varying_slice(graph: Graph, node: Node) -> bool:
     return computed(starts) and const(ends) or const(starts) and computed(ends)
 
 
-_SAME_SHAPE = ("Identity", "Cast", "CastLike")
-#: ops between a carried value and the Concat that appends to it: they keep its length
-#: (Gather: a beam search reordering its sequences); a Slice may not (a sliding window)
-_THROUGH = _SAME_SHAPE + ("Reshape", "Unsqueeze", "Gather")
-
-
-#: ops whose output is at least as large as their first input (elementwise, broadcasting):
-#: a carried value grown before them is still grown after them
-_KEEP_GROWTH = _SAME_SHAPE + ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Neg", "Abs",
-                              "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Clip")
-
-
-def _grows(c) -> bool:
-    """Is the carried value's next value a Concat of itself with something (a list appended
-    to, a growing KV cache) or a Pad of itself (``x = F.pad(x, ...)``), possibly followed by
-    elementwise ops? Then its shape changes every iteration."""
-    p = c.result.producer
-    while p is not None and p.op_type in _KEEP_GROWTH:
-        p = p.inputs[0].producer if p.inputs and p.inputs[0] is not None else None
-    if p is None or p.op_type not in ("Concat", "Pad"):
-        return False
-    if p.op_type == "Pad":
-        pads = p.inputs[1] if len(p.inputs) > 1 else None
-        if pads is not None and pads.const is not None and not pads.const.any():
-            return False  # a Pad of nothing
-        todo = [v for v in p.inputs[:1] if v is not None]
-    else:
-        todo = [v for v in p.inputs if v is not None]
-    seen = set()
-    while todo:
-        v = todo.pop()
-        if v is c.param:
-            return True
-        q = v.producer
-        if v.uid in seen or q is None or q.op_type not in _THROUGH:
-            continue
-        seen.add(v.uid)
-        todo.extend(u for u in q.inputs[:1] if u is not None)
-    return False
-
-
 def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                    ) -> list[str]:
-    from .loops.growing import candidates, static_problem
+    from .loops.growing import candidates
+    from .loops.padded_reads import static_problem
 
     out: list[str] = []
     scope = Scope(tc)
@@ -163,7 +124,7 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                        f"iteration (a Concat of itself), and XLA loops need a fixed shape; "
                        f"not run as a buffer: {why}")
             continue
-        if _grows(c):
+        if grows_each_iteration(c):
             out.append(f"{where(node)}: carried value '{c.param.name}' grows every "
                        "iteration (a Concat of itself), and XLA loops need a fixed shape")
             continue

@@ -42,7 +42,7 @@ def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
     if tc.depth == 0:
         tc.top_node = node
     if tc.padded:
-        from .loops.growing import apply, reads_padded
+        from .loops.padded_reads import apply, reads_padded
 
         if reads_padded(node, scope):
             for v, x in zip(outs, apply(tc, node, scope)):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...backends.common.rnn import clip_threshold
 from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType, TensorType
+from ...semantics.recurrent import clip_threshold
 from .elements import to_numpy
 from .export_ops import const_value, i64_port
 from .export_table import exporter

@@ -39,7 +39,7 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
     for uid, x in st.invariants.items():
         bs.env[uid] = x
     if st.grows:
-        from .growing import wrap
+        from .padded_reads import wrap
 
         state = wrap(st.grows, state, k)
         tc.padded += 1
@@ -68,7 +68,7 @@ def run_body(tc: TraceContext, st: Setup, k, state, pieces, wanted: list[Value],
         if st.grows:
             tc.padded -= 1
     if st.grows:
-        from .growing import unwrap
+        from .padded_reads import unwrap
 
         at = -len(wanted) - len(state) if carried_at is None else carried_at
         vals = unwrap(loop, st.grows, vals, at, len(st.info.carried))
@@ -99,9 +99,13 @@ def piece_avals(st: Setup):
     return [jax.ShapeDtypeStruct(tuple(s.shape[1:]), s.dtype) for s in st.stacks]
 
 
-def probe(tc: TraceContext, st: Setup, wanted: list[Value]):
-    """Shapes/dtypes of body values `wanted` (traced once abstractly, results discarded)."""
+def probe(tc: TraceContext, st: Setup, wanted: list[Value], carried_at: int | None = None):
+    """Shapes/dtypes of body values `wanted` (traced once abstractly, results discarded);
+    a value held as a grown buffer (`padded_reads.Padded`) gives its buffer's; `carried_at`
+    as `run_body` takes it."""
     import jax
+
+    from .padded_reads import Padded
 
     if not wanted:
         return []
@@ -110,8 +114,8 @@ def probe(tc: TraceContext, st: Setup, wanted: list[Value]):
     notes = len(tc.notes)
 
     def f(k, state, pieces):
-        vals, _ = run_body(tc, st, k, state, pieces, wanted)
-        return [as_array(v) for v in vals]
+        vals, _ = run_body(tc, st, k, state, pieces, wanted, carried_at=carried_at)
+        return [as_array(v.buf if isinstance(v, Padded) else v) for v in vals]
 
     out = jax.eval_shape(f, k_aval, state_avals, piece_avals(st))
     del tc.notes[notes:]

@@ -8,13 +8,8 @@ carried instead as a buffer of ``L0 + d*n`` positions on that axis, of which the
 ``L0 + d*k`` hold the value; `Padded` is what the body sees (the buffer, the axis and the
 valid length), and the Concat that grows it writes its piece at the valid length.
 
-Positions beyond the valid length hold garbage, and reads of the buffer are made exact by a
-rule table (`apply`, per op type): elementwise ops, Transpose, Unsqueeze, Gather on another
-axis, MatMul with the axis as a free dim and Softmax on another axis keep the value padded
-(garbage beyond the length); Softmax / LogSoftmax along the axis mask the padded positions
-with -inf (their results are exactly 0 / -inf); a MatMul contracting the axis zeroes both
-operands beyond the length first, so garbage (NaN and inf included) contributes exactly 0;
-Shape gives the valid length on the axis. Any other read of a padded value, a padded value
+Positions beyond the valid length hold garbage; reads of the buffer are made exact by the
+rule table of `padded_reads`. Any other read of a padded value, a padded value
 leaving the body other than as the grown carried value (a scan output, a last value, the
 condition) or a grown value of another length than ``L0 + d*(k+1)``, raises `Refused`, and
 the loop is lowered as if nothing were rewritten (today's fallback: NumPy).
@@ -24,71 +19,20 @@ The loop's outputs are the buffers cut to the valid length.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ....errors import where
-from ....ir import Loop, Node
-from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
-
-
-class Refused(Exception):  # noqa: N818 - a signal: the rewrite does not apply
-    """The growing-buffer rewrite does not apply to this loop (`reason` says why)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Grow:
-    """Carried value `index` grows by `d` per iteration on `axis`, from `l0`."""
-
-    index: int
-    axis: int
-    l0: int
-    d: int
-
-
-class Padded:
-    """What a body sees of a grown value: `buf` holds it in its first `length` positions on
-    `axis`; `key` = (l0, d, extra): length = l0 + d*k + extra (the same key, the same
-    length)."""
-
-    __slots__ = ("buf", "axis", "key", "length")
-
-    def __init__(self, buf, axis: int, key: tuple, length):
-        self.buf, self.axis, self.key, self.length = buf, axis, key, length
-
-    @property
-    def ndim(self) -> int:
-        return self.buf.ndim
-
-    def mask(self, rank: int | None = None, axis: int | None = None):
-        """Bool array, True at valid positions, shaped to broadcast along `axis` of a
-        `rank`-d array (default: this one's)."""
-        import jax.numpy as jnp
-
-        rank = self.buf.ndim if rank is None else rank
-        axis = self.axis if axis is None else axis
-        c = self.buf.shape[self.axis]
-        shape = [1] * rank
-        shape[axis] = c
-        return (jnp.arange(c, dtype=np.int64) < self.length).reshape(shape)
-
-    def like(self, buf, axis: int | None = None) -> Padded:
-        return Padded(buf, self.axis if axis is None else axis, self.key, self.length)
-
+from ....analysis.loop_features import grows_each_iteration
+from ....ir import Loop
+from ..context import CannotLower, TraceContext
+from .padded_reads import Grow, Refused, static_problem, trim
 
 # ----------------------------------------------------------------------------- finding them
 
 
 def candidates(loop: Loop) -> list[int]:
     """Carried values whose next value is a Concat of themselves (shape-independent)."""
-    from ..analysis import _grows
-
-    return [j for j, c in enumerate(loop.carried) if _grows(c) and _concat_root(c)]
+    return [j for j, c in enumerate(loop.carried)
+            if grows_each_iteration(c) and _concat_root(c)]
 
 
 def _concat_root(c) -> bool:
@@ -159,503 +103,6 @@ def describe(loop: Loop, grows: list[Grow], capacity: str) -> str:
             "cut to the valid length")
 
 
-def wrap(grows: list[Grow], state: list, k) -> list:
-    """The carried `state` as the body sees it: grown values as `Padded`."""
-    if not grows:
-        return state
-    out = list(state)
-    lengths: dict[tuple, object] = {}
-    for g in grows:
-        if state[g.index] is None:
-            continue
-        key = (g.l0, g.d, 0)
-        if key not in lengths:
-            lengths[key] = g.l0 + g.d * k.astype(np.int64)
-        out[g.index] = Padded(state[g.index], g.axis, key, lengths[key])
-    return out
-
-
-def unwrap(loop: Loop, grows: list[Grow], vals: list, carried_at: int, n_carried: int) -> list:
-    """Body results: grown carried values back to buffers; `Refused` for any other padded
-    value, or a grown one of another axis, capacity or length."""
-    by = {g.index: g for g in grows}
-    out = list(vals)
-    for i, x in enumerate(vals):
-        j = i - carried_at
-        g = by.get(j) if 0 <= j < n_carried else None
-        if g is None:
-            if isinstance(x, Padded):
-                raise Refused("a value read from a grown buffer leaves the loop body other "
-                              "than as the grown value (a scan output, a last value or the "
-                              "condition)")
-            continue
-        if not isinstance(x, Padded):
-            raise Refused(f"carried value '{loop.carried[j].param.name}' is not grown from "
-                          "its buffer")
-        if x.axis != g.axis or x.key != (g.l0, g.d, g.d):
-            raise Refused(f"carried value '{loop.carried[j].param.name}' grows by a length "
-                          "that changes across iterations")
-        out[i] = x.buf
-    return out
-
-
-def trim(x, g: Grow, k: int):
-    """The final buffer `x` cut to its valid length after `k` iterations."""
-    idx = [slice(None)] * x.ndim
-    idx[g.axis] = slice(0, g.l0 + g.d * k)
-    return x[tuple(idx)]
-
-
-# ----------------------------------------------------------------------------- the rule table
-
-
-def reads_padded(node: Node, scope: Scope) -> bool:
-    for v in node.reads():
-        try:
-            if isinstance(scope.get(v), Padded):
-                return True
-        except Exception:  # noqa: BLE001 - an undefined value: the normal path reports it
-            return False
-    return False
-
-
-def apply(tc: TraceContext, node: Node, scope: Scope) -> list:
-    """Evaluate `node`, which reads a padded value, by the rule table; `Refused` if no rule
-    makes it exact."""
-    from ..table import lookup
-
-    if node.subgraphs():
-        raise Refused(f"{where(node)} reads a grown buffer inside a subgraph")
-    fn = RULES.get(node.op_type) if node.domain == "" else None
-    if fn is None:
-        raise Refused(f"{where(node)}: no exact rule for {node.op_type} reading a grown buffer")
-    rule = lookup(node)
-    if rule is None:
-        raise Refused(f"{where(node)}: no lowering")
-    inputs = [None if v is None else scope.get(v) for v in node.inputs]
-    import jax.numpy as jnp
-
-    cx = OpContext(node, jnp, tc, scope.frame)
-    try:
-        out = fn(cx, rule, inputs)
-    except Refused:
-        raise
-    except CannotLower as e:
-        raise Refused(f"{where(node)}: {e.reason}") from None
-    except Exception as e:  # noqa: BLE001 - a shape this table does not handle
-        raise Refused(f"{where(node)}: {type(e).__name__}: {e}") from None
-    return out if isinstance(out, list) else [out]
-
-
-def _plain(cx, rule, inputs):
-    out = rule.fn(cx, *inputs)
-    return list(out) if len(cx.node.outputs) > 1 else [out]
-
-
-def _axis(a: int, rank: int) -> int:
-    return a + rank if a < 0 else a
-
-
-def _elementwise(cx, rule, inputs):
-    present = [x for x in inputs if x is not None]
-    rank = max(x.ndim for x in present)
-    pads = [x for x in present if isinstance(x, Padded)]
-    axes = {p.axis + rank - p.ndim for p in pads}
-    keys = {p.key for p in pads}
-    if len(axes) != 1 or len(keys) != 1:
-        raise Refused(f"{where(cx.node)}: operands padded on different axes or lengths")
-    ax = axes.pop()
-    for x in present:
-        if not isinstance(x, Padded):
-            i = ax - (rank - x.ndim)
-            if i >= 0 and x.shape[i] != 1:
-                raise Refused(f"{where(cx.node)}: an operand that is not padded spans the "
-                              "grown axis")
-    bufs = [x.buf if isinstance(x, Padded) else x for x in inputs]
-    p = pads[0]
-    return [Padded(y, ax, p.key, p.length) for y in _plain(cx, rule, bufs)]
-
-
-def _transpose(cx, rule, inputs):
-    x = inputs[0]
-    perm = cx.attr("perm")
-    perm = list(range(x.ndim))[::-1] if perm is None else [_axis(int(a), x.ndim) for a in perm]
-    return x.like(rule.fn(cx, x.buf), perm.index(x.axis))
-
-
-def _unsqueeze(cx, rule, inputs):
-    x = inputs[0]
-    if isinstance(inputs[1] if len(inputs) > 1 else None, Padded):
-        raise Refused(f"{where(cx.node)}: padded axes")
-    axes = cx.ints(inputs[1], "axes") if len(inputs) > 1 and inputs[1] is not None \
-        else list(cx.attr("axes", []))
-    r = x.ndim + len(axes)
-    axes = sorted(_axis(a, r) for a in axes)
-    kept = [i for i in range(r) if i not in axes]
-    return x.like(rule.fn(cx, x.buf, *inputs[1:]), kept[x.axis])
-
-
-def _squeeze(cx, rule, inputs):
-    x = inputs[0]
-    axes = cx.ints(inputs[1], "axes") if len(inputs) > 1 and inputs[1] is not None \
-        else cx.attr("axes")
-    if axes is None:
-        raise Refused(f"{where(cx.node)}: Squeeze without axes")
-    axes = sorted(_axis(int(a), x.ndim) for a in axes)
-    if x.axis in axes:
-        raise Refused(f"{where(cx.node)}: squeezes the grown axis")
-    return x.like(rule.fn(cx, x.buf, *inputs[1:]), x.axis - sum(a < x.axis for a in axes))
-
-
-def _gather(cx, rule, inputs):
-    x, idx = inputs[0], inputs[1]
-    if isinstance(idx, Padded) or not isinstance(x, Padded):
-        raise Refused(f"{where(cx.node)}: gathers with padded indices")
-    a = _axis(int(cx.attr("axis", 0)), x.ndim)
-    if a == x.axis:  # static indices in [-l0, l0): exact positions of the valid part
-        if not is_static(idx):
-            raise Refused(f"{where(cx.node)}: gathers along the grown axis at run-time "
-                          "indices")
-        idx = np.asarray(idx).astype(np.int64)
-        l0 = x.key[0]
-        if idx.size and not ((idx >= -l0) & (idx < l0)).all():
-            raise Refused(f"{where(cx.node)}: gathers along the grown axis beyond its initial "
-                          "length")
-        import jax.numpy as jnp
-
-        eff = jnp.where(idx < 0, idx + x.length, idx)
-        return [jnp.take(x.buf, eff, axis=a)]
-    r = np.ndim(idx)
-    return x.like(rule.fn(cx, x.buf, idx), x.axis if x.axis < a else x.axis + r - 1)
-
-
-def _matmul(cx, rule, inputs):
-    a, b = inputs
-    ra, rb = a.ndim, b.ndim
-    if ra < 2 or rb < 2:
-        raise Refused(f"{where(cx.node)}: a vector operand")
-    rank = max(ra, rb)
-    pa = a.axis + rank - ra if isinstance(a, Padded) else None
-    pb = b.axis + rank - rb if isinstance(b, Padded) else None
-    ka = isinstance(a, Padded) and a.axis == ra - 1
-    kb = isinstance(b, Padded) and b.axis == rb - 2
-    if ka or kb:  # contracting the grown axis: both operands zero beyond the length
-        if not (ka and kb) or a.key != b.key:
-            raise Refused(f"{where(cx.node)}: contracts a grown axis with an operand that is "
-                          "not padded the same way")
-        import jax.numpy as jnp
-
-        za = jnp.where(a.mask(), a.buf, jnp.zeros((), a.buf.dtype))
-        zb = jnp.where(b.mask(), b.buf, jnp.zeros((), b.buf.dtype))
-        return [rule.fn(cx, za, zb)]
-    outs = set()
-    if pa is not None:
-        outs.add(pa)  # batch dims and M keep their place
-    if pb is not None:
-        outs.add(pb)  # batch dims and N (the last) keep theirs
-    if len(outs) != 1 or (isinstance(a, Padded) and isinstance(b, Padded) and a.key != b.key):
-        raise Refused(f"{where(cx.node)}: both operands padded on different axes")
-    p = a if isinstance(a, Padded) else b
-    ax = outs.pop()
-    other = b if p is a else a
-    ro = other.ndim
-    i = ax - (rank - ro)
-    if ax < rank - 2 and i >= 0 and other.shape[i] != 1:
-        raise Refused(f"{where(cx.node)}: a batch operand that is not padded spans the grown "
-                      "axis")
-    ya = a.buf if isinstance(a, Padded) else a
-    yb = b.buf if isinstance(b, Padded) else b
-    return [Padded(rule.fn(cx, ya, yb), ax, p.key, p.length)]
-
-
-def _softmax(cx, rule, inputs):
-    x = inputs[0]
-    version = cx.node.version or 13
-    a = _axis(int(cx.attr("axis", -1 if version >= 13 else 1)), x.ndim)
-    if version < 13:
-        if x.axis < a:
-            return [x.like(rule.fn(cx, x.buf))]
-        if a != x.ndim - 1:
-            raise Refused(f"{where(cx.node)}: opset-{version} softmax flattens the grown axis")
-    if a != x.axis:
-        return [x.like(rule.fn(cx, x.buf))]
-    import jax.numpy as jnp
-
-    masked = jnp.where(x.mask(), x.buf, jnp.asarray(-np.inf, x.buf.dtype))
-    return [x.like(rule.fn(cx, masked))]
-
-
-def _shape(cx, rule, inputs):
-    import jax.numpy as jnp
-
-    x = inputs[0]
-    dims = [jnp.asarray(d, np.int64) for d in x.buf.shape]
-    dims[x.axis] = jnp.asarray(x.length, np.int64)
-    full = jnp.stack(dims)
-    r = x.ndim
-    start = cx.attr("start", 0)
-    end = cx.attr("end", r)
-    start = min(max(_axis(int(start), r), 0), r)
-    end = min(max(_axis(int(end), r), 0), r)
-    return [full[start:end]]
-
-
-def _concat(cx, rule, inputs):
-    import jax
-
-    x = inputs[0]
-    rank = x.ndim
-    a = _axis(int(cx.attr("axis")), rank)
-    if not isinstance(x, Padded) or any(isinstance(y, Padded) for y in inputs[1:]):
-        raise Refused(f"{where(cx.node)}: a grown buffer that is not the first operand of the "
-                      "Concat")
-    if a != x.axis:
-        raise Refused(f"{where(cx.node)}: concatenates a grown buffer on another axis")
-    rest = [y for y in inputs[1:] if y is not None]
-    import jax.numpy as jnp
-
-    piece = jnp.concatenate([jnp.asarray(y, x.buf.dtype) for y in rest], axis=a) \
-        if len(rest) > 1 else jnp.asarray(rest[0], x.buf.dtype)
-    for i in range(rank):
-        if i != a and piece.shape[i] != x.buf.shape[i]:
-            raise Refused(f"{where(cx.node)}: pieces of another shape")
-    s = piece.shape[a]
-    l0, d, extra = x.key
-    if extra + s > d:
-        raise Refused(f"{where(cx.node)}: grows a buffer by more than its per-iteration length")
-    start = [jnp.zeros((), np.int64)] * rank
-    start[a] = jnp.asarray(x.length, np.int64)
-    buf = jax.lax.dynamic_update_slice(x.buf, piece, start)
-    return [Padded(buf, a, (l0, d, extra + s), x.length + s)]
-
-
-def _slice(cx, rule, inputs):
-    x = inputs[0]
-    if any(isinstance(y, Padded) for y in inputs[1:]):
-        raise Refused(f"{where(cx.node)}: padded slice bounds")
-    r = x.ndim
-    if (cx.node.version or 10) < 10:
-        starts, ends = list(cx.attr("starts")), list(cx.attr("ends"))
-        axes = cx.attr("axes")
-        axes = list(range(len(starts))) if axes is None else list(axes)
-        steps = [1] * len(starts)
-    else:
-        starts, ends = cx.ints(inputs[1], "starts"), cx.ints(inputs[2], "ends")
-        axes = cx.ints(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None \
-            else list(range(len(starts)))
-        steps = cx.ints(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None \
-            else [1] * len(starts)
-    axes = [_axis(int(a), r) for a in axes]
-    if x.axis not in axes:
-        return [x.like(y) for y in _plain(cx, rule, [x.buf, *inputs[1:]])]
-    i = axes.index(x.axis)
-    s, e, step = starts[i], ends[i], steps[i]
-    l0, d, extra = x.key
-    if step != 1:
-        raise Refused(f"{where(cx.node)}: slices the grown axis with a step")
-    # the other axes first, as the rule does them (the grown one taken whole)
-    rest = [(a, st, en, sp) for a, st, en, sp in zip(axes, starts, ends, steps) if a != x.axis]
-    buf = x.buf
-    if rest:
-        sl = [slice(None)] * r
-        for a, st, en, sp in rest:
-            sl[a] = slice(st, en, sp)
-        buf = buf[tuple(sl)]
-    import jax
-
-    big = buf.shape[x.axis]
-    if s < 0 and e >= big and -s <= l0:  # the last -s positions: fixed size
-        start = [0] * r
-        start[x.axis] = x.length + s
-        size = list(buf.shape)
-        size[x.axis] = -s
-        return [jax.lax.dynamic_slice(buf, start, size)]
-    if 0 <= s and 0 <= e <= l0:  # within the part that is always valid
-        sl = [slice(None)] * r
-        sl[x.axis] = slice(s, max(s, e))
-        return [buf[tuple(sl)]]
-    if 0 <= s <= l0 and e >= big:  # from s to the end: still padded, shorter
-        sl = [slice(None)] * r
-        sl[x.axis] = slice(s, None)
-        return [Padded(buf[tuple(sl)], x.axis, (l0 - s, d, extra), x.length - s)]
-    raise Refused(f"{where(cx.node)}: slices the grown axis at bounds [{s}, {e}) it cannot "
-                  "map exactly")
-
-
-#: reductions that are exact along the grown axis once its padded positions hold this value
-_NEUTRAL = {"ReduceSum": 0, "ReduceSumSquare": 0, "ReduceL1": 0, "ReduceL2": 0,
-            "ReduceLogSum": 0, "ReduceLogSumExp": -np.inf, "ReduceMax": -np.inf,
-            "ReduceMin": np.inf, "ReduceProd": 1}
-
-
-def _reduce(cx, rule, inputs):
-    x = inputs[0]
-    if not isinstance(x, Padded) or any(isinstance(y, Padded) for y in inputs[1:]):
-        raise Refused(f"{where(cx.node)}: padded reduction axes")
-    r = x.ndim
-    if len(inputs) > 1 and inputs[1] is not None:
-        axes = cx.ints(inputs[1], "axes")
-    else:
-        axes = list(cx.attr("axes", []) or [])
-    if not axes and cx.attr("noop_with_empty_axes", 0) and len(inputs) > 1:
-        return [x]
-    axes = sorted({_axis(int(a), r) for a in axes}) if axes else list(range(r))
-    kd = bool(cx.attr("keepdims", 1))
-    if x.axis not in axes:
-        ax = x.axis if kd else x.axis - sum(a < x.axis for a in axes)
-        return [x.like(rule.fn(cx, x.buf, *inputs[1:]), ax)]
-    import jax.numpy as jnp
-
-    fill = _NEUTRAL[cx.node.op_type]
-    dt = np.dtype(x.buf.dtype)
-    if dt.kind != "f" and not np.isfinite(fill):
-        info = np.iinfo(dt) if dt.kind in "iu" else None
-        if info is None:
-            raise Refused(f"{where(cx.node)}: {dt} reduction along the grown axis")
-        fill = info.min if fill < 0 else info.max
-    masked = jnp.where(x.mask(), x.buf, jnp.asarray(fill, dt))
-    return [rule.fn(cx, masked, *inputs[1:])]
-
-
-UNARY = ("Identity", "Cast", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu",
-         "Erf", "Reciprocal", "Softplus", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign",
-         "Not", "IsNaN", "IsInf", "Gelu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip")
-BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "LessOrEqual",
-          "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod", "PRelu", "CastLike")
-
-RULES = {**{op: _elementwise for op in UNARY + BINARY},
-         "Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
-         "Gather": _gather, "MatMul": _matmul, "Softmax": _softmax, "LogSoftmax": _softmax,
-         "Shape": _shape, "Concat": _concat, "Slice": _slice,
-         **{op: _reduce for op in _NEUTRAL}}
-"""Op type -> exact rule for a node reading a padded value (domain "" only)."""
-
-
-def _rank(v) -> int | None:
-    if v is None:
-        return None
-    if v.const is not None:
-        return np.ndim(v.const)
-    t = v.type
-    return getattr(t, "rank", None)
-
-
-def _const_ints(v) -> list[int] | None:
-    if v is None:
-        return None
-    x = v.const
-    if x is None and v.producer is not None and v.producer.op_type == "Constant":
-        x = v.producer.attrs.get("value")
-    return None if x is None else [int(i) for i in np.asarray(x).reshape(-1)]
-
-
-def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
-    """(output padded?, its (axis, rank) or None: unknown) for `n` reading values padded as
-    `axis` says (uid -> (axis, rank) or None): whether its output surely stays padded,
-    following the rule table."""
-    op = n.op_type
-
-    def rank(v):
-        if v is None:
-            return None
-        if v.uid in axis:
-            return None if axis[v.uid] is None else axis[v.uid][1]
-        return _rank(v)
-
-    x = ins[0]
-    known = axis.get(x.uid) if x is not None else None
-    if op in UNARY + BINARY:
-        ranks = [rank(v) for v in ins if v is not None]
-        pads = [axis[v.uid] for v in ins if v is not None and v.uid in axis]
-        if None in ranks or None in pads:
-            return True, None
-        out = max(ranks)
-        return True, (pads[0][0] + out - pads[0][1], out)
-    if op == "MatMul":
-        a, b = ins[0], ins[1]
-        ra, rb = rank(a), rank(b)
-        pa, pb = axis.get(a.uid), axis.get(b.uid)
-        if ra is None or rb is None or (a.uid in axis and pa is None) or (
-                b.uid in axis and pb is None):
-            return False, None
-        r = max(ra, rb)
-        if pa is not None:
-            return (False, None) if pa[0] == ra - 1 else (True, (pa[0] + r - ra, r))
-        if pb is not None:
-            return (False, None) if pb[0] == rb - 2 else (True, (pb[0] + r - rb, r))
-        return False, None
-    if known is None:
-        return op not in ("Shape", "Slice", "Gather", *_NEUTRAL), None
-    ax, r = known
-    if op == "Transpose":
-        perm = n.attrs.get("perm")
-        perm = list(range(r))[::-1] if perm is None else [int(a) % r for a in perm]
-        return True, (perm.index(ax), r)
-    if op in ("Softmax", "LogSoftmax", "Concat"):
-        return True, known
-    return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
-
-
-#: inputs the JAX lowering needs when compiling (shapes, axes, counts), by op
-_NEEDS_STATIC: dict[str, tuple | str] = {
-    "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
-    "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "TopK": (1,), "Unsqueeze": (1,),
-    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all", "Upsample": "all",
-    "Loop": "all", "If": "all", "Scan": "all", "NonZero": "all", "Compress": "all",
-    "Unique": "all", "RandomNormalLike": "all", "RandomUniformLike": "all",
-    **{op: (1,) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                           "ReduceSumSquare")},
-}
-
-
-def static_problem(loop: Loop, j: int) -> str | None:
-    """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
-    no rule reads it, or it leaves the body other than as the grown value), or None. Only
-    what surely stays padded is followed (the axis tracked from declared ranks where they
-    are known; a MatMul contracting it, a Slice or a Gather may end it); the trace checks
-    the rest."""
-    c = loop.carried[j]
-    p = c.result.producer
-    while p is not None and p.op_type == "Identity":
-        p = p.inputs[0].producer
-    r0 = _rank(c.param) if _rank(c.param) is not None else _rank(c.value)
-    ax0 = None
-    if p is not None and p.op_type == "Concat" and r0:
-        ax0 = (int(p.attrs.get("axis", 0)) % r0, r0)
-    axis: dict[int, tuple | None] = {c.param.uid: ax0}
-    lengths: set[int] = set()  # values computed from its valid length (Shape of it)
-    for n in loop.body.nodes:
-        uses = [i for i, v in enumerate(n.inputs) if v is not None and v.uid in lengths]
-        if uses:
-            static = _NEEDS_STATIC.get(n.op_type, ())
-            if n.subgraphs() or static == "all" or any(i in static for i in uses):
-                return (f"{where(n)} ({n.op_type}) needs its valid length when compiling, "
-                        "and in a buffer that is only known at run time")
-            lengths.update(v.uid for v in n.outputs if v is not None)
-        if not any(v.uid in axis for v in n.reads()):
-            continue
-        if n.op_type == "Shape":
-            lengths.update(v.uid for v in n.outputs if v is not None)
-        if n.domain != "" or n.op_type not in RULES or n.subgraphs():
-            return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
-        keep, ax = _static_axis(n, axis, list(n.inputs))
-        if keep:
-            for v in n.outputs:
-                if v is not None:
-                    axis[v.uid] = ax
-    padded = set(axis)
-    for cc in loop.carried:
-        if cc is not c and cc.result.uid in padded:
-            return f"carried value '{cc.param.name}' is computed from it"
-    for q in loop.output_ports:
-        if q.result.uid in padded and q.result.uid != c.result.uid:
-            return "a loop output other than the grown value is computed from it"
-    if loop.condition_result is not None and loop.condition_result.uid in padded:
-        return "the condition is computed from it"
-    return None
-
-
 def static_ok(loop: Loop) -> tuple[list[int], str | None]:
     """(growing carried indices, None) when every one passes `static_problem`, else the
     first problem."""
@@ -667,39 +114,48 @@ def static_ok(loop: Loop) -> tuple[list[int], str | None]:
     return idx, None
 
 
-__all__ = ["Grow", "Padded", "Refused", "apply", "buffers", "candidates", "describe", "plan",
-           "reads_padded", "static_ok", "trim", "unwrap", "wrap", "is_static"]
-
-
 def attempt(tc: TraceContext, st, n: int, lower):
     """``lower(st)`` with the grown carried values of `st` as buffers for `n` iterations,
     their outputs cut to the valid length; ``lower(st)`` as it is when none grows or the
     rewrite is `Refused` (noted)."""
-    import dataclasses
-
-    loop = st.loop
-    try:
-        grows = plan(tc, st)
-    except Refused as e:
-        return _unrewritten(lower, st, e)
+    grows, rewritten, refused = decide(tc, st, n)
+    if refused is not None:
+        return _unrewritten(lower, st, refused)
     if not grows:
         return lower(st)
-    rewritten = dataclasses.replace(st, carried0=buffers(st, grows, n), grows=grows)
-    notes, err = len(tc.notes), st.scope.frame.err
-    try:
-        outs = lower(rewritten)
-    except (Refused, CannotLower) as e:
-        # CannotLower: something needed at trace time (a reshape target) is computed from
-        # a valid length, which is only known at run time in the rewritten loop
-        del tc.notes[notes:]
-        st.scope.frame.err = err
-        return _unrewritten(lower, st, as_refused(e))
+    outs = lower(rewritten)
     by = {g.index: g for g in grows}
     for i, j in st.info.last_state.items():
         if j in by:
             outs[i] = trim(outs[i], by[j], n)
-    tc.note(loop, True, describe(loop, grows, f"{n} iterations"))
+    tc.note(st.loop, True, describe(st.loop, grows, f"{n} iterations"))
     return outs
+
+
+def decide(tc: TraceContext, st, n: int):
+    """(grows, the rewritten setup, None) when the rewrite applies to `st` for `n`
+    iterations, ([], None, None) when nothing grows, ([], None, `Refused`) when it does not
+    apply: a read the rule table refuses, or something needed while tracing (a reshape
+    target) computed from a valid length, which only the run knows. The rewritten body is
+    traced once abstractly to find out (`body.probe`), before anything is lowered."""
+    import dataclasses
+
+    from .body import port_results, probe
+
+    notes, err = len(tc.notes), st.scope.frame.err
+    try:
+        grows = plan(tc, st)
+        if not grows:
+            return [], None, None
+        rewritten = dataclasses.replace(st, carried0=buffers(st, grows, n), grows=grows)
+        carried, scanned, lasts = port_results(rewritten)
+        probe(tc, rewritten, carried + scanned + lasts, carried_at=0)
+    except (Refused, CannotLower) as e:
+        del tc.notes[notes:]
+        st.scope.frame.err = err
+        return [], None, as_refused(e)
+    st.scope.frame.err = err
+    return grows, rewritten, None
 
 
 def _unrewritten(lower, st, refused: Refused):
