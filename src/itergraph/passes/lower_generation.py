@@ -213,8 +213,11 @@ class _Lowering:
             b.nodes.append(c)
         return [m.get(v.uid, v) for v in dec.outputs]
 
-    def cast(self, b: Builder, v: Value, dt: DataType) -> Value:
-        return b.node("Cast", [v], {"to": dt.onnx}, type=_t(dt))
+    def cast(self, b: Builder, v: Value, dt: DataType, shape=None) -> Value:
+        """`v` cast to `dt`; `shape` (default: `v`'s when its type has one) its type's."""
+        if shape is None and isinstance(v.type, TensorType):
+            shape = v.type.shape
+        return b.node("Cast", [v], {"to": dt.onnx}, type=_t(dt, shape))
 
     def dim(self, b: Builder, v: Value, axis: int) -> Value:
         """``Shape(v)[axis]`` as an int64 scalar."""
@@ -337,8 +340,10 @@ class _Lowering:
         max_length = self.scalar(o, f["max_length"], I64)
 
         first = p["init"] if p["init"] is not None else p["decoder"]
-        outs = self.inline(o, first, [self.cast(o, ids, p["idt"]), self.cast(o, pos, p["pdt"]),
-                                      self.cast(o, mask64, p["mdt"]), *pasts], "first")
+        two = [None, None]
+        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
+                                      self.cast(o, pos, p["pdt"], two),
+                                      self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         scores = self.process(o, outs[0], ids, first=True)
         tok, done = self.pick(o, scores, None)
         ids1 = o.node("Concat", [ids, tok], {"axis": 1}, type=_t(I32, [None, None]))
@@ -382,9 +387,10 @@ class _Lowering:
                   for i, (v, (k, h, s, dt)) in enumerate(zip(presents, p["pasts"]))]
         pos = b.node("Add", [pos_p, self.outer.i64(1, "one")], type=_t(I64, [None, 1]))
         mask = b.node("Concat", [mask_p, ones], {"axis": 1}, type=_t(I64, [None, None]))
-        outs = self.inline(b, p["decoder"], [self.cast(b, tok_p, p["idt"]),
-                                             self.cast(b, pos, p["pdt"]),
-                                             self.cast(b, mask, p["mdt"]), *past_p], "step")
+        outs = self.inline(b, p["decoder"], [self.cast(b, tok_p, p["idt"], [None, 1]),
+                                             self.cast(b, pos, p["pdt"], [None, 1]),
+                                             self.cast(b, mask, p["mdt"], [None, None]),
+                                             *past_p], "step")
         scores = self.process(b, outs[0], ids_p, first=False)
         tok_n, done_n = self.pick(b, scores, done_p)
         ids_n = b.node("Concat", [ids_p, tok_n], {"axis": 1}, type=_t(I32, [None, None]))
