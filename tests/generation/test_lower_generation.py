@@ -167,3 +167,105 @@ def test_listed_as_a_transform():
 
     assert "lower-generation" in TRANSFORMS
     assert "Guarantees:" in TRANSFORMS["lower-generation"].contract()
+
+
+# -- BeamSearch ------------------------------------------------------------------------------
+
+def _beam_models():
+    """Every BeamSearch (model_type 0) model of tests/generation: the processor cases, main-
+    graph initializers, an init_decoder, the fused decoder."""
+    import test_beam_search as tb
+
+    out = {case: (tb._model(case, tb._feeds(case)), tb._feeds(case)) for case in tb.CASES}
+    f = _feeds("min_length")
+    f.update(num_beams=np.array([2], I32), num_return_sequences=np.array([1], I32),
+             length_penalty=np.array([1.0], np.float32))
+    names = [k for k in f if k != "input_ids"]
+    out["main_graph_initializers"] = (_move_initializers(generation_model("BeamSearch", names)),
+                                      f)
+    f = _feeds("left_pad")
+    f.update(min_length=np.array([1], I32), num_beams=np.array([3], I32),
+             num_return_sequences=np.array([2], I32), length_penalty=np.array([1.0], np.float32))
+    names = [k for k in f if k != "input_ids"]
+    out["init_decoder"] = (generation_model("BeamSearch", names, init_seed=4), f)
+    out["fused_decoder"] = search_model("BeamSearch", 3)
+    return out
+
+
+BEAM_MODELS = _beam_models()
+
+
+def _ort_beam(model_or_path, feeds):
+    src = model_or_path.SerializeToString() if isinstance(model_or_path, onnx.ModelProto) \
+        else str(model_or_path)
+    return ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _same_beams(got, want):
+    np.testing.assert_array_equal(got[0], want[0])
+    if len(want) > 1:
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(BEAM_MODELS))
+def test_beam_lowered_runs_in_ort_without_generation_ops(name, tmp_path):
+    model, feeds = BEAM_MODELS[name]
+    want = _ort_beam(model, feeds)
+    ig.save(ig.optimize(model, ["lower-generation"]), str(tmp_path / "low.onnx"))
+    _check_lowered_onnx(tmp_path / "low.onnx")
+    _same_beams(_ort_beam(tmp_path / "low.onnx", feeds), want)
+
+
+@pytest.mark.parametrize("name", list(BEAM_MODELS))
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_beam_lowered_runs_on_itergraph(name, backend):
+    model, feeds = BEAM_MODELS[name]
+    want = _ort_beam(model, feeds)
+    got = ig.optimize(model, ["lower-generation"]).run(feeds, backend=backend)
+    _same_beams([got["sequences"], got.get("sequences_scores")][:len(want)], want)
+
+
+@pytest.mark.parametrize("name", list(BEAM_MODELS))
+def test_beam_lowered_runs_in_openvino(name, tmp_path):
+    ov = pytest.importorskip("openvino")
+    model, feeds = BEAM_MODELS[name]
+    want = _ort_beam(model, feeds)
+    ig.save(ig.optimize(model, ["lower-generation"]), str(tmp_path / "low.xml"))
+    res = ov.Core().compile_model(str(tmp_path / "low.xml"), "CPU")(feeds)
+    _same_beams([res[i] for i in range(len(want))], want)
+
+
+def test_beam_num_return_sequences_out_of_range_fails(tmp_path):
+    import test_beam_search as tb
+
+    for nr in (0, 4):
+        feeds = tb._feeds("plain")
+        feeds["num_return_sequences"] = np.array([nr], I32)
+        model = tb._model("plain", feeds)
+        with pytest.raises(ig.Error):
+            ig.load(model).run(feeds)
+        lowered = ig.optimize(model, ["lower-generation"])
+        with pytest.raises(ig.Error):
+            lowered.run(feeds)
+        ig.save(lowered, str(tmp_path / "low.onnx"))
+        with pytest.raises(Exception):  # noqa: B017 (ORT's own error class)
+            _ort(tmp_path / "low.onnx", feeds)
+
+
+def test_beam_scores_output_refused():
+    import test_beam_search as tb
+
+    feeds = tb._feeds("plain")
+    model = tb._with_scores(tb._model("plain", feeds))
+    with pytest.raises(ig.UnsupportedError, match="scores"):
+        ig.optimize(model, ["lower-generation"])
+
+
+@pytest.mark.parametrize("name", ["return_2", "fused_decoder"])
+def test_openvino_writer_lowers_beam_search_by_itself(name, tmp_path):
+    ov = pytest.importorskip("openvino")
+    model, feeds = BEAM_MODELS[name]
+    ig.save(ig.load(model), str(tmp_path / "b.xml"))
+    res = ov.Core().compile_model(str(tmp_path / "b.xml"), "CPU")(feeds)
+    want = _ort_beam(model, feeds)
+    _same_beams([res[i] for i in range(len(want))], want)
