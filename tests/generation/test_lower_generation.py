@@ -269,3 +269,17 @@ def test_openvino_writer_lowers_beam_search_by_itself(name, tmp_path):
     res = ov.Core().compile_model(str(tmp_path / "b.xml"), "CPU")(feeds)
     want = _ort_beam(model, feeds)
     _same_beams([res[i] for i in range(len(want))], want)
+
+
+@pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch"])
+def test_two_layer_fused_decoder_in_openvino(op, tmp_path):
+    """Layer 2's Attention reads a SkipLayerNormalization output the file gives no type: the
+    IR writer follows it back to a typed value."""
+    import generation_models
+
+    model, feeds = search_model(op, 3 if op == "BeamSearch" else 1)
+    dec = next(a for a in model.graph.node[0].attribute if a.name == "decoder")
+    dec.g.CopyFrom(generation_models.fused_decoder(24, 16, 2, layers=2, seed=3))
+    want = _ort_beam(model, feeds)[0]
+    ig.save(ig.load(model), str(tmp_path / "g.xml"))
+    np.testing.assert_array_equal(_openvino(tmp_path / "g.xml", feeds), want)
