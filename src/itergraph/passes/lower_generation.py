@@ -230,7 +230,8 @@ class _Lowering:
 
     def __init__(self, graph: Graph, node: Node, plan: dict):
         self.graph, self.node, self.p = graph, node, plan
-        self.prefix = node.name or "greedy_search"
+        # a prefix of its own per node: two unnamed nodes of one graph get distinct names
+        self.prefix = node.name or f"{node.op_type}_{graph.nodes.index(node)}"
         self.outer = Builder(graph, self.prefix)
         self.lowest: Value | None = None
         # the decoders' initializers, once, in the node's graph
