@@ -32,8 +32,8 @@ TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
               "outputs", StepModel, "LOOP"),
     Transform.of("state-io", "variables (ReadValue/Assign) become inputs <id>, <id>/is_set and "
                  "outputs <id>/next: a stateless model", state_io),
-    Transform.of("lower-generation", "ONNX Runtime's GreedySearch (decoder-only) becomes "
-                 "standard ONNX ops: the first step, then a Loop over the tokens",
+    Transform.of("lower-generation", "ONNX Runtime's GreedySearch / BeamSearch (decoder-only) "
+                 "become standard ONNX ops: the first step, then a Loop over the tokens",
                  lower_generation),
     Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
               "conditions) become graph outputs through scan outputs of their loops",
