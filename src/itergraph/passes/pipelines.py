@@ -32,7 +32,9 @@ of the graph, before tracing. `XLA_FUSE`:
    (`backends/jax/loops/batching.py`), with the shapes known while tracing.
 
 `OPENVINO_WRITE`: what the OpenVINO IR writer applies to a copy of the graph before writing
-it (IR has no sequence type): `split_sequence_reads`, `sequence_scan_outputs`,
+it: `lower_generation` first (ONNX Runtime's ``GreedySearch``, which IR has no op for,
+becomes standard ops and a loop; what it cannot lower stays an `UnsupportedError` naming
+the feature), then (IR has no sequence type) `split_sequence_reads`, `sequence_scan_outputs`,
 `static_sequences`, then
 `iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
 ``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `loop_to_ti`: a loop with a
@@ -70,6 +72,7 @@ from .gate_fission import gate_fission
 from .hoist_invariants import hoist_invariants
 from .iteration_gather import iteration_gather
 from .loop_to_ti import loop_to_ti
+from .lower_generation import lower_generation
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .sequence_scan_outputs import sequence_scan_outputs
@@ -87,8 +90,9 @@ XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
 XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs, static_sequences,
-                                    sequence_tensors, iteration_gather, loop_to_ti)
+OPENVINO_WRITE: tuple[Pass, ...] = (lower_generation, split_sequence_reads,
+                                    sequence_scan_outputs, static_sequences, sequence_tensors,
+                                    iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.

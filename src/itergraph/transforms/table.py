@@ -7,6 +7,7 @@ from ..passes.dead_ports import dead_ports
 from ..passes.fold_trip_count import fold_trip_count
 from ..passes.hoist_invariants import hoist_invariants
 from ..passes.inline_if import inline_if
+from ..passes.lower_generation import lower_generation
 from ..passes.state_io import state_io
 from ..shapes.infer_shapes import infer_shapes
 from ..tracing.mark import MarkTensors
@@ -31,6 +32,9 @@ TRANSFORMS: dict[str, Transform] = {t.name: t for t in (
               "outputs", StepModel, "LOOP"),
     Transform.of("state-io", "variables (ReadValue/Assign) become inputs <id>, <id>/is_set and "
                  "outputs <id>/next: a stateless model", state_io),
+    Transform.of("lower-generation", "ONNX Runtime's GreedySearch / BeamSearch (decoder-only) "
+                 "become standard ONNX ops: the first step, then a Loop over the tokens",
+                 lower_generation),
     Transform("mark", "body tensors (NAMES joined by '+'; default: carried values and "
               "conditions) become graph outputs through scan outputs of their loops",
               lambda arg: MarkTensors(None if arg is None else arg.split("+")), "NAMES"),

@@ -392,8 +392,29 @@ def _in_float(b: _Builder, x: str, dtype) -> str:
     return b.op("Cast", [x], to=TensorProto.FLOAT) if np.dtype(dtype).itemsize < 4 else x
 
 
+#: operators whose first output has the element type of their first input (how the type of
+#: an input the file states no type for is found)
+_SAME_TYPE = {"Add", "Sub", "Mul", "Div", "MatMul", "Relu", "Tanh", "Sigmoid", "Erf", "Gelu",
+              "LayerNormalization", "SimplifiedLayerNormalization",
+              "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "FastGelu",
+              "BiasGelu", "QuickGelu", "BiasAdd", "Attention", "MultiHeadAttention",
+              "Identity", "Transpose", "Reshape"}
+
+
 def _input_dtype(node: Node, i: int = 0):
-    return np.dtype(node.inputs[i].type.dtype.numpy)
+    """The element type of `node`'s input `i`: its type's, else followed back through the
+    producers that keep their input's type (a decoder whose contrib ops' outputs the file
+    gives no type); an `UnsupportedError` when it cannot be told."""
+    v = node.inputs[i]
+    for _ in range(10000):
+        t = getattr(v, "type", None) if v is not None else None
+        if getattr(t, "dtype", None) is not None:
+            return np.dtype(t.dtype.numpy)
+        p = v.producer if v is not None else None
+        if p is None or p.op_type not in _SAME_TYPE or v.index != 0 or not p.inputs:
+            break
+        v = p.inputs[0]
+    raise UnsupportedError(f"{where(node)}: the element type of input {i} is unknown")
 
 
 def _rms_or_layer_norm(b: _Builder, s: str, axes: str, eps: float, simplified: bool):

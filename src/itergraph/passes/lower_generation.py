@@ -1,0 +1,756 @@
+"""ONNX Runtime's ``com.microsoft.GreedySearch`` and ``BeamSearch`` (decoder-only,
+``model_type`` 0) as standard ONNX operators: the first step on the prompt, then a ``Loop``
+over the further tokens.
+
+GreedySearch, in the terms of the NumPy kernel (`backends.numpy.kernels.gen_greedy`, which
+matches ONNX Runtime)::
+
+    ids = Cast(input_ids, int32)                                   # [B, S]
+    mask = Cast(attention_mask, bool) if given else ids != pad
+    pos = Where(mask, CumSum(mask, 1) - 1, 0)
+    past_i = ConstantOfShape([2, B, heads, 0, head_size])         # the decoder's past_i
+    logits, present.. = first_decoder(ids, pos, mask, past..)      # init_decoder, else decoder
+    tok, done = pick(process(logits[:, -1], ids, first=True), done=False)
+    ids = Concat(ids, tok)
+    Loop(M = max_length - S - 1, cond = not all(done)):            # carried: tok, pos, mask,
+        pos = pos[:, -1:] + 1; mask = Concat(mask, 1)              #   ids, done, present..
+        logits, present.. = decoder(tok, pos, mask, present..)
+        tok, done = pick(process(logits[:, -1], ids, first=False), done)
+        ids = Concat(ids, tok); cond = not all(done)
+    sequences = Concat(ids, ConstantOfShape([B, max_length - len(ids)], pad))
+
+    pick(scores, done): tok = ArgMax(scores, 1); done |= tok == eos; tok = Where(done, pad, tok)
+    process (gen_logits's order): repetition_penalty on the tokens present in ids
+      (ScatterElements of ones into a [B, V + 1] scratch), no_repeat_ngram_size (the n-gram
+      windows of ids compared with its last n - 1 tokens, their next tokens scattered),
+      vocab_mask, prefix_vocab_mask (first step), eos held back while len(ids) < min_length.
+
+BeamSearch (`gen_beam`) keeps ``B * num_beams`` rows (each prompt row repeated) and, per
+step, batched over the batch: ``LogSoftmax``, the same processing, the beam scores added,
+``TopK`` of ``2 * num_beams`` over ``[B, num_beams * V]`` (ties: lower index first, as the
+kernel's stable sort); the eos candidates among the first ``num_beams`` join the batch's
+hypotheses (kept as the best ``num_beams`` scores ``[B, K]`` and sequences ``[B, K,
+max_length]`` by a ``TopK`` over the new ones, latest first, and the kept ones), the first
+``num_beams`` other candidates are the next beams (rows reordered by ``Gather``: the
+sequences, positions, mask and every present); a batch is done when it holds ``num_beams``
+hypotheses and early_stopping or its worst beats the best candidate (read at ORT's offset
+``batch * num_beams``). After the loop the open beams of the batches not done join the
+hypotheses; ``TopK`` of ``num_return_sequences`` gives ``sequences`` and
+``sequences_scores``. Hypotheses of exactly equal score may be ordered otherwise than ORT's
+sequential insertion where a new one ties the worst kept one.
+
+The decoder's initializers become initializers of the node's graph (shared by both copies);
+the values it reads from enclosing graphs stay read as they are. A prompt of max_length
+tokens or more fails at a ``ConstantOfShape`` of a negative dimension, as the operator fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError, where
+from ..ir.builder import Builder
+from ..ir.clone import clone_node, clone_value
+from ..ir.graph import Graph, Node, Value
+from ..ir.loop import Carried, Last, Loop
+from ..ir.types import DataType, TensorType
+from .base import Pass
+
+MS = "com.microsoft"
+F32, I32, I64, BOOL = DataType.FLOAT32, DataType.INT32, DataType.INT64, DataType.BOOL
+LOWEST = np.finfo(np.float32).min
+GREEDY_INPUTS = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
+                 "prefix_vocab_mask", "attention_mask")
+BEAM_INPUTS = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
+               "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
+               "attention_mask", "decoder_input_ids", "logits_processor")
+INPUTS = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS}
+#: attributes the lowering reads or that say nothing it must honour
+KNOWN_ATTRS = {"decoder", "init_decoder", "model_type", "eos_token_id", "pad_token_id",
+               "no_repeat_ngram_size", "vocab_size", "logits_processor",
+               "decoder_start_token_id"}
+BEAM_ATTRS = KNOWN_ATTRS | {"early_stopping"}
+#: whether BeamSearch is lowered too (else left as it is)
+LOWER_BEAM = True
+
+
+def _t(dtype: DataType, shape=None) -> TensorType:
+    return TensorType(dtype, None if shape is None else tuple(shape))
+
+
+def is_greedy(node: Node) -> bool:
+    return node.op_type == "GreedySearch" and node.domain == MS
+
+
+def lowered_op(node: Node) -> bool:
+    """Whether the pass lowers `node`."""
+    return node.domain == MS and (node.op_type == "GreedySearch" or
+                                  (LOWER_BEAM and node.op_type == "BeamSearch"))
+
+
+class LowerGeneration(Pass):
+    """ONNX Runtime's ``com.microsoft.GreedySearch`` / ``BeamSearch`` of a decoder-only model
+    as standard ops.
+
+    Applies to: every ``com.microsoft`` ``GreedySearch`` and ``BeamSearch`` node at any
+    depth with
+    ``model_type`` 0 (GPT: decoder inputs ``input_ids, position_ids, attention_mask,
+    past_*`` with static ``[2, batch, heads, past, head_size]`` pasts, outputs ``logits,
+    present_*``; an ``init_decoder`` of the same contract runs the first step) and a
+    ``max_length`` input. The node becomes the first decoding step on the prompt followed by
+    an ONNX ``Loop`` over the further tokens whose body inlines the decoder (the pasts and
+    presents become loop-carried values), applies the logits processing the node asks for
+    (``repetition_penalty``, ``no_repeat_ngram_size``, ``vocab_mask``,
+    ``prefix_vocab_mask`` on the first step, ``min_length``), takes ``ArgMax``, pads after
+    ``eos_token_id`` with ``pad_token_id``, and stops when every row has met eos or
+    ``max_length`` is reached; ``sequences`` is padded to ``[batch, max_length]``.
+    BeamSearch likewise keeps ``batch * num_beams`` rows, its hypotheses as loop-carried
+    tensors, and gives ``sequences`` ``[batch, num_return_sequences, max_length]`` and
+    ``sequences_scores`` (module docstring).
+
+    Returns: the number of nodes lowered.
+
+    Guarantees: the outputs keep their values for every input on which the operator runs
+    (those of the NumPy kernels, which are ONNX Runtime's; where every row meets eos before
+    max_length ONNX Runtime's GreedySearch leaves the tail unwritten, the lowered form pads
+    it as the kernel does; BeamSearch's scores up to rounding: ``LogSoftmax`` and ``Pow``
+    are the runtime's; hypotheses of equal score, see the module docstring); a prompt not
+    shorter than max_length, or num_return_sequences outside [1, num_beams], fails in both.
+    A node that asks for
+    what the lowering cannot express (another ``model_type``, ``logits_processor``, an
+    ``encoder``, a ``vocab_size`` other than the logits' static width, a decoder off the GPT
+    contract, a missing ``max_length``, the inputs ``decoder_input_ids`` or
+    ``logits_processor``, BeamSearch's ``scores`` output) is an
+    `UnsupportedError` naming the node and the feature; the graph is then unchanged.
+    """
+
+    name = "lower_generation"
+    in_place = True
+
+    def __call__(self, graph: Graph) -> int:
+        done = 0
+        for node in list(graph.nodes):
+            if lowered_op(node):
+                plan = _check(node)  # refuse before changing anything
+                i = graph.nodes.index(node)
+                cls = _Lowering if is_greedy(node) else _BeamLowering
+                new = cls(graph, node, plan).build()
+                graph.nodes[i:i + 1] = new
+                done += 1
+                continue
+            for g in node.subgraphs():
+                done += self(g)
+        return done
+
+    def applicable(self, graph: Graph) -> bool:
+        return any(lowered_op(n) for _, n in graph.walk())
+
+
+lower_generation = LowerGeneration()
+
+
+def _refuse(node: Node, what: str) -> UnsupportedError:
+    return UnsupportedError(f"{where(node)}: cannot lower GreedySearch to standard ONNX "
+                            f"operators: {what}")
+
+
+def _check(node: Node) -> dict:
+    """What the lowering needs of `node`: refuses (`UnsupportedError`) what it cannot do."""
+    a = node.attrs
+    model_type = int(a.get("model_type", 0))
+    if model_type != 0:
+        raise _refuse(node, f"model_type {model_type} (only 0, decoder-only GPT)")
+    if int(a.get("logits_processor", 0)):
+        raise _refuse(node, f"attribute 'logits_processor' = {a['logits_processor']}")
+    if "encoder" in a:
+        raise _refuse(node, "attribute 'encoder' with model_type 0")
+    unknown = sorted(set(a) - (KNOWN_ATTRS if is_greedy(node) else BEAM_ATTRS))
+    if unknown:
+        raise _refuse(node, f"attribute '{unknown[0]}'")
+    dec = a.get("decoder")
+    if not isinstance(dec, Graph):
+        raise _refuse(node, "no 'decoder' attribute")
+    names = [v.name for v in dec.inputs]
+    if names[:3] != ["input_ids", "position_ids", "attention_mask"] or len(dec.inputs) < 4:
+        raise _refuse(node, f"decoder inputs {names} are not input_ids, position_ids, "
+                            f"attention_mask, past_*")
+    if len(dec.outputs) != len(dec.inputs) - 2:
+        raise _refuse(node, f"the decoder has {len(dec.outputs)} outputs; logits and one "
+                            f"present per past expected")
+    pasts = []
+    for v in dec.inputs[3:]:
+        t = v.type
+        shape = t.shape if isinstance(t, TensorType) else None
+        if shape is None or len(shape) != 5 or not isinstance(shape[2], int) \
+                or not isinstance(shape[4], int):
+            raise _refuse(node, f"decoder input '{v.name}' needs a static shape [2, batch, "
+                                f"heads, past, head_size], got {shape}")
+        k = shape[0] if isinstance(shape[0], int) else 2
+        pasts.append((k, shape[2], shape[4], t.dtype or F32))
+    init = a.get("init_decoder")
+    if init is not None and ([v.name for v in init.inputs] != names or
+                             [v.name for v in init.outputs] != [v.name for v in dec.outputs]):
+        raise _refuse(node, "init_decoder inputs / outputs differ from the decoder's")
+    vocab = a.get("vocab_size")
+    if vocab is not None and int(vocab) != -1:
+        lt = dec.outputs[0].type
+        width = lt.shape[-1] if isinstance(lt, TensorType) and lt.shape else None
+        if width != int(vocab):
+            raise _refuse(node, f"attribute 'vocab_size' {vocab} where the decoder's logits "
+                                f"have width {width}")
+    names = INPUTS[node.op_type]
+    ins = list(node.inputs) + [None] * (len(names) - len(node.inputs))
+    if len(node.inputs) > len(names):
+        raise _refuse(node, f"{len(node.inputs)} inputs (at most {len(names)})")
+    feeds = dict(zip(names, ins))
+    if feeds["max_length"] is None:
+        raise _refuse(node, "no max_length input (ONNX Runtime requires it)")
+    for name in ("decoder_input_ids", "logits_processor"):
+        if feeds.get(name) is not None:
+            raise _refuse(node, f"input '{name}'")
+    computed = 1 if is_greedy(node) else 2
+    extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
+    if extra:
+        raise _refuse(node, f"output '{extra[0]}' (beyond "
+                            f"{'sequences' if computed == 1 else 'sequences, sequences_scores'})")
+
+    def dtype(v: Value) -> DataType:
+        return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
+
+    return {"decoder": dec, "init": init, "pasts": pasts, "feeds": feeds,
+            "idt": dtype(dec.inputs[0]), "pdt": dtype(dec.inputs[1]),
+            "mdt": dtype(dec.inputs[2]),
+            "eos": int(a.get("eos_token_id", -1)), "pad": int(a.get("pad_token_id", 0)),
+            "ngram": int(a.get("no_repeat_ngram_size", 0)),
+            "early": bool(int(a.get("early_stopping", 0)))}
+
+
+class _Lowering:
+    """The nodes that replace one GreedySearch node (`build`)."""
+
+    def __init__(self, graph: Graph, node: Node, plan: dict):
+        self.graph, self.node, self.p = graph, node, plan
+        # a prefix of its own per node: two unnamed nodes of one graph get distinct names
+        self.prefix = node.name or f"{node.op_type}_{graph.nodes.index(node)}"
+        self.outer = Builder(graph, self.prefix)
+        self.lowest: Value | None = None
+        # the decoders' initializers, once, in the node's graph
+        self.shared: dict[int, Value] = {}
+        for g in (plan["decoder"], plan["init"]):
+            for init in (g.initializers if g is not None else []):
+                c = clone_value(init)
+                c.name = self.outer.fresh(init.name or "init")
+                graph.initializers.append(c)
+                self.shared[init.uid] = c
+
+    # -- pieces ----------------------------------------------------------------------------
+    def inline(self, b: Builder, dec: Graph, feeds: list[Value], tag: str) -> list[Value]:
+        """`dec`'s nodes appended to `b`, its inputs read from `feeds`; its outputs."""
+        m = dict(self.shared)
+        for formal, actual in zip(dec.inputs, feeds):
+            m[formal.uid] = actual
+        for n in dec.nodes:
+            c = clone_node(n, m)
+            for v in c.outputs:
+                if v.name:
+                    v.name = f"{self.prefix}/{tag}/{v.name}"
+            c.name = f"{self.prefix}/{tag}/{c.name}" if c.name else b.fresh(c.op_type)
+            b.nodes.append(c)
+        return [m.get(v.uid, v) for v in dec.outputs]
+
+    def cast(self, b: Builder, v: Value, dt: DataType, shape=None) -> Value:
+        """`v` cast to `dt`; `shape` (default: `v`'s when its type has one) its type's."""
+        if shape is None and isinstance(v.type, TensorType):
+            shape = v.type.shape
+        return b.node("Cast", [v], {"to": dt.onnx}, type=_t(dt, shape))
+
+    def dim(self, b: Builder, v: Value, axis: int) -> Value:
+        """``Shape(v)[axis]`` as an int64 scalar."""
+        s = b.node("Shape", [v], type=_t(I64, [None]))
+        return b.node("Gather", [s, self.outer.i64(axis, "axis")], {"axis": 0},
+                      type=_t(I64, []))
+
+    def scalar(self, b: Builder, v: Value, dt: DataType) -> Value:
+        """A one-element input as a scalar of `dt`."""
+        r = b.node("Reshape", [v, self.outer.i64(np.zeros(0, np.int64), "scalar")])
+        return self.cast(b, r, dt)
+
+    def scatter_ones(self, b: Builder, rows: Value, idx: Value, keep: Value | None,
+                     vocab: Value) -> Value:
+        """bool ``[B, V]``: True at ``[r, idx[r, j]]`` for each j (where `keep`, when given).
+        The writes all write 1 (skipped ones go to a scratch column V): ties are harmless."""
+        o = self.outer
+        idx = self.cast(b, idx, I64)
+        if keep is not None:
+            idx = b.node("Where", [keep, idx, b.unsqueeze(vocab, 0)])
+        v1 = b.node("Add", [vocab, o.i64(1, "one")])
+        shape = b.node("Concat", [b.unsqueeze(rows, 0), b.unsqueeze(v1, 0)], {"axis": 0})
+        zeros = b.node("ConstantOfShape", [shape], {"value": np.zeros(1, np.int32)},
+                       version=9, type=_t(I32, [None, None]))
+        ones = b.node("ConstantOfShape", [b.node("Shape", [idx])],
+                      {"value": np.ones(1, np.int32)}, version=9)
+        hit = b.node("ScatterElements", [zeros, idx, ones], {"axis": 1})
+        hit = b.node("Slice", [hit, o.i64([0], "start"), b.unsqueeze(vocab, 0),
+                               o.i64([1], "axis")])
+        return self.cast(b, hit, BOOL)
+
+    def prepare(self, b: Builder, scores: Value) -> Value:
+        """The scores the processing starts from (greedy: the logits themselves)."""
+        return scores
+
+    def rows(self, b: Builder, v: Value) -> Value:
+        """`v` [B, ...] with each row repeated for its beams (greedy: one row each)."""
+        return v
+
+    def ban(self, b: Builder, scores: Value, banned: Value) -> Value:
+        if self.lowest is None:
+            self.lowest = self.outer.const(np.float32(LOWEST), "lowest")
+        return b.node("Where", [banned, self.lowest, scores], type=_t(F32, [None, None]))
+
+    def process(self, b: Builder, logits: Value, ids: Value, first: bool) -> Value:
+        """The last position's logits, processed as ONNX Runtime does (`gen_logits`)."""
+        o, f = self.outer, self.p["feeds"]
+        last = b.node("Gather", [logits, o.i64(-1, "last")], {"axis": 1})
+        scores = self.prepare(b, self.cast(b, last, F32))
+        rows, vocab = self.dim(b, scores, 0), self.dim(b, scores, 1)
+        if f["repetition_penalty"] is not None:
+            pen = self.scalar(b, f["repetition_penalty"], F32)
+            seen = self.scatter_ones(b, rows, ids, None, vocab)
+            neg = b.node("Less", [scores, o.const(np.float32(0), "zero")])
+            moved = b.node("Where", [neg, b.node("Mul", [scores, pen]),
+                                     b.node("Div", [scores, pen])])
+            scores = b.node("Where", [seen, moved, scores], type=_t(F32, [None, None]))
+        n = self.p["ngram"]
+        if n == 1:
+            scores = self.ban(b, scores, self.scatter_ones(b, rows, ids, None, vocab))
+        elif n > 1:
+            length = self.dim(b, ids, 1)
+            count = b.node("Sub", [length, o.i64(n - 1, "n1")])  # windows: L - n + 1
+            starts = b.node("Range", [o.i64(0, "zero"), count, o.i64(1, "one")], version=11)
+            idx = b.node("Add", [b.unsqueeze(starts, 1), o.i64(np.arange(n - 1)[None], "k")])
+            windows = b.node("Gather", [ids, idx], {"axis": 1})           # [B, W, n-1]
+            tail_at = b.node("Max", [b.node("Add", [count, o.i64(np.arange(n - 1), "k")]),
+                                     o.i64(0, "zero")])  # in range however short ids is
+            tail = b.node("Gather", [ids, tail_at], {"axis": 1})          # [B, n-1]
+            same = b.node("Equal", [windows, b.unsqueeze(tail, 1)])
+            match = b.node("ReduceMin", [self.cast(b, same, I32)], {"axes": [2], "keepdims": 0})
+            nxt = b.node("Slice", [ids, o.i64([n - 1], "start"),
+                                   o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
+            keep = self.cast(b, match, BOOL)
+            scores = self.ban(b, scores, self.scatter_ones(b, rows, nxt, keep, vocab))
+        if f["vocab_mask"] is not None:
+            off = b.node("Equal", [self.cast(b, f["vocab_mask"], I64), o.i64(0, "zero")])
+            scores = self.ban(b, scores, off)
+        if first and f["prefix_vocab_mask"] is not None:
+            off = b.node("Equal", [self.rows(b, self.cast(b, f["prefix_vocab_mask"], I64)),
+                                   o.i64(0, "zero")])
+            scores = self.ban(b, scores, off)
+        if f["min_length"] is not None and self.p["eos"] >= 0:
+            short = b.node("Less", [self.dim(b, ids, 1), self.min_length])
+            col = b.node("Range", [o.i64(0, "zero"), vocab, o.i64(1, "one")], version=11)
+            is_eos = b.node("Equal", [col, o.i64(self.p["eos"], "eos")])
+            scores = self.ban(b, scores, b.node("And", [short, is_eos], version=7))
+        return scores
+
+    def pick(self, b: Builder, scores: Value, done: Value | None) -> tuple[Value, Value]:
+        """``(token [B, 1] int32, done [B])`` after the argmax of `scores`."""
+        tok = self.cast(b, b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0}), I32)
+        hit = b.node("Equal", [tok, self.eos], type=_t(BOOL, [None]))
+        if done is not None:
+            hit = b.node("Or", [done, hit], version=7, type=_t(BOOL, [None]))
+        tok = b.node("Where", [hit, self.pad, tok])
+        return b.unsqueeze(tok, 1, type=_t(I32, [None, 1])), hit
+
+    def going(self, b: Builder, done: Value, out: Value | None = None) -> Value:
+        """Scalar bool: some row has not met eos."""
+        low = b.node("ReduceMin", [self.cast(b, done, I32)], {"keepdims": 0})
+        return b.node("Equal", [low, self.outer.const(np.int32(0), "zero")], out=out,
+                      type=_t(BOOL, []))
+
+    # -- the whole ---------------------------------------------------------------------------
+    def build(self) -> list[Node]:
+        p, f, o = self.p, self.p["feeds"], self.outer
+        self.eos = o.const(np.int32(p["eos"]), "eos")
+        self.pad = o.const(np.int32(p["pad"]), "pad")
+        ids = self.cast(o, f["input_ids"], I32)
+        if f["attention_mask"] is not None:
+            mask = self.cast(o, f["attention_mask"], BOOL)
+        else:
+            mask = o.node("Not", [o.node("Equal", [ids, self.pad])], version=1)
+        mask64 = self.cast(o, mask, I64)
+        csum = o.node("CumSum", [mask64, o.i64(1, "axis")], version=11)
+        pos = o.node("Where", [mask, o.node("Sub", [csum, o.i64(1, "one")]), o.i64(0, "zero")])
+        batch = self.dim(o, ids, 0)
+        batch1 = o.unsqueeze(batch, 0)
+        pasts = []
+        for k, heads, size, dt in p["pasts"]:
+            shape = o.node("Concat", [o.i64([k], "k"), batch1, o.i64([heads, 0, size], "hs")],
+                           {"axis": 0})
+            pasts.append(o.node("ConstantOfShape", [shape],
+                                {"value": np.zeros(1, dt.numpy)}, version=9,
+                                type=_t(dt, [k, None, heads, 0, size])))
+        if f["min_length"] is not None:
+            self.min_length = self.scalar(o, f["min_length"], I64)
+        max_length = self.scalar(o, f["max_length"], I64)
+
+        first = p["init"] if p["init"] is not None else p["decoder"]
+        two = [None, None]
+        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
+                                      self.cast(o, pos, p["pdt"], two),
+                                      self.cast(o, mask64, p["mdt"], two), *pasts], "first")
+        scores = self.process(o, outs[0], ids, first=True)
+        tok, done = self.pick(o, scores, None)
+        ids1 = o.node("Concat", [ids, tok], {"axis": 1}, type=_t(I32, [None, None]))
+        pos_last = o.node("Slice", [pos, o.i64([-1], "start"),
+                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
+        ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
+                                                 {"axis": 0})],
+                      {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))
+        trips = o.node("Sub", [o.node("Sub", [max_length, self.dim(o, ids, 1)]),
+                               o.i64(1, "one")], type=_t(I64, []))
+        cond0 = self.going(o, done)
+
+        loop, ids_out = self.body(outs[1:], tok, pos_last, mask64, ids1, done, ones, trips,
+                                  cond0)
+        o.nodes.append(loop)
+        width = o.node("Sub", [max_length, self.dim(o, ids_out, 1)])
+        fill_shape = o.node("Concat", [batch1, o.unsqueeze(width, 0)], {"axis": 0})
+        fill = o.node("ConstantOfShape", [fill_shape], {"value": np.array([p["pad"]], np.int32)},
+                      version=9)
+        seq = self.node.outputs[0]
+        o.node("Concat", [ids_out, fill], {"axis": 1}, out=seq)
+        if seq.type is None:
+            seq.type = _t(I32, [None, None])
+        return o.nodes
+
+    def body(self, presents, tok, pos_last, mask64, ids1, done, ones, trips, cond0):
+        p = self.p
+        b = Builder(self.graph, f"{self.prefix}/loop")
+        it = Value(f"{self.prefix}/iteration", _t(I64, []))
+        cond_in = Value(f"{self.prefix}/cond_in", _t(BOOL, []))
+
+        def param(v: Value, name: str, t: TensorType) -> Value:
+            return Value(f"{self.prefix}/{name}", t)
+
+        tok_p = param(tok, "token", _t(I32, [None, 1]))
+        pos_p = param(pos_last, "position", _t(I64, [None, 1]))
+        mask_p = param(mask64, "mask", _t(I64, [None, None]))
+        ids_p = param(ids1, "ids", _t(I32, [None, None]))
+        done_p = param(done, "done", _t(BOOL, [None]))
+        past_p = [param(v, f"past_{i}", _t(dt, [k, None, h, None, s]))
+                  for i, (v, (k, h, s, dt)) in enumerate(zip(presents, p["pasts"]))]
+        pos = b.node("Add", [pos_p, self.outer.i64(1, "one")], type=_t(I64, [None, 1]))
+        mask = b.node("Concat", [mask_p, ones], {"axis": 1}, type=_t(I64, [None, None]))
+        outs = self.inline(b, p["decoder"], [self.cast(b, tok_p, p["idt"], [None, 1]),
+                                             self.cast(b, pos, p["pdt"], [None, 1]),
+                                             self.cast(b, mask, p["mdt"], [None, None]),
+                                             *past_p], "step")
+        scores = self.process(b, outs[0], ids_p, first=False)
+        tok_n, done_n = self.pick(b, scores, done_p)
+        ids_n = b.node("Concat", [ids_p, tok_n], {"axis": 1}, type=_t(I32, [None, None]))
+        cond_out = self.going(b, done_n)
+        carried_vals = [tok, pos_last, mask64, ids1, done, *presents]
+        params = [tok_p, pos_p, mask_p, ids_p, done_p, *past_p]
+        results = [tok_n, pos, mask, ids_n, done_n, *outs[1:]]
+        # a result that is its parameter or an outer value needs a node of its own
+        for j, r in enumerate(results):
+            if r is params[j] or r.producer is None or r.producer not in b.nodes:
+                results[j] = b.node("Identity", [r], version=16, type=params[j].type)
+        body = Graph(f"{self.prefix}_body", inputs=[it, cond_in, *params],
+                     outputs=[cond_out, *results], nodes=b.nodes)
+        ports = [Carried(v, prm, r) for v, prm, r in zip(carried_vals, params, results)]
+        ids_out = Value(f"{self.prefix}/ids_final", _t(I32, [None, None]))
+        outs_ports = [Last(results[3], ids_out)]
+        loop = Loop(body, ports, outs_ports, trip_count=trips, initial_condition=cond0,
+                    condition_result=cond_out, condition_param=cond_in, iteration_param=it,
+                    name=f"{self.prefix}/loop", negative_trip_count="zero")
+        return loop, ids_out
+
+
+#: the types of the beam loop's carried values
+STATE_TYPES = {"ntok": _t(I32, [None]), "nidx": _t(I64, [None]), "pos": _t(I64, [None, 1]),
+               "mask": _t(I64, [None, None]), "seqs": _t(I32, [None, None]),
+               "done": _t(BOOL, [None]), "beam_scores": _t(F32, [None]),
+               "hyp_scores": _t(F32, [None, None]), "hyp_seqs": _t(I32, [None, None, None]),
+               "hyp_count": _t(I64, [None])}
+
+
+class _BeamLowering(_Lowering):
+    """The nodes that replace one BeamSearch node (`gen_beam`'s loop, batched over rows)."""
+
+    def prepare(self, b: Builder, scores: Value) -> Value:
+        return b.node("LogSoftmax", [scores], {"axis": 1}, type=_t(F32, [None, None]))
+
+    def rows(self, b: Builder, v: Value) -> Value:
+        """[B, ...] -> [B * K, ...], each row K times."""
+        o = self.outer
+        u = b.unsqueeze(v, 1)
+        shape = b.node("Shape", [u])
+        shape = b.node("Concat", [self.batch1, self.k1,
+                                  b.node("Slice", [shape, o.i64([2], "s"),
+                                                   o.i64([np.iinfo(np.int64).max], "e")])],
+                       {"axis": 0})
+        rep = b.node("Expand", [u, shape])
+        flat = b.node("Concat", [o.i64([-1], "m1"),
+                                 b.node("Slice", [shape, o.i64([2], "s"),
+                                                  o.i64([np.iinfo(np.int64).max], "e")])],
+                      {"axis": 0})
+        return b.node("Reshape", [rep, flat])
+
+    def len_pow(self, b: Builder, length: Value) -> Value:
+        """``float32(length) ** length_penalty`` (a scalar)."""
+        return b.node("Pow", [self.cast(b, length, F32, []), self.lp], type=_t(F32, []))
+
+    def select(self, b: Builder, logits: Value, seqs: Value, st: dict, first: bool) -> dict:
+        """One beam step after the decoder (`gen_beam.beam_search`'s loop body): the next
+        tokens, source rows, beam scores, hypotheses and done flags."""
+        o, p = self.outer, self.p
+        K, K2 = self.k, self.k2
+        scores = self.process(b, logits, seqs, first)                       # [R, V]
+        vocab = self.dim(b, scores, 1)
+        s = b.node("Add", [scores, b.unsqueeze(st["beam_scores"], 1)])
+        flat_shape = b.node("Concat", [self.batch1, o.i64([-1], "m1")], {"axis": 0})
+        s = b.node("Reshape", [s, flat_shape])                               # [B, K*V]
+        top_s, order = b.add("TopK", [s, self.k2_1], [Value(b.fresh("top")), Value(
+            b.fresh("order"))], {"axis": 1, "largest": 1, "sorted": 1}, version=11).outputs
+        tok = b.node("Mod", [order, vocab])                                  # [B, 2K] int64
+        beam = b.node("Div", [order, vocab])
+        src = b.node("Add", [beam, self.row0])                               # + b*K
+        j = self.j2k                                                          # [2K]
+        if p["eos"] >= 0:
+            is_eos = b.node("Equal", [tok, o.i64(p["eos"], "eos")])
+        else:
+            is_eos = b.node("Less", [tok, o.i64(-1, "m1")])                   # all False
+        non_eos = b.node("Not", [is_eos], version=1)
+        upto = b.node("CumSum", [self.cast(b, non_eos, I64), o.i64(1, "axis")], version=11)
+        chosen = b.node("And", [non_eos, b.node("LessOrEqual", [upto, K], version=16)],
+                        version=7)
+        key = b.node("Where", [chosen, j, b.node("Add", [j, K2])])
+        _, at = b.add("TopK", [key, self.k_1], [Value(b.fresh("v")), Value(b.fresh("at"))],
+                      {"axis": 1, "largest": 0, "sorted": 1}, version=11).outputs
+        done = st["done"]
+        done_bk = b.unsqueeze(done, 1)                                        # [B, 1]
+        sel_s = b.node("Where", [done_bk, o.const(np.float32(0), "zero"),
+                                 b.node("GatherElements", [top_s, at], {"axis": 1})])
+        sel_t = b.node("Where", [done_bk, o.i64(p["pad"], "pad"),
+                                 b.node("GatherElements", [tok, at], {"axis": 1})])
+        sel_r = b.node("Where", [done_bk, o.i64(0, "zero"),
+                                 b.node("GatherElements", [src, at], {"axis": 1})])
+        flat = o.i64([-1], "m1")
+        beam_scores = b.node("Reshape", [sel_s, flat], type=_t(F32, [None]))
+        ntok = self.cast(b, b.node("Reshape", [sel_t, flat]), I32, [None])
+        nidx = b.node("Reshape", [sel_r, flat], type=_t(I64, [None]))
+        # hypotheses: eos among the first K candidates of a batch not done, in order j
+        length = self.dim(b, seqs, 1)
+        in_k = b.node("Less", [j, K])
+        add = b.node("And", [b.node("And", [is_eos, in_k], version=7),
+                             b.node("Not", [done_bk], version=1)], version=7)   # [B, 2K]
+        first_k = b.node("Slice", [add, o.i64([0], "z"), b.unsqueeze(K, 0), o.i64([1], "a")])
+        new_s = b.node("Div", [b.node("Slice", [top_s, o.i64([0], "z"), b.unsqueeze(K, 0),
+                                                o.i64([1], "a")]), self.len_pow(b, length)])
+        new_r = b.node("Slice", [src, o.i64([0], "z"), b.unsqueeze(K, 0), o.i64([1], "a")])
+        new_seq = b.node("Gather", [seqs, new_r], {"axis": 0})               # [B, K, L]
+        hyp = self.add_hypotheses(b, st, first_k, new_s, new_seq)
+        # done: K hypotheses and (early stopping or none of the candidates can beat the worst)
+        flat_top = b.node("Reshape", [top_s, flat])
+        best_at = b.node("Add", [b.unsqueeze(self.row0_b, 1), b.unsqueeze(j, 0)])  # b*K + j
+        best = b.node("ReduceMax", [b.node("Gather", [flat_top, best_at], {"axis": 0})],
+                      {"axes": [1], "keepdims": 0})
+        full = b.node("Equal", [hyp["count"], K])
+        if p["early"]:
+            finished = full
+        else:
+            worst = b.node("ReduceMin", [hyp["scores"]], {"axes": [1], "keepdims": 0})
+            cur = b.node("Div", [best, self.len_pow(b, length)])
+            finished = b.node("And", [full, b.node("GreaterOrEqual", [worst, cur], version=12)],
+                              version=7)
+        done_n = b.node("Or", [done, finished], version=7, type=_t(BOOL, [None]))
+        seqs_n = b.node("Concat", [b.node("Gather", [seqs, nidx], {"axis": 0}),
+                                   b.unsqueeze(ntok, 1)], {"axis": 1},
+                        type=_t(I32, [None, None]))
+        return {"beam_scores": beam_scores, "ntok": ntok, "nidx": nidx, "seqs": seqs_n,
+                "done": done_n, **{f"hyp_{k}": v for k, v in hyp.items()}}
+
+    def pad_to_max(self, b: Builder, seq: Value) -> Value:
+        """[B, n, L] int32 padded with pad to [B, n, max_length]."""
+        shape = b.node("Shape", [seq])
+        width = b.node("Sub", [self.max_length, b.node("Gather", [shape, self.outer.i64(
+            2, "two")], {"axis": 0})])
+        fill_shape = b.node("Concat", [b.node("Slice", [shape, self.outer.i64([0], "z"),
+                                                        self.outer.i64([2], "two")]),
+                                       b.unsqueeze(width, 0)], {"axis": 0})
+        fill = b.node("ConstantOfShape", [fill_shape],
+                      {"value": np.array([self.p["pad"]], np.int32)}, version=9)
+        return b.node("Concat", [seq, fill], {"axis": 2}, type=_t(I32, [None, None, None]))
+
+    def add_hypotheses(self, b: Builder, st: dict, valid: Value, new_s: Value,
+                       new_seq: Value) -> dict:
+        """The best K of a batch's hypotheses and the `valid` new ones ([B, n] scores
+        `new_s`, sequences `new_seq` [B, n, L]), added in order; ties keep the later one."""
+        o = self.outer
+        n = self.dim(b, new_s, 1)
+        back = b.node("Range", [b.node("Sub", [n, o.i64(1, "one")]), o.i64(-1, "m1"),
+                                o.i64(-1, "m1")], version=11)                # n-1 .. 0
+        ninf = o.const(np.float32(-np.inf), "ninf")
+        sc = b.node("Gather", [b.node("Where", [valid, new_s, ninf]), back], {"axis": 1})
+        sq = b.node("Gather", [self.pad_to_max(b, new_seq), back], {"axis": 1})
+        all_s = b.node("Concat", [sc, st["hyp_scores"]], {"axis": 1})
+        all_q = b.node("Concat", [sq, st["hyp_seqs"]], {"axis": 1})
+        top, at = b.add("TopK", [all_s, self.k_1], [Value(b.fresh("hs")), Value(
+            b.fresh("ha"))], {"axis": 1, "largest": 1, "sorted": 1}, version=11).outputs
+        at3 = b.node("Expand", [b.unsqueeze(at, 2), b.node("Shape", [st["hyp_seqs"]])])
+        seqs = b.node("GatherElements", [all_q, at3], {"axis": 1},
+                      type=_t(I32, [None, None, None]))
+        added = b.node("ReduceSum", [self.cast(b, valid, I64), o.i64([1], "a")],
+                       {"keepdims": 0})
+        count = b.node("Min", [b.node("Add", [st["hyp_count"], added]), self.k])
+        top.type = _t(F32, [None, None])
+        count.type = _t(I64, [None])
+        return {"scores": top, "seqs": seqs, "count": count}
+
+    def build(self) -> list[Node]:
+        p, f, o = self.p, self.p["feeds"], self.outer
+        self.eos = o.const(np.int32(p["eos"]), "eos")
+        self.pad = o.const(np.int32(p["pad"]), "pad")
+
+        def scalar_or(name, default, dt):
+            v = f[name]
+            return self.scalar(o, v, dt) if v is not None else o.const(
+                np.asarray(default, dt.numpy), name)
+        self.k = scalar_or("num_beams", 1, I64)
+        self.lp = scalar_or("length_penalty", 1.0, F32)
+        num_return = scalar_or("num_return_sequences", 1, I64)
+        self.max_length = self.scalar(o, f["max_length"], I64)
+        if f["min_length"] is not None:
+            self.min_length = self.scalar(o, f["min_length"], I64)
+        self.k1 = o.unsqueeze(self.k, 0)
+        self.k2 = o.node("Mul", [self.k, o.i64(2, "two")])
+        self.k_1, self.k2_1 = self.k1, o.unsqueeze(self.k2, 0)
+        self.j2k = o.node("Range", [o.i64(0, "z"), self.k2, o.i64(1, "one")], version=11)
+        ids0 = self.cast(o, f["input_ids"], I32, [None, None])
+        batch = self.dim(o, ids0, 0)
+        self.batch1 = o.unsqueeze(batch, 0)
+        self.row0_b = o.node("Mul", [o.node("Range", [o.i64(0, "z"), batch, o.i64(1, "one")],
+                                            version=11), self.k])            # b*K, [B]
+        self.row0 = o.unsqueeze(self.row0_b, 1)
+        # prompt (`gen_greedy.prompt`), each row K times
+        if f["attention_mask"] is not None:
+            mask = self.cast(o, f["attention_mask"], BOOL)
+        else:
+            mask = o.node("Not", [o.node("Equal", [ids0, self.pad])], version=1)
+        mask64 = self.cast(o, mask, I64)
+        csum = o.node("CumSum", [mask64, o.i64(1, "axis")], version=11)
+        pos = o.node("Where", [mask, o.node("Sub", [csum, o.i64(1, "one")]), o.i64(0, "zero")])
+        ids = self.rows(o, ids0)
+        pos, mask64 = self.rows(o, pos), self.rows(o, mask64)
+        rows = self.dim(o, ids, 0)
+        rows1 = o.unsqueeze(rows, 0)
+        pasts = []
+        for k, heads, size, dt in p["pasts"]:
+            shape = o.node("Concat", [o.i64([k], "k"), rows1, o.i64([heads, 0, size], "hs")],
+                           {"axis": 0})
+            pasts.append(o.node("ConstantOfShape", [shape],
+                                {"value": np.zeros(1, dt.numpy)}, version=9,
+                                type=_t(dt, [k, None, heads, 0, size])))
+        # [0, -1e9, ...] per batch; no hypotheses yet
+        first_beam = o.node("Equal", [o.node("Range", [o.i64(0, "z"), self.k, o.i64(1, "one")],
+                                                 version=11), o.i64(0, "zero")])
+        bs = o.node("Where", [first_beam, o.const(np.float32(0), "zero"),
+                              o.const(np.float32(-1e9), "minus")])
+        bs = o.node("Reshape", [o.node("Expand", [o.unsqueeze(bs, 0), o.node(
+            "Concat", [self.batch1, self.k1], {"axis": 0})]), o.i64([-1], "m1")])
+        bk = o.node("Concat", [self.batch1, self.k1], {"axis": 0})
+        hyp_shape = o.node("Concat", [bk, o.unsqueeze(self.max_length, 0)], {"axis": 0})
+        st = {"beam_scores": bs,
+              "done": o.node("Cast", [o.node("ConstantOfShape", [self.batch1], version=9)],
+                             {"to": BOOL.onnx}),
+              "hyp_scores": o.node("ConstantOfShape", [bk], {"value": np.full(
+                  1, -np.inf, np.float32)}, version=9),
+              "hyp_seqs": o.node("ConstantOfShape", [hyp_shape], {"value": np.array(
+                  [p["pad"]], np.int32)}, version=9),
+              "hyp_count": o.node("ConstantOfShape", [self.batch1], {"value": np.zeros(
+                  1, np.int64)}, version=9)}
+        first = p["init"] if p["init"] is not None else p["decoder"]
+        two = [None, None]
+        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
+                                      self.cast(o, pos, p["pdt"], two),
+                                      self.cast(o, mask64, p["mdt"], two), *pasts], "first")
+        new = self.select(o, outs[0], ids, st, first=True)
+        pos_last = o.node("Slice", [pos, o.i64([-1], "start"),
+                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
+        ones = o.node("ConstantOfShape", [o.node("Concat", [rows1, o.i64([1], "one")],
+                                                 {"axis": 0})],
+                      {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))
+        trips = o.node("Sub", [o.node("Sub", [self.max_length, self.dim(o, ids, 1)]),
+                               o.i64(1, "one")], type=_t(I64, []))
+        state = {"ntok": new["ntok"], "nidx": new["nidx"], "pos": pos_last, "mask": mask64,
+                 "seqs": new["seqs"], "done": new["done"], "beam_scores": new["beam_scores"],
+                 "hyp_scores": new["hyp_scores"], "hyp_seqs": new["hyp_seqs"],
+                 "hyp_count": new["hyp_count"]}
+        final = self.beam_loop(state, outs[1:], ones, trips, self.going(o, new["done"]))
+        o.nodes.append(final.pop("_loop"))
+        # open beams of batches not done join the hypotheses, in beam order
+        seqs, bsc = final["seqs"], final["beam_scores"]
+        length = self.dim(o, seqs, 1)
+        shape3 = o.node("Concat", [bk, o.i64([-1], "m1")], {"axis": 0})
+        valid = o.node("Expand", [o.node("Not", [o.unsqueeze(final["done"], 1)], version=1),
+                                  bk])
+        new_s = o.node("Div", [o.node("Reshape", [bsc, bk]), self.len_pow(o, length)])
+        hyp = self.add_hypotheses(o, final, valid, new_s, o.node("Reshape", [seqs, shape3]))
+        # num_return_sequences in [1, num_beams], else an error as the kernel's: TopK fails
+        # above num_beams, a ConstantOfShape of a negative dimension below 1
+        below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [num_return, o.i64(
+            1, "one")]), 0)], {"value": np.zeros(1, np.int64)}, version=9)
+        zero = o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
+                              o.i64(0, "zero")])
+        nr = o.unsqueeze(o.node("Add", [num_return, zero]), 0)
+        top, at = o.add("TopK", [hyp["scores"], nr], [Value(o.fresh("rs")), Value(
+            o.fresh("ra"))], {"axis": 1, "largest": 1, "sorted": 1}, version=11).outputs
+        out_shape = o.node("Concat", [self.batch1, nr, o.unsqueeze(self.max_length, 0)],
+                           {"axis": 0})
+        at3 = o.node("Expand", [o.unsqueeze(at, 2), out_shape])
+        o.node("GatherElements", [hyp["seqs"], at3], {"axis": 1}, out=self.node.outputs[0])
+        if len(self.node.outputs) > 1 and self.node.outputs[1] is not None:
+            o.node("Identity", [top], version=16, out=self.node.outputs[1])
+        return o.nodes
+
+    def beam_loop(self, st: dict, presents: list[Value], ones: Value, trips: Value,
+                  cond0: Value) -> dict:
+        """The Loop over the further steps; its final state (and the node, ``"_loop"``)."""
+        p = self.p
+        b = Builder(self.graph, f"{self.prefix}/loop")
+        it = Value(f"{self.prefix}/iteration", _t(I64, []))
+        cond_in = Value(f"{self.prefix}/cond_in", _t(BOOL, []))
+        keys = list(st)
+        params = {k: Value(f"{self.prefix}/{k}", STATE_TYPES[k]) for k in keys}
+        past_p = [Value(f"{self.prefix}/past_{i}", _t(dt, [k, None, h, None, s]))
+                  for i, (k, h, s, dt) in enumerate(p["pasts"])]
+        nidx = params["nidx"]
+        past = [b.node("Gather", [v, nidx], {"axis": 1}) for v in past_p]
+        pos = b.node("Add", [b.node("Gather", [params["pos"], nidx], {"axis": 0}),
+                             self.outer.i64(1, "one")], type=_t(I64, [None, 1]))
+        mask = b.node("Concat", [b.node("Gather", [params["mask"], nidx], {"axis": 0}), ones],
+                      {"axis": 1}, type=_t(I64, [None, None]))
+        tok = b.unsqueeze(params["ntok"], 1)
+        outs = self.inline(b, p["decoder"], [self.cast(b, tok, p["idt"], [None, 1]),
+                                             self.cast(b, pos, p["pdt"], [None, 1]),
+                                             self.cast(b, mask, p["mdt"], [None, None]),
+                                             *past], "step")
+        new = self.select(b, outs[0], params["seqs"], params, first=False)
+        results = {**new, "pos": pos, "mask": mask}
+        res = [results[k] for k in keys] + list(outs[1:])
+        prm = [params[k] for k in keys] + past_p
+        for j, r in enumerate(res):
+            if r is prm[j] or r.producer is None or r.producer not in b.nodes:
+                res[j] = b.node("Identity", [r], version=16, type=prm[j].type)
+        cond_out = self.going(b, results["done"])
+        body = Graph(f"{self.prefix}_body", inputs=[it, cond_in, *prm],
+                     outputs=[cond_out, *res], nodes=b.nodes)
+        init = [st[k] for k in keys] + list(presents)
+        ports = [Carried(v, q, r) for v, q, r in zip(init, prm, res)]
+        final = {k: Value(f"{self.prefix}/{k}_final", STATE_TYPES[k]) for k in keys}
+        loop = Loop(body, ports, [Last(res[i], final[k]) for i, k in enumerate(keys)],
+                    trip_count=trips, initial_condition=cond0, condition_result=cond_out,
+                    condition_param=cond_in, iteration_param=it,
+                    name=f"{self.prefix}/loop", negative_trip_count="zero")
+        return {**final, "_loop": loop}
