@@ -7,7 +7,9 @@ faster compiled. Neither can be told from the graph alone (a trip count is often
 so `TieredRunner` measures, per signature (the feeds' shapes and dtypes):
 
     a new signature          -> NumPy answers; the signature compiles on a worker thread
-    compiled, not yet judged -> a JAX warm-up call, then the engines take turns, timed
+    compiled, not yet judged -> a JAX warm-up call, then each call runs on both engines,
+                                timed (the same feeds: a signature's calls may differ in
+                                work, a trip count fed as a value)
     judged                   -> the engine with the lower median of `TRIALS` calls
     JAX refused it           -> NumPy (the background run raised: NumPy's answer stands)
 
@@ -43,18 +45,11 @@ class _Verdict:
         self.warm = False  # JAX's first call on this signature was made (untimed)
         self.choice: str | None = None  # "numpy" or "jax" once judged
 
-    def next_engine(self) -> str:
-        """The engine whose turn it is while judging."""
-        if not self.warm:
-            return "jax"
-        return "jax" if len(self.times["jax"]) <= len(self.times["numpy"]) else "numpy"
-
-    def record(self, engine: str, seconds: float) -> None:
-        if engine == "jax" and not self.warm:
-            self.warm = True
-            return
-        self.times[engine].append(seconds)
-        if min(len(t) for t in self.times.values()) >= TRIALS:
+    def record(self, jax: float, numpy: float) -> None:
+        """One call's time on each engine, on the same feeds."""
+        self.times["jax"].append(jax)
+        self.times["numpy"].append(numpy)
+        if len(self.times["jax"]) >= TRIALS:
             jax, numpy = (float(np.median(self.times[e])) for e in ("jax", "numpy"))
             self.choice = "jax" if jax < numpy else "numpy"
 
@@ -96,11 +91,15 @@ class TieredRunner:
             if out is not None:
                 return out
         elif self.cg.compiled_for(key) and key not in self.refused:
-            engine = v.next_engine()
             t0 = time.perf_counter()
-            out = self._jax(feeds, key) if engine == "jax" else self.numpy_run(feeds)
+            out = self._jax(feeds, key)
             if out is not None:
-                v.record(engine, time.perf_counter() - t0)
+                t1 = time.perf_counter()
+                if not v.warm:
+                    v.warm = True
+                    return out
+                self.numpy_run(feeds)
+                v.record(t1 - t0, time.perf_counter() - t1)
                 return out
         if key in self.refused or (not self.cg.compiled_for(key)
                                    and self.compiled_in_background >= MAX_COMPILED):

@@ -201,3 +201,29 @@ def test_auto_never_waits_for_a_compile_and_keeps_the_faster_engine(default_engi
                 runner.wait(60)
         assert runner.engine_for({"X": xs[n]}) == ("jax" if slow == "numpy" else "numpy")
     assert runner.compiled_in_background == 2
+
+
+def test_auto_judges_both_engines_on_the_same_calls(default_engine):
+    """Calls of one signature may differ in work (a trip count fed as a value): each judged
+    call runs on both engines, so a slower engine cannot win by drawing the light calls."""
+    from itergraph.tiered import TRIALS
+
+    sess = ig.load(_lstm_model()).compile()
+    runner = sess._call
+    heavy = {"X": np.full((4, 1, 2), 0.5, np.float32)}
+    light = {"X": np.full((4, 1, 2), -0.5, np.float32)}
+
+    def work(fn, per_unit):
+        def timed(feeds, *a):
+            time.sleep(per_unit * (8 if feeds["X"].flat[0] > 0 else 1))
+            return fn(feeds, *a)
+        return timed
+
+    runner.numpy_run = work(runner.numpy_run, 0.004)  # NumPy: twice JAX's time per unit
+    runner._jax = work(runner._jax, 0.002)
+    sess.run(heavy)
+    runner.wait(60)
+    for _ in range(TRIALS + 2):  # the JAX warm-up, then heavy and light calls in turn
+        sess.run(heavy)
+        sess.run(light)
+    assert runner.engine_for(heavy) == "jax"
