@@ -7,7 +7,9 @@ ONNX semantics kept where OpenVINO's op differs:
 - ``Max``/``Min``/``Sum``/``Mean`` take any number of inputs: chains of binary layers;
 - ``PRelu`` and ``LeakyRelu`` broadcast the slope NumPy-style: ``Select``/``Multiply``;
 - reductions without axes (or with empty axes and ``noop_with_empty_axes=0``) reduce every
-  axis; ``keepdims`` defaults to 1;
+  axis; ``keepdims`` defaults to 1; run-time axes that may be empty are never passed empty
+  (OpenVINO reduces nothing there, and its CPU plugin fails on an empty axes tensor):
+  `_axes_or_all`, `_lead_axis`;
 - ``Softmax``/``LogSoftmax`` before opset 13 normalise over all axes from ``axis`` on;
 - ``Reshape`` ``allowzero=0`` is ``special_zero=true``;
 - ``TopK`` puts the lower index first among equal values: ``stable=true``; ``ArgMax``/
