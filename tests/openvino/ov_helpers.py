@@ -135,7 +135,7 @@ def to_ov_tensor(x):
     """`x` as OpenVINO takes it: a NumPy array, or an ``ov.Tensor`` for the element types
     NumPy has not (bfloat16, float8, 4-bit), whose bits OpenVINO's Python API would not
     carry over from an ml_dtypes array."""
-    a = np.ascontiguousarray(x)
+    a = np.asarray(x, order="C")
     name = a.dtype.name
     if name in _BITWISE:
         t = ov.Tensor(_BITWISE[name], list(a.shape))
@@ -185,7 +185,7 @@ def run_compiled(compiled, names: list[str], values: list) -> list[np.ndarray]:
 
 
 def _as_tensor(x) -> ov.Tensor:
-    return x if isinstance(x, ov.Tensor) else ov.Tensor(np.ascontiguousarray(x))
+    return x if isinstance(x, ov.Tensor) else ov.Tensor(np.asarray(x, order="C"))
 
 
 def _plain(a: np.ndarray) -> np.ndarray:
