@@ -475,10 +475,10 @@ def test_quantize_linear_refuses_bfloat16_precision(tmp_path):
     _refused(m, tmp_path, "precision")
 
 
-def test_dequantize_linear_refuses_computed_float8_input(tmp_path):
+def test_dequantize_linear_refuses_2_bit_input(tmp_path):
     m = _model([h.make_node("DequantizeLinear", ["x", "s"], ["y"])],
-               [_vi("x", T.FLOAT8E4M3FN, [4]), _vi("s", F, [])], [_vi("y", F, [4])])
-    _refused(m, tmp_path, "only from a constant")
+               [_vi("x", T.UINT2, [4]), _vi("s", F, [])], [_vi("y", F, [4])], opset=25)
+    _refused(m, tmp_path, "not uint2")
 
 
 def test_matmul_integer_refuses_sums_it_cannot_bound(tmp_path):

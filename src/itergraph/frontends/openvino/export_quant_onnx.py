@@ -21,9 +21,9 @@ OpenVINO's CPU plugin computes a float ``Divide`` as a product with the reciproc
   point in i32 first), converted to ``output_dtype`` or the scale's type; the same per-axis and
   blocked forms. Constant weights whose scale varies along another axis than the last are
   written dequantized (OpenVINO's compressed weights in front of a ``MatMul`` scale the inner
-  dimension wrongly); other constant weights stay compressed. Float8 (e4m3fn, e5m2) inputs
-  only from constants (4-bit ones computed too); the fnuz float8 types, float4 and 2-bit
-  inputs are refused.
+  dimension wrongly); other constant weights stay compressed. 4-bit, float8 (e4m3fn, e5m2)
+  and float4 (e2m1) inputs, constant or computed; the fnuz float8 types and 2-bit inputs are
+  refused.
 - ``MatMulInteger``, ``ConvInteger``: ``(a - a_zero_point)`` and ``(b - b_zero_point)`` as
   integer-valued f32 and one f32 ``MatMul``/``Convolution`` where no partial sum can pass 2**24
   (the bound from the types and zero points and, for a constant ``b``/``w``, its values);
@@ -409,8 +409,7 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
 
 _DEQUANT_IN = (DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16,
                DataType.INT32, DataType.UINT4, DataType.INT4, DataType.FLOAT8E4M3FN,
-               DataType.FLOAT8E5M2)
-_CONST_ONLY = (DataType.FLOAT8E4M3FN, DataType.FLOAT8E5M2)
+               DataType.FLOAT8E5M2, DataType.FLOAT4E2M1)
 
 
 @exporter("DequantizeLinear", since=10)
@@ -418,11 +417,8 @@ def _dequantize_linear(w: NetWriter, node: Node, ins):
     x, s, zp = ins[0], ins[1], _in(ins, 2)
     if x.dtype not in _DEQUANT_IN:
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer dequantizes 8-, 16- and "
-                               f"32-bit integers, 4-bit integers and float8 e4m3fn/e5m2, "
-                               f"not {x.dtype}")
-    if x.dtype in _CONST_ONLY and node.inputs[0].const is None:
-        raise UnsupportedError(f"{where(node)}: the OpenVINO writer dequantizes {x.dtype} "
-                               "only from a constant, not from a tensor computed at run time")
+                               f"32-bit integers, 4-bit integers, float8 e4m3fn/e5m2 and "
+                               f"float4 e2m1, not {x.dtype}")
     out = _onnx_type(node, "output_dtype") or s.dtype or F32
     block = int(node.attrs.get("block_size", 0) or 0)
     folded = _folded_weights(node, block, out)
