@@ -123,14 +123,91 @@ def record(types, *stages: str) -> None:
         f.write(json.dumps({"types": sorted(types), "stages": list(stages)}) + "\n")
 
 
+#: ml_dtypes element types (as ``onnx.numpy_helper`` gives them) -> OpenVINO's, stored one
+#: element a byte (or two) in both
+_BITWISE = {"bfloat16": ov.Type.bf16, "float8_e4m3fn": ov.Type.f8e4m3,
+            "float8_e5m2": ov.Type.f8e5m2}
+#: ... and those OpenVINO packs two a byte (low nibble first)
+_NIBBLES = {"int4": ov.Type.i4, "uint4": ov.Type.u4, "float4_e2m1fn": ov.Type.f4e2m1}
+
+
+def to_ov_tensor(x):
+    """`x` as OpenVINO takes it: a NumPy array, or an ``ov.Tensor`` for the element types
+    NumPy has not (bfloat16, float8, 4-bit), whose bits OpenVINO's Python API would not
+    carry over from an ml_dtypes array."""
+    a = np.asarray(x, order="C")
+    name = a.dtype.name
+    if name in _BITWISE:
+        t = ov.Tensor(_BITWISE[name], list(a.shape))
+        t.data.reshape(-1).view(np.uint8)[:] = a.reshape(-1).view(np.uint8)
+        return t
+    if name in _NIBBLES:
+        t = ov.Tensor(_NIBBLES[name], list(a.shape))
+        flat = a.reshape(-1).view(np.uint8) & 0xF
+        if flat.size % 2:
+            flat = np.append(flat, np.uint8(0))
+        t.data.reshape(-1).view(np.uint8)[:] = flat[0::2] | (flat[1::2] << 4)
+        return t
+    return a
+
+
+def from_ov_tensor(t: ov.Tensor) -> np.ndarray:
+    """The values of OpenVINO tensor `t` (bfloat16, float8 and 4-bit ones as ml_dtypes)."""
+    import ml_dtypes
+
+    et = t.element_type.get_type_name()
+    shape = tuple(t.shape)
+    names = {v.get_type_name(): k for k, v in {**_BITWISE, **_NIBBLES}.items()}
+    if et in names:
+        dt = np.dtype(getattr(ml_dtypes, names[et]))
+        raw = np.array(t.data).reshape(-1).view(np.uint8)
+        if names[et] in _NIBBLES:
+            raw = np.stack([raw & 0xF, raw >> 4], axis=1).reshape(-1)[:int(np.prod(shape))]
+            if names[et] == "int4":
+                return (raw.astype(np.int8) << 4 >> 4).astype(dt).reshape(shape)
+            if names[et] == "uint4":
+                return raw.astype(dt).reshape(shape)
+        return raw.view(dt).reshape(shape)
+    return np.array(t.data).reshape(shape)
+
+
+def run_compiled(compiled, names: list[str], values: list) -> list[np.ndarray]:
+    """Run compiled model `compiled` on `values` (graph inputs `names`, in order): each input
+    port takes the value of the name it carries, else the value at its position (OpenVINO's
+    ONNX frontend may leave a port without the graph input's name); outputs in model order."""
+    by_name = dict(zip(names, values))
+    req = compiled.create_infer_request()
+    for i, port in enumerate(compiled.inputs):
+        hit = [n for n in port.get_names() if n in by_name]
+        req.set_input_tensor(i, _as_tensor(to_ov_tensor(by_name[hit[0]] if hit else values[i])))
+    req.infer()
+    return [from_ov_tensor(req.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+
+
+def _as_tensor(x) -> ov.Tensor:
+    return x if isinstance(x, ov.Tensor) else ov.Tensor(np.asarray(x, order="C"))
+
+
+def _plain(a: np.ndarray) -> np.ndarray:
+    """ml_dtypes values as float32 / int8 for comparing."""
+    if a.dtype.name in _BITWISE or a.dtype.name == "float4_e2m1fn":
+        return a.astype(np.float32)
+    if a.dtype.name in _NIBBLES:
+        return a.astype(np.int8)
+    return a
+
+
 def close_enough(a, b) -> bool:
     """Same shape and, for floats, values within rtol 1e-3 / atol 1e-4 (NaNs equal); else
-    equal: how the node-suite tests compare OpenVINO's outputs."""
+    equal: how the node-suite tests compare OpenVINO's outputs. bfloat16 values within two of
+    its ulps (rtol 2**-6), as ONNX's backend test runner allows."""
     a, b = np.asarray(a), np.asarray(b)
+    rtol = 2**-6 if "bfloat16" in (a.dtype.name, b.dtype.name) else 1e-3
+    a, b = _plain(a), _plain(b)
     if a.shape != b.shape:
         return False
     if b.dtype.kind in "fc":
-        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4,
+        return np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=1e-4,
                            equal_nan=True)
     return np.array_equal(a, b)
 

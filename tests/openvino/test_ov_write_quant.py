@@ -441,12 +441,32 @@ def _refused(m, tmp_path, words):
     assert "node" in str(info.value) and words in str(info.value)
 
 
-@pytest.mark.parametrize("zt", [T.FLOAT8E4M3FN, T.INT4, T.UINT4])
-def test_quantize_linear_refuses_float8_and_4_bit_outputs(zt, tmp_path):
+def test_quantize_linear_refuses_float8_outputs(tmp_path):
     m = _model([h.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])],
-               [_vi("x", F, [4]), _vi("s", F, [])], [_vi("y", zt, [4])],
-               [h.make_tensor("z", zt, [], [0])])
+               [_vi("x", F, [4]), _vi("s", F, [])], [_vi("y", T.FLOAT8E4M3FN, [4])],
+               [h.make_tensor("z", T.FLOAT8E4M3FN, [], [0])])
     _refused(m, tmp_path, "not to")
+
+
+@pytest.mark.parametrize(("zt", "z"), [(T.INT4, -3), (T.INT4, 1), (T.UINT4, 2)])
+def test_4_bit_quantize_dequantize_computed_at_run_time(zt, z, tmp_path):
+    """QuantizeLinear to int4/uint4 (saturating) and DequantizeLinear of that run-time tensor,
+    as ONNX's reference computes them (ONNX Runtime has no 4-bit QuantizeLinear kernel)."""
+    from onnx.reference import ReferenceEvaluator
+    from ov_helpers import CORE, run_compiled
+
+    m = _model([h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+               [_vi("x", F, [12])], [_vi("y", F, [12]), _vi("q", zt, [12])],
+               [h.make_tensor("z", zt, [], [z]), h.make_tensor("s", F, [], [0.5])])
+    x = np.array([-20, -9, -4.25, -3.2, -0.25, 0, 0.25, 0.75, 1.26, 3.9, 7.75, 20], np.float32)
+    want = ReferenceEvaluator(m).run(None, {"x": x})
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    got = run_compiled(CORE.compile_model(str(xml), "CPU"), ["x"], [x])
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1].dtype == want[1].dtype
+    np.testing.assert_array_equal(got[1].astype(np.int8), want[1].astype(np.int8))
 
 
 def test_quantize_linear_refuses_bfloat16_precision(tmp_path):
@@ -455,10 +475,10 @@ def test_quantize_linear_refuses_bfloat16_precision(tmp_path):
     _refused(m, tmp_path, "precision")
 
 
-def test_dequantize_linear_refuses_computed_4_bit_input(tmp_path):
+def test_dequantize_linear_refuses_2_bit_input(tmp_path):
     m = _model([h.make_node("DequantizeLinear", ["x", "s"], ["y"])],
-               [_vi("x", T.INT4, [4]), _vi("s", F, [])], [_vi("y", F, [4])])
-    _refused(m, tmp_path, "only from a constant")
+               [_vi("x", T.UINT2, [4]), _vi("s", F, [])], [_vi("y", F, [4])], opset=25)
+    _refused(m, tmp_path, "not uint2")
 
 
 def test_matmul_integer_refuses_sums_it_cannot_bound(tmp_path):

@@ -7,7 +7,9 @@ ONNX semantics kept where OpenVINO's op differs:
 - ``Max``/``Min``/``Sum``/``Mean`` take any number of inputs: chains of binary layers;
 - ``PRelu`` and ``LeakyRelu`` broadcast the slope NumPy-style: ``Select``/``Multiply``;
 - reductions without axes (or with empty axes and ``noop_with_empty_axes=0``) reduce every
-  axis; ``keepdims`` defaults to 1;
+  axis; ``keepdims`` defaults to 1; run-time axes that may be empty are never passed empty
+  (OpenVINO reduces nothing there, and its CPU plugin fails on an empty axes tensor):
+  `_axes_or_all`, `_lead_axis`;
 - ``Softmax``/``LogSoftmax`` before opset 13 normalise over all axes from ``axis`` on;
 - ``Reshape`` ``allowzero=0`` is ``special_zero=true``;
 - ``TopK`` puts the lower index first among equal values: ``stable=true``; ``ArgMax``/
@@ -494,6 +496,19 @@ def _all_axes(w: NetWriter, x: Out) -> Out:
                  shape=(None,))
 
 
+def _axes_or_all(w: NetWriter, axes: Out, x: Out) -> Out:
+    """Run-time `axes`, or every axis of `x` where they are empty (ONNX reduces all there,
+    OpenVINO none): the first ``n + rank * (n == 0)`` of ``axes ++ range(rank)``."""
+    every = _all_axes(w, x)
+    both = w.one("Concat", V1, [axes, every], {"axis": 0}, dtype=I64, shape=(None,))
+    n = w.one("ShapeOf", V3, [axes], {"output_type": "i64"}, dtype=I64, shape=(1,))
+    r = w.one("ShapeOf", V3, [every], {"output_type": "i64"}, dtype=I64, shape=(1,))
+    empty = w.one("Equal", V1, [n, w.i64([0])], {"auto_broadcast": "numpy"}, dtype=BOOL)
+    fill = w.one("Select", V1, [empty, r, w.i64([0])], {"auto_broadcast": "numpy"}, dtype=I64)
+    stop = w.one("Add", V1, [n, fill], {"auto_broadcast": "numpy"}, dtype=I64, shape=(1,))
+    return w.one("Slice", V8, [both, w.i64([0]), stop, w.i64([1])], dtype=I64, shape=(None,))
+
+
 def _infinite_extreme(w: NetWriter, ov_type: str, x: Out, axes: Out, keep: bool, y: Out) -> Out:
     """`y`, OpenVINO's ReduceMax (ReduceMin) of `x`, with -inf (+inf) where every reduced
     element is -inf (+inf): OpenVINO's CPU plugin starts from the lowest (highest) finite
@@ -514,28 +529,54 @@ def _reduce(ov_type: str, pre: str | None = None, post: str | None = None, versi
         noop = bool(node.attrs.get("noop_with_empty_axes", 0))
         axes = _axes_input(w, node, ins, 1)
         c = np.asarray(node.attrs["axes"]) if "axes" in node.attrs else const_value(node, 1)
-        if axes is None or (c is not None and np.asarray(c).size == 0):
+        if axes is None or (c is not None and np.asarray(c).size == 0) or axes.shape == (0,):
             if noop:
                 return x
             axes = _all_axes(w, x)
-        if x.dtype == DataType.BOOL and ov_type in ("ReduceMax", "ReduceMin"):
-            # OpenVINO's CPU plugin reduces no booleans by max/min, and its ReduceLogicalOr/And
-            # only over constant axes: reduced as u8
-            u8 = w.one("Convert", V1, [x], {"destination_type": "u8"}, dtype=DataType.UINT8)
-            y = w.one(ov_type, V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
-            return w.one("Convert", V1, [y], {"destination_type": "boolean"}, dtype=x.dtype)
-        if pre == "square":
-            x = w.one("Multiply", V1, [x, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
-        elif pre == "exp":
-            x = w.one("Exp", V1, [x], dtype=x.dtype)
-        y = w.one(ov_type, version, [x, axes], {"keep_dims": keep}, dtype=x.dtype)
-        if ov_type in ("ReduceMax", "ReduceMin") and x.dtype is not None and x.dtype.is_floating:
-            y = _infinite_extreme(w, ov_type, x, axes, keep, y)
-        if post == "log":
-            y = w.one("Log", V1, [y], dtype=x.dtype)
-        return y
+        elif c is None and "axes" not in node.attrs:
+            if not noop:
+                axes = _axes_or_all(w, axes, x)
+            else:
+                x, axes = _lead_axis(w, x, axes)
+                y = _reduce_core(w, ov_type, pre, post, version, x, axes, keep)
+                return w.one("Squeeze", V1, [y, w.i64([0])], dtype=y.dtype) if keep else y
+        return _reduce_core(w, ov_type, pre, post, version, x, axes, keep)
 
     return tr
+
+
+def _reduce_core(w: NetWriter, ov_type: str, pre, post, version, x: Out, axes: Out,
+                 keep: bool) -> Out:
+    if x.dtype == DataType.BOOL and ov_type in ("ReduceMax", "ReduceMin"):
+        # OpenVINO's CPU plugin reduces no booleans by max/min, and its ReduceLogicalOr/And
+        # only over constant axes: reduced as u8
+        u8 = w.one("Convert", V1, [x], {"destination_type": "u8"}, dtype=DataType.UINT8)
+        y = w.one(ov_type, V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
+        return w.one("Convert", V1, [y], {"destination_type": "boolean"}, dtype=x.dtype)
+    if pre == "square":
+        x = w.one("Multiply", V1, [x, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
+    elif pre == "exp":
+        x = w.one("Exp", V1, [x], dtype=x.dtype)
+    y = w.one(ov_type, version, [x, axes], {"keep_dims": keep}, dtype=x.dtype)
+    if ov_type in ("ReduceMax", "ReduceMin") and x.dtype is not None and x.dtype.is_floating:
+        y = _infinite_extreme(w, ov_type, x, axes, keep, y)
+    if post == "log":
+        y = w.one("Log", V1, [y], dtype=x.dtype)
+    return y
+
+
+def _lead_axis(w: NetWriter, x: Out, axes: Out) -> tuple[Out, Out]:
+    """`x` with a leading axis of length 1 and `axes` (run-time, maybe empty, with
+    ``noop_with_empty_axes=1``) moved past it, that axis added: never empty, as OpenVINO's
+    CPU plugin needs (it fails on an empty axes tensor), and reducing over the added axis
+    alone is ONNX's no-op (the elementwise part, ``abs``, ``square``, kept as ONNX's
+    reference keeps it)."""
+    r = w.one("ShapeOf", V3, [_all_axes(w, x)], {"output_type": "i64"}, dtype=I64, shape=(1,))
+    pos = w.one("FloorMod", V1, [axes, r], {"auto_broadcast": "numpy"}, dtype=I64)
+    pos = w.one("Add", V1, [pos, w.i64([1])], {"auto_broadcast": "numpy"}, dtype=I64)
+    axes = w.one("Concat", V1, [w.i64([0]), pos], {"axis": 0}, dtype=I64, shape=(None,))
+    shape = None if x.shape is None else (1, *x.shape)
+    return w.one("Unsqueeze", V1, [x, w.i64([0])], dtype=x.dtype, shape=shape), axes
 
 
 for _onnx, _ov in {"ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean",

@@ -13,16 +13,17 @@ OpenVINO's CPU plugin computes a float ``Divide`` as a product with the reciproc
   into pieces of a few bits (its binary exponent found by ``Log`` and checked against a table of
   powers of two). Per-tensor, per-axis (1-D scale along ``axis``, negative allowed) and blocked
   (``block_size``: the scale repeated along ``axis`` by ``Gather``) scales, constant or
-  computed; outputs uint8, int8, uint16, int16. ``precision`` float16 (8-bit outputs) casts
-  ``x`` and the scale to float16 and rounds the float16 quotient, as ONNX does. Refused,
-  naming the node: float8/float4/float6 outputs, 4- and 2-bit outputs, ``precision`` other
+  computed; outputs uint8, int8, uint16, int16, uint4, int4. ``precision`` float16 (8-bit
+  outputs) casts ``x`` and the scale to float16 and rounds the float16 quotient, as ONNX does.
+  Refused, naming the node: float8/float4/float6 outputs, 2-bit outputs, ``precision`` other
   than float32/float16.
 - ``DequantizeLinear``: ``(x - x_zero_point) * x_scale`` in f32 (int32 ``x`` subtracts its zero
   point in i32 first), converted to ``output_dtype`` or the scale's type; the same per-axis and
   blocked forms. Constant weights whose scale varies along another axis than the last are
   written dequantized (OpenVINO's compressed weights in front of a ``MatMul`` scale the inner
-  dimension wrongly); other constant weights stay compressed. 4-bit and float8 (e4m3fn, e5m2)
-  inputs only from constants; the fnuz float8 types, float4 and 2-bit inputs are refused.
+  dimension wrongly); other constant weights stay compressed. 4-bit, float8 (e4m3fn, e5m2)
+  and float4 (e2m1) inputs, constant or computed; the fnuz float8 types and 2-bit inputs are
+  refused.
 - ``MatMulInteger``, ``ConvInteger``: ``(a - a_zero_point)`` and ``(b - b_zero_point)`` as
   integer-valued f32 and one f32 ``MatMul``/``Convolution`` where no partial sum can pass 2**24
   (the bound from the types and zero points and, for a constant ``b``/``w``, its values);
@@ -67,7 +68,8 @@ _RANGES = {DataType.UINT8: (0, 255), DataType.INT8: (-128, 127),
            DataType.UINT16: (0, 65535), DataType.INT16: (-32768, 32767),
            DataType.UINT4: (0, 15), DataType.INT4: (-8, 7), DataType.UINT2: (0, 3),
            DataType.INT2: (-2, 1)}
-_QUANT_OUT = (DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16)
+_QUANT_OUT = (DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16, DataType.UINT4,
+              DataType.INT4)
 _FLOAT_IN = (DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16)
 _EXACT = float(2 ** 24)  # f32 holds every integer up to this magnitude
 
@@ -388,7 +390,7 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
     out = _quant_type(node, zp)
     if out not in _QUANT_OUT:
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer quantizes to uint8, int8, "
-                               f"uint16 and int16 only, not to {out}")
+                               f"uint16, int16, uint4 and int4 only, not to {out}")
     prec = _precision(node)
     lo, hi = _RANGES[out]
     if prec == np.float16 and hi - lo > 255:
@@ -407,8 +409,7 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
 
 _DEQUANT_IN = (DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16,
                DataType.INT32, DataType.UINT4, DataType.INT4, DataType.FLOAT8E4M3FN,
-               DataType.FLOAT8E5M2)
-_CONST_ONLY = (DataType.UINT4, DataType.INT4, DataType.FLOAT8E4M3FN, DataType.FLOAT8E5M2)
+               DataType.FLOAT8E5M2, DataType.FLOAT4E2M1)
 
 
 @exporter("DequantizeLinear", since=10)
@@ -416,11 +417,8 @@ def _dequantize_linear(w: NetWriter, node: Node, ins):
     x, s, zp = ins[0], ins[1], _in(ins, 2)
     if x.dtype not in _DEQUANT_IN:
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer dequantizes 8-, 16- and "
-                               f"32-bit integers, 4-bit integers and float8 e4m3fn/e5m2, "
-                               f"not {x.dtype}")
-    if x.dtype in _CONST_ONLY and node.inputs[0].const is None:
-        raise UnsupportedError(f"{where(node)}: the OpenVINO writer dequantizes {x.dtype} "
-                               "only from a constant, not from a tensor computed at run time")
+                               f"32-bit integers, 4-bit integers, float8 e4m3fn/e5m2 and "
+                               f"float4 e2m1, not {x.dtype}")
     out = _onnx_type(node, "output_dtype") or s.dtype or F32
     block = int(node.attrs.get("block_size", 0) or 0)
     folded = _folded_weights(node, block, out)
