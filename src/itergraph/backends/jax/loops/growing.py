@@ -12,7 +12,8 @@ Positions beyond the valid length hold garbage; reads of the buffer are made exa
 rule table of `padded_reads`. Any other read of a padded value, a padded value
 leaving the body other than as the grown carried value (a scan output, a last value, the
 condition) or a grown value of another length than ``L0 + d*(k+1)``, raises `Refused`, and
-the loop is lowered as if nothing were rewritten (today's fallback: NumPy).
+the loop is lowered as if nothing were rewritten (on NumPy, as any loop whose carried value
+changes shape).
 
 The loop's outputs are the buffers cut to the valid length.
 """
