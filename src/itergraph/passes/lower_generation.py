@@ -264,6 +264,26 @@ class _Lowering:
             shape = v.type.shape
         return b.node("Cast", [v], {"to": dt.onnx}, type=_t(dt, shape))
 
+    def positions(self, b: Builder, mask: Value) -> tuple[Value, Value]:
+        """(the mask as int64, each token's position: the count of unmasked tokens before
+        it, 0 where masked), as ONNX Runtime's generation operators number them."""
+        mask64 = self.cast(b, mask, I64)
+        csum = b.node("CumSum", [mask64, b.i64(1, "axis")], version=11)
+        pos = b.node("Where", [mask, b.node("Sub", [csum, b.i64(1, "one")]), b.i64(0, "zero")])
+        return mask64, pos
+
+    def empty_pasts(self, b: Builder, p: dict, rows1: Value) -> list[Value]:
+        """The decoder's ``past_*`` inputs before the first step: ``[k, rows, heads, 0,
+        size]`` zeros (`rows1`: the row count as a 1-element vector)."""
+        pasts = []
+        for k, heads, size, dt in p["pasts"]:
+            shape = b.node("Concat", [b.i64([k], "k"), rows1, b.i64([heads, 0, size], "hs")],
+                           {"axis": 0})
+            pasts.append(b.node("ConstantOfShape", [shape],
+                                {"value": np.zeros(1, dt.numpy)}, version=9,
+                                type=_t(dt, [k, None, heads, 0, size])))
+        return pasts
+
     def dim(self, b: Builder, v: Value, axis: int) -> Value:
         """``Shape(v)[axis]`` as an int64 scalar."""
         s = b.node("Shape", [v], type=_t(I64, [None]))
@@ -377,18 +397,10 @@ class _Lowering:
             mask = self.cast(o, f["attention_mask"], BOOL)
         else:
             mask = o.node("Not", [o.node("Equal", [ids, self.pad])], version=1)
-        mask64 = self.cast(o, mask, I64)
-        csum = o.node("CumSum", [mask64, o.i64(1, "axis")], version=11)
-        pos = o.node("Where", [mask, o.node("Sub", [csum, o.i64(1, "one")]), o.i64(0, "zero")])
+        mask64, pos = self.positions(o, mask)
         batch = self.dim(o, ids, 0)
         batch1 = o.unsqueeze(batch, 0)
-        pasts = []
-        for k, heads, size, dt in p["pasts"]:
-            shape = o.node("Concat", [o.i64([k], "k"), batch1, o.i64([heads, 0, size], "hs")],
-                           {"axis": 0})
-            pasts.append(o.node("ConstantOfShape", [shape],
-                                {"value": np.zeros(1, dt.numpy)}, version=9,
-                                type=_t(dt, [k, None, heads, 0, size])))
+        pasts = self.empty_pasts(o, p, batch1)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
         max_length = self.scalar(o, f["max_length"], I64)
@@ -638,20 +650,12 @@ class _BeamLowering(_Lowering):
             mask = self.cast(o, f["attention_mask"], BOOL)
         else:
             mask = o.node("Not", [o.node("Equal", [ids0, self.pad])], version=1)
-        mask64 = self.cast(o, mask, I64)
-        csum = o.node("CumSum", [mask64, o.i64(1, "axis")], version=11)
-        pos = o.node("Where", [mask, o.node("Sub", [csum, o.i64(1, "one")]), o.i64(0, "zero")])
+        mask64, pos = self.positions(o, mask)
         ids = self.rows(o, ids0)
         pos, mask64 = self.rows(o, pos), self.rows(o, mask64)
         rows = self.dim(o, ids, 0)
         rows1 = o.unsqueeze(rows, 0)
-        pasts = []
-        for k, heads, size, dt in p["pasts"]:
-            shape = o.node("Concat", [o.i64([k], "k"), rows1, o.i64([heads, 0, size], "hs")],
-                           {"axis": 0})
-            pasts.append(o.node("ConstantOfShape", [shape],
-                                {"value": np.zeros(1, dt.numpy)}, version=9,
-                                type=_t(dt, [k, None, heads, 0, size])))
+        pasts = self.empty_pasts(o, p, rows1)
         # [0, -1e9, ...] per batch; no hypotheses yet
         first_beam = o.node("Equal", [o.node("Range", [o.i64(0, "z"), self.k, o.i64(1, "one")],
                                                  version=11), o.i64(0, "zero")])
