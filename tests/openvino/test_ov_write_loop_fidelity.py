@@ -56,3 +56,47 @@ def test_stacked_output_of_unknown_step_rank_reloads_with_ort_shape(tmp_path, it
         got = ig.load(model_).run(feeds, backend=backend)["ys"]
         assert got.shape == want.shape, (str(model_)[:20], got.shape, want.shape)
         np.testing.assert_array_equal(got, want)
+
+
+def _growing_cache_not_an_output(static: bool):
+    """``cache = concat(cache, x)`` every iteration and ``acc += cache.sum(1)``: the cache
+    grows, and only `acc` leaves the loop (as a decoder's K/V cache: read, never returned).
+    `static`: the model's inputs have fixed shapes, as ``convert --input-shapes`` writes."""
+    def dims(*d):
+        return list(d) if static else [f"s{i}" for i in range(len(d))]
+
+    nodes = [h.make_node("Concat", ["cache_in", "x"], ["cache_out"], axis=1),
+             h.make_node("ReduceSum", ["cache_out", "one"], ["total"], keepdims=0),
+             h.make_node("Add", ["acc_in", "total"], ["acc_out"]),
+             h.make_node("Identity", ["c_in"], ["c_out"])]
+    b = body(nodes, [vi("i", I64, []), vi("c_in", B, []), vi("cache_in", F, [2, None]),
+                     vi("acc_in", F, [2])],
+             [vi("c_out", B, []), vi("cache_out", F, [2, None]), vi("acc_out", F, [2])])
+    one = h.make_tensor("one", I64, [1], [1])
+    loop = h.make_node("Loop", ["M", "", "cache0", "acc0"], ["cache", "acc"], body=b)
+    return model([loop], [vi("M", I64, []), vi("cache0", F, dims(2, 3)), vi("x", F, dims(2, 1)),
+                          vi("acc0", F, dims(2))],
+                 [vi("acc", F, dims(2))], opset=17, inits=[one])
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_carried_value_that_grows_and_is_not_returned_runs_in_openvino(tmp_path, static):
+    """OpenVINO gives a back-edged Parameter the shape of the value entering the loop and
+    widens it only for back edges that are also Loop outputs: with static input shapes, a
+    cache the loop reads but does not return was compiled with its first length (wrong
+    values from the second iteration on). The writer makes such a value a Loop output;
+    ``dead-ports`` first removes the unused output the ONNX Loop has."""
+    import numpy as np
+    from ov_helpers import run_ov
+
+    from onnx_builders import run_ort
+
+    m = _growing_cache_not_an_output(static)
+    rng = np.random.default_rng(0)
+    feeds = {"M": np.array(4, np.int64), "cache0": rng.random((2, 3), np.float32),
+             "x": rng.random((2, 1), np.float32), "acc0": np.zeros(2, np.float32)}
+    want = run_ort(m, feeds)["acc"]
+    xml = tmp_path / "m.xml"
+    ig.save(ig.optimize(ig.load(m), ["dead-ports"]), xml)
+    got = run_ov(xml, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)

@@ -182,6 +182,8 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     _check_carried_ranks(bd, loop)
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
     out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
+    if not bd.as_ti:
+        out_specs += _widening_outputs(bd, loop, len(out_specs))
     if bd.as_ti:
         outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
     else:
@@ -191,6 +193,7 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
         outs = w.layer("Loop", "opset5", [trip, cond] + bd.inputs, None, out_specs,
                        name=loop.name)
     _attach_body(w.layers[-1], bd, back)
+    outs = outs[:len(loop.output_ports)]
     for j, post in posts:
         outs[j] = post(outs[j])
     for j, op, length in pads:
@@ -349,6 +352,34 @@ def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
         if op.length is not None:
             pads.append((j, op, next(length_of)))
     return out_specs, posts, pads
+
+
+def _widening_outputs(bd: _Body, loop: Loop, n_out: int) -> list:
+    """An extra Loop output (read by nothing outside) for each back edge whose value may
+    change shape between iterations and is not an output already: OpenVINO's Loop shape
+    inference gives the body Parameter the shape of the value entering the loop and widens
+    it to the shapes the body returns only for back edges that are also Loop outputs. A cache
+    grown by ``Concat`` and entering with a static shape would otherwise be compiled with its
+    first length (OpenVINO's CPU plugin then computes silently wrong values or fails on the
+    second iteration). Returns the output types to append to the layer's."""
+    as_output = {e["internal_layer_id"] for e in bd.out_entries}
+    specs = []
+    n_in = len(bd.inputs) + bd.ext_offset
+    for c, _ in bd.back_edges:
+        rid = bd.result(c.result)
+        param, res = bd.bw.get(c.param), bd.bw.get(c.result)
+        if rid in as_output or _same_static_shape(param.shape, res.shape):
+            continue
+        bd.out_entries.append({"external_port_id": n_in + n_out + len(specs),
+                               "internal_layer_id": rid})
+        as_output.add(rid)
+        specs.append((res.dtype, res.shape))
+    return specs
+
+
+def _same_static_shape(a, b) -> bool:
+    return (a is not None and b is not None and len(a) == len(b)
+            and all(isinstance(x, int) and x == y for x, y in zip(a, b, strict=True)))
 
 
 def _execution_condition(bd: _Body, loop: Loop) -> None:
