@@ -416,3 +416,100 @@ def step_specs(draw) -> StepSpec:
     return StepSpec(length=draw(st.integers(0, 4)), elem=draw(st.sampled_from([(3,), (2, 2)])),
                     reverse=draw(st.booleans()), program=tuple(program),
                     y_from=draw(st.sampled_from([i for i in range(3 + len(program)) if i != 2])))
+
+
+# ----------------------------------------------------------------------------- growing cache
+
+
+@dataclass(frozen=True)
+class GrowSpec:
+    """``for i in range(trip): cache = concat(cache, x * (i + 1), axis); acc += read(cache)``,
+    a decoder's K/V cache in miniature: `cache` (shape ``(2, length0, 3)`` at the start) grows
+    by `piece` along `axis` every iteration; `read` is how the body reads it (``"sum"`` over
+    the grown axis, ``"softmax"`` along it then summed, ``"length"``: its length from
+    ``Shape``, ``"matmul"``: contracted with a ones vector along it). `outputs` names the
+    loop outputs the graph returns (``"acc"``, ``"cache"``, ``"accs"``: acc per step)."""
+
+    trip: int
+    length0: int
+    axis: int  # 1 (the sequence axis) or -1
+    piece: int
+    read: str
+    outputs: tuple[str, ...]
+
+
+def _grow_read(spec: GrowSpec) -> list:
+    """Nodes computing `r` (shape (2,)) from `cache_out`."""
+    ax = spec.axis
+    if spec.read == "length":
+        return [h.make_node("Shape", ["cache_out"], ["shp"]),
+                h.make_node("Gather", ["shp", "grown_ax"], ["len"], axis=0),
+                h.make_node("Cast", ["len"], ["lenf"], to=F),
+                h.make_node("Expand", ["lenf", "two"], ["r"])]
+    if spec.read == "matmul":  # (2, L, 3) contracted over L: transpose to (2, 3, L) @ ones
+        src = "cache_out"
+        nodes = []
+        if ax == 1:
+            nodes.append(h.make_node("Transpose", [src], ["ct"], perm=[0, 2, 1]))
+            src = "ct"
+        nodes += [h.make_node("Shape", [src], ["shp"]),
+                  h.make_node("Slice", ["shp", "m1", "big"], ["lastd"]),
+                  h.make_node("ConstantOfShape", ["lastd"], ["ones"],
+                              value=h.make_tensor("v", F, [1], [1.0])),
+                  h.make_node("MatMul", [src, "ones"], ["mm"]),
+                  h.make_node("ReduceSum", ["mm", "ax1"], ["r"], keepdims=0)]
+        return nodes
+    nodes = []
+    src = "cache_out"
+    if spec.read == "softmax":
+        nodes.append(h.make_node("Softmax", ["cache_out"], ["sm"], axis=ax))
+        src = "sm"
+    return nodes + [h.make_node("ReduceSum", [src, "ax12"], ["r"], keepdims=0)]
+
+
+def build_growing(spec: GrowSpec):
+    ax = spec.axis
+    nodes = [h.make_node("Add", ["i", "one_i"], ["i1"]),
+             h.make_node("Cast", ["i1"], ["fi"], to=F),
+             h.make_node("Mul", ["x", "fi"], ["piece"]),
+             h.make_node("Concat", ["cache_in", "piece"], ["cache_out"], axis=ax),
+             *_grow_read(spec),
+             h.make_node("Add", ["acc_in", "r"], ["acc_out"]),
+             h.make_node("Identity", ["acc_out"], ["acc_t"]),
+             h.make_node("Identity", ["c_in"], ["c_out"])]
+    grown = [2, None, 3] if ax == 1 else [2, 3, None]
+    b = body(nodes, [vi("i", I64, []), vi("c_in", B, []), vi("cache_in", F, grown),
+                     vi("acc_in", F, [2])],
+             [vi("c_out", B, []), vi("cache_out", F, grown), vi("acc_out", F, [2]),
+              vi("acc_t", F, [2])],
+             [const("one_i", 1), const("ax1", [1]), const("ax12", [1, 2]),
+              const("grown_ax", ax % 3), const("two", [2]), const("m1", [-1]),
+              const("big", [2**31])])
+    piece = (2, spec.piece, 3) if ax == 1 else (2, 3, spec.piece)
+    start = (2, spec.length0, 3) if ax == 1 else (2, 3, spec.length0)
+    loop = h.make_node("Loop", ["M", "", "cache0", "acc0"], ["cache", "acc", "accs"], body=b,
+                       name="decode")
+    out_vi = {"acc": vi("acc", F, [2]), "cache": vi("cache", F, [2, None, None]),
+              "accs": vi("accs", F, [None, 2])}
+    return model([loop], [vi("M", I64, []), vi("cache0", F, list(start)),
+                          vi("x", F, list(piece)), vi("acc0", F, [2])],
+                 [out_vi[o] for o in spec.outputs], opset=17)
+
+
+def growing_feeds(spec: GrowSpec, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    ax = spec.axis
+    piece = (2, spec.piece, 3) if ax == 1 else (2, 3, spec.piece)
+    start = (2, spec.length0, 3) if ax == 1 else (2, 3, spec.length0)
+    return {"M": np.array(spec.trip, np.int64), "cache0": rng.random(start, np.float32),
+            "x": rng.random(piece, np.float32), "acc0": np.zeros(2, np.float32)}
+
+
+@st.composite
+def growing_specs(draw) -> GrowSpec:
+    outputs = draw(st.lists(st.sampled_from(["acc", "cache", "accs"]), min_size=1, max_size=3,
+                            unique=True))
+    return GrowSpec(trip=draw(st.integers(0, 5)), length0=draw(st.integers(1, 4)),
+                    axis=draw(st.sampled_from([1, -1])), piece=draw(st.integers(1, 2)),
+                    read=draw(st.sampled_from(["sum", "softmax", "length", "matmul"])),
+                    outputs=tuple(outputs))

@@ -40,7 +40,12 @@ something else):
   execution condition: captured constants, and ``Convert``s of them, which OpenVINO folds into
   constants, are repeated inside the body (`_copy_const`); an unread ``current_iteration``
   Parameter makes it throw the same, so the iteration number is written only where the body
-  reads it (`_bind_special_params`).
+  reads it (`_bind_special_params`);
+- a back-edged Parameter gets the shape of the value entering the loop, widened to what the
+  body returns only for back edges that are also Loop outputs: a cache grown by ``Concat``
+  that the loop does not return, entering with a static shape, kept its first length (wrong
+  values from the second iteration): such back edges are made outputs too
+  (`_widening_outputs`).
 """
 
 from __future__ import annotations
@@ -180,10 +185,10 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     _bind_special_params(bd, loop)
     bd.bw.write_nodes(loop.body)
     _check_carried_ranks(bd, loop)
+    changing = [] if bd.as_ti else _changing_back_edges(bd)
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
     out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
-    if not bd.as_ti:
-        out_specs += _widening_outputs(bd, loop, len(out_specs))
+    out_specs += _widening_outputs(bd, changing, len(out_specs))
     if bd.as_ti:
         outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
     else:
@@ -327,6 +332,8 @@ def _bind_special_params(bd: _Body, loop: Loop) -> None:
         bw.bind(it, param)
 
 
+
+
 def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
     """The port_map outputs; returns the layer's output types, the post-processing of Concat
     outputs stacked on a new axis (``(j, fn)``) and the outputs to pad to their `lengths`
@@ -354,32 +361,47 @@ def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
     return out_specs, posts, pads
 
 
-def _widening_outputs(bd: _Body, loop: Loop, n_out: int) -> list:
-    """An extra Loop output (read by nothing outside) for each back edge whose value may
-    change shape between iterations and is not an output already: OpenVINO's Loop shape
-    inference gives the body Parameter the shape of the value entering the loop and widens
-    it to the shapes the body returns only for back edges that are also Loop outputs. A cache
-    grown by ``Concat`` and entering with a static shape would otherwise be compiled with its
-    first length (OpenVINO's CPU plugin then computes silently wrong values or fails on the
-    second iteration). Returns the output types to append to the layer's."""
-    as_output = {e["internal_layer_id"] for e in bd.out_entries}
-    specs = []
-    n_in = len(bd.inputs) + bd.ext_offset
-    for c, _ in bd.back_edges:
-        rid = bd.result(c.result)
-        param, res = bd.bw.get(c.param), bd.bw.get(c.result)
-        if rid in as_output or _same_static_shape(param.shape, res.shape):
-            continue
-        bd.out_entries.append({"external_port_id": n_in + n_out + len(specs),
-                               "internal_layer_id": rid})
-        as_output.add(rid)
-        specs.append((res.dtype, res.shape))
-    return specs
+def _changing_back_edges(bd: _Body) -> list[Carried]:
+    """The back edges whose value may change shape between iterations, as far as the writer
+    knows: all but those whose Parameter and Result have one static shape. (OpenVINO often
+    knows static dimensions the writer does not: a decoder's cache entering as
+    ``[2, 1, 4, 8, 16]`` when the model's input shapes are fixed.)"""
+    return [c for c, _ in bd.back_edges
+            if not _same_static_shape(bd.bw.get(c.param).shape, bd.bw.get(c.result).shape)]
 
 
 def _same_static_shape(a, b) -> bool:
     return (a is not None and b is not None and len(a) == len(b)
             and all(isinstance(x, int) and x == y for x, y in zip(a, b, strict=True)))
+
+
+def _widening_outputs(bd: _Body, changing: list[Carried], n_out: int) -> list:
+    """An extra Loop output (read by nothing outside) for each changing back edge that is not
+    an output already: OpenVINO's Loop shape inference gives the body Parameter the shape of
+    the value entering the loop and widens it to the shapes the body returns only for back
+    edges that are also Loop outputs. A cache grown by ``Concat`` and entering with a static
+    shape would otherwise be compiled with its first length (OpenVINO's CPU plugin then
+    computes silently wrong values or fails from the second iteration on). Returns the
+    output types to append to the layer's.
+
+    OpenVINO's own limit remains on such an output: it sizes it by the interval its shape
+    inference gives the body value (a cache and a piece of 2 joined: "at least 2 long"), and
+    after zero iterations fails copying out a shorter initial value (as it does on the ONNX
+    file through its own reader). No form was found that it both bounds correctly and
+    compiles in a decoder loop."""
+    as_output = {e["internal_layer_id"] for e in bd.out_entries}
+    specs = []
+    n_in = len(bd.inputs) + bd.ext_offset
+    for c in changing:
+        rid = bd.result(c.result)
+        if rid in as_output:
+            continue
+        bd.out_entries.append({"external_port_id": n_in + n_out + len(specs),
+                               "internal_layer_id": rid})
+        as_output.add(rid)
+        res = bd.bw.get(c.result)
+        specs.append((res.dtype, res.shape))
+    return specs
 
 
 def _execution_condition(bd: _Body, loop: Loop) -> None:
