@@ -122,3 +122,26 @@ def test_stacked_pieces_that_change_shape_are_refused(tmp_path):
     with pytest.raises(ig.UnsupportedError, match="output 0 .*'ys'.* shape may change"):
         ig.save(ig.load(m), tmp_path / "m.xml")
     assert not (tmp_path / "m.xml").exists()
+
+
+@pytest.mark.parametrize("entry", ["torch-unseen/rows_filter_cat_op14",
+                                   "torch-unseen/rows_filter_cat_op17"])
+def test_growing_list_over_rows_with_fixed_shapes_runs_in_openvino(entry, tmp_path):
+    """``for row in x: if row.sum() > 0: rows.append(row)`` from torch.onnx, written with the
+    input shape fixed: a TensorIterator never widens its back-edged Parameter (OpenVINO gave
+    0 rows where torch gives 2), so the loop is written as a Loop-5 made to widen it."""
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+    from ov_helpers import run_ov
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "realworld"))
+    import corpus
+
+    e = next(x for x in corpus.entries() if x.id == entry)
+    feeds = e.feeds()
+    fixed = ig.load(e.file).with_input_shapes({k: np.shape(v) for k, v in feeds.items()})
+    ig.save(fixed, tmp_path / "m.xml")
+    for got, want in zip(run_ov(tmp_path / "m.xml", feeds), e.expected(), strict=True):
+        np.testing.assert_allclose(got, want, rtol=e.rtol, atol=e.atol)

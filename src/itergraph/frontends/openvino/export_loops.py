@@ -181,13 +181,14 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     if loop.precondition is not None:
         _check_precondition(loop)
     _check_stacked_pieces(loop)
-    bd = _Body(w, f"{where(loop)} body: ", as_ti=_as_tensor_iterator(loop))
-    _bind_input_ports(w, bd, loop, port_ins)
-    _bind_captures(w, bd, loop)
-    _bind_special_params(bd, loop)
-    bd.bw.write_nodes(loop.body)
-    _check_carried_ranks(bd, loop)
-    changing = [] if bd.as_ti else _changing_back_edges(bd)
+    as_ti = _as_tensor_iterator(loop)
+    mark = w.mark()
+    bd = _write_body(w, loop, port_ins, as_ti)
+    changing = _changing_back_edges(bd)
+    if as_ti and changing:  # a TensorIterator never widens a back-edged Parameter's shape
+        w.rollback(mark)
+        bd = _write_body(w, loop, port_ins, as_ti=False)
+        changing = _changing_back_edges(bd)
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
     out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
     out_specs += _widening_outputs(bd, changing, len(out_specs))
@@ -206,6 +207,17 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     for j, op, length in pads:
         outs[j] = _pad_output(w, loop, j, op, outs[j], length)
     return outs
+
+
+def _write_body(w: NetWriter, loop: Loop, port_ins: list[Out | None], as_ti: bool) -> _Body:
+    """The loop's body network, its Parameters bound to `port_ins`."""
+    bd = _Body(w, f"{where(loop)} body: ", as_ti=as_ti)
+    _bind_input_ports(w, bd, loop, port_ins)
+    _bind_captures(w, bd, loop)
+    _bind_special_params(bd, loop)
+    bd.bw.write_nodes(loop.body)
+    _check_carried_ranks(bd, loop)
+    return bd
 
 
 def _check_stacked_pieces(loop: Loop) -> None:
@@ -398,7 +410,8 @@ def _widening_outputs(bd: _Body, changing: list[Carried], n_out: int) -> list:
     edges that are also Loop outputs. A cache grown by ``Concat`` and entering with a static
     shape would otherwise be compiled with its first length (OpenVINO's CPU plugin then
     computes silently wrong values or fails from the second iteration on). Returns the
-    output types to append to the layer's.
+    output types to append to the layer's. OpenVINO's TensorIterator never widens, so a
+    loop with changing back edges is written as a Loop-5.
 
     OpenVINO's own limit remains on such an output: it sizes it by the interval its shape
     inference gives the body value (a cache and a piece of 2 joined: "at least 2 long"), and

@@ -108,6 +108,24 @@ class NetWriter:
         self.consts: dict[tuple, Out] = {}
         self.port_el: dict[tuple[int, int], ET.Element] = {}
 
+    # -- tentative writes ------------------------------------------------------------------
+    def mark(self) -> tuple:
+        """A point to `rollback` to: what has been written so far."""
+        return len(self.layers), len(self.edges), set(self.used_names)
+
+    def rollback(self, mark: tuple) -> None:
+        """Forget every layer, edge and tensor name written since `mark` (`used_weights`
+        leaves their weights out of the ``.bin``)."""
+        n_layers, n_edges, names = mark
+        first = int(self.layers[n_layers].get("id")) if n_layers < len(self.layers) \
+            else self._next
+        del self.layers[n_layers:], self.edges[n_edges:]
+        self._next = first
+        self.used_names = names
+        self.consts = {k: o for k, o in self.consts.items() if o.layer < first}
+        self.port_el = {k: e for k, e in self.port_el.items() if k[0] < first}
+        self.env = {k: o for k, o in self.env.items() if o.layer < first}
+
     # -- layers ----------------------------------------------------------------------------
     def layer(self, type_: str, version: str, inputs: list[Out], data: dict | None = None,
               outputs: list[tuple[DataType | None, tuple | None]] | None = None,
