@@ -143,12 +143,25 @@ def growing_carried(loop: Loop) -> list[Carried]:
         changed = a is not None and b is not None and (
             len(a) != len(b) or any(isinstance(x, int) and isinstance(y, int) and x != y
                                     for x, y in zip(a, b)))
-        p = through_identity(c.result).producer if c.result is not None else None
-        grows = p is not None and p.op_type == "Concat" and any(
-            through_identity(v) is c.param for v in p.inputs) and len(p.inputs) > 1
-        if changed or grows:
+        if changed or (c.result is not None and _concat_of(c.result, c.param)):
             out.append(c)
     return out
+
+
+def _concat_of(v: Value, param: Value) -> bool:
+    """Is `v` a ``Concat`` of `param` with more data, directly or as an ``If`` output that
+    some branch computes so (``if keep: rows.append(row)``)?"""
+    v = through_identity(v)
+    p = v.producer if v is not None else None
+    if p is None:
+        return False
+    if p.op_type == "Concat":
+        return len(p.inputs) > 1 and any(through_identity(u) is param for u in p.inputs)
+    if p.op_type == "If":
+        i = p.outputs.index(v)
+        return any(i < len(g.outputs) and _concat_of(g.outputs[i], param)
+                   for g in p.subgraphs())
+    return False
 
 
 #: Inputs (by index) that decide the shape of an op's output rather than its values.

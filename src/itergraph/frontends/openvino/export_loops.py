@@ -54,7 +54,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ...analysis.loop_features import varying_scan_outputs
+from ...analysis.loop_features import growing_carried, varying_scan_outputs
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
@@ -103,12 +103,12 @@ class _Body:
         self.back_edges: list[tuple[Carried, int]] = []  # port, its Parameter layer id
         self.result_of: dict[int, int] = {}  # value uid -> Result layer id
         self.sliced: list[tuple[Out, int]] = []  # Loop-5 sliced inputs (tensor, axis)
-        self.param_layers: set[int] = set()
+        self.param_layers: dict[int, Out] = {}  # Parameter layer id -> its port
 
     def add_input(self, outer: Out | None, name: str, dtype, shape, **attrs) -> Out:
         """A body Parameter fed by `outer` (``None``: not a layer input, e.g. the iteration)."""
         p = self.bw.parameter(name, dtype, shape, f"{self.bw.scope}parameter '{name}'")
-        self.param_layers.add(p.layer)
+        self.param_layers[p.layer] = p
         entry = {"internal_layer_id": p.layer, **attrs}
         if outer is not None:
             entry["external_port_id"] = self.ext_offset + len(self.inputs)
@@ -185,7 +185,7 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     mark = w.mark()
     bd = _write_body(w, loop, port_ins, as_ti)
     changing = _changing_back_edges(bd)
-    if as_ti and changing:  # a TensorIterator never widens a back-edged Parameter's shape
+    if as_ti and _known_to_change(bd, loop, changing):  # a TensorIterator never widens
         w.rollback(mark)
         bd = _write_body(w, loop, port_ins, as_ti=False)
         changing = _changing_back_edges(bd)
@@ -195,7 +195,7 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     if bd.as_ti:
         outs = w.layer("TensorIterator", "opset1", bd.inputs, None, out_specs, name=loop.name)
     else:
-        _execution_condition(bd, loop)
+        back += _carry_condition_inputs(bd, _execution_condition(bd, loop))
         trip = _trip_count(w, bd, loop, trip_in)
         cond = _initial_condition(w, loop, cond_in)
         outs = w.layer("Loop", "opset5", [trip, cond] + bd.inputs, None, out_specs,
@@ -398,6 +398,20 @@ def _changing_back_edges(bd: _Body) -> list[Carried]:
             if not _same_static_shape(bd.bw.get(c.param).shape, bd.bw.get(c.result).shape)]
 
 
+def _known_to_change(bd: _Body, loop: Loop, changing: list[Carried]) -> bool:
+    """Whether a back edge's value is known to change shape: its Result loses a static
+    dimension of its Parameter, or the IR shows it grown (`growing_carried`). (A result of
+    unknown shape is otherwise taken to keep it, as in the loops OpenVINO's converters write
+    as TensorIterators.)"""
+    grown = {c.param.uid for c in growing_carried(loop)}
+    for c in changing:
+        a, b = bd.bw.get(c.param).shape, bd.bw.get(c.result).shape
+        if c.param.uid in grown or a is not None and b is not None and (len(a) != len(b) or any(
+                isinstance(x, int) and x != y for x, y in zip(a, b, strict=True))):
+            return True
+    return False
+
+
 def _same_static_shape(a, b) -> bool:
     return (a is not None and b is not None and len(a) == len(b)
             and all(isinstance(x, int) and x == y for x, y in zip(a, b, strict=True)))
@@ -433,9 +447,9 @@ def _widening_outputs(bd: _Body, changing: list[Carried], n_out: int) -> list:
     return specs
 
 
-def _execution_condition(bd: _Body, loop: Loop) -> None:
+def _execution_condition(bd: _Body, loop: Loop) -> Out:
     """Loop-5's execution condition Result: the loop's condition (constant true without one),
-    and with a precondition, the precondition of the next iteration."""
+    and with a precondition, the precondition of the next iteration; returns its source."""
     bw = bd.bw
     if loop.condition_result is not None:
         cond_src = bw.get(loop.condition_result)
@@ -448,6 +462,31 @@ def _execution_condition(bd: _Body, loop: Loop) -> None:
     rid = bw.result(cond_src)
     bd.out_entries.append({"external_port_id": -1, "internal_layer_id": rid,
                            "purpose": "execution_condition"})
+    return cond_src
+
+
+def _carry_condition_inputs(bd: _Body, cond: Out) -> list[tuple[int, int]]:
+    """Back edges (Result, Parameter) making every loop-invariant body Parameter that the
+    execution condition reads carried, unchanged (`_pass_through`). OpenVINO's CPU plugin
+    throws ``vector::_M_range_check`` compiling a Loop whose condition reads an invariant
+    input it has folded into a constant (tf2onnx's ``i < n`` with `n` from a shape that
+    fixed input shapes make static); a carried input is not folded."""
+    feeds: dict[int, list[int]] = {}
+    for src, _, dst, _ in bd.bw.edges:
+        feeds.setdefault(dst, []).append(src)
+    carried = {plid for _, plid in bd.back_edges}
+    external = {e["internal_layer_id"] for e in bd.in_entries
+                if e.get("external_port_id", -1) >= 0 and "axis" not in e}
+    seen, todo, out = set(), [cond.layer], []
+    while todo:
+        lid = todo.pop()
+        if lid in seen:
+            continue
+        seen.add(lid)
+        if lid in external and lid not in carried:
+            out.append((bd.bw.result(_pass_through(bd.bw, bd.param_layers[lid])), lid))
+        todo.extend(feeds.get(lid, ()))
+    return out
 
 
 def _trip_count(w: NetWriter, bd: _Body, loop: Loop, trip: Out | None) -> Out:
