@@ -45,7 +45,11 @@ something else):
   body returns only for back edges that are also Loop outputs: a cache grown by ``Concat``
   that the loop does not return, entering with a static shape, kept its first length (wrong
   values from the second iteration): such back edges are made outputs too
-  (`_widening_outputs`).
+  (`_widening_outputs`), and a loop whose carried value is known to change shape is not a
+  TensorIterator, which never widens;
+- a loop condition reading an invariant input that OpenVINO has folded into a constant (a
+  bound computed from shapes made static) makes ``compile_model`` throw
+  ``vector::_M_range_check``: such inputs are carried unchanged (`_carry_condition_inputs`).
 """
 
 from __future__ import annotations
@@ -189,6 +193,8 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
         w.rollback(mark)
         bd = _write_body(w, loop, port_ins, as_ti=False)
         changing = _changing_back_edges(bd)
+    elif as_ti:
+        changing = []
     back = [(bd.result(c.result), plid) for c, plid in bd.back_edges]
     out_specs, posts, pads = _output_ports(w, bd, loop, length_ins)
     out_specs += _widening_outputs(bd, changing, len(out_specs))
@@ -358,8 +364,6 @@ def _bind_special_params(bd: _Body, loop: Loop) -> None:
         param = bd.add_input(None, it.name or "iteration", dt, shape,
                              purpose="current_iteration")
         bw.bind(it, param)
-
-
 
 
 def _output_ports(w: NetWriter, bd: _Body, loop: Loop, lengths: list[Out]):
