@@ -22,6 +22,7 @@ for a compile and keeps, per input signature, the engine measured faster on it
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -119,8 +120,7 @@ class Session:
             self._call = TieredRunner(model._jax_compiled(), lambda f: run_plan(plan, f),
                                       self.max_iterations)
         elif self.backend == "jax":
-            cg = model._jax_compiled()
-            self._call = lambda feeds: cg.run(feeds, max_iterations=self.max_iterations)
+            self._call = partial(model._jax_compiled().run, max_iterations=self.max_iterations)
         else:
             from .backends.numpy import run_plan
 
