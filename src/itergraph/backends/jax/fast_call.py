@@ -81,7 +81,7 @@ class FastCall:
                 outs = self.compiled(*args, *self.extra)
             if self.check:
                 outs, err = outs
-                if int(err):
+                if np.asarray(err):  # read through the buffer protocol: int(err) costs more
                     return None
         except Exception:  # out of memory and the like: the planner's run words it
             return None
