@@ -189,7 +189,7 @@ class CompiledGraph:
             out.append(d)
         return tuple(out)
 
-    def _promoted_names(self) -> tuple[str, ...]:
+    def promoted_names(self) -> tuple[str, ...]:
         """The names of the promoted inputs (`planner`), remade only when a run promotes one
         (the list only grows)."""
         n, names = self._promoted
@@ -202,7 +202,7 @@ class CompiledGraph:
     def signature(self, feeds: dict[str, Any], max_iterations: int | None) -> tuple | None:
         """The key runs of `feeds` are compiled under (None: not host arrays); a signature
         that runs padded (`padded_calls`) has its padded key."""
-        promoted = self._promoted_names()
+        promoted = self.promoted_names()
         key = signature(feeds, self._feed_names, promoted, max_iterations)
         if key is None or key in self._compiled_keys or not self._compiled_keys:
             return key
@@ -233,7 +233,7 @@ class CompiledGraph:
         (`fast_call`); every other run goes through the planner."""
         if progress.active():  # compiled loops report when they finish: the planner's path
             return self._run(feeds, max_iterations)
-        promoted = self._promoted_names()
+        promoted = self.promoted_names()
         key = signature(feeds, self._feed_names, promoted, max_iterations)
         if key is None:
             return self._run(feeds, max_iterations)
