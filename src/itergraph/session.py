@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .backends.common import progress
 from .errors import InputError, UnsupportedError
 from .feeds import FeedCheck
 from .ir import Loop
@@ -99,6 +100,38 @@ def worth_compiling(graph) -> bool:
     return count > AUTO_NODES
 
 
+class JaxCall:
+    """A session's call on the JAX engine: `feeds.FeedCheck`, then `CompiledGraph.run`; feeds
+    of a signature (`FeedCheck.key`) that has passed the check as it is and whose run is one
+    compiled program skip both, straight to its prepared call (`backends.jax.fast_call`):
+    one signature built per call instead of two. Only signatures the graph's run does not
+    plan per value (no promoted input, `backends.jax.planner`) and that run unpadded
+    (`backends.jax.padded_calls`) are kept: their prepared call computes any values of
+    those shapes. A prepared call that declines (a run-time error flagged, out of memory)
+    hands over to the full path, which raises the model's own error."""
+
+    MAX_SIGNATURES = 64
+
+    def __init__(self, cg, check: FeedCheck, max_iterations: int | None):
+        self.cg, self.check, self.max_iterations = cg, check, max_iterations
+        self.prepared: dict[tuple, Any] = {}  # FeedCheck.key -> fast_call.FastCall
+
+    def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
+        key = self.check.key(feeds)
+        fast = self.prepared.get(key, False) if key is not None else None
+        if fast and not progress.active():
+            out = fast(feeds)
+            if out is not None:
+                return out
+        out = self.cg.run(self.check(feeds), max_iterations=self.max_iterations)
+        if (fast is False and self.check.passed(key) and not self.cg.promoted_names()
+                and len(self.prepared) < self.MAX_SIGNATURES):
+            sig = self.cg.signature(feeds, self.max_iterations)
+            if sig is not None and sig[0] != "padded":  # None: not one compiled program
+                self.prepared[key] = self.cg.prepared_call(sig)
+        return out
+
+
 class Session:
     """`model` prepared for one engine and iteration limit; ``run(feeds)`` -> outputs."""
 
@@ -119,8 +152,7 @@ class Session:
             self._call = TieredRunner(model._jax_compiled(), lambda f: run_plan(plan, f),
                                       self.max_iterations)
         elif self.backend == "jax":
-            cg = model._jax_compiled()
-            self._call = lambda feeds: cg.run(feeds, max_iterations=self.max_iterations)
+            self._call = JaxCall(model._jax_compiled(), self._check, self.max_iterations)
         else:
             from .backends.numpy import run_plan
 
@@ -137,6 +169,8 @@ class Session:
 
     def run(self, feeds: dict[str, Any]) -> dict[str, Any]:
         """Run on `feeds` (``{input name: value}``); ``{output name: value}`` in output order."""
+        if type(self._call) is JaxCall:
+            return self._call(feeds)  # checks the feeds itself
         return self._call(self._check(feeds))
 
     def _stateful(self, feeds):

@@ -227,3 +227,20 @@ def test_auto_judges_both_engines_on_the_same_calls(default_engine):
         sess.run(heavy)
         sess.run(light)
     assert runner.engine_for(heavy) == "jax"
+
+
+def test_a_jax_session_calls_a_checked_signature_straight_to_its_prepared_call():
+    """`session.JaxCall`: from the signature's first run on, the session keeps its prepared
+    call by the feed check's key; new values of those shapes and a second signature are
+    computed afresh, and feeds the check would convert still go through it."""
+    sess = ig.load(add_model()).compile("jax")
+    a = np.arange(4, dtype=np.float32)
+    for k in range(3):
+        np.testing.assert_array_equal(sess.run({"a": a + k, "b": a})["y"], 2 * a + k)
+    (key, fast), = sess._call.prepared.items()
+    assert isinstance(fast, FastCall) and key == (("a", a.dtype, (4,)), ("b", a.dtype, (4,)))
+    np.testing.assert_array_equal(sess.run({"b": a, "a": a})["y"], 2 * a)  # another order
+    assert len(sess._call.prepared) == 2
+    np.testing.assert_array_equal(sess.run({"a": [0, 1, 2, 3], "b": a})["y"], 2 * a)
+    with pytest.raises(ig.InputError):
+        sess.run({"a": a})

@@ -106,7 +106,7 @@ class JitStep:
                 raise
             raise ExecutionError(self._out_of_memory_message(e)) from None
         if err is not None:
-            code = int(err)
+            code = int(np.asarray(err))  # the buffer protocol: int(err) costs more
             if code:
                 raise_error(self.messages, code, max_it)
         for u, x in zip(self.traced_out, outs):

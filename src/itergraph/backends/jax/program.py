@@ -138,6 +138,7 @@ class CompiledGraph:
         self._name_of = {uid: name for name, uid, _ in self._input_specs}
         self._fast: dict[tuple, Any] = {}  # signature -> `fast_call.FastCall` (or None)
         self._compiled_keys: set[tuple] = set()  # signatures a run has compiled
+        self._promoted: tuple[int, tuple[str, ...]] = (0, ())  # (count, names): `_promoted_names`
 
     # ------------------------------------------------------------------ helpers for steps
     def live_in(self, a: int, b: int) -> list[int]:
@@ -188,11 +189,20 @@ class CompiledGraph:
             out.append(d)
         return tuple(out)
 
+    def promoted_names(self) -> tuple[str, ...]:
+        """The names of the promoted inputs (`planner`), remade only when a run promotes one
+        (the list only grows)."""
+        n, names = self._promoted
+        if n != len(self._root.promoted):
+            names = tuple(self._name_of[u] for u in self._root.promoted)
+            self._promoted = (len(names), names)
+        return names
+
     # ------------------------------------------------------------------ public
     def signature(self, feeds: dict[str, Any], max_iterations: int | None) -> tuple | None:
         """The key runs of `feeds` are compiled under (None: not host arrays); a signature
         that runs padded (`padded_calls`) has its padded key."""
-        promoted = tuple(self._name_of[u] for u in self._root.promoted)
+        promoted = self.promoted_names()
         key = signature(feeds, self._feed_names, promoted, max_iterations)
         if key is None or key in self._compiled_keys or not self._compiled_keys:
             return key
@@ -223,7 +233,7 @@ class CompiledGraph:
         (`fast_call`); every other run goes through the planner."""
         if progress.active():  # compiled loops report when they finish: the planner's path
             return self._run(feeds, max_iterations)
-        promoted = tuple(self._name_of[u] for u in self._root.promoted)
+        promoted = self.promoted_names()
         key = signature(feeds, self._feed_names, promoted, max_iterations)
         if key is None:
             return self._run(feeds, max_iterations)
