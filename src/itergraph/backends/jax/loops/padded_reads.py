@@ -138,7 +138,7 @@ def apply(tc: TraceContext, node: Node, scope: Scope) -> list:
 
     if node.subgraphs():
         raise Refused(f"{where(node)} reads a grown buffer inside a subgraph")
-    fn = RULES.get(node.op_type) if node.domain == "" else None
+    fn = rule_for(node)
     if fn is None:
         raise Refused(f"{where(node)}: no exact rule for {node.op_type} reading a grown buffer")
     rule = lookup(node)
@@ -443,6 +443,16 @@ RULES = {**{op: _elementwise for op in UNARY + BINARY},
 """Op type -> exact rule for a node reading a padded value (domain "" only)."""
 
 
+def rule_for(node: Node):
+    """The exact rule of `node`'s op (`RULES`, or `padded_attention`'s for ONNX Runtime's
+    Attention), or None."""
+    from . import padded_attention
+
+    if padded_attention.is_attention(node):
+        return padded_attention.attention
+    return RULES.get(node.op_type) if node.domain == "" else None
+
+
 def _rank(v) -> int | None:
     if v is None:
         return None
@@ -466,6 +476,8 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
     `axis` says (uid -> (axis, rank) or None): whether its output surely stays padded,
     following the rule table."""
     op = n.op_type
+    if n.domain != "":  # a contrib rule's padded outputs: `_grown_outputs`
+        return False, None
 
     def rank(v):
         if v is None:
@@ -521,6 +533,30 @@ _NEEDS_STATIC: dict[str, tuple | str] = {
 }
 
 
+def _takes_padded(n: Node, axis: dict) -> bool:
+    """Whether `n`'s rule takes every padded input it reads where it reads it (a rule of the
+    standard domain takes any; ONNX Runtime's Attention only its past and mask)."""
+    if n.domain == "":
+        return True
+    from . import padded_attention as pa
+
+    return all(pa.reads(n, i) for i, v in enumerate(n.inputs)
+               if v is not None and v.uid in axis)
+
+
+def _grown_outputs(n: Node, axis: dict) -> list:
+    """(output, (axis, rank)) of a contrib node's outputs that its rule gives padded
+    (`padded_attention`)."""
+    if n.domain == "":
+        return []
+    from . import padded_attention as pa
+
+    idx = {pa.grown_output(n, i) for i, v in enumerate(n.inputs)
+           if v is not None and v.uid in axis} - {None}
+    return [(n.outputs[k], (pa.PAST_AXIS, pa.PAST_RANK)) for k in sorted(idx)
+            if k < len(n.outputs) and n.outputs[k] is not None]
+
+
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
@@ -549,13 +585,15 @@ def static_problem(loop: Loop, j: int) -> str | None:
             continue
         if n.op_type == "Shape":
             lengths.update(v.uid for v in n.outputs if v is not None)
-        if n.domain != "" or n.op_type not in RULES or n.subgraphs():
+        if rule_for(n) is None or n.subgraphs() or not _takes_padded(n, axis):
             return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
         keep, ax = _static_axis(n, axis, list(n.inputs))
         if keep:
             for v in n.outputs:
                 if v is not None:
                     axis[v.uid] = ax
+        for o, ax in _grown_outputs(n, axis):
+            axis[o.uid] = ax
     padded = set(axis)
     for cc in loop.carried:
         if cc is not c and cc.result.uid in padded:
