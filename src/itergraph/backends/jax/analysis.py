@@ -174,9 +174,11 @@ def analyze(graph: Graph) -> list[Record]:
     """The records of `graph` as the backend compiles it: after the passes that remove
     sequences (`passes.pipelines.XLA_SEQUENCES`); fused cells are recognised in place."""
     from ...passes.pipelines import XLA_SEQUENCES, rewritten_copy
+    from .generation import lowered, merged
 
-    graph = rewritten_copy(XLA_SEQUENCES, graph)
     load_all()
+    graph, said = lowered(graph, node_problems)
+    graph = rewritten_copy(XLA_SEQUENCES, graph)
     tc = TraceContext(CompileCache())
     records: list[Record] = []
     for node in needed_nodes(graph, graph.outputs):
@@ -187,4 +189,11 @@ def analyze(graph: Graph) -> list[Record]:
         elif not (notes and notes[0].element == where(node)):
             records.append(Record(where(node), True, "compiles with XLA"))
         records.extend(notes)
-    return records
+    return merged(records, said)
+
+
+def node_problems(graph: Graph, node: Node) -> list[str]:
+    """What keeps `node`, a top-level node of `graph`, from compiling (none: it compiles),
+    judged as `analyze` judges it."""
+    load_all()
+    return _problems(TraceContext(CompileCache()), graph, node, 0, [])
