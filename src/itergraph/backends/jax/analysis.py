@@ -148,8 +148,9 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                                if concat or buffered else "")
            if early else "lax.scan (if the iteration count is known when compiling)")
     if buffered:
-        how += ("; carried value(s) " + ", ".join(f"'{n}'" for n in buffered) + " grow by a "
-                "Concat every iteration: carried as fixed-capacity buffers with a valid length"
+        how += ("; carried value(s) " + ", ".join(f"'{n}'" for n in buffered) + " grow every "
+                "iteration (a Concat, or ONNX Runtime's Attention appending to its past): "
+                "carried as fixed-capacity buffers with a valid length"
                 + (" (sized per driver step, doubled when full)" if early else "")
                 + ", reads made exact by masking; checked when tracing, and a read the rule "
                 "table does not cover sends the loop to NumPy")

@@ -100,8 +100,9 @@ def describe(loop: Loop, grows: list[Grow], capacity: str) -> str:
     axes = sorted({g.axis for g in grows})
     ds = sorted({g.d for g in grows})
     return (f"carried value(s) {names} grow by {'/'.join(map(str, ds))} per iteration on axis "
-            f"{'/'.join(map(str, axes))} (a Concat of themselves): carried as fixed-capacity "
-            f"buffers ({capacity}) with a valid length; reads masked where padded positions "
+            f"{'/'.join(map(str, axes))} (a Concat of themselves, or the present of an "
+            f"Attention reading them as its past): carried as fixed-capacity buffers "
+            f"({capacity}) with a valid length; reads masked where padded positions "
             "could reach a result (Softmax along the axis, products contracting it), outputs "
             "cut to the valid length")
 
