@@ -20,6 +20,7 @@ from ...passes.cells import fused_kind
 from .context import CompileCache, Scope, TraceContext
 from .loops.info import static_truth
 from .records import Record
+from .run_time_shapes import RunTimeShapes
 from .table import load_all, lookup
 from .trace import no_lowering_reason
 
@@ -182,9 +183,13 @@ def analyze(graph: Graph) -> list[Record]:
     graph = rewritten_copy(XLA_SEQUENCES, graph)
     tc = TraceContext(CompileCache())
     records: list[Record] = []
+    shapes = RunTimeShapes()
     for node in needed_nodes(graph, graph.outputs):
         notes: list[Record] = []
         probs = _problems(tc, graph, node, 0, notes)
+        early = isinstance(node, Loop) and _may_stop_early(tc, node, Scope(tc))
+        late = shapes.problem(node, early)
+        probs += [late] if late and not probs else []
         if probs:
             records.append(Record(where(node), False, "runs on NumPy: " + "; ".join(probs)))
         elif not (notes and notes[0].element == where(node)):

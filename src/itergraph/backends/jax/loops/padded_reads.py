@@ -557,6 +557,11 @@ def _grown_outputs(n: Node, axis: dict) -> list:
             if k < len(n.outputs) and n.outputs[k] is not None]
 
 
+def needs_static(op_type: str) -> tuple | str:
+    """The inputs of `op_type` the JAX lowering needs when compiling ("all": every one)."""
+    return _NEEDS_STATIC.get(op_type, ())
+
+
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
