@@ -25,7 +25,8 @@ VOCAB = 24
 
 
 def _model(op: str, mask: bool, **attrs):
-    inputs = ["input_ids", "max_length"] + (["num_beams"] if op == "BeamSearch" else []) + \
+    inputs = ["input_ids", "max_length"] + (["min_length", "num_beams", "num_return_sequences", "length_penalty"]
+         if op == "BeamSearch" else []) + \
         (["attention_mask"] if mask else [])
     dec = gm.fused_decoder(VOCAB, 16, 2, layers=2, seed=5)
     return gm.search_model(op, dec, inputs, **attrs)
@@ -35,7 +36,10 @@ def _feeds(mask: bool, max_length: int, beams: int = 0) -> dict:
     ids = np.array([[0, 0, 7, 3, 9], [4, 11, 5, 2, 8]], np.int32)
     f = {"input_ids": ids, "max_length": np.array([max_length], np.int32)}
     if beams:
+        f["min_length"] = np.array([1], np.int32)
         f["num_beams"] = np.array([beams], np.int32)
+        f["num_return_sequences"] = np.array([1], np.int32)
+        f["length_penalty"] = np.array([1.0], np.float32)
     if mask:
         f["attention_mask"] = (ids != 0).astype(np.int32)
     return f
@@ -111,12 +115,9 @@ def test_greedy_search_the_buffers_cannot_serve_falls_back_to_its_kernel():
 
 def test_a_node_the_lowering_refuses_runs_its_kernel():
     """A GreedySearch whose decoder is off the GPT contract (lower-generation refuses it)."""
-    import onnx
-
     model = _model("GreedySearch", True)
     attr = next(a for a in model.graph.node[0].attribute if a.name == "decoder")
     attr.g.input[1].name, attr.g.input[2].name = attr.g.input[2].name, attr.g.input[1].name
-    onnx.checker.check_model(model)
     g = read(model)
     rec = _record(analyze(g), "GreedySearch")
     assert not rec.compiles and "NumPy kernel" in rec.reason and "cannot lower" in rec.reason
