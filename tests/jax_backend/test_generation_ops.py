@@ -25,8 +25,8 @@ VOCAB = 24
 
 
 def _model(op: str, mask: bool, **attrs):
-    inputs = ["input_ids", "max_length"] + (["min_length", "num_beams", "num_return_sequences", "length_penalty"]
-         if op == "BeamSearch" else []) + \
+    beam = ["min_length", "num_beams", "num_return_sequences", "length_penalty"]
+    inputs = ["input_ids", "max_length"] + (beam if op == "BeamSearch" else []) + \
         (["attention_mask"] if mask else [])
     dec = gm.fused_decoder(VOCAB, 16, 2, layers=2, seed=5)
     return gm.search_model(op, dec, inputs, **attrs)

@@ -1,5 +1,5 @@
 """ONNX Runtime's ``com.microsoft`` ``Attention`` reading a K/V cache held as a fixed-capacity
-buffer (`padded_reads.Padded`), made exact: the rule `padded_reads` applies to that op.
+buffer (`padded.Padded`), made exact: the rule `padded_reads` applies to that op.
 
 The cache is the node's ``past`` ``(2, B, N, P, H)``, padded on axis 3 (the past length) and
 carried by the loop from the node's ``present``: so ``present`` is carried as a buffer too.
@@ -23,7 +23,7 @@ import numpy as np
 from ....errors import where
 from ....semantics import ms_transformer as mt
 from ..ops._util import precision
-from .padded_reads import Padded, Refused
+from .padded import Padded, Refused
 
 PAST, MASK = 4, 3
 PAST_AXIS, PAST_RANK = 3, 5  # past (2, B, N, P, H): padded on P
