@@ -47,8 +47,8 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
     why = [p for n in built for p in problems(copy, n)]
     if why:
         return graph, [Record(where(n), False, f"{KERNEL}: lowered to standard ops "
-                                                f"(lower-generation) it would not compile: "
-                                                f"{why[0]}") for n in nodes]
+                                                f"(lower-generation), it would not compile as "
+                                                f"one XLA loop: {why[0]}") for n in nodes]
     return copy, [Record(where(n), True, "lowered to standard ops (lower-generation): the "
                                          "first step, then one XLA loop over the further "
                                          "tokens") for n in nodes]
