@@ -239,7 +239,8 @@ def _heads(xp, t, n: int):
     return xp.transpose(xp.reshape(t, (b, s, n, hd // n)), (0, 2, 1, 3))
 
 
-def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: bool, dtype):
+def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: bool, dtype,
+                   valid=None):
     """The additive mask ``(B, 1, S, T)`` of ``mask_index`` and ``unidirectional``: 0 where a
     query may attend to a key, ``mask_filter_value`` where it may not. ``mask_index`` is a
     raw 0/1 mask ``(B, T)`` or ``(B, S, T)`` (0 masks), or key lengths ``(B)`` (keys from the
@@ -249,7 +250,11 @@ def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: boo
     ``unidirectional`` a query at position ``i`` (after the past's ``P = T - S`` keys) sees
     keys ``j <= P + i``: later keys get the type's lowest value, so that a query whose
     visible keys are all masked (left padding) spreads its weight over
-    those keys only, as ONNX Runtime's CPU kernel does."""
+    those keys only, as ONNX Runtime's CPU kernel does.
+
+    `valid` (a run-time count, default `total`): only the first `valid` of the `total` keys
+    are keys (a fixed-capacity cache buffer); ``P = valid - S`` and the keys from `valid` on
+    get ``-inf``, so their softmax weight is exactly 0."""
     fill = np.asarray(float(attr(node, "mask_filter_value", MASK_FILTER_VALUE)), dtype)
     zero = np.asarray(0, dtype)
     add = None
@@ -272,23 +277,36 @@ def attention_mask(node, xp, mask, batch: int, seq: int, total: int, causal: boo
                                    f"S={seq}, T={total})")
         add = xp.where(keep, zero, fill)
     if causal:
-        past = total - seq
-        future = np.arange(total)[None, :] > past + np.arange(seq)[:, None]
         lowest = np.asarray(np.finfo(dtype).min, dtype)
-        add = np.where(future, lowest, zero)[None] if add is None else \
-            xp.where(future[None], lowest, add)
+        if valid is None:
+            future = np.arange(total)[None, :] > total - seq + np.arange(seq)[:, None]
+            add = np.where(future, lowest, zero)[None] if add is None else \
+                xp.where(future[None], lowest, add)
+        else:
+            future = xp.arange(total)[None, :] > valid - seq + xp.arange(seq)[:, None]
+            add = xp.where(future, lowest, zero)[None] if add is None else \
+                xp.where(future[None], lowest, add)
+    if valid is not None:
+        beyond = (xp.arange(total) >= valid)[None, None, :]
+        add = xp.where(beyond, np.asarray(-np.inf, dtype), zero if add is None else add)
     return None if add is None else add[:, None]
 
 
-def _attend(node, xp, matmul, q, k, v, mask, attention_bias, head_size: int, dtype):
+def attend(node, xp, matmul, q, k, v, mask, attention_bias, head_size: int, dtype,
+           valid=None):
     """``softmax(q k^T * scale + mask + attention_bias) v`` over heads ``[B, N, S, H]``:
     `scale` the node's or ``1 / sqrt(head_size)``, the mask as `attention_mask` reads it
-    (with the node's ``unidirectional``)."""
+    (with the node's ``unidirectional``). `valid`: only the first `valid` keys and values
+    hold any (a fixed-capacity buffer, `attention_mask`); the others weigh exactly 0 and
+    their values are read as 0, so whatever the buffer holds there cannot reach the
+    result."""
     batch, seq, total = q.shape[0], q.shape[2], k.shape[2]
+    if valid is not None:
+        v = xp.where((xp.arange(total) < valid)[:, None], v, np.asarray(0, v.dtype))
     scale = float(attr(node, "scale", 0.0)) or 1.0 / math.sqrt(head_size)
     scores = matmul(q, xp.swapaxes(k, -1, -2)) * np.asarray(scale, dtype)
     add = attention_mask(node, xp, mask, batch, seq, total,
-                         bool(int(attr(node, "unidirectional", 0))), dtype)
+                         bool(int(attr(node, "unidirectional", 0))), dtype, valid)
     if add is not None:
         scores = scores + add
     if attention_bias is not None:
@@ -298,15 +316,25 @@ def _attend(node, xp, matmul, q, k, v, mask, attention_bias, head_size: int, dty
     return matmul(e / xp.sum(e, axis=-1, keepdims=True), v)
 
 
+def concat_past(xp, past, k, v):
+    """Keys and values after the past's: ``(K, V, valid)``, `valid` None (all of them)."""
+    return (xp.concatenate([past[0].astype(k.dtype), k], axis=2),
+            xp.concatenate([past[1].astype(v.dtype), v], axis=2), None)
+
+
 def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bias=None,
-                   past_sequence_length=None, *, matmul=None):
+                   past_sequence_length=None, *, matmul=None, append=concat_past):
     """``Attention`` (com.microsoft): multi-head self-attention with the merged Q/K/V
     projection ``x @ weights + bias`` split by ``qkv_hidden_sizes``; each head
     ``softmax(scale * Q K^T + mask (+ attention_bias)) V`` with ``scale`` default
     ``1 / sqrt(head_size)``; with ``past`` ``(2, B, N, P, head_size)`` the keys and values
     follow the past's, and ``present`` is the concatenation. Returns ``(output, present)``
     cut to the node's output count. Refused: rotary embedding, a shared past/present buffer,
-    4-D masks."""
+    4-D masks.
+
+    ``append(xp, past, k, v) -> (K, V, valid)`` puts the new keys and values after the
+    past's (`concat_past`); a fixed-capacity past writes them at its valid length instead
+    and says how many keys are valid (`attend`): ``present`` is then that buffer."""
     matmul = matmul or xp.matmul
     for name in ("do_rotary", "past_present_share_buffer"):
         if int(attr(node, name, 0)):
@@ -336,9 +364,10 @@ def attention_node(node, xp, x, w, bias=None, mask=None, past=None, attention_bi
                 past.shape[4] != hk // n:
             _refuse(node, f"past of shape {tuple(past.shape)} does not match "
                           f"(2, {batch}, {n}, P, {hk // n}) (or V's size differs from K's)")
-        k = xp.concatenate([past[0].astype(k.dtype), k], axis=2)
-        v = xp.concatenate([past[1].astype(v.dtype), v], axis=2)
-    out = _attend(node, xp, matmul, q, k, v, mask, attention_bias, hq // n, x.dtype)
+    valid = None
+    if past is not None:
+        k, v, valid = append(xp, past, k, v)
+    out = attend(node, xp, matmul, q, k, v, mask, attention_bias, hq // n, x.dtype, valid)
     out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, hv))
     if len(node.outputs) < 2:
         return (out.astype(x.dtype),)
@@ -399,7 +428,7 @@ def multi_head_attention_node(node, xp, query, key=None, value=None, bias=None,
     else:
         raise UnsupportedError(f"{where(node)}: key {tuple(key.shape)} / value "
                                f"{tuple(value.shape)} forms are not supported")
-    out = _attend(node, xp, matmul, q, k, v, key_padding_mask, attention_bias, hs, query.dtype)
+    out = attend(node, xp, matmul, q, k, v, key_padding_mask, attention_bias, hs, query.dtype)
     out = xp.reshape(xp.transpose(out, (0, 2, 1, 3)), (batch, seq, dv))
     return (out.astype(query.dtype), k.astype(query.dtype),
             v.astype(query.dtype))[:max(1, len(node.outputs))]

@@ -20,6 +20,7 @@ from ...passes.cells import fused_kind
 from .context import CompileCache, Scope, TraceContext
 from .loops.info import static_truth
 from .records import Record
+from .run_time_shapes import RunTimeShapes
 from .table import load_all, lookup
 from .trace import no_lowering_reason
 
@@ -148,8 +149,9 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                                if concat or buffered else "")
            if early else "lax.scan (if the iteration count is known when compiling)")
     if buffered:
-        how += ("; carried value(s) " + ", ".join(f"'{n}'" for n in buffered) + " grow by a "
-                "Concat every iteration: carried as fixed-capacity buffers with a valid length"
+        how += ("; carried value(s) " + ", ".join(f"'{n}'" for n in buffered) + " grow every "
+                "iteration (a Concat, or ONNX Runtime's Attention appending to its past): "
+                "carried as fixed-capacity buffers with a valid length"
                 + (" (sized per driver step, doubled when full)" if early else "")
                 + ", reads made exact by masking; checked when tracing, and a read the rule "
                 "table does not cover sends the loop to NumPy")
@@ -174,17 +176,30 @@ def analyze(graph: Graph) -> list[Record]:
     """The records of `graph` as the backend compiles it: after the passes that remove
     sequences (`passes.pipelines.XLA_SEQUENCES`); fused cells are recognised in place."""
     from ...passes.pipelines import XLA_SEQUENCES, rewritten_copy
+    from .generation import lowered, merged
 
-    graph = rewritten_copy(XLA_SEQUENCES, graph)
     load_all()
+    graph, said = lowered(graph, node_problems)
+    graph = rewritten_copy(XLA_SEQUENCES, graph)
     tc = TraceContext(CompileCache())
     records: list[Record] = []
+    shapes = RunTimeShapes()
     for node in needed_nodes(graph, graph.outputs):
         notes: list[Record] = []
         probs = _problems(tc, graph, node, 0, notes)
+        early = isinstance(node, Loop) and _may_stop_early(tc, node, Scope(tc))
+        late = shapes.problem(node, early)
+        probs += [late] if late and not probs else []
         if probs:
             records.append(Record(where(node), False, "runs on NumPy: " + "; ".join(probs)))
         elif not (notes and notes[0].element == where(node)):
             records.append(Record(where(node), True, "compiles with XLA"))
         records.extend(notes)
-    return records
+    return merged(records, said)
+
+
+def node_problems(graph: Graph, node: Node) -> list[str]:
+    """What keeps `node`, a top-level node of `graph`, from compiling (none: it compiles),
+    judged as `analyze` judges it."""
+    load_all()
+    return _problems(TraceContext(CompileCache()), graph, node, 0, [])

@@ -74,6 +74,15 @@ def _hoisted(graph: Graph) -> Graph | None:
 
 
 
+def _generation_lowered(graph: Graph) -> tuple[Graph, list[Record]]:
+    """`generation.lowered`: ONNX Runtime's GreedySearch / BeamSearch as one XLA loop where
+    the static analysis finds nothing against it (else the nodes run their NumPy kernels)."""
+    from .analysis import node_problems
+    from .generation import lowered
+
+    return lowered(graph, node_problems)
+
+
 def _check_unlowered(graph: Graph) -> None:
     """Refuse `graph` as the NumPy backend (and ONNX Runtime) do when a node that XLA cannot
     lower has no NumPy kernel either, even where nothing reads the node: the rewrites would
@@ -107,7 +116,9 @@ class CompiledGraph:
         load_all()
         _check_unlowered(graph)
         self._padded = PaddedCalls(self, graph, lambda g: CompiledGraph(g, initial_capacity))
+        self._generation: list[Record] = []  # generation.lowered's records
         if rewrite:
+            graph, self._generation = _generation_lowered(graph)
             fused = _fused(graph) if fuse else None
             graph = _laid_out(graph if fused is None else fused)
             graph = _hoisted(graph) or graph
@@ -306,12 +317,14 @@ class CompiledGraph:
     def explain(self) -> list[Record]:
         """Per element: does it compile, and how (or why not). After a run: what that run's
         plan did; before any run: a static analysis of the graph (shapes not known)."""
+        from .generation import merged
+
         plan = self._root.last_plan
         if plan is None:
             from .analysis import analyze
 
-            return analyze(self.graph)
-        return plan.records()
+            return merged(analyze(self.graph), self._generation)
+        return merged(plan.records(), self._generation)
 
     @property
     def fully_compiled(self) -> bool:

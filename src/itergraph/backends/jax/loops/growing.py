@@ -25,15 +25,17 @@ import numpy as np
 from ....analysis.loop_features import grows_each_iteration
 from ....ir import Loop
 from ..context import CannotLower, TraceContext
+from .padded_attention import grows_present
 from .padded_reads import Grow, Refused, static_problem, trim
 
 # ----------------------------------------------------------------------------- finding them
 
 
 def candidates(loop: Loop) -> list[int]:
-    """Carried values whose next value is a Concat of themselves (shape-independent)."""
+    """Carried values whose next value is a Concat of themselves, or the present of ONNX
+    Runtime's Attention reading them as its past (`padded_attention`; shape-independent)."""
     return [j for j, c in enumerate(loop.carried)
-            if grows_each_iteration(c) and _concat_root(c)]
+            if (grows_each_iteration(c) and _concat_root(c)) or grows_present(c)]
 
 
 def _concat_root(c) -> bool:
@@ -98,8 +100,9 @@ def describe(loop: Loop, grows: list[Grow], capacity: str) -> str:
     axes = sorted({g.axis for g in grows})
     ds = sorted({g.d for g in grows})
     return (f"carried value(s) {names} grow by {'/'.join(map(str, ds))} per iteration on axis "
-            f"{'/'.join(map(str, axes))} (a Concat of themselves): carried as fixed-capacity "
-            f"buffers ({capacity}) with a valid length; reads masked where padded positions "
+            f"{'/'.join(map(str, axes))} (a Concat of themselves, or the present of an "
+            f"Attention reading them as its past): carried as fixed-capacity buffers "
+            f"({capacity}) with a valid length; reads masked where padded positions "
             "could reach a result (Softmax along the axis, products contracting it), outputs "
             "cut to the valid length")
 

@@ -1,7 +1,7 @@
 """Reads of a carried value held as a fixed-capacity buffer (`growing`), made exact.
 
-`Padded` is what a loop body sees of a grown value: the buffer, the axis and the valid
-length. Positions beyond the valid length hold garbage, and the rule table (`apply`, per op
+`Padded` (`padded`) is what a loop body sees of a grown value: the buffer, the axis and the
+valid length. Positions beyond the valid length hold garbage, and the rule table (`apply`, per op
 type) makes every read exact: elementwise ops, Transpose, Unsqueeze, Gather on another axis,
 MatMul with the axis as a free dim and Softmax on another axis keep the value padded (garbage
 beyond the length); Softmax / LogSoftmax along the axis mask the padded positions with -inf
@@ -14,61 +14,16 @@ raises `Refused`. `static_problem` answers the same question from the graph alon
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ....errors import where
 from ....ir import Loop, Node
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
+from . import padded_attention
+from .padded import Grow, Padded, Refused
 
-
-class Refused(Exception):  # noqa: N818 - a signal: the rewrite does not apply
-    """The growing-buffer rewrite does not apply to this loop (`reason` says why)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Grow:
-    """Carried value `index` grows by `d` per iteration on `axis`, from `l0`."""
-
-    index: int
-    axis: int
-    l0: int
-    d: int
-
-
-class Padded:
-    """What a body sees of a grown value: `buf` holds it in its first `length` positions on
-    `axis`; `key` = (l0, d, extra): length = l0 + d*k + extra (the same key, the same
-    length)."""
-
-    __slots__ = ("buf", "axis", "key", "length")
-
-    def __init__(self, buf, axis: int, key: tuple, length):
-        self.buf, self.axis, self.key, self.length = buf, axis, key, length
-
-    @property
-    def ndim(self) -> int:
-        return self.buf.ndim
-
-    def mask(self, rank: int | None = None, axis: int | None = None):
-        """Bool array, True at valid positions, shaped to broadcast along `axis` of a
-        `rank`-d array (default: this one's)."""
-        import jax.numpy as jnp
-
-        rank = self.buf.ndim if rank is None else rank
-        axis = self.axis if axis is None else axis
-        c = self.buf.shape[self.axis]
-        shape = [1] * rank
-        shape[axis] = c
-        return (jnp.arange(c, dtype=np.int64) < self.length).reshape(shape)
-
-    def like(self, buf, axis: int | None = None) -> Padded:
-        return Padded(buf, self.axis if axis is None else axis, self.key, self.length)
+__all__ = ["Grow", "Padded", "Refused", "apply", "needs_static", "reads_padded", "rule_for",
+           "static_problem", "trim", "unwrap", "wrap"]
 
 
 def wrap(grows: list[Grow], state: list, k) -> list:
@@ -138,7 +93,7 @@ def apply(tc: TraceContext, node: Node, scope: Scope) -> list:
 
     if node.subgraphs():
         raise Refused(f"{where(node)} reads a grown buffer inside a subgraph")
-    fn = RULES.get(node.op_type) if node.domain == "" else None
+    fn = rule_for(node)
     if fn is None:
         raise Refused(f"{where(node)}: no exact rule for {node.op_type} reading a grown buffer")
     rule = lookup(node)
@@ -443,6 +398,14 @@ RULES = {**{op: _elementwise for op in UNARY + BINARY},
 """Op type -> exact rule for a node reading a padded value (domain "" only)."""
 
 
+def rule_for(node: Node):
+    """The exact rule of `node`'s op (`RULES`, or `padded_attention`'s for ONNX Runtime's
+    Attention), or None."""
+    if padded_attention.is_attention(node):
+        return padded_attention.attention
+    return RULES.get(node.op_type) if node.domain == "" else None
+
+
 def _rank(v) -> int | None:
     if v is None:
         return None
@@ -466,6 +429,8 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
     `axis` says (uid -> (axis, rank) or None): whether its output surely stays padded,
     following the rule table."""
     op = n.op_type
+    if n.domain != "":  # a contrib rule's padded outputs: `_grown_outputs`
+        return False, None
 
     def rank(v):
         if v is None:
@@ -521,6 +486,33 @@ _NEEDS_STATIC: dict[str, tuple | str] = {
 }
 
 
+def _takes_padded(n: Node, axis: dict) -> bool:
+    """Whether `n`'s rule takes every padded input it reads where it reads it (a rule of the
+    standard domain takes any; ONNX Runtime's Attention only its past and mask)."""
+    if n.domain == "":
+        return True
+    pa = padded_attention
+    return all(pa.reads(n, i) for i, v in enumerate(n.inputs)
+               if v is not None and v.uid in axis)
+
+
+def _grown_outputs(n: Node, axis: dict) -> list:
+    """(output, (axis, rank)) of a contrib node's outputs that its rule gives padded
+    (`padded_attention`)."""
+    if n.domain == "":
+        return []
+    pa = padded_attention
+    idx = {pa.grown_output(n, i) for i, v in enumerate(n.inputs)
+           if v is not None and v.uid in axis} - {None}
+    return [(n.outputs[k], (pa.PAST_AXIS, pa.PAST_RANK)) for k in sorted(idx)
+            if k < len(n.outputs) and n.outputs[k] is not None]
+
+
+def needs_static(op_type: str) -> tuple | str:
+    """The inputs of `op_type` the JAX lowering needs when compiling ("all": every one)."""
+    return _NEEDS_STATIC.get(op_type, ())
+
+
 def static_problem(loop: Loop, j: int) -> str | None:
     """Without shapes: why carried value `j`'s buffer could not be read exactly (an op with
     no rule reads it, or it leaves the body other than as the grown value), or None. Only
@@ -549,13 +541,15 @@ def static_problem(loop: Loop, j: int) -> str | None:
             continue
         if n.op_type == "Shape":
             lengths.update(v.uid for v in n.outputs if v is not None)
-        if n.domain != "" or n.op_type not in RULES or n.subgraphs():
+        if rule_for(n) is None or n.subgraphs() or not _takes_padded(n, axis):
             return f"{where(n)} ({n.op_type}) reads it and has no exact rule for a padded buffer"
         keep, ax = _static_axis(n, axis, list(n.inputs))
         if keep:
             for v in n.outputs:
                 if v is not None:
                     axis[v.uid] = ax
+        for o, ax in _grown_outputs(n, axis):
+            axis[o.uid] = ax
     padded = set(axis)
     for cc in loop.carried:
         if cc is not c and cc.result.uid in padded:

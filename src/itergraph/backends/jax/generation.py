@@ -1,0 +1,60 @@
+"""ONNX Runtime's ``GreedySearch`` / ``BeamSearch`` (decoder-only, ``model_type`` 0) on the
+JAX backend: lowered by `passes.lower_generation` to the first step and a ``Loop`` over the
+further tokens, which the backend compiles as one XLA loop, its K/V caches and attention mask
+carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's ``Attention`` reads them
+by `loops.padded_attention`).
+
+The lowering is kept only when nothing in what it builds keeps it from compiling (the static
+analysis of `explain`, given as `problems`); otherwise, or where the pass refuses the node,
+the graph is left as it is and the node runs its NumPy kernel, which matches ONNX Runtime, and
+a record says why. What the static analysis cannot see (shapes known only when tracing) is
+reported by the run's own records, as for any loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...errors import UnsupportedError, where
+from ...ir import Graph, Node
+from ...ir.clone import clone_graph
+from ...passes.lower_generation import lower_generation, lowered_op
+from .records import Record
+
+KERNEL = "runs its NumPy kernel (ONNX Runtime's tokens)"
+
+
+def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
+            ) -> tuple[Graph, list[Record]]:
+    """(`graph` with its generation nodes lowered, records saying so) when every node the
+    lowering builds compiles by `problems(graph, node)` (what keeps a top-level node from
+    compiling); else (`graph` unchanged, a record per generation node saying why it runs its
+    NumPy kernel). `graph` is never changed."""
+    nodes = [n for _, n in graph.walk() if lowered_op(n)]
+    if not nodes:
+        return graph, []
+    nested = [n for n in nodes if n not in graph.nodes]
+    if nested:
+        return graph, [Record(where(n), False, f"{KERNEL}: not lowered, as {where(nested[0])} "
+                                               "is inside a subgraph") for n in nodes]
+    copy = clone_graph(graph)
+    try:
+        lower_generation(copy)
+    except UnsupportedError as e:
+        return graph, [Record(where(n), False, f"{KERNEL}: {e}") for n in nodes]
+    before = {n.name for n in graph.nodes}
+    built = [n for n in copy.nodes if n.name not in before]
+    why = [p for n in built for p in problems(copy, n)]
+    if why:
+        return graph, [Record(where(n), False, f"{KERNEL}: lowered to standard ops "
+                                                f"(lower-generation), it would not compile as "
+                                                f"one XLA loop: {why[0]}") for n in nodes]
+    return copy, [Record(where(n), True, "lowered to standard ops (lower-generation): the "
+                                         "first step, then one XLA loop over the further "
+                                         "tokens") for n in nodes]
+
+
+def merged(records: list[Record], notes: list[Record]) -> list[Record]:
+    """`notes` first, then `records` less those of the same elements."""
+    said = {r.element for r in notes}
+    return [*notes, *(r for r in records if r.element not in said)]
