@@ -6,7 +6,8 @@ outputs ``logits, present_0..``; an ``init_decoder`` of the same contract, when 
 the first step. Subgraphs may read outer values. As a plain Python loop::
 
     mask = attention_mask or (input_ids != pad)
-    pos = cumsum(mask) - 1, 0 where mask == 0;  past = empty [2, B, heads, 0, head]
+    pos = cumsum(input_ids != pad) - 1, 0 at pad (the ids, not the mask: ORT's positions)
+    past = empty [2, B, heads, 0, head]
     ids, done = input_ids, [False] * B
     while ids.shape[1] < max_length:
         logits, *past = decoder(step_ids, pos, mask, *past)    # step_ids: prompt, then last
@@ -14,7 +15,7 @@ the first step. Subgraphs may read outer values. As a plain Python loop::
         tok = argmax(scores)  (Sampling: softmax(scores / T) within top_p, drawn)
         tok[done | tok == eos] = pad; done |= tok_was_eos
         ids = concat(ids, tok); if all(done): break
-        pos = last pos + 1; mask = concat(mask, 1)
+        pos = (first: count(input_ids != pad), then last pos + 1); mask = concat(mask, 1)
     sequences = ids padded with pad to [B, max_length]
 """
 
@@ -22,13 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, UnsupportedError, where
+from ....errors import ExecutionError, InputError, ModelError, UnsupportedError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
 from .gen_logits import process_logits
 
 DOMAIN = "com.microsoft"
+#: ONNX Runtime's limits on BeamSearch's inputs (``kMaxSequenceLength``, ``kMaxNumBeams``)
+MAX_LENGTH_LIMIT, MAX_BEAMS = 4096, 128
 
 
 def _scalar(x, default):
@@ -123,21 +126,27 @@ def _decoder(node: Node, ctx: CompileContext):
 
 
 def prompt(node, ids, max_length: int, pad: int, mask=None):
-    """``(ids, mask, positions)`` of a decoder-only prompt: int32 ids ``[B, S]`` (S must
-    be below `max_length`), the attention mask (the given one, else ``ids != pad``) and
-    each token's position among the unmasked ones (0 where masked)."""
+    """``(ids, mask, positions, last)`` of a decoder-only prompt as ONNX Runtime's
+    ``CreateGptInputs`` makes them: int32 ids ``[B, S]`` (S must be below `max_length`), the
+    attention mask (the given one as it is, else ``ids != pad``), each token's position
+    among the tokens that are not `pad` (0 for a pad token) -- counted from the ids even
+    when an attention mask is given, as ORT does -- and ``last`` [B, 1], the count of
+    non-pad tokens less one: the next step's position is ``last + 1`` (ORT's
+    ``sequence_lengths``), whatever the mask or the last token."""
     ids = np.asarray(ids).astype(np.int32)
     if ids.shape[1] >= max_length:
         raise ExecutionError(f"{where(node)}: input_ids length {ids.shape[1]} must be below "
                              f"max_length {max_length}")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    return ids, mask, np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+    real = ids != pad
+    mask = real.astype(np.int64) if mask is None else np.asarray(mask).astype(np.int64)
+    pos = np.where(real, np.cumsum(real, axis=1) - 1, 0)
+    return ids, mask, pos, real.sum(axis=1, keepdims=True) - 1
 
 
 def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
              process=lambda scores, seqs, step: scores):
     """Decoder-only generation with one row per sequence; ``pick(scores) -> tokens``."""
-    ids, mask, pos = prompt(node, ids, max_length, pad, mask)
+    ids, mask, pos, last = prompt(node, ids, max_length, pad, mask)
     B, S = ids.shape
     past = [np.zeros((k, B, h, 0, d), dt) for k, h, d, dt in pasts]
     done = np.zeros(B, bool)
@@ -159,7 +168,7 @@ def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask
         if done.all() or ids.shape[1] >= max_length:
             break
         step_ids = tok[:, None]
-        pos = pos[:, -1:] + 1
+        pos = (last if step == 1 else pos[:, -1:]) + 1
         m = np.concatenate([m, np.ones((B, 1), m.dtype)], axis=1)
         step += 1
     out = np.full((B, max_length), pad, np.int32)
@@ -168,8 +177,65 @@ def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask
 
 
 def _attrs(node):
+    """``(eos_token_id, pad_token_id)``: both required by ONNX Runtime's schema (it refuses
+    the model without them), so a `ModelError` here rather than a default of our own."""
     a = node.attrs
-    return int(a.get("eos_token_id", -1)), int(a.get("pad_token_id", 0))
+    for name in ("eos_token_id", "pad_token_id"):
+        if name not in a:
+            raise ModelError(f"{where(node)}: required attribute '{name}' is missing "
+                             f"(ONNX Runtime refuses the model)")
+    return int(a["eos_token_id"]), int(a["pad_token_id"])
+
+
+def check_inputs(node, a, *, beam: bool) -> None:
+    """ONNX Runtime's refusals of the run's inputs (``BeamSearchParameters::ParseFromInputs``,
+    ``GreedySearchParameters``, ``GenerateBase::CheckInputsImpl``) as an `InputError` naming
+    the input; those needing the vocabulary size are `check_vocab`'s. `a`: the named inputs
+    (`split_args`). The prompt against max_length is `prompt`'s."""
+    ids = np.asarray(a["input_ids"])
+    if ids.ndim != 2:
+        raise InputError(f"{where(node)}: input 'input_ids' must have 2 dimensions, got "
+                         f"{ids.ndim}")
+    ml = int(_scalar(a.get("max_length"), 0))
+    if a.get("max_length") is not None and ids.shape[1] >= ml:
+        raise InputError(f"{where(node)}: input_ids length {ids.shape[1]} must be below "
+                         f"max_length {ml}")
+    if a.get("max_length") is not None and beam:
+        if ml > MAX_LENGTH_LIMIT:
+            raise InputError(f"{where(node)}: max_length {ml} is above ONNX Runtime's limit "
+                             f"{MAX_LENGTH_LIMIT}")
+    if beam:
+        k = int(_scalar(a.get("num_beams"), 1))
+        if not 1 <= k <= MAX_BEAMS:
+            raise InputError(f"{where(node)}: num_beams {k} must be in [1, {MAX_BEAMS}]")
+        nr = int(_scalar(a.get("num_return_sequences"), 1))
+        if not 1 <= nr <= k:
+            raise InputError(f"{where(node)}: num_return_sequences {nr} must be in [1, "
+                             f"num_beams={k}]")
+    rp = float(_scalar(a.get("repetition_penalty"), 1.0))
+    if not rp > 0.0:
+        raise InputError(f"{where(node)}: repetition_penalty must be greater than 0, got {rp}")
+    m = a.get("attention_mask")
+    if m is not None and np.shape(m) != ids.shape:
+        raise InputError(f"{where(node)}: input 'attention_mask' has shape {np.shape(m)}, "
+                         f"expected input_ids' {ids.shape}")
+    pm = a.get("prefix_vocab_mask")
+    if pm is not None and (np.ndim(pm) != 2 or np.shape(pm)[0] != ids.shape[0]):
+        raise InputError(f"{where(node)}: input 'prefix_vocab_mask' has shape {np.shape(pm)}, "
+                         f"expected [batch={ids.shape[0]}, vocab]")
+    vm = a.get("vocab_mask")
+    if vm is not None and np.ndim(vm) != 1:
+        raise InputError(f"{where(node)}: input 'vocab_mask' must have 1 dimension, got "
+                         f"{np.ndim(vm)}")
+
+
+def check_vocab(node, a, vocab: int) -> None:
+    """`check_inputs`'s refusals that need the vocabulary size (the logits' width)."""
+    for name, axis in (("vocab_mask", 0), ("prefix_vocab_mask", 1)):
+        v = a.get(name)
+        if v is not None and np.shape(v)[axis] != vocab:
+            raise InputError(f"{where(node)}: input '{name}' has shape {np.shape(v)}, its "
+                             f"dimension {axis} must be the vocabulary size {vocab}")
 
 
 @kernel("GreedySearch", domain=DOMAIN)
@@ -184,10 +250,13 @@ def greedy_search(node: Node, ctx: CompileContext):
 
     def run(*args):
         a, outer = split_args(node, args, names)
+        check_inputs(node, a, beam=False)
         ml, mn = int(_scalar(a["max_length"], 0)), int(_scalar(a["min_length"], 0))
         rp = float(_scalar(a["repetition_penalty"], 1.0))
 
         def process(scores, seqs, step):
+            if step == 1:
+                check_vocab(node, a, scores.shape[1])
             return process_logits(scores, seqs, step, repetition_penalty=rp,
                                   vocab_mask=a["vocab_mask"],
                                   prefix_vocab_mask=a["prefix_vocab_mask"],
