@@ -49,14 +49,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.numpy.kernels.gen_greedy import MAX_BEAMS, MAX_LENGTH_LIMIT
-from ..backends.numpy.kernels.gen_greedy import _attrs as required_token_ids
 from ..errors import UnsupportedError, where
 from ..ir.builder import Builder
 from ..ir.clone import clone_node, clone_value
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Last, Loop
 from ..ir.types import DataType, TensorType
+from ..semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT, required_token_ids
 from .base import Pass
 
 MS = "com.microsoft"
@@ -338,8 +337,8 @@ class _Lowering:
 
     def checked_max_length(self, b: Builder, ids: Value, beam: bool) -> Value:
         """max_length as an int64 scalar that fails to compute where ONNX Runtime refuses
-        the inputs (`gen_greedy.check_inputs`: repetition_penalty not above 0, an attention
-        mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
+        the inputs (`semantics.generation.check_inputs`: repetition_penalty not above 0, an
+        attention mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
         num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT). A prompt not
         shorter than max_length fails by itself (a negative dimension)."""
         o, f = self.outer, self.p["feeds"]
@@ -536,47 +535,6 @@ STATE_TYPES = {"ntok": _t(I32, [None]), "nidx": _t(I64, [None]), "pos": _t(I64, 
 
 class _BeamLowering(_Lowering):
     """The nodes that replace one BeamSearch node (`gen_beam`'s loop, batched over rows)."""
-
-    def guard(self, b: Builder, ok: Value) -> Value:
-        """An int64 scalar 0 that fails to compute where the bool scalar `ok` is false (a
-        ``ConstantOfShape`` of dimension -1, an error in every runtime): ONNX Runtime's
-        refusals of inputs, kept by adding it to a value the outputs depend on."""
-        o = self.outer
-        dim = b.node("Where", [ok, o.i64([0], "z"), o.i64([-1], "m1")])
-        c = b.node("ConstantOfShape", [dim], {"value": np.zeros(1, np.int64)}, version=9)
-        return b.node("Mul", [b.node("ReduceSum", [b.node("Shape", [c])], {"keepdims": 0}),
-                              o.i64(0, "zero")], type=_t(I64, []))
-
-    def checked_max_length(self, b: Builder, ids: Value, beam: bool) -> Value:
-        """max_length as an int64 scalar that fails to compute where ONNX Runtime refuses
-        the inputs (`gen_greedy.check_inputs`: repetition_penalty not above 0, an attention
-        mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
-        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT). A prompt not
-        shorter than max_length fails by itself (a negative dimension)."""
-        o, f = self.outer, self.p["feeds"]
-        ml = self.scalar(b, f["max_length"], I64)
-        oks = []
-        if f["repetition_penalty"] is not None:
-            oks.append(b.node("Greater", [self.scalar(b, f["repetition_penalty"], F32),
-                                          o.const(np.float32(0), "zero")]))
-        shape = b.node("Shape", [ids])
-        if f["attention_mask"] is not None:
-            same = b.node("Equal", [b.node("Shape", [f["attention_mask"]]), shape])
-            oks.append(self.cast(b, b.node("ReduceMin", [self.cast(b, same, I32)],
-                                           {"keepdims": 0}), BOOL))
-        if f["prefix_vocab_mask"] is not None:
-            first = o.i64(0, "zero")
-            oks.append(b.node("Equal", [
-                b.node("Gather", [b.node("Shape", [f["prefix_vocab_mask"]]), first]),
-                b.node("Gather", [shape, first])]))
-        if beam:
-            oks.append(b.node("LessOrEqual", [ml, o.i64(MAX_LENGTH_LIMIT, "limit")],
-                              version=16))
-            oks.append(b.node("GreaterOrEqual", [self.k, o.i64(1, "one")], version=16))
-            oks.append(b.node("LessOrEqual", [self.k, o.i64(MAX_BEAMS, "beams")], version=16))
-        for ok in oks:
-            ml = b.node("Add", [ml, self.guard(b, ok)], type=_t(I64, []))
-        return ml
 
     def prepare(self, b: Builder, scores: Value) -> Value:
         return b.node("LogSoftmax", [scores], {"axis": 1}, type=_t(F32, [None, None]))
