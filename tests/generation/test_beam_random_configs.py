@@ -30,6 +30,8 @@ import pytest
 import itergraph as ig
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+import generation_models  # noqa: E402
 from models import VOCAB, generation_model  # noqa: E402
 
 from itergraph.semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT  # noqa: E402
@@ -89,8 +91,8 @@ def config(seed: int, op: str):
                      length_penalty=np.array([lp], F32))
     if rng.random() < 0.4:
         feeds["repetition_penalty"] = np.array([rng.choice([1.0, 0.7, 1.5, 2.5])], F32)
-    if rng.random() < 0.3:
-        feeds["vocab_mask"] = (rng.random(VOCAB) > 0.3).astype(I32)
+    if rng.random() < 0.3:  # now and then all but a few tokens masked (ties among them)
+        feeds["vocab_mask"] = (rng.random(VOCAB) > rng.choice([0.3, 0.9])).astype(I32)
     if rng.random() < 0.3:
         feeds["prefix_vocab_mask"] = (rng.random((B, VOCAB)) > 0.5).astype(I32)
     if rng.random() < 0.5:
@@ -117,6 +119,10 @@ def config(seed: int, op: str):
     elif bad in ("no_pad", "no_eos"):
         del attrs["pad_token_id" if bad == "no_pad" else "eos_token_id"]
     model = generation_model(op, [k for k in feeds if k != "input_ids"], **attrs)
+    if rng.random() < 0.3:  # a decoder of ORT's fused ops that reads the attention mask
+        dec = next(a for a in model.graph.node[0].attribute if a.name == "decoder")
+        dec.g.CopyFrom(generation_models.fused_decoder(VOCAB, 16, 2, layers=1,
+                                                       seed=int(rng.integers(0, 9))))
     for name in ("pad_token_id", "eos_token_id"):  # generation_model's defaults undone
         if name not in attrs:
             node = model.graph.node[0]
