@@ -225,3 +225,91 @@ if __name__ == "__main__":
             if d:
                 print(d, "\n")
         print(op, tally, flush=True)
+
+
+# -- the causes found, one case each ------------------------------------------------------------
+
+def _both(op, feeds, **attrs):
+    model = generation_model(op, [k for k in feeds if k != "input_ids"], **attrs)
+    return model, _ort_run(model, feeds), _ig_runs(model, feeds)
+
+
+def _beam_feeds(**kw):
+    f = {"input_ids": np.array([[3, 4, 5], [6, 7, 8]], I32), "max_length": np.array([9], I32),
+         "min_length": np.array([0], I32), "num_beams": np.array([3], I32),
+         "num_return_sequences": np.array([2], I32), "length_penalty": np.array([1.0], F32)}
+    f.update(kw)
+    return f
+
+
+@pytest.mark.parametrize("op", ["BeamSearch", "GreedySearch"])
+@pytest.mark.parametrize("mask", [[[1, 1, 0], [1, 1, 1]], [[1, 0, 1], [0, 0, 0]]])
+def test_positions_count_the_ids_not_the_mask(op, mask):
+    """ORT numbers the prompt's positions by the tokens that are not pad_token_id, whatever
+    the attention mask says, and puts the second step at that count (its sequence_lengths):
+    with a mask zero at the last token, or zeros where the ids are not pad, itergraph gave
+    other positions (other tokens)."""
+    feeds = _beam_feeds(attention_mask=np.array(mask, I32))
+    if op == "GreedySearch":
+        feeds = {k: feeds[k] for k in ("input_ids", "max_length", "attention_mask")}
+    _, want, got = _both(op, feeds, pad_token_id=5, eos_token_id=1)
+    for name, g in got.items():
+        np.testing.assert_array_equal(g[0], want[0], err_msg=name)
+        if op == "BeamSearch":
+            np.testing.assert_allclose(g[1], want[1], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("op", ["BeamSearch", "GreedySearch"])
+def test_pad_tokens_inside_the_prompt_without_a_mask(op):
+    feeds = _beam_feeds(input_ids=np.array([[3, 0, 5], [0, 7, 0]], I32))
+    if op == "GreedySearch":
+        feeds = {k: feeds[k] for k in ("input_ids", "max_length")}
+    _, want, got = _both(op, feeds, pad_token_id=0, eos_token_id=1)
+    for name, g in got.items():
+        np.testing.assert_array_equal(g[0], want[0], err_msg=name)
+
+
+@pytest.mark.parametrize("change,named", [
+    ({"repetition_penalty": np.array([0.0], F32)}, "repetition_penalty"),
+    ({"repetition_penalty": np.array([-1.0], F32)}, "repetition_penalty"),
+    ({"num_beams": np.array([0], I32)}, "num_beams"),
+    ({"num_beams": np.array([129], I32)}, "num_beams"),
+    ({"max_length": np.array([4097], I32)}, "max_length"),
+    ({"attention_mask": np.ones((2, 4), I32)}, "attention_mask"),
+    ({"prefix_vocab_mask": np.ones((3, VOCAB), I32)}, "prefix_vocab_mask"),
+    ({"vocab_mask": np.ones(VOCAB - 1, I32)}, "vocab_mask"),
+])
+def test_inputs_ort_refuses_are_refused(change, named):
+    """Where ORT refuses the inputs, the kernel refuses naming the input and the lowered
+    model fails (it ran them before: silently other values than none)."""
+    feeds = _beam_feeds(**change)
+    feeds = {k: feeds[k] for k in ["input_ids", "max_length", "min_length", "num_beams",
+                                   "num_return_sequences", "length_penalty",
+                                   "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
+                                   "attention_mask"] if k in feeds}
+    model = generation_model("BeamSearch", [k for k in feeds if k != "input_ids"])
+    with pytest.raises(Exception, match=named):  # noqa: B017 (ORT's own error class)
+        _ort_run(model, feeds)
+    with pytest.raises(ig.Error, match=named):
+        ig.load(model).run(feeds)
+    with pytest.raises(ig.Error):
+        ig.optimize(model, ["lower-generation"]).run(feeds)
+
+
+@pytest.mark.parametrize("op", ["BeamSearch", "GreedySearch"])
+@pytest.mark.parametrize("attr", ["pad_token_id", "eos_token_id"])
+def test_missing_token_id_attribute_refused(op, attr):
+    """ORT's schema requires eos_token_id and pad_token_id; itergraph used defaults of its
+    own (pad 0: the prompt's zeros then counted as padding)."""
+    feeds = _beam_feeds()
+    if op == "GreedySearch":
+        feeds = {k: feeds[k] for k in ("input_ids", "max_length")}
+    model = generation_model(op, [k for k in feeds if k != "input_ids"])
+    node = model.graph.node[0]
+    node.attribute.remove(next(a for a in node.attribute if a.name == attr))
+    with pytest.raises(Exception, match=attr):  # noqa: B017
+        _ort_run(model, feeds)
+    with pytest.raises(ig.ModelError, match=attr):
+        ig.load(model).run(feeds)
+    with pytest.raises(ig.Error, match=attr):
+        ig.optimize(model, ["lower-generation"])
