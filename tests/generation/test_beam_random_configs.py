@@ -313,3 +313,22 @@ def test_missing_token_id_attribute_refused(op, attr):
         ig.load(model).run(feeds)
     with pytest.raises(ig.Error, match=attr):
         ig.optimize(model, ["lower-generation"])
+
+
+@pytest.mark.parametrize("op,drop", [("BeamSearch", "min_length"), ("BeamSearch", "num_beams"),
+                                     ("BeamSearch", "num_return_sequences"),
+                                     ("BeamSearch", "length_penalty"),
+                                     ("GreedySearch", "max_length")])
+def test_missing_required_input_refused(op, drop):
+    """ORT refuses BeamSearch without max_length .. length_penalty (GreedySearch without
+    max_length); itergraph ran some of them with defaults of its own."""
+    feeds = {k: v for k, v in _beam_feeds().items() if k != drop}
+    if op == "GreedySearch":
+        feeds = {k: feeds[k] for k in ("input_ids", "min_length")}
+    model = generation_model(op, [k for k in feeds if k != "input_ids"])
+    with pytest.raises(Exception):  # noqa: B017 (ORT's own error class)
+        _ort_run(model, feeds)
+    with pytest.raises(ig.Error, match=drop):
+        ig.load(model).run(feeds)
+    with pytest.raises(ig.Error, match=drop):
+        ig.optimize(model, ["lower-generation"])

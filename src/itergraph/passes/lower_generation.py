@@ -55,7 +55,12 @@ from ..ir.clone import clone_node, clone_value
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Last, Loop
 from ..ir.types import DataType, TensorType
-from ..semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT, required_token_ids
+from ..semantics.generation import (
+    MAX_BEAMS,
+    MAX_LENGTH_LIMIT,
+    required_inputs,
+    required_token_ids,
+)
 from .base import Pass
 
 MS = "com.microsoft"
@@ -207,6 +212,7 @@ def _check(node: Node) -> dict:
     feeds = dict(zip(names, ins))
     if feeds["max_length"] is None:
         raise _refuse(node, "no max_length input (ONNX Runtime requires it)")
+    required_inputs(node, names)  # ORT refuses the node without them
     for name in ("decoder_input_ids", "logits_processor"):
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")

@@ -13,6 +13,23 @@ from ..errors import InputError, ModelError, where
 MAX_LENGTH_LIMIT, MAX_BEAMS = 4096, 128
 
 
+#: the inputs ONNX Runtime requires of a decoder-only (``model_type`` 0) node: it refuses the
+#: model, or the run, without them (``CheckScalarInput(..., required)``, the schema)
+REQUIRED_INPUTS = {"GreedySearch": ("max_length",),
+                   "BeamSearch": ("max_length", "min_length", "num_beams",
+                                  "num_return_sequences", "length_penalty")}
+
+
+def required_inputs(node, names) -> None:
+    """A `ModelError` naming the first of `REQUIRED_INPUTS` that `node` (inputs named
+    `names` in order) lacks."""
+    for i, name in enumerate(names):
+        if name in REQUIRED_INPUTS.get(node.op_type, ()) and (
+                i >= len(node.inputs) or node.inputs[i] is None):
+            raise ModelError(f"{where(node)}: input '{name}' is required (ONNX Runtime "
+                             f"refuses the node without it)")
+
+
 def _scalar(x, default):
     return default if x is None else np.asarray(x).reshape(-1)[0].item()
 

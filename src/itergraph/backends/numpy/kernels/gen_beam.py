@@ -38,6 +38,7 @@ from .gen_greedy import (
     check_vocab,
     prompt,
     refuse_outputs,
+    required_inputs,
     split_args,
 )
 from .gen_logits import process_logits
@@ -204,6 +205,8 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
              "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
              "attention_mask", "decoder_input_ids", "logits_processor", "cross_qk_layer_head",
              "extra_decoding_ids", "temperature")
+    if model_type == 0:
+        required_inputs(node, names)
 
     def run(*args):
         a, outer = split_args(node, args, names)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
 from ....ir import Node
-from ....semantics.generation import _scalar, check_inputs, check_vocab
+from ....semantics.generation import _scalar, check_inputs, check_vocab, required_inputs
 from ....semantics.generation import required_token_ids as _attrs
 from ..plan import CompileContext
 from . import kernel
@@ -181,6 +181,7 @@ def greedy_search(node: Node, ctx: CompileContext):
 
     names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
              "prefix_vocab_mask", "attention_mask")
+    required_inputs(node, names)
 
     def run(*args):
         a, outer = split_args(node, args, names)
