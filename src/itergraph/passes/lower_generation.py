@@ -122,7 +122,10 @@ class LowerGeneration(Pass):
     max_length ONNX Runtime's GreedySearch leaves the tail unwritten, the lowered form pads
     it as the kernel does; BeamSearch's scores up to rounding: ``LogSoftmax`` and ``Pow``
     are the runtime's; hypotheses of equal score, see the module docstring); a prompt not
-    shorter than max_length, or num_return_sequences outside [1, num_beams], fails in both.
+    shorter than max_length, num_return_sequences outside [1, num_beams], and the other inputs
+    ONNX Runtime refuses (`semantics.generation.check_inputs`: repetition_penalty <= 0,
+    num_beams outside [1, 128], max_length above 4096, mask shapes) fail in both; a node
+    without eos_token_id, pad_token_id or an input ORT requires is a `ModelError`.
     A node that asks for
     what the lowering cannot express (another ``model_type``, ``logits_processor``, an
     ``encoder``, a ``vocab_size`` other than the logits' static width, a decoder off the GPT
