@@ -278,6 +278,8 @@ def test_pad_tokens_inside_the_prompt_without_a_mask(op):
     ({"attention_mask": np.ones((2, 4), I32)}, "attention_mask"),
     ({"prefix_vocab_mask": np.ones((3, VOCAB), I32)}, "prefix_vocab_mask"),
     ({"vocab_mask": np.ones(VOCAB - 1, I32)}, "vocab_mask"),
+    ({"vocab_mask": np.ones(1, I32)}, "vocab_mask"),
+    ({"prefix_vocab_mask": np.ones((2, 1), I32)}, "prefix_vocab_mask"),
 ])
 def test_inputs_ort_refuses_are_refused(change, named):
     """Where ORT refuses the inputs, the kernel refuses naming the input and the lowered

@@ -394,6 +394,13 @@ class _Lowering:
         last = b.node("Gather", [logits, o.i64(-1, "last")], {"axis": 1})
         scores = self.prepare(b, self.cast(b, last, F32))
         rows, vocab = self.dim(b, scores, 0), self.dim(b, scores, 1)
+        for name, axis in (("vocab_mask", 0), ("prefix_vocab_mask", 1)):
+            if first and f[name] is not None:  # ORT refuses masks of another width
+                width = b.node("Gather", [b.node("Shape", [f[name]]), o.i64(axis, "axis")],
+                               {"axis": 0})
+                zero = self.guard(b, b.node("Equal", [width, vocab]))
+                scores = b.node("Add", [scores, self.cast(b, zero, F32, [])],
+                                type=_t(F32, [None, None]))
         if f["repetition_penalty"] is not None:
             pen = self.scalar(b, f["repetition_penalty"], F32)
             seen = self.scatter_ones(b, rows, ids, None, vocab)
