@@ -6,14 +6,15 @@ GreedySearch, in the terms of the NumPy kernel (`backends.numpy.kernels.gen_gree
 matches ONNX Runtime)::
 
     ids = Cast(input_ids, int32)                                   # [B, S]
-    mask = Cast(attention_mask, bool) if given else ids != pad
-    pos = Where(mask, CumSum(mask, 1) - 1, 0)
+    mask = Cast(attention_mask, int64) if given else ids != pad
+    pos = Where(ids != pad, CumSum(ids != pad, 1) - 1, 0)   # ORT counts from the ids
+    last = CumSum(ids != pad, 1)[:, -1:] - 1                 # the second step is at last + 1
     past_i = ConstantOfShape([2, B, heads, 0, head_size])         # the decoder's past_i
     logits, present.. = first_decoder(ids, pos, mask, past..)      # init_decoder, else decoder
     tok, done = pick(process(logits[:, -1], ids, first=True), done=False)
     ids = Concat(ids, tok)
     Loop(M = max_length - S - 1, cond = not all(done)):            # carried: tok, pos, mask,
-        pos = pos[:, -1:] + 1; mask = Concat(mask, 1)              #   ids, done, present..
+        pos = (last, then pos) + 1; mask = Concat(mask, 1)         #   ids, done, present..
         logits, present.. = decoder(tok, pos, mask, present..)
         tok, done = pick(process(logits[:, -1], ids, first=False), done)
         ids = Concat(ids, tok); cond = not all(done)
@@ -54,6 +55,12 @@ from ..ir.clone import clone_node, clone_value
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Last, Loop
 from ..ir.types import DataType, TensorType
+from ..semantics.generation import (
+    MAX_BEAMS,
+    MAX_LENGTH_LIMIT,
+    required_inputs,
+    required_token_ids,
+)
 from .base import Pass
 
 MS = "com.microsoft"
@@ -115,7 +122,10 @@ class LowerGeneration(Pass):
     max_length ONNX Runtime's GreedySearch leaves the tail unwritten, the lowered form pads
     it as the kernel does; BeamSearch's scores up to rounding: ``LogSoftmax`` and ``Pow``
     are the runtime's; hypotheses of equal score, see the module docstring); a prompt not
-    shorter than max_length, or num_return_sequences outside [1, num_beams], fails in both.
+    shorter than max_length, num_return_sequences outside [1, num_beams], and the other inputs
+    ONNX Runtime refuses (`semantics.generation.check_inputs`: repetition_penalty <= 0,
+    num_beams outside [1, 128], max_length above 4096, mask shapes) fail in both; a node
+    without eos_token_id, pad_token_id or an input ORT requires is a `ModelError`.
     A node that asks for
     what the lowering cannot express (another ``model_type``, ``logits_processor``, an
     ``encoder``, a ``vocab_size`` other than the logits' static width, a decoder off the GPT
@@ -205,9 +215,11 @@ def _check(node: Node) -> dict:
     feeds = dict(zip(names, ins))
     if feeds["max_length"] is None:
         raise _refuse(node, "no max_length input (ONNX Runtime requires it)")
+    required_inputs(node, names)  # ORT refuses the node without them
     for name in ("decoder_input_ids", "logits_processor"):
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")
+    eos, pad = required_token_ids(node)  # ORT refuses the model without them
     computed = 1 if is_greedy(node) else 2
     extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
     if extra:
@@ -220,7 +232,7 @@ def _check(node: Node) -> dict:
     return {"decoder": dec, "init": init, "pasts": pasts, "feeds": feeds,
             "idt": dtype(dec.inputs[0]), "pdt": dtype(dec.inputs[1]),
             "mdt": dtype(dec.inputs[2]),
-            "eos": int(a.get("eos_token_id", -1)), "pad": int(a.get("pad_token_id", 0)),
+            "eos": eos, "pad": pad,
             "ngram": int(a.get("no_repeat_ngram_size", 0)),
             "early": bool(int(a.get("early_stopping", 0)))}
 
@@ -264,13 +276,21 @@ class _Lowering:
             shape = v.type.shape
         return b.node("Cast", [v], {"to": dt.onnx}, type=_t(dt, shape))
 
-    def positions(self, b: Builder, mask: Value) -> tuple[Value, Value]:
-        """(the mask as int64, each token's position: the count of unmasked tokens before
-        it, 0 where masked), as ONNX Runtime's generation operators number them."""
-        mask64 = self.cast(b, mask, I64)
-        csum = b.node("CumSum", [mask64, b.i64(1, "axis")], version=11)
-        pos = b.node("Where", [mask, b.node("Sub", [csum, b.i64(1, "one")]), b.i64(0, "zero")])
-        return mask64, pos
+    def positions(self, b: Builder, ids: Value, mask: Value | None) -> tuple[Value, ...]:
+        """``(mask64, pos, last)`` of the prompt `ids` as ONNX Runtime's ``CreateGptInputs``
+        makes them (`gen_greedy.prompt`): the given attention `mask` as int64 (None: ``ids !=
+        pad``), each token's position among the tokens that are not pad (0 at pad; from the
+        ids even when a mask is given), and ``last`` [B, 1], the count of non-pad tokens less
+        one (the next step's position is ``last + 1``)."""
+        real = b.node("Not", [b.node("Equal", [ids, self.pad])], version=1)
+        real64 = self.cast(b, real, I64)
+        mask64 = real64 if mask is None else self.cast(b, mask, I64)
+        csum = b.node("CumSum", [real64, b.i64(1, "axis")], version=11)
+        pos = b.node("Where", [real, b.node("Sub", [csum, b.i64(1, "one")]), b.i64(0, "zero")])
+        last = b.node("Sub", [b.node("Slice", [csum, b.i64([-1], "start"), b.i64(
+            [np.iinfo(np.int64).max], "end"), b.i64([1], "axis")]), b.i64(1, "one")],
+            type=_t(I64, [None, 1]))
+        return mask64, pos, last
 
     def empty_pasts(self, b: Builder, p: dict, rows1: Value) -> list[Value]:
         """The decoder's ``past_*`` inputs before the first step: ``[k, rows, heads, 0,
@@ -314,6 +334,47 @@ class _Lowering:
                                o.i64([1], "axis")])
         return self.cast(b, hit, BOOL)
 
+    def guard(self, b: Builder, ok: Value) -> Value:
+        """An int64 scalar 0 that fails to compute where the bool scalar `ok` is false (a
+        ``ConstantOfShape`` of dimension -1, an error in every runtime): ONNX Runtime's
+        refusals of inputs, kept by adding it to a value the outputs depend on."""
+        o = self.outer
+        dim = b.node("Where", [ok, o.i64([0], "z"), o.i64([-1], "m1")])
+        c = b.node("ConstantOfShape", [dim], {"value": np.zeros(1, np.int64)}, version=9)
+        return b.node("Mul", [b.node("ReduceSum", [b.node("Shape", [c])], {"keepdims": 0}),
+                              o.i64(0, "zero")], type=_t(I64, []))
+
+    def checked_max_length(self, b: Builder, ids: Value, beam: bool) -> Value:
+        """max_length as an int64 scalar that fails to compute where ONNX Runtime refuses
+        the inputs (`semantics.generation.check_inputs`: repetition_penalty not above 0, an
+        attention mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
+        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT). A prompt not
+        shorter than max_length fails by itself (a negative dimension)."""
+        o, f = self.outer, self.p["feeds"]
+        ml = self.scalar(b, f["max_length"], I64)
+        oks = []
+        if f["repetition_penalty"] is not None:
+            oks.append(b.node("Greater", [self.scalar(b, f["repetition_penalty"], F32),
+                                          o.const(np.float32(0), "zero")]))
+        shape = b.node("Shape", [ids])
+        if f["attention_mask"] is not None:
+            same = b.node("Equal", [b.node("Shape", [f["attention_mask"]]), shape])
+            oks.append(self.cast(b, b.node("ReduceMin", [self.cast(b, same, I32)],
+                                           {"keepdims": 0}), BOOL))
+        if f["prefix_vocab_mask"] is not None:
+            first = o.i64(0, "zero")
+            oks.append(b.node("Equal", [
+                b.node("Gather", [b.node("Shape", [f["prefix_vocab_mask"]]), first]),
+                b.node("Gather", [shape, first])]))
+        if beam:
+            oks.append(b.node("LessOrEqual", [ml, o.i64(MAX_LENGTH_LIMIT, "limit")],
+                              version=16))
+            oks.append(b.node("GreaterOrEqual", [self.k, o.i64(1, "one")], version=16))
+            oks.append(b.node("LessOrEqual", [self.k, o.i64(MAX_BEAMS, "beams")], version=16))
+        for ok in oks:
+            ml = b.node("Add", [ml, self.guard(b, ok)], type=_t(I64, []))
+        return ml
+
     def prepare(self, b: Builder, scores: Value) -> Value:
         """The scores the processing starts from (greedy: the logits themselves)."""
         return scores
@@ -333,6 +394,13 @@ class _Lowering:
         last = b.node("Gather", [logits, o.i64(-1, "last")], {"axis": 1})
         scores = self.prepare(b, self.cast(b, last, F32))
         rows, vocab = self.dim(b, scores, 0), self.dim(b, scores, 1)
+        for name, axis in (("vocab_mask", 0), ("prefix_vocab_mask", 1)):
+            if first and f[name] is not None:  # ORT refuses masks of another width
+                width = b.node("Gather", [b.node("Shape", [f[name]]), o.i64(axis, "axis")],
+                               {"axis": 0})
+                zero = self.guard(b, b.node("Equal", [width, vocab]))
+                scores = b.node("Add", [scores, self.cast(b, zero, F32, [])],
+                                type=_t(F32, [None, None]))
         if f["repetition_penalty"] is not None:
             pen = self.scalar(b, f["repetition_penalty"], F32)
             seen = self.scatter_ones(b, rows, ids, None, vocab)
@@ -393,17 +461,13 @@ class _Lowering:
         self.eos = o.const(np.int32(p["eos"]), "eos")
         self.pad = o.const(np.int32(p["pad"]), "pad")
         ids = self.cast(o, f["input_ids"], I32)
-        if f["attention_mask"] is not None:
-            mask = self.cast(o, f["attention_mask"], BOOL)
-        else:
-            mask = o.node("Not", [o.node("Equal", [ids, self.pad])], version=1)
-        mask64, pos = self.positions(o, mask)
+        mask64, pos, pos_last = self.positions(o, ids, f["attention_mask"])
         batch = self.dim(o, ids, 0)
         batch1 = o.unsqueeze(batch, 0)
         pasts = self.empty_pasts(o, p, batch1)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
-        max_length = self.scalar(o, f["max_length"], I64)
+        max_length = self.checked_max_length(o, ids, beam=False)
 
         first = p["init"] if p["init"] is not None else p["decoder"]
         two = [None, None]
@@ -413,8 +477,6 @@ class _Lowering:
         scores = self.process(o, outs[0], ids, first=True)
         tok, done = self.pick(o, scores, None)
         ids1 = o.node("Concat", [ids, tok], {"axis": 1}, type=_t(I32, [None, None]))
-        pos_last = o.node("Slice", [pos, o.i64([-1], "start"),
-                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
         ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
                                                  {"axis": 0})],
                       {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))
@@ -632,7 +694,7 @@ class _BeamLowering(_Lowering):
         self.k = scalar_or("num_beams", 1, I64)
         self.lp = scalar_or("length_penalty", 1.0, F32)
         num_return = scalar_or("num_return_sequences", 1, I64)
-        self.max_length = self.scalar(o, f["max_length"], I64)
+        self.max_length = self.checked_max_length(o, f["input_ids"], beam=True)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
         self.k1 = o.unsqueeze(self.k, 0)
@@ -646,13 +708,9 @@ class _BeamLowering(_Lowering):
                                             version=11), self.k])            # b*K, [B]
         self.row0 = o.unsqueeze(self.row0_b, 1)
         # prompt (`gen_greedy.prompt`), each row K times
-        if f["attention_mask"] is not None:
-            mask = self.cast(o, f["attention_mask"], BOOL)
-        else:
-            mask = o.node("Not", [o.node("Equal", [ids0, self.pad])], version=1)
-        mask64, pos = self.positions(o, mask)
+        mask64, pos, pos_last = self.positions(o, ids0, f["attention_mask"])
         ids = self.rows(o, ids0)
-        pos, mask64 = self.rows(o, pos), self.rows(o, mask64)
+        pos, mask64, pos_last = self.rows(o, pos), self.rows(o, mask64), self.rows(o, pos_last)
         rows = self.dim(o, ids, 0)
         rows1 = o.unsqueeze(rows, 0)
         pasts = self.empty_pasts(o, p, rows1)
@@ -680,8 +738,6 @@ class _BeamLowering(_Lowering):
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         new = self.select(o, outs[0], ids, st, first=True)
-        pos_last = o.node("Slice", [pos, o.i64([-1], "start"),
-                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
         ones = o.node("ConstantOfShape", [o.node("Concat", [rows1, o.i64([1], "one")],
                                                  {"axis": 0})],
                       {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))

@@ -29,7 +29,18 @@ from ....errors import ExecutionError, where
 from ....ir import Node
 from ..plan import CompileContext
 from . import kernel
-from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, prompt, refuse_outputs, split_args
+from .gen_greedy import (
+    DOMAIN,
+    _attrs,
+    _decoder,
+    _scalar,
+    check_inputs,
+    check_vocab,
+    prompt,
+    refuse_outputs,
+    required_inputs,
+    split_args,
+)
 from .gen_logits import process_logits
 
 
@@ -143,11 +154,12 @@ def beam_search(node, first, advance, seqs, B, *, max_length, num_beams, num_ret
 
 def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
     """``(first, advance, seqs)`` of `beam_search` for a GPT decoder (``model_type`` 0)."""
-    ids, mask, pos = prompt(node, ids, max_length, pad, mask)
+    ids, mask, pos, last = prompt(node, ids, max_length, pad, mask)
     B, S = ids.shape
     seqs = np.repeat(ids, K, axis=0)
     R = B * K
-    st = {"pos": np.repeat(pos, K, axis=0), "m": np.repeat(mask.astype(np.int64), K, axis=0),
+    st = {"pos": np.repeat(pos, K, axis=0), "last": np.repeat(last, K, axis=0),
+          "m": np.repeat(mask.astype(np.int64), K, axis=0),
           "past": [np.zeros((k, R, h, 0, d), dt) for k, h, d, dt in pasts]}
 
     def call(step_ids, run=fn):
@@ -157,7 +169,7 @@ def gpt_steps(node, fn, pasts, idt, mdt, ids, K, *, max_length, pad, mask=None):
 
     def advance(ntok, nidx, seqs):
         st["past"] = [p[:, nidx] for p in st["past"]]
-        st["pos"] = st["pos"][nidx][:, -1:] + 1
+        st["pos"] = st.pop("last", st["pos"][:, -1:])[nidx] + 1
         st["m"] = np.concatenate([st["m"][nidx], np.ones((R, 1), st["m"].dtype)], axis=1)
         return call(ntok[:, None])
 
@@ -193,15 +205,21 @@ def beam_search_kernel(node: Node, ctx: CompileContext):
              "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
              "attention_mask", "decoder_input_ids", "logits_processor", "cross_qk_layer_head",
              "extra_decoding_ids", "temperature")
+    if model_type == 0:
+        required_inputs(node, names)
 
     def run(*args):
         a, outer = split_args(node, args, names)
+        if model_type == 0:
+            check_inputs(node, a, beam=True)
         K = int(_scalar(a["num_beams"], 1))
         mn = int(_scalar(a["min_length"], 0))
         rp = float(_scalar(a["repetition_penalty"], 1.0))
         ml = int(_scalar(a["max_length"], 0))
 
         def process(scores, seqs, step):
+            if step == 1 and model_type == 0:
+                check_vocab(node, a, scores.shape[1])
             return process_logits(scores, seqs, step, repetition_penalty=rp,
                                   vocab_mask=a["vocab_mask"],
                                   prefix_vocab_mask=a["prefix_vocab_mask"],

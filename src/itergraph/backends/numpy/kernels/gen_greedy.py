@@ -6,7 +6,8 @@ outputs ``logits, present_0..``; an ``init_decoder`` of the same contract, when 
 the first step. Subgraphs may read outer values. As a plain Python loop::
 
     mask = attention_mask or (input_ids != pad)
-    pos = cumsum(mask) - 1, 0 where mask == 0;  past = empty [2, B, heads, 0, head]
+    pos = cumsum(input_ids != pad) - 1, 0 at pad (the ids, not the mask: ORT's positions)
+    past = empty [2, B, heads, 0, head]
     ids, done = input_ids, [False] * B
     while ids.shape[1] < max_length:
         logits, *past = decoder(step_ids, pos, mask, *past)    # step_ids: prompt, then last
@@ -14,7 +15,7 @@ the first step. Subgraphs may read outer values. As a plain Python loop::
         tok = argmax(scores)  (Sampling: softmax(scores / T) within top_p, drawn)
         tok[done | tok == eos] = pad; done |= tok_was_eos
         ids = concat(ids, tok); if all(done): break
-        pos = last pos + 1; mask = concat(mask, 1)
+        pos = (first: count(input_ids != pad), then last pos + 1); mask = concat(mask, 1)
     sequences = ids padded with pad to [B, max_length]
 """
 
@@ -24,15 +25,13 @@ import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
 from ....ir import Node
+from ....semantics.generation import _scalar, check_inputs, check_vocab, required_inputs
+from ....semantics.generation import required_token_ids as _attrs
 from ..plan import CompileContext
 from . import kernel
 from .gen_logits import process_logits
 
 DOMAIN = "com.microsoft"
-
-
-def _scalar(x, default):
-    return default if x is None else np.asarray(x).reshape(-1)[0].item()
 
 
 class Subgraph:
@@ -123,21 +122,27 @@ def _decoder(node: Node, ctx: CompileContext):
 
 
 def prompt(node, ids, max_length: int, pad: int, mask=None):
-    """``(ids, mask, positions)`` of a decoder-only prompt: int32 ids ``[B, S]`` (S must
-    be below `max_length`), the attention mask (the given one, else ``ids != pad``) and
-    each token's position among the unmasked ones (0 where masked)."""
+    """``(ids, mask, positions, last)`` of a decoder-only prompt as ONNX Runtime's
+    ``CreateGptInputs`` makes them: int32 ids ``[B, S]`` (S must be below `max_length`), the
+    attention mask (the given one as it is, else ``ids != pad``), each token's position
+    among the tokens that are not `pad` (0 for a pad token) -- counted from the ids even
+    when an attention mask is given, as ORT does -- and ``last`` [B, 1], the count of
+    non-pad tokens less one: the next step's position is ``last + 1`` (ORT's
+    ``sequence_lengths``), whatever the mask or the last token."""
     ids = np.asarray(ids).astype(np.int32)
     if ids.shape[1] >= max_length:
         raise ExecutionError(f"{where(node)}: input_ids length {ids.shape[1]} must be below "
                              f"max_length {max_length}")
-    mask = (ids != pad) if mask is None else (np.asarray(mask) != 0)
-    return ids, mask, np.where(mask, np.cumsum(mask, axis=1) - 1, 0)
+    real = ids != pad
+    mask = real.astype(np.int64) if mask is None else np.asarray(mask).astype(np.int64)
+    pos = np.where(real, np.cumsum(real, axis=1) - 1, 0)
+    return ids, mask, pos, real.sum(axis=1, keepdims=True) - 1
 
 
 def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask=None,
              process=lambda scores, seqs, step: scores):
     """Decoder-only generation with one row per sequence; ``pick(scores) -> tokens``."""
-    ids, mask, pos = prompt(node, ids, max_length, pad, mask)
+    ids, mask, pos, last = prompt(node, ids, max_length, pad, mask)
     B, S = ids.shape
     past = [np.zeros((k, B, h, 0, d), dt) for k, h, d, dt in pasts]
     done = np.zeros(B, bool)
@@ -159,17 +164,12 @@ def generate(node, fn, pasts, idt, mdt, ids, max_length, pick, *, pad, eos, mask
         if done.all() or ids.shape[1] >= max_length:
             break
         step_ids = tok[:, None]
-        pos = pos[:, -1:] + 1
+        pos = (last if step == 1 else pos[:, -1:]) + 1
         m = np.concatenate([m, np.ones((B, 1), m.dtype)], axis=1)
         step += 1
     out = np.full((B, max_length), pad, np.int32)
     out[:, :ids.shape[1]] = ids
     return out
-
-
-def _attrs(node):
-    a = node.attrs
-    return int(a.get("eos_token_id", -1)), int(a.get("pad_token_id", 0))
 
 
 @kernel("GreedySearch", domain=DOMAIN)
@@ -181,13 +181,17 @@ def greedy_search(node: Node, ctx: CompileContext):
 
     names = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",
              "prefix_vocab_mask", "attention_mask")
+    required_inputs(node, names)
 
     def run(*args):
         a, outer = split_args(node, args, names)
+        check_inputs(node, a, beam=False)
         ml, mn = int(_scalar(a["max_length"], 0)), int(_scalar(a["min_length"], 0))
         rp = float(_scalar(a["repetition_penalty"], 1.0))
 
         def process(scores, seqs, step):
+            if step == 1:
+                check_vocab(node, a, scores.shape[1])
             return process_logits(scores, seqs, step, repetition_penalty=rp,
                                   vocab_mask=a["vocab_mask"],
                                   prefix_vocab_mask=a["prefix_vocab_mask"],
