@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import string
 
 import numpy as np
 
@@ -55,7 +56,8 @@ class _Plan:
 
     __slots__ = ("work", "cast", "pad", "buf_shape", "dst", "view_shape", "view_strides",
                  "cols_shape", "w_shape", "y_shape", "b_shape", "w_mat", "empty", "windows",
-                 "w_taps", "tap_ids", "last", "to_last", "to_first")
+                 "w_taps", "tap_ids", "last", "to_last", "to_first", "box", "box_at",
+                 "box_shape", "box_strides", "subscripts")
 
     def __init__(self, node, group, x_shape, w_shape, dtype, w_const):
         n = len(x_shape) - 2
@@ -119,7 +121,19 @@ class _Plan:
                 self.to_first = (0, n + 1, *range(1, n + 1))
                 self.buf_shape = (batch, *extent, chans)
                 self.dst = (slice(None),) + self.dst[2:]
-            if w_const is not None:
+                # the box of useful taps, read as one strided view [N, *O, *box, C]
+                self.box = tuple(slice(u[0], u[-1] + 1) if u else slice(0, 0) for u in useful)
+                lst = [item] * (n + 2)  # C-contiguous strides of the channels-last buffer
+                for a in range(n, -1, -1):
+                    lst[a] = lst[a + 1] * self.buf_shape[a + 1]
+                self.box_at = sum(b.start * d * t for b, d, t in zip(self.box, dil, lst[1:-1]))
+                self.box_shape = (batch, *outs, *(b.stop - b.start for b in self.box), chans)
+                self.box_strides = (lst[0], *(s * t for s, t in zip(strides, lst[1:-1])),
+                                    *(d * t for d, t in zip(dil, lst[1:-1])), item)
+                self.subscripts = _box_subscripts(n)
+                if w_const is not None:
+                    self.w_taps = box_weights(w_const, work, self.box)
+            elif w_const is not None:
                 self.w_taps = taps(w_const, work, self.tap_shape())
 
     def tap_shape(self) -> tuple[int, ...]:
@@ -132,6 +146,19 @@ def _reaches_input(first: int, stride: int, count: int, begin: int, size: int) -
     ``t < count``, touch one of the input's positions ``[begin, begin + size)``?"""
     lo = max(0, -(-(begin - first) // stride))  # the first t at or past `begin`
     return lo < count and first + lo * stride < begin + size
+
+
+def _box_subscripts(n: int) -> str:
+    """The einsum of a depthwise box view ``[N, *O, *K, C]`` and its weights ``[*K, C]``."""
+    free = [x for x in string.ascii_lowercase if x not in "ac"]
+    o, k = "".join(free[:n]), "".join(free[n:2 * n])
+    return f"a{o}{k}c,{k}c->a{o}c"
+
+
+def box_weights(w, work, box) -> np.ndarray:
+    """A depthwise weight ``[C, 1, *K]`` cut to the taps of `box` as ``[*box, C]``."""
+    cut = w[(slice(None), 0) + tuple(box)]
+    return np.ascontiguousarray(np.moveaxis(cut, 0, -1), work)
 
 
 def taps(w, work, shape) -> list[np.ndarray]:
@@ -162,6 +189,9 @@ def _depthwise(p: _Plan, buf, ws) -> np.ndarray:
     ``[N, C, *O]`` layout."""
     if not p.windows:  # every window lies in the padding
         return np.zeros(p.y_shape, p.work)
+    if p.last:  # one einsum over the box of taps, channels innermost
+        view = np.ndarray(p.box_shape, p.work, buf, p.box_at, p.box_strides)
+        return np.ascontiguousarray(np.einsum(p.subscripts, view, ws).transpose(p.to_first))
     j = p.tap_ids
     y = np.multiply(buf[p.windows[0]], ws[j[0]])
     tmp = np.empty_like(y)
@@ -193,8 +223,9 @@ def conv_kernel(node, w_const):
         if p.empty:
             y = np.zeros(p.y_shape, work)
         elif p.windows is not None:
-            y = _depthwise(p, _buffer(p, x),
-                           p.w_taps if w is w_const else taps(w, work, p.tap_shape()))
+            y = _depthwise(p, _buffer(p, x), p.w_taps if w is w_const else
+                           box_weights(w, work, p.box) if p.last else
+                           taps(w, work, p.tap_shape()))
         else:
             buf = _buffer(p, x)
             # the windows: a strided view of the buffer (as_strided without its overhead)
