@@ -8,10 +8,13 @@ once per tap for products of one row each; instead, one of three forms:
 - ``merged`` (the last spatial axis has stride 1, or one output): the input is copied once,
   channels last (``[N, *spatial, C]``), into the padded buffer; for one tap, the window's
   last spatial axis and the channels are then one contiguous run ``O[-1] * C`` long, the
-  same for every tap. One ``einsum`` multiplies a strided view ``[N, *O[:-1], *K, O[-1] *
-  C]`` of the buffer by the weights tiled along that run (``[*K, O[-1] * C]``, kept per input
-  shape) and sums over the taps: a few long inner loops (a PP-OCR mobile classifier's 5x5
-  layers of 8-200 channels on a 2-24 x 96 map: 2-10x faster than a product per tap);
+  same for every tap. That run is cut into blocks of ``T`` output columns (the fewest whose
+  ``T * C`` reaches `_RUN` elements, ``T`` dividing ``O[-1]``; else the whole run), and one
+  ``einsum`` multiplies a strided view ``[N, *O[:-1], *K, O[-1] / T, T * C]`` of the buffer
+  by the weights tiled to one block (``[*K, T * C]``, kept per input shape) and sums over the
+  taps: few, long inner loops, and tiled weights small enough to stay in cache (a PP-OCR
+  mobile classifier's 5x5 layers of 8-200 channels on a 2-24 x 96 map: 1.5-4x faster than
+  a product per tap);
 - ``last`` (a strided last axis, more channels than output columns): the same view with the
   channels alone innermost (``[N, *O, *K, C]``) and the weights ``[*K, C]``;
 - ``taps``: over the ``[N, C, *spatial]`` buffer, one multiply-add of a window by one weight
@@ -31,6 +34,7 @@ import string
 
 import numpy as np
 
+_RUN = 1024  # elements of the shortest inner run the merged form aims at
 _MAX_TILED = 1 << 21  # elements of tiled weights kept per input shape (8 MiB of float32)
 
 
@@ -58,8 +62,10 @@ class Depthwise:
             self.form, self.last = "zero", False
             return
         merged = strides[-1] == 1 or outs[-1] == 1
-        tiled = math.prod(len(u) for u in useful) * outs[-1] * chans
-        if merged and tiled <= _MAX_TILED:
+        # the run is cut into blocks of `tile` output columns, the weights tiled to one block
+        self.tile = next((t for t in range(1, outs[-1]) if not outs[-1] % t
+                          and t * chans >= _RUN), outs[-1])
+        if merged and math.prod(len(u) for u in useful) * self.tile * chans <= _MAX_TILED:
             self.form = "merged"
         elif chans * 4 >= 3 * outs[-1]:
             self.form = "last"
@@ -87,24 +93,23 @@ class Depthwise:
             st[a] = st[a + 1] * ([batch, *extent, chans][a + 1])
         sp = st[1:-1]
         self.view_at = sum(b.start * d * t for b, d, t in zip(self.box, dil, sp))
-        free = [x for x in string.ascii_lowercase if x not in "aq"]
+        free = [x for x in string.ascii_lowercase if x not in "abq"]
         o, k = "".join(free[:n]), "".join(free[n:2 * n])
-        if self.form == "merged":  # [N, *O[:-1], *box, O[-1] * C]
-            self.tile = outs[-1]
-            self.view_shape = (batch, *outs[:-1], *box_len, outs[-1] * chans)
+        if self.form == "merged":  # [N, *O[:-1], *box, O[-1] / tile, tile * C]
+            run = self.tile * chans
+            self.view_shape = (batch, *outs[:-1], *box_len, outs[-1] // self.tile, run)
             self.view_strides = (st[0], *(s * t for s, t in zip(strides[:-1], sp[:-1])),
-                                 *(d * t for d, t in zip(dil, sp)), item)
-            self.subscripts = f"a{o[:-1]}{k}q,{k}q->a{o[:-1]}q"
+                                 *(d * t for d, t in zip(dil, sp)), run * item, item)
+            self.subscripts = f"a{o[:-1]}{k}bq,{k}q->a{o[:-1]}bq"
         else:  # [N, *O, *box, C]
-            self.tile = 0
             self.view_shape = (batch, *outs, *box_len, chans)
             self.view_strides = (st[0], *(s * t for s, t in zip(strides, sp)),
                                  *(d * t for d, t in zip(dil, sp)), item)
             self.subscripts = f"a{o}{k}q,{k}q->a{o}q"
 
     def weights(self, w, work):
-        """`w` ``[C, 1, *K]`` as `run` reads it: the box ``[*box, C]`` (tiled ``[*box, O[-1]
-        * C]`` when merged), or one array ``[C, 1, ...]`` per tap."""
+        """`w` ``[C, 1, *K]`` as `run` reads it: the box ``[*box, C]`` (tiled to ``[*box, T *
+        C]`` when merged), or one array ``[C, 1, ...]`` per tap."""
         if self.form == "zero":
             return None
         if not self.last:
@@ -112,7 +117,7 @@ class Depthwise:
             return [np.ascontiguousarray(flat[:, j]).reshape(self.tap_shape)
                     for j in range(flat.shape[1])]
         cut = np.moveaxis(w[(slice(None), 0) + self.box], 0, -1)
-        if self.tile:
+        if self.form == "merged":
             cut = np.broadcast_to(cut[..., None, :], (*cut.shape[:-1], self.tile, cut.shape[-1]))
             return np.ascontiguousarray(cut, work).reshape(*cut.shape[:-2], -1)
         return np.ascontiguousarray(cut, work)
