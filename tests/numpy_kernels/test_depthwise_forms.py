@@ -36,6 +36,8 @@ CASES = [
     ("last", (1, 48, 4, 7), (3, 5), dict(pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1])),
     ("taps", (2, 4, 6, 20), (3, 3), dict(pads=[1, 1, 1, 1], strides=[1, 2])),
     ("taps", (1, 2, 9), (4,), dict(auto_pad="SAME_UPPER", strides=[3])),
+    ("taps", (1, 32, 2), (3,), dict(pads=[1, 1])),  # at most 3 taps
+    ("taps", (2, 40, 1, 1), (3, 1), dict(pads=[1, 0, 1, 0])),
 ]
 
 

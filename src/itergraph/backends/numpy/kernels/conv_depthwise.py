@@ -17,8 +17,9 @@ once per tap for products of one row each; instead, one of three forms:
   a product per tap);
 - ``last`` (a strided last axis, more channels than output columns): the same view with the
   channels alone innermost (``[N, *O, *K, C]``) and the weights ``[*K, C]``;
-- ``taps``: over the ``[N, C, *spatial]`` buffer, one multiply-add of a window by one weight
-  per channel per tap.
+- ``taps`` (a strided last axis and few channels, or at most `_FEW_TAPS` taps: silero VAD's
+  5-tap layers over 1-2 columns): over the ``[N, C, *spatial]`` buffer, one multiply-add of
+  a window by one weight per channel per tap.
 
 A tap whose windows lie wholly in the padding adds only zeros; when the weights are constant
 and finite such taps are left out (the box of the others, per axis, in the einsum forms: a
@@ -35,6 +36,7 @@ import string
 import numpy as np
 
 _RUN = 1024  # elements of the shortest inner run the merged form aims at
+_FEW_TAPS = 3  # taps at most: a product per tap costs less than the channels-last copies
 _MAX_TILED = 1 << 21  # elements of tiled weights kept per input shape (8 MiB of float32)
 
 
@@ -65,7 +67,10 @@ class Depthwise:
         # the run is cut into blocks of `tile` output columns, the weights tiled to one block
         self.tile = next((t for t in range(1, outs[-1]) if not outs[-1] % t
                           and t * chans >= _RUN), outs[-1])
-        if merged and math.prod(len(u) for u in useful) * self.tile * chans <= _MAX_TILED:
+        n_taps = math.prod(len(u) for u in useful)
+        if n_taps <= _FEW_TAPS:
+            self.form = "taps"
+        elif merged and n_taps * self.tile * chans <= _MAX_TILED:
             self.form = "merged"
         elif chans * 4 >= 3 * outs[-1]:
             self.form = "last"
