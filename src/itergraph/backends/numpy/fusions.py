@@ -11,6 +11,9 @@ fused kernel computes the second node's outputs and is reported under the first 
 The folded form rounds once where the pair rounds twice (about one float32 ulp of the
 result).
 
+Also fused: an arithmetic node and the element-wise node reading its result, the second
+computed in place (`inplace`; no folding, the same results).
+
 `fusion_for(node, consumer, known)` returns ``(kernel, inputs)`` -- the kernel to call on
 `inputs` in place of both nodes -- or None.
 """
@@ -23,6 +26,7 @@ import numpy as np
 
 from ...ir import Node
 from ...ir.attributes import attr
+from .inplace import inplace_pair
 from .kernels.conv_nd import conv_kernel
 from .kernels.norm import inference_affine, is_inference
 
@@ -53,6 +57,8 @@ def _conv_batch_norm(conv: Node, bn: Node, known: Callable) -> tuple | None:
 
 
 _PAIRS = {("Conv", "BatchNormalization"): _conv_batch_norm}
+_PAIRS.update({(a, b): inplace_pair for a in ("Add", "Sub", "Mul", "Div")
+               for b in ("Add", "Sub", "Mul", "Div", "Clip")})
 
 
 def fusion_for(node: Node, consumer: Node, known: Callable) -> tuple | None:

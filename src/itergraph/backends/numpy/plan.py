@@ -215,25 +215,11 @@ def _pairs(nodes, out_ids, known) -> Callable[[Node], tuple | None]:
 def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
     """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``; a node whose
     value `fold` computes while compiling becomes none, a node and its reader that `pairs`
-    fuses one line."""
-    absorbed = set()
-    for k, node in enumerate(nodes):
-        if id(node) in absorbed:
-            continue
-        if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
-            local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
-            continue
-        pair = pairs(node)
-        consumer = None
-        if pair is not None:
-            kernel, reads, consumer = pair
-            absorbed.add(id(consumer))
-            outputs = consumer.outputs
-        else:
-            kernel = make_kernel(node, ctx)
-            if fold(node, kernel):
-                continue
-            reads, outputs = [*node.inputs, *node.captured()], node.outputs
+    fuses one line, where the reader stands (the reader's other inputs may be computed
+    between the two)."""
+    pending: dict[int, tuple] = {}  # id(reader) -> the fused pair, written at the reader
+
+    def emit(k, node, kernel, reads, outputs, consumer=None):
         env[f"k{k}"] = kernel
         if ctx.profiler is not None:
             env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"],
@@ -246,6 +232,24 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
         lhs = names[0] if len(names) == 1 else (", ".join(names) + "," if names else "_")
         lines.append(f"        {lhs} = k{k}({args})")
         line_nodes[len(lines) + 2] = node  # +2: the def and try lines come first
+
+    for k, node in enumerate(nodes):
+        if id(node) in pending:
+            first_k, first, kernel, reads = pending.pop(id(node))
+            emit(first_k, first, kernel, reads, node.outputs, node)
+            continue
+        if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
+            local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
+            continue
+        pair = pairs(node)
+        if pair is not None and id(pair[2]) not in pending:
+            kernel, reads, consumer = pair
+            pending[id(consumer)] = (k, node, kernel, reads)
+            continue
+        kernel = make_kernel(node, ctx)
+        if fold(node, kernel):
+            continue
+        emit(k, node, kernel, [*node.inputs, *node.captured()], node.outputs)
 
 
 _UNKNOWN = object()

@@ -20,23 +20,14 @@ turns into the im2col matrix ``[N, group, C/group * prod(K), prod(O)]``, and one
 prod(O)]``, which is already ``Y``'s layout. Everything that depends only on the shapes (pads,
 output sizes, strides of the view, the weight matrix when ``W`` is an initializer) is
 computed once per input shape and kept. A depthwise convolution (``group == C == M``) is
-instead a sum over the kernel's taps of a shifted window of the buffer times one weight per
-channel (a PP-OCR mobile classifier's 5x5 depthwise layers: 25 multiply-adds, where im2col
-would copy the input 25 times for products of one row each). Two refinements of it:
-
-- a tap whose windows lie wholly in the padding adds only zeros and is left out, when the
-  weights are constant and finite (a 5x5 kernel over a feature map 2 rows high: 10 of 25);
-- with more channels than output columns, the taps run over a channels-last copy of the
-  buffer, so that each product's innermost axis is the channels with their weights, not a
-  short row times one broadcast weight (1.3-2.9x faster for 64-256 channels of a 7-28 wide
-  map; the short-row form wins below that).
+instead a sum over the kernel's taps of shifted windows of the buffer (`conv_depthwise`;
+the buffer is then channels last in two of its three forms).
 
 float16 and bfloat16 are computed in float32 and cast back.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -46,6 +37,7 @@ from ....ir.attributes import attr, const_input
 from ...common.precision import work_dtype
 from ...common.window import window_counts, window_pads
 from . import kernel
+from .conv_depthwise import Depthwise
 
 _MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
 
@@ -54,8 +46,8 @@ class _Plan:
     """What one Conv node does for one (input shape, weight shape, element type)."""
 
     __slots__ = ("work", "cast", "pad", "buf_shape", "dst", "view_shape", "view_strides",
-                 "cols_shape", "w_shape", "y_shape", "b_shape", "w_mat", "empty", "windows",
-                 "w_taps", "tap_ids", "last", "to_last", "to_first")
+                 "cols_shape", "w_shape", "y_shape", "b_shape", "w_mat", "empty", "dw",
+                 "w_dw", "to_last")
 
     def __init__(self, node, group, x_shape, w_shape, dtype, w_const):
         n = len(x_shape) - 2
@@ -97,54 +89,23 @@ class _Plan:
         self.b_shape = (m,) + (1,) * n
         self.w_mat = None if w_const is None else w_const.reshape(self.w_shape).astype(work)
         self.empty = batch * chans * math.prod(size) == 0 or math.prod(self.y_shape) == 0
-        # depthwise (one filter per channel): a sum over the kernel's taps of a shifted
-        # window times one weight per channel, instead of one tiny product per channel
-        self.windows = self.w_taps = None
-        self.last = False
+        # depthwise (one filter per channel): `conv_depthwise`
+        self.dw = self.w_dw = None
         if group == chans == m and cg == 1 and not self.empty:
-            skip = w_const is not None and bool(np.isfinite(w_const).all())
-            useful = [[o for o in range(k)
-                       if not skip or _reaches_input(o * d, s, c, b, i)]
-                      for k, d, s, c, b, i in zip(kernel_shape, dil, strides, outs, begin, size)]
-            # channels last: [N, *spatial, C]; else [N, C, *spatial]
-            self.last = chans * 4 >= 3 * outs[-1]
-            lead = (slice(None),) if self.last else (slice(None), slice(None))
-            offs = list(itertools.product(*useful))
-            self.tap_ids = [int(np.ravel_multi_index(off, kernel_shape)) for off in offs]
-            self.windows = [lead + tuple(slice(o * d, o * d + (c - 1) * s + 1, s)
-                                         for o, d, c, s in zip(off, dil, outs, strides))
-                            for off in offs]
-            if self.last:
+            self.dw = Depthwise(batch, chans, kernel_shape, strides, dil, outs, begin, size,
+                                extent, item, w_const)
+            if self.dw.last:
                 self.to_last = (0, *range(2, n + 2), 1)
-                self.to_first = (0, n + 1, *range(1, n + 1))
                 self.buf_shape = (batch, *extent, chans)
                 self.dst = (slice(None),) + self.dst[2:]
             if w_const is not None:
-                self.w_taps = taps(w_const, work, self.tap_shape())
-
-    def tap_shape(self) -> tuple[int, ...]:
-        """The shape of one tap's weights against the buffer: ``[C]`` or ``[C, 1, ...]``."""
-        return self.b_shape[:1] if self.last else self.b_shape
-
-
-def _reaches_input(first: int, stride: int, count: int, begin: int, size: int) -> bool:
-    """Does a tap at offset `first` in the padded buffer, read at ``first + t * stride`` for
-    ``t < count``, touch one of the input's positions ``[begin, begin + size)``?"""
-    lo = max(0, -(-(begin - first) // stride))  # the first t at or past `begin`
-    return lo < count and first + lo * stride < begin + size
-
-
-def taps(w, work, shape) -> list[np.ndarray]:
-    """A depthwise weight ``[C, 1, *K]`` as one array of `shape` (``[C]`` or ``[C, 1, ...]``)
-    per kernel tap."""
-    flat = w.reshape(w.shape[0], -1).astype(work)
-    return [np.ascontiguousarray(flat[:, j]).reshape(shape) for j in range(flat.shape[1])]
+                self.w_dw = self.dw.weights(w_const, work)
 
 
 def _buffer(p: _Plan, x):
     """The array the windows read: `x`, or `x` placed in a zero buffer for the padding
     (channels last where the plan says so)."""
-    if p.windows is not None and p.last:
+    if p.dw is not None and p.dw.last:
         x = x.transpose(p.to_last)
         if not p.pad:
             return np.ascontiguousarray(x, p.work)
@@ -155,19 +116,6 @@ def _buffer(p: _Plan, x):
     if p.cast:
         return x.astype(p.work)
     return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-
-
-def _depthwise(p: _Plan, buf, ws) -> np.ndarray:
-    """The sum over the plan's taps of a window of `buf` times that tap's weights `ws`, in
-    ``[N, C, *O]`` layout."""
-    if not p.windows:  # every window lies in the padding
-        return np.zeros(p.y_shape, p.work)
-    j = p.tap_ids
-    y = np.multiply(buf[p.windows[0]], ws[j[0]])
-    tmp = np.empty_like(y)
-    for sl, k in zip(p.windows[1:], j[1:]):
-        y += np.multiply(buf[sl], ws[k], out=tmp)
-    return np.ascontiguousarray(y.transpose(p.to_first)) if p.last else y
 
 
 @kernel("Conv", since=1)
@@ -192,9 +140,9 @@ def conv_kernel(node, w_const):
         work = p.work
         if p.empty:
             y = np.zeros(p.y_shape, work)
-        elif p.windows is not None:
-            y = _depthwise(p, _buffer(p, x),
-                           p.w_taps if w is w_const else taps(w, work, p.tap_shape()))
+        elif p.dw is not None:
+            ws = p.w_dw if w is w_const else p.dw.weights(w, work)
+            y = p.dw.run(None if ws is None else _buffer(p, x), ws, work)
         else:
             buf = _buffer(p, x)
             # the windows: a strided view of the buffer (as_strided without its overhead)
