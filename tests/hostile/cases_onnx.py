@@ -1805,3 +1805,74 @@ def _(c):
     x = {"x": np.ones((2, 1, 3), np.float32)}
     assert_close(ig.load(m).run(x)["y"], run_ort(m, x)["y"])
     ig.save(ig.load(m), c.path("m.xml"))
+
+
+def _unsqueeze_in_a_loop_body(axes) -> onnx.ModelProto:
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Unsqueeze", ["x"], ["u"], name="unsq", axes=axes),
+                  h.make_node("Squeeze", ["u"], ["s"], name="sq", axes=axes),
+                  h.make_node("Add", ["s", "one"], ["x_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])],
+                 [const("one", np.ones((), np.float32))])
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["xf"], name="L", body=body)
+    return model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])],
+                 [vi("xf", F, None)], opset=11)
+
+
+@case("onnx/unsqueeze_axes_2e62_in_a_loop_body_that_never_runs",
+      Raises(ModelError, "Unsqueeze node 'unsq'", "'axes'", "4611686018427387904"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/lstm_cell_zero_steps_op12|attr_ints|1779430750`): NumPy
+    # ran the zero-iteration loop, JAX traced the body and refused the axis; ONNX Runtime
+    # refuses the model at load (its shape inference checks the axes)
+    m = _unsqueeze_in_a_loop_body([2**62])
+    feeds = {"M": np.array(0, np.int64), "cond": np.array(True), "x0": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/unsqueeze_axes_in_range_in_a_loop_body_valid", Ok(), backends=BOTH)
+def _(c):
+    for axes in ([0, 1], [-1, 0], [2, -3]):
+        m = _unsqueeze_in_a_loop_body(axes)
+        for trips in (0, 2):
+            feeds = {"M": np.array(trips, np.int64), "cond": np.array(True),
+                     "x0": np.arange(2, dtype=np.float32)}
+            assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"])
+
+
+def _cast_then_reduce_mean(out_type) -> onnx.ModelProto:
+    return model([h.make_node("Cast", ["x"], ["c"], name="cast", to=TensorProto.UINT32),
+                  h.make_node("ReduceMean", ["c"], ["y"], name="rm", axes=[1])],
+                 [vi("x", F, [2, 3])], [vi("y", out_type, [2, 1])], opset=13)
+
+
+_BIG_UINT32 = np.array([[1431655765, 1431655765, 1431655766], [1, 2, 2]], np.float32)  # cast
+
+
+@case("onnx/reduce_mean_of_uint32_declared_float",
+      Raises(ModelError, "ReduceMean node 'rm'", "'y'", "tensor(float)", "tensor(uint32)"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/knn_regressor_op9|cast_to|23439616`): a Cast's `to` made
+    # uint32 ahead of a ReduceMean whose output the graph declares float; ONNX Runtime refuses
+    # the declaration, itergraph ran it (and JAX's mean of uint32 rounded through float32)
+    m = _cast_then_reduce_mean(F)
+    ort_refuses(m, {"x": _BIG_UINT32})
+    ig_run(c, m, {"x": _BIG_UINT32})
+
+
+@case("onnx/reduce_mean_of_uint32_valid", Ok(), backends=BOTH)
+def _(c):
+    # an integer mean accumulates in float64 on both backends and is truncated, as NumPy's
+    # (and ONNX's reference implementation) compute it: not rounded through float32
+    m = model([h.make_node("ReduceMean", ["x"], ["y"], name="rm", axes=[1])],
+              [vi("x", TensorProto.UINT32, [2, 3])], [vi("y", TensorProto.UINT32, [2, 1])],
+              opset=13)
+    x = np.array([[16777217, 16777217, 16777218], [4294967295, 4294967295, 4294967294]],
+                 np.uint32)
+    got = ig_run(c, m, {"x": x})["y"]
+    assert got.dtype == np.uint32, got.dtype
+    np.testing.assert_array_equal(got, np.array([[16777217], [4294967294]], np.uint32))

@@ -6,7 +6,9 @@ does when it loads a model:
 - every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
   graph, ...), and the required ones are present; an int attribute that holds a boolean
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
-  Transpose's ``perm`` is a permutation;
+  Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze lies
+  within the rank where the input's rank is known (ONNX Runtime's shape inference refuses it
+  at load, even in a loop body that never runs);
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
@@ -75,10 +77,11 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     what = f"{_where(p)} ({p.op_type}-{schema.since_version})"
     _check_arity(p, schema, what)
     _check_attributes(p, schema, what)
+    _check_axes(p, inputs, what)
     bound = _check_types(p, schema, inputs, what)
     if p.op_type == "If":
         _check_if(p)
-    _fill_output_types(schema, bound, outputs)
+    _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "Constant":
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
@@ -97,7 +100,7 @@ def allowed_types(op: str, version: int, index: int) -> set[str] | None:
     return constraints.get(formal.type_str, {formal.type_str})
 
 
-def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
+def _fill_output_types(schema, bound: dict, outputs: list[Value], what: str) -> None:
     constraints = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
     for formal, v in zip(schema.outputs, outputs):
         first = bound.get(formal.type_str)
@@ -110,7 +113,18 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value]) -> None:
             continue
         if not isinstance(first[2], TensorType):
             continue
+        _check_declared(v, first[0], formal, what)
         _fill_dtype(v, first[2].dtype)
+
+
+def _check_declared(v: Value, ts: str, formal, what: str) -> None:
+    """An output declared (graph output, value_info) of another element type than the one its
+    type parameter binds (``ReduceMean`` of a uint32 tensor declared float) is refused, as
+    ONNX Runtime refuses it; else the run would hand back a type the file does not declare."""
+    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    if declared is not None and declared != ts:
+        raise ModelError(f"{what}: output '{v.name}' ('{formal.name}') is declared {declared} "
+                         f"but the node computes {ts}")
 
 
 def _single_tensor_dtype(type_str: str):
@@ -219,6 +233,24 @@ def _check_attributes(p, schema, what: str) -> None:
             and sorted(perm.ints) != list(range(len(perm.ints))):
         raise ModelError(f"{what}: attribute 'perm' {list(perm.ints)} is not a permutation "
                          f"of 0..{len(perm.ints) - 1}")
+
+
+def _check_axes(p, inputs: list[Value | None], what: str) -> None:
+    """Unsqueeze's and Squeeze's ``axes`` attribute (opset < 13) within the rank of the
+    output (Unsqueeze) or of the input (Squeeze), where the input's rank is known."""
+    if p.op_type not in ("Unsqueeze", "Squeeze") or not inputs or inputs[0] is None:
+        return
+    axes = next((a for a in p.attribute if a.name == "axes" and a.type == AttributeProto.INTS),
+                None)
+    t = inputs[0].type
+    if axes is None or not isinstance(t, TensorType) or t.rank is None:
+        return
+    rank = t.rank + len(axes.ints) if p.op_type == "Unsqueeze" else t.rank
+    bad = [a for a in axes.ints if not -rank <= a < rank]
+    if bad:
+        of = "an output" if p.op_type == "Unsqueeze" else "an input"
+        raise ModelError(f"{what}: attribute 'axes' {list(axes.ints)} holds {bad[0]}, outside "
+                         f"[{-rank}, {rank - 1}] for {of} of rank {rank}")
 
 
 _REDUCE = ("keepdims", "noop_with_empty_axes")

@@ -22,7 +22,10 @@ def _sum(cx, x, ax, kd):
 
 
 def _mean(cx, x, ax, kd):
-    return astype(cx, cx.xp.mean(x, axis=ax, keepdims=kd), x.dtype)
+    # an integer mean accumulates in float64, as NumPy's does (JAX's default float32 rounds
+    # a uint32 mean of 1431655765 to 1431655808)
+    acc = np.float64 if np.dtype(x.dtype).kind in "iub" else None
+    return astype(cx, cx.xp.mean(x, axis=ax, keepdims=kd, dtype=acc), x.dtype)
 
 
 def _extreme(name: str, low: bool):
