@@ -1876,3 +1876,49 @@ def _(c):
     got = ig_run(c, m, {"x": x})["y"]
     assert got.dtype == np.uint32, got.dtype
     np.testing.assert_array_equal(got, np.array([[16777217], [4294967294]], np.uint32))
+
+
+def _gather_in_a_loop_body(axis: int) -> onnx.ModelProto:
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Gather", ["x", "idx"], ["g"], name="gather", axis=axis),
+                  h.make_node("Add", ["x", "g"], ["x_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])],
+                 [const("idx", np.array([1, 0], np.int64))])
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["xf"], name="L", body=body)
+    return model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])],
+                 [vi("xf", F, None)], opset=13)
+
+
+@case("onnx/gather_axis_min_int32_in_a_loop_body_that_never_runs",
+      Raises(ModelError, "Gather node 'gather'", "'axis'", "-2147483648"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/scatter_write_op23|attr_int|120797850`, here with the data's
+    # rank declared): NumPy ran the zero-iteration loop, JAX traced the body and refused the
+    # axis; ONNX Runtime refuses the model at load
+    m = _gather_in_a_loop_body(-2**31)
+    feeds = {"M": np.array(0, np.int64), "cond": np.array(True), "x0": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/gather_axis_in_range_in_a_loop_body_valid", Ok(), backends=BOTH)
+def _(c):
+    for axis in (0, -1):
+        m = _gather_in_a_loop_body(axis)
+        for trips in (0, 2):
+            feeds = {"M": np.array(trips, np.int64), "cond": np.array(True),
+                     "x0": np.arange(2, dtype=np.float32)}
+            assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"])
+
+
+@case("onnx/constant_fill_value_of_another_type",
+      Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/for_range_shape_op7|attr_retype|726560122`): a string value
+    # gave a raw ValueError from the reader
+    p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0)
+    p.attribute[-1].CopyFrom(h.make_attribute("value", "reverse"))
+    m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
+                     opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    ig_run(c, m, {})

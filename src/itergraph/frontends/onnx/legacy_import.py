@@ -29,7 +29,11 @@ def import_constant_fill(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value 
     except (KeyError, ValueError):
         raise ModelError(f"{where(p)}: dtype {attrs.get('dtype')} is not an element type") \
             from None
-    fill = np.array([attrs.get("value", 0.0)]).astype(dtype)
+    value = attrs.get("value", 0.0)
+    if not isinstance(value, (int, float)):
+        raise ModelError(f"{where(p)}: value {value!r} is not a number (ConstantFill's value "
+                         "is a float attribute)")
+    fill = np.array([value]).astype(dtype)
     extra = list(attrs.get("extra_shape", []))
     source = inputs[0] if inputs else None
     if source is None:

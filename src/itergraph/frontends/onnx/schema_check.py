@@ -6,9 +6,10 @@ does when it loads a model:
 - every attribute the schema declares has the declared kind (``axis`` an int, ``body`` a
   graph, ...), and the required ones are present; an int attribute that holds a boolean
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
-  Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze lies
-  within the rank where the input's rank is known (ONNX Runtime's shape inference refuses it
-  at load, even in a loop body that never runs);
+  Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze, and the
+  ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), lie within the rank
+  where the input's rank is known (ONNX Runtime's shape inference refuses them at load, even
+  in a loop body that never runs);
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
@@ -235,9 +236,34 @@ def _check_attributes(p, schema, what: str) -> None:
                          f"of 0..{len(perm.ints) - 1}")
 
 
+#: ops whose ``axis`` attribute ONNX's shape inference checks against the first input's rank
+#: at load (ONNX Runtime refuses the model then), and how far past the last axis it may point
+_AXIS_WITHIN_RANK = {"Gather": 0, "GatherElements": 0, "ScatterElements": 0, "Concat": 0,
+                     "Split": 0, "ArgMax": 0, "ArgMin": 0, "Flatten": 1}
+
+
+def _check_axis(p, inputs: list[Value | None], what: str) -> None:
+    """The ``axis`` attribute of `_AXIS_WITHIN_RANK`'s ops within the first input's rank,
+    where it is known (an axis of -2**31 in a loop body that never runs: NumPy ran it, JAX
+    refused it while tracing)."""
+    extra = _AXIS_WITHIN_RANK.get(p.op_type)
+    if extra is None or not inputs or inputs[0] is None:
+        return
+    axis = next((a for a in p.attribute if a.name == "axis" and a.type == AttributeProto.INT),
+                None)
+    t = inputs[0].type
+    if axis is None or not isinstance(t, TensorType) or t.rank is None:
+        return
+    rank = t.rank
+    if not -(rank + extra) <= axis.i < rank + extra:
+        raise ModelError(f"{what}: attribute 'axis' {axis.i} is outside "
+                         f"[{-(rank + extra)}, {rank + extra - 1}] for an input of rank {rank}")
+
+
 def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     """Unsqueeze's and Squeeze's ``axes`` attribute (opset < 13) within the rank of the
     output (Unsqueeze) or of the input (Squeeze), where the input's rank is known."""
+    _check_axis(p, inputs, what)
     if p.op_type not in ("Unsqueeze", "Squeeze") or not inputs or inputs[0] is None:
         return
     axes = next((a for a in p.attribute if a.name == "axes" and a.type == AttributeProto.INTS),
