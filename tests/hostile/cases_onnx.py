@@ -605,8 +605,9 @@ def _(c):
     ig_run(c, m, {"x": np.ones(2, np.float32)})
 
 
-@case("onnx/concat_axis_out_of_range", Raises(ExecutionError, "cat", "axis"))
+@case("onnx/concat_axis_out_of_range", Raises(ModelError, "cat", "axis"))
 def _(c):
+    # refused at load, as ONNX Runtime's shape inference refuses it
     m = _one_node("Concat", [("a", F, [2, 3]), ("b", F, [2, 3])], ["y"], name="cat", axis=5)
     feeds = {"a": X, "b": X}
     ort_refuses(m, feeds)
@@ -1922,3 +1923,37 @@ def _(c):
     m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
                      opset_imports=[h.make_opsetid("", 7)], ir_version=3)
     ig_run(c, m, {})
+
+
+@case("onnx/conv_window_larger_than_an_empty_input",
+      Raises(ExecutionError, "Conv node 'conv'", "window (3)", "padded input (0)"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/conv1d_steps_op13|feed_shape|216958120`): a feed of
+    # length 0 made NumPy refuse the window and JAX return an empty result
+    m = model([h.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[3])],
+              [vi("x", F, [1, 2, "t"])], [vi("y", F, None)],
+              [const("w", np.ones((4, 2, 3), np.float32))], opset=13)
+    x = {"x": np.zeros((1, 2, 0), np.float32)}
+    ort_refuses(m, x)
+    ig_run(c, m, x)
+
+
+@case("onnx/constant_without_a_value_in_a_loop_body",
+      Raises(ModelError, "Constant node 'k'", "exactly one value attribute", "has 0"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/lstm_cell_no_rows_op13|attr_remove|49891376`): NumPy
+    # refused the Constant while planning the body, JAX never read it; ONNX Runtime refuses
+    # the model at load
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Constant", [], ["k"], name="k"),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])])
+    m = h.make_model(h.make_graph(
+        [h.make_node("Loop", ["M", "cond", "x0"], ["xf"], name="L", body=body)], "g",
+        [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])], [vi("xf", F, None)]),
+        opset_imports=[h.make_opsetid("", 13)], ir_version=7)
+    ig_run(c, m, {"M": np.array(0, np.int64), "cond": np.array(True),
+                  "x0": np.ones(2, np.float32)})

@@ -157,6 +157,12 @@ _CONSTANT_SCALARS = {"value_float": (TensorProto.FLOAT, 0), "value_floats": (Ten
 def _fill_constant_type(p, outputs: list[Value]) -> None:
     """Give a Constant's output the element type (and shape) of its value, so that the
     nodes using it are checked against it (``Add(x: float, Constant int64)``)."""
+    values = [a for a in p.attribute if a.name in _CONSTANT_SCALARS
+              or a.name in ("value", "sparse_value")]
+    if len(values) != 1:  # ONNX Runtime refuses it at load, in a body that never runs too
+        raise ModelError(f"{_where(p)}: a Constant needs exactly one value attribute (value, "
+                         f"sparse_value, value_float(s), value_int(s), value_string(s)); it "
+                         f"has {len(values)}")
     if len(p.attribute) != 1 or len(outputs) != 1 or p.attribute[0].ref_attr_name:
         return  # the attribute check or the importer reports the rest
     a = p.attribute[0]

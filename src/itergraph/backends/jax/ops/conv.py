@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...common.window import window_counts
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
 
@@ -55,6 +56,10 @@ def _conv(cx, x, w, b=None):
     group = int(attr(cx.node, "group", 1))
     if n < 1 or n > 3:
         cx.fail(f"Conv with {n} spatial axes is not lowered")
+    # a window larger than the padded input is an error, as on NumPy (XLA would give an
+    # empty result)
+    window_counts(cx.node, x.shape[2:], [(k - 1) * d + 1 for k, d in zip(kernel, dilations)],
+                  strides, [a for a, _ in pads], [c for _, c in pads])
     pointwise = group == 1 and all(k == 1 for k in kernel)
     depthwise = group > 1 and group == x.shape[1] and w.shape[1] == 1 and len(kernel) == n
     if (pointwise or depthwise) and x.dtype.itemsize < 4 and x.dtype.kind == "f":
