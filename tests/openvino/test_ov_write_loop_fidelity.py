@@ -4,7 +4,6 @@ changes between iterations."""
 
 from __future__ import annotations
 
-import onnx
 import pytest
 from onnx import helper as h
 
@@ -101,27 +100,6 @@ def test_carried_value_that_grows_and_is_not_returned_runs_in_openvino(tmp_path,
     ig.save(ig.optimize(ig.load(m), ["dead-ports"]), xml)
     got = run_ov(xml, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-5)
-
-
-def test_stacked_pieces_that_change_shape_are_refused(tmp_path):
-    """``torch.cat([x[:i + 1] for i in range(n)])`` as torch.onnx writes it: a scan output
-    whose piece grows. ONNX Runtime fails at run time; OpenVINO's Loop would join the pieces
-    into another shape than torch's, so the IR writer refuses, naming the output."""
-    import numpy as np
-
-    nodes = [h.make_node("Add", ["i", "one"], ["end"]),
-             h.make_node("Unsqueeze", ["end", "zero"], ["end1"]),
-             h.make_node("Slice", ["x", "zero", "end1"], ["piece"]),
-             h.make_node("Identity", ["c_in"], ["c_out"])]
-    b = body(nodes, [vi("i", I64, []), vi("c_in", B, [])],
-             [vi("c_out", B, []), vi("piece", F, [None])])
-    inits = [onnx.numpy_helper.from_array(np.array(1, np.int64), "one"),
-             onnx.numpy_helper.from_array(np.array([0], np.int64), "zero")]
-    m = model([h.make_node("Loop", ["M", ""], ["ys"], body=b, name="cat")],
-              [vi("M", I64, []), vi("x", F, [5])], [vi("ys", F, [None, None])], inits, opset=17)
-    with pytest.raises(ig.UnsupportedError, match="output 0 .*'ys'.* shape may change"):
-        ig.save(ig.load(m), tmp_path / "m.xml")
-    assert not (tmp_path / "m.xml").exists()
 
 
 #: corpus entries OpenVINO got wrong or failed on once written with fixed input shapes

@@ -248,19 +248,25 @@ _AXIS_WITHIN_RANK = {"Gather": 0, "GatherElements": 0, "ScatterElements": 0, "Co
                      "Split": 0, "ArgMax": 0, "ArgMin": 0, "Flatten": 1}
 
 
+def _attribute_and_rank(p, inputs: list[Value | None], name: str, kind):
+    """(`name`'s attribute of `kind`, the first input's rank), or None where either is
+    unknown."""
+    a = next((a for a in p.attribute if a.name == name and a.type == kind), None)
+    t = inputs[0].type if inputs and inputs[0] is not None else None
+    if a is None or not isinstance(t, TensorType) or t.rank is None:
+        return None
+    return a, t.rank
+
+
 def _check_axis(p, inputs: list[Value | None], what: str) -> None:
     """The ``axis`` attribute of `_AXIS_WITHIN_RANK`'s ops within the first input's rank,
     where it is known (an axis of -2**31 in a loop body that never runs: NumPy ran it, JAX
     refused it while tracing)."""
     extra = _AXIS_WITHIN_RANK.get(p.op_type)
-    if extra is None or not inputs or inputs[0] is None:
+    found = None if extra is None else _attribute_and_rank(p, inputs, "axis", AttributeProto.INT)
+    if found is None:
         return
-    axis = next((a for a in p.attribute if a.name == "axis" and a.type == AttributeProto.INT),
-                None)
-    t = inputs[0].type
-    if axis is None or not isinstance(t, TensorType) or t.rank is None:
-        return
-    rank = t.rank
+    axis, rank = found
     if not -(rank + extra) <= axis.i < rank + extra:
         raise ModelError(f"{what}: attribute 'axis' {axis.i} is outside "
                          f"[{-(rank + extra)}, {rank + extra - 1}] for an input of rank {rank}")
@@ -270,14 +276,12 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     """Unsqueeze's and Squeeze's ``axes`` attribute (opset < 13) within the rank of the
     output (Unsqueeze) or of the input (Squeeze), where the input's rank is known."""
     _check_axis(p, inputs, what)
-    if p.op_type not in ("Unsqueeze", "Squeeze") or not inputs or inputs[0] is None:
+    found = _attribute_and_rank(p, inputs, "axes", AttributeProto.INTS) \
+        if p.op_type in ("Unsqueeze", "Squeeze") else None
+    if found is None:
         return
-    axes = next((a for a in p.attribute if a.name == "axes" and a.type == AttributeProto.INTS),
-                None)
-    t = inputs[0].type
-    if axes is None or not isinstance(t, TensorType) or t.rank is None:
-        return
-    rank = t.rank + len(axes.ints) if p.op_type == "Unsqueeze" else t.rank
+    axes, rank = found
+    rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
     bad = [a for a in axes.ints if not -rank <= a < rank]
     if bad:
         of = "an output" if p.op_type == "Unsqueeze" else "an input"

@@ -58,7 +58,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ...analysis.loop_features import growing_carried, varying_scan_outputs
+from ...analysis.loop_features import growing_carried
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
@@ -184,7 +184,6 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     length_ins = ins[2 + len(loop.input_ports):]
     if loop.precondition is not None:
         _check_precondition(loop)
-    _check_stacked_pieces(loop)
     as_ti = _as_tensor_iterator(loop)
     mark = w.mark()
     bd = _write_body(w, loop, port_ins, as_ti)
@@ -224,20 +223,6 @@ def _write_body(w: NetWriter, loop: Loop, port_ins: list[Out | None], as_ti: boo
     bd.bw.write_nodes(loop.body)
     _check_carried_ranks(bd, loop)
     return bd
-
-
-def _check_stacked_pieces(loop: Loop) -> None:
-    """Refuse a loop that stacks pieces whose shape may change between iterations
-    (`analysis.loop_features.varying_scan_outputs`; torch.onnx writes them for
-    ``torch.cat`` of a list of growing slices): ONNX and itergraph hold that an error at run
-    time, as ONNX Runtime does, and OpenVINO's Loop would stack the pieces into another
-    shape than the framework's (16 rows where torch gives 10), so no file is written."""
-    for op in varying_scan_outputs(loop):
-        j = loop.output_ports.index(op)
-        raise UnsupportedError(
-            f"{where(loop)}: output {j} ('{op.output.name}') stacks pieces whose shape may "
-            "change between iterations; ONNX requires one shape (ONNX Runtime fails at run "
-            "time) and OpenVINO's Loop would join them into another shape")
 
 
 def _check_carried_ranks(bd: _Body, loop: Loop) -> None:
