@@ -1,6 +1,8 @@
 """The JAX lowering of Conv writes 1x1 and depthwise convolutions as products
 (`backends/jax/ops/conv.py`): every geometry against ONNX Runtime."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -40,7 +42,20 @@ CASES = [
     ((1, 3, 5, 6, 7), (3, 1, 2, 3, 2), {"group": 3, "strides": [1, 2, 1]}),
     # neither: the general convolution
     ((1, 6, 8, 8), (4, 3, 3, 3), {"group": 2}),
+    ((1, 16, 64, 96), (8, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
 ]
+
+# few input channels or a short signal: one product over the stacked windows
+COLUMNS = [
+    ((1, 3, 48, 64), (8, 3, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((2, 3, 9, 11), (5, 3, 2, 3), {"dilations": [2, 1], "pads": [0, 1, 2, 0]}),
+    ((1, 128, 16), (64, 128, 3), {"strides": [2], "pads": [1, 1]}),
+    ((1, 7, 20), (4, 7, 5), {"auto_pad": "SAME_LOWER"}),
+    ((1, 7, 20), (4, 7, 3), {"pads": [3, 1], "dilations": [3]}),
+    ((1, 4, 13), (6, 4, 4), {"auto_pad": "SAME_UPPER", "strides": [3]}),
+    ((1, 2, 5, 6, 7), (3, 2, 2, 3, 2), {"strides": [1, 2, 1]}),
+]
+CASES += COLUMNS
 
 
 @pytest.mark.parametrize("bias", [False, True])
@@ -55,3 +70,22 @@ def test_conv_forms_match_onnx_runtime(x_shape, w_shape, attrs, bias):
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert all(r.compiles for r in model._jax.explain())
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", COLUMNS)
+def test_the_column_cases_take_the_column_form(x_shape, w_shape, attrs):
+    """The cases above reach `_columns_product`, and the big general case does not."""
+    from itergraph.backends.jax.ops import conv
+
+    def geometry(x_shape, w_shape, attrs):
+        n = len(x_shape) - 2
+        kernel = list(w_shape[2:])
+        strides = attrs.get("strides", [1] * n)
+        dilations = attrs.get("dilations", [1] * n)
+        cx = SimpleNamespace(node=SimpleNamespace(attrs=attrs))
+        return kernel, strides, dilations, conv._pads(cx, x_shape[2:], kernel, strides,
+                                                     dilations)
+
+    assert conv._few_columns(x_shape, *geometry(x_shape, w_shape, attrs))
+    big = CASES[-len(COLUMNS) - 1]
+    assert not conv._few_columns(big[0], *geometry(*big))
