@@ -132,3 +132,32 @@ def test_corpus_loop_with_fixed_shapes_runs_in_openvino(entry, tmp_path):
     ig.save(fixed, tmp_path / "m.xml")
     for got, want in zip(run_ov(tmp_path / "m.xml", feeds), e.expected(), strict=True):
         np.testing.assert_allclose(got, want, rtol=e.rtol, atol=e.atol)
+
+
+@pytest.mark.parametrize("scan_axis,out_axis", [(0, 0), (1, 0), (1, 1), (0, -1)])
+def test_statically_empty_scan_written_without_the_loop(tmp_path, scan_axis, out_axis):
+    """A Scan over an input declared with a zero-length scan axis runs no iteration. OpenVINO's
+    CPU plugin dies (SIGFPE, the whole process) compiling a loop of static iteration count 0,
+    so the writer writes the results instead: the state as it came in, the scan output empty
+    in the shape both backends give."""
+    import numpy as np
+    import openvino as ov
+
+    x_shape = [0, 3] if scan_axis == 0 else [3, 0]
+    nodes = [h.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+             h.make_node("Mul", ["x_t", "x_t"], ["y_t"])]
+    b = body(nodes, [vi("s_in", F, [3]), vi("x_t", F, [3])], [vi("s_out", F, [3]),
+                                                              vi("y_t", F, [3])])
+    m = model([h.make_node("Scan", ["s0", "x"], ["s", "ys"], body=b, num_scan_inputs=1,
+                           scan_input_axes=[scan_axis], scan_output_axes=[out_axis])],
+              [vi("s0", F, [3]), vi("x", F, x_shape)], [vi("s", F, [3]), vi("ys", F, ["d0", "d1"])],
+              opset=17)
+    feeds = {"s0": np.arange(3, dtype=np.float32), "x": np.zeros(x_shape, np.float32)}
+    want = ig.load(m).run(feeds, backend="numpy")
+    ig.save(ig.load(m), tmp_path / "m.xml")
+    compiled = ov.Core().compile_model(str(tmp_path / "m.xml"), "CPU")
+    got = compiled(feeds)
+    for name in ("s", "ys"):
+        out = next(o for o in compiled.outputs if name in o.names)
+        assert got[out].shape == want[name].shape, name
+        np.testing.assert_array_equal(got[out], want[name])

@@ -64,6 +64,7 @@ from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
 from ...passes.dead_ports import slice_count
+from ...semantics.empty_stack import zero_iteration_output
 from .elements import from_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out, value_dtype, value_shape
@@ -182,6 +183,9 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
     trip_in, cond_in = ins[:2]
     port_ins = ins[2:2 + len(loop.input_ports)]
     length_ins = ins[2 + len(loop.input_ports):]
+    empty = _zero_iteration_outputs(w, loop, port_ins)
+    if empty is not None:
+        return empty
     if loop.precondition is not None:
         _check_precondition(loop)
     as_ti = _as_tensor_iterator(loop)
@@ -211,6 +215,33 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
         outs[j] = post(outs[j])
     for j, op, length in pads:
         outs[j] = _pad_output(w, loop, j, op, outs[j], length)
+    return outs
+
+
+def _zero_iteration_outputs(w: NetWriter, loop: Loop,
+                            port_ins: list[Out | None]) -> list[Out] | None:
+    """The loop's outputs written without the loop when a sliced input is statically empty,
+    so that no input makes it iterate: OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop
+    whose static iteration count is 0. Carried values leave as they came in; joined outputs
+    are the empty arrays both backends give (`semantics.empty_stack`). None when the loop may
+    iterate, may fail (unequal scan lengths, strict slices), or an output after no iteration
+    is not known."""
+    counts = [slice_count(s) for s in loop.sliced]
+    if 0 not in counts or loop.strict_slices or (loop.equal_slices and any(c != 0 for c in counts)):
+        return None
+    outs: list[Out] = []
+    for port in loop.output_ports:
+        if isinstance(port, Concat):
+            arr = zero_iteration_output(port)
+            if arr is None:
+                return None
+            outs.append(w.const(arr))
+            continue
+        carried = loop.carried_for_result(port.result)
+        src = None if carried is None else port_ins[loop.input_ports.index(carried)]
+        if src is None:
+            return None
+        outs.append(src)
     return outs
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ....ir import Concat, Loop, Value
-from ...common.empty_stack import empty_stack
+from ....semantics.empty_stack import empty_stack
 from ...common.memory import over_limit
 from ..context import CannotLower, TooLarge, is_static
 from .messages import too_large_message, zero_trip_message

@@ -17,7 +17,7 @@ import numpy as np
 
 from .....errors import ExecutionError, where
 from .....ir import Concat, Invariant, Loop, Value
-from ....common.empty_stack import empty_stack
+from .....semantics.empty_stack import empty_stack
 from ....common.loop_memory import (
     allocate,
     allocation_failed_message,

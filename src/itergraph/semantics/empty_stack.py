@@ -6,15 +6,16 @@ body declares (inferred, `shapes.infer_shapes.complete_step_types`), unknown dim
 0, as ONNX Runtime. An element of unknown rank is taken as a scalar when the port stacks on a
 new axis (ONNX Runtime's ``(0,)`` for a Loop scan output it cannot infer) and as a vector
 when it joins on an existing axis (OpenVINO's ``Loop-5``, which the IR writer gives an
-unsqueezed element): either way the output is ``(0,)``.
+unsqueezed element): either way the output is ``(0,)``. `zero_iteration_output` is that
+stack with its axis moved or merged as the port says: the loop's output after no iteration.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...ir.loop import Concat
-from ...ir.types import DataType, TensorType
+from ..ir.loop import Concat
+from ..ir.types import DataType, TensorType
 
 
 def empty_stack(port: Concat) -> np.ndarray:
@@ -27,3 +28,21 @@ def empty_stack(port: Concat) -> np.ndarray:
     else:
         shape = () if port.new_axis else (0,)
     return np.zeros((0, *shape), dtype)
+
+
+def zero_iteration_output(port: Concat) -> np.ndarray | None:
+    """The output of `port` after no iteration (None where that is not an empty array: the
+    port pads to a length, or an empty join is an error)."""
+    if port.length is not None or port.empty_error:
+        return None
+    stacked = empty_stack(port)
+    rank = stacked.ndim - 1
+    if port.new_axis:
+        axis = port.axis + rank + 1 if port.axis < 0 else port.axis
+        return np.moveaxis(stacked, 0, axis) if 0 <= axis <= rank else None
+    axis = port.axis + rank if port.axis < 0 else port.axis
+    if not 0 <= axis < rank:
+        return None
+    shape = list(stacked.shape[1:])
+    shape[axis] = 0
+    return np.zeros(shape, stacked.dtype)
