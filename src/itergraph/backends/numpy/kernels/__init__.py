@@ -36,6 +36,12 @@ def set_default_factory(factory: Callable | None, domains: Iterable[str]) -> Non
             _defaults[domain] = factory
 
 
+def default_factory(domain: str) -> Callable | None:
+    """The default factory of `domain` (`set_default_factory`), for a kernel that hands the
+    cases it does not compute itself to it."""
+    return _defaults.get(domain)
+
+
 def factory_for(op_type: str, version: int | None, domain: str = "") -> Callable | None:
     """The kernel factory of an op: its table entry, else its domain's default, else ``None``."""
     load_all()
