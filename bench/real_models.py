@@ -108,9 +108,10 @@ def shipped_row(model, cache: Path, offline: bool = False):
     inputs = _declared(path)
     outputs = [o.name for o in onnx.load(str(path), load_external_data=False).graph.output]
     rng = np.random.default_rng(0)
-    if model.kind == "image":
-        x = rng.random((1, 3, 48, 192), np.float32)
-        return Row(model.name, model.what, path, stream=lambda k: [{inputs[0][0]: x}][0])
+    images = {"image": (1, 3, 48, 192), "text-rec": (1, 3, 48, 320), "page": (1, 3, 256, 256)}
+    if model.kind in images:
+        x = rng.random(images[model.kind], np.float32)
+        return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})
     if model.kind == "text-line":
         x = rng.random((1, 1, 64, 160), np.float32)
         return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})

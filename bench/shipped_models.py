@@ -24,8 +24,9 @@ class Shipped:
     registry: str      # "pypi" or "npm"
     package: str       # "name==version" (PyPI) or "name@version" (npm)
     member: str        # the model's path inside the package file
-    kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image",
-    #                    "text-line" (one 1x64x160 grey line)
+    kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image"
+    #                    (a 3x48x192 crop), "text-rec" (a 3x48x320 line), "page" (a 3x256x256
+    #                    page), "text-line" (one 1x64x160 grey line)
     what: str          # one line for the table's notes
 
     def path(self, cache: Path) -> Path:
@@ -59,6 +60,12 @@ MODELS = [
     Shipped("ppocr-cls", "pypi", "rapidocr-onnxruntime==1.4.4",
             "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", "image",
             "PP-OCR text-direction classifier (a small CNN), one 3x48x192 crop"),
+    Shipped("ppocr-rec", "pypi", "rapidocr-onnxruntime==1.4.4",
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", "text-rec",
+            "PP-OCRv4 text recogniser (SVTR-LCNet: convolutions, attention), one 3x48x320 line"),
+    Shipped("ppocr-det", "pypi", "rapidocr-onnxruntime==1.4.4",
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", "page",
+            "PP-OCRv4 text detector (DBNet: convolutions, nearest Resize x6), one 3x256x256 page"),
     Shipped("ddddocr-old", "pypi", "ddddocr==1.6.1", "ddddocr/common_old.onnx", "text-line",
             "ddddocr's quantized CRNN (ORT contrib DynamicQuantizeLSTM, ConvInteger x21), "
             "one 64x160 line"),
