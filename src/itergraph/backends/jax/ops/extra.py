@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
+from ...common.nd_index import index_depth
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, np_dtype
+from .indexing import nd_indices
 from .reduce import cumulative
 
 # ----------------------------------------------------------------------------- Pad
@@ -144,12 +146,11 @@ def _topk10(cx, x, k):
 def _gather_nd(cx, data, indices):
     xp = cx.xp
     b = int(attr(cx.node, "batch_dims", 0))
-    m = indices.shape[-1]
-    idx = xp.asarray(indices).astype(np.int64)
-    dims = np.asarray(data.shape[b:b + m], np.int64)
-    idx = xp.where(idx < 0, idx + dims, idx)
+    m = index_depth(cx.node, data.shape, indices.shape, b)
+    key = nd_indices(cx, indices, data.shape[b:b + m], "GatherND")
     if b == 0:
-        return data[tuple(xp.moveaxis(idx, -1, 0))]
+        return data[key]
+    idx = xp.stack(key, axis=-1)
     batch = int(np.prod(data.shape[:b], dtype=np.int64))
     d2 = xp.reshape(data, (batch, *data.shape[b:]))
     i2 = xp.reshape(idx, (batch, -1, m))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import ExecutionError, where
+from ....errors import ExecutionError, ModelError, where
+from ...common.nd_index import check_updates, out_of_range
 from ...common.slicing import slice_of, split_sizes
 from ..table import lowering
 from ._util import attr, attr_ints, norm_axis
@@ -177,6 +178,44 @@ def _scatter_elements(cx, data, indices, updates, axis: int, reduction: str):
     ref = xp.asarray(data).at[key]
     return {"none": ref.set, "add": ref.add, "mul": ref.multiply, "max": ref.max,
             "min": ref.min}[reduction](updates)
+
+
+def nd_indices(cx, indices, dims, what: str) -> tuple:
+    """Index vectors (last axis of `indices`) as a tuple of index arrays, negative entries
+    counted from the end; out-of-range ones reported (now or at run time)."""
+    xp = cx.xp
+    dims = np.asarray(dims, np.int64)
+    idx = xp.asarray(indices).astype(np.int64)
+    bad = (idx < -dims) | (idx >= dims)
+    if isinstance(indices, np.ndarray):
+        if bad.any():
+            raise out_of_range(cx.node, what)
+    else:
+        cx.check(xp.any(bad), f"{what} index out of range for the data's axes")
+    idx = xp.where(idx < 0, idx + dims, idx)
+    return tuple(xp.moveaxis(idx, -1, 0))
+
+
+@lowering("ScatterND", since=11, fold=True)
+def _scatter_nd(cx, data, indices, updates):
+    """`backends.common.nd_index`: ``data.at[index vectors]`` set or combined."""
+    red = attr(cx.node, "reduction", "none")
+    red = red.decode() if isinstance(red, bytes) else red
+    if red not in ("none", "add", "mul", "max", "min"):
+        raise ModelError(f"{where(cx.node)}: unknown reduction {red!r}")
+    k = check_updates(cx.node, data.shape, indices.shape, updates.shape)
+    key = nd_indices(cx, indices, data.shape[:k], "ScatterND")
+    if cx.folding:
+        out = np.array(data, copy=True)
+        if red == "none":
+            out[key] = updates
+        else:
+            {"add": np.add, "mul": np.multiply, "max": np.maximum,
+             "min": np.minimum}[red].at(out, key, updates)
+        return out
+    ref = cx.xp.asarray(data).at[key]
+    return {"none": ref.set, "add": ref.add, "mul": ref.multiply, "max": ref.max,
+            "min": ref.min}[red](updates)
 
 
 @lowering("Scatter", since=9, fold=True)

@@ -1,4 +1,4 @@
-"""Indexing kernels: Concat, Split, Slice, Gather, GatherElements.
+"""Indexing kernels: Concat, Split, Slice, Gather, GatherElements, the scatters, GatherND.
 
 Slice follows ONNX clamping: after adding the dim to negative starts/ends, starts and ends are
 clamped to ``[0, dim]`` for positive steps and ``[-1, dim - 1]`` for negative steps, where -1
@@ -12,6 +12,7 @@ from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_ints, const_input, has_input
+from ...common.nd_index import check_updates, index_depth, out_of_range
 from ...common.slicing import slice_of, split_sizes
 from . import kernel
 
@@ -264,6 +265,57 @@ def _scatter_elements_kernel(node, ctx):
     if isinstance(reduction, bytes):
         reduction = reduction.decode()
     return _scatter_elements(node, int(attr(node, "axis", 0)), reduction)
+
+
+def _nd_indices(node, indices, dims, what: str) -> tuple:
+    """Index vectors (last axis of `indices`) as a tuple of index arrays, negative entries
+    counted from the end, checked against `dims`."""
+    idx = np.asarray(indices, np.int64)
+    dims = np.asarray(dims, np.int64)
+    idx = np.where(idx < 0, idx + dims, idx)
+    if idx.size and ((idx < 0) | (idx >= dims)).any():
+        raise out_of_range(node, what)
+    return tuple(np.moveaxis(idx, -1, 0))
+
+
+@kernel("ScatterND", since=11)
+def _scatter_nd(node, ctx):
+    """ScatterND (`backends.common.nd_index`): a copy of `data` with `updates` written at the
+    index vectors of `indices`; `reduction` combines instead (opset 16/18)."""
+    combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+    reduction = attr(node, "reduction", "none")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    if reduction != "none" and reduction not in combine:
+        raise ModelError(f"{where(node)}: unknown reduction {reduction!r}")
+
+    def fn(data, indices, updates):
+        k = check_updates(node, data.shape, indices.shape, updates.shape)
+        key = _nd_indices(node, indices, data.shape[:k], "ScatterND")
+        out = np.array(data, copy=True)
+        if reduction == "none":
+            out[key] = updates
+        else:
+            combine[reduction].at(out, key, updates)
+        return out
+
+    return fn
+
+
+@kernel("GatherND", since=11)
+def _gather_nd(node, ctx):
+    """GatherND (`backends.common.nd_index`) with `batch_dims` leading axes shared."""
+    b = int(attr(node, "batch_dims", 0))
+
+    def fn(data, indices):
+        k = index_depth(node, data.shape, indices.shape, b)
+        key = _nd_indices(node, indices, data.shape[b:b + k], "GatherND")
+        if b == 0:
+            return np.asarray(data[key])
+        grid = np.indices(indices.shape[:b], sparse=True)
+        grid = [g.reshape(g.shape + (1,) * (indices.ndim - 1 - b)) for g in grid]
+        return np.asarray(data[(*grid, *key)])
+
+    return fn
 
 
 # ----------------------------------------------------------------------------- OneHot
