@@ -28,7 +28,8 @@ def _resize(node, ctx):
             fallback.append(default_factory("")(node, ctx))
         return fallback[0](*args)
 
-    def fn(x, roi=None, scales=None, sizes=None):
+    def fn(*args):
+        x, roi, scales, sizes = (*args, None, None, None)[:4]
         given = [g if g is not None else v for g, v in zip(fixed, (roi, scales, sizes))]
         key = (x.shape, *(None if g is None else np.asarray(g).tobytes() for g in given))
         if key not in plans:
@@ -37,7 +38,7 @@ def _resize(node, ctx):
             plans[key] = rs.plan(node, a, x.shape, *given) if rs.native(x.dtype, a) else None
         p = plans[key]
         if p is None:
-            return reference(x, roi, scales, sizes)
+            return reference(*args)
         return rs.apply(p, x)
 
     return fn
