@@ -56,6 +56,7 @@ _ACTS = {
         _alpha(cx, 0.2) * x + float(attr(cx.node, "beta", 0.5)), 0, 1)),
     "HardSwish": (14, lambda cx, x: x * cx.xp.clip(x / 6 + 0.5, 0, 1)),
     "Mish": (18, lambda cx, x: x * cx.xp.tanh(_softplus(cx.xp, x))),
+    "Swish": (24, lambda cx, x: x * _lax().logistic(_alpha(cx, 1.0) * x)),
 }
 for _op, (_since, _fn) in _ACTS.items():
     lowering(_op, since=_since)(_act(_fn))

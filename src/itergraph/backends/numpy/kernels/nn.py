@@ -156,6 +156,12 @@ def _hard_swish(node, ctx):
     return _act(lambda n: lambda x: x * np.clip(x / 6 + 0.5, 0, 1))(node, ctx)
 
 
+@kernel("Swish", since=24)
+def _swish(node, ctx):
+    alpha = float(attr(node, "alpha", 1.0))
+    return _act(lambda n: lambda x: x * sigmoid(alpha * x))(node, ctx)
+
+
 @kernel("Mish", since=18)
 def _mish(node, ctx):
     return _act(lambda n: lambda x: x * np.tanh(softplus(x)))(node, ctx)

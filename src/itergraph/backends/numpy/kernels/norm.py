@@ -165,6 +165,27 @@ def _instance_norm(node, ctx):
 # ----------------------------------------------------------------------------- LayerNorm
 
 
+@kernel("RMSNormalization", since=23)
+def _rms_norm(node, ctx):
+    """``x / sqrt(mean(x**2 over the axes from `axis`) + epsilon) * scale``, the mean in
+    `stash_type`."""
+    axis = int(attr(node, "axis", -1))
+    eps = float(attr(node, "epsilon", 1e-5))
+    stash = np_dtype(int(attr(node, "stash_type", 1)), node)
+
+    def fn(x, scale):
+        r = x.ndim
+        if not -r <= axis < r:
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {r}")
+        wd = np.promote_types(work_dtype(stash), work_dtype(x.dtype))
+        xw = x.astype(wd, copy=False)
+        ms = np.mean(xw * xw, axis=tuple(range(axis % r, r)), keepdims=True)
+        y = (xw / np.sqrt(ms + wd.type(eps))).astype(x.dtype) * scale
+        return y.astype(x.dtype, copy=False)
+
+    return fn
+
+
 @kernel("LayerNormalization", since=17)
 def _layer_norm(node, ctx):
     axis = int(attr(node, "axis", -1))

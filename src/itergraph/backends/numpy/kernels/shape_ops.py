@@ -276,3 +276,17 @@ def _shape(node, ctx):
 def _size(node, ctx):
     int64 = np.int64
     return lambda x: np.array(x.size, dtype=int64)
+
+
+@kernel("Trilu", since=14)
+def _trilu(node, ctx):
+    """The upper (``upper=1``) or lower triangle of the last two axes, from diagonal `k`."""
+    keep = np.triu if int(attr(node, "upper", 1)) else np.tril
+
+    def fn(x, k=None):
+        if x.ndim < 2:
+            raise ExecutionError(f"{where(node)}: Trilu needs rank 2 or more, got {x.ndim}")
+        kk = 0 if k is None else int(np.asarray(k).reshape(()))
+        return keep(x, kk)
+
+    return fn
