@@ -331,3 +331,17 @@ def test_probit_is_refused(tmp_path):
     m = _linear_classifier(3, [0, 1, 2], "PROBIT")
     m.graph.node[0].name = "lin"
     _refused(m, tmp_path, "LinearClassifier node 'lin'.*PROBIT")
+
+
+def test_cast_1_names_its_type(tmp_path):
+    # skl2onnx's opset-1 files hold Cast-1, whose ``to`` is a type name, not a code
+    node = h.make_node("Cast", ["X"], ["Y"], to="INT64")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [None, 4])],
+                     [_out("Y", T.INT64, [None, 4])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 1)], ir_version=3)
+    x = np.nan_to_num(X4) * 2.5
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    got = run_ov(xml, {"X": x})[0]
+    np.testing.assert_array_equal(got, x.astype(np.int64))
+    np.testing.assert_array_equal(got, ig.load(m).run({"X": x})["Y"])
