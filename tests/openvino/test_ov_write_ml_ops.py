@@ -345,3 +345,14 @@ def test_cast_1_names_its_type(tmp_path):
     got = run_ov(xml, {"X": x})[0]
     np.testing.assert_array_equal(got, x.astype(np.int64))
     np.testing.assert_array_equal(got, ig.load(m).run({"X": x})["Y"])
+
+
+def test_zipmap_is_refused_with_the_way_out(tmp_path):
+    node = h.make_node("ZipMap", ["X"], ["Z"], domain=ML, classlabels_int64s=[0, 1, 2],
+                       name="zm")
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [None, 3])],
+                     [h.make_value_info("Z", h.make_sequence_type_proto(h.make_map_type_proto(
+                         T.INT64, h.make_tensor_type_proto(T.FLOAT, []))))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(ML, 1)],
+                     ir_version=9)
+    _refused(m, tmp_path, "ZipMap node 'zm'.*zipmap")

@@ -267,3 +267,10 @@ def _linear_classifier(w: NetWriter, node: Node, ins):
         raise refuse(node, f"{targets} score columns for {len(labels)} class labels")
     return pick(w, labels, first_max(w, s)), post_transform(w, node, s)
 
+
+
+@exporter("ZipMap", since=1, domain=ML)
+def _zipmap(w: NetWriter, node: Node, ins):
+    raise refuse(node, "ZipMap: its output, a sequence of maps, has no OpenVINO IR form; "
+                 "the scores before it are the [N, classes] matrix (skl2onnx writes that "
+                 "with options={'zipmap': False})")
