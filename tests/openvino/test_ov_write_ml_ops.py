@@ -356,3 +356,18 @@ def test_zipmap_is_refused_with_the_way_out(tmp_path):
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(ML, 1)],
                      ir_version=9)
     _refused(m, tmp_path, "ZipMap node 'zm'.*zipmap")
+
+
+@pytest.mark.parametrize("op", ["LinearRegressor", "LinearClassifier"])
+def test_one_dimensional_features_are_one_row(op, tmp_path):
+    if op == "LinearRegressor":
+        node = h.make_node(op, ["X"], ["Y"], domain=ML, coefficients=rng.normal(size=8).tolist(),
+                           targets=2)
+        outputs = [_out("Y", T.FLOAT, [None, 2])]
+    else:
+        node = h.make_node(op, ["X"], ["Y", "Z"], domain=ML,
+                           coefficients=rng.normal(size=12).tolist(), intercepts=[0.0] * 3,
+                           classlabels_ints=[1, 2, 3])
+        outputs = [_out("Y", T.INT64, [None]), _out("Z", T.FLOAT, [None, 3])]
+    m = _model([node], T.FLOAT, [4], outputs)
+    _agree(m, {"X": _features(1)[0]}, tmp_path)

@@ -27,6 +27,7 @@ import numpy as np
 from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType
+from .elements import to_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out
 
@@ -55,28 +56,25 @@ def as_float(w: NetWriter, x: Out, dt: DataType = F32) -> Out:
     """`x` as `dt` (ML ops take integer features and compute in float)."""
     if x.dtype == dt:
         return x
-    return w.one("Convert", V1, [x], {"destination_type": _ET[dt]}, dtype=dt, shape=x.shape)
+    return w.one("Convert", V1, [x], {"destination_type": to_element_type(dt)}, dtype=dt,
+                 shape=x.shape)
 
 
-def fconst(w: NetWriter, values, dt: DataType = F32) -> Out:
-    return w.const(np.asarray(values, np.float64).astype(_NP[dt]))
+def fconst(w: NetWriter, values, dt: DataType | None = F32) -> Out:
+    """A constant of `values` as `dt` (float32 where the type is unknown)."""
+    return w.const(np.asarray(values, np.float64).astype(to_numpy(dt or F32)))
 
 
 def rows(w: NetWriter, x: Out) -> Out:
     """`x` as ``[N, C]``: a 1-D input is one row (ONNX Runtime)."""
-    if x.shape is not None and len(x.shape) == 2:
+    if x.shape is None or len(x.shape) != 1:
         return x
-    return w.one("Reshape", V1, [x, w.i64([-1, x.shape[-1] if x.shape and
-                                             isinstance(x.shape[-1], int) else 0])],
-                 {"special_zero": x.shape is None or len(x.shape) != 1}, dtype=x.dtype)
+    return w.one("Reshape", V1, [x, w.i64([1, -1])], {"special_zero": False}, dtype=x.dtype,
+                 shape=(1, x.shape[0]))
 
 
 def refuse(node: Node, why: str) -> UnsupportedError:
     return UnsupportedError(f"{where(node)}: the OpenVINO writer cannot express {why}")
-
-
-_ET = {F32: "f32", DataType.FLOAT64: "f64", I64: "i64"}
-_NP = {F32: np.float32, DataType.FLOAT64: np.float64, I64: np.int64}
 
 
 def float_type(x: Out) -> DataType:
