@@ -371,3 +371,16 @@ def test_one_dimensional_features_are_one_row(op, tmp_path):
         outputs = [_out("Y", T.INT64, [None]), _out("Z", T.FLOAT, [None, 3])]
     m = _model([node], T.FLOAT, [4], outputs)
     _agree(m, {"X": _features(1)[0]}, tmp_path)
+
+
+@pytest.mark.parametrize("kernel", ["LINEAR", "POLY", "RBF", "SIGMOID", "no-supports"])
+def test_svm_regressor(kernel, tmp_path):
+    attrs = {"kernel_params": [0.3, 0.5, 2.0], "rho": [0.25], "post_transform": "NONE"}
+    if kernel == "no-supports":  # a linear machine: the coefficients weigh the features
+        attrs.update(coefficients=[0.5, -1.0, 2.0], n_supports=0, kernel_type="LINEAR")
+    else:
+        attrs.update(coefficients=rng.normal(size=5).tolist(), n_supports=5,
+                     support_vectors=rng.normal(size=15).tolist(), kernel_type=kernel)
+    node = h.make_node("SVMRegressor", ["X"], ["Y"], domain=ML, **attrs)
+    m = _model([node], T.FLOAT, [None, 3], [_out("Y", T.FLOAT, [None, 1])])
+    _agree(m, {"X": XL}, tmp_path)

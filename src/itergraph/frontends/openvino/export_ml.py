@@ -14,7 +14,10 @@ where the ONNX-ML specification leaves a case open; what it computes inconsisten
   post-transformed (`post_transform`) and the label is the first highest raw score;
 - ``TreeEnsembleRegressor``/``TreeEnsembleClassifier``: every tree walked at once, by
   ``Gather`` over node tables, as many steps as the deepest tree (a leaf points to itself),
-  then the leaves' weights summed over the trees (`export_trees`).
+  then the leaves' weights summed over the trees (`export_trees`);
+- ``SVMRegressor``: the kernel of the features and the support vectors (`kernel`) times the
+  coefficients, plus ``rho``; ``one_class``: its sign as +1/-1. (``SVMClassifier``'s
+  probabilities need an iterative pairwise coupling: not written.)
 
 String class labels are written as a string constant and gathered (OpenVINO's string
 tensors).
@@ -272,3 +275,59 @@ def _zipmap(w: NetWriter, node: Node, ins):
     raise refuse(node, "ZipMap: its output, a sequence of maps, has no OpenVINO IR form; "
                  "the scores before it are the [N, classes] matrix (skl2onnx writes that "
                  "with options={'zipmap': False})")
+
+
+# -- support vector machines -----------------------------------------------------------------
+def kernel(w: NetWriter, node: Node, x: Out, vectors: np.ndarray) -> Out:
+    """``K(x, vectors)``, ``[N, n_vectors]``, for ``kernel_type`` LINEAR, POLY, RBF or SIGMOID
+    (``kernel_params``: gamma, coef0, degree). RBF sums the squared differences themselves,
+    as ONNX Runtime does, rather than expanding the square."""
+    kind = text(node, "kernel_type", "LINEAR").upper()
+    params = list(node.attrs.get("kernel_params") or [0.0, 0.0, 0.0])
+    gamma, coef0, degree = float(params[0]), float(params[1]), float(params[2])
+    sv = fconst(w, vectors, x.dtype)
+    if kind == "RBF":
+        diff = binary(w, "Subtract", w.one("Unsqueeze", V1, [x, w.i64([1])], dtype=x.dtype),
+                      w.one("Unsqueeze", V1, [sv, w.i64([0])], dtype=x.dtype))
+        d2 = w.one("ReduceSum", V1, [binary(w, "Multiply", diff, diff), w.i64([2])],
+                   {"keep_dims": False}, dtype=x.dtype)
+        return w.one("Exp", V1, [binary(w, "Multiply", d2, fconst(w, -gamma, x.dtype))],
+                     dtype=x.dtype)
+    dot = w.one("MatMul", V1, [x, sv], {"transpose_a": False, "transpose_b": True},
+                dtype=x.dtype)
+    if kind == "LINEAR":
+        return dot
+    dot = binary(w, "Add", binary(w, "Multiply", dot, fconst(w, gamma, x.dtype)),
+                 fconst(w, coef0, x.dtype))
+    if kind == "POLY":
+        return binary(w, "Power", dot, fconst(w, degree, x.dtype))
+    if kind == "SIGMOID":
+        return w.one("Tanh", V1, [dot], dtype=x.dtype)
+    raise refuse(node, f"kernel_type {kind}")
+
+
+@exporter("SVMRegressor", since=1, domain=ML)
+def _svm_regressor(w: NetWriter, node: Node, ins):
+    if text(node, "post_transform", "NONE") != "NONE":
+        raise refuse(node, f"post_transform {text(node, 'post_transform')}")
+    x = as_float(w, rows(w, ins[0]), float_type(ins[0]))
+    coef = floats(node, "coefficients")
+    rho = floats(node, "rho")
+    n = int(node.attrs.get("n_supports", 0))
+    if coef is None:
+        raise refuse(node, "an SVMRegressor without coefficients")
+    if n > 0:
+        sv = floats(node, "support_vectors").reshape(n, -1)
+        s = w.one("MatMul", V1, [kernel(w, node, x, sv), fconst(w, coef.reshape(-1, 1),
+                                                               x.dtype)],
+                  {"transpose_a": False, "transpose_b": False}, dtype=x.dtype)
+    else:  # a linear machine: the coefficients are the weights
+        s = w.one("MatMul", V1, [x, fconst(w, coef.reshape(-1, 1), x.dtype)],
+                  {"transpose_a": False, "transpose_b": False}, dtype=x.dtype)
+    if rho is not None and rho.size:
+        s = binary(w, "Add", s, fconst(w, rho[:1], x.dtype))
+    if node.attrs.get("one_class", 0):
+        above = binary(w, "Greater", s, fconst(w, 0.0, x.dtype), dtype=BOOL)
+        s = w.one("Select", V1, [above, fconst(w, 1.0, x.dtype), fconst(w, -1.0, x.dtype)],
+                  dict(_NB), dtype=x.dtype)
+    return as_float(w, s, F32)

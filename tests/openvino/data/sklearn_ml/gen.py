@@ -29,6 +29,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Binarizer, MaxAbsScaler, Normalizer, StandardScaler
+from sklearn.svm import SVR, LinearSVR, OneClassSVM
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 HERE = Path(__file__).parent
@@ -112,5 +113,16 @@ def main() -> None:
                GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=0), 3)
 
 
+def svms() -> None:
+    regressor("svr_rbf", SVR(kernel="rbf", gamma=0.1))
+    regressor("svr_poly", SVR(kernel="poly", degree=3, coef0=1.0))
+    regressor("svr_sigmoid", SVR(kernel="sigmoid", gamma=0.01))
+    regressor("linear_svr", LinearSVR(random_state=0))
+    x, _ = data()
+    model = OneClassSVM(gamma=0.2).fit(x)
+    save("one_class_svm", model, x, [model.predict(x), model.decision_function(x)])
+
+
 if __name__ == "__main__":
     main()
+    svms()
