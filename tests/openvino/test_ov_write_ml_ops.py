@@ -384,3 +384,26 @@ def test_svm_regressor(kernel, tmp_path):
     node = h.make_node("SVMRegressor", ["X"], ["Y"], domain=ML, **attrs)
     m = _model([node], T.FLOAT, [None, 3], [_out("Y", T.FLOAT, [None, 1])])
     _agree(m, {"X": XL}, tmp_path)
+
+
+def test_tree_cycle_is_refused(tmp_path):
+    node = h.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, n_targets=1,
+                       nodes_treeids=[0, 0], nodes_nodeids=[0, 1], nodes_featureids=[0, 0],
+                       nodes_values=[0.0, 0.0], nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ"],
+                       nodes_truenodeids=[1, 0], nodes_falsenodeids=[1, 0],
+                       target_treeids=[0], target_nodeids=[1], target_ids=[0],
+                       target_weights=[1.0], name="loopy")
+    m = _model([node], T.FLOAT, [None, 4], [_out("Y", T.FLOAT, [None, 1])])
+    _refused(m, tmp_path, "TreeEnsembleRegressor node 'loopy'.*cycle")
+
+
+def test_tree_lists_of_other_lengths_are_refused(tmp_path):
+    a, leaves = _random_trees(2, 4)
+    a["nodes_values"] = a["nodes_values"][:-1]
+    node = h.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, n_targets=1,
+                       target_treeids=[t for t, _ in leaves],
+                       target_nodeids=[n for _, n in leaves], target_ids=[0] * len(leaves),
+                       target_weights=[1.0] * len(leaves), name="short", **a)
+    m = _model([node], T.FLOAT, [None, 4], [_out("Y", T.FLOAT, [None, 1])])
+    with pytest.raises(ig.ModelError, match="node 'short'.*differ in length"):
+        ig.load(m).save(tmp_path / "m.xml")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import ModelError, where
 from ...ir.graph import Node
 from .export_ml import (
     BOOL,
@@ -78,6 +79,10 @@ class Tables:
 def tables(node: Node, prefix: str, targets: int) -> Tables:
     """Read the ``nodes_*`` and ``{prefix}_*`` (``target``/``class``) attributes."""
     a = node.attrs
+    _check_lists(node, ("nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_featureids",
+                        "nodes_values", "nodes_truenodeids", "nodes_falsenodeids"))
+    _check_lists(node, tuple(f"{prefix}_{k}" for k in ("treeids", "nodeids", "ids",
+                                                        "weights")))
     tids = [int(t) for t in a["nodes_treeids"]]
     nids = [int(n) for n in a["nodes_nodeids"]]
     pos = {(t, n): i for i, (t, n) in enumerate(zip(tids, nids))}
@@ -104,10 +109,23 @@ def tables(node: Node, prefix: str, targets: int) -> Tables:
             raise refuse(node, f"{prefix} id {k} for {targets} targets")
         weights[i, int(k)] += wk
         scored[i, int(k)] = True
-    thr = floats(node, "nodes_values")
+    thr = floats(node, "nodes_values")  # (given as a list or a tensor)
     return Tables(np.array([roots[t] for t in sorted(roots)], np.int64),
                   np.asarray(a["nodes_featureids"], np.int64), thr, mode, true, false,
                   missing, _depth(node, list(roots.values()), true, false), weights, scored)
+
+
+def _check_lists(node: Node, names: tuple[str, ...]) -> None:
+    """The parallel attribute lists `names` are all given, of one length."""
+    lengths = {}
+    for k in names:
+        v = node.attrs.get(k, node.attrs.get(k + "_as_tensor"))
+        if v is None:
+            raise ModelError(f"{where(node)}: attribute {k} is missing")
+        lengths[k] = len(np.asarray(v).reshape(-1))
+    if len(set(lengths.values())) > 1:
+        raise ModelError(f"{where(node)}: attributes {', '.join(names)} differ in length "
+                         f"({', '.join(str(n) for n in lengths.values())})")
 
 
 def _child(node: Node, pos: dict, tree: int, nid) -> int:
@@ -118,16 +136,15 @@ def _child(node: Node, pos: dict, tree: int, nid) -> int:
 
 
 def _depth(node: Node, roots: list[int], true: np.ndarray, false: np.ndarray) -> int:
-    """Steps from the roots to the deepest leaf (a cycle is refused)."""
-    level, seen, steps = set(roots), set(), 0
+    """Steps from the roots to the deepest leaf (more steps than nodes: a cycle, refused)."""
+    level, steps = set(roots), 0
     while True:
-        nxt = {int(c) for i in level for c in (true[i], false[i]) if c != i}
-        if not nxt:
+        level = {int(c) for i in level for c in (true[i], false[i]) if c != i}
+        if not level:
             return steps
-        if nxt & seen or steps > len(true):
+        steps += 1
+        if steps > len(true):
             raise refuse(node, "trees whose nodes form a cycle")
-        seen |= nxt
-        level, steps = nxt, steps + 1
 
 
 def walk(w: NetWriter, node: Node, x: Out, t: Tables) -> Out:
