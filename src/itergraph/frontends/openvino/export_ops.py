@@ -22,6 +22,7 @@ ONNX semantics kept where OpenVINO's op differs:
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto
 
 from ...errors import ModelError, UnsupportedError, where
 from ...ir.graph import Node
@@ -225,6 +226,12 @@ def _clip(w: NetWriter, node: Node, ins):
 
 
 def _dtype_from_onnx(node: Node, code) -> DataType:
+    """The element type of an ONNX type code, or of its name (``Cast-1``'s ``to`` is a
+    string: ``"INT64"``)."""
+    if isinstance(code, bytes | str):
+        name = code.decode() if isinstance(code, bytes) else code
+        code = TensorProto.DataType.Value(name.upper()) \
+            if name.upper() in TensorProto.DataType.keys() else code
     try:
         dt = DataType.from_onnx(int(code))
         if dt is not None:

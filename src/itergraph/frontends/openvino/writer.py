@@ -36,6 +36,7 @@ from . import (  # noqa: F401
     export_istft,
     export_loops,
     export_masks,
+    export_ml,
     export_nms,
     export_norm,
     export_ops,
@@ -49,6 +50,7 @@ from . import (  # noqa: F401
     export_sparse,
     export_state,
     export_strings,
+    export_trees,
 )
 from .elements import to_element_type
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
