@@ -3,8 +3,13 @@
 A loop body that slices ``x[i : i + 1]`` with the iteration number ``i`` has run-time starts
 and ends, but a slice size known at trace time (``(i + 1) - i``). XLA can express that as a
 dynamic slice of static size. To see it, the tracer records, for small traced integer
-values, that they equal a traced scalar `base` plus a constant offset (per element), and
-carries that through Add/Sub with constants and reshaping ops. `Slice` asks for it.
+values, that they equal a traced `base` plus a constant offset (per element), and carries
+that through Add/Sub with constants and reshaping ops. `Slice` asks for it.
+
+The base is a scalar (broadcast to every element) or a small traced vector itself, element
+for element: ``ends = starts + [2, 3]`` with ``starts`` a run-time ``Concat`` of an index and
+a constant (a two-axis ``lax.dynamic_slice`` as jax2onnx writes it) has a known difference
+from ``starts`` even though ``starts`` is no scalar plus constants.
 """
 
 from __future__ import annotations
@@ -19,19 +24,22 @@ MAX_ELEMENTS = 8
 
 
 def affine_of(tc: TraceContext, x) -> tuple[Any, np.ndarray] | None:
-    """(base, offset) with x == base + offset, or None. Static x: (None, x)."""
+    """(base, offset) with x == base + offset (flat element k of x is the base's element k,
+    or its only one, plus offset element k), or None. Static x: (None, x). A small traced
+    integer value without a recorded form is its own base."""
     if is_static(x):
         return (None, x.astype(np.int64)) if x.dtype.kind in "iu" else None
     e = tc.affine.get(id(x))
     if e is not None and e[2] is x:
         return e[0], e[1]
-    if getattr(x, "size", 0) == 1 and np.dtype(x.dtype).kind in "iu":
+    if 0 < getattr(x, "size", 0) <= MAX_ELEMENTS and np.dtype(x.dtype).kind in "iu":
         return x, np.zeros(tuple(x.shape), np.int64)
     return None
 
 
 def _record(tc: TraceContext, out, base, off) -> None:
-    if base is None or is_static(out) or not hasattr(out, "shape"):
+    if base is None or is_static(out) or not hasattr(out, "shape") \
+            or base.size not in (1, out.size):  # a vector base broadcast: not element-wise
         return
     off = np.broadcast_to(np.asarray(off, np.int64), tuple(out.shape)).copy() \
         if off.size != int(np.prod(out.shape)) else np.asarray(off, np.int64).reshape(out.shape)
@@ -68,6 +76,8 @@ def _concat(tc: TraceContext, node, inputs: list, out) -> None:
     if any(p[0] is None for p in parts):
         return  # mixed constants and base: offsets alone would lie for constants
     base = next(p[0] for p in parts if p[0] is not None)
+    if base.size != 1:
+        return  # the pieces of a vector base do not line up with the result's elements
     _record(tc, out, base, np.concatenate([p[1].reshape(-1) for p in parts]))
 
 
