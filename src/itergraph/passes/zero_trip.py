@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.builder import Builder
-from ..ir.graph import Graph
+from ..semantics.empty_stack import zero_iteration_output
+from ..ir.graph import Graph, Value
 from ..ir.loop import Concat, Last, Loop
-from ..ir.types import TensorType
 from .base import LoopPass
 from .loop_build import drop_unread_initializers
 from .loop_facts import static_count
@@ -21,9 +21,11 @@ class ZeroTrip(SkipReport, LoopPass):
     0 iterations (a trip count of 0, or clamped to 0, an initial condition constant false,
     or a sliced input of static length 0; no precondition) whose outputs all have a value
     after no iteration: a ``Last`` output of a carried value (its initial value) and a
-    ``Concat`` output without padding ``length`` or ``empty_error`` whose shape is known
-    before the run (an empty tensor). OpenVINO's CPU plugin evaluates such a loop while
-    compiling it and refuses it ("Zero count of iteration not supported").
+    ``Concat`` output without padding ``length`` or ``empty_error`` (the empty tensor both
+    backends give, `ir.empty_stack`: the element shape the body declares, unknown
+    dimensions 0). OpenVINO's CPU plugin evaluates such a loop while compiling it, and
+    refuses it ("Zero count of iteration not supported") or dies of a floating-point
+    exception.
 
     Returns: the number of loops replaced; `skipped` lists the zero-iteration loops left and
     why.
@@ -39,59 +41,33 @@ class ZeroTrip(SkipReport, LoopPass):
         n, _ = static_count(loop)
         if n != 0:
             return 0
+        values = [_value(loop, o) for o in loop.output_ports]
+        why = next((v for v in values if isinstance(v, str)), "")
+        if why:
+            return self.skip(loop, why)
         b = Builder(graph, loop.name or "zero_trip")
-        for o in loop.output_ports:
-            why = _emit(b, loop, o)
-            if why:
-                return self.skip(loop, why)
+        for o, v in zip(loop.output_ports, values):
+            v = v if isinstance(v, Value) else b.const(v, "empty")
+            b.node("Identity", [v], out=o.output, version=16)
         at = graph.nodes.index(loop)
         graph.nodes[at:at + 1] = b.nodes
         drop_unread_initializers(graph, loop.inputs)
         return 1
 
 
-def _emit(b: Builder, loop: Loop, o) -> str:
-    """Append the node giving output port `o`'s value after no iteration; "" or why not."""
+def _value(loop: Loop, o) -> Value | np.ndarray | str:
+    """Output port `o`'s value after no iteration (a value of the graph or a constant), or
+    why it has none that is known before the run."""
     if isinstance(o, Last):
         c = loop.carried_for_result(o.result)
-        if c is None:
-            return f"its output '{o.output.name}' is the last value of a non-carried one"
-        b.node("Identity", [c.value], out=o.output, version=16)
-        return ""
+        return c.value if c is not None else \
+            f"its output '{o.output.name}' is the last value of a non-carried one"
     assert isinstance(o, Concat)
     if o.length is not None or o.empty_error is not None:
         return f"its output '{o.output.name}' is padded or an error when empty"
-    shape = _empty_shape(o)
-    if shape is None:
-        return f"the shape of its output '{o.output.name}' is not known before it runs"
-    empty = b.const(np.zeros(shape, o.result.type.dtype.numpy), "empty")
-    b.node("Identity", [empty], out=o.output, version=16)
-    return ""
-
-
-def _static(t) -> tuple[int, ...] | None:
-    if not isinstance(t, TensorType) or t.dtype is None or t.shape is None \
-            or not all(isinstance(d, int) for d in t.shape):
-        return None
-    return tuple(t.shape)
-
-
-def _empty_shape(o: Concat) -> tuple[int, ...] | None:
-    """The shape of `o`'s output after no iteration: its declared shape when static, else the
-    per-iteration value's static shape with the joined axis made (or inserted as) 0."""
-    out = _static(o.output.type)
-    if out is not None:
-        return out
-    piece = _static(o.result.type)
-    if piece is None:
-        return None
-    rank = len(piece) + (1 if o.new_axis else 0)
-    axis = o.axis + rank if o.axis < 0 else o.axis
-    if not 0 <= axis < rank:
-        return None
-    if o.new_axis:
-        return piece[:axis] + (0,) + piece[axis:]
-    return piece[:axis] + (0,) + piece[axis + 1:]
+    value = zero_iteration_output(o)
+    return value if value is not None else \
+        f"its output '{o.output.name}' joins on an axis out of range"
 
 
 zero_trip = ZeroTrip()
