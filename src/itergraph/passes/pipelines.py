@@ -37,9 +37,7 @@ becomes standard ops and a loop; what it cannot lower stays an `UnsupportedError
 the feature), then (IR has no sequence type) `split_sequence_reads`, `sequence_scan_outputs`,
 `static_sequences`, then
 `iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
-``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `zero_trip`: a loop known to
-run no iteration becomes its initial values and empty outputs (OpenVINO's CPU plugin
-evaluates it while compiling and refuses zero iterations), then `loop_to_ti`: a loop with a
+``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `loop_to_ti`: a loop with a
 known count and a condition that never stops it is written as a TensorIterator (the Model
 Optimizer's LoopToTI).
 
@@ -81,7 +79,6 @@ from .sequence_scan_outputs import sequence_scan_outputs
 from .sequence_tensors import sequence_tensors
 from .split_sequence_reads import split_sequence_reads
 from .static_sequences import static_sequences
-from .zero_trip import zero_trip
 
 NUMPY: tuple[Pass, ...] = (passthrough_condition, iteration_gather, fuse_cells,
                            hoist_invariants, precompute_sliced)
@@ -95,7 +92,7 @@ XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
 OPENVINO_WRITE: tuple[Pass, ...] = (lower_generation, split_sequence_reads,
                                     sequence_scan_outputs, static_sequences, sequence_tensors,
-                                    iteration_gather, zero_trip, loop_to_ti)
+                                    iteration_gather, loop_to_ti)
 
 #: When this environment variable is set (to anything but "" or "0"), `run_pipeline`
 #: verifies the graph after every pass; the test suite sets it.
