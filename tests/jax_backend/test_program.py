@@ -12,6 +12,7 @@ import pytest
 from jaxutil import compare, onnx_graph, vi
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 import itergraph as ig
 from itergraph.backends import jax as jb
@@ -175,6 +176,110 @@ def test_dynamic_slice_by_the_iteration_number_and_bailout_to_numpy():
     feeds["M"] = np.array(6)  # the last slice x[5:7] holds one element: NumPy's answer
     want = sum(x[k:k + 2].sum() for k in range(6))
     assert float(cg.run(feeds)["a"]) == want and cg.bailouts == 1
+
+
+def _window_loop(ends_nodes: list):
+    """A while loop whose carried start i reads a 2 x 3 window of x at rows i, i + 1 (starts
+    ``Concat(i, 0)``, a run-time vector; ends made by `ends_nodes`), as jax2onnx writes
+    ``lax.dynamic_slice(x, (i, 0), (2, 3))``: column maxima summed while the sum stays
+    under t and the next window fits, i advancing by 1 or 2 with the data."""
+    body = h.make_graph(
+        [h.make_node("Unsqueeze", ["i", "ax"], ["i1"]),
+         h.make_node("Concat", ["i1", "zero1"], ["starts"], axis=0),
+         *ends_nodes,
+         h.make_node("Slice", ["x", "starts", "ends", "axes"], ["w"]),
+         h.make_node("ReduceMax", ["w", "ax"], ["m"], keepdims=0),
+         h.make_node("Add", ["acc", "m"], ["acc_o"]),
+         h.make_node("Gather", ["m", "zero"], ["m0"], axis=0),
+         h.make_node("Greater", ["m0", "fzero"], ["big"]),
+         h.make_node("Where", ["big", "two", "one"], ["step"]),
+         h.make_node("Add", ["i", "step"], ["i_o"]),
+         h.make_node("ReduceSum", ["acc_o", "ax"], ["tot"], keepdims=0),
+         h.make_node("Less", ["tot", "t"], ["go"]),
+         h.make_node("Add", ["i_o", "two"], ["end_next"]),
+         h.make_node("LessOrEqual", ["end_next", "rows"], ["fits"]),
+         h.make_node("And", ["go", "fits"], ["c_o"])], "b",
+        [vi("k", T.INT64, []), vi("c", T.BOOL, []), vi("i", T.INT64, []),
+         vi("acc", T.FLOAT, [3])],
+        [vi("c_o", T.BOOL, []), vi("i_o", T.INT64, []), vi("acc_o", T.FLOAT, [3])],
+        [h.make_tensor("ax", T.INT64, [1], [0]), h.make_tensor("zero1", T.INT64, [1], [0]),
+         h.make_tensor("zero", T.INT64, [], [0]), h.make_tensor("one", T.INT64, [], [1]),
+         h.make_tensor("two", T.INT64, [], [2]), h.make_tensor("fzero", T.FLOAT, [], [0.0]),
+         h.make_tensor("size", T.INT64, [2], [2, 3]), h.make_tensor("axes", T.INT64, [2], [0, 1]),
+         h.make_tensor("three", T.INT64, [1], [3])])
+    nodes = [h.make_node("Shape", ["x"], ["shape"]),
+             h.make_node("Gather", ["shape", "r0"], ["rows"], axis=0),
+             h.make_node("Loop", ["M", "", "i0", "acc0"], ["i_f", "acc_f"], body=body,
+                         name="L")]
+    inputs = [vi("M", T.INT64, []), vi("i0", T.INT64, []), vi("acc0", T.FLOAT, [3]),
+              vi("x", T.FLOAT, [7, 3]), vi("t", T.FLOAT, [])]
+    outputs = [vi("i_f", T.INT64, []), vi("acc_f", T.FLOAT, [3])]
+    inits = {"r0": np.array(0)}
+    m = h.make_model(h.make_graph(nodes, "g", inputs, outputs,
+                                  [numpy_helper.from_array(v, k) for k, v in inits.items()]),
+                     opset_imports=[h.make_opsetid("", 21)])
+    return m, onnx_graph(nodes, inputs, outputs, inits)
+
+
+#: ends = starts + [2, 3] (jax2onnx's form); ends = Concat(i + 2, 3), built apart
+ENDS = {"added": [h.make_node("Add", ["starts", "size"], ["ends"])],
+        "built_apart": [h.make_node("Add", ["i", "two"], ["i2"]),
+                        h.make_node("Unsqueeze", ["i2", "ax"], ["i2v"]),
+                        h.make_node("Concat", ["i2v", "three"], ["ends"], axis=0)]}
+
+
+def _window_feeds(m=100, t=4.0):
+    x = np.random.default_rng(3).uniform(-1, 1, (7, 3)).astype(np.float32)
+    return {"M": np.array(m), "i0": np.array(0), "acc0": np.zeros(3, np.float32), "x": x,
+            "t": np.array(t, np.float32)}
+
+
+def _like_ort(m, got: dict, feeds: dict) -> None:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize("ends", ENDS)
+def test_two_axis_window_at_a_run_time_start_compiles(ends):
+    """The window's starts are a run-time vector, not a scalar plus constants, yet its size
+    is known: a dynamic slice on the first axis, a static one on the second. The loop runs
+    on XLA and `explain` says so before and after the run. ONNX Runtime is the oracle."""
+    m, g = _window_loop(ENDS[ends])
+    for feeds in (_window_feeds(), _window_feeds(t=100.0)):
+        got, cg = compare(g, feeds)  # asserts every record compiles
+        _like_ort(m, got, feeds)
+        assert cg.bailouts == 0
+    assert all(r.compiles for r in jb.explain(g))
+
+
+def test_two_axis_window_past_the_end_is_numpys_answer():
+    """Starting at row 6 of 7, the first window is clamped to one row: its size is not the
+    static one, and the run-time check sends that run to NumPy (ONNX Runtime's answer)."""
+    m, g = _window_loop([h.make_node("Add", ["starts", "size"], ["ends"])])
+    feeds = _window_feeds(t=100.0)
+    feeds["i0"] = np.array(6)  # the first window x[6:8] holds one row
+    cg = jb.compile_graph(g)
+    _like_ort(m, cg.run(feeds), feeds)
+    assert cg.bailouts == 1
+
+
+def test_window_of_a_data_dependent_size_runs_on_numpy():
+    """ends = starts + Concat(i, 3): a window of i rows, i carried and moved by the data; the
+    size is not known while tracing, the loop runs on NumPy (ONNX Runtime's answer) and the
+    records say so."""
+    m, g = _window_loop([h.make_node("Unsqueeze", ["i", "ax"], ["iv"]),
+                         h.make_node("Concat", ["iv", "three"], ["sz"], axis=0),
+                         h.make_node("Add", ["starts", "sz"], ["ends"])])
+    feeds = _window_feeds()
+    feeds["i0"] = np.array(1)
+    cg = jb.compile_graph(g)
+    _like_ort(m, cg.run(feeds), feeds)
+    (rec,) = [r for r in cg.explain() if not r.compiles]
+    assert "differ by a known amount" in rec.reason
 
 
 def test_sequence_and_empty_optional_inputs_go_to_numpy():

@@ -63,13 +63,13 @@ def static_count(loop: Loop) -> tuple[int | None, str]:
     if loop.equal_slices and counts and counts[0] == 0:
         return None, "its sliced inputs are empty"
     bounds = counts + ([limit] if limit is not None else [])
-    if not bounds:
-        return None, "it has no trip count and no sliced input"
     first = const_value(loop.initial_condition)
-    if loop.initial_condition is not None and first is None:
-        return None, "its initial condition is not a constant"
     if first is not None and not bool(np.asarray(first).reshape(-1)[0]):
         return 0, ""
+    if not bounds:
+        return None, "it has no trip count and no sliced input"
+    if loop.initial_condition is not None and first is None:
+        return None, "its initial condition is not a constant"
     return min(bounds), ""
 
 

@@ -3,13 +3,19 @@
 A loop body that slices ``x[i : i + 1]`` with the iteration number ``i`` has run-time starts
 and ends, but a slice size known at trace time (``(i + 1) - i``). XLA can express that as a
 dynamic slice of static size. To see it, the tracer records, for small traced integer
-values, that they equal a traced scalar `base` plus a constant offset (per element), and
-carries that through Add/Sub with constants and reshaping ops. `Slice` asks for it.
+values, which elements equal a traced `base` plus a constant offset and which are constants,
+and carries that through Add/Sub with constants, Concat and reshaping ops. `Slice` asks for
+it (`window_forms`).
+
+The base is a scalar (broadcast to every element) or a small traced vector itself, element
+for element. Both forms of a two-axis ``lax.dynamic_slice`` as converters write it are seen:
+``ends = starts + [2, 3]`` with ``starts = Concat(i, 0)`` (jax2onnx), and ``starts =
+Concat(i, 0)``, ``ends = Concat(i + 2, 3)`` built apart.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -18,60 +24,99 @@ from .context import TraceContext, is_static
 MAX_ELEMENTS = 8
 
 
-def affine_of(tc: TraceContext, x) -> tuple[Any, np.ndarray] | None:
-    """(base, offset) with x == base + offset, or None. Static x: (None, x)."""
+class Affine(NamedTuple):
+    """Flat element k of a value is ``base[k] + offset[k]`` where ``relative[k]`` (``base[0]``
+    for a one-element base), else the constant ``offset[k]``. `base` None: all constant."""
+
+    base: Any
+    offset: np.ndarray
+    relative: np.ndarray
+
+
+def affine_of(tc: TraceContext, x) -> Affine | None:
+    """The form of `x`, or None. Static x: all constant. A small traced integer value
+    without a recorded form is its own base."""
     if is_static(x):
-        return (None, x.astype(np.int64)) if x.dtype.kind in "iu" else None
+        if x.dtype.kind not in "iu":
+            return None
+        return Affine(None, x.astype(np.int64), np.zeros(x.shape, bool))
     e = tc.affine.get(id(x))
-    if e is not None and e[2] is x:
-        return e[0], e[1]
-    if getattr(x, "size", 0) == 1 and np.dtype(x.dtype).kind in "iu":
-        return x, np.zeros(tuple(x.shape), np.int64)
+    if e is not None and e[1] is x:
+        return e[0]
+    if 0 < getattr(x, "size", 0) <= MAX_ELEMENTS and np.dtype(x.dtype).kind in "iu":
+        return Affine(x, np.zeros(tuple(x.shape), np.int64), np.ones(tuple(x.shape), bool))
     return None
 
 
-def _record(tc: TraceContext, out, base, off) -> None:
-    if base is None or is_static(out) or not hasattr(out, "shape"):
+def window_forms(tc: TraceContext, starts, ends) -> tuple[Affine, Affine] | None:
+    """The flat forms of `starts` and `ends` when ``ends - starts`` is known per element
+    while tracing (each pair the same base plus constants, or both constants), else None."""
+    a, b = affine_of(tc, starts), affine_of(tc, ends)
+    if a is None or b is None or a.offset.size != b.offset.size:
+        return None
+    ra, rb = a.relative.reshape(-1), b.relative.reshape(-1)
+    if (ra != rb).any() or (ra.any() and a.base is not b.base):
+        return None
+    return (Affine(a.base, a.offset.reshape(-1), ra), Affine(b.base, b.offset.reshape(-1), rb))
+
+
+def _record(tc: TraceContext, out, base, off, rel) -> None:
+    if is_static(out) or not hasattr(out, "shape"):
         return
-    off = np.broadcast_to(np.asarray(off, np.int64), tuple(out.shape)).copy() \
-        if off.size != int(np.prod(out.shape)) else np.asarray(off, np.int64).reshape(out.shape)
-    tc.affine[id(out)] = (base, off, out)  # keep `out` alive so its id stays unique
+    rel = np.asarray(rel, bool)
+    if base is None or not rel.any():
+        base = None
+    elif base.size not in (1, out.size):  # a vector base broadcast: not element-wise
+        return
+    shape = tuple(out.shape)
+    off = np.broadcast_to(np.asarray(off, np.int64), shape).copy() \
+        if off.size != int(np.prod(shape)) else np.asarray(off, np.int64).reshape(shape)
+    rel = np.broadcast_to(rel, shape).copy() if rel.size != off.size else rel.reshape(shape)
+    tc.affine[id(out)] = (Affine(base, off, rel), out)  # keep `out` alive: its id stays unique
 
 
 def _add_sub(tc: TraceContext, node, inputs: list, out) -> None:
     if len(inputs) != 2:
         return
     a, b = (affine_of(tc, x) if x is not None else None for x in inputs)
-    if a is None or b is None or (a[0] is not None and b[0] is not None):
+    if a is None or b is None or (a.base is not None and b.base is not None):
         return
+    shape = tuple(out.shape)
     if node.op_type == "Add":
-        base = a[0] if a[0] is not None else b[0]
-        _record(tc, out, base, np.broadcast_to(a[1] + b[1], tuple(out.shape)))
-    elif a[0] is not None:  # base + c - d
-        _record(tc, out, a[0], np.broadcast_to(a[1] - b[1], tuple(out.shape)))
+        base, rel = (a.base, a.relative) if a.base is not None else (b.base, b.relative)
+        _record(tc, out, base, np.broadcast_to(a.offset + b.offset, shape),
+                np.broadcast_to(rel, shape))
+    elif b.base is None:  # base + c - d
+        _record(tc, out, a.base, np.broadcast_to(a.offset - b.offset, shape),
+                np.broadcast_to(a.relative, shape))
 
 
 def _same_elements(tc: TraceContext, node, inputs: list, out) -> None:
-    """Ops that keep the elements (reshaping, casting): the offsets follow them."""
+    """Ops that keep the elements (reshaping, casting): the forms follow them."""
     if not inputs or inputs[0] is None:
         return
     a = affine_of(tc, inputs[0])
-    if a is not None and a[0] is not None and a[1].size in (1, out.size):
-        _record(tc, out, a[0], a[1].reshape(-1) if a[1].size == out.size else a[1])
+    if a is not None and a.base is not None and a.offset.size in (1, out.size):
+        _record(tc, out, a.base, a.offset.reshape(-1) if a.offset.size == out.size
+                else a.offset, a.relative.reshape(-1) if a.relative.size == out.size
+                else a.relative)
 
 
 def _concat(tc: TraceContext, node, inputs: list, out) -> None:
     parts = [affine_of(tc, x) for x in inputs]
-    bases = {id(p[0]) for p in parts if p is not None and p[0] is not None}
-    if any(p is None for p in parts) or len(bases) != 1:
+    if any(p is None for p in parts):
         return
-    if any(p[0] is None for p in parts):
-        return  # mixed constants and base: offsets alone would lie for constants
-    base = next(p[0] for p in parts if p[0] is not None)
-    _record(tc, out, base, np.concatenate([p[1].reshape(-1) for p in parts]))
+    bases = {id(p.base): p.base for p in parts if p.base is not None}
+    if len(bases) != 1:
+        return
+    base = next(iter(bases.values()))
+    if base.size != 1:
+        return  # the pieces of a vector base do not line up with the result's elements
+    _record(tc, out, base, np.concatenate([p.offset.reshape(-1) for p in parts]),
+            np.concatenate([p.relative.reshape(-1) for p in parts]))
 
 
-# op -> rule recording the affine form of the op's output from its inputs' forms
+# op -> rule recording the form of the op's output from its inputs' forms
 RULES = {
     "Add": _add_sub, "Sub": _add_sub, "Concat": _concat,
     **dict.fromkeys(("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast", "Expand"),
@@ -80,8 +125,8 @@ RULES = {
 
 
 def propagate(tc: TraceContext, node, inputs: list, outputs: list) -> None:
-    """After `node` was traced: record the affine form of its output when one follows (the
-    op has a rule in `RULES`)."""
+    """After `node` was traced: record the form of its output when one follows (the op has
+    a rule in `RULES`)."""
     rule = RULES.get(node.op_type)
     if rule is None or len(outputs) != 1:
         return

@@ -48,16 +48,9 @@ def post_concat(w, loop: Loop, env, E: Emitter, o: Concat, raw: str) -> None:
         if axis != 0:
             perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, er + 1))
             cur = E.op("Transpose", [cur], "concat_t", perm=perm)
-        shape = E.shape(cur)
-        merged = E.mul(E.dim(cur, axis), E.dim(cur, axis + 1))
-        parts = []
-        if axis > 0:
-            parts.append(E.slice(shape, [0], [axis], [0]))
-        parts.append(E.vec1(merged))
-        if axis + 2 <= er:
-            parts.append(E.slice(shape, [axis + 2], [INT64_MAX], [0]))
-        new_shape = parts[0] if len(parts) == 1 else E.op("Concat", parts, "shape", axis=0)
-        cur = E.op("Reshape", [cur, new_shape], "concat")
+        # a 0 in the computed shape (no iteration) is a length, not "copy the input's"
+        zero = {"allowzero": 1} if E.opset >= 14 else {}
+        cur = E.op("Reshape", [cur, _merged_shape(E, cur, axis, er)], "concat", **zero)
     if o.length is not None:
         cur = _pad(w, loop, env, E, o, cur, axis, er if o.new_axis is False else
                    (None if er is None else er + 1), i)
@@ -67,6 +60,24 @@ def post_concat(w, loop: Loop, env, E: Emitter, o: Concat, raw: str) -> None:
         last.output[0] = name
     else:  # pragma: no cover - every path above ends with a node making `cur`
         E.op("Identity", [cur], out=w.define(env, o.output))
+
+
+def _merged_shape(E: Emitter, cur: str, axis: int, er: int) -> str:
+    """The shape of `cur` (``[.., n, k, ..]``) with axes `axis` and ``axis + 1`` merged.
+    Rank-1 pieces give the constant ``[-1]`` (n * k, also when n is 0): ONNX Runtime's
+    contiguous-Reshape fusion mistakes a computed shape made by a Reshape for the data
+    of the Reshape it feeds, and refuses the graph when the element types differ."""
+    if er == 1:
+        return E.const([-1], "flat")
+    shape = E.shape(cur)
+    merged = E.mul(E.dim(cur, axis), E.dim(cur, axis + 1))
+    parts = []
+    if axis > 0:
+        parts.append(E.slice(shape, [0], [axis], [0]))
+    parts.append(E.vec1(merged))
+    if axis + 2 <= er:
+        parts.append(E.slice(shape, [axis + 2], [INT64_MAX], [0]))
+    return parts[0] if len(parts) == 1 else E.op("Concat", parts, "shape", axis=0)
 
 
 def _pad(w, loop, env, E: Emitter, o: Concat, cur: str, axis: int, rank: int | None,

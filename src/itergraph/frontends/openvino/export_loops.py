@@ -64,6 +64,7 @@ from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType
 from ...passes.dead_ports import slice_count
+from ...passes.loop_facts import static_count
 from ...semantics.empty_stack import zero_iteration_output
 from .elements import from_element_type, to_numpy
 from .export_table import exporter
@@ -220,14 +221,17 @@ def _loop(w: NetWriter, loop: Loop, ins: list[Out | None]):
 
 def _zero_iteration_outputs(w: NetWriter, loop: Loop,
                             port_ins: list[Out | None]) -> list[Out] | None:
-    """The loop's outputs written without the loop when a sliced input is statically empty,
-    so that no input makes it iterate: OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop
-    whose static iteration count is 0. Carried values leave as they came in; joined outputs
-    are the empty arrays both backends give (`semantics.empty_stack`). None when the loop may
-    iterate, may fail (unequal scan lengths, strict slices), or an output after no iteration
-    is not known."""
+    """The loop's outputs written without the loop when no input makes it iterate: a sliced
+    input statically empty, or (`loop_facts.static_count`) a trip count of 0 or a constant
+    false initial condition. OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop whose
+    static iteration count is 0, or refuses it ("Zero count of iteration not supported").
+    Carried values leave as they came in; joined outputs are the empty arrays both backends
+    give (`semantics.empty_stack`). None when the loop may iterate, may fail (unequal scan
+    lengths, strict slices), or an output after no iteration is not known."""
     counts = [slice_count(s) for s in loop.sliced]
-    if 0 not in counts or loop.strict_slices or (loop.equal_slices and any(c != 0 for c in counts)):
+    empty = 0 in counts and not loop.strict_slices \
+        and not (loop.equal_slices and any(c != 0 for c in counts))
+    if not empty and static_count(loop)[0] != 0:
         return None
     outs: list[Out] = []
     for port in loop.output_ports:

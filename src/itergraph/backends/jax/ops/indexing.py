@@ -86,20 +86,21 @@ def _slice10(cx, x, starts, ends, axes=None, steps=None):
 
 def _dynamic_slice(cx, x, starts, ends, axes, steps):
     """Run-time starts/ends whose difference is known (``x[i : i + k]``): a dynamic slice of
-    static size. Bounds that would give another size (out of range, wrapping negative
-    indices) are handled by redoing the run on NumPy."""
+    static size (axes whose bounds are both constants: a static slice). Bounds that would
+    give another size (out of range, wrapping negative indices) are handled by redoing the
+    run on NumPy."""
     from jax import lax
 
-    from ..affine import affine_of
+    from ..affine import window_forms
     from ..context import Bailout, CannotLower
 
-    sa, ea = affine_of(cx.tc, starts), affine_of(cx.tc, ends)
-    if sa is None or ea is None or sa[0] is None or sa[0] is not ea[0] or \
-            sa[1].size != ea[1].size:
+    forms = window_forms(cx.tc, starts, ends)
+    if forms is None:
         raise CannotLower(cx.node, "starts/ends (inputs 1, 2) must be known at compile time, or "
                                    "differ by a known amount (it is computed from run-time "
                                    "data)", needs_static=True)
-    n = sa[1].size
+    sf, ef = forms
+    n = sf.offset.size
     axes = list(range(n)) if axes is None else axes
     steps = [1] * n if steps is None else steps
     if len(axes) != n or len(steps) != n:
@@ -107,13 +108,16 @@ def _dynamic_slice(cx, x, starts, ends, axes, steps):
     if any(st != 1 for st in steps):
         raise CannotLower(cx.node, "run-time starts with a step other than 1 are not lowered")
     xp = cx.xp
-    sizes = (ea[1] - sa[1]).reshape(-1)
     svec = xp.reshape(xp.asarray(starts), (-1,)).astype(np.int64)
     evec = xp.reshape(xp.asarray(ends), (-1,)).astype(np.int64)
     y = x
     for k, a in enumerate(axes):
         ax = norm_axis(cx, a, x.ndim)
-        dim, size = x.shape[ax], int(sizes[k])
+        dim, s0, e0 = x.shape[ax], int(sf.offset[k]), int(ef.offset[k])
+        if not sf.relative[k]:  # both bounds constants on this axis: a static slice
+            y = y[(slice(None),) * ax + (slice_of(s0, e0, 1, dim),)]
+            continue
+        size = e0 - s0
         if size <= 0:
             y = lax.slice_in_dim(y, 0, 0, axis=ax)
             continue
