@@ -77,7 +77,8 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     grown axis); "argmax" (ArgMax along the grown axis: no rule, falls back); "shape" (its
     valid length, from Shape); "last" (its last row, a Slice from the end); "first" (its
     first row, a Gather at 0); "range" (its valid length as a Range bound, which XLA needs
-    when compiling: falls back). `trip`:
+    when compiling: falls back); "softsign" (an element-wise op, then a ReduceSum along the
+    grown axis: kinds read from `ir.padded_axes`). `trip`:
     "input" (run-time trip count), "const" (3, known when compiling: a scan) or "cond" (no
     trip count; a condition stops it after M iterations)."""
     n = []
@@ -118,6 +119,10 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
         n.append(h.make_node("ArgMax", ["s"], ["am"], axis=-1, keepdims=1))
         n.append(h.make_node("Cast", ["am"], ["amf"], to=T.FLOAT))
         n.append(h.make_node("Add", ["y1", "amf"], ["y_out"]))
+    elif read_ == "softsign":
+        n.append(h.make_node("Softsign", ["k2"], ["ks"]))
+        n.append(h.make_node("ReduceSum", ["ks", "c_ax1"], ["kr"], keepdims=1))
+        n.append(h.make_node("Add", ["y1", "kr"], ["y_out"]))
     elif read_ == "first":
         n.append(h.make_node("Gather", ["k2", "c_i0"], ["row0"], axis=1))
         n.append(h.make_node("Unsqueeze", ["row0", "c_ax1"], ["row0u"]))
@@ -170,7 +175,8 @@ def _feeds(trip: str = "input", m: int = 5, length: int = 3, b: int = 2, d: int 
     return f
 
 
-@pytest.mark.parametrize("read_", ["softmax", "reducesum", "shape", "last", "first"])
+@pytest.mark.parametrize("read_", ["softmax", "reducesum", "shape", "last", "first",
+                                   "softsign"])
 @pytest.mark.parametrize("trip", ["input", "const", "cond"])
 def test_rewritten_loop_equals_numpy_and_ort(read_, trip):
     got, _ = _check(attention_loop(read_, trip), _feeds(trip))

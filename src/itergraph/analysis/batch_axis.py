@@ -38,6 +38,7 @@ import numpy as np
 
 from ..ir import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
+from ..ir.padded_axes import Along, along
 from ..ir.static_values import partial_shape, static_value
 from ..ir.traits import Trait, normalized_axes, traits
 from ..ir.types import TensorType
@@ -181,19 +182,26 @@ def _only_first_batched(node: Node, ins: list) -> Batched:
 
 
 def _op(node: Node, ins: list) -> list[State]:
-    op, t = node.op_type, traits(node.op_type, node.domain)
-    n_out = len(node.outputs)
-    if Trait.UNARY in t:
-        return [_only_first_batched(node, ins)] * n_out
-    if Trait.BROADCAST in t:
-        return [_broadcast(node, ins)]
-    if Trait.REDUCTION in t:
+    """The rule of `node`'s kind in `ir.padded_axes` (what it does with a padded axis, which
+    is what it does with the batch axis), else its own."""
+    kind = along(node)
+    if kind is Along.ELEMENTWISE:
+        if Trait.BROADCAST in traits(node.op_type, node.domain):
+            return [_broadcast(node, ins)]
+        return [_only_first_batched(node, ins)] * len(node.outputs)
+    if kind is Along.REDUCE:
         b = _only_first_batched(node, ins)
         axes = _ints(node, "axes", 1)
         if not axes:
             _refuse(node, "it reduces every axis, the batch axis among them")
         return [_drop_axes(node, b, axes, node.attrs.get("keepdims", 1))]
-    rule = _RULES.get(op)
+    if kind is Along.NORMALIZE:
+        return _softmax(node, ins)
+    if kind is Along.CONTRACT:
+        return _matmul(node, ins)
+    if kind is Along.LENGTH:
+        return _shape(node, ins)
+    rule = _RULES.get(node.op_type)
     if rule is None:
         _refuse(node, "no rule says this op keeps examples apart")
     return rule(node, ins)
@@ -590,13 +598,12 @@ def _loop(node: Loop, env: dict[int, State]) -> list[State]:
     return outs
 
 
+# the ops that move axes (`Along.MOVE`) and those `ir.padded_axes` gives no kind
 _RULES: dict[str, Any] = {
-    "MatMul": _matmul, "Gemm": _gemm, "Transpose": _transpose, "Concat": _concat,
-    "Split": _along_other_axis(0), "Softmax": _softmax, "LogSoftmax": _softmax,
-    "Hardmax": _softmax, "ArgMax": _arg_reduce, "ArgMin": _arg_reduce, "Slice": _slice,
-    "Gather": _gather, "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Reshape": _reshape,
-    "Flatten": _flatten, "LSTM": _cell, "GRU": _cell, "RNN": _cell, "Shape": _shape,
-    "Pad": _pad, **{op: _window for op in (
+    "Gemm": _gemm, "Transpose": _transpose, "Concat": _concat, "Split": _along_other_axis(0),
+    "ArgMax": _arg_reduce, "ArgMin": _arg_reduce, "Slice": _slice, "Gather": _gather,
+    "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Reshape": _reshape, "Flatten": _flatten,
+    "LSTM": _cell, "GRU": _cell, "RNN": _cell, "Pad": _pad, **{op: _window for op in (
         "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
         "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
         "LRN")},

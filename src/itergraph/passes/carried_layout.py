@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.builder import Builder
 from ..ir.canonical import int_operand
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Loop
@@ -225,21 +226,18 @@ class _Rewriter:
         self.body = loop.body
         self.scope = LoopScope(loop)
         self.made: dict[int, Value] = {}  # uid -> its transposed copy (non-transposed values)
-        self.pending: list[Node] = []
+        # new body nodes, placed before the node being rewritten
+        self.b = Builder(self.body, "")
         self.rewritten: set[int] = set()  # ids of nodes rewritten in place
 
     # -- constants and new nodes
     def _i64(self, name: str, values) -> Value:
-        v = Value(name, None, np.asarray(values, dtype=np.int64))
-        self.body.initializers.append(v)
-        return v
+        return self.b.i64(values, name=name)
 
-    def _node(self, op: str, inputs, name: str, attrs=None, version: int = 13,
+    def _node(self, op: str, inputs, name: str, attrs=None, version: int | None = 13,
               out_type=None) -> Value:
-        out = Value(name, out_type)
-        self.pending.append(Node(op, inputs, [out], attrs or {}, version=version,
-                                 name=f"{name}_layout"))
-        return out
+        return self.b.add(op, inputs, [Value(name, out_type)], attrs, version=version,
+                          name=f"{name}_layout").outputs[0]
 
     # -- the transpose of a value that is not a transposed value, as a rank-2 operand sees it
     def to_t(self, v: Value | None, depth: int = 0) -> Value | None:
@@ -285,8 +283,8 @@ class _Rewriter:
             act = self.actions.get(id(n))
             if act is not None:
                 self._rewrite(n, act)
-                new_nodes.extend(self.pending)
-                self.pending = []
+                new_nodes.extend(self.b.nodes)
+                self.b.nodes.clear()
             new_nodes.append(n)
         body.nodes = new_nodes
         self._drop_bypassed()
@@ -296,10 +294,11 @@ class _Rewriter:
         at = self.graph.nodes.index(loop)
         init = port.value
         init_t = Value(f"{init.name}_T", _swapped(init.type))
-        self.graph.nodes.insert(at, Node("Transpose", [init], [init_t], {"perm": [1, 0]},
-                                         version=13, name=f"{init.name}_layout"))
+        Builder(self.graph, "", nodes=self.graph.nodes).node(
+            "Transpose", [init], {"perm": [1, 0]}, out=init_t, node_name=f"{init.name}_layout",
+            at=at)
         port.value = init_t
-        after: list[Node] = []
+        after = Builder(self.graph, "")
         ports = list(loop.output_ports)
         for p in ports:
             if p.result.uid not in self.t:
@@ -322,11 +321,11 @@ class _Rewriter:
                     p.axis = 1 - p.axis % 2
                 new_type = _swapped(old.type)
             p.output = Value(f"{old.name}_T", new_type)
-            after.append(Node("Transpose", [p.output], [old], {"perm": perm}, version=13,
-                              name=f"{old.name}_layout"))
+            after.node("Transpose", [p.output], {"perm": perm}, out=old,
+                       node_name=f"{old.name}_layout")
         loop.set_output_ports(ports)
         at = self.graph.nodes.index(loop)
-        self.graph.nodes[at + 1:at + 1] = after
+        self.graph.nodes[at + 1:at + 1] = after.nodes
 
     def _drop_bypassed(self) -> None:
         """Remove the pure nodes whose values were replaced by transposed copies and that

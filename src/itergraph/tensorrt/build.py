@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from ..ir import Graph, Node, Value, verify
+from ..ir import Graph, Value, verify
 from .checks import finish_outputs, profile_checks
 from .control import (
     IfConditional,
@@ -234,8 +234,8 @@ class _Builder:
         em.prefix = cond.name
         c = em.value(cond.condition.required_input(0))
         values = [em.new_value(o.outputs[0]) for o in outs]
-        graph.add(Node("If", [c], values, {"then_branch": graphs[0], "else_branch": graphs[1]},
-                       version=OPSET, name=em.fresh(cond.name, em.node_names)))
+        em.add("If", [c], values, {"then_branch": graphs[0], "else_branch": graphs[1]},
+               name=em.fresh(cond.name, em.node_names))
 
     def reach(self, scope, tensors: list[Tensor], units: list) -> set[int]:
         ids = {id(u) for u in units}

@@ -12,9 +12,9 @@ a network output) is converted to that type last.
 from __future__ import annotations
 
 from ..errors import UnsupportedError
-from ..ir import Graph, Node, Value, tensor
+from ..ir import Graph, Value, tensor
 from .enums import ONNX_TYPE, DataType, to_ir
-from .lower import OPSET, Emitter
+from .lower import Emitter
 from .shapes import ir_shape
 
 _I64 = DataType.INT64
@@ -89,6 +89,6 @@ def finish_outputs(network, em: Emitter, top: Graph, checks: list[Value]) -> Non
             v = em.node("Cast", [v], {"to": ONNX_TYPE[t.out_type]})
         out = Value(name)
         out.type = tensor(to_ir(t.dtype), ir_shape(t.shape))
-        top.add(Node("Identity", [v], [out], version=OPSET, name=em.fresh(
-            f"{name}/output", em.node_names)))
+        em.add("Identity", [v], [out], name=em.fresh(f"{name}/output", em.node_names),
+               graph=top)
         top.outputs.append(out)

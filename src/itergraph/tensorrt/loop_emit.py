@@ -29,13 +29,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from ..ir import Carried, Concat, Graph, Last, Node, Sliced, Value, tensor
+from ..ir import Carried, Concat, Graph, Last, Sliced, Value, tensor
 from ..ir import Loop as IRLoop
 from . import layers as L
 from .control import IteratorLayer, LoopOutputLayer, RecurrenceLayer
 from .core import Layer, Tensor
 from .enums import DataType, LoopOutput, TripLimit, to_ir, to_numpy
-from .lower import OPSET, lower_layer
+from .lower import lower_layer
 from .shapes import ir_shape, norm_axis
 
 _I64 = DataType.INT64
@@ -248,8 +248,8 @@ class LoopEmitter:
             v = Value(em.fresh(f"{r.name}/next"), _ir_type(r.outputs[0]))
             carried[id(r)].result = v
             outs.append(v)
-        body.add(Node("If", [more], outs, {"then_branch": then_g, "else_branch": else_g},
-                      version=OPSET, name=em.fresh(f"{loop.name}/lazy", em.node_names)))
+        em.add("If", [more], outs, {"then_branch": then_g, "else_branch": else_g},
+               name=em.fresh(f"{loop.name}/lazy", em.node_names), graph=body)
 
     def _count_trips(self, body: Graph, ports: list, outs: list) -> Value:
         """A carried trip counter (for loops whose trip count only the run tells)."""
@@ -349,7 +349,7 @@ class ZeroTrip:
         else_g.outputs = [em.node("Identity", [self.raw])]
         em.graph = graph
         none = em.node("Less", [trips, em.scalar(1, _I64)])
-        graph.add(Node("If", [none], [self.out], {"then_branch": then_g, "else_branch": else_g},
-                       version=OPSET, name=em.fresh(f"{lo.name}/zero_trips", em.node_names)))
+        em.add("If", [none], [self.out], {"then_branch": then_g, "else_branch": else_g},
+               name=em.fresh(f"{lo.name}/zero_trips", em.node_names), graph=graph)
 
 __all__ = ["LoopEmitter"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from ..ir import DataType as IRDataType
 from ..ir import Graph, Node, Value, tensor
+from ..ir.builder import Builder, unique_name
 from .core import FLOATS
 from .enums import (
     ONNX_TYPE,
@@ -26,7 +26,9 @@ OPSET = 18
 
 
 class Emitter:
-    """Builds IR graphs: names values uniquely and maps network tensors to IR values."""
+    """Builds IR graphs through the IR's node builder (`ir.builder.Builder`, at `OPSET`):
+    names values uniquely (``name``, ``name_1`` ...) and maps network tensors to IR values.
+    Nodes go to the current `graph`, constants to the top graph."""
 
     def __init__(self, top: Graph, reserved: dict[int, str]):
         self.top = top
@@ -35,18 +37,13 @@ class Emitter:
         self._reserved = reserved  # id(tensor) -> exact name (network inputs/outputs)
         self.names: set[str] = set(reserved.values())
         self.node_names: set[str] = set()
-        self._scalars: dict[tuple, Value] = {}
+        self.b = Builder(top, "", sep="", opset=OPSET, taken=self.names)
         self.prefix = ""
         self.checks: list[Value] = []  # INT64 zeros that fail when a run-time check fails
 
     # -- names ----------------------------------------------------------------------------
     def fresh(self, base: str, taken: set[str] | None = None) -> str:
-        taken = self.names if taken is None else taken
-        name, k = base, 1
-        while name in taken:
-            name, k = f"{base}_{k}", k + 1
-        taken.add(name)
-        return name
+        return unique_name(base, self.names if taken is None else taken)
 
     # -- values ---------------------------------------------------------------------------
     def value(self, t) -> Value:
@@ -72,23 +69,23 @@ class Emitter:
         outs = [Value(self.fresh(f"{self.prefix}/{op}_out")) for _ in range(n_out)]
         name = self.fresh(self.prefix if self.prefix not in self.node_names else
                           f"{self.prefix}/{op}", self.node_names)
-        self.graph.add(Node(op, list(inputs), outs, attrs or {}, version=OPSET, name=name))
+        self.add(op, inputs, outs, attrs, name=name)
         return outs[0] if n_out == 1 else outs
+
+    def add(self, op: str, inputs, outputs: list[Value], attrs=None, *, name: str,
+            graph: Graph | None = None) -> Node:
+        """Append the ONNX-standard node ``op(inputs) -> outputs`` named `name` to `graph`
+        (default the current graph) and return it."""
+        self.b.nodes = (self.graph if graph is None else graph).nodes
+        return self.b.add(op, inputs, outputs, attrs, version=self.b.opset, name=name)
 
     def const(self, array, base: str | None = None) -> Value:
         """A constant, stored as an initializer of the top graph (usable from any body)."""
-        arr = np.asarray(array)
-        v = Value(self.fresh(base or f"{self.prefix}/const"), None, arr)
-
-        v.type = tensor(IRDataType.from_numpy(arr.dtype), arr.shape)
-        self.top.initializers.append(v)
-        return v
+        return self.b.const(array, base or f"{self.prefix}/const")
 
     def scalar(self, x, dtype: DataType) -> Value:
-        key = (float(x), dtype)
-        if key not in self._scalars:
-            self._scalars[key] = self.const(np.array(x, dtype=to_numpy(dtype)), f"scalar_{x}")
-        return self._scalars[key]
+        """The scalar `x` of `dtype`, one constant shared by every use."""
+        return self.b.const(np.array(x, dtype=to_numpy(dtype)), f"scalar_{x}", shared=True)
 
     def ints(self, xs) -> Value:
         return self.const(np.array(list(xs), dtype=np.int64), f"{self.prefix}/ints")

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..ir.builder import Builder, unique_name
 from ..ir.clone import clone_graph
-from ..ir.graph import Graph, Node, Value
+from ..ir.graph import Graph, Value
 from ..ir.loop import Carried, Concat, Last
 from ..ir.types import DataType, SequenceType, TensorType, tensor
 from ..passes.base import Pass
@@ -129,12 +130,13 @@ def _names(graph: Graph) -> set[str]:
 
 
 def _unique(name: str, taken: set[str]) -> str:
-    out, k = name, 1
-    while out in taken:
-        k += 1
-        out = f"{name}~{k}"
-    taken.add(out)
-    return out
+    """`name`, or ``name~2``, ``name~3`` ... when it is taken (then taken too)."""
+    return unique_name(name, taken, "{}~{}", 2)
+
+
+def _builder(g: Graph, taken: set[str]) -> Builder:
+    """Nodes appended to `g`, constants added to it, named as `_unique` names."""
+    return Builder(g, "", sep="", nodes=g.nodes, taken=taken, again="{}~{}", start=2)
 
 
 def _tensor_type(v: Value, where: str) -> TensorType:
@@ -186,21 +188,15 @@ def _stack_count(graph: Graph, t: BodyTensor, depth: int, base: str, taken: set[
 
 
 def _const(g: Graph, name: str, value, taken: set[str]) -> Value:
-    a = np.asarray(value)
-    v = Value(_unique(name, taken), tensor(DataType.from_numpy(a.dtype), a.shape), const=a)
-    g.initializers.append(v)
-    return v
+    return _builder(g, taken).const(value, name)
 
 
 def _node(g: Graph, op: str, inputs, name: str, taken: set[str], type_=None,
           attrs=None, version: int = 13, at: int | None = None) -> Value:
-    out = Value(_unique(name, taken), type_)
-    n = Node(op, inputs, [out], attrs or {}, version=version, name=out.name)
-    if at is None:
-        g.nodes.append(n)
-    else:
-        g.nodes.insert(at, n)
-    return out
+    """``op(inputs)`` appended to `g` (inserted at `at`); the node is named as its output."""
+    b = _builder(g, taken)
+    out = Value(b.fresh(name), type_)
+    return b.node(op, inputs, attrs, out=out, node_name=out.name, version=version, at=at)
 
 
 def _thread(graph: Graph, t: BodyTensor, base: str, taken: set[str]) -> tuple[str, str]:

@@ -42,11 +42,11 @@ error when its trip count goes beyond its sliced inputs. A negative length runs 
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 
 from ...errors import ModelError
-from ...ir.graph import Graph, Node, Value
+from ...ir.builder import Builder
+from ...ir.graph import Graph, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
 from .loop_import import body_in_context, body_inputs, check_allowed, check_carried
@@ -244,19 +244,6 @@ def _with_time(t):
     return t
 
 
-def _const(g: Graph, name: str, array) -> Value:
-    a = np.asarray(array)
-    v = Value(name, TensorType(DataType(str(a.dtype)), a.shape), const=a)
-    g.initializers.append(v)
-    return v
-
-
-def _op(g: Graph, op: str, inputs, name: str, type_=None, **attrs) -> Value:
-    out = Value(name, type_)
-    g.add(Node(op, inputs, [out], attrs, version=INSERTED_VERSION, name=name))
-    return out
-
-
 def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     n, m, k = len(states), len(scans), len(outputs) - len(states)
     base = p.name or "scan8"
@@ -269,6 +256,7 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
     s_rows = [Value(f"{base}/state{i}_row", _drop0(v.type)) for i, v in enumerate(states)]
     x_rows = [Value(f"{base}/scan{j}_row", _drop0(v.type)) for j, v in enumerate(scans)]
     row.inputs = s_rows + x_rows
+    b = Builder(row, base, opset=INSERTED_VERSION, nodes=row.nodes)
     outer_ports: list = [Sliced(v, pr, axis=0) for v, pr in zip(states, s_rows)]
     outer_ports += [Sliced(v, pr, axis=0) for v, pr in zip(scans, x_rows)]
     i64 = TensorType(DataType.INT64, ())
@@ -277,19 +265,20 @@ def _scan8(p, body: Graph, seq_lens, states, scans, outputs, dirs) -> Loop:
         length = Value(f"{base}/seq_len", i64)
         row.inputs.append(length)
         outer_ports.append(Sliced(seq_lens, length, axis=0))
-        shape = _op(row, "Shape", [x_rows[0]], f"{base}/time_shape",
-                    TensorType(DataType.INT64, (None,)))
-        t_len = _op(row, "Gather", [shape, _const(row, f"{base}/zero", np.int64(0))],
-                    f"{base}/time_len", i64, axis=0)
+        shape = b.node("Shape", [x_rows[0]], name=f"{base}/time_shape",
+                       type=TensorType(DataType.INT64, (None,)))
+        t_len = b.node("Gather", [shape, b.i64(0, name=f"{base}/zero")], {"axis": 0},
+                       name=f"{base}/time_len", type=i64)
     inner_x = list(x_rows)
     if seq_lens is not None and any(dirs):
-        end = _op(row, "Reshape", [length, _const(row, f"{base}/shape1", np.array([1]))],
-                  f"{base}/seq_end", TensorType(DataType.INT64, (1,)))
-        zero1 = _const(row, f"{base}/start0", np.array([0]))
+        end = b.node("Reshape", [length, b.i64([1], name=f"{base}/shape1")],
+                     name=f"{base}/seq_end", type=TensorType(DataType.INT64, (1,)))
+        zero1 = b.i64([0], name=f"{base}/start0")
         for j in range(m):
             if dirs[j]:
-                inner_x[j] = _op(row, "Slice", [x_rows[j], zero1, end, zero1],
-                                 f"{base}/scan{j}_valid", _unknown_first(x_rows[j].type))
+                inner_x[j] = b.node("Slice", [x_rows[j], zero1, end, zero1],
+                                    name=f"{base}/scan{j}_valid",
+                                    type=_unknown_first(x_rows[j].type))
     ports: list = [Carried(s_rows[i], body.inputs[i], body.outputs[i]) for i in range(n)]
     ports += [Sliced(inner_x[j], body.inputs[n + j], axis=0, stride=-1 if dirs[j] else 1)
               for j in range(m)]

@@ -1,9 +1,10 @@
 """Helpers to emit ONNX-standard IR nodes while importing OpenVINO layers.
 
-`Builder` appends nodes and constants to one IR graph (the top graph or a loop body). Every
-node gets ``version = OPSET`` (the ONNX opset the importer targets). Constant-valued inputs
-are folded where a translation needs the value (axes, permutations, gate reordering): see
-`Builder.value_of`.
+`Builder` appends nodes and constants to one IR graph (the top graph or a loop body) through
+the IR's node builder (`ir.builder.Builder`, at opset `OPSET`, the ONNX opset the importer
+targets; names ``prefix + what + "_" + n``, numbered across every graph of an import).
+Constant-valued inputs are folded where a translation needs the value (axes, permutations,
+gate reordering): see `Builder.value_of`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import ModelError, UnsupportedError
-from ...ir.graph import Graph, Node, Value
+from ...ir.builder import Builder as IRBuilder
+from ...ir.graph import Graph, Value
 from ...ir.types import DataType, TensorType
 from .elements import from_numpy, to_numpy
 from .netparse import Net
@@ -60,6 +62,8 @@ class Builder:
         self.graph = graph
         self.prefix = prefix
         self.reader = reader
+        self.ir = IRBuilder(graph, prefix, sep="", opset=OPSET, nodes=graph.nodes,
+                            counter=self._uid)
 
     def body(self, net: Net, name: str, where: str):
         """Convert `net`, a loop body or If branch of the layer at `where`, into a graph named
@@ -68,15 +72,10 @@ class Builder:
             raise ModelError(f"{where}: internal: no reader for nested networks")
         return self.reader.body(net, name, where)
 
-    def _label(self, what: str) -> str:
-        return f"{self.prefix}{what}_{next(self._uid)}"
-
     # -- constants -------------------------------------------------------------------------
     def const(self, arr: Any, dtype: Any = None, name: str = "") -> Value:
         a = np.asarray(arr, dtype=dtype)
-        v = Value(name or self._label("const"), TensorType(from_numpy(a.dtype), a.shape), const=a)
-        self.graph.initializers.append(v)
-        return v
+        return self.ir.const(a, "const", name=name, type=TensorType(from_numpy(a.dtype), a.shape))
 
     def i64(self, values) -> Value:
         return self.const(np.asarray(values, dtype=np.int64))
@@ -107,13 +106,12 @@ class Builder:
            dtype: DataType | None = None, name: str = "", domain: str = ""):
         """Append an ONNX node (of `domain`, version 1 there, else of the standard domain at
         `OPSET`); returns its output (or list of outputs when `outputs` != 1)."""
-        node = Node(op_type, list(inputs), outputs, attrs, domain=domain,
-                    version=1 if domain else OPSET, name=name or self._label(op_type))
+        node = self.ir.add(op_type, inputs, outputs, attrs, domain=domain,
+                           version=1 if domain else self.ir.opset, name=name)
         for i, v in enumerate(node.outputs):
             v.name = f"{node.name}:{i}" if outputs != 1 else node.name
             if dtype is not None:
                 v.type = TensorType(dtype, None)
-        self.graph.add(node)
         return node.outputs[0] if outputs == 1 else node.outputs
 
     def cast(self, v: Value, dt: DataType) -> Value:

@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.builder import Builder
 from ...ir.clone import clone_node
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Loop
@@ -183,24 +184,16 @@ class _Trip:
     the nodes computing a counted copy's trip count, put before the loop."""
 
     def __init__(self, graph: Graph, name: str):
-        self.graph, self.name = graph, name
-        self.nodes: list[Node] = []
+        self.b = Builder(graph, f"{name}/trip_count")
+        self.nodes = self.b.nodes
 
     def _node(self, op: str, ins: list, what: str, attrs: dict | None = None,
-              version: int = 13) -> Value:
-        out = Value(f"{self.name}/trip_count_{what}_{len(self.nodes)}",
-                    TensorType(DataType.INT64, ()))
-        self.nodes.append(Node(op, [self.value(x) for x in ins], [out], attrs or {},
-                               version=version, name=f"{out.name}_node"))
-        return out
+              version: int | None = None) -> Value:
+        return self.b.node(op, [self.value(x) for x in ins], attrs, hint=what,
+                           type=TensorType(DataType.INT64, ()), version=version)
 
     def value(self, x) -> Value:
-        if isinstance(x, Value):
-            return x
-        v = Value(f"{self.name}/trip_count_const_{len(self.graph.initializers)}",
-                  TensorType(DataType.INT64, np.shape(x)), np.asarray(x, np.int64))
-        self.graph.initializers.append(v)
-        return v
+        return x if isinstance(x, Value) else self.b.i64(x, "const")
 
     def scalar(self, limit):
         """`limit` as an int64 scalar."""

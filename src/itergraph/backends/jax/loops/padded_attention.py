@@ -11,6 +11,9 @@ from the valid length. ``present`` is that buffer, padded as the past grown by t
 length. A raw ``mask_index`` ``(B, T)`` must be padded the same way (the loop's attention
 mask grown by Concat, read at the same valid length); its positions beyond are ignored.
 
+Which inputs are taken padded, on which axis, and which output grows are the op's facts in
+`ir.padded_axes.PADDED_INPUTS`; this module emits the node.
+
 Refused (`Refused`: the loop is then not rewritten): a past padded on another axis, a
 padded weight, bias or attention_bias, a mask padded otherwise than the present or not padded
 while the past is, a write beyond the per-iteration growth.
@@ -21,27 +24,18 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import where
+from ....ir.padded_axes import MICROSOFT, PADDED_INPUTS
 from ....semantics import ms_transformer as mt
 from ..ops._util import precision
 from .padded import Padded, Refused
 
-PAST, MASK = 4, 3
-PAST_AXIS, PAST_RANK = 3, 5  # past (2, B, N, P, H): padded on P
-
-
-def reads(node, i: int) -> bool:
-    """Whether the rule takes input `i` of `node` padded (``past`` or ``mask_index``)."""
-    return is_attention(node) and i in (PAST, MASK)
+_PAST, _MASK = PADDED_INPUTS[(MICROSOFT, "Attention")]  # past (grown into present), mask
+PAST, MASK = _PAST.index, _MASK.index
+PAST_AXIS, PAST_RANK = _PAST.axis, _PAST.rank
 
 
 def is_attention(node) -> bool:
-    return node.domain == mt.DOMAIN and node.op_type == "Attention"
-
-
-def grown_output(node, i: int) -> int | None:
-    """The output of `node` padded when its input `i` is (``present`` for ``past``; None for
-    the mask, whose padding ends in the scores)."""
-    return 1 if is_attention(node) and i == PAST and len(node.outputs) > 1 else None
+    return (node.domain, node.op_type) == (MICROSOFT, "Attention")
 
 
 def grows_present(c) -> bool:
@@ -52,7 +46,8 @@ def grows_present(c) -> bool:
     while p is not None and p.op_type == "Identity":
         v = p.inputs[0]
         p = v.producer
-    if p is None or not is_attention(p) or len(p.outputs) < 2 or p.outputs[1] is not v:
+    if p is None or not is_attention(p) or len(p.outputs) <= _PAST.grows or \
+            p.outputs[_PAST.grows] is not v:
         return False
     u = p.inputs[PAST] if len(p.inputs) > PAST else None
     while u is not None and u is not c.param and u.producer is not None and \
@@ -96,8 +91,9 @@ def attention(cx, rule, inputs):
                              matmul=lambda p, q: jnp.matmul(p, q, precision=precision()),
                              append=append)
     present = grown[0]
-    if mask is not None and (mask.ndim != 2 or mask.axis != 1 or mask.key != present.key
-                             or mask.buf.shape[1] != present.buf.shape[PAST_AXIS]):
+    if mask is not None and (mask.ndim != _MASK.rank or mask.axis != _MASK.axis
+                             or mask.key != present.key
+                             or mask.buf.shape[_MASK.axis] != present.buf.shape[PAST_AXIS]):
         raise Refused(f"{where(node)}: a mask_index padded otherwise than its present")
     if len(outs) < 2:
         return [outs[0]]

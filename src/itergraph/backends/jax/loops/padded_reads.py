@@ -1,13 +1,15 @@
 """Reads of a carried value held as a fixed-capacity buffer (`growing`), made exact.
 
 `Padded` (`padded`) is what a loop body sees of a grown value: the buffer, the axis and the
-valid length. Positions beyond the valid length hold garbage, and the rule table (`apply`, per op
-type) makes every read exact: elementwise ops, Transpose, Unsqueeze, Gather on another axis,
-MatMul with the axis as a free dim and Softmax on another axis keep the value padded (garbage
-beyond the length); Softmax / LogSoftmax along the axis mask the padded positions with -inf
-(their results are exactly 0 / -inf), reductions along it with their neutral value; a
-MatMul contracting the axis zeroes both operands beyond the length first, so garbage (NaN and
-inf included) contributes exactly 0; Shape gives the valid length on the axis. Any other read
+valid length. Positions beyond the valid length hold garbage, and the rules (`apply`, one per
+kind of op in `ir.padded_axes`, the table of what each op does with a padded axis, and per op
+for the ops that move axes) make every read exact: elementwise ops, Transpose, Unsqueeze,
+Gather on another axis, MatMul with the axis as a free dim and Softmax on another axis keep
+the value padded (garbage beyond the length); Softmax / LogSoftmax along the axis mask the
+padded positions with -inf (their results are exactly 0 / -inf), reductions along it with
+their neutral value; a MatMul contracting the axis zeroes both operands beyond the length
+first, so garbage (NaN and inf included) contributes exactly 0; Shape gives the valid length
+on the axis. Any other read
 raises `Refused`. `static_problem` answers the same question from the graph alone, for
 `explain`.
 """
@@ -18,6 +20,8 @@ import numpy as np
 
 from ....errors import where
 from ....ir import Loop, Node
+from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
+from ....ir.traits import normalized_axes
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
 from . import padded_attention
 from .padded import Grow, Padded, Refused
@@ -237,15 +241,12 @@ def _matmul(cx, rule, inputs):
 
 def _softmax(cx, rule, inputs):
     x = inputs[0]
-    version = cx.node.version or 13
-    a = _axis(int(cx.attr("axis", -1 if version >= 13 else 1)), x.ndim)
-    if version < 13:
-        if x.axis < a:
-            return [x.like(rule.fn(cx, x.buf))]
-        if a != x.ndim - 1:
-            raise Refused(f"{where(cx.node)}: opset-{version} softmax flattens the grown axis")
-    if a != x.axis:
+    axes = normalized_axes(cx.node, x.ndim)
+    if x.axis not in axes:
         return [x.like(rule.fn(cx, x.buf))]
+    if len(axes) > 1:
+        raise Refused(f"{where(cx.node)}: opset-{cx.node.version} softmax flattens the grown "
+                      "axis")
     import jax.numpy as jnp
 
     masked = jnp.where(x.mask(), x.buf, jnp.asarray(-np.inf, x.buf.dtype))
@@ -349,12 +350,6 @@ def _slice(cx, rule, inputs):
                   "map exactly")
 
 
-#: reductions that are exact along the grown axis once its padded positions hold this value
-_NEUTRAL = {"ReduceSum": 0, "ReduceSumSquare": 0, "ReduceL1": 0, "ReduceL2": 0,
-            "ReduceLogSum": 0, "ReduceLogSumExp": -np.inf, "ReduceMax": -np.inf,
-            "ReduceMin": np.inf, "ReduceProd": 1}
-
-
 def _reduce(cx, rule, inputs):
     x = inputs[0]
     if not isinstance(x, Padded) or any(isinstance(y, Padded) for y in inputs[1:]):
@@ -373,7 +368,7 @@ def _reduce(cx, rule, inputs):
         return [x.like(rule.fn(cx, x.buf, *inputs[1:]), ax)]
     import jax.numpy as jnp
 
-    fill = _NEUTRAL[cx.node.op_type]
+    fill = NEUTRAL[cx.node.op_type]
     dt = np.dtype(x.buf.dtype)
     if dt.kind != "f" and not np.isfinite(fill):
         info = np.iinfo(dt) if dt.kind in "iu" else None
@@ -384,26 +379,27 @@ def _reduce(cx, rule, inputs):
     return [rule.fn(cx, masked, *inputs[1:])]
 
 
-UNARY = ("Identity", "Cast", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu",
-         "Erf", "Reciprocal", "Softplus", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign",
-         "Not", "IsNaN", "IsInf", "Gelu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip")
-BINARY = ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less", "LessOrEqual",
-          "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Where", "Mod", "PRelu", "CastLike")
-
-RULES = {**{op: _elementwise for op in UNARY + BINARY},
-         "Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
-         "Gather": _gather, "MatMul": _matmul, "Softmax": _softmax, "LogSoftmax": _softmax,
-         "Shape": _shape, "Concat": _concat, "Slice": _slice,
-         **{op: _reduce for op in _NEUTRAL}}
-"""Op type -> exact rule for a node reading a padded value (domain "" only)."""
+#: the rule of each kind of op (`ir.padded_axes`); a reduction needs a neutral value there,
+#: a normalization a mask value
+_BY_KIND = {Along.ELEMENTWISE: _elementwise, Along.CONTRACT: _matmul, Along.LENGTH: _shape}
+#: the ops that move axes (`Along.MOVE`) that have a rule
+_MOVES = {"Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
+          "Gather": _gather, "Concat": _concat, "Slice": _slice}
 
 
 def rule_for(node: Node):
-    """The exact rule of `node`'s op (`RULES`, or `padded_attention`'s for ONNX Runtime's
-    Attention), or None."""
+    """The exact rule for `node` reading a padded value, by its kind in `ir.padded_axes`
+    (`padded_attention`'s for ONNX Runtime's Attention), or None."""
     if padded_attention.is_attention(node):
         return padded_attention.attention
-    return RULES.get(node.op_type) if node.domain == "" else None
+    kind = along(node)
+    if kind is Along.REDUCE:
+        return _reduce if node.op_type in NEUTRAL else None
+    if kind is Along.NORMALIZE:
+        return _softmax if node.op_type in MASKED else None
+    if kind is Along.MOVE:
+        return _MOVES.get(node.op_type)
+    return _BY_KIND.get(kind)
 
 
 def _rank(v) -> int | None:
@@ -441,14 +437,15 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
 
     x = ins[0]
     known = axis.get(x.uid) if x is not None else None
-    if op in UNARY + BINARY:
+    kind = along(n)
+    if kind is Along.ELEMENTWISE:
         ranks = [rank(v) for v in ins if v is not None]
         pads = [axis[v.uid] for v in ins if v is not None and v.uid in axis]
         if None in ranks or None in pads:
             return True, None
         out = max(ranks)
         return True, (pads[0][0] + out - pads[0][1], out)
-    if op == "MatMul":
+    if kind is Along.CONTRACT:
         a, b = ins[0], ins[1]
         ra, rb = rank(a), rank(b)
         pa, pb = axis.get(a.uid), axis.get(b.uid)
@@ -462,13 +459,14 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
             return (False, None) if pb[0] == rb - 2 else (True, (pb[0] + r - rb, r))
         return False, None
     if known is None:
-        return op not in ("Shape", "Slice", "Gather", *_NEUTRAL), None
+        # a length, a cut or a fold may end the padding
+        return op not in ("Slice", "Gather") and kind not in (Along.LENGTH, Along.REDUCE), None
     ax, r = known
     if op == "Transpose":
         perm = n.attrs.get("perm")
         perm = list(range(r))[::-1] if perm is None else [int(a) % r for a in perm]
         return True, (perm.index(ax), r)
-    if op in ("Softmax", "LogSoftmax", "Concat"):
+    if kind is Along.NORMALIZE or op == "Concat":
         return True, known
     return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
 
@@ -488,23 +486,20 @@ _NEEDS_STATIC: dict[str, tuple | str] = {
 
 def _takes_padded(n: Node, axis: dict) -> bool:
     """Whether `n`'s rule takes every padded input it reads where it reads it (a rule of the
-    standard domain takes any; ONNX Runtime's Attention only its past and mask)."""
+    standard domain takes any; a contrib op those of `ir.padded_axes.PADDED_INPUTS`)."""
     if n.domain == "":
         return True
-    pa = padded_attention
-    return all(pa.reads(n, i) for i, v in enumerate(n.inputs)
-               if v is not None and v.uid in axis)
+    takes = padded_inputs(n)
+    return all(i in takes for i, v in enumerate(n.inputs) if v is not None and v.uid in axis)
 
 
 def _grown_outputs(n: Node, axis: dict) -> list:
-    """(output, (axis, rank)) of a contrib node's outputs that its rule gives padded
-    (`padded_attention`)."""
-    if n.domain == "":
-        return []
-    pa = padded_attention
-    idx = {pa.grown_output(n, i) for i, v in enumerate(n.inputs)
-           if v is not None and v.uid in axis} - {None}
-    return [(n.outputs[k], (pa.PAST_AXIS, pa.PAST_RANK)) for k in sorted(idx)
+    """(output, (axis, rank)) of a contrib node's outputs that its rule gives padded: the
+    inputs it grows (`ir.padded_axes.PADDED_INPUTS`)."""
+    grown = {p.grows: (p.axis, p.rank) for i, p in padded_inputs(n).items()
+             if p.grows is not None and i < len(n.inputs) and n.inputs[i] is not None
+             and n.inputs[i].uid in axis}
+    return [(n.outputs[k], ax) for k, ax in sorted(grown.items())
             if k < len(n.outputs) and n.outputs[k] is not None]
 
 
