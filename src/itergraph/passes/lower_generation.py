@@ -11,20 +11,29 @@ matches ONNX Runtime)::
     last = CumSum(ids != pad, 1)[:, -1:] - 1                 # the second step is at last + 1
     past_i = ConstantOfShape([2, B, heads, 0, head_size])         # the decoder's past_i
     logits, present.. = first_decoder(ids, pos, mask, past..)      # init_decoder, else decoder
-    tok, done = pick(process(logits[:, -1], ids, first=True), done=False)
-    ids = Concat(ids, tok)
+    seqs = Concat(ids, ConstantOfShape([B, max_length - S], pad)); n = S   # [B, max_length]
+    tok, done = pick(process(logits[:, -1], seqs, n, first=True), done=False)
+    seqs = write(seqs, tok, n); n = n + 1
     Loop(M = max_length - S - 1, cond = not all(done)):            # carried: tok, pos, mask,
-        pos = (last, then pos) + 1; mask = Concat(mask, 1)         #   ids, done, present..
+        pos = (last, then pos) + 1; mask = Concat(mask, 1)         #   seqs, n, done, present..
         logits, present.. = decoder(tok, pos, mask, present..)
-        tok, done = pick(process(logits[:, -1], ids, first=False), done)
-        ids = Concat(ids, tok); cond = not all(done)
-    sequences = Concat(ids, ConstantOfShape([B, max_length - len(ids)], pad))
+        tok, done = pick(process(logits[:, -1], seqs, n, first=False), done)
+        seqs = write(seqs, tok, n); n = n + 1; cond = not all(done)
+    sequences = seqs
+
+    write(seqs, tok, n) = Where(Range(0, max_length) == n, tok, seqs): column n set to tok.
+    The sequences are a fixed-size buffer of which the first n columns are tokens (the rest
+    pad), not a value grown by Concat: every shape in the loop is then fixed by max_length,
+    which a compiler (XLA) needs; the K/V caches and the mask still grow by Concat (the JAX
+    backend carries those as buffers itself).
 
     pick(scores, done): tok = ArgMax(scores, 1); done |= tok == eos; tok = Where(done, pad, tok)
-    process (gen_logits's order): repetition_penalty on the tokens present in ids
-      (ScatterElements of ones into a [B, V + 1] scratch), no_repeat_ngram_size (the n-gram
-      windows of ids compared with its last n - 1 tokens, their next tokens scattered),
-      vocab_mask, prefix_vocab_mask (first step), eos held back while len(ids) < min_length.
+    process (gen_logits's order): repetition_penalty on the tokens present in seqs[:, :n]
+      (ScatterElements of ones into a [B, V + 1] scratch, the columns from n on sent to the
+      scratch column), no_repeat_ngram_size (every n-gram window of the buffer compared with
+      the last n - 1 tokens, the next tokens of those matching within the first n columns
+      scattered), vocab_mask, prefix_vocab_mask (first step), eos held back while n <
+      min_length.
 
 BeamSearch (`gen_beam`) keeps ``B * num_beams`` rows (each prompt row repeated) and, per
 step, batched over the batch: ``LogSoftmax``, the same processing, the beam scores added,
@@ -33,7 +42,7 @@ kernel's stable sort); the eos candidates among the first ``num_beams`` join the
 hypotheses (kept as the best ``num_beams`` scores ``[B, K]`` and sequences ``[B, K,
 max_length]`` by a ``TopK`` over the new ones, latest first, and the kept ones), the first
 ``num_beams`` other candidates are the next beams (rows reordered by ``Gather``: the
-sequences, positions, mask and every present); a batch is done when it holds ``num_beams``
+sequence buffer, positions, mask and every present; the token written at column n); a batch is done when it holds ``num_beams``
 hypotheses and early_stopping or its worst beats the best candidate (read at ORT's offset
 ``batch * num_beams``). After the loop the open beams of the batches not done join the
 hypotheses; ``TopK`` of ``num_return_sequences`` gives ``sequences`` and
@@ -42,7 +51,8 @@ sequential insertion where a new one ties the worst kept one.
 
 The decoder's initializers become initializers of the node's graph (shared by both copies);
 the values it reads from enclosing graphs stay read as they are. A prompt of max_length
-tokens or more fails at a ``ConstantOfShape`` of a negative dimension, as the operator fails.
+tokens or more fails at a ``ConstantOfShape`` of a negative dimension (`guard`), as the
+operator fails.
 """
 
 from __future__ import annotations
@@ -348,11 +358,11 @@ class _Lowering:
         """max_length as an int64 scalar that fails to compute where ONNX Runtime refuses
         the inputs (`semantics.generation.check_inputs`: repetition_penalty not above 0, an
         attention mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
-        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT). A prompt not
-        shorter than max_length fails by itself (a negative dimension)."""
+        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT), and where the
+        prompt is not shorter than max_length."""
         o, f = self.outer, self.p["feeds"]
         ml = self.scalar(b, f["max_length"], I64)
-        oks = []
+        oks = [b.node("Less", [self.dim(b, ids, 1), ml])]
         if f["repetition_penalty"] is not None:
             oks.append(b.node("Greater", [self.scalar(b, f["repetition_penalty"], F32),
                                           o.const(np.float32(0), "zero")]))
