@@ -42,12 +42,15 @@ kernel's stable sort); the eos candidates among the first ``num_beams`` join the
 hypotheses (kept as the best ``num_beams`` scores ``[B, K]`` and sequences ``[B, K,
 max_length]`` by a ``TopK`` over the new ones, latest first, and the kept ones), the first
 ``num_beams`` other candidates are the next beams (rows reordered by ``Gather``: the
-sequence buffer, positions, mask and every present; the token written at column n); a batch is done when it holds ``num_beams``
-hypotheses and early_stopping or its worst beats the best candidate (read at ORT's offset
-``batch * num_beams``). After the loop the open beams of the batches not done join the
-hypotheses; ``TopK`` of ``num_return_sequences`` gives ``sequences`` and
-``sequences_scores``. Hypotheses of exactly equal score may be ordered otherwise than ORT's
-sequential insertion where a new one ties the worst kept one.
+sequence buffer, positions, mask and every present; the token written at column n); a
+batch is done when it holds ``num_beams`` hypotheses and early_stopping or its worst beats
+the best candidate (read at ORT's offset ``batch * num_beams``). After the loop the open
+beams of the batches not done join the hypotheses; ``TopK`` of ``num_return_sequences``
+gives ``sequences`` and ``sequences_scores``. The optional ``scores`` output is a carried
+``[max_length - S, R, V]`` buffer of zeros, each step's scores (processed, plus the beam
+scores) written at the step's index by a ``Where``, reshaped to ``[max_length - S, B,
+num_beams, V]`` after the loop. Hypotheses of exactly equal score may be ordered otherwise
+than ORT's sequential insertion where a new one ties the worst kept one.
 
 The decoder's initializers become initializers of the node's graph (shared by both copies);
 the values it reads from enclosing graphs stay read as they are. A prompt of max_length
@@ -230,11 +233,11 @@ def _check(node: Node) -> dict:
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")
     eos, pad = required_token_ids(node)  # ORT refuses the model without them
-    computed = 1 if is_greedy(node) else 2
+    computed = 1 if is_greedy(node) else 3
     extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
     if extra:
-        raise _refuse(node, f"output '{extra[0]}' (beyond "
-                            f"{'sequences' if computed == 1 else 'sequences, sequences_scores'})")
+        known = "sequences" if computed == 1 else "sequences, sequences_scores, scores"
+        raise _refuse(node, f"output '{extra[0]}' (beyond {known})")
 
     def dtype(v: Value) -> DataType:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
@@ -592,7 +595,8 @@ STATE_TYPES = {"ntok": _t(I32, [None]), "nidx": _t(I64, [None]), "pos": _t(I64, 
                "mask": _t(I64, [None, None]), "seqs": _t(I32, [None, None]),
                "done": _t(BOOL, [None]), "beam_scores": _t(F32, [None]),
                "hyp_scores": _t(F32, [None, None]), "hyp_seqs": _t(I32, [None, None, None]),
-               "hyp_count": _t(I64, [None]), "length": _t(I64, [])}
+               "hyp_count": _t(I64, [None]), "length": _t(I64, []),
+               "steps": _t(F32, [None, None, None])}
 
 
 class _BeamLowering(_Lowering):
@@ -631,6 +635,7 @@ class _BeamLowering(_Lowering):
         scores = self.process(b, logits, seqs, length, first)               # [R, V]
         vocab = self.dim(b, scores, 1)
         s = b.node("Add", [scores, b.unsqueeze(st["beam_scores"], 1)])
+        steps = self.step_scores(b, st, s, first)
         flat_shape = b.node("Concat", [self.batch1, o.i64([-1], "m1")], {"axis": 0})
         s = b.node("Reshape", [s, flat_shape])                               # [B, K*V]
         top_s, order = b.add("TopK", [s, self.k2_1], [Value(b.fresh("top")), Value(
@@ -689,7 +694,27 @@ class _BeamLowering(_Lowering):
         seqs_n = self.write(b, b.node("Gather", [seqs, nidx], {"axis": 0}),
                             b.unsqueeze(ntok, 1), length)
         return {"beam_scores": beam_scores, "ntok": ntok, "nidx": nidx, "seqs": seqs_n,
-                "done": done_n, **{f"hyp_{k}": v for k, v in hyp.items()}}
+                "done": done_n, **{f"hyp_{k}": v for k, v in hyp.items()},
+                **({"steps": steps} if steps is not None else {})}
+
+    def step_scores(self, b: Builder, st: dict, s: Value, first: bool) -> Value | None:
+        """The ``scores`` output's buffer ``[max_length - S, R, V]`` (zeros where no step
+        ran) with this step's `s` [R, V] written at its index, when the node asks for it."""
+        if not self.want_scores:
+            return None
+        o = self.outer
+        if first:
+            shape = b.node("Concat", [b.unsqueeze(self.trips1, 0), b.node("Shape", [s])],
+                           {"axis": 0})
+            buf = b.node("ConstantOfShape", [shape], {"value": np.zeros(1, np.float32)},
+                         version=9)
+            self.step_at = b.node("Range", [o.i64(0, "zero"), self.trips1, o.i64(1, "one")],
+                                  version=11)
+        else:
+            buf = st["steps"]
+        here = b.node("Equal", [self.step_at, st["step"]])
+        here = b.node("Reshape", [here, o.i64([-1, 1, 1], "col3")])
+        return b.node("Where", [here, b.unsqueeze(s, 0), buf], type=_t(F32, [None, None, None]))
 
     def add_hypotheses(self, b: Builder, st: dict, valid: Value, new_s: Value,
                        new_seq: Value) -> dict:
@@ -728,6 +753,8 @@ class _BeamLowering(_Lowering):
                 np.asarray(default, dt.numpy), name)
         self.k = scalar_or("num_beams", 1, I64)
         self.lp = scalar_or("length_penalty", 1.0, F32)
+        outs = self.node.outputs
+        self.want_scores = len(outs) > 2 and outs[2] is not None
         self.max_length = self.checked_max_length(o, f["input_ids"], beam=True)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
@@ -772,6 +799,8 @@ class _BeamLowering(_Lowering):
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         length = self.dim(o, ids, 1)
+        self.trips1 = o.node("Sub", [self.max_length, length])  # steps: max_length - S
+        st["step"] = o.i64(0, "zero")
         new = self.select(o, outs[0], self.buffer(o, ids), length, st, first=True)
         ones = o.node("ConstantOfShape", [o.node("Concat", [rows1, o.i64([1], "one")],
                                                  {"axis": 0})],
@@ -782,7 +811,8 @@ class _BeamLowering(_Lowering):
                  "seqs": new["seqs"], "done": new["done"], "beam_scores": new["beam_scores"],
                  "hyp_scores": new["hyp_scores"], "hyp_seqs": new["hyp_seqs"],
                  "hyp_count": new["hyp_count"],
-                 "length": o.node("Add", [length, o.i64(1, "one")], type=_t(I64, []))}
+                 "length": o.node("Add", [length, o.i64(1, "one")], type=_t(I64, [])),
+                 **({"steps": new["steps"]} if self.want_scores else {})}
         loop, final = self.beam_loop(state, outs[1:], ones, trips, self.going(o, new["done"]))
         o.nodes.append(loop)
         # open beams of batches not done join the hypotheses, in beam order
@@ -810,6 +840,10 @@ class _BeamLowering(_Lowering):
         o.node("GatherElements", [hyp["seqs"], at3], {"axis": 1}, out=self.node.outputs[0])
         if len(self.node.outputs) > 1 and self.node.outputs[1] is not None:
             o.node("Identity", [top], version=16, out=self.node.outputs[1])
+        if self.want_scores:  # [steps, R, V] -> [steps, B, K, V]
+            shape = o.node("Concat", [o.i64([-1], "m1"), bk, o.unsqueeze(self.dim(
+                o, final["steps"], 2), 0)], {"axis": 0})
+            o.node("Reshape", [final["steps"], shape], out=self.node.outputs[2])
         return o.nodes
 
     def beam_loop(self, st: dict, presents: list[Value], ones: Value, trips: Value,
@@ -833,10 +867,12 @@ class _BeamLowering(_Lowering):
                                              self.cast(b, pos, p["pdt"], [None, 1]),
                                              self.cast(b, mask, p["mdt"], [None, None]),
                                              *past], "step")
-        new = self.select(b, outs[0], params["seqs"], params["length"], params, first=False)
+        new = self.select(b, outs[0], params["seqs"], params["length"],
+                          {**params, "step": b.node("Add", [it, self.outer.i64(1, "one")])},
+                          first=False)
         new.update(pos=pos, mask=mask, length=b.node(
             "Add", [params["length"], self.outer.i64(1, "one")], type=_t(I64, [])))
         return self.make_loop(b, st, params, new, presents, past_p, outs[1:],
                               self.going(b, new["done"]), trips, cond0, it, cond_in,
                               ["seqs", "beam_scores", "done", "hyp_scores", "hyp_seqs",
-                               "hyp_count", "length"])
+                               "hyp_count", "length", *(["steps"] if self.want_scores else [])])

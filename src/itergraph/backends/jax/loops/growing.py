@@ -136,6 +136,33 @@ def attempt(tc: TraceContext, st, n: int, lower):
     return outs
 
 
+#: the most iterations a loop that can stop early gets buffers for in one program
+#: (`bounded`): beyond, the driver's buffers that double spare each iteration a read of a
+#: buffer mostly beyond the valid length
+BOUNDED_MAX = 1024
+
+
+def bounded(tc: TraceContext, st, lower):
+    """``lower(st)`` for a loop that can stop early, with its grown carried values as
+    buffers for its bound `st.limit` (a number known when compiling, at most `BOUNDED_MAX`)
+    when none of them leaves the loop (their valid length would be known only at run time)
+    and the rewrite applies: one XLA while loop, no driver (the generation loops of
+    `passes.lower_generation`, whose bound is max_length). None when this does not apply."""
+    n = st.limit
+    if not isinstance(n, (int, np.integer)) or not 0 < n <= BOUNDED_MAX:
+        return None
+    idx = set(candidates(st.loop))
+    if not idx or idx & set(st.info.last_state.values()):
+        return None
+    grows, rewritten, refused = decide(tc, st, int(n))
+    if refused is not None or not grows:
+        return None
+    outs = lower(rewritten)
+    tc.note(st.loop, True, describe(st.loop, grows, f"{n} iterations, the bound known when "
+                                                    "compiling"))
+    return outs
+
+
 def decide(tc: TraceContext, st, n: int):
     """(grows, the rewritten setup, None) when the rewrite applies to `st` for `n`
     iterations, ([], None, None) when nothing grows, ([], None, `Refused`) when it does not
