@@ -123,10 +123,11 @@ class LowerGeneration(Pass):
     (``repetition_penalty``, ``no_repeat_ngram_size``, ``vocab_mask``,
     ``prefix_vocab_mask`` on the first step, ``min_length``), takes ``ArgMax``, pads after
     ``eos_token_id`` with ``pad_token_id``, and stops when every row has met eos or
-    ``max_length`` is reached; ``sequences`` is padded to ``[batch, max_length]``.
+    ``max_length`` is reached; the sequences are a ``[batch, max_length]`` buffer of pad
+    written at the current length (every shape in the loop fixed by ``max_length``).
     BeamSearch likewise keeps ``batch * num_beams`` rows, its hypotheses as loop-carried
-    tensors, and gives ``sequences`` ``[batch, num_return_sequences, max_length]`` and
-    ``sequences_scores`` (module docstring).
+    tensors, and gives ``sequences`` ``[batch, num_return_sequences, max_length]``,
+    ``sequences_scores`` and the optional ``scores`` (module docstring).
 
     Returns: the number of nodes lowered.
 
@@ -143,7 +144,7 @@ class LowerGeneration(Pass):
     what the lowering cannot express (another ``model_type``, ``logits_processor``, an
     ``encoder``, a ``vocab_size`` other than the logits' static width, a decoder off the GPT
     contract, a missing ``max_length``, the inputs ``decoder_input_ids`` or
-    ``logits_processor``, BeamSearch's ``scores`` output) is an
+    ``logits_processor``) is an
     `UnsupportedError` naming the node and the feature; the graph is then unchanged.
     """
 

@@ -3,7 +3,9 @@
 A carried value whose next value is ``Concat(itself, piece)`` on one axis, the piece the same
 length `d` every iteration, has length ``L0 + d*k`` at iteration `k`: it changes shape, so it
 cannot be the carry of an XLA loop as it is. When the loop's iteration count is bounded by
-`n` when tracing (a scan's count; a driver step's capacity, see `driver`), such a value is
+`n` when tracing (a scan's count; a driver step's capacity, see `driver`; the trip count
+of a loop that can stop early when it is known and no grown value leaves it, `bounded`),
+such a value is
 carried instead as a buffer of ``L0 + d*n`` positions on that axis, of which the first
 ``L0 + d*k`` hold the value; `Padded` is what the body sees (the buffer, the axis and the
 valid length), and the Concat that grows it writes its piece at the valid length.
