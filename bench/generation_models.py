@@ -110,6 +110,7 @@ _ORDER = {"GreedySearch": ["input_ids", "max_length", "min_length", "repetition_
 _TYPES = {"input_ids": (T.INT32, ["B", "S"]), "max_length": (T.INT32, [1]),
           "min_length": (T.INT32, [1]), "num_beams": (T.INT32, [1]),
           "num_return_sequences": (T.INT32, [1]), "length_penalty": (T.FLOAT, [1]),
+          "repetition_penalty": (T.FLOAT, [1]),
           "attention_mask": (T.INT32, ["B", "S"]), "seed": (T.INT32, [1])}
 
 

@@ -262,13 +262,25 @@ def test_beam_num_return_sequences_out_of_range_fails(tmp_path):
         _fails_before_and_after_lowering(tb._model("plain", feeds), feeds, tmp_path)
 
 
-def test_beam_scores_output_refused():
+@pytest.mark.parametrize("case", ["plain", "return_2", "prefix_mask", "left_pad"])
+def test_beam_scores_output_lowered(case, tmp_path):
+    """BeamSearch's optional scores output (every step's processed log-probabilities plus
+    the beam scores) from the lowered model, in ONNX Runtime and on both backends."""
     import test_beam_search as tb
 
-    feeds = tb._feeds("plain")
-    model = tb._with_scores(tb._model("plain", feeds))
-    with pytest.raises(ig.UnsupportedError, match="scores"):
-        ig.optimize(model, ["lower-generation"])
+    feeds = tb._feeds(case)
+    model = tb._with_scores(tb._model(case, feeds))
+    want = _ort_beam(model, feeds)
+    low = ig.optimize(model, ["lower-generation"])
+    ig.save(low, str(tmp_path / "low.onnx"))
+    _check_lowered_onnx(tmp_path / "low.onnx")
+    runs = [_ort_beam(tmp_path / "low.onnx", feeds)]
+    for backend in ("numpy", "jax"):
+        got = low.run(feeds, backend=backend)
+        runs.append([got["sequences"], got["sequences_scores"], got["scores"]])
+    for got in runs:
+        _same_beams(got[:2], want[:2])
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["return_2", "fused_decoder"])

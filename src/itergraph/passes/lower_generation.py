@@ -11,20 +11,29 @@ matches ONNX Runtime)::
     last = CumSum(ids != pad, 1)[:, -1:] - 1                 # the second step is at last + 1
     past_i = ConstantOfShape([2, B, heads, 0, head_size])         # the decoder's past_i
     logits, present.. = first_decoder(ids, pos, mask, past..)      # init_decoder, else decoder
-    tok, done = pick(process(logits[:, -1], ids, first=True), done=False)
-    ids = Concat(ids, tok)
+    seqs = Concat(ids, ConstantOfShape([B, max_length - S], pad)); n = S   # [B, max_length]
+    tok, done = pick(process(logits[:, -1], seqs, n, first=True), done=False)
+    seqs = write(seqs, tok, n); n = n + 1
     Loop(M = max_length - S - 1, cond = not all(done)):            # carried: tok, pos, mask,
-        pos = (last, then pos) + 1; mask = Concat(mask, 1)         #   ids, done, present..
+        pos = (last, then pos) + 1; mask = Concat(mask, 1)         #   seqs, n, done, present..
         logits, present.. = decoder(tok, pos, mask, present..)
-        tok, done = pick(process(logits[:, -1], ids, first=False), done)
-        ids = Concat(ids, tok); cond = not all(done)
-    sequences = Concat(ids, ConstantOfShape([B, max_length - len(ids)], pad))
+        tok, done = pick(process(logits[:, -1], seqs, n, first=False), done)
+        seqs = write(seqs, tok, n); n = n + 1; cond = not all(done)
+    sequences = seqs
+
+    write(seqs, tok, n) = Where(Range(0, max_length) == n, tok, seqs): column n set to tok.
+    The sequences are a fixed-size buffer of which the first n columns are tokens (the rest
+    pad), not a value grown by Concat: every shape in the loop is then fixed by max_length,
+    which a compiler (XLA) needs; the K/V caches and the mask still grow by Concat (the JAX
+    backend carries those as buffers itself).
 
     pick(scores, done): tok = ArgMax(scores, 1); done |= tok == eos; tok = Where(done, pad, tok)
-    process (gen_logits's order): repetition_penalty on the tokens present in ids
-      (ScatterElements of ones into a [B, V + 1] scratch), no_repeat_ngram_size (the n-gram
-      windows of ids compared with its last n - 1 tokens, their next tokens scattered),
-      vocab_mask, prefix_vocab_mask (first step), eos held back while len(ids) < min_length.
+    process (gen_logits's order): repetition_penalty on the tokens present in seqs[:, :n]
+      (ScatterElements of ones into a [B, V + 1] scratch, the columns from n on sent to the
+      scratch column), no_repeat_ngram_size (every n-gram window of the buffer compared with
+      the last n - 1 tokens, the next tokens of those matching within the first n columns
+      scattered), vocab_mask, prefix_vocab_mask (first step), eos held back while n <
+      min_length.
 
 BeamSearch (`gen_beam`) keeps ``B * num_beams`` rows (each prompt row repeated) and, per
 step, batched over the batch: ``LogSoftmax``, the same processing, the beam scores added,
@@ -33,16 +42,20 @@ kernel's stable sort); the eos candidates among the first ``num_beams`` join the
 hypotheses (kept as the best ``num_beams`` scores ``[B, K]`` and sequences ``[B, K,
 max_length]`` by a ``TopK`` over the new ones, latest first, and the kept ones), the first
 ``num_beams`` other candidates are the next beams (rows reordered by ``Gather``: the
-sequences, positions, mask and every present); a batch is done when it holds ``num_beams``
-hypotheses and early_stopping or its worst beats the best candidate (read at ORT's offset
-``batch * num_beams``). After the loop the open beams of the batches not done join the
-hypotheses; ``TopK`` of ``num_return_sequences`` gives ``sequences`` and
-``sequences_scores``. Hypotheses of exactly equal score may be ordered otherwise than ORT's
-sequential insertion where a new one ties the worst kept one.
+sequence buffer, positions, mask and every present; the token written at column n); a
+batch is done when it holds ``num_beams`` hypotheses and early_stopping or its worst beats
+the best candidate (read at ORT's offset ``batch * num_beams``). After the loop the open
+beams of the batches not done join the hypotheses; ``TopK`` of ``num_return_sequences``
+gives ``sequences`` and ``sequences_scores``. The optional ``scores`` output is a carried
+``[max_length - S, R, V]`` buffer of zeros, each step's scores (processed, plus the beam
+scores) written at the step's index by a ``Where``, reshaped to ``[max_length - S, B,
+num_beams, V]`` after the loop. Hypotheses of exactly equal score may be ordered otherwise
+than ORT's sequential insertion where a new one ties the worst kept one.
 
 The decoder's initializers become initializers of the node's graph (shared by both copies);
 the values it reads from enclosing graphs stay read as they are. A prompt of max_length
-tokens or more fails at a ``ConstantOfShape`` of a negative dimension, as the operator fails.
+tokens or more fails at a ``ConstantOfShape`` of a negative dimension (`guard`), as the
+operator fails.
 """
 
 from __future__ import annotations
@@ -110,10 +123,11 @@ class LowerGeneration(Pass):
     (``repetition_penalty``, ``no_repeat_ngram_size``, ``vocab_mask``,
     ``prefix_vocab_mask`` on the first step, ``min_length``), takes ``ArgMax``, pads after
     ``eos_token_id`` with ``pad_token_id``, and stops when every row has met eos or
-    ``max_length`` is reached; ``sequences`` is padded to ``[batch, max_length]``.
+    ``max_length`` is reached; the sequences are a ``[batch, max_length]`` buffer of pad
+    written at the current length (every shape in the loop fixed by ``max_length``).
     BeamSearch likewise keeps ``batch * num_beams`` rows, its hypotheses as loop-carried
-    tensors, and gives ``sequences`` ``[batch, num_return_sequences, max_length]`` and
-    ``sequences_scores`` (module docstring).
+    tensors, and gives ``sequences`` ``[batch, num_return_sequences, max_length]``,
+    ``sequences_scores`` and the optional ``scores`` (module docstring).
 
     Returns: the number of nodes lowered.
 
@@ -130,7 +144,7 @@ class LowerGeneration(Pass):
     what the lowering cannot express (another ``model_type``, ``logits_processor``, an
     ``encoder``, a ``vocab_size`` other than the logits' static width, a decoder off the GPT
     contract, a missing ``max_length``, the inputs ``decoder_input_ids`` or
-    ``logits_processor``, BeamSearch's ``scores`` output) is an
+    ``logits_processor``) is an
     `UnsupportedError` naming the node and the feature; the graph is then unchanged.
     """
 
@@ -220,11 +234,11 @@ def _check(node: Node) -> dict:
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")
     eos, pad = required_token_ids(node)  # ORT refuses the model without them
-    computed = 1 if is_greedy(node) else 2
+    computed = 1 if is_greedy(node) else 3
     extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
     if extra:
-        raise _refuse(node, f"output '{extra[0]}' (beyond "
-                            f"{'sequences' if computed == 1 else 'sequences, sequences_scores'})")
+        known = "sequences" if computed == 1 else "sequences, sequences_scores, scores"
+        raise _refuse(node, f"output '{extra[0]}' (beyond {known})")
 
     def dtype(v: Value) -> DataType:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
@@ -348,11 +362,11 @@ class _Lowering:
         """max_length as an int64 scalar that fails to compute where ONNX Runtime refuses
         the inputs (`semantics.generation.check_inputs`: repetition_penalty not above 0, an
         attention mask not of input_ids' shape, a prefix_vocab_mask of another batch; BeamSearch:
-        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT). A prompt not
-        shorter than max_length fails by itself (a negative dimension)."""
+        num_beams outside [1, MAX_BEAMS], max_length above MAX_LENGTH_LIMIT), and where the
+        prompt is not shorter than max_length."""
         o, f = self.outer, self.p["feeds"]
         ml = self.scalar(b, f["max_length"], I64)
-        oks = []
+        oks = [b.node("Less", [self.dim(b, ids, 1), ml])]
         if f["repetition_penalty"] is not None:
             oks.append(b.node("Greater", [self.scalar(b, f["repetition_penalty"], F32),
                                           o.const(np.float32(0), "zero")]))
@@ -388,9 +402,13 @@ class _Lowering:
             self.lowest = self.outer.const(np.float32(LOWEST), "lowest")
         return b.node("Where", [banned, self.lowest, scores], type=_t(F32, [None, None]))
 
-    def process(self, b: Builder, logits: Value, ids: Value, first: bool) -> Value:
-        """The last position's logits, processed as ONNX Runtime does (`gen_logits`)."""
+    def process(self, b: Builder, logits: Value, ids: Value, length: Value,
+                first: bool) -> Value:
+        """The last position's logits, processed as ONNX Runtime does (`gen_logits`), for
+        the sequences `ids` ([B, max_length], of which the first `length` columns are
+        tokens)."""
         o, f = self.outer, self.p["feeds"]
+        valid = b.node("Less", [self.cols, length])                       # [max_length]
         last = b.node("Gather", [logits, o.i64(-1, "last")], {"axis": 1})
         scores = self.prepare(b, self.cast(b, last, F32))
         rows, vocab = self.dim(b, scores, 0), self.dim(b, scores, 1)
@@ -403,28 +421,28 @@ class _Lowering:
                                 type=_t(F32, [None, None]))
         if f["repetition_penalty"] is not None:
             pen = self.scalar(b, f["repetition_penalty"], F32)
-            seen = self.scatter_ones(b, rows, ids, None, vocab)
+            seen = self.scatter_ones(b, rows, ids, valid, vocab)
             neg = b.node("Less", [scores, o.const(np.float32(0), "zero")])
             moved = b.node("Where", [neg, b.node("Mul", [scores, pen]),
                                      b.node("Div", [scores, pen])])
             scores = b.node("Where", [seen, moved, scores], type=_t(F32, [None, None]))
         n = self.p["ngram"]
         if n == 1:
-            scores = self.ban(b, scores, self.scatter_ones(b, rows, ids, None, vocab))
-        elif n > 1:
-            length = self.dim(b, ids, 1)
-            count = b.node("Sub", [length, o.i64(n - 1, "n1")])  # windows: L - n + 1
+            scores = self.ban(b, scores, self.scatter_ones(b, rows, ids, valid, vocab))
+        elif n > 1:  # every window of the buffer; those reaching past `length` are off
+            count = b.node("Sub", [self.max_length, o.i64(n - 1, "n1")])
             starts = b.node("Range", [o.i64(0, "zero"), count, o.i64(1, "one")], version=11)
             idx = b.node("Add", [b.unsqueeze(starts, 1), o.i64(np.arange(n - 1)[None], "k")])
             windows = b.node("Gather", [ids, idx], {"axis": 1})           # [B, W, n-1]
-            tail_at = b.node("Max", [b.node("Add", [count, o.i64(np.arange(n - 1), "k")]),
-                                     o.i64(0, "zero")])  # in range however short ids is
+            tail_at = b.node("Max", [b.node("Add", [b.node("Sub", [length, o.i64(
+                n - 1, "n1")]), o.i64(np.arange(n - 1), "k")]), o.i64(0, "zero")])
             tail = b.node("Gather", [ids, tail_at], {"axis": 1})          # [B, n-1]
             same = b.node("Equal", [windows, b.unsqueeze(tail, 1)])
             match = b.node("ReduceMin", [self.cast(b, same, I32)], {"axes": [2], "keepdims": 0})
             nxt = b.node("Slice", [ids, o.i64([n - 1], "start"),
                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
-            keep = self.cast(b, match, BOOL)
+            inside = b.node("Less", [b.node("Add", [starts, o.i64(n - 1, "n1")]), length])
+            keep = b.node("And", [self.cast(b, match, BOOL), inside], version=7)
             scores = self.ban(b, scores, self.scatter_ones(b, rows, nxt, keep, vocab))
         if f["vocab_mask"] is not None:
             off = b.node("Equal", [self.cast(b, f["vocab_mask"], I64), o.i64(0, "zero")])
@@ -434,7 +452,7 @@ class _Lowering:
                                    o.i64(0, "zero")])
             scores = self.ban(b, scores, off)
         if f["min_length"] is not None and self.p["eos"] >= 0:
-            short = b.node("Less", [self.dim(b, ids, 1), self.min_length])
+            short = b.node("Less", [length, self.min_length])
             col = b.node("Range", [o.i64(0, "zero"), vocab, o.i64(1, "one")], version=11)
             is_eos = b.node("Equal", [col, o.i64(self.p["eos"], "eos")])
             scores = self.ban(b, scores, b.node("And", [short, is_eos], version=7))
@@ -455,6 +473,24 @@ class _Lowering:
         return b.node("Equal", [low, self.outer.const(np.int32(0), "zero")], out=out,
                       type=_t(BOOL, []))
 
+    def buffer(self, b: Builder, ids: Value) -> Value:
+        """The prompt `ids` [R, S] int32 followed by pad up to [R, max_length]: the
+        sequences' fixed-size buffer (also ``self.cols``, its column indices)."""
+        o = self.outer
+        self.cols = o.node("Range", [o.i64(0, "zero"), self.max_length, o.i64(1, "one")],
+                           version=11, type=_t(I64, [None]))
+        rest = b.node("Sub", [self.max_length, self.dim(b, ids, 1)])
+        shape = b.node("Concat", [b.unsqueeze(self.dim(b, ids, 0), 0), b.unsqueeze(rest, 0)],
+                       {"axis": 0})
+        fill = b.node("ConstantOfShape", [shape], {"value": np.array([self.p["pad"]], np.int32)},
+                      version=9)
+        return b.node("Concat", [ids, fill], {"axis": 1}, type=_t(I32, [None, None]))
+
+    def write(self, b: Builder, buf: Value, tok: Value, at: Value) -> Value:
+        """`buf` [R, max_length] with column `at` (int64 scalar) set to `tok` [R, 1]."""
+        here = b.node("Equal", [self.cols, at])
+        return b.node("Where", [here, tok, buf], type=_t(I32, [None, None]))
+
     # -- the whole ---------------------------------------------------------------------------
     def build(self) -> list[Node]:
         p, f, o = self.p, self.p["feeds"], self.outer
@@ -467,78 +503,92 @@ class _Lowering:
         pasts = self.empty_pasts(o, p, batch1)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
-        max_length = self.checked_max_length(o, ids, beam=False)
+        self.max_length = self.checked_max_length(o, ids, beam=False)
+        seqs = self.buffer(o, ids)
+        length = self.dim(o, ids, 1)
 
         first = p["init"] if p["init"] is not None else p["decoder"]
         two = [None, None]
         outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
-        scores = self.process(o, outs[0], ids, first=True)
+        scores = self.process(o, outs[0], seqs, length, first=True)
         tok, done = self.pick(o, scores, None)
-        ids1 = o.node("Concat", [ids, tok], {"axis": 1}, type=_t(I32, [None, None]))
+        seqs1 = self.write(o, seqs, tok, length)
         ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
                                                  {"axis": 0})],
                       {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))
-        trips = o.node("Sub", [o.node("Sub", [max_length, self.dim(o, ids, 1)]),
-                               o.i64(1, "one")], type=_t(I64, []))
+        trips = o.node("Sub", [o.node("Sub", [self.max_length, length]), o.i64(1, "one")],
+                       type=_t(I64, []))
         cond0 = self.going(o, done)
-
-        loop, ids_out = self.body(outs[1:], tok, pos_last, mask64, ids1, done, ones, trips,
-                                  cond0)
+        state = {"token": tok, "position": pos_last, "mask": mask64, "seqs": seqs1,
+                 "length": o.node("Add", [length, o.i64(1, "one")], type=_t(I64, [])),
+                 "done": done}
+        loop, final = self.body(state, outs[1:], ones, trips, cond0)
         o.nodes.append(loop)
-        width = o.node("Sub", [max_length, self.dim(o, ids_out, 1)])
-        fill_shape = o.node("Concat", [batch1, o.unsqueeze(width, 0)], {"axis": 0})
-        fill = o.node("ConstantOfShape", [fill_shape], {"value": np.array([p["pad"]], np.int32)},
-                      version=9)
         seq = self.node.outputs[0]
-        o.node("Concat", [ids_out, fill], {"axis": 1}, out=seq)
+        o.node("Identity", [final], version=16, out=seq)
         if seq.type is None:
             seq.type = _t(I32, [None, None])
         return o.nodes
 
-    def body(self, presents, tok, pos_last, mask64, ids1, done, ones, trips, cond0):
+    def body(self, state: dict, presents, ones, trips, cond0):
+        """The greedy Loop (`state`: the carried values other than the presents) and its
+        final sequences."""
         p = self.p
         b = Builder(self.graph, f"{self.prefix}/loop")
         it = Value(f"{self.prefix}/iteration", _t(I64, []))
         cond_in = Value(f"{self.prefix}/cond_in", _t(BOOL, []))
-
-        def param(v: Value, name: str, t: TensorType) -> Value:
-            return Value(f"{self.prefix}/{name}", t)
-
-        tok_p = param(tok, "token", _t(I32, [None, 1]))
-        pos_p = param(pos_last, "position", _t(I64, [None, 1]))
-        mask_p = param(mask64, "mask", _t(I64, [None, None]))
-        ids_p = param(ids1, "ids", _t(I32, [None, None]))
-        done_p = param(done, "done", _t(BOOL, [None]))
-        past_p = [param(v, f"past_{i}", _t(dt, [k, None, h, None, s]))
-                  for i, (v, (k, h, s, dt)) in enumerate(zip(presents, p["pasts"]))]
-        pos = b.node("Add", [pos_p, self.outer.i64(1, "one")], type=_t(I64, [None, 1]))
-        mask = b.node("Concat", [mask_p, ones], {"axis": 1}, type=_t(I64, [None, None]))
-        outs = self.inline(b, p["decoder"], [self.cast(b, tok_p, p["idt"], [None, 1]),
+        prm = {k: Value(f"{self.prefix}/{k}", GREEDY_TYPES[k]) for k in state}
+        past_p = [Value(f"{self.prefix}/past_{i}", _t(dt, [k, None, h, None, s]))
+                  for i, (k, h, s, dt) in enumerate(p["pasts"])]
+        pos = b.node("Add", [prm["position"], self.outer.i64(1, "one")],
+                     type=_t(I64, [None, 1]))
+        mask = b.node("Concat", [prm["mask"], ones], {"axis": 1}, type=_t(I64, [None, None]))
+        outs = self.inline(b, p["decoder"], [self.cast(b, prm["token"], p["idt"], [None, 1]),
                                              self.cast(b, pos, p["pdt"], [None, 1]),
                                              self.cast(b, mask, p["mdt"], [None, None]),
                                              *past_p], "step")
-        scores = self.process(b, outs[0], ids_p, first=False)
-        tok_n, done_n = self.pick(b, scores, done_p)
-        ids_n = b.node("Concat", [ids_p, tok_n], {"axis": 1}, type=_t(I32, [None, None]))
-        cond_out = self.going(b, done_n)
-        carried_vals = [tok, pos_last, mask64, ids1, done, *presents]
-        params = [tok_p, pos_p, mask_p, ids_p, done_p, *past_p]
-        results = [tok_n, pos, mask, ids_n, done_n, *outs[1:]]
+        scores = self.process(b, outs[0], prm["seqs"], prm["length"], first=False)
+        tok_n, done_n = self.pick(b, scores, prm["done"])
+        new = {"token": tok_n, "position": pos, "mask": mask, "done": done_n,
+               "seqs": self.write(b, prm["seqs"], tok_n, prm["length"]),
+               "length": b.node("Add", [prm["length"], self.outer.i64(1, "one")],
+                                type=_t(I64, []))}
+        loop, final = self.make_loop(b, state, prm, new, presents, past_p, outs[1:],
+                                     self.going(b, done_n), trips, cond0, it, cond_in,
+                                     ["seqs"])
+        return loop, final["seqs"]
+
+    def make_loop(self, b: Builder, state: dict, prm: dict, new: dict, presents: list,
+                  past_p: list, presents_n: list, cond_out: Value, trips: Value,
+                  cond0: Value, it: Value, cond_in: Value, wanted: list[str]
+                  ) -> tuple[Loop, dict]:
+        """The Loop carrying `state` (params `prm`, next values `new`) and the presents;
+        the final values of its `wanted` keys."""
+        keys = list(state)
+        params = [prm[k] for k in keys] + past_p
+        results = [new[k] for k in keys] + list(presents_n)
         # a result that is its parameter or an outer value needs a node of its own
         for j, r in enumerate(results):
             if r is params[j] or r.producer is None or r.producer not in b.nodes:
                 results[j] = b.node("Identity", [r], version=16, type=params[j].type)
         body = Graph(f"{self.prefix}_body", inputs=[it, cond_in, *params],
                      outputs=[cond_out, *results], nodes=b.nodes)
-        ports = [Carried(v, prm, r) for v, prm, r in zip(carried_vals, params, results)]
-        ids_out = Value(f"{self.prefix}/ids_final", _t(I32, [None, None]))
-        outs_ports = [Last(results[3], ids_out)]
-        loop = Loop(body, ports, outs_ports, trip_count=trips, initial_condition=cond0,
-                    condition_result=cond_out, condition_param=cond_in, iteration_param=it,
+        init = [state[k] for k in keys] + list(presents)
+        ports = [Carried(v, q, r) for v, q, r in zip(init, params, results)]
+        final = {k: Value(f"{self.prefix}/{k}_final", prm[k].type) for k in wanted}
+        loop = Loop(body, ports, [Last(results[keys.index(k)], final[k]) for k in wanted],
+                    trip_count=trips, initial_condition=cond0, condition_result=cond_out,
+                    condition_param=cond_in, iteration_param=it,
                     name=f"{self.prefix}/loop", negative_trip_count="zero")
-        return loop, ids_out
+        return loop, final
+
+
+#: the types of the greedy loop's carried values
+GREEDY_TYPES = {"token": _t(I32, [None, 1]), "position": _t(I64, [None, 1]),
+                "mask": _t(I64, [None, None]), "seqs": _t(I32, [None, None]),
+                "length": _t(I64, []), "done": _t(BOOL, [None])}
 
 
 #: the types of the beam loop's carried values
@@ -546,7 +596,8 @@ STATE_TYPES = {"ntok": _t(I32, [None]), "nidx": _t(I64, [None]), "pos": _t(I64, 
                "mask": _t(I64, [None, None]), "seqs": _t(I32, [None, None]),
                "done": _t(BOOL, [None]), "beam_scores": _t(F32, [None]),
                "hyp_scores": _t(F32, [None, None]), "hyp_seqs": _t(I32, [None, None, None]),
-               "hyp_count": _t(I64, [None])}
+               "hyp_count": _t(I64, [None]), "length": _t(I64, []),
+               "steps": _t(F32, [None, None, None])}
 
 
 class _BeamLowering(_Lowering):
@@ -575,14 +626,17 @@ class _BeamLowering(_Lowering):
         """``float32(length) ** length_penalty`` (a scalar)."""
         return b.node("Pow", [self.cast(b, length, F32, []), self.lp], type=_t(F32, []))
 
-    def select(self, b: Builder, logits: Value, seqs: Value, st: dict, first: bool) -> dict:
-        """One beam step after the decoder (`gen_beam.beam_search`'s loop body): the next
-        tokens, source rows, beam scores, hypotheses and done flags."""
+    def select(self, b: Builder, logits: Value, seqs: Value, length: Value, st: dict,
+               first: bool) -> dict:
+        """One beam step after the decoder (`gen_beam.beam_search`'s loop body) on the
+        sequences `seqs` ([R, max_length], `length` tokens so far): the next tokens, source
+        rows, beam scores, hypotheses, done flags and sequences."""
         o, p = self.outer, self.p
         K, K2 = self.k, self.k2
-        scores = self.process(b, logits, seqs, first)                       # [R, V]
+        scores = self.process(b, logits, seqs, length, first)               # [R, V]
         vocab = self.dim(b, scores, 1)
         s = b.node("Add", [scores, b.unsqueeze(st["beam_scores"], 1)])
+        steps = self.step_scores(b, st, s, first)
         flat_shape = b.node("Concat", [self.batch1, o.i64([-1], "m1")], {"axis": 0})
         s = b.node("Reshape", [s, flat_shape])                               # [B, K*V]
         top_s, order = b.add("TopK", [s, self.k2_1], [Value(b.fresh("top")), Value(
@@ -615,7 +669,6 @@ class _BeamLowering(_Lowering):
         ntok = self.cast(b, b.node("Reshape", [sel_t, flat]), I32, [None])
         nidx = b.node("Reshape", [sel_r, flat], type=_t(I64, [None]))
         # hypotheses: eos among the first K candidates of a batch not done, in order j
-        length = self.dim(b, seqs, 1)
         in_k = b.node("Less", [j, K])
         add = b.node("And", [b.node("And", [is_eos, in_k], version=7),
                              b.node("Not", [done_bk], version=1)], version=7)   # [B, 2K]
@@ -623,7 +676,7 @@ class _BeamLowering(_Lowering):
         new_s = b.node("Div", [b.node("Slice", [top_s, o.i64([0], "z"), b.unsqueeze(K, 0),
                                                 o.i64([1], "a")]), self.len_pow(b, length)])
         new_r = b.node("Slice", [src, o.i64([0], "z"), b.unsqueeze(K, 0), o.i64([1], "a")])
-        new_seq = b.node("Gather", [seqs, new_r], {"axis": 0})               # [B, K, L]
+        new_seq = b.node("Gather", [seqs, new_r], {"axis": 0})  # [B, K, max_length]
         hyp = self.add_hypotheses(b, st, first_k, new_s, new_seq)
         # done: K hypotheses and (early stopping or none of the candidates can beat the worst)
         flat_top = b.node("Reshape", [top_s, flat])
@@ -639,35 +692,43 @@ class _BeamLowering(_Lowering):
             finished = b.node("And", [full, b.node("GreaterOrEqual", [worst, cur], version=12)],
                               version=7)
         done_n = b.node("Or", [done, finished], version=7, type=_t(BOOL, [None]))
-        seqs_n = b.node("Concat", [b.node("Gather", [seqs, nidx], {"axis": 0}),
-                                   b.unsqueeze(ntok, 1)], {"axis": 1},
-                        type=_t(I32, [None, None]))
+        seqs_n = self.write(b, b.node("Gather", [seqs, nidx], {"axis": 0}),
+                            b.unsqueeze(ntok, 1), length)
         return {"beam_scores": beam_scores, "ntok": ntok, "nidx": nidx, "seqs": seqs_n,
-                "done": done_n, **{f"hyp_{k}": v for k, v in hyp.items()}}
+                "done": done_n, **{f"hyp_{k}": v for k, v in hyp.items()},
+                **({"steps": steps} if steps is not None else {})}
 
-    def pad_to_max(self, b: Builder, seq: Value) -> Value:
-        """[B, n, L] int32 padded with pad to [B, n, max_length]."""
-        shape = b.node("Shape", [seq])
-        width = b.node("Sub", [self.max_length, b.node("Gather", [shape, self.outer.i64(
-            2, "two")], {"axis": 0})])
-        fill_shape = b.node("Concat", [b.node("Slice", [shape, self.outer.i64([0], "z"),
-                                                        self.outer.i64([2], "two")]),
-                                       b.unsqueeze(width, 0)], {"axis": 0})
-        fill = b.node("ConstantOfShape", [fill_shape],
-                      {"value": np.array([self.p["pad"]], np.int32)}, version=9)
-        return b.node("Concat", [seq, fill], {"axis": 2}, type=_t(I32, [None, None, None]))
+    def step_scores(self, b: Builder, st: dict, s: Value, first: bool) -> Value | None:
+        """The ``scores`` output's buffer ``[max_length - S, R, V]`` (zeros where no step
+        ran) with this step's `s` [R, V] written at its index, when the node asks for it."""
+        if not self.want_scores:
+            return None
+        o = self.outer
+        if first:
+            shape = b.node("Concat", [b.unsqueeze(self.trips1, 0), b.node("Shape", [s])],
+                           {"axis": 0})
+            buf = b.node("ConstantOfShape", [shape], {"value": np.zeros(1, np.float32)},
+                         version=9)
+            self.step_at = b.node("Range", [o.i64(0, "zero"), self.trips1, o.i64(1, "one")],
+                                  version=11)
+        else:
+            buf = st["steps"]
+        here = b.node("Equal", [self.step_at, st["step"]])
+        here = b.node("Reshape", [here, o.i64([-1, 1, 1], "col3")])
+        return b.node("Where", [here, b.unsqueeze(s, 0), buf], type=_t(F32, [None, None, None]))
 
     def add_hypotheses(self, b: Builder, st: dict, valid: Value, new_s: Value,
                        new_seq: Value) -> dict:
         """The best K of a batch's hypotheses and the `valid` new ones ([B, n] scores
-        `new_s`, sequences `new_seq` [B, n, L]), added in order; ties keep the later one."""
+        `new_s`, sequences `new_seq` [B, n, max_length]), added in order; ties keep the
+        later one."""
         o = self.outer
         n = self.dim(b, new_s, 1)
         back = b.node("Range", [b.node("Sub", [n, o.i64(1, "one")]), o.i64(-1, "m1"),
                                 o.i64(-1, "m1")], version=11)                # n-1 .. 0
         ninf = o.const(np.float32(-np.inf), "ninf")
         sc = b.node("Gather", [b.node("Where", [valid, new_s, ninf]), back], {"axis": 1})
-        sq = b.node("Gather", [self.pad_to_max(b, new_seq), back], {"axis": 1})
+        sq = b.node("Gather", [new_seq, back], {"axis": 1})
         all_s = b.node("Concat", [sc, st["hyp_scores"]], {"axis": 1})
         all_q = b.node("Concat", [sq, st["hyp_seqs"]], {"axis": 1})
         top, at = b.add("TopK", [all_s, self.k_1], [Value(b.fresh("hs")), Value(
@@ -693,7 +754,8 @@ class _BeamLowering(_Lowering):
                 np.asarray(default, dt.numpy), name)
         self.k = scalar_or("num_beams", 1, I64)
         self.lp = scalar_or("length_penalty", 1.0, F32)
-        num_return = scalar_or("num_return_sequences", 1, I64)
+        outs = self.node.outputs
+        self.want_scores = len(outs) > 2 and outs[2] is not None
         self.max_length = self.checked_max_length(o, f["input_ids"], beam=True)
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
@@ -737,28 +799,35 @@ class _BeamLowering(_Lowering):
         outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
-        new = self.select(o, outs[0], ids, st, first=True)
+        length = self.dim(o, ids, 1)
+        self.trips1 = o.node("Sub", [self.max_length, length])  # steps: max_length - S
+        st["step"] = o.i64(0, "zero")
+        new = self.select(o, outs[0], self.buffer(o, ids), length, st, first=True)
         ones = o.node("ConstantOfShape", [o.node("Concat", [rows1, o.i64([1], "one")],
                                                  {"axis": 0})],
                       {"value": np.ones(1, np.int64)}, version=9, type=_t(I64, [None, 1]))
-        trips = o.node("Sub", [o.node("Sub", [self.max_length, self.dim(o, ids, 1)]),
-                               o.i64(1, "one")], type=_t(I64, []))
+        trips = o.node("Sub", [o.node("Sub", [self.max_length, length]), o.i64(1, "one")],
+                       type=_t(I64, []))
         state = {"ntok": new["ntok"], "nidx": new["nidx"], "pos": pos_last, "mask": mask64,
                  "seqs": new["seqs"], "done": new["done"], "beam_scores": new["beam_scores"],
                  "hyp_scores": new["hyp_scores"], "hyp_seqs": new["hyp_seqs"],
-                 "hyp_count": new["hyp_count"]}
-        final = self.beam_loop(state, outs[1:], ones, trips, self.going(o, new["done"]))
-        o.nodes.append(final.pop("_loop"))
+                 "hyp_count": new["hyp_count"],
+                 "length": o.node("Add", [length, o.i64(1, "one")], type=_t(I64, [])),
+                 **({"steps": new["steps"]} if self.want_scores else {})}
+        loop, final = self.beam_loop(state, outs[1:], ones, trips, self.going(o, new["done"]))
+        o.nodes.append(loop)
         # open beams of batches not done join the hypotheses, in beam order
-        seqs, bsc = final["seqs"], final["beam_scores"]
-        length = self.dim(o, seqs, 1)
+        seqs, bsc, length = final["seqs"], final["beam_scores"], final["length"]
         shape3 = o.node("Concat", [bk, o.i64([-1], "m1")], {"axis": 0})
         valid = o.node("Expand", [o.node("Not", [o.unsqueeze(final["done"], 1)], version=1),
                                   bk])
         new_s = o.node("Div", [o.node("Reshape", [bsc, bk]), self.len_pow(o, length)])
         hyp = self.add_hypotheses(o, final, valid, new_s, o.node("Reshape", [seqs, shape3]))
         # num_return_sequences in [1, num_beams], else an error as the kernel's: TopK fails
-        # above num_beams, a ConstantOfShape of a negative dimension below 1
+        # above num_beams, a ConstantOfShape of a negative dimension below 1. Read from the
+        # input after the loop: a runtime that compiles what follows the loop on its own
+        # (JAX) then sees it as the input, a value it may specialise on
+        num_return = scalar_or("num_return_sequences", 1, I64)
         below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [num_return, o.i64(
             1, "one")]), 0)], {"value": np.zeros(1, np.int64)}, version=9)
         zero = o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
@@ -772,17 +841,20 @@ class _BeamLowering(_Lowering):
         o.node("GatherElements", [hyp["seqs"], at3], {"axis": 1}, out=self.node.outputs[0])
         if len(self.node.outputs) > 1 and self.node.outputs[1] is not None:
             o.node("Identity", [top], version=16, out=self.node.outputs[1])
+        if self.want_scores:  # [steps, R, V] -> [steps, B, K, V]
+            shape = o.node("Concat", [o.i64([-1], "m1"), bk, o.unsqueeze(self.dim(
+                o, final["steps"], 2), 0)], {"axis": 0})
+            o.node("Reshape", [final["steps"], shape], out=self.node.outputs[2])
         return o.nodes
 
     def beam_loop(self, st: dict, presents: list[Value], ones: Value, trips: Value,
-                  cond0: Value) -> dict:
-        """The Loop over the further steps; its final state (and the node, ``"_loop"``)."""
+                  cond0: Value) -> tuple[Loop, dict]:
+        """The Loop over the further steps and its final state."""
         p = self.p
         b = Builder(self.graph, f"{self.prefix}/loop")
         it = Value(f"{self.prefix}/iteration", _t(I64, []))
         cond_in = Value(f"{self.prefix}/cond_in", _t(BOOL, []))
-        keys = list(st)
-        params = {k: Value(f"{self.prefix}/{k}", STATE_TYPES[k]) for k in keys}
+        params = {k: Value(f"{self.prefix}/{k}", STATE_TYPES[k]) for k in st}
         past_p = [Value(f"{self.prefix}/past_{i}", _t(dt, [k, None, h, None, s]))
                   for i, (k, h, s, dt) in enumerate(p["pasts"])]
         nidx = params["nidx"]
@@ -796,21 +868,12 @@ class _BeamLowering(_Lowering):
                                              self.cast(b, pos, p["pdt"], [None, 1]),
                                              self.cast(b, mask, p["mdt"], [None, None]),
                                              *past], "step")
-        new = self.select(b, outs[0], params["seqs"], params, first=False)
-        results = {**new, "pos": pos, "mask": mask}
-        res = [results[k] for k in keys] + list(outs[1:])
-        prm = [params[k] for k in keys] + past_p
-        for j, r in enumerate(res):
-            if r is prm[j] or r.producer is None or r.producer not in b.nodes:
-                res[j] = b.node("Identity", [r], version=16, type=prm[j].type)
-        cond_out = self.going(b, results["done"])
-        body = Graph(f"{self.prefix}_body", inputs=[it, cond_in, *prm],
-                     outputs=[cond_out, *res], nodes=b.nodes)
-        init = [st[k] for k in keys] + list(presents)
-        ports = [Carried(v, q, r) for v, q, r in zip(init, prm, res)]
-        final = {k: Value(f"{self.prefix}/{k}_final", STATE_TYPES[k]) for k in keys}
-        loop = Loop(body, ports, [Last(res[i], final[k]) for i, k in enumerate(keys)],
-                    trip_count=trips, initial_condition=cond0, condition_result=cond_out,
-                    condition_param=cond_in, iteration_param=it,
-                    name=f"{self.prefix}/loop", negative_trip_count="zero")
-        return {**final, "_loop": loop}
+        new = self.select(b, outs[0], params["seqs"], params["length"],
+                          {**params, "step": b.node("Add", [it, self.outer.i64(1, "one")])},
+                          first=False)
+        new.update(pos=pos, mask=mask, length=b.node(
+            "Add", [params["length"], self.outer.i64(1, "one")], type=_t(I64, [])))
+        return self.make_loop(b, st, params, new, presents, past_p, outs[1:],
+                              self.going(b, new["done"]), trips, cond0, it, cond_in,
+                              ["seqs", "beam_scores", "done", "hyp_scores", "hyp_seqs",
+                               "hyp_count", "length", *(["steps"] if self.want_scores else [])])

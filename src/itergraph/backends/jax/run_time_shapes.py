@@ -5,8 +5,8 @@ A loop's results are run-time data; so is the shape of what grows with its itera
 when the loop can stop early (its concatenated outputs and its grown carried values, the
 buffers of `loops.growing`, cut to the run's length). A node that needs such a value when
 compiling (a ``ConstantOfShape`` shape, a ``Reshape`` target, ... as
-`loops.padded_reads.needs_static` lists them) runs on NumPy: the generation ops' lowered
-form pads its sequences to ``max_length`` so after a loop that stops at eos.
+`loops.padded_reads.needs_static` lists them) runs on NumPy (a Concat after such a loop
+padding its outputs to a fixed length, say).
 """
 
 from __future__ import annotations

@@ -20,8 +20,11 @@ Three forms, chosen while tracing:
 A carried value that grows by a Concat of itself every iteration (a K/V cache) changes shape,
 which no XLA loop carry may; `growing` carries it as a fixed-capacity buffer with a valid
 length when every read of it can be made exact (its rule table), sized from the scan's
-count, or per driver step (so a run-time-length loop with such a value runs as *driver*,
-its buffers extended with the step's capacity). Otherwise the loop lowers as before.
+count; for a loop that can stop early, from its bound when that is known when compiling
+(at most `growing.BOUNDED_MAX`) and the grown values do not leave the loop (a plain
+*while*: the generation loops), else per driver step (a run-time-length loop with such a
+value then runs as *driver*, its buffers extended with the step's capacity). Otherwise the
+loop lowers as before.
 
 Loop-invariant work is moved out of loop bodies before tracing, by the IR pass
 `passes.hoist_invariants` (see `program`). A scan batches what reads no carried value but

@@ -3,7 +3,9 @@
 A carried value whose next value is ``Concat(itself, piece)`` on one axis, the piece the same
 length `d` every iteration, has length ``L0 + d*k`` at iteration `k`: it changes shape, so it
 cannot be the carry of an XLA loop as it is. When the loop's iteration count is bounded by
-`n` when tracing (a scan's count; a driver step's capacity, see `driver`), such a value is
+`n` when tracing (a scan's count; a driver step's capacity, see `driver`; the trip count
+of a loop that can stop early when it is known and no grown value leaves it, `bounded`),
+such a value is
 carried instead as a buffer of ``L0 + d*n`` positions on that axis, of which the first
 ``L0 + d*k`` hold the value; `Padded` is what the body sees (the buffer, the axis and the
 valid length), and the Concat that grows it writes its piece at the valid length.
@@ -133,6 +135,33 @@ def attempt(tc: TraceContext, st, n: int, lower):
         if j in by:
             outs[i] = trim(outs[i], by[j], n)
     tc.note(st.loop, True, describe(st.loop, grows, f"{n} iterations"))
+    return outs
+
+
+#: the most iterations a loop that can stop early gets buffers for in one program
+#: (`bounded`): beyond, the driver's buffers that double spare each iteration a read of a
+#: buffer mostly beyond the valid length
+BOUNDED_MAX = 1024
+
+
+def bounded(tc: TraceContext, st, lower):
+    """``lower(st)`` for a loop that can stop early, with its grown carried values as
+    buffers for its bound `st.limit` (a number known when compiling, at most `BOUNDED_MAX`)
+    when none of them leaves the loop (their valid length would be known only at run time)
+    and the rewrite applies: one XLA while loop, no driver (the generation loops of
+    `passes.lower_generation`, whose bound is max_length). None when this does not apply."""
+    n = st.limit
+    if not isinstance(n, (int, np.integer)) or not 0 < n <= BOUNDED_MAX:
+        return None
+    idx = set(candidates(st.loop))
+    if not idx or idx & set(st.info.last_state.values()):
+        return None
+    grows, rewritten, refused = decide(tc, st, int(n))
+    if refused is not None or not grows:
+        return None
+    outs = lower(rewritten)
+    tc.note(st.loop, True, describe(st.loop, grows, f"{n} iterations, the bound known when "
+                                                    "compiling"))
     return outs
 
 

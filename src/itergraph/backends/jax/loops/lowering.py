@@ -5,7 +5,7 @@ from __future__ import annotations
 from ....errors import IterationLimitError, where
 from ....ir import Loop
 from ..context import CannotLower, NeedsDriver, Scope, TraceContext, is_static
-from .growing import attempt, candidates
+from .growing import attempt, bounded, candidates
 from .messages import LIMIT_MESSAGE, beyond_message
 from .outputs import zero_trip_outputs
 from .scan import lower_scan
@@ -44,6 +44,12 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
         raise CannotLower(loop, "a loop that can stop early (condition, precondition or run-time "
                                 "trip count) with concatenated outputs has a data-dependent "
                                 f"output length, which XLA cannot express inside {where(outer)}")
+    if candidates(loop):
+        outs = bounded(tc, st, lambda s: lower_while(tc, s))
+        if outs is not None:
+            tc.note(loop, True, "lax.while_loop" + (" (with precondition)" if st.has_pre
+                                                    else ""))
+            return outs
     if tc.depth == 0 and candidates(loop):
         raise NeedsDriver(loop)  # grown carried values: buffers sized per driver step
     tc.note(loop, True, "lax.while_loop" + (" (with precondition)" if st.has_pre else ""))

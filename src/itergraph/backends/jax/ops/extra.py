@@ -109,6 +109,33 @@ def _one_hot(cx, indices, depth, values):
 # ----------------------------------------------------------------------------- TopK
 
 
+#: the largest k `_small_top_k` serves (k passes over the axis, against a sort of it)
+SMALL_K = 16
+
+
+def _small_top_k(key, k: int):
+    """``jax.lax.top_k(key, k)`` of a float32 `key` along its last axis, by k passes of an
+    argmax, each taking its element out: the same values and indices (the order top_k sorts
+    by, float32 bits as a total order: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN; ties:
+    the lower index first), without the stable sort of the whole axis that XLA's CPU backend
+    makes of top_k (a beam search's TopK over beams x vocabulary every step)."""
+    import jax
+    import jax.numpy as jnp
+
+    bits = jax.lax.bitcast_convert_type(key, np.int32)
+    order = jnp.where(bits < 0, bits ^ np.int32(0x7FFFFFFF), bits).astype(np.int64)
+    out = np.iinfo(np.int64).min  # below every float32's place
+    col = jnp.arange(key.shape[-1])
+    picks = []
+    for _ in range(k):
+        i = jnp.argmax(order, axis=-1)  # the first of equal maxima
+        picks.append(i)
+        order = jnp.where(col == i[..., None], out, order)
+    idx = (jnp.stack(picks, axis=-1) if picks else
+           jnp.zeros((*key.shape[:-1], 0), np.int64)).astype(np.int64)
+    return jnp.take_along_axis(key, idx, axis=-1), idx
+
+
 def _topk(cx, x, k: int):
     import jax
     import jax.numpy as jnp
@@ -121,7 +148,10 @@ def _topk(cx, x, k: int):
     xm = jnp.moveaxis(jnp.asarray(x), a, -1)
     if x.dtype.kind == "f" or largest:
         key = xm if largest else -xm
-        vals, idx = jax.lax.top_k(key, k)  # ties: lower index first, as ONNX asks
+        if key.dtype == np.float32 and k <= SMALL_K:
+            vals, idx = _small_top_k(key, k)
+        else:
+            vals, idx = jax.lax.top_k(key, k)  # ties: lower index first, as ONNX asks
         vals = vals if largest else -vals
     else:  # smallest of unsigned/ints: sort ascending, stable
         idx = jnp.argsort(xm, axis=-1, stable=True)[..., :k]
