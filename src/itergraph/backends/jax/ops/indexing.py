@@ -163,14 +163,17 @@ def _gather_elements(cx, data, indices):
 
 def _scatter_elements(cx, data, indices, updates, axis: int, reduction: str):
     """A copy of `data` with `updates` written (or combined) at `indices` along `axis`."""
-    xp = cx.xp
     if reduction not in ("none", "add", "mul", "max", "min"):
         raise ExecutionError(f"{where(cx.node)}: unknown reduction {reduction!r}")
     a = norm_axis(cx, axis, data.ndim)
     idx = _indices(cx, indices, data.shape[a], "ScatterElements")
     grid = list(np.indices(tuple(indices.shape), sparse=True))
     grid[a] = idx
-    key = tuple(grid)
+    return _written(cx, data, tuple(grid), updates, reduction)
+
+
+def _written(cx, data, key: tuple, updates, reduction: str):
+    """A copy of `data` with `updates` written at `key` (combined by `reduction`)."""
     if cx.folding:
         out = np.array(data, copy=True)
         if reduction == "none":
@@ -179,7 +182,7 @@ def _scatter_elements(cx, data, indices, updates, axis: int, reduction: str):
             {"add": np.add, "mul": np.multiply, "max": np.maximum,
              "min": np.minimum}[reduction].at(out, key, updates)
         return out
-    ref = xp.asarray(data).at[key]
+    ref = cx.xp.asarray(data).at[key]
     return {"none": ref.set, "add": ref.add, "mul": ref.multiply, "max": ref.max,
             "min": ref.min}[reduction](updates)
 
@@ -208,18 +211,8 @@ def _scatter_nd(cx, data, indices, updates):
     if red not in ("none", "add", "mul", "max", "min"):
         raise ModelError(f"{where(cx.node)}: unknown reduction {red!r}")
     k = check_updates(cx.node, data.shape, indices.shape, updates.shape)
-    key = nd_indices(cx, indices, data.shape[:k], "ScatterND")
-    if cx.folding:
-        out = np.array(data, copy=True)
-        if red == "none":
-            out[key] = updates
-        else:
-            {"add": np.add, "mul": np.multiply, "max": np.maximum,
-             "min": np.minimum}[red].at(out, key, updates)
-        return out
-    ref = cx.xp.asarray(data).at[key]
-    return {"none": ref.set, "add": ref.add, "mul": ref.multiply, "max": ref.max,
-            "min": ref.min}[red](updates)
+    return _written(cx, data, nd_indices(cx, indices, data.shape[:k], "ScatterND"), updates,
+                    red)
 
 
 @lowering("Scatter", since=9, fold=True)

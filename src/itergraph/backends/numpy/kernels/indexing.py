@@ -229,27 +229,39 @@ def _gather_elements(node, ctx):
 # ----------------------------------------------------------------------------- Scatter
 
 
+_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _reduction(node, reduction) -> str:
+    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
+    if reduction != "none" and reduction not in _COMBINE:
+        raise ModelError(f"{where(node)}: unknown reduction {reduction!r}")
+    return reduction
+
+
+def _written(data, key: tuple, updates, reduction: str):
+    """A copy of `data` with `updates` written at `key` (combined by `reduction`)."""
+    out = np.array(data, copy=True)
+    if reduction == "none":
+        out[key] = updates
+    else:
+        _COMBINE[reduction].at(out, key, updates)
+    return out
+
+
 def _scatter_elements(node, axis: int, reduction: str):
     """ScatterElements (and the deprecated Scatter): a copy of `data` with `updates` written
     at `indices` along `axis`; `reduction` combines instead of overwriting (opset 16/18)."""
-    combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-    if reduction != "none" and reduction not in combine:
-        raise ModelError(f"{where(node)}: unknown reduction {reduction!r}")
+    reduction = _reduction(node, reduction)
 
     def fn(data, indices, updates):
         a = axis + data.ndim if axis < 0 else axis
         idx = np.where(indices < 0, indices + data.shape[a], indices).astype(np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= data.shape[a]):
             raise ExecutionError(f"{where(node)}: index out of range for axis of {data.shape[a]}")
-        out = np.array(data, copy=True)
         grid = list(np.indices(idx.shape, sparse=True))
         grid[a] = idx
-        key = tuple(grid)
-        if reduction == "none":
-            out[key] = updates
-        else:
-            combine[reduction].at(out, key, updates)
-        return out
+        return _written(data, tuple(grid), updates, reduction)
 
     return fn
 
@@ -261,10 +273,7 @@ def _scatter(node, ctx):
 
 @kernel("ScatterElements", since=11)
 def _scatter_elements_kernel(node, ctx):
-    reduction = attr(node, "reduction", "none")
-    if isinstance(reduction, bytes):
-        reduction = reduction.decode()
-    return _scatter_elements(node, int(attr(node, "axis", 0)), reduction)
+    return _scatter_elements(node, int(attr(node, "axis", 0)), attr(node, "reduction", "none"))
 
 
 def _nd_indices(node, indices, dims, what: str) -> tuple:
@@ -282,21 +291,12 @@ def _nd_indices(node, indices, dims, what: str) -> tuple:
 def _scatter_nd(node, ctx):
     """ScatterND (`backends.common.nd_index`): a copy of `data` with `updates` written at the
     index vectors of `indices`; `reduction` combines instead (opset 16/18)."""
-    combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-    reduction = attr(node, "reduction", "none")
-    reduction = reduction.decode() if isinstance(reduction, bytes) else reduction
-    if reduction != "none" and reduction not in combine:
-        raise ModelError(f"{where(node)}: unknown reduction {reduction!r}")
+    reduction = _reduction(node, attr(node, "reduction", "none"))
 
     def fn(data, indices, updates):
         k = check_updates(node, data.shape, indices.shape, updates.shape)
         key = _nd_indices(node, indices, data.shape[:k], "ScatterND")
-        out = np.array(data, copy=True)
-        if reduction == "none":
-            out[key] = updates
-        else:
-            combine[reduction].at(out, key, updates)
-        return out
+        return _written(data, key, updates, reduction)
 
     return fn
 
