@@ -1913,6 +1913,74 @@ def _(c):
             assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"])
 
 
+@case("onnx/gather_axis_min_int32_of_a_shape",
+      Raises(ModelError, "Gather node 'gather'", "'axis'", "-2147483648", "rank 1"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/scatter_write_op23|attr_int|120797850`): the data is a Shape's
+    # output, a vector whatever the file declares; NumPy ran the model, JAX refused the axis
+    # while tracing; ONNX Runtime refuses it at load
+    m = model([h.make_node("Shape", ["x"], ["s"], name="shape"),
+               h.make_node("Gather", ["s", "i"], ["y"], name="gather", axis=-2**31)],
+              [vi("x", F, [2, 3])], [vi("y", I64, None)], [const("i", np.array(0, np.int64))],
+              opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+def _gather_axis_5_in_a_loop_body(scan_output: bool) -> onnx.ModelProto:
+    """A Loop carrying ``x`` (rank known only when run) through a body that gathers on axis
+    5; with `scan_output` the Gather's result is also a concatenated output."""
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Gather", ["x", "idx"], ["g"], name="gather", axis=5),
+                  h.make_node("ReduceSum", ["g"], ["gs"], name="sum", keepdims=1),
+                  h.make_node("Add", ["x", "gs"], ["x_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)]
+                 + ([vi("g", F, None)] if scan_output else []),
+                 [const("idx", np.array(0, np.int64))])
+    outs = ["xf", "gs_all"] if scan_output else ["xf"]
+    node = h.make_node("Loop", ["M", "cond", "x0"], outs, name="L", body=body)
+    return model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, None)],
+                 [vi(o, F, None) for o in outs], opset=13)
+
+
+@case("onnx/gather_axis_5_of_unknown_rank_in_a_loop_that_runs_no_iteration", Ok(),
+      backends=BOTH)
+def _(c):
+    # the finding above where no rank is known at load: ONNX Runtime loads the model and
+    # returns the zero-iteration outputs; JAX refused the axis while tracing the body that
+    # never runs (as a while loop and as a driven loop with a concatenated output)
+    for scan_output in (False, True):
+        m = _gather_axis_5_in_a_loop_body(scan_output)
+        for cond in (True, False):
+            feeds = {"M": np.array(0 if cond else 3, np.int64), "cond": np.array(cond),
+                     "x0": X}
+            want = run_ort(m, feeds)
+            got = ig_run(c, m, feeds)
+            for k, v in want.items():
+                assert_close(got[k], v)
+
+
+@case("onnx/gather_axis_5_of_unknown_rank_in_a_loop_that_runs",
+      Raises(ExecutionError, "Gather node 'gather'", "axis 5"), backends=BOTH)
+def _(c):
+    # the same loops running an iteration: the Gather is refused when it runs, as in ONNX
+    # Runtime
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True), "x0": X}
+    driven = _gather_axis_5_in_a_loop_body(True)
+    ort_refuses(driven, feeds)
+    try:
+        ig_run(c, driven, feeds)
+    except ExecutionError as e:
+        assert "Gather node 'gather'" in str(e), e
+    else:
+        raise AssertionError("the loop with a concatenated output ran")
+    m = _gather_axis_5_in_a_loop_body(False)
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):

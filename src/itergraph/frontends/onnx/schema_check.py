@@ -87,6 +87,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs)
+    if p.op_type in _OUTPUT_RANK and len(outputs) == 1:
+        _fill_rank(outputs[0], _OUTPUT_RANK[p.op_type])
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -316,6 +318,19 @@ _BOOLEAN: dict[str, tuple[str, ...]] = {
     "NonMaxSuppression": ("center_point_box",),
     "BatchNormalization": ("training_mode",),
 }
+
+
+#: ops whose output has one rank whatever the input (``Shape``: a vector); ONNX's shape
+#: inference knows it at load, so ``Gather(Shape(x), i, axis=5)`` is refused as ONNX Runtime
+#: refuses it, wherever the graph or a loop body holds it
+_OUTPUT_RANK = {"Shape": 1, "Size": 0}
+
+
+def _fill_rank(v: Value, rank: int) -> None:
+    """Give `v`'s tensor type unknown dimensions of `rank` where its shape is unknown."""
+    t = v.type
+    if isinstance(t, TensorType) and t.shape is None:
+        v.type = TensorType(t.dtype, (None,) * rank)
 
 
 def _fill_cast_type(p, outputs: list[Value]) -> None:
