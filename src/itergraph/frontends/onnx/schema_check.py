@@ -79,7 +79,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     _check_arity(p, schema, what)
     _check_attributes(p, schema, what)
     _check_axes(p, inputs, what)
-    bound = _check_types(p, schema, inputs, what)
+    bound = _check_types(schema, inputs, what)
     if p.op_type == "If":
         _check_if(p)
     _fill_output_types(schema, bound, outputs, what)
@@ -346,7 +346,23 @@ def _fill_cast_type(p, outputs: list[Value]) -> None:
     _fill_dtype(outputs[0], dtype)
 
 
-def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
+def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
+                       what: str) -> None:
+    """A `ModelError` from `what` where inputs of standard op `op_type` that its schema binds
+    to one type parameter (``Add``'s ``T``, ``Where``'s branches, ``Concat``'s inputs,
+    ``MatMul``'s operands) have different known element types. For the readers of formats whose
+    ops become ONNX's (OpenVINO IR: ``Add`` of f64 and i32 is refused there, where NumPy would
+    promote and XLA compute in another type); which types an input allows is not checked (the
+    importer casts where the formats differ)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, version, "")
+    except onnx.defs.SchemaError:
+        return
+    _check_types(schema, inputs, what, check_allowed=False)
+
+
+def _check_types(schema, inputs: list[Value | None], what: str,
+                 check_allowed: bool = True) -> dict:
     """Check the input types; returns ``{type parameter: (type string, input index, type)}``
     for the parameters that bind one type for the whole node."""
     formals = list(schema.inputs)
@@ -368,7 +384,7 @@ def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
             continue
         param = formal.type_str
         allowed = constraints.get(param, {param})
-        if ts not in allowed:
+        if check_allowed and ts not in allowed:
             raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts}; "
                              f"{_allowed(allowed)} {'is' if len(allowed) == 1 else 'are'} "
                              "allowed there")
