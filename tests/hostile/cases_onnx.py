@@ -1981,6 +1981,20 @@ def _(c):
     ig_run(c, m, feeds)
 
 
+@case("onnx/slice_axes_of_shape_1x1",
+      Raises(ExecutionError, "Slice node 'slice'", "axes (input 3)", "vector"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/greedy_growing_op23|input_edit|1840159316`): an Unsqueeze made
+    # Slice's axes [[0]]; NumPy raised a wrapped TypeError, JAX flattened it and ran; ONNX
+    # Runtime refuses parameters that are not vectors
+    m = model([h.make_node("Slice", ["x", "s", "e", "a"], ["y"], name="slice")],
+              [vi("x", F, [2, 3])], [vi("y", F, None)],
+              [const("s", np.array([0], np.int64)), const("e", np.array([1], np.int64)),
+               const("a", np.array([[0]], np.int64))], opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):
