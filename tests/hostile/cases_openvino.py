@@ -22,6 +22,7 @@ from hostile_util import (
     ov_run,
     ov_ti,
     port,
+    run_ort,
     save_ov,
 )
 
@@ -877,3 +878,22 @@ def _(c):
     w = src.with_suffix(".bin").read_bytes()
     ov_refuses(xml, w)
     ig_read_ov(c, xml, w)
+
+
+@case("ov/lstm_cell_loop_of_zero_steps_saved_as_onnx", Ok())
+def _(c):
+    # a fuzzer finding (`torch-ov/lstm_cell_loop_op23_onnxfe|feed_shape|962021907`): the
+    # ONNX written from the IR merged the empty per-step values with a Reshape whose 0s read
+    # as "copy the input's dim": (0, 1, 6) where OpenVINO gives (0, 0, 6)
+    import onnx
+
+    src = _CORPUS / "torch-ov" / "lstm_cell_loop_op23_onnxfe.xml"
+    x = np.zeros((0, 2, 3), np.float32)
+    want = ov_run(src.read_text(), src.with_suffix(".bin").read_bytes(), [x])
+    ig.save(ig.load(src), c.path("m.onnx"))
+    m = onnx.load(str(c.path("m.onnx")))
+    got_ort = run_ort(m, {"x": x})
+    got_ig = ig.load(c.path("m.onnx")).run({"x": x})
+    for k, w in zip(("ys", "h", "c"), want):
+        assert_close(got_ort[k], w)
+        assert_close(got_ig[k], w)

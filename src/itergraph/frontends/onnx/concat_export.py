@@ -2,7 +2,9 @@
 
 The ONNX scan output is ``[n, *elem]``. It is reversed on the iteration axis (``reverse``),
 moved to ``axis`` (``Transpose``), merged into an existing axis (``Reshape``, when
-``new_axis`` is false) and padded to ``length`` with zeros: a ``Concat`` with the output of a
+``new_axis`` is false; with ``allowzero`` from opset 14, so that an empty value's dims of 0
+stay 0: before it, ONNX reads a 0 in the shape as the input's dim, and a zero-iteration output
+whose body value has a dim of 0 gets another shape) and padded to ``length`` with zeros: a ``Concat`` with the output of a
 ``ConstantOfShape``, which fails at run time when the length is below the iteration count
 (the error the canonical semantics ask for). When the element type is unknown a ``Pad`` is
 used instead and that check is lost (a negative pad crops).
@@ -57,7 +59,10 @@ def post_concat(w, loop: Loop, env, E: Emitter, o: Concat, raw: str) -> None:
         if axis + 2 <= er:
             parts.append(E.slice(shape, [axis + 2], [INT64_MAX], [0]))
         new_shape = parts[0] if len(parts) == 1 else E.op("Concat", parts, "shape", axis=0)
-        cur = E.op("Reshape", [cur, new_shape], "concat")
+        # the shape holds the value's own dims, 0 among them after zero iterations (a body
+        # value's unknown dim): Reshape must not read a 0 as "copy the input's dim"
+        zero_is_zero = {"allowzero": 1} if E.opset >= 14 else {}
+        cur = E.op("Reshape", [cur, new_shape], "concat", **zero_is_zero)
     if o.length is not None:
         cur = _pad(w, loop, env, E, o, cur, axis, er if o.new_axis is False else
                    (None if er is None else er + 1), i)
