@@ -1995,6 +1995,42 @@ def _(c):
     ig_run(c, m, {"x": X})
 
 
+@case("onnx/concat_axis_min_int32_of_slices_in_a_loop_body",
+      Raises(ModelError, "Loop node 'L'", "Concat node 'concat'", "-2147483648", "rank 2"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_cell_loop_op23|attr_int|1593712795`): the Concat joins
+    # Slices of an outer matrix, whose rank ONNX's inference carries through the Slice; NumPy
+    # refused the axis with a wrapped ValueError, JAX's cell fusion raised a raw one; ONNX
+    # Runtime refuses the model at load
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Slice", ["w", "s", "e"], ["a"], name="slice_a"),
+                  h.make_node("Tanh", ["a"], ["t"], name="tanh"),
+                  h.make_node("Concat", ["t", "a"], ["y"], name="concat", axis=-2**31)],
+                 [vi("i", I64, []), vi("c", B, [])], [vi("c_out", B, []), vi("y", F, None)],
+                 [const("s", np.array([0], np.int64)), const("e", np.array([1], np.int64))])
+    m = model([h.make_node("Loop", ["M", "", ], ["ys"], name="L", body=body)],
+              [vi("M", I64, [])], [vi("ys", F, None)],
+              [const("w", np.ones((2, 3), np.float32))], opset=13)
+    ort_refuses(m, {"M": np.array(2, np.int64)})
+    ig_run(c, m, {"M": np.array(2, np.int64)})
+
+
+@case("onnx/concat_from_sequence_axis_2e31",
+      Raises(ExecutionError, "ConcatFromSequence node 'join'", "axis 2147483648"),
+      backends=BOTH, isolate=True)
+def _(c):
+    # a fuzzer finding (`torch/manual_rnn_stack_op23|attr_int|1967713468`): NumPy raised a
+    # wrapped OverflowError; JAX's rewrite of the split-and-join built a permutation of 2**31
+    # entries (MemoryError); ONNX Runtime refuses the axis when it runs
+    m = model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0),
+               h.make_node("ConcatFromSequence", ["seq"], ["y"], name="join", axis=2**31,
+                           new_axis=1)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):

@@ -26,6 +26,7 @@ from onnx import AttributeProto, TensorProto
 
 from ...errors import ModelError
 from ...ir.graph import Value
+from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
@@ -87,8 +88,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs)
-    if p.op_type in _OUTPUT_RANK and len(outputs) == 1:
-        _fill_rank(outputs[0], _OUTPUT_RANK[p.op_type])
+    if len(outputs) == 1:
+        _fill_output_rank(p, inputs, outputs[0])
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -320,17 +321,36 @@ _BOOLEAN: dict[str, tuple[str, ...]] = {
 }
 
 
-#: ops whose output has one rank whatever the input (``Shape``: a vector); ONNX's shape
-#: inference knows it at load, so ``Gather(Shape(x), i, axis=5)`` is refused as ONNX Runtime
-#: refuses it, wherever the graph or a loop body holds it
+#: ops whose output has one rank whatever the input (``Shape``: a vector)
 _OUTPUT_RANK = {"Shape": 1, "Size": 0}
+#: ops whose output has the rank of their first input, besides the element-wise ones
+#: (`ir.traits`: ``UNARY``, and ``BROADCAST``, the largest rank of their inputs)
+_KEEPS_RANK = frozenset({"Slice", "Concat", "Transpose", "Softmax", "LogSoftmax", "Hardmax",
+                         "CumSum", "Tile", "Pad", "ReverseSequence"})
 
 
-def _fill_rank(v: Value, rank: int) -> None:
-    """Give `v`'s tensor type unknown dimensions of `rank` where its shape is unknown."""
-    t = v.type
-    if isinstance(t, TensorType) and t.shape is None:
-        v.type = TensorType(t.dtype, (None,) * rank)
+def _fill_output_rank(p, inputs: list[Value | None], out: Value) -> None:
+    """Give the output of `p` the rank that ONNX's shape inference knows at load where its
+    type has none: ``Shape`` gives a vector, ``Slice`` and element-wise ops keep the rank of
+    their input. ONNX Runtime refuses an ``axis`` beyond that rank at load (``Gather(Shape(x),
+    i, axis=5)``, ``Concat(Slice(w), ..., axis=-2**31)`` in a loop body), and so does
+    `_check_axis` then."""
+    t = out.type
+    if not isinstance(t, TensorType) or t.shape is not None or p.domain not in _DEFAULT_DOMAINS:
+        return
+    rank = _OUTPUT_RANK.get(p.op_type)
+    kind = traits(p.op_type)
+    if rank is None and (p.op_type in _KEEPS_RANK or Trait.UNARY in kind):
+        rank = _rank_of(inputs[0] if inputs else None)
+    elif rank is None and Trait.BROADCAST in kind:
+        ranks = [_rank_of(v) for v in inputs]
+        rank = None if not ranks or None in ranks else max(ranks)
+    if rank is not None:
+        out.type = TensorType(t.dtype, (None,) * rank)
+
+
+def _rank_of(v: Value | None) -> int | None:
+    return v.type.rank if v is not None and isinstance(v.type, TensorType) else None
 
 
 def _fill_cast_type(p, outputs: list[Value]) -> None:
