@@ -2043,6 +2043,17 @@ def _(c):
     ig_run(c, m, {})
 
 
+@case("onnx/constant_fill_dtype_undefined",
+      Raises(ModelError, "ConstantFill node 'fill'", "dtype 0"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_packed_op7|cast_to|726937960`): dtype 0 (UNDEFINED) gave
+    # a raw AttributeError from the reader
+    p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0, dtype=0)
+    m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
+                     opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    ig_run(c, m, {})
+
+
 @case("onnx/conv_window_larger_than_an_empty_input",
       Raises(ExecutionError, "Conv node 'conv'", "window (3)", "padded input (0)"),
       backends=BOTH)
