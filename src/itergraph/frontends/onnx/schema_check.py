@@ -255,10 +255,10 @@ def _attribute_and_rank(p, inputs: list[Value | None], name: str, kind):
     """(`name`'s attribute of `kind`, the first input's rank), or None where either is
     unknown."""
     a = next((a for a in p.attribute if a.name == name and a.type == kind), None)
-    t = inputs[0].type if inputs and inputs[0] is not None else None
-    if a is None or not isinstance(t, TensorType) or t.rank is None:
+    rank = _rank_of(inputs[0]) if inputs else None
+    if a is None or rank is None:
         return None
-    return a, t.rank
+    return a, rank
 
 
 def _check_axis(p, inputs: list[Value | None], what: str) -> None:
@@ -329,14 +329,18 @@ _KEEPS_RANK = frozenset({"Slice", "Concat", "Transpose", "Softmax", "LogSoftmax"
                          "CumSum", "Tile", "Pad", "ReverseSequence"})
 
 
+#: `Value.meta` key: the rank ONNX's inference gives a value at load where its type has none
+#: (the type itself is left alone: the reader may still change what the file declares)
+LOAD_RANK = "load_rank"
+
+
 def _fill_output_rank(p, inputs: list[Value | None], out: Value) -> None:
-    """Give the output of `p` the rank that ONNX's shape inference knows at load where its
-    type has none: ``Shape`` gives a vector, ``Slice`` and element-wise ops keep the rank of
-    their input. ONNX Runtime refuses an ``axis`` beyond that rank at load (``Gather(Shape(x),
-    i, axis=5)``, ``Concat(Slice(w), ..., axis=-2**31)`` in a loop body), and so does
-    `_check_axis` then."""
-    t = out.type
-    if not isinstance(t, TensorType) or t.shape is not None or p.domain not in _DEFAULT_DOMAINS:
+    """Note the rank that ONNX's shape inference knows at load for the output of `p` where its
+    type has none (`LOAD_RANK`): ``Shape`` gives a vector, ``Slice`` and element-wise ops keep
+    the rank of their input. ONNX Runtime refuses an ``axis`` beyond that rank at load
+    (``Gather(Shape(x), i, axis=5)``, ``Concat(Slice(w), ..., axis=-2**31)`` in a loop body),
+    and so does `_check_axis` then."""
+    if _rank_of(out) is not None:
         return
     rank = _OUTPUT_RANK.get(p.op_type)
     kind = traits(p.op_type)
@@ -346,11 +350,16 @@ def _fill_output_rank(p, inputs: list[Value | None], out: Value) -> None:
         ranks = [_rank_of(v) for v in inputs]
         rank = None if not ranks or None in ranks else max(ranks)
     if rank is not None:
-        out.type = TensorType(t.dtype, (None,) * rank)
+        out.meta[LOAD_RANK] = rank
 
 
 def _rank_of(v: Value | None) -> int | None:
-    return v.type.rank if v is not None and isinstance(v.type, TensorType) else None
+    """`v`'s rank: its type's, else the one noted at load (`LOAD_RANK`), else None."""
+    if v is None:
+        return None
+    if isinstance(v.type, TensorType) and v.type.rank is not None:
+        return v.type.rank
+    return v.meta.get(LOAD_RANK)
 
 
 def _fill_cast_type(p, outputs: list[Value]) -> None:
