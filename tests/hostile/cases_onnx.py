@@ -2054,6 +2054,25 @@ def _(c):
     ig_run(c, m, {})
 
 
+@case("onnx/loop_carries_a_constant_of_shape_without_value_as_int64",
+      Raises(ModelError, "Loop node 'L'", "tensor(float)", "tensor(int64)"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/collatz_op17|attr_remove|989262277`): without its
+    # ``value`` a ConstantOfShape gives float32 zeros, carried by a body that reads int64;
+    # NumPy computed float64, JAX float32; ONNX Runtime refuses the model at load
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Add", ["s", "one"], ["s_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("s", I64, [2])],
+                 [vi("c_out", B, []), vi("s_out", I64, [2])],
+                 [const("one", np.ones(2, np.int64))])
+    m = model([h.make_node("ConstantOfShape", ["shape"], ["s0"], name="zeros"),
+               h.make_node("Loop", ["M", "", "s0"], ["s"], name="L", body=body)],
+              [vi("M", I64, [])], [vi("s", I64, None)],
+              [const("shape", np.array([2], np.int64))], opset=13)
+    ort_refuses(m, {"M": np.array(2, np.int64)})
+    ig_run(c, m, {"M": np.array(2, np.int64)})
+
+
 @case("onnx/conv_window_larger_than_an_empty_input",
       Raises(ExecutionError, "Conv node 'conv'", "window (3)", "padded input (0)"),
       backends=BOTH)

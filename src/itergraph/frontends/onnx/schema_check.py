@@ -88,6 +88,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs)
+    if p.op_type == "ConstantOfShape" and len(outputs) == 1:
+        _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
 
@@ -360,6 +362,20 @@ def _rank_of(v: Value | None) -> int | None:
     if isinstance(v.type, TensorType) and v.type.rank is not None:
         return v.type.rank
     return v.meta.get(LOAD_RANK)
+
+
+def _fill_constant_of_shape_type(p, out: Value) -> None:
+    """Give a ConstantOfShape's output the element type of its ``value`` (float32 without
+    one, as ONNX says), so that a loop carrying it as another type is refused as ONNX Runtime
+    refuses it."""
+    value = next((a for a in p.attribute if a.name == "value"), None)
+    if value is None:
+        _fill_dtype(out, dtype_from_onnx(TensorProto.FLOAT))
+    elif value.type == AttributeProto.TENSOR:
+        try:
+            _fill_dtype(out, dtype_from_onnx(value.t.data_type))
+        except Exception:  # noqa: BLE001 - not an element type: the importer names it
+            return
 
 
 def _fill_cast_type(p, outputs: list[Value]) -> None:
