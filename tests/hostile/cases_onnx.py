@@ -1572,6 +1572,23 @@ def _(c):
     ig_run(c, _topk_fed_k(), feeds)
 
 
+@case("onnx/topk_of_nans_with_the_sign_bit_set", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn-ov/kneighbors_transformer_distance_op22|ir_bin|310571977`):
+    # a NaN of 0xFF bytes has its sign bit set; XLA's top_k ordered it below every number,
+    # NumPy and ONNX Runtime take a NaN as the largest value whatever its sign
+    x = np.array([[1, 0, 2, 3, 0, 5], [4, -1, 0, 0, 7, 1]], np.float32)
+    x[0, 1] = x[1, 4] = np.frombuffer(b"\xff\xff\xff\xff", np.float32)[0]
+    x[0, 4] = np.nan
+    for largest in (0, 1):
+        m = model([h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", largest=largest)],
+                  [vi("x", F, [2, 6])], [vi("v", F, None), vi("i", I64, None)],
+                  [const("k", np.array([3], np.int64))], opset=13)
+        want, got = run_ort(m, {"x": x}), ig_run(c, m, {"x": x})
+        np.testing.assert_array_equal(got["i"], want["i"])
+        assert_close(got["v"], want["v"])
+
+
 @case("onnx/topk_k_beyond_the_axis_fed", Raises(ExecutionError, "TopK node 'top'", "k", "9"),
       backends=BOTH)
 def _(c):

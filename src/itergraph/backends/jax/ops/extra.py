@@ -118,6 +118,11 @@ def _topk(cx, x, k: int):
                              f"{x.shape[a]}")
     xm = jnp.moveaxis(jnp.asarray(x), a, -1)
     if x.dtype.kind == "f" or largest:
+        if x.dtype.kind == "f":
+            # lax.top_k orders NaNs by their sign bit (a NaN of 0xFF bytes is negative):
+            # a NaN counts as the largest value whatever its sign, as in NumPy's sort and
+            # ONNX Runtime
+            xm = jnp.where(jnp.isnan(xm), jnp.asarray(np.nan, xm.dtype), xm)
         key = xm if largest else -xm
         vals, idx = jax.lax.top_k(key, k)  # ties: lower index first, as ONNX asks
         vals = vals if largest else -vals
