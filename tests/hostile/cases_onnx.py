@@ -2048,6 +2048,18 @@ def _(c):
     ig_run(c, m, {"x": X})
 
 
+@case("onnx/reduce_min_axes_attribute_at_opset_18",
+      Raises(ModelError, "ReduceMin node 'rmin'", "attribute 'axes'"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/clamp_keepdim_op13|opset|26374051`): from opset 18 on
+    # ReduceMin's axes is an input; the attribute was ignored silently (a reduction over every
+    # axis) where ONNX Runtime refuses the model
+    m = model([h.make_node("ReduceMin", ["x"], ["y"], name="rmin", axes=[1], keepdims=1)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=18)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):

@@ -15,8 +15,9 @@ does when it loads a model:
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
 - ``If``: both branches have as many outputs as the node.
 
-Unknown attributes are not checked (ONNX Runtime ignores some, writers add others); nor are
-ops without a schema (the backend reports those), nor inputs of unknown type.
+An attribute the schema does not declare is refused, as ONNX Runtime refuses it (names starting
+with ``__`` excepted, as there). Ops without a schema are not checked (the backend reports
+those), nor inputs of unknown type.
 """
 
 from __future__ import annotations
@@ -217,6 +218,13 @@ def _range(lo: int, hi: int) -> str:
 
 def _check_attributes(p, schema, what: str) -> None:
     given = {a.name: a for a in p.attribute}
+    for name in given:
+        if name not in schema.attributes and not name.startswith("__"):
+            # ONNX's schema check in ONNX Runtime refuses it ("Unrecognized attribute"): an
+            # attribute of another version (ReduceMin's ``axes`` from opset 18 on) would
+            # otherwise be ignored silently
+            raise ModelError(f"{what}: attribute '{name}' is not one of the op's at this "
+                             f"opset ({', '.join(sorted(schema.attributes)) or 'none'})")
     for name, spec in schema.attributes.items():
         a = given.get(name)
         if a is None:
