@@ -2060,6 +2060,20 @@ def _(c):
     ig_run(c, m, {"x": X})
 
 
+@case("onnx/concat_from_sequence_of_a_split_into_no_piece",
+      Raises(ExecutionError, "ConcatFromSequence node 'join'", "empty sequence"), backends=BOTH)
+def _(c):
+    # the JAX pipeline reads the split-and-join as the tensor itself (split_sequence_reads):
+    # an axis of length 0 gave an empty tensor where NumPy and ONNX Runtime refuse the join
+    # of no piece
+    m = model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0),
+               h.make_node("ConcatFromSequence", ["seq"], ["y"], name="join", axis=0)],
+              [vi("x", F, [None, 3])], [vi("y", F, None)], opset=13)
+    feeds = {"x": np.zeros((0, 3), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):
