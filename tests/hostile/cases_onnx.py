@@ -2074,6 +2074,21 @@ def _(c):
     ig_run(c, m, feeds)
 
 
+@case("onnx/string_output_computed_before_numeric_nodes", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/knn_classifier_string_labels_zipmap_op22|node_reorder|
+    # 600648935`): a string graph output computed before the nodes JAX compiles was handed
+    # to the compiled function (a raw TypeError), though none of its nodes reads it
+    m = model([h.make_node("Identity", ["s"], ["s_out"], name="copy"),
+               h.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("s", TensorProto.STRING, [2]), vi("x", F, [2])],
+              [vi("s_out", TensorProto.STRING, [2]), vi("y", F, [2])])
+    feeds = {"s": np.array(["a", "b"], object), "x": np.array([-1, 2], np.float32)}
+    want, got = run_ort(m, feeds), ig_run(c, m, feeds)
+    assert list(got["s_out"]) == list(want["s_out"]), got["s_out"]
+    assert_close(got["y"], want["y"])
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):
