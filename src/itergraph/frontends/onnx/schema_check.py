@@ -8,8 +8,9 @@ does when it loads a model:
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
   Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze, and the
   ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), lie within the rank
-  where the input's rank is known (ONNX Runtime's shape inference refuses them at load, even
-  in a loop body that never runs);
+  where the input's rank is known: declared, or as ONNX's inference carries it at load
+  (`LOAD_RANK`: a Shape's vector, the rank a Slice or an element-wise op keeps); ONNX
+  Runtime's shape inference refuses them at load, even in a loop body that never runs;
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
