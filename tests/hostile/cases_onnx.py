@@ -1572,6 +1572,23 @@ def _(c):
     ig_run(c, _topk_fed_k(), feeds)
 
 
+@case("onnx/topk_of_nans_with_the_sign_bit_set", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn-ov/kneighbors_transformer_distance_op22|ir_bin|310571977`):
+    # a NaN of 0xFF bytes has its sign bit set; XLA's top_k ordered it below every number,
+    # NumPy and ONNX Runtime take a NaN as the largest value whatever its sign
+    x = np.array([[1, 0, 2, 3, 0, 5], [4, -1, 0, 0, 7, 1]], np.float32)
+    x[0, 1] = x[1, 4] = np.frombuffer(b"\xff\xff\xff\xff", np.float32)[0]
+    x[0, 4] = np.nan
+    for largest in (0, 1):
+        m = model([h.make_node("TopK", ["x", "k"], ["v", "i"], name="top", largest=largest)],
+                  [vi("x", F, [2, 6])], [vi("v", F, None), vi("i", I64, None)],
+                  [const("k", np.array([3], np.int64))], opset=13)
+        want, got = run_ort(m, {"x": x}), ig_run(c, m, {"x": x})
+        np.testing.assert_array_equal(got["i"], want["i"])
+        assert_close(got["v"], want["v"])
+
+
 @case("onnx/topk_k_beyond_the_axis_fed", Raises(ExecutionError, "TopK node 'top'", "k", "9"),
       backends=BOTH)
 def _(c):
@@ -1913,6 +1930,165 @@ def _(c):
             assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"])
 
 
+@case("onnx/gather_axis_min_int32_of_a_shape",
+      Raises(ModelError, "Gather node 'gather'", "'axis'", "-2147483648", "rank 1"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/scatter_write_op23|attr_int|120797850`): the data is a Shape's
+    # output, a vector whatever the file declares; NumPy ran the model, JAX refused the axis
+    # while tracing; ONNX Runtime refuses it at load
+    m = model([h.make_node("Shape", ["x"], ["s"], name="shape"),
+               h.make_node("Gather", ["s", "i"], ["y"], name="gather", axis=-2**31)],
+              [vi("x", F, [2, 3])], [vi("y", I64, None)], [const("i", np.array(0, np.int64))],
+              opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+def _gather_axis_5_in_a_loop_body(scan_output: bool) -> onnx.ModelProto:
+    """A Loop carrying ``x`` (rank known only when run) through a body that gathers on axis
+    5; with `scan_output` the Gather's result is also a concatenated output."""
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Gather", ["x", "idx"], ["g"], name="gather", axis=5),
+                  h.make_node("ReduceSum", ["g"], ["gs"], name="sum", keepdims=1),
+                  h.make_node("Add", ["x", "gs"], ["x_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, None)],
+                 [vi("c_out", B, []), vi("x_out", F, None)]
+                 + ([vi("g", F, None)] if scan_output else []),
+                 [const("idx", np.array(0, np.int64))])
+    outs = ["xf", "gs_all"] if scan_output else ["xf"]
+    node = h.make_node("Loop", ["M", "cond", "x0"], outs, name="L", body=body)
+    return model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, None)],
+                 [vi(o, F, None) for o in outs], opset=13)
+
+
+@case("onnx/gather_axis_5_of_unknown_rank_in_a_loop_that_runs_no_iteration", Ok(),
+      backends=BOTH)
+def _(c):
+    # the finding above where no rank is known at load: ONNX Runtime loads the model and
+    # returns the zero-iteration outputs; JAX refused the axis while tracing the body that
+    # never runs (as a while loop and as a driven loop with a concatenated output)
+    for scan_output in (False, True):
+        m = _gather_axis_5_in_a_loop_body(scan_output)
+        for cond in (True, False):
+            feeds = {"M": np.array(0 if cond else 3, np.int64), "cond": np.array(cond),
+                     "x0": X}
+            want = run_ort(m, feeds)
+            got = ig_run(c, m, feeds)
+            for k, v in want.items():
+                assert_close(got[k], v)
+
+
+@case("onnx/gather_axis_5_of_unknown_rank_in_a_loop_that_runs",
+      Raises(ExecutionError, "Gather node 'gather'", "axis 5"), backends=BOTH)
+def _(c):
+    # the same loops running an iteration: the Gather is refused when it runs, as in ONNX
+    # Runtime
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True), "x0": X}
+    driven = _gather_axis_5_in_a_loop_body(True)
+    ort_refuses(driven, feeds)
+    try:
+        ig_run(c, driven, feeds)
+    except ExecutionError as e:
+        assert "Gather node 'gather'" in str(e), e
+    else:
+        raise AssertionError("the loop with a concatenated output ran")
+    m = _gather_axis_5_in_a_loop_body(False)
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/slice_axes_of_shape_1x1",
+      Raises(ExecutionError, "Slice node 'slice'", "axes (input 3)", "vector"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/greedy_growing_op23|input_edit|1840159316`): an Unsqueeze made
+    # Slice's axes [[0]]; NumPy raised a wrapped TypeError, JAX flattened it and ran; ONNX
+    # Runtime refuses parameters that are not vectors
+    m = model([h.make_node("Slice", ["x", "s", "e", "a"], ["y"], name="slice")],
+              [vi("x", F, [2, 3])], [vi("y", F, None)],
+              [const("s", np.array([0], np.int64)), const("e", np.array([1], np.int64)),
+               const("a", np.array([[0]], np.int64))], opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/concat_axis_min_int32_of_slices_in_a_loop_body",
+      Raises(ModelError, "Loop node 'L'", "Concat node 'concat'", "-2147483648", "rank 2"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_cell_loop_op23|attr_int|1593712795`): the Concat joins
+    # Slices of an outer matrix, whose rank ONNX's inference carries through the Slice; NumPy
+    # refused the axis with a wrapped ValueError, JAX's cell fusion raised a raw one; ONNX
+    # Runtime refuses the model at load
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Slice", ["w", "s", "e"], ["a"], name="slice_a"),
+                  h.make_node("Tanh", ["a"], ["t"], name="tanh"),
+                  h.make_node("Concat", ["t", "a"], ["y"], name="concat", axis=-2**31)],
+                 [vi("i", I64, []), vi("c", B, [])], [vi("c_out", B, []), vi("y", F, None)],
+                 [const("s", np.array([0], np.int64)), const("e", np.array([1], np.int64))])
+    m = model([h.make_node("Loop", ["M", "", ], ["ys"], name="L", body=body)],
+              [vi("M", I64, [])], [vi("ys", F, None)],
+              [const("w", np.ones((2, 3), np.float32))], opset=13)
+    ort_refuses(m, {"M": np.array(2, np.int64)})
+    ig_run(c, m, {"M": np.array(2, np.int64)})
+
+
+@case("onnx/concat_from_sequence_axis_2e31",
+      Raises(ExecutionError, "ConcatFromSequence node 'join'", "axis 2147483648"),
+      backends=BOTH, isolate=True)
+def _(c):
+    # a fuzzer finding (`torch/manual_rnn_stack_op23|attr_int|1967713468`): NumPy raised a
+    # wrapped OverflowError; JAX's rewrite of the split-and-join built a permutation of 2**31
+    # entries (MemoryError); ONNX Runtime refuses the axis when it runs
+    m = model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0),
+               h.make_node("ConcatFromSequence", ["seq"], ["y"], name="join", axis=2**31,
+                           new_axis=1)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=13)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/reduce_min_axes_attribute_at_opset_18",
+      Raises(ModelError, "ReduceMin node 'rmin'", "attribute 'axes'"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/clamp_keepdim_op13|opset|26374051`): from opset 18 on
+    # ReduceMin's axes is an input; the attribute was ignored silently (a reduction over every
+    # axis) where ONNX Runtime refuses the model
+    m = model([h.make_node("ReduceMin", ["x"], ["y"], name="rmin", axes=[1], keepdims=1)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=18)
+    ort_refuses(m, {"x": X})
+    ig_run(c, m, {"x": X})
+
+
+@case("onnx/concat_from_sequence_of_a_split_into_no_piece",
+      Raises(ExecutionError, "ConcatFromSequence node 'join'", "empty sequence"), backends=BOTH)
+def _(c):
+    # the JAX pipeline reads the split-and-join as the tensor itself (split_sequence_reads):
+    # an axis of length 0 gave an empty tensor where NumPy and ONNX Runtime refuse the join
+    # of no piece
+    m = model([h.make_node("SplitToSequence", ["x"], ["seq"], name="split", axis=0),
+               h.make_node("ConcatFromSequence", ["seq"], ["y"], name="join", axis=0)],
+              [vi("x", F, [None, 3])], [vi("y", F, None)], opset=13)
+    feeds = {"x": np.zeros((0, 3), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/string_output_computed_before_numeric_nodes", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/knn_classifier_string_labels_zipmap_op22|node_reorder|
+    # 600648935`): a string graph output computed before the nodes JAX compiles was handed
+    # to the compiled function (a raw TypeError), though none of its nodes reads it
+    m = model([h.make_node("Identity", ["s"], ["s_out"], name="copy"),
+               h.make_node("Relu", ["x"], ["y"], name="relu")],
+              [vi("s", TensorProto.STRING, [2]), vi("x", F, [2])],
+              [vi("s_out", TensorProto.STRING, [2]), vi("y", F, [2])])
+    feeds = {"s": np.array(["a", "b"], object), "x": np.array([-1, 2], np.float32)}
+    want, got = run_ort(m, feeds), ig_run(c, m, feeds)
+    assert list(got["s_out"]) == list(want["s_out"]), got["s_out"]
+    assert_close(got["y"], want["y"])
+
+
 @case("onnx/constant_fill_value_of_another_type",
       Raises(ModelError, "ConstantFill", "value", "not a number"), backends=BOTH)
 def _(c):
@@ -1923,6 +2099,36 @@ def _(c):
     m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
                      opset_imports=[h.make_opsetid("", 7)], ir_version=3)
     ig_run(c, m, {})
+
+
+@case("onnx/constant_fill_dtype_undefined",
+      Raises(ModelError, "ConstantFill node 'fill'", "dtype 0"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_packed_op7|cast_to|726937960`): dtype 0 (UNDEFINED) gave
+    # a raw AttributeError from the reader
+    p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0, dtype=0)
+    m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
+                     opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    ig_run(c, m, {})
+
+
+@case("onnx/loop_carries_a_constant_of_shape_without_value_as_int64",
+      Raises(ModelError, "Loop node 'L'", "tensor(float)", "tensor(int64)"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/collatz_op17|attr_remove|989262277`): without its
+    # ``value`` a ConstantOfShape gives float32 zeros, carried by a body that reads int64;
+    # NumPy computed float64, JAX float32; ONNX Runtime refuses the model at load
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Add", ["s", "one"], ["s_out"], name="add")],
+                 [vi("i", I64, []), vi("c", B, []), vi("s", I64, [2])],
+                 [vi("c_out", B, []), vi("s_out", I64, [2])],
+                 [const("one", np.ones(2, np.int64))])
+    m = model([h.make_node("ConstantOfShape", ["shape"], ["s0"], name="zeros"),
+               h.make_node("Loop", ["M", "", "s0"], ["s"], name="L", body=body)],
+              [vi("M", I64, [])], [vi("s", I64, None)],
+              [const("shape", np.array([2], np.int64))], opset=13)
+    ort_refuses(m, {"M": np.array(2, np.int64)})
+    ig_run(c, m, {"M": np.array(2, np.int64)})
 
 
 @case("onnx/conv_window_larger_than_an_empty_input",

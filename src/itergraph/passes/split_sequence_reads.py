@@ -95,9 +95,21 @@ def _source(node: Node) -> Node | None:
         return None
     if node.op_type == "ConcatFromSequence":
         r = _x_rank(split, node)
-        if r is None or (sizes is not None and not _rejoins(node, split, r)):
+        if r is None or not _axes_fit(split, node, r) or (
+                sizes is not None and not _rejoins(node, split, r)):
             return None
     return split
+
+
+def _axes_fit(split: Node, concat: Node, r: int) -> bool:
+    """Whether the split's axis lies within the rank `r` of its input and the join's within
+    its pieces' (one more with ``new_axis``); else the pass leaves the join to the kernel,
+    which names the axis."""
+    a = int(split.attrs.get("axis", 0))
+    keep = _sizes(split) is not None or bool(int(split.attrs.get("keepdims", 1)))
+    limit = (r if keep else r - 1) + int(concat.attrs.get("new_axis", 0))
+    b = int(concat.attrs.get("axis", 0))
+    return -r <= a < r and -limit <= b < limit
 
 
 def _chunk_sizes(sizes: Value) -> bool:

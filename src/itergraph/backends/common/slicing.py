@@ -43,3 +43,16 @@ def slice_of(start: int, end: int, step: int, dim: int) -> slice:
     if start < 0:
         return slice(0, 0, 1)
     return slice(start, None if end < 0 else end, step)
+
+
+#: Slice-10's parameter inputs, by input index
+SLICE_PARAMETERS = {1: "starts", 2: "ends", 3: "axes", 4: "steps"}
+
+
+def check_slice_vectors(node, params) -> None:
+    """Slice-10's `params` (starts, ends, axes, steps: arrays or None) must be vectors, as ONNX
+    says and ONNX Runtime checks (a ``[[0]]`` of axes is refused, not flattened)."""
+    for i, p in zip(SLICE_PARAMETERS, params):
+        if p is not None and p.ndim != 1:
+            raise ExecutionError(f"{where(node)}: {SLICE_PARAMETERS[i]} (input {i}) must be a "
+                                 f"vector, got shape {tuple(p.shape)}")

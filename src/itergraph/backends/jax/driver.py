@@ -42,10 +42,12 @@ from . import config
 from .big_constants import big_used
 from .context import CannotLower, Scope, TooLarge, TraceContext, is_static, raise_error
 from .loops import growing
+from .loops.body import as_array
 from .loops.info import loop_info, static_truth
 from .loops.messages import limit_before_size, out_of_memory_message, zero_trip_message
 from .loops.outputs import empty_stack, finish_concat
 from .loops.setup import setup
+from .loops.untraced_body import defer_body_error
 from .loops.while_loop import WhileParts
 from .numpy_step import NumpyStep
 from .out_of_memory import is_out_of_memory
@@ -103,7 +105,7 @@ class LoopDriver:
             grows, self.growth = [], (False, f"growing carried values not rewritten: {e.reason}")
         if grows:
             try:
-                parts, final = self._run(tc, st, state, cap, grows)
+                parts, final = self._run_or_none(tc, st, state, cap, grows)
                 self.growth = (True, growing.describe(
                     self.loop, grows, "the iterations one driver step may run, doubled with "
                     "the output buffers"))
@@ -113,7 +115,7 @@ class LoopDriver:
                                                  f"{growing.as_refused(e).reason}")
         if not grows:
             try:
-                parts, final = self._run(tc, st, state, cap, [])
+                parts, final = self._run_or_none(tc, st, state, cap, [])
             except CannotLower as e:
                 if self.growth is None or self.growth[0]:
                     raise
@@ -136,6 +138,23 @@ class LoopDriver:
         lens = jnp.asarray(grown[:, 1]) + jnp.asarray(ds) * k
         grown = jnp.stack([jnp.asarray(grown[:, 0]), lens], axis=1) if len(carried) else grown
         return (k, cond, carried, lasts, err), bufs, more, code, grown
+
+    def _run_or_none(self, tc, st, state, cap: int, grows: list):
+        """`_run`; or, where the first step cannot trace the body and the loop may run zero
+        iterations (`untraced_body`), a step that runs none (the body's error raised at run
+        time if the first iteration runs)."""
+        try:
+            return self._run(tc, st, state, cap, grows)
+        except ExecutionError as e:
+            if state is not None or st.info.last_plain:
+                raise
+            defer_body_error(tc, st, e)
+        import jax.numpy as jnp
+
+        zero = jnp.zeros((), np.int64)
+        final = (zero, jnp.zeros((), bool), [as_array(x) for x in st.carried0], [],
+                 jnp.zeros((), np.int32), [], zero)
+        return WhileParts(tc, st, cap), final
 
     def _run(self, tc, st, state, cap: int, grows: list):
         """The while loop of one step from `state` (None: the start); grown carried values

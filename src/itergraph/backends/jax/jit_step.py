@@ -37,7 +37,10 @@ class JitStep:
     def __init__(self, cg, a: int, b: int, static: dict):
         self.cg, self.a, self.b = cg, a, b
         self.nodes = cg.nodes[a:b]
-        ins = cg.live_in(a, b)
+        # a graph output computed before `a` that no node here reads passes through the
+        # runner, not the function (it may be a string tensor, which XLA cannot hold)
+        read = {u for i in range(a, b) for u in cg._reads[i]}
+        ins = [u for u in cg.live_in(a, b) if u in read]
         self.static_in = {u for u in ins if u in static}
         self.traced_in = [u for u in ins if u not in static]
         self.out = cg.step_outputs(a, b)

@@ -2,10 +2,13 @@
 
 The ONNX scan output is ``[n, *elem]``. It is reversed on the iteration axis (``reverse``),
 moved to ``axis`` (``Transpose``), merged into an existing axis (``Reshape``, when
-``new_axis`` is false) and padded to ``length`` with zeros: a ``Concat`` with the output of a
-``ConstantOfShape``, which fails at run time when the length is below the iteration count
-(the error the canonical semantics ask for). When the element type is unknown a ``Pad`` is
-used instead and that check is lost (a negative pad crops).
+``new_axis`` is false; with ``allowzero`` from opset 14, so that an empty value's dims of 0
+stay 0: before it, ONNX reads a 0 in the shape as the input's dim, and a zero-iteration
+output whose body value has a dim of 0 gets another shape) and padded to ``length`` with
+zeros: a ``Concat`` with the output of a ``ConstantOfShape``, which fails at run time when
+the length is below the iteration count (the error the canonical semantics ask for). When
+the element type is unknown a ``Pad`` is used instead and that check is lost (a negative pad
+crops).
 """
 
 from __future__ import annotations

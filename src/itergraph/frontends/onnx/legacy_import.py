@@ -25,7 +25,10 @@ def import_constant_fill(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value 
                          outputs: list[Value], version: int) -> Node:
     attrs, _ = r.attrs(p, scope)
     try:
-        dtype = DataType.from_onnx(int(attrs.get("dtype", onnx.TensorProto.FLOAT))).numpy
+        element = DataType.from_onnx(int(attrs.get("dtype", onnx.TensorProto.FLOAT)))
+        if element is None:  # 0: UNDEFINED
+            raise ValueError
+        dtype = element.numpy
     except (KeyError, ValueError):
         raise ModelError(f"{where(p)}: dtype {attrs.get('dtype')} is not an element type") \
             from None

@@ -8,15 +8,17 @@ does when it loads a model:
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
   Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze, and the
   ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), lie within the rank
-  where the input's rank is known (ONNX Runtime's shape inference refuses them at load, even
-  in a loop body that never runs);
+  where the input's rank is known: declared, or as ONNX's inference carries it at load
+  (`LOAD_RANK`: a Shape's vector, the rank a Slice or an element-wise op keeps); ONNX
+  Runtime's shape inference refuses them at load, even in a loop body that never runs;
 - every input whose type is known has a type its formal parameter allows at this opset
   (``Loop``'s ``M`` is ``tensor(int64)``; ``Loop``-13 carries no ``optional`` and no
   ``bfloat16``), and inputs bound to one type parameter (``Add``'s ``T``) share one type;
 - ``If``: both branches have as many outputs as the node.
 
-Unknown attributes are not checked (ONNX Runtime ignores some, writers add others); nor are
-ops without a schema (the backend reports those), nor inputs of unknown type.
+An attribute the schema does not declare is refused, as ONNX Runtime refuses it (names starting
+with ``__`` excepted, as there). Ops without a schema are not checked (the backend reports
+those), nor inputs of unknown type.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from onnx import AttributeProto, TensorProto
 
 from ...errors import ModelError
 from ...ir.graph import Value
+from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
@@ -79,7 +82,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     _check_arity(p, schema, what)
     _check_attributes(p, schema, what)
     _check_axes(p, inputs, what)
-    bound = _check_types(p, schema, inputs, what)
+    bound = _check_types(schema, inputs, what)
     if p.op_type == "If":
         _check_if(p)
     _fill_output_types(schema, bound, outputs, what)
@@ -87,6 +90,10 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs)
+    if p.op_type == "ConstantOfShape" and len(outputs) == 1:
+        _fill_constant_of_shape_type(p, outputs[0])
+    if len(outputs) == 1:
+        _fill_output_rank(p, inputs, outputs[0])
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -212,6 +219,13 @@ def _range(lo: int, hi: int) -> str:
 
 def _check_attributes(p, schema, what: str) -> None:
     given = {a.name: a for a in p.attribute}
+    for name in given:
+        if name not in schema.attributes and not name.startswith("__"):
+            # ONNX's schema check in ONNX Runtime refuses it ("Unrecognized attribute"): an
+            # attribute of another version (ReduceMin's ``axes`` from opset 18 on) would
+            # otherwise be ignored silently
+            raise ModelError(f"{what}: attribute '{name}' is not one of the op's at this "
+                             f"opset ({', '.join(sorted(schema.attributes)) or 'none'})")
     for name, spec in schema.attributes.items():
         a = given.get(name)
         if a is None:
@@ -252,10 +266,10 @@ def _attribute_and_rank(p, inputs: list[Value | None], name: str, kind):
     """(`name`'s attribute of `kind`, the first input's rank), or None where either is
     unknown."""
     a = next((a for a in p.attribute if a.name == name and a.type == kind), None)
-    t = inputs[0].type if inputs and inputs[0] is not None else None
-    if a is None or not isinstance(t, TensorType) or t.rank is None:
+    rank = _rank_of(inputs[0]) if inputs else None
+    if a is None or rank is None:
         return None
-    return a, t.rank
+    return a, rank
 
 
 def _check_axis(p, inputs: list[Value | None], what: str) -> None:
@@ -318,6 +332,61 @@ _BOOLEAN: dict[str, tuple[str, ...]] = {
 }
 
 
+#: ops whose output has one rank whatever the input (``Shape``: a vector)
+_OUTPUT_RANK = {"Shape": 1, "Size": 0}
+#: ops whose output has the rank of their first input, besides the element-wise ones
+#: (`ir.traits`: ``UNARY``, and ``BROADCAST``, the largest rank of their inputs)
+_KEEPS_RANK = frozenset({"Slice", "Concat", "Transpose", "Softmax", "LogSoftmax", "Hardmax",
+                         "CumSum", "Tile", "Pad", "ReverseSequence"})
+
+
+#: `Value.meta` key: the rank ONNX's inference gives a value at load where its type has none
+#: (the type itself is left alone: the reader may still change what the file declares)
+LOAD_RANK = "load_rank"
+
+
+def _fill_output_rank(p, inputs: list[Value | None], out: Value) -> None:
+    """Note the rank that ONNX's shape inference knows at load for the output of `p` where its
+    type has none (`LOAD_RANK`): ``Shape`` gives a vector, ``Slice`` and element-wise ops keep
+    the rank of their input. ONNX Runtime refuses an ``axis`` beyond that rank at load
+    (``Gather(Shape(x), i, axis=5)``, ``Concat(Slice(w), ..., axis=-2**31)`` in a loop body),
+    and so does `_check_axis` then."""
+    if _rank_of(out) is not None:
+        return
+    rank = _OUTPUT_RANK.get(p.op_type)
+    kind = traits(p.op_type)
+    if rank is None and (p.op_type in _KEEPS_RANK or Trait.UNARY in kind):
+        rank = _rank_of(inputs[0] if inputs else None)
+    elif rank is None and Trait.BROADCAST in kind:
+        ranks = [_rank_of(v) for v in inputs]
+        rank = None if not ranks or None in ranks else max(ranks)
+    if rank is not None:
+        out.meta[LOAD_RANK] = rank
+
+
+def _rank_of(v: Value | None) -> int | None:
+    """`v`'s rank: its type's, else the one noted at load (`LOAD_RANK`), else None."""
+    if v is None:
+        return None
+    if isinstance(v.type, TensorType) and v.type.rank is not None:
+        return v.type.rank
+    return v.meta.get(LOAD_RANK)
+
+
+def _fill_constant_of_shape_type(p, out: Value) -> None:
+    """Give a ConstantOfShape's output the element type of its ``value`` (float32 without
+    one, as ONNX says), so that a loop carrying it as another type is refused as ONNX Runtime
+    refuses it."""
+    value = next((a for a in p.attribute if a.name == "value"), None)
+    if value is None:
+        _fill_dtype(out, dtype_from_onnx(TensorProto.FLOAT))
+    elif value.type == AttributeProto.TENSOR:
+        try:
+            _fill_dtype(out, dtype_from_onnx(value.t.data_type))
+        except Exception:  # noqa: BLE001 - not an element type: the importer names it
+            return
+
+
 def _fill_cast_type(p, outputs: list[Value]) -> None:
     """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
     float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type)."""
@@ -331,7 +400,23 @@ def _fill_cast_type(p, outputs: list[Value]) -> None:
     _fill_dtype(outputs[0], dtype)
 
 
-def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
+def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
+                       what: str) -> None:
+    """A `ModelError` from `what` where inputs of standard op `op_type` that its schema binds
+    to one type parameter (``Add``'s ``T``, ``Where``'s branches, ``Concat``'s inputs,
+    ``MatMul``'s operands) have different known element types. For the readers of formats whose
+    ops become ONNX's (OpenVINO IR: ``Add`` of f64 and i32 is refused there, where NumPy would
+    promote and XLA compute in another type); which types an input allows is not checked (the
+    importer casts where the formats differ)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, version, "")
+    except onnx.defs.SchemaError:
+        return
+    _check_types(schema, inputs, what, check_allowed=False)
+
+
+def _check_types(schema, inputs: list[Value | None], what: str,
+                 check_allowed: bool = True) -> dict:
     """Check the input types; returns ``{type parameter: (type string, input index, type)}``
     for the parameters that bind one type for the whole node."""
     formals = list(schema.inputs)
@@ -353,7 +438,7 @@ def _check_types(p, schema, inputs: list[Value | None], what: str) -> dict:
             continue
         param = formal.type_str
         allowed = constraints.get(param, {param})
-        if ts not in allowed:
+        if check_allowed and ts not in allowed:
             raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts}; "
                              f"{_allowed(allowed)} {'is' if len(allowed) == 1 else 'are'} "
                              "allowed there")

@@ -23,6 +23,7 @@ from ...errors import Error, InputError, ModelError, UnsupportedError
 from ...ir.graph import Graph, Value
 from ...ir.state import variables
 from ...ir.types import TensorType
+from ..onnx.schema_check import check_shared_types
 
 # the translator modules register their ops in the import table when imported
 from . import (  # noqa: F401
@@ -295,6 +296,10 @@ class Reader:
         element = LayerRef(layer.scope, layer.id, layer.name, layer.type, layer.version)
         for node in b.graph.nodes[first:]:  # every node the layer became names the layer
             node.meta.setdefault("element", element)
+            if node.domain == "" and node.version is not None:
+                # OpenVINO's spec wants one element type where ONNX's binds one (Add, Select's
+                # branches, Concat, MatMul...): OpenVINO refuses such a mix, NumPy promotes
+                check_shared_types(node.op_type, node.version, node.inputs, layer.where())
         return outs
 
     def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:

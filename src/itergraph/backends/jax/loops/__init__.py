@@ -33,7 +33,10 @@ cells' input projections are computed for all iterations at once, before it.
 
 Zero iterations follow the NumPy backend exactly: carried outputs are the initial values,
 concatenated outputs are empty with the body's declared element shape (unknown dims as 0),
-and a last value that is neither carried nor loop-invariant is an `ExecutionError`.
+and a last value that is neither carried nor loop-invariant is an `ExecutionError`. A body
+that cannot be traced for the shapes it is given (an axis beyond a rank only the run shows)
+does not stop a loop that runs zero iterations, as it does not in ONNX Runtime: its error is
+raised at run time when the first iteration runs (`untraced_body`).
 `max_iterations` is a traced argument: while loops stop when they reach it and the runner
 raises `IterationLimitError` naming the loop; a scan longer than the limit raises as well.
 
@@ -41,7 +44,7 @@ Modules, by job: `info` (what a loop's ports mean, independent of shapes), `setu
 inputs resolved for one trace), `body` (tracing one iteration), `batching` (products batched
 over a scan's iterations), `scan` and `while_loop` (the two XLA forms), `outputs`
 (finishing the outputs), `growing` (grown carried values as buffers), `messages` (error
-texts shared with the driver), `lowering`
+texts shared with the driver), `untraced_body` (a body that cannot be traced), `lowering`
 (choosing the form: the rule registered for ``Loop``).
 """
 

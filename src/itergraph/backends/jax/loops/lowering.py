@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ....errors import IterationLimitError, where
+from ....errors import ExecutionError, IterationLimitError, where
 from ....ir import Loop
 from ..context import CannotLower, NeedsDriver, Scope, TraceContext, is_static
 from .growing import attempt, bounded, candidates
@@ -10,6 +10,7 @@ from .messages import LIMIT_MESSAGE, beyond_message
 from .outputs import zero_trip_outputs
 from .scan import lower_scan
 from .setup import setup
+from .untraced_body import defer_body_error
 from .while_loop import lower_while
 
 
@@ -53,4 +54,8 @@ def lower_loop(tc: TraceContext, loop: Loop, scope: Scope) -> list:
     if tc.depth == 0 and candidates(loop):
         raise NeedsDriver(loop)  # grown carried values: buffers sized per driver step
     tc.note(loop, True, "lax.while_loop" + (" (with precondition)" if st.has_pre else ""))
-    return lower_while(tc, st)
+    try:
+        return lower_while(tc, st)
+    except ExecutionError as e:
+        defer_body_error(tc, st, e)
+        return zero_trip_outputs(st)

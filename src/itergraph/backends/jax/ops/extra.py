@@ -147,6 +147,11 @@ def _topk(cx, x, k: int):
                              f"{x.shape[a]}")
     xm = jnp.moveaxis(jnp.asarray(x), a, -1)
     if x.dtype.kind == "f" or largest:
+        if x.dtype.kind == "f":
+            # lax.top_k orders NaNs by their sign bit (a NaN of 0xFF bytes is negative):
+            # a NaN counts as the largest value whatever its sign, as in NumPy's sort and
+            # ONNX Runtime
+            xm = jnp.where(jnp.isnan(xm), jnp.asarray(np.nan, xm.dtype), xm)
         key = xm if largest else -xm
         if key.dtype == np.float32 and k <= SMALL_K:
             vals, idx = _small_top_k(key, k)

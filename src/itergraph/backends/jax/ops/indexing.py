@@ -11,7 +11,7 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from ...common.nd_index import check_updates, out_of_range
-from ...common.slicing import slice_of, split_sizes
+from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from ..table import lowering
 from ._util import attr, attr_ints, norm_axis
 
@@ -76,6 +76,7 @@ def _slice1(cx, x):
 
 @lowering("Slice", since=10, fold=True)
 def _slice10(cx, x, starts, ends, axes=None, steps=None):
+    check_slice_vectors(cx.node, (starts, ends, axes, steps))
     axes = None if axes is None else cx.ints(axes, "axes (input 3)")
     steps = None if steps is None else cx.ints(steps, "steps (input 4)")
     if not (isinstance(starts, np.ndarray) and isinstance(ends, np.ndarray)):

@@ -13,7 +13,7 @@ from numpy import asarray, ndarray
 from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_ints, const_input, has_input
 from ...common.nd_index import check_updates, index_depth, out_of_range
-from ...common.slicing import slice_of, split_sizes
+from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from . import kernel
 
 _CACHE_SIZE = 64  # entries kept per kernel in the per-shape caches below
@@ -151,6 +151,7 @@ def _slice(node, ctx):
         def fn_const(x, *_):
             idx = cache.get(x.shape)
             if idx is None:
+                check_slice_vectors(node, consts)
                 idx = _slice_index(node, x.shape, st, en, ax, sp)
                 if len(cache) >= _CACHE_SIZE:
                     cache.clear()
@@ -166,6 +167,7 @@ def _slice(node, ctx):
         key = (x.shape, _key(starts), _key(ends), _key(axes), _key(steps))
         idx = cache.get(key)
         if idx is None:
+            check_slice_vectors(node, (starts, ends, axes, steps))
             idx = _slice_index(
                 node, x.shape, starts.tolist(), ends.tolist(),
                 None if axes is None else axes.tolist(),

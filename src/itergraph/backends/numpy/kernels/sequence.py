@@ -124,6 +124,9 @@ def _concat_from_sequence(node, ctx):
     def fn(seq):
         if not seq:
             raise ExecutionError(f"{where(node)}: cannot concatenate an empty sequence")
+        rank = np.ndim(seq[0]) + new_axis
+        if not -rank <= axis < rank:
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {rank}")
         try:
             if new_axis:
                 return np.stack(seq, axis=axis)
