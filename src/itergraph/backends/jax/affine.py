@@ -4,7 +4,11 @@ A loop body that slices ``x[i : i + 1]`` with the iteration number ``i`` has run
 and ends, but a slice size known at trace time (``(i + 1) - i``). XLA can express that as a
 dynamic slice of static size. To see it, the tracer records, for small traced integer
 values, that they equal a traced scalar `base` plus a constant offset (per element), and
-carries that through Add/Sub with constants and reshaping ops. `Slice` asks for it.
+carries that through Add/Sub with constants, reshaping ops and casts. Exporters that compute
+an index in float (paddle2onnx: ``end = cast(float(i) * 1.0 + 1.0)``) keep it too: a float
+value records the same form while its constants are whole numbers, and a product with ones
+keeps it. `Slice` asks for it and checks at run time that the bounds give the size it
+assumed (a float too large to hold the integer exactly sends the run to NumPy).
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ MAX_ELEMENTS = 8
 def affine_of(tc: TraceContext, x) -> tuple[Any, np.ndarray] | None:
     """(base, offset) with x == base + offset, or None. Static x: (None, x)."""
     if is_static(x):
-        return (None, x.astype(np.int64)) if x.dtype.kind in "iu" else None
+        if x.dtype.kind in "iu":
+            return None, x.astype(np.int64)
+        whole = x.dtype.kind == "f" and x.size <= MAX_ELEMENTS and bool(
+            np.all(np.isfinite(x)) and np.all(x == np.round(x)))
+        return (None, x.astype(np.int64)) if whole else None
     e = tc.affine.get(id(x))
     if e is not None and e[2] is x:
         return e[0], e[1]
@@ -60,6 +68,18 @@ def _same_elements(tc: TraceContext, node, inputs: list, out) -> None:
         _record(tc, out, a[0], a[1].reshape(-1) if a[1].size == out.size else a[1])
 
 
+def _times_one(tc: TraceContext, node, inputs: list, out) -> None:
+    """``x * 1`` (a constant of ones): the form of `x`."""
+    if len(inputs) != 2 or any(x is None for x in inputs):
+        return
+    for x, c in (inputs, inputs[::-1]):
+        if is_static(c) and c.size <= MAX_ELEMENTS and bool(np.all(c == 1)):
+            a = affine_of(tc, x)
+            if a is not None and a[0] is not None:
+                _record(tc, out, a[0], np.broadcast_to(a[1], tuple(out.shape)))
+            return
+
+
 def _concat(tc: TraceContext, node, inputs: list, out) -> None:
     parts = [affine_of(tc, x) for x in inputs]
     bases = {id(p[0]) for p in parts if p is not None and p[0] is not None}
@@ -73,7 +93,7 @@ def _concat(tc: TraceContext, node, inputs: list, out) -> None:
 
 # op -> rule recording the affine form of the op's output from its inputs' forms
 RULES = {
-    "Add": _add_sub, "Sub": _add_sub, "Concat": _concat,
+    "Add": _add_sub, "Sub": _add_sub, "Mul": _times_one, "Concat": _concat,
     **dict.fromkeys(("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast", "Expand"),
                     _same_elements),
 }
@@ -87,7 +107,7 @@ def propagate(tc: TraceContext, node, inputs: list, outputs: list) -> None:
         return
     out = outputs[0]
     if is_static(out) or not hasattr(out, "size") or out.size > MAX_ELEMENTS \
-            or np.dtype(out.dtype).kind not in "iu":
+            or np.dtype(out.dtype).kind not in "iuf":
         return
     try:
         rule(tc, node, inputs, out)
