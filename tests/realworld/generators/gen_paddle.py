@@ -15,6 +15,11 @@ recognizer head (conv, batch norm, pooling, two bidirectional LSTM layers, a cla
 greedy CTC argmax) as PaddleOCR ships it. (``nn.SimpleRNN`` is left out: paddle2onnx 2.1
 unrolls it, so its files hold no loop.)
 
+Paddle runs each program and paddle2onnx exports it in a child process (paddle2onnx aborts
+its process on programs it cannot convert, and Paddle's PIR crashes now and then; a crash
+before Paddle's outputs are saved is retried once). paddle2onnx raises the opset to the
+lowest its op mappers need, so entries are named by the opset the file holds.
+
 Each entry stores the feeds and the outputs of Paddle's own static program; ``peer`` records
 how ONNX Runtime and OpenVINO's ONNX frontend fared on the file (in a child process, so a crash
 is a result). Where ONNX Runtime computes something else than Paddle on the exported file (a
