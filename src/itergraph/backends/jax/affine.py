@@ -4,13 +4,17 @@ A loop body that slices ``x[i : i + 1]`` with the iteration number ``i`` has run
 and ends, but a slice size known at trace time (``(i + 1) - i``). XLA can express that as a
 dynamic slice of static size. To see it, the tracer records, for small traced integer
 values, which elements equal a traced `base` plus a constant offset and which are constants,
-and carries that through Add/Sub with constants, Concat and reshaping ops. `Slice` asks for
-it (`window_forms`).
+and carries that through Add/Sub with constants, a product with ones, Concat, reshaping ops
+and casts. `Slice` asks for it (`window_forms`) and checks at run time that the bounds give
+the size it assumed.
 
 The base is a scalar (broadcast to every element) or a small traced vector itself, element
 for element. Both forms of a two-axis ``lax.dynamic_slice`` as converters write it are seen:
 ``ends = starts + [2, 3]`` with ``starts = Concat(i, 0)`` (jax2onnx), and ``starts =
-Concat(i, 0)``, ``ends = Concat(i + 2, 3)`` built apart.
+Concat(i, 0)``, ``ends = Concat(i + 2, 3)`` built apart. Exporters that compute an index in
+float (paddle2onnx: ``end = cast(float(i) * 1.0 + 1.0)``) keep the form too: a float constant
+counts while it holds whole numbers (a float too large to hold the integer exactly fails the
+run-time check and sends the run to NumPy).
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ def affine_of(tc: TraceContext, x) -> Affine | None:
     """The form of `x`, or None. Static x: all constant. A small traced integer value
     without a recorded form is its own base."""
     if is_static(x):
-        if x.dtype.kind not in "iu":
+        whole = x.dtype.kind == "f" and x.size <= MAX_ELEMENTS and bool(
+            np.all(np.isfinite(x)) and np.all(x == np.round(x)))
+        if x.dtype.kind not in "iu" and not whole:
             return None
         return Affine(None, x.astype(np.int64), np.zeros(x.shape, bool))
     e = tc.affine.get(id(x))
@@ -102,6 +108,20 @@ def _same_elements(tc: TraceContext, node, inputs: list, out) -> None:
                 else a.relative)
 
 
+def _times_one(tc: TraceContext, node, inputs: list, out) -> None:
+    """``x * 1`` (a constant of ones): the form of `x`."""
+    if len(inputs) != 2 or any(x is None for x in inputs):
+        return
+    for x, c in (inputs, inputs[::-1]):
+        if is_static(c) and c.size <= MAX_ELEMENTS and bool(np.all(c == 1)):
+            a = affine_of(tc, x)
+            if a is not None and a.base is not None:
+                shape = tuple(out.shape)
+                _record(tc, out, a.base, np.broadcast_to(a.offset, shape),
+                        np.broadcast_to(a.relative, shape))
+            return
+
+
 def _concat(tc: TraceContext, node, inputs: list, out) -> None:
     parts = [affine_of(tc, x) for x in inputs]
     if any(p is None for p in parts):
@@ -118,7 +138,7 @@ def _concat(tc: TraceContext, node, inputs: list, out) -> None:
 
 # op -> rule recording the form of the op's output from its inputs' forms
 RULES = {
-    "Add": _add_sub, "Sub": _add_sub, "Concat": _concat,
+    "Add": _add_sub, "Sub": _add_sub, "Mul": _times_one, "Concat": _concat,
     **dict.fromkeys(("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Cast", "Expand"),
                     _same_elements),
 }
@@ -132,7 +152,7 @@ def propagate(tc: TraceContext, node, inputs: list, outputs: list) -> None:
         return
     out = outputs[0]
     if is_static(out) or not hasattr(out, "size") or out.size > MAX_ELEMENTS \
-            or np.dtype(out.dtype).kind not in "iu":
+            or np.dtype(out.dtype).kind not in "iuf":
         return
     try:
         rule(tc, node, inputs, out)

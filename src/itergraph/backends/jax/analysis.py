@@ -106,11 +106,13 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                    ) -> list[str]:
     from .loops.growing import candidates
     from .loops.padded_reads import static_problem
+    from .loops.ranks import changing_ranks
 
     out: list[str] = []
     scope = Scope(tc)
     early = _may_stop_early(tc, node, scope)
     grown = set(candidates(node))
+    grown_names = {c.param.name for j, c in enumerate(node.carried) if j in grown}
     buffered = []
     for j, c in enumerate(node.carried):
         if j in grown:
@@ -140,6 +142,9 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                 and a.shape != b.shape):
             out.append(f"{where(node)}: carried value '{c.param.name}' changes shape from "
                        f"{list(a.shape)} to {list(b.shape)}")
+    out.extend(f"{where(node)}: carried value '{name}' changes rank from {a} to {b} (the "
+               "body's element-wise ops give it another rank than it starts with)"
+               for name, a, b in changing_ranks(node) if name not in grown_names)
     concat = any(isinstance(p, Concat) for p in node.output_ports)
     if early and concat and depth > 0:
         out.append(f"{where(node)} can stop early and has concatenated outputs: their length "

@@ -277,14 +277,18 @@ def _vector(E: Emitter, name: str) -> str:
 
 def _scalar(E: Emitter, name: str, v: Value) -> str:
     """`name` as ONNX Loop wants a condition: a scalar. OpenVINO allows a 1-element tensor
-    (``[1]``, ``[1, 1]``); such a value is reshaped to ``[]``. A value of unknown shape is left
-    as it is (ONNX models only ever give scalars there)."""
+    (``[1]``, ``[1, 1]``) and so does ONNX Runtime at run time (paddle2onnx writes ``[1]``
+    conditions); such a value is reshaped to ``[]``, and so is one of unknown shape (a
+    condition holds one element, and ONNX Runtime refuses a body whose scalar condition input
+    meets a ``[1]`` it infers outside). A value known to be a scalar is left as it is."""
     t = v.type
-    if not (isinstance(t, TensorType) and t.shape and all(d == 1 for d in t.shape)):
+    shape = t.shape if isinstance(t, TensorType) else None
+    if shape == () or (shape is not None and not all(d == 1 for d in shape)):
         return name
     if E.opset >= 5:
         return E.op("Reshape", [name, E.const([], "scalar_shape")], "cond_scalar")
-    return E.op("Squeeze", [name], "cond_scalar", axes=list(range(len(t.shape))))
+    axes = {} if shape is None else {"axes": list(range(len(shape)))}
+    return E.op("Squeeze", [name], "cond_scalar", **axes)
 
 
 def _emit_piece(w, loop, env, benv, B: Emitter, info: _SliceInfo, k: str,

@@ -155,7 +155,15 @@ def _pass_through(bw: NetWriter, src: Out) -> Out:
 
 
 def _param_shape(v: Value, outer: Out | None):
-    return _merge_shape(value_shape(v), outer.shape if outer is not None else None)
+    """A body Parameter's shape: the body's declaration, else its input's. A declaration of
+    another rank than the input (paddle2onnx declares a carried value that starts as a
+    scalar placeholder with the rank the body gives it) is written as a dynamic rank:
+    OpenVINO gives the Parameter its input's shape anyway, and a declaration the input
+    contradicts makes the IR invalid."""
+    declared, fed = value_shape(v), outer.shape if outer is not None else None
+    if declared is not None and fed is not None and len(declared) != len(fed):
+        return None
+    return _merge_shape(declared, fed)
 
 
 def _full_range(p: Sliced) -> bool:
@@ -266,9 +274,13 @@ def _check_carried_ranks(bd: _Body, loop: Loop) -> None:
     one branch and ``z = z.sum(0)`` in the other): an OpenVINO back edge keeps the
     Parameter's rank (its CPU plugin refuses a dynamic one), and a rank written from either
     side holds in some iterations only."""
+    read = {v.uid for n in loop.body.nodes for v in n.reads()}
+    read.update(v.uid for v in loop.body_results())
     for c, _ in bd.back_edges:
         param = bd.bw.get(c.param)
         res = bd.bw.get(c.result)
+        if c.param.uid not in read:
+            continue  # no body layer reads it: its rank only reaches the loop output
         if param.shape is not None and res.shape is not None and \
                 len(param.shape) != len(res.shape):
             i = loop.input_ports.index(c)
