@@ -151,3 +151,29 @@ def stage_tests(*sources: str):
         run_stage(entry, stage)
 
     return test_stage
+
+
+def roundtrip_tests(source: str):
+    """A test function parametrized over the entries of `source`: the OpenVINO IR that
+    ``convert`` wrote, read back by itergraph and written to ONNX, computes the same outputs
+    in ONNX Runtime; where the IR cannot be written (or the file is invalid), the same
+    refusal, or a peer's."""
+
+    @pytest.mark.parametrize("entry", [pytest.param(e, id=f"{e.id}:roundtrip")
+                                       for e in entries_of(source)])
+    def test_ir_back_to_onnx(entry: Entry, tmp_path) -> None:
+        def run() -> None:
+            back = tmp_path / "back.onnx"
+            ig.save(ig.load(written(entry)), back)
+            got = PEERS.run("onnxruntime", back, entry.feeds())
+            assert_outputs(got, entry, "onnxruntime on the IR written back to ONNX",
+                           exact_dtype=False, peer_error=entry.peer_error("openvino"))
+
+        if skip_reason(entry, "convert") is None and skip_reason(entry, "roundtrip") is None:
+            run()
+            return
+        invalid = skip_reason(entry, "numpy") is not None
+        with pytest.raises(Exception if invalid else (ig.Error, PeerError)):
+            run()
+
+    return test_ir_back_to_onnx
