@@ -22,6 +22,8 @@ SPLIT_SCAN = CORPUS / "torch" / "list_append_cat_op11.onnx"  # SplitToSequence o
 GROWING_PIECES = SPLIT_SCAN  # its Loop also stacks x[:i+1] * (i+1): pieces of growing size
 CONSTANT_FILL = CORPUS / "torch" / "lstm_op7.onnx"  # torch at opset 7 writes ConstantFill
 IF_INITIALIZER = CORPUS / "tf" / "autograph_while_break_op7.onnx"  # IR 4: If returns a weight
+SHADOWING = CORPUS / "paddle" / "while_halving_op13.onnx"  # paddle2onnx: body inputs named as
+#                                                            the outer values fed to them
 
 # (model builder, target) -> the (feature, fix) pairs the check must report.
 REFUSED = [
@@ -44,6 +46,7 @@ REFUSED = [
     (lambda: M.counted_loop(static=False), "openvino-npu", {("dynamic-input-shape", None)}),
     (lambda: M.scan_model(0), "onnxruntime", {("empty-scan-input", None)}),
     (lambda: PASSTHROUGH, "openvino", {("passthrough-carried-value", WRITE)}),
+    (lambda: SHADOWING, "openvino", {("body-input-shadows-outer-value", WRITE)}),
     (lambda: SPLIT_SCAN, "openvino", {("split-to-sequence-dynamic-axis", None)}),
     (lambda: CORPUS / "torch" / "for_range_input_op7.onnx", "tensorrt",
      {("opset-below-9", None)}),

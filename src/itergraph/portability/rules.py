@@ -160,6 +160,22 @@ def _passthrough(loop: Loop, _s) -> str | None:
             " returned unchanged as body output(s) of the same name") if pt else None
 
 
+def _body_input_shadows(loop: Loop, s) -> str | None:
+    """A Loop body input named like a value of the graph around the loop (paddle2onnx names
+    the condition and carried inputs so): OpenVINO's ONNX frontend then miscounts the
+    loop's inputs."""
+    if loop.origin != "onnx.Loop":
+        return None
+    outer: set[str] = set()
+    for g in (s.graph, s.root):
+        if g is not None:
+            outer |= {v.name for v in (*g.inputs, *g.initializers)}
+            outer |= {v.name for n in g.nodes for v in n.outputs}
+    named = [v.name for v in loop.body.inputs if v.name and v.name in outer]
+    return ("body input(s) " + ", ".join(f"'{n}'" for n in named) + " named like values "
+            "of the enclosing graph") if named else None
+
+
 def _no_count_no_condition(loop: Loop, _s) -> str | None:
     if loop.origin == "onnx.Loop" and loop.trip_count is None and \
             loop.initial_condition is None:
@@ -291,6 +307,10 @@ RULES: tuple[Rule, ...] = (
          "is ...", None, _ORT_IF),
     # OpenVINO (CPU), reading ONNX through its ONNX frontend
     Rule("openvino", "passthrough-carried-value", "loop", _loop(_passthrough),
+         "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"
+         " - control_inputs_count == loop_carried_dependencies.size())' failed", WRITE,
+         _OV_LOOP),
+    Rule("openvino", "body-input-shadows-outer-value", "loop", _loop(_body_input_shadows),
          "Check '(canonical_inputs.size() >= control_inputs_count && canonical_inputs.size()"
          " - control_inputs_count == loop_carried_dependencies.size())' failed", WRITE,
          _OV_LOOP),
