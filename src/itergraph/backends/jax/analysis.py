@@ -102,6 +102,29 @@ def _varying_slice(graph: Graph, node: Node) -> bool:
     return computed(starts) and const(ends) or const(starts) and computed(ends)
 
 
+#: ops whose output has the shape of their input 0 (the carried value written into)
+_SHAPE_OF_DATA = {"ScatterND", "ScatterElements", "Scatter", "Identity", "Cast"}
+
+
+def _broadcast_of_itself(c) -> bool:
+    """Is the body's result of carried value `c`, through ops that keep its shape, an
+    ``Expand`` of `c` itself to a shape computed in the body? (TensorFlow's TensorList as
+    OpenVINO's frontend writes it: a placeholder widened to the first element's shape, then
+    written by ScatterND.)"""
+    v = c.result
+    for _ in range(16):
+        n = v.producer
+        if n is None or not n.inputs or n.inputs[0] is None:
+            return False
+        if n.op_type == "Expand" and n.domain == "":
+            shape = n.inputs[1] if len(n.inputs) > 1 else None
+            return n.inputs[0] is c.param and shape is not None and shape.const is None
+        if n.op_type not in _SHAPE_OF_DATA or n.domain != "":
+            return False
+        v = n.inputs[0]
+    return False
+
+
 def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
                    ) -> list[str]:
     from .loops.growing import candidates
@@ -130,6 +153,11 @@ def _loop_problems(tc, graph: Graph, node: Loop, depth: int, notes: list[Record]
         if grows_each_iteration(c):
             out.append(f"{where(node)}: carried value '{c.param.name}' grows every "
                        "iteration (a Concat of itself), and XLA loops need a fixed shape")
+            continue
+        if _broadcast_of_itself(c):
+            out.append(f"{where(node)}: carried value '{c.param.name}' is broadcast (Expand) "
+                       "to a shape the body computes, so its shape may change in the first "
+                       "iteration, and XLA loops need a fixed shape")
             continue
         a, b = c.value.type, c.result.type
         if (isinstance(a, TensorType) and isinstance(b, TensorType) and a.rank is not None
