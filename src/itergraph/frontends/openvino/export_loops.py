@@ -234,7 +234,8 @@ def _zero_iteration_outputs(w: NetWriter, loop: Loop,
     false initial condition. OpenVINO's CPU plugin dies (SIGFPE) compiling a Loop whose
     static iteration count is 0, or refuses it ("Zero count of iteration not supported").
     Carried values leave as they came in; joined outputs are the empty arrays both backends
-    give (`semantics.empty_stack`). None when the loop may iterate, may fail (unequal scan
+    give (`semantics.empty_stack`); each through a layer of its own (`_pass_through`), which
+    carries the output's name (an input or a shared constant cannot). None when the loop may iterate, may fail (unequal scan
     lengths, strict slices), or an output after no iteration is not known."""
     counts = [slice_count(s) for s in loop.sliced]
     empty = 0 in counts and not loop.strict_slices \
@@ -247,13 +248,13 @@ def _zero_iteration_outputs(w: NetWriter, loop: Loop,
             arr = zero_iteration_output(port)
             if arr is None:
                 return None
-            outs.append(w.const(arr))
+            outs.append(_pass_through(w, w.const(arr)))
             continue
         carried = loop.carried_for_result(port.result)
         src = None if carried is None else port_ins[loop.input_ports.index(carried)]
         if src is None:
             return None
-        outs.append(src)
+        outs.append(_pass_through(w, src))
     return outs
 
 
