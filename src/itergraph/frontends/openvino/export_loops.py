@@ -235,8 +235,9 @@ def _zero_iteration_outputs(w: NetWriter, loop: Loop,
     static iteration count is 0, or refuses it ("Zero count of iteration not supported").
     Carried values leave as they came in; joined outputs are the empty arrays both backends
     give (`semantics.empty_stack`); each through a layer of its own (`_pass_through`), which
-    carries the output's name (an input or a shared constant cannot). None when the loop may iterate, may fail (unequal scan
-    lengths, strict slices), or an output after no iteration is not known."""
+    carries the output's name (an input or a shared constant cannot). None when the loop
+    may iterate, may fail (unequal scan lengths, strict slices), or an output after no
+    iteration is not known."""
     counts = [slice_count(s) for s in loop.sliced]
     empty = 0 in counts and not loop.strict_slices \
         and not (loop.equal_slices and any(c != 0 for c in counts))
