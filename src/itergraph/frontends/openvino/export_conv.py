@@ -163,9 +163,17 @@ def _avg_pool(w: NetWriter, node: Node, ins):
 
 def _global(ov_type: str):
     def tr(w: NetWriter, node: Node, ins):
-        r = len(_static(ins[0], node, "input")) if ins[0].shape is None else len(ins[0].shape)
-        axes = w.const(np.arange(2, r, dtype=np.int64))
-        return w.one(ov_type, V1, [ins[0], axes], {"keep_dims": True}, dtype=ins[0].dtype)
+        x = ins[0]
+        if x.shape is not None:
+            axes = w.const(np.arange(2, len(x.shape), dtype=np.int64))
+        else:  # the rank is known to OpenVINO only: Range(2, rank), which it folds
+            i64 = {"output_type": "i64"}
+            rank = w.one("ShapeOf", "opset3", [w.one("ShapeOf", "opset3", [x], i64,
+                                                     dtype=DataType.INT64)],
+                         i64, dtype=DataType.INT64, shape=(1,))
+            axes = w.one("Range", "opset4", [w.i64(2), w.scalar(rank), w.i64(1)], i64,
+                         dtype=DataType.INT64, shape=(None,))
+        return w.one(ov_type, V1, [x, axes], {"keep_dims": True}, dtype=x.dtype)
 
     return tr
 

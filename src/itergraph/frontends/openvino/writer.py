@@ -53,6 +53,7 @@ from . import (  # noqa: F401
     export_trees,
 )
 from .elements import to_element_type
+from .known_shapes import with_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 
 
@@ -70,8 +71,11 @@ def write(graph: Graph, xml_path, bin_path=None) -> None:
 
 def _rewritten(graph: Graph) -> Graph:
     """`graph`, or a copy rewritten by `passes.pipelines.OPENVINO_WRITE` where a pass applies
-    (lists built in loops become scan outputs, as OpenVINO's own ONNX frontend makes them)."""
-    return rewritten_copy(OPENVINO_WRITE, graph)
+    (lists built in loops become scan outputs, as OpenVINO's own ONNX frontend makes them),
+    with the shapes of values the file left untyped where ONNX's inference finds them
+    (`known_shapes`)."""
+    copy = rewritten_copy(OPENVINO_WRITE, graph)
+    return with_shapes(copy, copied=copy is not graph)
 
 
 def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
