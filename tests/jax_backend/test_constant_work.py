@@ -178,3 +178,18 @@ def test_product_type_bound(dtype, limit):
     assert mq.product_type(below, dtype, (-2,)) == np.float32
     assert mq.product_type(above, dtype, (-2,)) == np.float64
     assert mq.product_type(below, np.int32, (-2,)) == np.float64  # not an 8/16-bit code
+
+
+def test_conv_weights_laid_out_once(as_arguments):
+    """A general convolution's constant weights, passed as an argument, are laid out
+    spatial axes first (as XLA's CPU convolution reads them) on the host, once: the program
+    takes them so, and agrees with the NumPy backend and ONNX Runtime."""
+    x = rng.standard_normal((1, 40, 24, 32)).astype(np.float32)
+    w = rng.standard_normal((24, 40, 3, 3)).astype(np.float32) * 0.1
+    node = h.make_node("Conv", ["x", "W"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1])
+    m = model([node], {"x": x}, {"W": w}, ["y"])
+    out, _, fast = compiled(m, {"x": x})
+    assert parameters(fast) == ["f32[1,40,24,32]", "f32[3,3,40,24]"]
+    np.testing.assert_allclose(out["y"], run_ort(m, {"x": x})["y"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out["y"], numpy_run(read(m), {"x": x})["y"], rtol=1e-5,
+                               atol=1e-5)
