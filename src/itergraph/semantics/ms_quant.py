@@ -90,10 +90,33 @@ def dynamic_quantize(xp, x):
     return quantize(xp, x, scale, zp, np.uint8), scale, zp
 
 
-def centered(xp, v, zp):
-    """``v - zp`` as float64 (exact: 8- and 16-bit codes)."""
-    v = xp.asarray(v).astype(np.float64)
-    return v if zp is None else v - xp.asarray(zp).astype(np.float64)
+def centered(xp, v, zp, dtype=np.float64):
+    """``v - zp`` as float64 (exact: 8- and 16-bit codes), or as `dtype` (float32: exact for
+    8-bit codes)."""
+    v = xp.asarray(v).astype(dtype)
+    return v if zp is None else v - xp.asarray(zp).astype(dtype)
+
+
+EXACT_FLOAT32 = 1 << 24  # integers below this in magnitude are exact in float32
+
+
+def product_type(bc: np.ndarray, a_dtype, axes: tuple[int, ...]) -> np.dtype:
+    """The float type in which integer products ``(a - a_zp) @ bc`` (summing over `axes` of
+    the constant, centered operand `bc`) are exact for every `a` of the 8- or 16-bit type
+    `a_dtype`: float32 when ``span(a_dtype) * max(sum(|bc|))`` is below 2**24 (then every
+    partial sum, in any order, is an integer float32 holds exactly), else float64."""
+    r = RANGES.get(np.dtype(a_dtype))
+    if r is None or bc.size == 0:
+        return np.dtype(np.float64)
+    bound = (r[1] - r[0]) * float(np.abs(bc).sum(axis=axes).max())
+    return np.dtype(np.float32 if bound < EXACT_FLOAT32 else np.float64)
+
+
+def centered_weight(w: np.ndarray, zp, a_dtype, axes: tuple[int, ...]) -> np.ndarray:
+    """A constant weight's ``w - zp`` in the narrowest float type exact for its products with
+    8-bit codes of `a_dtype` (`product_type`), computed once on the host."""
+    wc = centered(np, w, zp)
+    return wc.astype(product_type(wc, a_dtype, axes), copy=False)
 
 
 def to_int32(xp, v):
@@ -102,23 +125,26 @@ def to_int32(xp, v):
 
 
 class Memo:
-    """``centered(v, zp)`` of a constant operand (a weight, `const`: the node's initializer),
-    computed once per zero point; any other array is centered afresh."""
+    """``centered_weight(v, zp)`` of a constant operand (a weight, `const`: the node's
+    initializer), summed over `axes` by its products, computed once per zero point and type
+    of the other operand; any other array is centered afresh, in float64."""
 
-    __slots__ = ("const", "key", "value")
+    __slots__ = ("const", "axes", "key", "value")
 
-    def __init__(self, const=None):
+    def __init__(self, const=None, axes: tuple[int, ...] = (-2,)):
         self.const = const
+        self.axes = axes
         self.key = None
         self.value = None
 
-    def centered(self, xp, v, zp):
-        if self.const is None or v is not self.const \
+    def centered(self, xp, v, zp, a_dtype=None):
+        if self.const is None or v is not self.const or a_dtype is None \
                 or not (zp is None or isinstance(zp, (np.ndarray, np.generic))):
             return centered(xp, v, zp)
         z = None if zp is None else (np.shape(zp), zp.dtype.str, np.asarray(zp).tobytes())
-        if self.value is None or self.key != z:
-            self.key, self.value = z, centered(xp, v, zp)
+        key = (z, np.dtype(a_dtype).str)
+        if self.value is None or self.key != key:
+            self.key, self.value = key, centered_weight(v, zp, a_dtype, self.axes)
         return self.value
 
 
@@ -136,13 +162,15 @@ def channel_zero_point(w, zp):
     return zp.reshape((-1,) + (1,) * (w.ndim - 1))
 
 
-def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None):
+def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None, bc=None):
     """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per tensor, or
     ``b``'s per column). The product runs as a float64 matrix product (BLAS): every partial
-    sum of 8-bit products is an integer below 2**53, so it is exact. `memo` keeps B's
-    float64 form between calls."""
-    bc = memo.centered(xp, b, bzp) if memo is not None else centered(xp, b, bzp)
-    return to_int32(xp, xp.matmul(centered(xp, a, azp), bc))
+    sum of 8-bit products is an integer below 2**53, so it is exact. `memo` keeps a constant
+    B's centered form between calls, in float32 where that is exact too (`product_type`);
+    `bc`, when given, is that form already made."""
+    if bc is None:
+        bc = memo.centered(xp, b, bzp, a.dtype) if memo is not None else centered(xp, b, bzp)
+    return to_int32(xp, xp.matmul(centered(xp, a, azp, bc.dtype), bc))
 
 
 def add(xp, a, b):

@@ -7,9 +7,18 @@ faster with its 2.3 MB of weights embedded, and compiles no slower). But a model
 megabytes would make tracing and compiling slow and the program large; so when the graph's
 large constants (more than `BIG_CONSTANT` elements each) add up to more than `EMBED_BYTES`,
 they become arguments instead (see `Scope.get`, `TraceContext.big`).
+
+Work that depends on constants alone is not redone per call either: a node whose inputs
+are all constants, some of them such arguments, is computed once on the host (its NumPy
+rule), and a rule's own preparation of a constant operand (`OpContext.prepared`: a quantized
+weight centered on its zero point) likewise; each result that is not small becomes one more
+argument (`derived`). The first trace of a step that needs a result it was not given uses
+a stand-in and asks for it (`Retrace`): the step is traced again with it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -79,3 +88,50 @@ def big_used(nodes: list[Node], big: dict[int, np.ndarray]) -> list[int]:
 
     visit(nodes)
     return used
+
+
+class Retrace(Exception):  # noqa: N818 - a signal, not an error
+    """A trace used derived constants it was not given (`keys`): trace again with them."""
+
+    def __init__(self, keys: list):
+        super().__init__(f"{len(keys)} derived constant(s) to pass")
+        self.keys = keys
+
+
+def derived(tc, key: Any, make) -> Any:
+    """The argument holding the host result `key` (``make()``, computed once and kept in
+    ``tc.store``); when this trace was not given it, a stand-in of its shape and type, and
+    the key is recorded in ``tc.wanted``."""
+    x = tc.big.get(key)
+    if x is not None:
+        return x
+    value = tc.store.get(key)
+    if value is None:
+        value = tc.store[key] = np.asarray(make())
+    tc.wanted.append(key)
+    if tc.top_node is not None:
+        tc.cache.derived_by.setdefault(key, id(tc.top_node))
+    import jax.numpy as jnp
+
+    stand_in = jnp.zeros(value.shape, value.dtype)
+    tc.placeholders.append(stand_in)
+    tc.origin[id(stand_in)] = key
+    return stand_in
+
+
+def constant_inputs(tc, inputs: list) -> list | None:
+    """The host values of `inputs` when each is None, static, or a large constant (or a
+    result derived from them) and at least one is the latter; else None."""
+    if not tc.origin:
+        return None
+    out, any_big = [], False
+    for x in inputs:
+        if x is None or isinstance(x, np.ndarray):
+            out.append(x)
+            continue
+        key = tc.origin.get(id(x))
+        if key is None:
+            return None
+        out.append(tc.store[key])
+        any_big = True
+    return out if any_big else None

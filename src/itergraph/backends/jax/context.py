@@ -90,10 +90,20 @@ class Frame:
 class TraceContext:
     """Everything one trace of one jitted function shares."""
 
-    def __init__(self, cache: CompileCache, max_it=None, big: dict[int, Any] | None = None):
+    def __init__(self, cache: CompileCache, max_it=None, big: dict[Any, Any] | None = None,
+                 store: dict[Any, Any] | None = None):
         self.cache = cache  # what the compilation knows of its nodes (shape-independent)
         self.max_it = max_it  # traced int64 scalar (iteration limit) or None
-        self.big = big or {}  # uid -> traced argument, for large constants
+        # key -> traced argument, for large constants (key: the value's uid) and the host
+        # results derived from them (`big_constants.derived`)
+        self.big = big or {}
+        # key -> host value of every large constant and derived result; None where derived
+        # results cannot become arguments (they are then computed in the trace)
+        self.store = store
+        self.origin: dict[int, Any] = (  # id(traced value) -> key, for the constant ones
+            {id(x): k for k, x in self.big.items()} if store is not None else {})
+        self.wanted: list = []  # derived keys this trace lacked: traced again with them
+        self.placeholders: list = []  # stand-ins for `wanted` (kept: their ids are keys)
         self.messages: list[tuple[type, str]] = [(Error, "")]  # code 0 = no error
         self.notes: list[tuple[Any, bool, str]] = []  # (element, compiles, how/why)
         self.depth = 0  # 0 while tracing the top-level graph, >0 inside bodies/branches
@@ -185,6 +195,22 @@ class OpContext:
         raise CannotLower(self.node, f"{what} must be known at compile time (it is computed "
                                      "from run-time data)", needs_static=True)
 
+    def prepared(self, x: Any, tag: Any, fn: Callable[[np.ndarray], np.ndarray]) -> Any:
+        """``fn(x)`` computed once, on the host, when `x` is a constant: for a value known
+        while tracing, at once (its result is embedded as `x` would be); for a large constant
+        passed as an argument, once per compilation, its result becoming an argument too
+        (`big_constants.derived`; `tag` names `fn` and its parameters). None when `x` is
+        computed at run time, or derived results cannot be arguments here."""
+        if isinstance(x, np.ndarray):
+            return fn(x)
+        key = self.tc.origin.get(id(x))
+        if key is None:
+            return None
+        from .big_constants import derived
+
+        store = self.tc.store
+        return derived(self.tc, (key, tag), lambda: fn(store[key]))
+
     def ints(self, x: Any, what: str) -> list[int]:
         return [int(d) for d in self.const(x, what).reshape(-1)]
 
@@ -219,6 +245,9 @@ class CompileCache:
     def __init__(self):
         self._needed: dict[tuple, list[Node]] = {}
         self._of: dict[tuple[str, int], tuple[Node, Any]] = {}
+        # derived constant key -> id of the top-level node whose trace asked for it: a step
+        # traced again over part of those nodes is given them from the start
+        self.derived_by: dict[Any, int] = {}
 
     def needed(self, graph: Graph, outputs: list[Value]) -> list[Node]:
         """`needed_nodes(graph, outputs)`, computed once."""

@@ -10,7 +10,7 @@ from ...errors import ExecutionError, where
 from ...ir import Loop, Node
 from ..common import progress
 from . import config
-from .big_constants import big_used
+from .big_constants import Retrace, big_used
 from .context import (
     CannotLower,
     NeedsDriver,
@@ -45,6 +45,8 @@ class JitStep:
         self.traced_in = [u for u in ins if u not in static]
         self.out = cg.step_outputs(a, b)
         self.big_uids = big_used(self.nodes, cg.big)
+        ids = {id(n) for n in self.nodes}  # derived constants an earlier trace of them made
+        self.big_uids += [k for k, i in cg.cache.derived_by.items() if i in ids and k in cg.big]
         self.failed_at: Node | None = None
         self.static_out: dict[int, np.ndarray] = {}
         self.traced_out: list[int] = []
@@ -68,7 +70,7 @@ class JitStep:
         n, nb = len(self.traced_in), len(self.big_uids)
         args, big = flat[:n], flat[n:n + nb]
         max_it = flat[n + nb] if self.uses_limit else None
-        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)))
+        tc = TraceContext(self.cg.cache, max_it, dict(zip(self.big_uids, big)), self.cg.big)
         scope = Scope(tc)
         scope.env.update(self._statics)
         for u, x in zip(self.traced_in, args):
@@ -78,6 +80,8 @@ class JitStep:
         except (CannotLower, NeedsDriver):
             self.failed_at = tc.top_node
             raise
+        if tc.wanted:
+            raise Retrace(list(dict.fromkeys(tc.wanted)))
         static_out, traced_uids, traced = {}, [], []
         for u in self.out:
             x = scope.env[u]
@@ -101,7 +105,7 @@ class JitStep:
             self._big = self.cg.big_args(self.big_uids)
         args = [env[u] for u in self.traced_in]
         try:
-            outs, err = self._call(args, self.cg.max_it_arg(max_it) if self.uses_limit else None)
+            outs, err = self._traced_call(args, max_it)
         except TooLarge as e:
             raise limit_before_size(e, max_it) from None
         except Exception as e:
@@ -124,6 +128,21 @@ class JitStep:
             for u, x in self.static_out.items():
                 env[u] = x
                 static[u] = ("static", id(x))
+
+    def _traced_call(self, args: list, max_it) -> tuple[list, Any]:
+        """`_call`; a trace that asks for constants derived on the host (`big_constants`)
+        is traced again with them as arguments (a second time at most: the first trace
+        asks for all of them)."""
+        max_it_arg = self.cg.max_it_arg(max_it) if self.uses_limit else None
+        for _ in range(2):
+            try:
+                return self._call(args, max_it_arg)
+            except Retrace as r:
+                self.big_uids = [*self.big_uids, *r.keys]
+                self._big = self.cg.big_args(self.big_uids)
+                self._jit = config.jit(self._fn)
+                self.compiled = None
+        return self._call(args, max_it_arg)
 
     def _call(self, args: list, max_it_arg) -> tuple[list, Any]:
         """Run the step: (traced outputs, error code or None). Host arrays (the usual case)

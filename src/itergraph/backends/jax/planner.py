@@ -21,7 +21,8 @@ first node reading them to NumPy.
 Values that are known while tracing (constants, shapes and what is computed from them) never
 cross a jitted function's boundary: they are recorded at trace time and reused. Constants
 larger than `big_constants.BIG_CONSTANT` elements are passed as (cached) device arguments
-instead of being embedded in the program.
+instead of being embedded in the program, and so is what is computed from them alone (once,
+on the host: `big_constants.derived`).
 """
 
 from __future__ import annotations

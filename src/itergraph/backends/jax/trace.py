@@ -18,6 +18,7 @@ import numpy as np
 from ...errors import Error
 from ...ir import Graph, Node, Value
 from .affine import propagate
+from .big_constants import constant_inputs, derived
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
 
@@ -82,6 +83,12 @@ def _apply_rule(tc: TraceContext, node: Node, rule: Rule, scope: Scope) -> list:
         folded = _fold(tc, node, rule, scope, inputs)
         if folded is not None:
             return folded
+    if rule.fold and tc.origin:
+        host = constant_inputs(tc, inputs)
+        if host is not None:
+            folded = _fold_constants(tc, node, rule, scope, host)
+            if folded is not None:
+                return folded
     import jax.numpy as jnp
 
     try:
@@ -112,6 +119,35 @@ def _fold(tc, node, rule, scope, inputs) -> list | None:
     if any(r.size > FOLD_MAX_ELEMENTS and r.dtype.kind != "O" for r in res):
         return None
     return res
+
+
+#: a node computed once from large constants may make at most this many times their bytes
+#: (a widening Cast or DequantizeLinear does; an Expand or Tile to far more is left to XLA)
+FOLD_GROWTH = 8
+
+
+def _fold_constants(tc, node, rule, scope, host) -> list | None:
+    """Run a foldable rule on NumPy over `host`, the values of its constant inputs (some of
+    them large constants passed as arguments), once per compilation: small results stay
+    static, large ones become arguments (`big_constants.derived`). None when the rule fails
+    on the host or its results are too large (`FOLD_GROWTH`): XLA then computes it per call."""
+    keys = [("value", v.uid) for v in node.outputs]
+    res = [tc.store.get(k) for k in keys]
+    if any(r is None for r in res):
+        try:
+            out = rule.fn(OpContext(node, np, tc, scope.frame), *host)
+        except Error:
+            raise
+        except Exception:
+            return None
+        res = [np.asarray(r) for r in _results(node, out)]
+        limit = FOLD_GROWTH * sum(h.nbytes for h in host if h is not None)
+        if any(r.dtype.kind not in "biufc" for r in res) or sum(r.nbytes for r in res) > limit:
+            return None
+        tc.store.update(zip(keys, res))
+    tc.note(node, True, "compiled with XLA; computed once, on the host, from constants")
+    return [r if r.size <= FOLD_MAX_ELEMENTS else derived(tc, k, lambda r=r: r)
+            for k, r in zip(keys, res)]
 
 
 def _results(node: Node, out) -> list:

@@ -2,10 +2,7 @@
 same node-level functions as the NumPy kernels (`semantics.ms_quant_ops`,
 `semantics.ms_fused`) over ``jax.numpy``, so integer results are the NumPy backend's
 bit for bit. ``QLinearAveragePool`` pools with ``AveragePool``'s lowering, ``FusedGemm`` and
-``FusedConv`` run ``Gemm`` / ``Conv``'s.
-
-``DynamicQuantizeLSTM`` has no lowering: the JAX backend runs it on its NumPy kernel
-(``explain`` names it).
+``FusedConv`` run ``Gemm`` / ``Conv``'s. ``DynamicQuantizeLSTM``: `quant_lstm`.
 """
 
 from __future__ import annotations

@@ -79,12 +79,22 @@ def _conv(cx, x, w, b=None):
         y = _columns_product(cx, *xw, kernel, strides, dilations, pads)
     else:
         spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
+        # XLA's CPU convolution reads its weights spatial axes first (HWIO): constant weights
+        # are laid out so once, on the host, not transposed in every call
+        laid = cx.prepared(w, ("spatial-first",), _spatial_first) if not cx.folding else None
+        if laid is not None:
+            w, spec = laid, (spec[0], "DHW"[-n:] + "IO", spec[2])
         y = lax.conv_general_dilated(x, w, tuple(strides), pads,
                                      rhs_dilation=tuple(dilations), dimension_numbers=spec,
                                      feature_group_count=group, precision=precision())
     if b is not None:
         y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
     return astype(cx, y, x.dtype)
+
+
+def _spatial_first(w: np.ndarray) -> np.ndarray:
+    """Conv weights ``[O, I, *k]`` as ``[*k, I, O]``."""
+    return np.ascontiguousarray(np.moveaxis(w, (0, 1), (-1, -2)))
 
 
 def _padded(cx, x, pads):

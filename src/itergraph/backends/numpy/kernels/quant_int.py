@@ -41,11 +41,12 @@ def _matmul_integer(node, ctx):
 @kernel("ConvInteger", since=10)
 def _conv_integer(node, ctx):
     conv = _conv(node, ctx)
-    memo = mq.Memo(const_input(node, 1))
+    w_const = const_input(node, 1)
+    memo = mq.Memo(w_const, tuple(range(1, np.ndim(w_const))) if w_const is not None else ())
 
     def fn(x, w, xzp=None, wzp=None):
-        y = conv(mq.centered(np, x, None if xzp is None else xzp.reshape(())),
-                 memo.centered(np, w, mq.channel_zero_point(w, wzp)))
+        wc = memo.centered(np, w, mq.channel_zero_point(w, wzp), x.dtype)
+        y = conv(mq.centered(np, x, None if xzp is None else xzp.reshape(()), wc.dtype), wc)
         return mq.to_int32(np, y)
 
     return fn
