@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import exact_int
+
 DOMAIN = "com.microsoft"
 
 RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),
@@ -102,8 +104,8 @@ def to_int32(xp, v):
 
 
 class Memo:
-    """``centered(v, zp)`` of a constant operand (a weight, `const`: the node's initializer),
-    computed once per zero point; any other array is centered afresh."""
+    """A constant operand (a weight, `const`: the node's initializer) prepared for
+    `exact_int.product` once per zero point; any other array is prepared afresh."""
 
     __slots__ = ("const", "key", "value")
 
@@ -112,13 +114,13 @@ class Memo:
         self.key = None
         self.value = None
 
-    def centered(self, xp, v, zp):
+    def operand(self, v, zp, k_axes: tuple[int, ...]) -> exact_int.Operand:
         if self.const is None or v is not self.const \
                 or not (zp is None or isinstance(zp, (np.ndarray, np.generic))):
-            return centered(xp, v, zp)
+            return exact_int.Operand(v, zp, k_axes)
         z = None if zp is None else (np.shape(zp), zp.dtype.str, np.asarray(zp).tobytes())
         if self.value is None or self.key != z:
-            self.key, self.value = z, centered(xp, v, zp)
+            self.key, self.value = z, exact_int.Operand(v, zp, k_axes)
         return self.value
 
 
@@ -138,11 +140,15 @@ def channel_zero_point(w, zp):
 
 def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None):
     """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per tensor, or
-    ``b``'s per column). The product runs as a float64 matrix product (BLAS): every partial
-    sum of 8-bit products is an integer below 2**53, so it is exact. `memo` keeps B's
-    float64 form between calls."""
-    bc = memo.centered(xp, b, bzp) if memo is not None else centered(xp, b, bzp)
-    return to_int32(xp, xp.matmul(centered(xp, a, azp), bc))
+    ``b``'s per column). On NumPy, `exact_int.product` (float32 BLAS where that is exact;
+    `memo` keeps B's prepared form between calls); elsewhere one float64 matrix product:
+    every partial sum of 8-bit products is an integer below 2**53, so it is exact."""
+    if xp is np:
+        k_axes = (max(np.ndim(b) - 2, 0),)
+        op = memo.operand(b, bzp, k_axes) if memo is not None \
+            else exact_int.Operand(b, bzp, k_axes)
+        return exact_int.product(np.matmul, a, azp, op)
+    return to_int32(xp, xp.matmul(centered(xp, a, azp), centered(xp, b, bzp)))
 
 
 def add(xp, a, b):
