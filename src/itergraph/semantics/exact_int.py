@@ -61,6 +61,11 @@ def a_bound(a, zp) -> float:
     return float(max(rng[1] - int(z.min()), int(z.max()) - rng[0]))
 
 
+def float32_exact(amax: float, b: Operand) -> bool:
+    """Whether products of A codes within ``+-amax`` and `b` sum exactly in float32."""
+    return amax * b.l1 < _EXACT32
+
+
 def product(fn: Callable, a, zp, b: Operand):
     """``fn(a - zp, b - b_zp)`` as int32, computed exactly (see the module docstring).
 
@@ -68,7 +73,7 @@ def product(fn: Callable, a, zp, b: Operand):
     one extra leading axis of length 2 (the two halves of a split A) and keep that axis
     first in its result."""
     amax = a_bound(a, zp)
-    if amax * b.l1 < _EXACT32:
+    if float32_exact(amax, b):
         ac = a.astype(np.float32)
         if zp is not None:
             ac -= np.asarray(zp, dtype=np.float32)

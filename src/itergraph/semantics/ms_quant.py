@@ -78,12 +78,26 @@ def dequantize(xp, q, scale, zp):
 def dynamic_params(xp, x):
     """ONNX Runtime's ``GetQuantizationParameter`` for uint8: ``(scale, zero_point)``, both
     0-d."""
+    if xp is np:
+        return _dynamic_params_np(x)
     x = f32(xp, x)
     lo = xp.minimum(xp.min(x), np.float32(0))
     hi = xp.maximum(xp.max(x), np.float32(0))
     scale = xp.where(hi == lo, np.float32(1), div(xp, hi - lo, np.float32(255)))
     zp = xp.round(xp.clip(np.float32(0) - div(xp, lo, scale), np.float32(0), np.float32(255)))
     return xp.asarray(scale, np.float32), xp.asarray(zp).astype(np.uint8)
+
+
+def _dynamic_params_np(x):
+    """`dynamic_params` on NumPy float32 scalars (the same operations, without the array
+    round trips that dominate for the small tensors of a recurrent step)."""
+    x = np.asarray(x, np.float32)
+    zero = np.float32(0)
+    lo = np.minimum(x.min(), zero)
+    hi = np.maximum(x.max(), zero)
+    scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
+    zp = np.round(np.clip(zero - lo / scale, zero, np.float32(255)))
+    return np.asarray(scale, np.float32), np.asarray(zp).astype(np.uint8)
 
 
 def dynamic_quantize(xp, x):

@@ -29,8 +29,10 @@ import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
 from ....ir.attributes import attr, attr_str, const_input
+from ....semantics import exact_int
 from ....semantics import ms_quant as mq
 from ...common.rnn import KINDS, RnnAttrs, _parse_activations, make_step
+from . import contrib_lstm_steps as steps
 from . import kernel
 
 DOMAIN = mq.DOMAIN
@@ -97,17 +99,14 @@ def _dynamic_quantize_lstm(node, ctx):
             xw = qproduct(np, xd.reshape(seq * batch, -1), wd, ws, wzp, mw)
             xw = xw.reshape(seq, batch, 4 * H)
             bias = None if b is None else (b[d, :4 * H] + b[d, 4 * H:]).astype(np.float32)
-            acts = [a.build(np) for a in at.activations[d]]
-            step = make_step(at, np, acts, [lambda h, rd=rd, rs=rs, rzp=rzp, mr=mr:
-                                            qproduct(np, h, rd, rs, rzp, mr)],
-                             bias, None if p is None else p[d].astype(np.float32), H)
             h = np.zeros((batch, H), np.float32) if h0 is None else h0[d].astype(np.float32)
             c = np.zeros((batch, H), np.float32) if c0 is None else c0[d].astype(np.float32)
-            y = np.empty((seq, batch, H), np.float32)
-            for t in range(seq):
-                h, c = step(xw[t], [h, c])
-                h, c = h.astype(np.float32), c.astype(np.float32)
-                y[t] = h
+            pd = None if p is None else p[d].astype(np.float32)
+            r_op = mr.operand(rd, rzp, (0,))
+            if steps.standard_cell(at, d, pd) and exact_int.float32_exact(255, r_op):
+                y, h, c = steps.run(xw, r_op.f32, rs, bias, h, c, at.clip)
+            else:
+                y, h, c = _generic(at, d, xw, rd, rs, rzp, mr, bias, pd, h, c)
             ys.append(y[::-1] if at.reverse(d) else y)
             hs.append(h)
             cs.append(c)
@@ -115,3 +114,17 @@ def _dynamic_quantize_lstm(node, ctx):
         return outs[0] if n_out == 1 else outs[:n_out]
 
     return fn
+
+
+def _generic(at, d, xw, rd, rs, rzp, mr, bias, peep, h, c):
+    """Any cell: the shared step of `backends.common.rnn`, the recurrent product by
+    `qproduct`."""
+    acts = [a.build(np) for a in at.activations[d]]
+    step = make_step(at, np, acts, [lambda v: qproduct(np, v, rd, rs, rzp, mr)], bias, peep,
+                     h.shape[1])
+    y = np.empty((xw.shape[0], *h.shape), np.float32)
+    for t in range(xw.shape[0]):
+        h, c = step(xw[t], [h, c])
+        h, c = h.astype(np.float32), c.astype(np.float32)
+        y[t] = h
+    return y, h, c
