@@ -21,6 +21,10 @@ thread, or a batch of one, the whole batch as here. Its sigmoid and tanh are MLA
 polynomials; a hidden value within an ulp of a quantization tie may then round to the
 neighbouring code, which moves later steps by about one quantization step of ``R``'s
 product. ``sequence_lens`` shorter than the sequence are refused.
+
+The usual cell (sigmoid, tanh, tanh, no peepholes) runs the same operations in place
+(`contrib_lstm_steps`) where the recurrent product is exact in float32; any other cell runs
+the shared step of `backends.common.rnn`.
 """
 
 from __future__ import annotations
