@@ -56,7 +56,7 @@ def div(xp, a, b):
     through a reciprocal (an ulp off in about half the cases); on JAX the quotient is taken
     in float64 and rounded to float32, which is exact (53 >= 2 * 24 + 2 bits)."""
     if xp is np:
-        return f32(np, a) / f32(np, b)
+        return np.asarray(a, np.float32) / np.asarray(b, np.float32)
     return (xp.asarray(a).astype(np.float64) / xp.asarray(b).astype(np.float64)).astype(
         np.float32)
 
@@ -66,6 +66,10 @@ def quantize(xp, x, scale, zp, dtype):
     lo, hi = qrange(dtype)
     q = xp.round(div(xp, x, scale))
     zpf = f32(xp, 0 if zp is None else zp)
+    if xp is np and q.__class__ is np.ndarray and q.ndim >= zpf.ndim \
+            and np.broadcast_shapes(q.shape, zpf.shape) == q.shape:
+        q += zpf  # q is a fresh array: the same operations, in place
+        return np.clip(q, lo, hi, out=q).astype(dtype)
     return xp.clip(q + zpf, lo, hi).astype(dtype)
 
 
