@@ -64,3 +64,24 @@ def test_clip_attributes_and_per_channel_bounds():
                      [h.make_tensor_value_info("y", T.FLOAT, list(x.shape))],
                      [lo, numpy_helper.from_array(np.array(5.0, np.float32), "hi")])
     _run_both(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), {"x": x})
+
+
+@pytest.mark.parametrize("op", ["HardSwish", "HardSigmoid"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("shape", [(), (2, 3, 5)])
+def test_hard_activations_computed_in_place_keep_their_bits(op, dtype, shape):
+    """In place on one array: bitwise the plain expressions (x * clip(x / 6 + 0.5, 0, 1),
+    clip(alpha * x + beta, 0, 1); the attributes as the file
+    stores them, float32)."""
+    x = np.resize(np.concatenate([SPECIAL, np.linspace(-4, 4, 17, dtype=np.float32)]),
+                  shape).astype(dtype)
+    attrs = {} if op == "HardSwish" else {"alpha": 0.3, "beta": 0.4}
+    code = {np.float32: T.FLOAT, np.float16: T.FLOAT16, np.float64: T.DOUBLE}[dtype]
+    g = h.make_graph([h.make_node(op, ["x"], ["y"], **attrs)], "g",
+                     [h.make_tensor_value_info("x", code, list(shape))],
+                     [h.make_tensor_value_info("y", code, list(shape))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    got = np.asarray(ig.load(m).run({"x": x}, backend="numpy")["y"])
+    want = x * np.clip(x / 6 + 0.5, 0, 1) if op == "HardSwish" \
+        else np.clip(float(np.float32(0.3)) * x + float(np.float32(0.4)), 0, 1)
+    _same_bits(got, np.asarray(want, dtype))
