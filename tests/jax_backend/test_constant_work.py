@@ -170,14 +170,14 @@ def test_dynamic_quantize_lstm_weights_centered_once(as_arguments):
 
 @pytest.mark.parametrize("dtype,limit", [(np.uint8, 255), (np.int8, 255),
                                          (np.int16, 65535)])
-def test_product_type_bound(dtype, limit):
+def test_centered_weight_type_bound(dtype, limit):
     """float32 exactly while span(a) * max column sum of |b| stays below 2**24."""
     n = (1 << 24) // limit  # span * n < 2**24 <= span * (n + 1)
     below = np.ones((n, 2))
     above = np.ones((n + 1, 2))
-    assert mq.product_type(below, dtype, (-2,)) == np.float32
-    assert mq.product_type(above, dtype, (-2,)) == np.float64
-    assert mq.product_type(below, np.int32, (-2,)) == np.float64  # not an 8/16-bit code
+    assert mq.centered_weight(below, None, dtype, (-2,)).dtype == np.float32
+    assert mq.centered_weight(above, None, dtype, (-2,)).dtype == np.float64
+    assert mq.centered_weight(below, None, np.int32, (-2,)).dtype == np.float64  # not 8/16-bit
 
 
 def test_conv_weights_laid_out_once(as_arguments):

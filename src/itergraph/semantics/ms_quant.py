@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import exact_int
+
 DOMAIN = "com.microsoft"
 
-RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),
-          np.dtype(np.uint16): (0, 65535), np.dtype(np.int16): (-32768, 32767)}
+RANGES = exact_int.RANGES
 
 
 def qrange(dtype) -> tuple[int, int]:
@@ -54,7 +55,7 @@ def div(xp, a, b):
     through a reciprocal (an ulp off in about half the cases); on JAX the quotient is taken
     in float64 and rounded to float32, which is exact (53 >= 2 * 24 + 2 bits)."""
     if xp is np:
-        return f32(np, a) / f32(np, b)
+        return np.asarray(a, np.float32) / np.asarray(b, np.float32)
     return (xp.asarray(a).astype(np.float64) / xp.asarray(b).astype(np.float64)).astype(
         np.float32)
 
@@ -64,6 +65,10 @@ def quantize(xp, x, scale, zp, dtype):
     lo, hi = qrange(dtype)
     q = xp.round(div(xp, x, scale))
     zpf = f32(xp, 0 if zp is None else zp)
+    if xp is np and q.__class__ is np.ndarray and q.ndim >= zpf.ndim \
+            and np.broadcast_shapes(q.shape, zpf.shape) == q.shape:
+        q += zpf  # q is a fresh array: the same operations, in place
+        return np.clip(q, lo, hi, out=q).astype(dtype)
     return xp.clip(q + zpf, lo, hi).astype(dtype)
 
 
@@ -76,12 +81,26 @@ def dequantize(xp, q, scale, zp):
 def dynamic_params(xp, x):
     """ONNX Runtime's ``GetQuantizationParameter`` for uint8: ``(scale, zero_point)``, both
     0-d."""
+    if xp is np:
+        return _dynamic_params_np(x)
     x = f32(xp, x)
     lo = xp.minimum(xp.min(x), np.float32(0))
     hi = xp.maximum(xp.max(x), np.float32(0))
     scale = xp.where(hi == lo, np.float32(1), div(xp, hi - lo, np.float32(255)))
     zp = xp.round(xp.clip(np.float32(0) - div(xp, lo, scale), np.float32(0), np.float32(255)))
     return xp.asarray(scale, np.float32), xp.asarray(zp).astype(np.uint8)
+
+
+def _dynamic_params_np(x):
+    """`dynamic_params` on NumPy float32 scalars (the same operations, without the array
+    round trips that dominate for the small tensors of a recurrent step)."""
+    x = np.asarray(x, np.float32)
+    zero = np.float32(0)
+    lo = np.minimum(x.min(), zero)
+    hi = np.maximum(x.max(), zero)
+    scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
+    zp = np.round(np.clip(zero - lo / scale, zero, np.float32(255)))
+    return np.asarray(scale, np.float32), np.asarray(zp).astype(np.uint8)
 
 
 def dynamic_quantize(xp, x):
@@ -97,26 +116,14 @@ def centered(xp, v, zp, dtype=np.float64):
     return v if zp is None else v - xp.asarray(zp).astype(dtype)
 
 
-EXACT_FLOAT32 = 1 << 24  # integers below this in magnitude are exact in float32
-
-
-def product_type(bc: np.ndarray, a_dtype, axes: tuple[int, ...]) -> np.dtype:
-    """The float type in which integer products ``(a - a_zp) @ bc`` (summing over `axes` of
-    the constant, centered operand `bc`) are exact for every `a` of the 8- or 16-bit type
-    `a_dtype`: float32 when ``span(a_dtype) * max(sum(|bc|))`` is below 2**24 (then every
-    partial sum, in any order, is an integer float32 holds exactly), else float64."""
-    r = RANGES.get(np.dtype(a_dtype))
-    if r is None or bc.size == 0:
-        return np.dtype(np.float64)
-    bound = (r[1] - r[0]) * float(np.abs(bc).sum(axis=axes).max())
-    return np.dtype(np.float32 if bound < EXACT_FLOAT32 else np.float64)
-
-
 def centered_weight(w: np.ndarray, zp, a_dtype, axes: tuple[int, ...]) -> np.ndarray:
-    """A constant weight's ``w - zp`` in the narrowest float type exact for its products with
-    8-bit codes of `a_dtype` (`product_type`), computed once on the host."""
-    wc = centered(np, w, zp)
-    return wc.astype(product_type(wc, a_dtype, axes), copy=False)
+    """A constant weight's ``w - zp``, computed once on the host, in float32 where its
+    products with codes of `a_dtype`, summed over `axes`, are exact in float32
+    (`exact_int.float32_exact`), else in float64."""
+    op = exact_int.Operand(w, zp, axes)
+    r = RANGES.get(np.dtype(a_dtype))
+    span = float("inf") if r is None else float(r[1] - r[0])
+    return op.f32 if exact_int.float32_exact(span, op) else op.f64()
 
 
 def to_int32(xp, v):
@@ -125,26 +132,23 @@ def to_int32(xp, v):
 
 
 class Memo:
-    """``centered_weight(v, zp)`` of a constant operand (a weight, `const`: the node's
-    initializer), summed over `axes` by its products, computed once per zero point and type
-    of the other operand; any other array is centered afresh, in float64."""
+    """A constant operand (a weight, `const`: the node's initializer) prepared for
+    `exact_int.product` once per zero point; any other array is prepared afresh."""
 
-    __slots__ = ("const", "axes", "key", "value")
+    __slots__ = ("const", "key", "value")
 
-    def __init__(self, const=None, axes: tuple[int, ...] = (-2,)):
+    def __init__(self, const=None):
         self.const = const
-        self.axes = axes
         self.key = None
         self.value = None
 
-    def centered(self, xp, v, zp, a_dtype=None):
-        if self.const is None or v is not self.const or a_dtype is None \
+    def operand(self, v, zp, k_axes: tuple[int, ...]) -> exact_int.Operand:
+        if self.const is None or v is not self.const \
                 or not (zp is None or isinstance(zp, (np.ndarray, np.generic))):
-            return centered(xp, v, zp)
+            return exact_int.Operand(v, zp, k_axes)
         z = None if zp is None else (np.shape(zp), zp.dtype.str, np.asarray(zp).tobytes())
-        key = (z, np.dtype(a_dtype).str)
-        if self.value is None or self.key != key:
-            self.key, self.value = key, centered_weight(v, zp, a_dtype, self.axes)
+        if self.value is None or self.key != z:
+            self.key, self.value = z, exact_int.Operand(v, zp, k_axes)
         return self.value
 
 
@@ -164,13 +168,19 @@ def channel_zero_point(w, zp):
 
 def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None, bc=None):
     """``(a - azp) @ (b - bzp)`` in int32, exactly (zero points broadcast: per tensor, or
-    ``b``'s per column). The product runs as a float64 matrix product (BLAS): every partial
-    sum of 8-bit products is an integer below 2**53, so it is exact. `memo` keeps a constant
-    B's centered form between calls, in float32 where that is exact too (`product_type`);
-    `bc`, when given, is that form already made."""
-    if bc is None:
-        bc = memo.centered(xp, b, bzp, a.dtype) if memo is not None else centered(xp, b, bzp)
-    return to_int32(xp, xp.matmul(centered(xp, a, azp, bc.dtype), bc))
+    ``b``'s per column). `bc`, when given, is B already centered (`centered_weight`, in the
+    float type its products are exact in). Else, on NumPy, `exact_int.product` (float32 BLAS
+    where that is exact; `memo` keeps B's prepared form between calls); elsewhere one
+    float64 matrix product: every partial sum of 8-bit products is an integer below 2**53,
+    so it is exact."""
+    if bc is not None:
+        return to_int32(xp, xp.matmul(centered(xp, a, azp, bc.dtype), bc))
+    if xp is np:
+        k_axes = (max(np.ndim(b) - 2, 0),)
+        op = memo.operand(b, bzp, k_axes) if memo is not None \
+            else exact_int.Operand(b, bzp, k_axes)
+        return exact_int.product(np.matmul, a, azp, op)
+    return to_int32(xp, xp.matmul(centered(xp, a, azp), centered(xp, b, bzp)))
 
 
 def add(xp, a, b):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...ir import Node
 from .kernels import factory_for
+from .kernels.elementwise import clip
 
 _PRODUCERS = frozenset({"Add", "Sub", "Mul", "Div"})
 _BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
@@ -56,11 +57,7 @@ def _clip_step(consumer: Node):
     def step(t, lo=None, hi=None):
         if t.dtype.kind != "f" or not all(b is None or _fits(t, b) for b in (lo, hi)):
             return plain(t, lo, hi)
-        if lo is not None:
-            np.maximum(t, lo, out=t)
-        if hi is not None:
-            np.minimum(t, hi, out=t)
-        return t
+        return clip(t, lo, hi, out=t)
 
     return step
 

@@ -1,7 +1,7 @@
 """JAX lowerings of ONNX's ``DynamicQuantizeLinear``, ``MatMulInteger`` and ``ConvInteger``:
 the NumPy kernels' arithmetic (`backends.numpy.kernels.quant_int`) over ``jax.numpy``, the
 integer products as float products (exact: float64, or float32 where the constant weight's
-magnitudes bound every partial sum below 2**24, `ms_quant.product_type`) and ``ConvInteger``
+magnitudes bound every partial sum below 2**24, `ms_quant.centered_weight`) and ``ConvInteger``
 through ``Conv``'s lowering. A constant weight is centered on its zero point once, on the
 host (`OpContext.prepared`), not in every call."""
 

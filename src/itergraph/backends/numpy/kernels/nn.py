@@ -144,16 +144,32 @@ def _thresholded_relu(node, ctx):
     return _act(lambda n: lambda x: np.where(x > alpha, x, 0))(node, ctx)
 
 
+def _plus_clip01(t, beta):
+    """``clip(t + beta, 0, 1)``, in place when `t` is an array (a fresh one: the caller's):
+    the same operations as the plain expression, with one allocation where it makes three,
+    which for large activations costs more than the arithmetic."""
+    if t.__class__ is not ndarray:
+        return np.clip(t + beta, 0, 1)
+    t += beta
+    return np.clip(t, 0, 1, out=t)
+
+
+def _hard_swish_value(x):
+    """``x * clip(x / 6 + 0.5, 0, 1)`` (`_plus_clip01`, then the product in place)."""
+    t = _plus_clip01(x / 6, 0.5)
+    return np.multiply(x, t, out=t) if t.__class__ is ndarray else x * t
+
+
 @kernel("HardSigmoid", since=1)
 def _hard_sigmoid(node, ctx):
     alpha = float(attr(node, "alpha", 0.2))
     beta = float(attr(node, "beta", 0.5))
-    return _act(lambda n: lambda x: np.clip(alpha * x + beta, 0, 1))(node, ctx)
+    return _act(lambda n: lambda x: _plus_clip01(alpha * x, beta))(node, ctx)
 
 
 @kernel("HardSwish", since=14)
 def _hard_swish(node, ctx):
-    return _act(lambda n: lambda x: x * np.clip(x / 6 + 0.5, 0, 1))(node, ctx)
+    return _act(lambda n: _hard_swish_value)(node, ctx)
 
 
 @kernel("Swish", since=24)

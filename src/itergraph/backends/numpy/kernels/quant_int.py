@@ -4,10 +4,12 @@ place of ``onnx.reference``'s: the arithmetic of `semantics.ms_quant`.
 
 - ``DynamicQuantizeLinear``: ONNX Runtime's (uint8) parameters and rounding.
 - ``MatMulInteger``: ``(A - a_zero_point) @ (B - b_zero_point)`` in int32, the zero points per
-  tensor, per row of A (``[M]``) or per column of B (``[N]``); one float64 BLAS product, exact.
+  tensor, per row of A (``[M]``) or per column of B (``[N]``); one float BLAS product, exact
+  (`semantics.exact_int`).
 - ``ConvInteger``: ``Conv(X - x_zero_point, W - w_zero_point)`` in int32 (``w_zero_point`` per
-  tensor or per output channel), ``Conv``'s kernel over float64, exact; padding contributes
-  zero, as ONNX Runtime pads with the zero point.
+  tensor or per output channel), ``Conv``'s kernel over float32 or float64 as
+  `semantics.exact_int` finds exact; padding contributes zero, as ONNX Runtime pads with
+  the zero point.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....ir.attributes import const_input
+from ....semantics import exact_int
 from ....semantics import ms_quant as mq
 from . import kernel
 from .conv_nd import _conv
@@ -41,12 +44,16 @@ def _matmul_integer(node, ctx):
 @kernel("ConvInteger", since=10)
 def _conv_integer(node, ctx):
     conv = _conv(node, ctx)
-    w_const = const_input(node, 1)
-    memo = mq.Memo(w_const, tuple(range(1, np.ndim(w_const))) if w_const is not None else ())
+    memo = mq.Memo(const_input(node, 1))
+
+    def pair(x, w):  # `exact_int.product` may hand over the two halves of x stacked
+        if x.ndim == w.ndim:
+            return conv(x, w)
+        y = conv(x.reshape(-1, *x.shape[2:]), w)
+        return y.reshape(2, -1, *y.shape[1:])
 
     def fn(x, w, xzp=None, wzp=None):
-        wc = memo.centered(np, w, mq.channel_zero_point(w, wzp), x.dtype)
-        y = conv(mq.centered(np, x, None if xzp is None else xzp.reshape(()), wc.dtype), wc)
-        return mq.to_int32(np, y)
+        op = memo.operand(w, mq.channel_zero_point(w, wzp), tuple(range(1, w.ndim)))
+        return exact_int.product(pair, x, None if xzp is None else xzp.reshape(()), op)
 
     return fn

@@ -36,6 +36,7 @@ def _recurrent(node, ctx):
     kind, dirs, layout = at.kind, at.dirs, at.layout
     n_out = len(node.outputs)
     G = kind.gates
+    views: list = []  # the last read-only weights and their views (see `_views`)
 
     def fn(x, w, r, b=None, seq_lens=None, *init):
         if layout:
@@ -55,13 +56,11 @@ def _recurrent(node, ctx):
             states0.append(s)
         peep = init[kind.states] if len(init) > kind.states else None
         ys, finals = [], []
-        for d in range(dirs):
-            wb = b[d, :G * H] if b is not None else None
-            rb = b[d, G * H:] if b is not None else None
+        for d, (wt, rt, wb, rb) in enumerate(_views(views, w, r, b, G * H, dirs)):
             pd = peep[d] if peep is not None else None
             if lens is None:
                 xd = x[::-1] if at.reverse(d) else x
-                y, hn, cn = run_direction(node, at, d, xd, w[d].T, r[d].T, wb, rb, pd,
+                y, hn, cn = run_direction(node, at, d, xd, wt, rt, wb, rb, pd,
                                           states0[0][d], states0[1][d] if G == 4 else None)
                 ys.append(y[::-1] if at.reverse(d) else y)
                 finals.append([hn] if cn is None else [hn, cn])
@@ -86,6 +85,20 @@ def _recurrent(node, ctx):
         return outs[0] if n_out == 1 else tuple(outs[:n_out])
 
     return fn
+
+
+def _views(memo: list, w, r, b, gh: int, dirs: int) -> list[tuple]:
+    """Per direction ``(W^T, R^T, Wb, Rb)`` (views; biases None without `b`). For read-only
+    weights (constants), the same view objects as on the previous call with the same arrays,
+    so that the step caches keyed on them (`rnn_rows`) find them."""
+    last = memo[0] if memo else None  # one read: another thread may replace it
+    if last is not None and last[0] is w and last[1] is r and last[2] is b:
+        return last[3]
+    views = [(w[d].T, r[d].T, None if b is None else b[d, :gh], None if b is None else b[d, gh:])
+             for d in range(dirs)]
+    if not any(a is not None and a.flags.writeable for a in (w, r, b)):
+        memo[:] = [(w, r, b, views)]
+    return views
 
 
 def _by_length(node, at: RnnAttrs, d: int, x, w, r, wb, rb, states, lens):

@@ -10,8 +10,8 @@ h and R into the gates, the gate math with ``out=`` arguments, and the new hidde
 written straight into the step's slot of Y, which is the next step's ``h``. A sigmoid is
 computed as ``0.5 * tanh(x / 2) + 0.5`` (no overflow, one transcendental), with the ``1/2``
 folded into the weights and biases of the sigmoid gates beforehand (a power of two: exact).
-Every other cell runs the shared step function of `backends.common.rnn` (one allocation per
-operation).
+An LSTM over a batch of one takes fewer calls per step (`rnn_rows`). Every other cell runs
+the shared step function of `backends.common.rnn` (one allocation per operation).
 
 Shapes: x ``[n, Bx, I]`` in step order, w ``[I, G*H]``, r ``[H, G*H]`` (transposed views of
 the ONNX layout, as ``x @ w``, ``h @ r`` read them; ONNX gate order), wb and rb ``[G*H]``
@@ -25,6 +25,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ...common.rnn import RnnAttrs, make_step
+from . import rnn_rows
 from .nn import sigmoid, softplus
 
 _OVERRIDES = {"sigmoid": sigmoid, "softplus": softplus}
@@ -259,6 +260,8 @@ class _Layout:
 
 
 def _lstm(at, d, x, w, r, wb, rb, h, c, mask):
+    if rnn_rows.applies(x, h, mask):
+        return rnn_rows.run(x, rnn_rows.augmented(r, w, wb, rb, x.dtype), h, c, at.clip)
     H = r.shape[0]
     sig = slice(0, 3 * H)
     lay = _Layout(x, h, c, H)
