@@ -37,6 +37,7 @@ from . import (  # noqa: F401
     export_loops,
     export_masks,
     export_ml,
+    export_ml_encoders,
     export_nms,
     export_norm,
     export_ops,
