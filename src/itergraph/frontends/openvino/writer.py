@@ -51,6 +51,7 @@ from . import (  # noqa: F401
     export_sparse,
     export_state,
     export_strings,
+    export_svm,
     export_trees,
 )
 from .elements import to_element_type
