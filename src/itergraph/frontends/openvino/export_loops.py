@@ -892,7 +892,8 @@ def _if(w: NetWriter, node: Node, ins):
         ranks.append([])
         for j, v in enumerate(g.outputs):
             src = bw.get(v, node)
-            ranks[-1].append(None if src.shape is None else len(src.shape))
+            ranks[-1].append(w.inferred_ranks.get(v.uid) if src.shape is None
+                             else len(src.shape))
             rid = bw.result(src)
             ET.SubElement(pm, "output", {"external_port_id": str(len(caps) + 1 + j),
                                          "internal_layer_id": str(rid)})

@@ -55,6 +55,7 @@ from . import (  # noqa: F401
     export_trees,
 )
 from .elements import to_element_type
+from .inferred_ranks import inferred_ranks
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 
 
@@ -81,6 +82,7 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     graph = _rewritten(graph)
     weights = Weights()
     nw = NetWriter(weights)
+    nw.inferred_ranks = inferred_ranks(graph)
     if graph.captures():
         names = [v.name for v in graph.captures()]
         raise ModelError(f"graph '{graph.name}' uses values it does not define: {names}")
