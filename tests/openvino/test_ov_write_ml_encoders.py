@@ -1,7 +1,8 @@
 """``LabelEncoder`` and ``OneHotEncoder`` (``ai.onnx.ml``) written to OpenVINO IR
 (`frontends/openvino/export_ml_encoders.py`): OpenVINO's CPU plugin on itergraph's IR against
-ONNX Runtime on the original file, exactly. Inputs hit listed keys, unlisted values, NaN,
-empty strings and strings that share a prefix with a key."""
+ONNX Runtime on the original file, exactly; LabelEncoder on itergraph's NumPy backend too
+(its own kernel: ``onnx.reference`` ignores ``default_tensor``). Inputs hit listed keys,
+unlisted values, NaN, empty strings and strings that share a prefix with a key."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ import itergraph as ig
 STRINGS = np.array([["cat", "dog", ""], ["ca", "catt", "bird"]])  # OpenVINO takes str arrays
 INTS = np.array([[3, -1, 7], [0, 3, 12]], np.int64)
 FLOATS = np.array([[0.5, np.nan, 2.0], [-1.0, 7.25, 0.5]], np.float32)
+
+
+def _agree_numpy_too(m: onnx.ModelProto, feeds: dict, tmp_path) -> None:
+    _agree(m, feeds, tmp_path)
+    want = _ort(m, feeds)[0]
+    got = np.asarray(next(iter(ig.load(m).run(feeds).values())))
+    assert got.shape == want.shape
+    if want.dtype == object:
+        np.testing.assert_array_equal(got.astype(str), want.astype(str))
+    else:
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)
 
 
 def _model(node, x_type, y_type, shape=(2, 3), ml_version=4) -> onnx.ModelProto:
@@ -41,7 +54,7 @@ def test_label_encoder(case, tmp_path):
     types = {"strings": T.STRING, "int64s": T.INT64, "floats": T.FLOAT}
     node = h.make_node("LabelEncoder", ["X"], ["Y"], domain=ML, **{f"keys_{kin}": keys},
                        **{f"values_{vout}": values}, **extra)
-    _agree(_model(node, types[kin], types[vout]), {"X": x}, tmp_path)
+    _agree_numpy_too(_model(node, types[kin], types[vout]), {"X": x}, tmp_path)
 
 
 def test_label_encoder_default_tensor(tmp_path):
@@ -49,7 +62,7 @@ def test_label_encoder_default_tensor(tmp_path):
                        keys_tensor=h.make_tensor("k", T.INT64, [2], [3, 7]),
                        values_tensor=h.make_tensor("v", T.INT64, [2], [30, 70]),
                        default_tensor=h.make_tensor("d", T.INT64, [1], [5]))
-    _agree(_model(node, T.INT64, T.INT64), {"X": INTS}, tmp_path)
+    _agree_numpy_too(_model(node, T.INT64, T.INT64), {"X": INTS}, tmp_path)
 
 
 @pytest.mark.parametrize("x_type,x", [(T.INT64, INTS), (T.STRING, STRINGS)],
@@ -59,7 +72,7 @@ def test_label_encoder_1(x_type, x, tmp_path):
                        classes_strings=["zero", "cat", "", "three"], default_int64=-7,
                        default_string="none")
     y_type = T.INT64 if x_type == T.STRING else T.STRING
-    _agree(_model(node, x_type, y_type, ml_version=1), {"X": x}, tmp_path)
+    _agree_numpy_too(_model(node, x_type, y_type, ml_version=1), {"X": x}, tmp_path)
 
 
 @pytest.mark.parametrize("x_type,x,cats", [

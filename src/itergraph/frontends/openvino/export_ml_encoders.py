@@ -1,10 +1,9 @@
 """``ai.onnx.ml`` encoders -> standard OpenVINO layers: each input element is compared with
 the node's key list at once (``Equal`` against a ``[k]`` constant on a new last axis).
 
-- ``LabelEncoder`` (1, 2, 4): the position of the matching key picks the value from a
-  constant table with the default appended (``Gather``, which OpenVINO also runs on string
-  tables); a NaN key matches a NaN input (ONNX Runtime). A key listed twice maps to the
-  value of its first listing (ONNX Runtime keeps the first).
+- ``LabelEncoder`` (1, 2, 4; its table: `semantics.label_encoder`): the position of the
+  matching key picks the value from a constant table with the default appended (``Gather``,
+  which OpenVINO also runs on string tables); a NaN key matches a NaN input.
 - ``OneHotEncoder``: ``[..., categories]`` float, 1 where the element equals the category; a
   float input is truncated to int64 first (ONNX Runtime). With ``zeros=0`` ONNX Runtime fails
   on a value outside the categories; the written network gives its all-zero row: on every
@@ -19,9 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import where
 from ...ir.graph import Node
 from ...ir.strings import to_bytes
 from ...ir.types import DataType
+from ...semantics.label_encoder import encoder_table, listed
 from .elements import to_numpy
 from .export_ml import _NB, ML, V1, V3, V8, binary, refuse
 from .export_table import exporter
@@ -89,79 +90,11 @@ def matches(w: NetWriter, node: Node, x: Out, keys: np.ndarray) -> Out:
     return eq
 
 
-def _listed(node: Node, prefix: str) -> np.ndarray | None:
-    """The ``<prefix>_{strings,int64s,floats}`` or ``<prefix>_tensor`` attribute, as an
-    array (strings: an object array of str)."""
-    for suffix, dtype in (("strings", object), ("int64s", np.int64), ("floats", np.float32)):
-        v = node.attrs.get(f"{prefix}_{suffix}")
-        if v is not None and len(v):
-            if dtype is object:
-                return np.array([s.decode() if isinstance(s, bytes) else str(s) for s in v],
-                                object)
-            return np.asarray(v, dtype)
-    v = node.attrs.get(f"{prefix}_tensor")
-    if v is None:
-        return None
-    v = np.asarray(v).reshape(-1)
-    if v.dtype.kind in "SUO":
-        return np.array([s.decode() if isinstance(s, bytes) else str(s) for s in v], object)
-    return v
-
-
-def _default(node: Node, values: np.ndarray):
-    """The value of a key not listed: ``default_tensor``, else ``default_<type>``, else the
-    specification's default for the values' type."""
-    t = node.attrs.get("default_tensor")
-    if t is not None:
-        t = np.asarray(t).reshape(-1)
-        v = t[0]
-        return v.decode() if isinstance(v, bytes) else v
-    if values.dtype == object:
-        v = node.attrs.get("default_string", "_Unused")
-        return v.decode() if isinstance(v, bytes) else str(v)
-    if values.dtype.kind == "f":
-        return node.attrs.get("default_float", -0.0)
-    return node.attrs.get("default_int64", -1)
-
-
-def _first_listings(keys: np.ndarray, values: np.ndarray):
-    seen, ks, vs = set(), [], []
-    for k, v in zip(keys.tolist(), values.tolist()):
-        token = "nan" if isinstance(k, float) and np.isnan(k) else k
-        if token not in seen:
-            seen.add(token)
-            ks.append(k)
-            vs.append(v)
-    return np.array(ks, keys.dtype), np.array(vs, values.dtype)
-
-
-def _label_encoder_tables(node: Node):
-    """(keys, values, default) of a LabelEncoder of any version."""
-    if node.version is not None and node.version < 2:
-        classes = _listed(node, "classes")
-        if classes is None:
-            raise refuse(node, "a LabelEncoder-1 without classes_strings")
-        ints = np.arange(len(classes), dtype=np.int64)
-        # int64 in -> the class names; string in -> their positions
-        return (ints, classes, node.attrs.get("default_string", "_Unused"),
-                classes, ints, node.attrs.get("default_int64", -1))
-    keys, values = _listed(node, "keys"), _listed(node, "values")
-    if keys is None or values is None or len(keys) != len(values):
-        raise refuse(node, f"a LabelEncoder with {0 if keys is None else len(keys)} keys and "
-                     f"{0 if values is None else len(values)} values")
-    keys, values = _first_listings(keys, values)
-    return keys, values, _default(node, values)
-
-
 @exporter("LabelEncoder", since=1, domain=ML)
 def _label_encoder(w: NetWriter, node: Node, ins):
     x = ins[0]
-    tables = _label_encoder_tables(node)
-    if len(tables) == 6:  # LabelEncoder-1: the direction follows the input type
-        tables = tables[3:] if x.dtype == STRING else tables[:3]
-    keys, values, default = tables
-    if len(keys) == 0:
-        raise refuse(node, "a LabelEncoder without keys")
+    keys, values, default = encoder_table(node.attrs, node.version, x.dtype == STRING,
+                                          where(node))
     hit = matches(w, node, x, keys)
     positions = w.const(np.arange(len(keys), dtype=np.int64))
     none = w.const(np.int64(len(keys)))
@@ -186,7 +119,7 @@ def _value_type(node: Node, values: np.ndarray) -> DataType:
 @exporter("OneHotEncoder", since=1, domain=ML)
 def _one_hot_encoder(w: NetWriter, node: Node, ins):
     x = ins[0]
-    cats = _listed(node, "cats")
+    cats = listed(node.attrs, "cats")
     if cats is None or len(cats) == 0:
         raise refuse(node, "a OneHotEncoder without categories")
     if x.dtype != STRING and cats.dtype != object and x.dtype != I64:
