@@ -1,8 +1,9 @@
 """``SVMClassifier`` (``ai.onnx.ml``) written to OpenVINO IR (`frontends/openvino/export_svm.py`):
 OpenVINO's CPU plugin on itergraph's IR against ONNX Runtime on the original file, labels
 exactly, scores to 1e-5. Machines built with onnx.helper: one-vs-one with every kernel, two
-and four classes, every post_transform, int64 and string labels, float64 features, and
-linear machines (no support vectors) with positive and mixed coefficients."""
+and four classes, every post_transform, int64 and string labels, float64 features,
+probability estimates (the pairwise coupling, a Loop in the IR), and linear machines (no
+support vectors) with positive and mixed coefficients."""
 
 from __future__ import annotations
 
@@ -68,6 +69,15 @@ def test_linear_machine(coefficients, classes, post, tmp_path):
     _agree(m, {"X": X}, tmp_path)
 
 
-def test_probability_estimates_are_refused(tmp_path):
-    attrs = _one_vs_one(3, "RBF", "NONE", prob_a=[-1.0, -2.0, -1.5], prob_b=[0.1, 0.0, 0.2])
-    _refused(_model(T.FLOAT, T.INT64, **attrs), tmp_path, "SVMClassifier node 'svc'.*prob_a")
+@pytest.mark.parametrize("classes", [2, 3, 5])
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX"])
+def test_probability_estimates(classes, post, tmp_path):
+    pairs = classes * (classes - 1) // 2
+    attrs = _one_vs_one(classes, "RBF", post, prob_a=(-rng.random(pairs) * 3).round(2).tolist(),
+                        prob_b=rng.normal(size=pairs).round(2).tolist())
+    _agree(_model(T.FLOAT, T.INT64, **attrs), {"X": X}, tmp_path)
+
+
+def test_probit_is_refused(tmp_path):
+    _refused(_model(T.FLOAT, T.INT64, **_one_vs_one(3, "RBF", "PROBIT")), tmp_path,
+             "SVMClassifier node 'svc'.*PROBIT")

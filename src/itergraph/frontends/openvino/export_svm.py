@@ -15,9 +15,11 @@ features are cast to float32 first, as ONNX Runtime does.
   label is the first highest score's, except with two classes and no ``prob_a``: the second
   label where the highest score is >= 0.5 (all coefficients >= 0) or > 0 (some negative).
 
-Refused, naming the node: probability estimates (``prob_a``/``prob_b``: ONNX Runtime couples
-the pairwise probabilities by an iterative solve per row, stopped at convergence, which this
-writer does not express), ``PROBIT``, attribute lists of inconsistent sizes.
+With probability estimates (``prob_a``/``prob_b``, one-vs-one machines) the scores output
+is the class probabilities of the pairwise coupling (`onnx.svm_coupling`, a ``Loop``),
+post-transformed; the label still follows the votes (ONNX Runtime).
+
+Refused, naming the node: ``PROBIT``, attribute lists of inconsistent sizes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from ...ir.graph import Node
 from ...ir.types import DataType
+from ..onnx.svm_coupling import coupling_graph
 from .export_ml import (
     _NB,
     ML,
@@ -100,6 +103,13 @@ def _one_vs_one(w: NetWriter, node: Node, x: Out, labels: np.ndarray, counts: li
     pos, neg = _vote_matrices(c)
     votes = binary(w, "Add", _matmul(w, up, fconst(w, pos)), _matmul(w, down, fconst(w, neg)))
     label = pick(w, labels, first_max(w, votes))
+    prob_a, prob_b = floats(node, "prob_a"), floats(node, "prob_b")
+    if prob_a is not None and prob_a.size:
+        if prob_b is None or prob_a.size < pairs or prob_b.size < pairs:
+            raise refuse(node, f"an SVMClassifier with {prob_a.size} prob_a and "
+                         f"{0 if prob_b is None else prob_b.size} prob_b for {pairs} pairs")
+        return label, post_transform(w, node, _coupled(w, s, c, prob_a[:pairs],
+                                                       prob_b[:pairs]))
     if c > 2:
         return label, post_transform(w, node, s)
     kind = text(node, "post_transform", "NONE")
@@ -108,6 +118,15 @@ def _one_vs_one(w: NetWriter, node: Node, x: Out, labels: np.ndarray, counts: li
     if kind == "LOGISTIC":
         s = w.one("Sigmoid", V1, [s], dtype=F32)
     return label, two_columns(w, binary(w, "Subtract", fconst(w, 1.0), s), s)
+
+
+def _coupled(w: NetWriter, s: Out, c: int, prob_a: np.ndarray, prob_b: np.ndarray) -> Out:
+    """The class probabilities ``[N, c]`` from the pair scores `s` (`onnx.svm_coupling`, an
+    ONNX Loop written by this writer's own translators)."""
+    body = coupling_graph(c, prob_a, prob_b)
+    w.env[body.inputs[0].uid] = s
+    w.write_nodes(body)
+    return w.get(body.outputs[0])
 
 
 def _linear(w: NetWriter, node: Node, x: Out, labels: np.ndarray, proba: bool):
@@ -134,10 +153,6 @@ def _svm_classifier(w: NetWriter, node: Node, ins):
     labels = class_labels(node, "classlabels_ints", "classlabels_strings")
     prob_a = floats(node, "prob_a")
     counts = [int(n) for n in node.attrs.get("vectors_per_class") or []]
-    if prob_a is not None and prob_a.size and sum(counts) > 0:
-        raise refuse(node, "SVMClassifier probability estimates (prob_a, prob_b): ONNX "
-                     "Runtime couples the pairwise probabilities by an iterative solve per "
-                     "row, stopped at convergence, which this writer has no form for")
     if text(node, "post_transform", "NONE") == "PROBIT":
         raise refuse(node, "post_transform PROBIT")
     if len(labels) < 2:
