@@ -82,7 +82,7 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     graph = _rewritten(graph)
     weights = Weights()
     nw = NetWriter(weights)
-    nw.inferred_ranks = inferred_ranks(graph)
+    nw.inferred = inferred_ranks(graph)
     if graph.captures():
         names = [v.name for v in graph.captures()]
         raise ModelError(f"graph '{graph.name}' uses values it does not define: {names}")
