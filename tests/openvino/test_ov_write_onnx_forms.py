@@ -1,7 +1,8 @@
 """ONNX forms written to OpenVINO IR that once went wrong: OpenVINO's CPU plugin (f32) on
 itergraph's IR computes ONNX Runtime's outputs on the original file.
 
-- an LSTM with peepholes (input ``P``), forward and bidirectional;
+- an LSTM with peepholes (input ``P``), in every direction;
+- an LSTM with sequence lengths on input shapes known only at run time;
 - a Pad whose pads and constant value come from ``Constant`` nodes, not initializers;
 - an If inside an If inside a Loop body (OpenVINO once crashed compiling it)."""
 
@@ -102,17 +103,61 @@ def test_if_inside_if_inside_loop(tmp_path):
     _agree(m, feeds, tmp_path)
 
 
-def test_lstm_with_peepholes_and_lengths_is_refused(tmp_path):
-    inits = [nh.from_array(np.ones(s, np.float32), n) for n, s in
-             (("W", (1, 8, 3)), ("R", (1, 8, 2)), ("P", (1, 6)))]
-    node = h.make_node("LSTM", ["X", "W", "R", "", "lens", "", "", "P"], ["Y"], hidden_size=2,
-                       name="cell")
-    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, [4, 2, 3]),
-                                   h.make_tensor_value_info("lens", T.INT32, [2])],
-                     [h.make_tensor_value_info("Y", T.FLOAT, [4, 1, 2, 2])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
-    with pytest.raises(ig.UnsupportedError, match="LSTM node 'cell'.*sequence_lens"):
-        ig.load(m).save(tmp_path / "m.xml")
+def _lstm_with_lengths(direction: str, peepholes: bool, layout: int, d: int, hidden: int,
+                       feat: int) -> onnx.ModelProto:
+    inits = [nh.from_array(np.random.default_rng(3).normal(size=s).astype(np.float32) * 0.5, n)
+             for n, s in (("W", (d, 4 * hidden, feat)), ("R", (d, 4 * hidden, hidden)),
+                          ("B", (d, 8 * hidden)), ("P", (d, 3 * hidden)))]
+    ins = ["X", "W", "R", "B", "lens", "h0", "c0"] + (["P"] if peepholes else [])
+    node = h.make_node("LSTM", ins, ["Y", "Yh", "Yc"], hidden_size=hidden,
+                       direction=direction, **({"layout": 1} if layout else {}))
+    xs = ["T", "N", feat] if not layout else ["N", "T", feat]
+    ss = [d, "N", hidden] if not layout else ["N", d, hidden]
+    ys = ["T", d, "N", hidden] if not layout else ["N", "T", d, hidden]
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, xs),
+                                   h.make_tensor_value_info("lens", T.INT32, ["N"]),
+                                   h.make_tensor_value_info("h0", T.FLOAT, ss),
+                                   h.make_tensor_value_info("c0", T.FLOAT, ss)],
+                     [h.make_tensor_value_info("Y", T.FLOAT, ys),
+                      h.make_tensor_value_info("Yh", T.FLOAT, ss),
+                      h.make_tensor_value_info("Yc", T.FLOAT, ss)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_lstm_with_lengths_on_dynamic_shapes(direction, peepholes, tmp_path):
+    """Sequence lengths from data, input shapes known only at run time: OpenVINO's CPU
+    plugin ignores the lengths of its LSTMSequence there, so the LSTM is written as a Scan
+    of standard nodes; every output (Y zero past each length, the states at each row's last
+    step) matches ONNX Runtime."""
+    d = 2 if direction == "bidirectional" else 1
+    m = _lstm_with_lengths(direction, peepholes, 0, d, 3, 2)
+    state = rng.normal(size=(d, 4, 3))
+    feeds = {"X": rng.normal(size=(6, 4, 2)).astype(np.float32),
+             "lens": np.array([6, 1, 4, 3], np.int32), "h0": state.astype(np.float32),
+             "c0": (state * 0.5).astype(np.float32)}
+    _agree(m, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_lstm_with_lengths_batch_major(direction, tmp_path):
+    """``layout=1`` (ONNX Runtime has no kernel for it): OpenVINO on the IR of the batch-major
+    model equals ONNX Runtime on its sequence-major twin, transposed."""
+    d = 2 if direction == "bidirectional" else 1
+    state = rng.normal(size=(d, 4, 3)).astype(np.float32)
+    feeds = {"X": rng.normal(size=(6, 4, 2)).astype(np.float32),
+             "lens": np.array([2, 6, 5, 1], np.int32), "h0": state, "c0": state * 0.5}
+    twin = _lstm_with_lengths(direction, True, 0, d, 3, 2)
+    want = ort.InferenceSession(twin.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, feeds)
+    xml = tmp_path / "m.xml"
+    ig.load(_lstm_with_lengths(direction, True, 1, d, 3, 2)).save(xml)
+    got = run_ov(xml, {"X": feeds["X"].transpose(1, 0, 2), "lens": feeds["lens"],
+                       "h0": state.transpose(1, 0, 2), "c0": feeds["c0"].transpose(1, 0, 2)})
+    np.testing.assert_allclose(got[0], want[0].transpose(2, 0, 1, 3), rtol=1e-5, atol=1e-5)
+    for g_, w_ in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(g_, w_.transpose(1, 0, 2), rtol=1e-5, atol=1e-5)
 
 
 def test_if_whose_branches_differ_in_rank_is_refused(tmp_path):

@@ -849,10 +849,12 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
 
 
 def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
-              H: int, acts: list[str], clip, couple: bool) -> onnx.GraphProto:
+              H: int, acts: list[str], clip, couple: bool,
+              masked: bool = False) -> onnx.GraphProto:
     """The Scan body of one LSTM direction: ``(h, c, xw_t) -> (h', c', h')``; `rec(s, h)`
     writes the recurrent product ``[batch, 4H]`` into the body builder `s`; gates i, o, f, c,
-    peepholes i, o, f."""
+    peepholes i, o, f. `masked`: a fourth scanned input, ``[batch]`` bool, says which rows
+    take this step (ONNX ``sequence_lens``): the others keep ``h, c`` and output zeros."""
     s = b.sub()
     h, c, xw_t = (s.fresh() for _ in range(3))
     g = s.op("Add", [xw_t, rec(s, h)])
@@ -884,6 +886,13 @@ def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
     ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(c, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
+    if masked:
+        m_t = s.fresh()
+        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
+        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
+        h_out = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+        h2 = s.op("Where", [m, h2, h])
+        c2 = s.op("Where", [m, c2, c])
     outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
             helper.make_tensor_value_info(c2, TensorProto.FLOAT, None),
             helper.make_tensor_value_info(h_out, TensorProto.FLOAT, None)]

@@ -3,8 +3,11 @@ sequences and cells have none): per direction ``X @ W^T`` over all steps, then a
 over the steps whose body adds ``h @ R^T`` and the two biases and runs the gates with the
 peepholes (`contrib_expand.lstm_body`, the body ``DynamicQuantizeLSTM``'s expansion uses).
 
-Activations Sigmoid, Tanh and Relu by any case, ``clip``, ``input_forget`` and ``layout``
-are written; ``sequence_lens`` is not (refused, naming the node).
+Activations Sigmoid, Tanh and Relu by any case, ``clip``, ``input_forget``, ``layout`` and
+``sequence_lens`` are written: with lengths, a ``[seq, batch]`` mask (step < length) is
+scanned beside the steps, and a row past its length keeps its state and outputs zeros; the
+reverse direction scans the reversed steps and mask, so each row starts at its own last step
+(ONNX Runtime).
 """
 
 from __future__ import annotations
@@ -46,9 +49,6 @@ def _lstm(b: _Builder, node: Node) -> None:
     if H is None:
         raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
                                "hidden_size attribute")
-    if b.input(4) is not None:
-        raise UnsupportedError(f"{where(node)}: sequence_lens is not written with standard "
-                               "ops (an LSTM with peepholes)")
     H, direction = int(H), _attr(node, "direction", "forward")
     dirs = 2 if direction == "bidirectional" else 1
     names = _names(node, dirs)
@@ -57,6 +57,7 @@ def _lstm(b: _Builder, node: Node) -> None:
     xs = b.op("Shape", [x])
     batch = b.op("Slice", [xs, _i64(b, 1), _i64(b, 2)])
     state_shape = b.op("Concat", [batch, _i64(b, H)], axis=0)
+    mask = _step_mask(b, xs) if b.input(4) is not None else None
     ys, hs, cs = [], [], []
     for di in range(dirs):
         d = b.init(np.int64(di))
@@ -81,14 +82,24 @@ def _lstm(b: _Builder, node: Node) -> None:
         peep = b.op("Gather", [b.input(7), d], axis=0) if b.input(7) else None
         body = lstm_body(b, lambda s, h, rt=rt: s.op("MatMul", [h, rt]), bias, peep, H,
                          names[3 * di:3 * di + 3], _attr(node, "clip"),
-                         bool(_attr(node, "input_forget", 0)))
+                         bool(_attr(node, "input_forget", 0)), masked=mask is not None)
+        scanned = [xw] if mask is None else [xw, _reverse(b, mask) if reverse else mask]
         hn, cn, y = b.fresh(), b.fresh(), b.fresh()
-        b.nodes.append(helper.make_node("Scan", [*init, xw], [hn, cn, y], body=body,
-                                        num_scan_inputs=1))
+        b.nodes.append(helper.make_node("Scan", [*init, *scanned], [hn, cn, y], body=body,
+                                        num_scan_inputs=len(scanned)))
         ys.append(_reverse(b, y) if reverse else y)
         hs.append(hn)
         cs.append(cn)
     _outputs(b, node, ys, hs, cs, layout)
+
+
+def _step_mask(b: _Builder, xs: str) -> str:
+    """``[seq, batch]`` bool: step t < the row's ``sequence_lens``."""
+    seq = b.op("Squeeze", [b.op("Slice", [xs, _i64(b, 0), _i64(b, 1)]), _i64(b, 0)])
+    steps = b.op("Range", [b.init(np.int64(0)), seq, b.init(np.int64(1))])
+    lens = b.op("Cast", [b.input(4)], to=TensorProto.INT64)
+    return b.op("Less", [b.op("Unsqueeze", [steps, _i64(b, 1)]),
+                         b.op("Unsqueeze", [lens, _i64(b, 0)])])
 
 
 def _outputs(b: _Builder, node: Node, ys, hs, cs, layout: int) -> None:

@@ -5,8 +5,10 @@ to OpenVINO ``f, i, c, o``, the two ONNX biases are summed (GRU with ``linear_be
 keeps ``R_bh`` as a fourth block), missing initial states and sequence lengths are filled in
 (zeros, and the full sequence length), and the outputs are transposed back to ONNX's layout.
 Peepholes have no OpenVINO counterpart: an LSTM with non-zero peepholes is written as
-standard nodes (a ``Scan`` over the steps, `onnx.lstm_expand`); ``input_forget`` is refused
-unless trivial.
+standard nodes (a ``Scan`` over the steps, `onnx.lstm_expand`), and so is an LSTM whose
+sequence lengths come from data on input shapes known only at run time (OpenVINO's CPU
+plugin then ignores the lengths of its sequence ops); a GRU or RNN there is refused, saying
+how to fix the shapes. ``input_forget`` is refused unless trivial.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         if len(ins) > 7 and ins[7] is not None:
             p = const_value(node, 7)
             if p is None or np.any(np.asarray(p) != 0):
-                return _with_peepholes(w, node)
+                return _as_standard_nodes(w, node)
         if dirs == 1 and _single_step(node, X, layout):
             return _as_cell(w, node, ins, kind, data, order, gates, hs, lbr, layout)
         dt = X.dtype
@@ -138,6 +140,8 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         lens = ins[4] if len(ins) > 4 else None
         if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout) \
                 and _from_data(node.inputs[4]):
+            if kind == "LSTM":
+                return _as_standard_nodes(w, node)
             raise UnsupportedError(
                 f"{where(node)}: {kind} with sequence_lens on input shapes known only at run "
                 f"time: OpenVINO's CPU plugin then ignores the lengths (it computes them with "
@@ -291,8 +295,9 @@ exporter("GRU", since=7)(_sequence("GRU", 3, ["sigmoid", "tanh"]))
 exporter("RNN", since=7)(_sequence("RNN", 1, ["tanh"]))
 
 
-def _with_peepholes(w: NetWriter, node: Node) -> list:
-    """The LSTM `node` written as its standard-node expansion (`lstm_expand`)."""
+def _as_standard_nodes(w: NetWriter, node: Node) -> list:
+    """The LSTM `node` written as its standard-node expansion (`lstm_expand`): for
+    peepholes, and for sequence lengths on shapes known only at run time."""
     body = lstm_expansion(node)
     present = [v for v in node.inputs if v is not None]
     for formal, actual in zip(body.inputs, present):
