@@ -2,7 +2,7 @@
 itergraph's IR computes ONNX Runtime's outputs on the original file.
 
 - an LSTM with peepholes (input ``P``), in every direction;
-- an LSTM with sequence lengths on input shapes known only at run time;
+- an LSTM or GRU with sequence lengths on input shapes known only at run time;
 - a Pad whose pads and constant value come from ``Constant`` nodes, not initializers;
 - an If inside an If inside a Loop body (OpenVINO once crashed compiling it)."""
 
@@ -158,6 +158,30 @@ def test_lstm_with_lengths_batch_major(direction, tmp_path):
     np.testing.assert_allclose(got[0], want[0].transpose(2, 0, 1, 3), rtol=1e-5, atol=1e-5)
     for g_, w_ in zip(got[1:], want[1:]):
         np.testing.assert_allclose(g_, w_.transpose(1, 0, 2), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+def test_gru_with_lengths_on_dynamic_shapes(direction, linear_before_reset, tmp_path):
+    """The same for a GRU (both reset forms): Y zero past each length, Y_h each row's state
+    at its last step, as ONNX Runtime computes them."""
+    d, hidden, feat = (2 if direction == "bidirectional" else 1), 3, 2
+    inits = [nh.from_array(rng.normal(size=s).astype(np.float32) * 0.5, n) for n, s in
+             (("W", (d, 3 * hidden, feat)), ("R", (d, 3 * hidden, hidden)),
+              ("B", (d, 6 * hidden)))]
+    node = h.make_node("GRU", ["X", "W", "R", "B", "lens", "h0"], ["Y", "Yh"],
+                       hidden_size=hidden, direction=direction,
+                       linear_before_reset=linear_before_reset)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, ["T", "N", feat]),
+                                   h.make_tensor_value_info("lens", T.INT32, ["N"]),
+                                   h.make_tensor_value_info("h0", T.FLOAT, [d, "N", hidden])],
+                     [h.make_tensor_value_info("Y", T.FLOAT, ["T", d, "N", hidden]),
+                      h.make_tensor_value_info("Yh", T.FLOAT, [d, "N", hidden])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    feeds = {"X": rng.normal(size=(5, 4, feat)).astype(np.float32),
+             "lens": np.array([3, 5, 1, 4], np.int32),
+             "h0": rng.normal(size=(d, 4, hidden)).astype(np.float32)}
+    _agree(m, feeds, tmp_path)
 
 
 def test_if_whose_branches_differ_in_rank_is_refused(tmp_path):
