@@ -2,7 +2,7 @@
 itergraph's IR computes ONNX Runtime's outputs on the original file.
 
 - an LSTM with peepholes (input ``P``), in every direction;
-- an LSTM or GRU with sequence lengths on input shapes known only at run time;
+- an LSTM, GRU or RNN with sequence lengths on input shapes known only at run time;
 - a Pad whose pads and constant value come from ``Constant`` nodes, not initializers;
 - an If inside an If inside a Loop body (OpenVINO once crashed compiling it)."""
 
@@ -161,17 +161,19 @@ def test_lstm_with_lengths_batch_major(direction, tmp_path):
 
 
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
-@pytest.mark.parametrize("linear_before_reset", [0, 1])
-def test_gru_with_lengths_on_dynamic_shapes(direction, linear_before_reset, tmp_path):
-    """The same for a GRU (both reset forms): Y zero past each length, Y_h each row's state
-    at its last step, as ONNX Runtime computes them."""
+@pytest.mark.parametrize("kind", ["GRU", "GRU-linear-before-reset", "RNN", "RNN-relu"])
+def test_gru_and_rnn_with_lengths_on_dynamic_shapes(direction, kind, tmp_path):
+    """The same for a GRU (both reset forms) and an RNN: Y zero past each length, Y_h each
+    row's state at its last step, as ONNX Runtime computes them."""
     d, hidden, feat = (2 if direction == "bidirectional" else 1), 3, 2
+    gates = 3 if kind.startswith("GRU") else 1
     inits = [nh.from_array(rng.normal(size=s).astype(np.float32) * 0.5, n) for n, s in
-             (("W", (d, 3 * hidden, feat)), ("R", (d, 3 * hidden, hidden)),
-              ("B", (d, 6 * hidden)))]
-    node = h.make_node("GRU", ["X", "W", "R", "B", "lens", "h0"], ["Y", "Yh"],
-                       hidden_size=hidden, direction=direction,
-                       linear_before_reset=linear_before_reset)
+             (("W", (d, gates * hidden, feat)), ("R", (d, gates * hidden, hidden)),
+              ("B", (d, 2 * gates * hidden)))]
+    extra = {"linear_before_reset": 1} if kind == "GRU-linear-before-reset" else \
+        {"activations": ["Relu"] * d} if kind == "RNN-relu" else {}
+    node = h.make_node(kind[:3], ["X", "W", "R", "B", "lens", "h0"], ["Y", "Yh"],
+                       hidden_size=hidden, direction=direction, **extra)
     g = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.FLOAT, ["T", "N", feat]),
                                    h.make_tensor_value_info("lens", T.INT32, ["N"]),
                                    h.make_tensor_value_info("h0", T.FLOAT, [d, "N", hidden])],

@@ -1,9 +1,10 @@
-"""ONNX ``LSTM`` and ``GRU`` as standard nodes, for writers whose recurrent ops lack a
+"""ONNX ``LSTM``, ``GRU`` and ``RNN`` as standard nodes, for writers whose recurrent ops lack a
 feature (OpenVINO's sequences have no peepholes, and its CPU plugin ignores their lengths on
 shapes known only at run time): per direction ``X @ W^T`` over all steps, then a ``Scan``
 over the steps whose body adds ``h @ R^T`` and the biases and runs the gates (LSTM:
 `contrib_expand.lstm_body`, the body ``DynamicQuantizeLSTM``'s expansion uses, with the
-peepholes; GRU: `_gru_body`, gates z, r, h, ``linear_before_reset`` either way).
+peepholes; GRU: `_gru_body`, gates z, r, h, ``linear_before_reset`` either way; RNN:
+`_rnn_body`).
 
 Activations Sigmoid, Tanh and Relu by any case, ``clip``, ``input_forget``, ``layout`` and
 ``sequence_lens`` are written: with lengths, a ``[seq, batch]`` mask (step < length) is
@@ -121,8 +122,8 @@ def _outputs(b: _Builder, node: Node, ys, hs, cs, layout: int) -> None:
 
 
 def gru_expansion(node: Node) -> Graph:
-    """`node` (ONNX GRU) as a graph of standard nodes: inputs the node's present inputs,
-    outputs its outputs."""
+    """`node` (ONNX GRU or RNN) as a graph of standard nodes: inputs the node's present
+    inputs, outputs its outputs."""
     b = _Builder(node)
     _gru(b, node)
     return b.graph()
@@ -135,7 +136,9 @@ def _gru(b: _Builder, node: Node) -> None:
                                "hidden_size attribute")
     H, direction = int(H), _attr(node, "direction", "forward")
     dirs = 2 if direction == "bidirectional" else 1
-    names = _names(node, dirs, ["sigmoid", "tanh"])
+    gates = 3 if node.op_type == "GRU" else 1
+    default = ["sigmoid", "tanh"] if gates == 3 else ["tanh"]
+    names = _names(node, dirs, default)
     layout = int(_attr(node, "layout", 0))
     x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
     xs = b.op("Shape", [x])
@@ -148,23 +151,26 @@ def _gru(b: _Builder, node: Node) -> None:
         reverse = direction == "reverse" or di == 1
         xd = _reverse(b, x) if reverse else x
         wt = b.op("Transpose", [b.op("Gather", [b.input(1), d], axis=0)], perm=[1, 0])
-        rd = b.op("Gather", [b.input(2), d], axis=0)  # [3H, H]
-        r_zr = b.op("Transpose", [b.op("Slice", [rd, _i64(b, 0), _i64(b, 2 * H)])], perm=[1, 0])
-        r_h = b.op("Transpose", [b.op("Slice", [rd, _i64(b, 2 * H), _i64(b, 3 * H)])],
-                   perm=[1, 0])
-        xw = b.op("MatMul", [xd, wt])  # [seq, batch, 3H]
+        rd = b.op("Gather", [b.input(2), d], axis=0)  # [gates*H, H]
+        r_zr = b.op("Transpose", [b.op("Slice", [rd, _i64(b, 0), _i64(b, (gates - 1) * H)])],
+                    perm=[1, 0])
+        r_h = b.op("Transpose", [b.op("Slice", [rd, _i64(b, (gates - 1) * H),
+                                                _i64(b, gates * H)])], perm=[1, 0])
+        xw = b.op("MatMul", [xd, wt])  # [seq, batch, gates*H]
         rb = None
         if b.input(3):
             bd = b.op("Gather", [b.input(3), d], axis=0)
-            xw = b.op("Add", [xw, b.op("Slice", [bd, _i64(b, 0), _i64(b, 3 * H)])])
-            rb = b.op("Slice", [bd, _i64(b, 3 * H), _i64(b, 6 * H)])
+            xw = b.op("Add", [xw, b.op("Slice", [bd, _i64(b, 0), _i64(b, gates * H)])])
+            rb = b.op("Slice", [bd, _i64(b, gates * H), _i64(b, 2 * gates * H)])
         s0 = b.input(5)
         if s0 is not None and layout:
             s0 = b.op("Transpose", [s0], perm=[1, 0, 2])
         init = b.op("Gather", [s0, d], axis=0) if s0 else b.op(
             "ConstantOfShape", [state_shape],
             value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0]))
-        body = _gru_body(b, node, r_zr, r_h, rb, H, names[2 * di:2 * di + 2], mask is not None)
+        acts = names[len(default) * di:len(default) * (di + 1)]
+        body = _gru_body(b, node, r_zr, r_h, rb, H, acts, mask is not None) if gates == 3 \
+            else _rnn_body(b, node, r_h, rb, acts, mask is not None)
         scanned = [xw] if mask is None else [xw, _reverse(b, mask) if reverse else mask]
         hn, y = b.fresh(), b.fresh()
         b.nodes.append(helper.make_node("Scan", [init, *scanned], [hn, y], body=body,
@@ -172,6 +178,38 @@ def _gru(b: _Builder, node: Node) -> None:
         ys.append(_reverse(b, y) if reverse else y)
         hs.append(hn)
     _outputs(b, node, ys, hs, [], layout)
+
+
+def _rnn_body(b: _Builder, node: Node, r_t: str, rb, acts: list[str],
+              masked: bool) -> onnx.GraphProto:
+    """The Scan body of one RNN direction: ``(h, xw_t[, m_t]) -> (h', y)``,
+    ``h' = f(xw_t + h R^T + Rb)``."""
+    s = b.sub()
+    h, xw_t = s.fresh(), s.fresh()
+    v = s.op("Add", [xw_t, s.op("MatMul", [h, r_t])])
+    v = s.op("Add", [v, rb]) if rb else v
+    clip = _attr(node, "clip")
+    if clip is not None:
+        v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
+    return _step_graph(s, "rnn_step", h, xw_t, s.op(_LSTM_ACTS[acts[0]], [v]), masked)
+
+
+def _step_graph(s: _Builder, name: str, h: str, xw_t: str, h2: str,
+                masked: bool) -> onnx.GraphProto:
+    """A one-state step body ``(h, xw_t[, m_t]) -> (h2, y)``: with a mask, a row not taking
+    the step keeps `h` and outputs zeros."""
+    y = s.op("Identity", [h2])
+    ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
+           helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
+    if masked:
+        m_t = s.fresh()
+        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
+        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
+        y = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+        h2 = s.op("Where", [m, h2, h])
+    outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
+            helper.make_tensor_value_info(y, TensorProto.FLOAT, None)]
+    return helper.make_graph(s.nodes, name, ins, outs)
 
 
 def _gru_body(b: _Builder, node: Node, r_zr: str, r_h: str, rb, H: int, acts: list[str],
@@ -209,15 +247,4 @@ def _gru_body(b: _Builder, node: Node, r_zr: str, r_h: str, rb, H: int, acts: li
     hh = act(1, s.op("Add", [xh, hh]))
     h2 = s.op("Add", [s.op("Mul", [s.op("Sub", [s.init(np.float32(1)), z]), hh]),
                       s.op("Mul", [z, h])])
-    y = s.op("Identity", [h2])
-    ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
-           helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
-    if masked:
-        m_t = s.fresh()
-        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
-        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
-        y = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
-        h2 = s.op("Where", [m, h2, h])
-    outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
-            helper.make_tensor_value_info(y, TensorProto.FLOAT, None)]
-    return helper.make_graph(s.nodes, "gru_step", ins, outs)
+    return _step_graph(s, "gru_step", h, xw_t, h2, masked)

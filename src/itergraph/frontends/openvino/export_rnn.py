@@ -5,10 +5,10 @@ to OpenVINO ``f, i, c, o``, the two ONNX biases are summed (GRU with ``linear_be
 keeps ``R_bh`` as a fourth block), missing initial states and sequence lengths are filled in
 (zeros, and the full sequence length), and the outputs are transposed back to ONNX's layout.
 Peepholes have no OpenVINO counterpart: an LSTM with non-zero peepholes is written as
-standard nodes (a ``Scan`` over the steps, `onnx.rnn_expand`), and so is an LSTM or GRU
-whose sequence lengths come from data on input shapes known only at run time (OpenVINO's CPU
-plugin then ignores the lengths of its sequence ops); an RNN there is refused, saying how to
-fix the shapes. ``input_forget`` is refused unless trivial.
+standard nodes (a ``Scan`` over the steps, `onnx.rnn_expand`), and so is an LSTM, GRU or
+RNN whose sequence lengths come from data on input shapes known only at run time (OpenVINO's
+CPU plugin then ignores the lengths of its sequence ops). ``input_forget`` is refused
+unless trivial.
 """
 
 from __future__ import annotations
@@ -140,13 +140,7 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         lens = ins[4] if len(ins) > 4 else None
         if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout) \
                 and _from_data(node.inputs[4]):
-            if kind in ("LSTM", "GRU"):
-                return _as_standard_nodes(w, node)
-            raise UnsupportedError(
-                f"{where(node)}: {kind} with sequence_lens on input shapes known only at run "
-                f"time: OpenVINO's CPU plugin then ignores the lengths (it computes them with "
-                "static shapes): fix the input shapes (itergraph convert --input-shapes, "
-                "Model.with_input_shapes)")
+            return _as_standard_nodes(w, node)
         if lens is None:
             seq = w.one("Gather", "opset8", [xshape, w.i64([1]), w.i64(0)], {"batch_dims": 0},
                         dtype=I64)
@@ -296,8 +290,8 @@ exporter("RNN", since=7)(_sequence("RNN", 1, ["tanh"]))
 
 
 def _as_standard_nodes(w: NetWriter, node: Node) -> list:
-    """The LSTM or GRU `node` written as its standard-node expansion (`rnn_expand`): for
-    peepholes, and for sequence lengths on shapes known only at run time."""
+    """The LSTM, GRU or RNN `node` written as its standard-node expansion (`rnn_expand`):
+    for peepholes, and for sequence lengths on shapes known only at run time."""
     body = lstm_expansion(node) if node.op_type == "LSTM" else gru_expansion(node)
     present = [v for v in node.inputs if v is not None]
     for formal, actual in zip(body.inputs, present):
