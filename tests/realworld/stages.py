@@ -153,27 +153,38 @@ def stage_tests(*sources: str):
     return test_stage
 
 
+def roundtrip_skipped(entry: Entry) -> bool:
+    """The roundtrip of `entry` is expected to end in a clean refusal: its ``convert`` (or
+    ``roundtrip``) stage is listed in ``skips.json``."""
+    return skip_reason(entry, "convert") is not None or \
+        skip_reason(entry, "roundtrip") is not None
+
+
+def run_roundtrip(entry: Entry, work: Path) -> None:
+    """The OpenVINO IR that ``convert`` wrote, read back by itergraph and written to ONNX
+    (under `work`), computes the entry's outputs in ONNX Runtime; where the IR cannot be
+    written (or the file is invalid), the same refusal, or a peer's."""
+    def run() -> None:
+        back = work / (entry.id.replace("/", "__") + ".back.onnx")
+        ig.save(ig.load(written(entry)), back)
+        got = PEERS.run("onnxruntime", back, entry.feeds())
+        assert_outputs(got, entry, "onnxruntime on the IR written back to ONNX",
+                       exact_dtype=False, peer_error=entry.peer_error("openvino"))
+
+    if not roundtrip_skipped(entry):
+        run()
+        return
+    invalid = skip_reason(entry, "numpy") is not None
+    with pytest.raises(Exception if invalid else (ig.Error, PeerError)):
+        run()
+
+
 def roundtrip_tests(source: str):
-    """A test function parametrized over the entries of `source`: the OpenVINO IR that
-    ``convert`` wrote, read back by itergraph and written to ONNX, computes the same outputs
-    in ONNX Runtime; where the IR cannot be written (or the file is invalid), the same
-    refusal, or a peer's."""
+    """A test function parametrized over the entries of `source`: `run_roundtrip`."""
 
     @pytest.mark.parametrize("entry", [pytest.param(e, id=f"{e.id}:roundtrip")
                                        for e in entries_of(source)])
     def test_ir_back_to_onnx(entry: Entry, tmp_path) -> None:
-        def run() -> None:
-            back = tmp_path / "back.onnx"
-            ig.save(ig.load(written(entry)), back)
-            got = PEERS.run("onnxruntime", back, entry.feeds())
-            assert_outputs(got, entry, "onnxruntime on the IR written back to ONNX",
-                           exact_dtype=False, peer_error=entry.peer_error("openvino"))
-
-        if skip_reason(entry, "convert") is None and skip_reason(entry, "roundtrip") is None:
-            run()
-            return
-        invalid = skip_reason(entry, "numpy") is not None
-        with pytest.raises(Exception if invalid else (ig.Error, PeerError)):
-            run()
+        run_roundtrip(entry, tmp_path)
 
     return test_ir_back_to_onnx

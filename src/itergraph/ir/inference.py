@@ -22,3 +22,22 @@ def node_output_types(node, opset: int) -> list:
     if _infer is None:
         return [None] * len(node.outputs)
     return _infer(node, opset)
+
+
+_infer_graph: Callable | None = None
+
+
+def set_graph_inference(fn: Callable) -> None:
+    """Install ``fn(graph)``, which writes the inferred type of every value of `graph` (at
+    any depth) into it and marks each such value ``meta["value_info"]``
+    (`shapes.infer_shapes`)."""
+    global _infer_graph
+    _infer_graph = fn
+
+
+def infer_graph_types(graph) -> bool:
+    """Run the installed graph inference on `graph` in place; False where none is installed."""
+    if _infer_graph is None:
+        return False
+    _infer_graph(graph)
+    return True

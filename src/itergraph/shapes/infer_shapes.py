@@ -21,7 +21,7 @@ from ..frontends.onnx.export_common import declarable
 from ..frontends.onnx.node_export import attr_kind
 from ..frontends.onnx.types import tensor_to_onnx, type_from_onnx, type_to_onnx
 from ..ir.graph import Graph, Node, Value
-from ..ir.inference import set_node_inference
+from ..ir.inference import set_graph_inference, set_node_inference
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.static_values import static_int, static_value
 from ..ir.types import DataType, OptionalType, SequenceType, TensorType
@@ -415,3 +415,4 @@ def complete_step_types(graph: Graph) -> int:
 
 
 set_node_inference(node_output_types)
+set_graph_inference(infer_shapes)

@@ -830,9 +830,9 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
                         b.op("ConstantOfShape", [state_shape],
                              value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0])))
         peep = b.op("Gather", [b.input(7), d], axis=0) if b.input(7) else None
-        body = _lstm_body(b, node, b.init(r[di]),
-                          _per_dir(b, 10, di, False), _per_dir(b, 11, di, True),
-                          bias, peep, H, names[3 * di:3 * di + 3], clip, couple)
+        r_d, rs, rz = b.init(r[di]), _per_dir(b, 10, di, False), _per_dir(b, 11, di, True)
+        body = lstm_body(b, lambda s, h, r_d=r_d, rs=rs, rz=rz: _qproduct(s, h, r_d, rs, rz),
+                         bias, peep, H, names[3 * di:3 * di + 3], clip, couple)
         hn, cn, y = b.fresh(), b.fresh(), b.fresh()
         b.nodes.append(helper.make_node("Scan", [*init, xw], [hn, cn, y], body=body,
                                         num_scan_inputs=1))
@@ -848,12 +848,16 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
             b.op("Concat", outs[k], out=k, axis=1 if k == 0 else 0)
 
 
-def _lstm_body(b: _Builder, node: Node, r: str, rs: str, rz: str, bias, peep,
-               H: int, acts: list[str], clip, couple: bool) -> onnx.GraphProto:
-    """The Scan body: ``(h, c, xw_t) -> (h', c', h')``."""
+def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
+              H: int, acts: list[str], clip, couple: bool,
+              masked: bool = False) -> onnx.GraphProto:
+    """The Scan body of one LSTM direction: ``(h, c, xw_t) -> (h', c', h')``; `rec(s, h)`
+    writes the recurrent product ``[batch, 4H]`` into the body builder `s`; gates i, o, f, c,
+    peepholes i, o, f. `masked`: a fourth scanned input, ``[batch]`` bool, says which rows
+    take this step (ONNX ``sequence_lens``): the others keep ``h, c`` and output zeros."""
     s = b.sub()
     h, c, xw_t = (s.fresh() for _ in range(3))
-    g = s.op("Add", [xw_t, _qproduct(s, h, r, rs, rz)])
+    g = s.op("Add", [xw_t, rec(s, h)])
     if bias:
         g = s.op("Add", [g, bias])
     parts = [s.fresh() for _ in range(4)]
@@ -882,6 +886,13 @@ def _lstm_body(b: _Builder, node: Node, r: str, rs: str, rz: str, bias, peep,
     ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(c, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
+    if masked:
+        m_t = s.fresh()
+        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
+        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
+        h_out = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+        h2 = s.op("Where", [m, h2, h])
+        c2 = s.op("Where", [m, c2, c])
     outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
             helper.make_tensor_value_info(c2, TensorProto.FLOAT, None),
             helper.make_tensor_value_info(h_out, TensorProto.FLOAT, None)]

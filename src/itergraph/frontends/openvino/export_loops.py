@@ -869,6 +869,7 @@ def _if(w: NetWriter, node: Node, ins):
     consts = [v for v in node.captured() if v not in caps]
     elems = []
     out_specs = []
+    ranks: list[list[int | None]] = []
     for bi, g in enumerate(branches):
         tag = "then" if bi == 0 else "else"
         bw = NetWriter(w.weights, parent=w, scope=f"{where(node)} {tag} branch: ")
@@ -888,14 +889,19 @@ def _if(w: NetWriter, node: Node, ins):
         if len(g.outputs) != len(node.outputs):
             raise UnsupportedError(f"{where(node)}: {tag} branch has {len(g.outputs)} outputs, "
                                    f"the node {len(node.outputs)}")
+        ranks.append([])
         for j, v in enumerate(g.outputs):
             src = bw.get(v, node)
+            ranks[-1].append(len(src.shape) if src.shape is not None
+                             else w.inferred.ranks.get(v.uid) if w.inferred else None)
             rid = bw.result(src)
             ET.SubElement(pm, "output", {"external_port_id": str(len(caps) + 1 + j),
                                          "internal_layer_id": str(rid)})
             if bi == 0:
                 out_specs.append((value_dtype(node.outputs[j]) or src.dtype, None))
         elems.append((pm, bw.element(f"{tag}_body")))
+    if w.inferred is None or node.inputs[0].uid not in w.inferred.static_conditions:
+        _check_branch_ranks(node, ranks)
     outs = w.layer("If", "opset8", [ins[0]] + outer, None, out_specs, name=node.name)
     el = w.layers[-1]
     for pm, body in elems:
@@ -903,3 +909,18 @@ def _if(w: NetWriter, node: Node, ins):
         el.append(body)
     return outs
 
+
+
+def _check_branch_ranks(node: Node, ranks: list[list[int | None]]) -> None:
+    """Refuse an ``If`` whose branches return an output with different ranks: OpenVINO's
+    If-8 output then has a dynamic rank, which its CPU plugin does not compile (ONNX Runtime
+    runs it, each call taking one branch). Not called for an ``If`` on a condition known
+    before the run (OpenVINO folds it to its branch: torch.onnx's ``squeeze`` of a dim that
+    may be 1)."""
+    for j, (a, b) in enumerate(zip(*ranks)):
+        if a is not None and b is not None and a != b:
+            name = node.outputs[j].name if j < len(node.outputs) else str(j)
+            raise UnsupportedError(
+                f"{where(node)}: output {j} ('{name}') has rank {a} in the then branch and "
+                f"rank {b} in the else branch; OpenVINO's If needs one rank (its CPU plugin "
+                "does not compile an If output of dynamic rank)")

@@ -16,8 +16,8 @@ where the ONNX-ML specification leaves a case open; what it computes inconsisten
   ``Gather`` over node tables, as many steps as the deepest tree (a leaf points to itself),
   then the leaves' weights summed over the trees (`export_trees`);
 - ``SVMRegressor``: the kernel of the features and the support vectors (`kernel`) times the
-  coefficients, plus ``rho``; ``one_class``: its sign as +1/-1. (``SVMClassifier``'s
-  probabilities need an iterative pairwise coupling: not written.)
+  coefficients, plus ``rho``; ``one_class``: its sign as +1/-1. ``SVMClassifier``:
+  `export_svm`; ``LabelEncoder``, ``OneHotEncoder``: `export_ml_encoders`.
 
 String class labels are written as a string constant and gathered (OpenVINO's string
 tensors).

@@ -4,7 +4,11 @@ The inverse of `import_rnn`: inputs become batch-major, LSTM gates go from ONNX 
 to OpenVINO ``f, i, c, o``, the two ONNX biases are summed (GRU with ``linear_before_reset``
 keeps ``R_bh`` as a fourth block), missing initial states and sequence lengths are filled in
 (zeros, and the full sequence length), and the outputs are transposed back to ONNX's layout.
-Peepholes and ``input_forget`` have no OpenVINO counterpart: refused unless trivial.
+Peepholes have no OpenVINO counterpart: an LSTM with non-zero peepholes is written as
+standard nodes (a ``Scan`` over the steps, `onnx.rnn_expand`), and so is an LSTM, GRU or
+RNN whose sequence lengths come from data on input shapes known only at run time (OpenVINO's
+CPU plugin then ignores the lengths of its sequence ops). ``input_forget`` is refused
+unless trivial.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType, TensorType
 from ...semantics.recurrent import clip_threshold
+from ..onnx.rnn_expand import gru_expansion, lstm_expansion
 from .elements import to_numpy
 from .export_ops import const_value, i64_port
 from .export_table import exporter
@@ -111,8 +116,7 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         if len(ins) > 7 and ins[7] is not None:
             p = const_value(node, 7)
             if p is None or np.any(np.asarray(p) != 0):
-                raise UnsupportedError(f"{where(node)}: LSTM peepholes cannot be written to "
-                                       "OpenVINO")
+                return _as_standard_nodes(w, node)
         if dirs == 1 and _single_step(node, X, layout):
             return _as_cell(w, node, ins, kind, data, order, gates, hs, lbr, layout)
         dt = X.dtype
@@ -136,11 +140,7 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         lens = ins[4] if len(ins) > 4 else None
         if lens is not None and not _static(X.shape) and not _full_lengths(node, X, layout) \
                 and _from_data(node.inputs[4]):
-            raise UnsupportedError(
-                f"{where(node)}: {kind} with sequence_lens on input shapes known only at run "
-                f"time: OpenVINO's CPU plugin then ignores the lengths (it computes them with "
-                "static shapes): fix the input shapes (itergraph convert --input-shapes, "
-                "Model.with_input_shapes)")
+            return _as_standard_nodes(w, node)
         if lens is None:
             seq = w.one("Gather", "opset8", [xshape, w.i64([1]), w.i64(0)], {"batch_dims": 0},
                         dtype=I64)
@@ -287,3 +287,15 @@ def _bias(w: NetWriter, node: Node, ins, hs, gates, dirs, order, lbr, npdt) -> O
 exporter("LSTM", since=7)(_sequence("LSTM", 4, ["sigmoid", "tanh", "tanh"]))
 exporter("GRU", since=7)(_sequence("GRU", 3, ["sigmoid", "tanh"]))
 exporter("RNN", since=7)(_sequence("RNN", 1, ["tanh"]))
+
+
+def _as_standard_nodes(w: NetWriter, node: Node) -> list:
+    """The LSTM, GRU or RNN `node` written as its standard-node expansion (`rnn_expand`):
+    for peepholes, and for sequence lengths on shapes known only at run time."""
+    body = lstm_expansion(node) if node.op_type == "LSTM" else gru_expansion(node)
+    present = [v for v in node.inputs if v is not None]
+    for formal, actual in zip(body.inputs, present):
+        w.env[formal.uid] = w.get(actual, node)
+    w.write_nodes(body)
+    return [w.get(o, node) if v is not None else None
+            for v, o in zip(node.outputs, body.outputs)]

@@ -37,6 +37,7 @@ from . import (  # noqa: F401
     export_loops,
     export_masks,
     export_ml,
+    export_ml_encoders,
     export_nms,
     export_norm,
     export_ops,
@@ -50,9 +51,11 @@ from . import (  # noqa: F401
     export_sparse,
     export_state,
     export_strings,
+    export_svm,
     export_trees,
 )
 from .elements import to_element_type
+from .inferred_ranks import inferred_ranks
 from .known_shapes import with_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 
@@ -83,6 +86,7 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     graph = _rewritten(graph)
     weights = Weights()
     nw = NetWriter(weights)
+    nw.inferred = inferred_ranks(graph)
     if graph.captures():
         names = [v.name for v in graph.captures()]
         raise ModelError(f"graph '{graph.name}' uses values it does not define: {names}")

@@ -1,4 +1,8 @@
-"""``ai.onnx.ml`` kernels that ``onnx.reference`` lacks (the rest of the domain runs there).
+"""``ai.onnx.ml`` kernels that ``onnx.reference`` lacks or computes otherwise than ONNX Runtime
+(the rest of the domain runs there).
+
+``LabelEncoder``: the table of `semantics.label_encoder` (``onnx.reference`` ignores
+``default_tensor``).
 
 ``ZipMap`` turns a ``[N, C]`` float tensor of class scores into one map per row, label ->
 score (what scikit-learn classifiers converted by skl2onnx output by default)::
@@ -14,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
+from ....semantics.label_encoder import encode, encoder_table
 from . import kernel
 
 
@@ -34,5 +39,15 @@ def _zipmap(node, ctx):
             raise ExecutionError(f"{where(node)}: input of shape {list(x.shape)} does not "
                                  f"match the {len(labels)} class labels")
         return [dict(zip(labels, row.tolist())) for row in x.astype(np.float32)]
+
+    return run
+
+
+@kernel("LabelEncoder", domain="ai.onnx.ml")
+def _label_encoder(node, ctx):
+    def run(x):
+        x = np.asarray(x)
+        table = encoder_table(node.attrs, node.version, x.dtype.kind in "OUS", where(node))
+        return encode(x, *table)
 
     return run
