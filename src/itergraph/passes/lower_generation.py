@@ -84,12 +84,20 @@ GREEDY_INPUTS = ("input_ids", "max_length", "min_length", "repetition_penalty", 
 BEAM_INPUTS = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
                "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
                "attention_mask", "decoder_input_ids", "logits_processor")
-INPUTS = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS}
+SAMPLING_INPUTS = (*GREEDY_INPUTS, "presence_mask", "seed")
+INPUTS = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS, "Sampling": SAMPLING_INPUTS}
 #: attributes the lowering reads or that say nothing it must honour
 KNOWN_ATTRS = {"decoder", "init_decoder", "model_type", "eos_token_id", "pad_token_id",
                "no_repeat_ngram_size", "vocab_size", "logits_processor",
                "decoder_start_token_id"}
 BEAM_ATTRS = KNOWN_ATTRS | {"early_stopping"}
+SAMPLING_ATTRS = KNOWN_ATTRS | {"temperature", "top_p", "filter_value", "min_tokens_to_keep",
+                                "presence_penalty", "custom"}
+ATTRS = {"GreedySearch": KNOWN_ATTRS, "BeamSearch": BEAM_ATTRS, "Sampling": SAMPLING_ATTRS}
+#: the outputs each lowering computes (an asked-for output beyond them is refused)
+COMPUTED = {"GreedySearch": ("sequences",),
+            "BeamSearch": ("sequences", "sequences_scores", "scores"),
+            "Sampling": ("sequences",)}
 #: whether BeamSearch is lowered too (else left as it is)
 LOWER_BEAM = True
 
@@ -174,7 +182,7 @@ lower_generation = LowerGeneration()
 
 
 def _refuse(node: Node, what: str) -> UnsupportedError:
-    return UnsupportedError(f"{where(node)}: cannot lower GreedySearch to standard ONNX "
+    return UnsupportedError(f"{where(node)}: cannot lower {node.op_type} to standard ONNX "
                             f"operators: {what}")
 
 
@@ -188,9 +196,11 @@ def _check(node: Node) -> dict:
         raise _refuse(node, f"attribute 'logits_processor' = {a['logits_processor']}")
     if "encoder" in a:
         raise _refuse(node, "attribute 'encoder' with model_type 0")
-    unknown = sorted(set(a) - (KNOWN_ATTRS if is_greedy(node) else BEAM_ATTRS))
+    unknown = sorted(set(a) - ATTRS[node.op_type])
     if unknown:
         raise _refuse(node, f"attribute '{unknown[0]}'")
+    if int(a.get("custom", 0)):
+        raise _refuse(node, "attribute 'custom' = 1")
     dec = a.get("decoder")
     if not isinstance(dec, Graph):
         raise _refuse(node, "no 'decoder' attribute")
@@ -234,11 +244,10 @@ def _check(node: Node) -> dict:
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")
     eos, pad = required_token_ids(node)  # ORT refuses the model without them
-    computed = 1 if is_greedy(node) else 3
-    extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
+    computed = COMPUTED[node.op_type]
+    extra = [v.name for v in node.outputs[len(computed):] if v is not None and v.name]
     if extra:
-        known = "sequences" if computed == 1 else "sequences, sequences_scores, scores"
-        raise _refuse(node, f"output '{extra[0]}' (beyond {known})")
+        raise _refuse(node, f"output '{extra[0]}' (beyond {', '.join(computed)})")
 
     def dtype(v: Value) -> DataType:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
@@ -458,9 +467,15 @@ class _Lowering:
             scores = self.ban(b, scores, b.node("And", [short, is_eos], version=7))
         return scores
 
-    def pick(self, b: Builder, scores: Value, done: Value | None) -> tuple[Value, Value]:
-        """``(token [B, 1] int32, done [B])`` after the argmax of `scores`."""
-        tok = self.cast(b, b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0}), I32)
+    def choose(self, b: Builder, scores: Value, step: Value) -> Value:
+        """Each row's token [B] (any integer type) from `scores` at the int64 scalar `step`
+        (0 on the prompt): greedy, the argmax."""
+        return b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0})
+
+    def pick(self, b: Builder, scores: Value, done: Value | None, step: Value
+             ) -> tuple[Value, Value]:
+        """``(token [B, 1] int32, done [B])`` after `choose` on `scores`."""
+        tok = self.cast(b, self.choose(b, scores, step), I32)
         hit = b.node("Equal", [tok, self.eos], type=_t(BOOL, [None]))
         if done is not None:
             hit = b.node("Or", [done, hit], version=7, type=_t(BOOL, [None]))
@@ -513,7 +528,7 @@ class _Lowering:
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         scores = self.process(o, outs[0], seqs, length, first=True)
-        tok, done = self.pick(o, scores, None)
+        tok, done = self.pick(o, scores, None, o.i64(0, "zero"))
         seqs1 = self.write(o, seqs, tok, length)
         ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
                                                  {"axis": 0})],
@@ -550,7 +565,8 @@ class _Lowering:
                                              self.cast(b, mask, p["mdt"], [None, None]),
                                              *past_p], "step")
         scores = self.process(b, outs[0], prm["seqs"], prm["length"], first=False)
-        tok_n, done_n = self.pick(b, scores, prm["done"])
+        tok_n, done_n = self.pick(b, scores, prm["done"],
+                                  b.node("Add", [it, self.outer.i64(1, "one")]))
         new = {"token": tok_n, "position": pos, "mask": mask, "done": done_n,
                "seqs": self.write(b, prm["seqs"], tok_n, prm["length"]),
                "length": b.node("Add", [prm["length"], self.outer.i64(1, "one")],

@@ -103,3 +103,22 @@ def _cast_rule(cx, x):
 @lowering("CastLike", since=15, fold=True)
 def _cast_like(cx, x, like):
     return _cast(cx, x, np.dtype(like.dtype))
+
+
+@lowering("SamplingUniforms", domain="itergraph")
+def _sampling_uniforms(cx, input_ids, max_length, seed=None):
+    """The uniform numbers of `passes.lower_sampling` (`semantics.generation.
+    sampling_uniforms`: NumPy's generator, which XLA does not have) drawn on the host by a
+    callback inside the compiled program, once per run; the shape ``[max_length - S, B]`` is
+    known while tracing (max_length specialises the program)."""
+    import jax
+
+    from ....semantics.generation import sampling_uniforms
+
+    rows, prompt = input_ids.shape
+    steps = max(cx.ints(max_length, "max_length (input 1)")[0] - prompt, 0)
+    out = jax.ShapeDtypeStruct((steps, rows), np.float64)
+    if seed is None:
+        seed = np.zeros(1, np.int64)
+    return jax.pure_callback(lambda s: sampling_uniforms(s, steps, rows), out,
+                             cx.xp.asarray(seed))
