@@ -1,9 +1,9 @@
 """ONNX Runtime's ``GreedySearch`` / ``BeamSearch`` / ``Sampling`` (decoder-only,
 ``model_type`` 0) on the JAX backend: lowered by `passes.lower_generation` (Sampling:
 `passes.lower_sampling`, its uniform numbers drawn by a host callback) to the first step and
-a ``Loop`` over the further tokens, which the backend compiles as one XLA loop, its K/V caches and attention mask
-carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's ``Attention`` reads them
-by `loops.padded_attention`).
+a ``Loop`` over the further tokens, which the backend compiles as one XLA loop, its K/V
+caches and attention mask carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's
+``Attention`` reads them by `loops.padded_attention`).
 
 The lowering is kept only when nothing in what it builds keeps it from compiling (the static
 analysis of `explain`, given as `problems`); otherwise, or where the pass refuses the node,

@@ -22,9 +22,9 @@ import numpy as np
 
 from ....errors import UnsupportedError, where
 from ....ir import Node
+from ....semantics.generation import draw, sampling_uniforms
 from ..plan import CompileContext
 from . import kernel
-from ....semantics.generation import draw, sampling_uniforms
 from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs, split_args
 from .gen_logits import process_logits
 
@@ -91,7 +91,8 @@ def sampling(node: Node, ctx: CompileContext):
             return s.astype(np.float32)
 
         seqs = generate(node, plan.bind(outer), pasts, idt, mdt, input_ids, ml,
-                        lambda s: draw(s, next(uniforms)), pad=pad, eos=eos, mask=attention_mask, process=process)
+                        lambda s: draw(s, next(uniforms)), pad=pad, eos=eos,
+                        mask=attention_mask, process=process)
         return seqs if n_out == 1 else (seqs, *[None] * (n_out - 1))
 
     return run
