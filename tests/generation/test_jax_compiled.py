@@ -203,3 +203,38 @@ def test_sampling_draws_compiled_equal_the_kernel(top_p, temperature):
     assert cg.compiled_signatures == 1
     assert not np.array_equal(runs[11], runs[12])
     _check_compiled(cg, static, "Sampling")
+
+
+def _top_p_graph(top_p: float, keep: int):
+    from itergraph.ir import Graph, Node, Value, tensor
+
+    s = Value("s", tensor("float32", (None, None)))
+    node = Node("TopPFilter", [s], 1, {"top_p": top_p, "filter_value": -np.inf,
+                                       "min_tokens_to_keep": keep},
+                domain="itergraph", version=1, name="f")
+    out = node.outputs[0]
+    out.name = "out"
+    return Graph("g", [s], [out], [node], opset_imports={"": 18, "itergraph": 1})
+
+
+@pytest.mark.parametrize("top_p,keep", [(1e-6, 1), (0.5, 1), (0.9, 1), (0.99, 1),
+                                        (0.5, 3), (0.9, 12), (0.3, 0)])
+def test_top_p_filter_compiled_equals_the_kernel(top_p, keep):
+    """The JAX rule of TopPFilter (a fast path over the 8 largest scores, a sort where the
+    nucleus is larger) against the NumPy kernel (ONNX Runtime's cumulate_and_filter), on
+    peaked and flat rows, ties, masked tokens and a row of equal scores."""
+    from itergraph.backends.numpy.kernels.gen_sampling import top_p_filter
+
+    rng = np.random.default_rng(3)
+    s = np.concatenate([rng.standard_normal((3, 40)) * 6, rng.standard_normal((3, 40)) * 0.3,
+                        np.round(rng.standard_normal((2, 40))), np.zeros((1, 40))]
+                       ).astype(np.float32)
+    s[2, :10] = np.finfo(np.float32).min
+    g = _top_p_graph(top_p, keep)
+    want = top_p_filter(s, top_p, -np.inf, keep)
+    cg = jb.compile_graph(g)
+    for rows in (s, s[:3], s[3:6]):  # the fast path holds for the peaked rows alone
+        np.testing.assert_array_equal(cg.run({"s": rows})["out"],
+                                      top_p_filter(rows, top_p, -np.inf, keep))
+    np.testing.assert_array_equal(cg.run({"s": s})["out"], want)
+    assert all(r.compiles for r in cg.explain())

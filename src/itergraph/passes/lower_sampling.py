@@ -8,13 +8,13 @@ it::
     s = process(logits)                                     # as GreedySearch's lowering
     s = s / temperature                                     # when temperature != 1
     s[0, 0] -= ReduceSum(presence_mask * presence_penalty)  # ORT's quirk, when asked
-    top_p filter (0 < top_p < 1): TopK(s, V, ascending), the cumulative softmax c in
-      float64; the first min(count(c <= 1 - top_p), V - min_tokens_to_keep) tokens of that
-      order (c only grows, so those it filters are a prefix) set to filter_value
+    s = TopPFilter(s)        # 0 < top_p < 1: ORT's cumulate_and_filter (gen_sampling)
     token = count(cdf <= u[step]) with cdf the cumulative softmax of s in float64,
       normalised by its last element (NumPy's Generator.choice)
 
-``SamplingUniforms`` (domain ``itergraph``) is the uniform numbers NumPy's generator seeded by
+``SamplingUniforms`` and ``TopPFilter`` are ops of the domain ``itergraph`` (NumPy kernels in
+`backends.numpy.kernels.gen_sampling`, JAX rules in `backends.jax.ops.sampling`); the first is
+the uniform numbers NumPy's generator seeded by
 ``seed`` gives (`semantics.generation.sampling_uniforms`): a run's numbers only itergraph's
 backends make, so this is not a pass of ``itergraph optimize`` (a file written with it would
 run nowhere else); the JAX backend applies it (`backends.jax.generation`) to compile the
@@ -30,7 +30,7 @@ import numpy as np
 from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import DataType
-from .lower_generation import BOOL, F32, I32, I64, MS, _check, _Lowering, _t
+from .lower_generation import F32, I64, MS, _check, _Lowering, _t
 
 F64 = DataType.FLOAT64
 DOMAIN = "itergraph"
@@ -97,26 +97,14 @@ class _SamplingLowering(_Lowering):
         return b.node("Where", [at, b.node("Sub", [s, total]), s], type=_t(F32, [None, None]))
 
     def top_p_filter(self, b: Builder, s: Value) -> Value:
-        """ONNX Runtime's ``cumulate_and_filter`` (`gen_sampling.top_p_filter`) of `s`."""
-        o = self.outer
-        vocab = self.dim(b, s, 1)
-        srt, order = b.add("TopK", [s, b.unsqueeze(vocab, 0)], [Value(b.fresh("sorted")),
-                                                                 Value(b.fresh("order"))],
-                           {"axis": 1, "largest": 0, "sorted": 1}, version=11).outputs
-        c = b.node("CumSum", [self.softmax64(b, srt), o.i64(1, "axis")], version=11)
-        under = self.cast(b, b.node("LessOrEqual", [c, o.const(np.float64(1.0 - self.top_p),
-                                                               "top_p")], version=16), I64)
-        count = b.node("ReduceSum", [under, o.i64([1], "a1")], {"keepdims": 1})   # [B, 1]
-        most = b.node("Max", [b.node("Sub", [vocab, o.i64(self.min_keep, "keep")]),
-                              o.i64(0, "z")])
-        m = b.node("Min", [count, most])
-        cols = b.node("Range", [o.i64(0, "z"), vocab, o.i64(1, "one")], version=11)
-        off_sorted = self.cast(b, b.node("Less", [b.unsqueeze(cols, 0), m]), I32)
-        zeros = b.node("ConstantOfShape", [b.node("Shape", [s])],
-                       {"value": np.zeros(1, np.int32)}, version=9)
-        off = b.node("ScatterElements", [zeros, order, off_sorted], {"axis": 1})
-        return b.node("Where", [self.cast(b, off, BOOL), o.const(np.float32(
-            self.filter_value), "filter_value"), s], type=_t(F32, [None, None]))
+        """ONNX Runtime's ``cumulate_and_filter`` of `s` (`gen_sampling.top_p_filter`), as
+        the op ``TopPFilter`` (the JAX backend's rule needs no sort where the kept tokens are
+        among the few largest)."""
+        out = Value(b.fresh("top_p"), _t(F32, [None, None]))
+        b.add("TopPFilter", [s], [out], {"top_p": self.top_p, "filter_value": self.filter_value,
+                                        "min_tokens_to_keep": self.min_keep},
+              domain=DOMAIN, version=1)
+        return out
 
     def softmax64(self, b: Builder, s: Value) -> Value:
         """``softmax(s)`` along axis 1 in float64, as the NumPy kernel computes it."""

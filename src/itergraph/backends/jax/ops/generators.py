@@ -104,26 +104,3 @@ def _cast_rule(cx, x):
 def _cast_like(cx, x, like):
     return _cast(cx, x, np.dtype(like.dtype))
 
-
-@lowering("SamplingUniforms", domain="itergraph")
-def _sampling_uniforms(cx, input_ids, max_length, seed=None):
-    """The uniform numbers of `passes.lower_sampling` (`semantics.generation.
-    sampling_uniforms`: NumPy's generator, which XLA does not have) drawn on the host by a
-    callback inside the compiled program, once per run; the shape ``[max_length - S, B]`` is
-    known while tracing (max_length specialises the program). The float64 numbers cross as
-    pairs of uint32 words: a 64-bit callback result is refused where the program is called
-    outside JAX's 64-bit mode (`fast_call`, for 32-bit feeds)."""
-    import jax
-
-    from ....semantics.generation import sampling_uniforms
-
-    rows, prompt = input_ids.shape
-    steps = max(cx.ints(max_length, "max_length (input 1)")[0] - prompt, 0)
-    out = jax.ShapeDtypeStruct((steps, rows, 2), np.uint32)
-
-    def draw(s):
-        u = np.ascontiguousarray(sampling_uniforms(s, steps, rows), "<f8")
-        return u.view("<u4").reshape(steps, rows, 2)
-
-    words = jax.pure_callback(draw, out, cx.xp.asarray(0 if seed is None else seed))
-    return jax.lax.bitcast_convert_type(words, np.float64)

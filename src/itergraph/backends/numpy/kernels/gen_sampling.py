@@ -108,3 +108,13 @@ def sampling_uniforms_kernel(node: Node, ctx: CompileContext):
         return sampling_uniforms(seed, int(_scalar(max_length, 0)) - s, b)
 
     return run
+
+
+@kernel("TopPFilter", domain="itergraph")
+def top_p_filter_kernel(node: Node, ctx: CompileContext):
+    """``TopPFilter(scores)`` of `passes.lower_sampling`: `top_p_filter` with the node's
+    ``top_p``, ``filter_value`` and ``min_tokens_to_keep``."""
+    a = node.attrs
+    top_p, fill = float(a["top_p"]), float(a.get("filter_value", -np.inf))
+    keep = int(a.get("min_tokens_to_keep", 1))
+    return lambda s: top_p_filter(np.asarray(s, np.float32), top_p, fill, keep)
