@@ -786,12 +786,11 @@ class _BeamLowering(_Lowering):
                                             version=11), self.k])            # b*K, [B]
         self.row0 = o.unsqueeze(self.row0_b, 1)
         # prompt (`gen_greedy.prompt`), each row K times
-        mask64, pos, pos_last = self.positions(o, ids0, f["attention_mask"])
+        mask0, pos0, pos_last = self.positions(o, ids0, f["attention_mask"])
         ids = self.rows(o, ids0)
-        pos, mask64, pos_last = self.rows(o, pos), self.rows(o, mask64), self.rows(o, pos_last)
+        mask64, pos_last = self.rows(o, mask0), self.rows(o, pos_last)
         rows = self.dim(o, ids, 0)
         rows1 = o.unsqueeze(rows, 0)
-        pasts = self.empty_pasts(o, p, rows1)
         # [0, -1e9, ...] per batch; no hypotheses yet
         first_beam = o.node("Equal", [o.node("Range", [o.i64(0, "z"), self.k, o.i64(1, "one")],
                                                  version=11), o.i64(0, "zero")])
@@ -810,11 +809,7 @@ class _BeamLowering(_Lowering):
                   [p["pad"]], np.int32)}, version=9),
               "hyp_count": o.node("ConstantOfShape", [self.batch1], {"value": np.zeros(
                   1, np.int64)}, version=9)}
-        first = p["init"] if p["init"] is not None else p["decoder"]
-        two = [None, None]
-        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
-                                      self.cast(o, pos, p["pdt"], two),
-                                      self.cast(o, mask64, p["mdt"], two), *pasts], "first")
+        outs = self.first_step(o, ids0, pos0, mask0, rows)
         length = self.dim(o, ids, 1)
         self.trips1 = o.node("Sub", [self.max_length, length])  # steps: max_length - S
         st["step"] = o.i64(0, "zero")
@@ -862,6 +857,24 @@ class _BeamLowering(_Lowering):
                 o, final["steps"], 2), 0)], {"axis": 0})
             o.node("Reshape", [final["steps"], shape], out=self.node.outputs[2])
         return o.nodes
+
+    def first_step(self, o: Builder, ids: Value, pos: Value, mask: Value, rows: Value
+                   ) -> list[Value]:
+        """The first decoder's outputs on the prompt (`ids`, `pos`, `mask`: [B, S]), each
+        row repeated for its beams (logits on axis 0, presents on axis 1): the beams of a
+        batch start from the same prompt, so the decoder runs once per batch row, not once
+        per beam."""
+        p = self.p
+        first = p["init"] if p["init"] is not None else p["decoder"]
+        two = [None, None]
+        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
+                                      self.cast(o, pos, p["pdt"], two),
+                                      self.cast(o, mask, p["mdt"], two),
+                                      *self.empty_pasts(o, p, self.batch1)], "first")
+        rep = o.node("Div", [o.node("Range", [o.i64(0, "z"), rows, o.i64(1, "one")],
+                                    version=11), self.k])                # row r <- r // K
+        return [o.node("Gather", [v, rep], {"axis": 0 if i == 0 else 1}, type=v.type)
+                for i, v in enumerate(outs)]
 
     def beam_loop(self, st: dict, presents: list[Value], ones: Value, trips: Value,
                   cond0: Value) -> tuple[Loop, dict]:
