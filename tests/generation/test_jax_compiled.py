@@ -238,3 +238,25 @@ def test_top_p_filter_compiled_equals_the_kernel(top_p, keep):
                                       top_p_filter(rows, top_p, -np.inf, keep))
     np.testing.assert_array_equal(cg.run({"s": s})["out"], want)
     assert all(r.compiles for r in cg.explain())
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+@pytest.mark.parametrize("bad", ["seed", "repetition_penalty", "attention_mask"])
+def test_sampling_inputs_ort_refuses_are_input_errors_naming_the_node(backend, bad):
+    """A negative seed, repetition_penalty 0, a mask of another shape: ONNX Runtime
+    refuses them; the NumPy kernel raises an InputError naming the node and the input, the
+    compiled search too for the seed, and an itergraph error naming the node for the
+    others (the guard of the lowered form, which does not name the input)."""
+    import itergraph as ig
+
+    model, feeds = _sampling("repetition-min-length")
+    model.graph.node[0].name = "sampler"
+    feeds = {**feeds, **{"seed": {"seed": np.array([-3], I32)},
+                         "repetition_penalty": {"repetition_penalty": np.zeros(1, np.float32)},
+                         "attention_mask": {"attention_mask": np.ones((3, 4), I32)}}[bad]}
+    with pytest.raises(Exception):  # noqa: B017 - ORT's own error type
+        _ort(model, feeds)
+    named = backend == "numpy" or bad == "seed"
+    with pytest.raises(ig.InputError if named else ig.Error,
+                       match=f"sampler.*{bad}" if named else "sampler"):
+        ig.load(model).run(feeds, backend=backend)

@@ -60,6 +60,8 @@ operator fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..errors import UnsupportedError, where
@@ -467,12 +469,12 @@ class _Lowering:
             scores = self.ban(b, scores, b.node("And", [short, is_eos], version=7))
         return scores
 
-    def choose(self, b: Builder, scores: Value, step: Value) -> Value:
-        """Each row's token [B] (any integer type) from `scores` at the int64 scalar `step`
-        (0 on the prompt): greedy, the argmax."""
+    def choose(self, b: Builder, scores: Value, step: Callable[[], Value]) -> Value:
+        """Each row's token [B] (any integer type) from `scores`; `step()` builds the step's
+        index (an int64 scalar, 0 on the prompt) where it is needed. Greedy: the argmax."""
         return b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0})
 
-    def pick(self, b: Builder, scores: Value, done: Value | None, step: Value
+    def pick(self, b: Builder, scores: Value, done: Value | None, step: Callable[[], Value]
              ) -> tuple[Value, Value]:
         """``(token [B, 1] int32, done [B])`` after `choose` on `scores`."""
         tok = self.cast(b, self.choose(b, scores, step), I32)
@@ -528,7 +530,7 @@ class _Lowering:
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         scores = self.process(o, outs[0], seqs, length, first=True)
-        tok, done = self.pick(o, scores, None, o.i64(0, "zero"))
+        tok, done = self.pick(o, scores, None, lambda: o.i64(0, "zero"))
         seqs1 = self.write(o, seqs, tok, length)
         ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
                                                  {"axis": 0})],
@@ -566,7 +568,7 @@ class _Lowering:
                                              *past_p], "step")
         scores = self.process(b, outs[0], prm["seqs"], prm["length"], first=False)
         tok_n, done_n = self.pick(b, scores, prm["done"],
-                                  b.node("Add", [it, self.outer.i64(1, "one")]))
+                                  lambda: b.node("Add", [it, self.outer.i64(1, "one")]))
         new = {"token": tok_n, "position": pos, "mask": mask, "done": done_n,
                "seqs": self.write(b, prm["seqs"], tok_n, prm["length"]),
                "length": b.node("Add", [prm["length"], self.outer.i64(1, "one")],

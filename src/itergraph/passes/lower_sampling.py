@@ -25,8 +25,11 @@ is not NumPy's: a uniform number within that rounding of a boundary may pick the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from ..errors import where
 from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import DataType
@@ -114,18 +117,19 @@ class _SamplingLowering(_Lowering):
         return b.node("Div", [p, b.node("ReduceSum", [p, self.outer.i64([1], "a1")],
                                         {"keepdims": 1})])
 
-    def choose(self, b: Builder, scores: Value, step: Value) -> Value:
+    def choose(self, b: Builder, scores: Value, step: Callable[[], Value]) -> Value:
         """The token drawn with the step's uniform number (`semantics.generation.draw`)."""
         o = self.outer
         if self.uniforms is None:  # first called on the prompt, in the node's graph
             f = self.p["feeds"]
             self.uniforms = o.add(UNIFORMS, [f["input_ids"], self.max_length, f["seed"]],
                                   [Value(o.fresh("uniforms"), _t(F64, [None, None]))],
-                                  domain=DOMAIN, version=1).outputs[0]
+                                  {"of": where(self.node)}, domain=DOMAIN,
+                                  version=1).outputs[0]
         cdf = b.node("CumSum", [self.softmax64(b, scores), o.i64(1, "axis")], version=11)
         last = b.node("Slice", [cdf, o.i64([-1], "m1"), o.i64([np.iinfo(np.int64).max], "e"),
                                 o.i64([1], "a1")])
         cdf = b.node("Div", [cdf, last])
-        u = b.node("Gather", [self.uniforms, step], {"axis": 0})                 # [B]
+        u = b.node("Gather", [self.uniforms, step()], {"axis": 0})               # [B]
         below = self.cast(b, b.node("LessOrEqual", [cdf, b.unsqueeze(u, 1)], version=16), I64)
         return b.node("ReduceSum", [below, o.i64([1], "a1")], {"keepdims": 0})

@@ -96,13 +96,24 @@ def check_vocab(node, a, vocab: int) -> None:
                              f"dimension {axis} must be the vocabulary size {vocab}")
 
 
+#: why a negative ``seed`` is refused (NumPy's generator, which draws the tokens, refuses it)
+NEGATIVE_SEED = "input 'seed' must not be negative"
+
+
+def check_seed(element: str, seed) -> None:
+    """An `InputError` naming `element` (a node's `where`) for a negative ``seed``."""
+    s = int(_scalar(seed, 0))
+    if s < 0:
+        raise InputError(f"{element}: {NEGATIVE_SEED}, got {s}")
+
+
 def sampling_uniforms(seed, steps: int, rows: int) -> np.ndarray:
     """The uniform numbers ``Sampling`` draws its tokens with: ``[steps, rows]`` float64 from
     NumPy's generator seeded by `seed` (a one-element input; absent or 0: fresh entropy,
     a new draw every call), in the order of the draws, step by step and row by row. itergraph
     does not reproduce ONNX Runtime's generator (module docstring of
     `backends.numpy.kernels.gen_sampling`)."""
-    s = int(_scalar(seed, 0))
+    s = max(int(_scalar(seed, 0)), 0)  # negative: refused by `check_seed` first
     return np.random.default_rng(s or None).random((max(int(steps), 0), int(rows)))
 
 

@@ -25,7 +25,8 @@ def _sampling_uniforms(cx, input_ids, max_length, seed=None):
     64-bit mode (`fast_call`, for 32-bit feeds)."""
     import jax
 
-    from ....semantics.generation import sampling_uniforms
+    from ....errors import InputError, where
+    from ....semantics.generation import NEGATIVE_SEED, sampling_uniforms
 
     rows, prompt = input_ids.shape
     steps = max(cx.ints(max_length, "max_length (input 1)")[0] - prompt, 0)
@@ -35,7 +36,10 @@ def _sampling_uniforms(cx, input_ids, max_length, seed=None):
         u = np.ascontiguousarray(sampling_uniforms(s, steps, rows), "<f8")
         return u.view("<u4").reshape(steps, rows, 2)
 
-    words = jax.pure_callback(draw, out, cx.xp.asarray(0 if seed is None else seed))
+    seed = cx.xp.asarray(0 if seed is None else seed).reshape(-1)[:1]
+    of = str(cx.attr("of", where(cx.node)))
+    cx.tc.check(cx.frame, (seed < 0).any(), f"{of}: {NEGATIVE_SEED}", InputError)
+    words = jax.pure_callback(draw, out, seed)
     return jax.lax.bitcast_convert_type(words, np.float64)
 
 

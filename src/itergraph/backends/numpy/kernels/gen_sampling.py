@@ -22,7 +22,13 @@ import numpy as np
 
 from ....errors import UnsupportedError, where
 from ....ir import Node
-from ....semantics.generation import draw, sampling_uniforms
+from ....semantics.generation import (
+    check_inputs,
+    check_seed,
+    check_vocab,
+    draw,
+    sampling_uniforms,
+)
 from ..plan import CompileContext
 from . import kernel
 from .gen_greedy import DOMAIN, _attrs, _decoder, _scalar, generate, refuse_outputs, split_args
@@ -66,14 +72,18 @@ def sampling(node: Node, ctx: CompileContext):
 
     def run(*args):
         a, outer = split_args(node, args, names)
+        check_inputs(node, a, beam=False)  # ONNX Runtime refuses these as for GreedySearch
         (input_ids, max_length, min_length, repetition_penalty, vocab_mask, prefix_vocab_mask,
          attention_mask, presence_mask, seed) = (a[n] for n in names)
+        check_seed(where(node), seed)
         ml = int(_scalar(max_length, 0))
         ids = np.asarray(input_ids)
         uniforms = iter(sampling_uniforms(seed, ml - ids.shape[1], ids.shape[0]))
         mn, rp = int(_scalar(min_length, 0)), float(_scalar(repetition_penalty, 1.0))
 
         def process(scores, seqs, step):
+            if step == 1:
+                check_vocab(node, a, scores.shape[1])
             s = process_logits(scores, seqs, step, repetition_penalty=rp,
                                vocab_mask=vocab_mask, prefix_vocab_mask=prefix_vocab_mask,
                                min_length=mn, eos=eos, no_repeat_ngram_size=ngram)
@@ -101,9 +111,13 @@ def sampling(node: Node, ctx: CompileContext):
 @kernel("SamplingUniforms", domain="itergraph")
 def sampling_uniforms_kernel(node: Node, ctx: CompileContext):
     """``SamplingUniforms(input_ids, max_length, seed)`` of `passes.lower_sampling`: the
-    ``[max_length - S, B]`` uniform numbers `semantics.generation.sampling_uniforms` draws."""
+    ``[max_length - S, B]`` uniform numbers `semantics.generation.sampling_uniforms` draws
+    (a negative seed refused, naming the node ``of``: the Sampling node lowered)."""
+
+    of = str(node.attrs.get("of", where(node)))
 
     def run(input_ids, max_length, seed=None):
+        check_seed(of, seed)
         b, s = np.shape(input_ids)
         return sampling_uniforms(seed, int(_scalar(max_length, 0)) - s, b)
 
