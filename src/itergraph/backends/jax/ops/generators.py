@@ -103,4 +103,3 @@ def _cast_rule(cx, x):
 @lowering("CastLike", since=15, fold=True)
 def _cast_like(cx, x, like):
     return _cast(cx, x, np.dtype(like.dtype))
-
