@@ -60,6 +60,8 @@ operator fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..errors import UnsupportedError, where
@@ -84,12 +86,20 @@ GREEDY_INPUTS = ("input_ids", "max_length", "min_length", "repetition_penalty", 
 BEAM_INPUTS = ("input_ids", "max_length", "min_length", "num_beams", "num_return_sequences",
                "length_penalty", "repetition_penalty", "vocab_mask", "prefix_vocab_mask",
                "attention_mask", "decoder_input_ids", "logits_processor")
-INPUTS = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS}
+SAMPLING_INPUTS = (*GREEDY_INPUTS, "presence_mask", "seed")
+INPUTS = {"GreedySearch": GREEDY_INPUTS, "BeamSearch": BEAM_INPUTS, "Sampling": SAMPLING_INPUTS}
 #: attributes the lowering reads or that say nothing it must honour
 KNOWN_ATTRS = {"decoder", "init_decoder", "model_type", "eos_token_id", "pad_token_id",
                "no_repeat_ngram_size", "vocab_size", "logits_processor",
                "decoder_start_token_id"}
 BEAM_ATTRS = KNOWN_ATTRS | {"early_stopping"}
+SAMPLING_ATTRS = KNOWN_ATTRS | {"temperature", "top_p", "filter_value", "min_tokens_to_keep",
+                                "presence_penalty", "custom"}
+ATTRS = {"GreedySearch": KNOWN_ATTRS, "BeamSearch": BEAM_ATTRS, "Sampling": SAMPLING_ATTRS}
+#: the outputs each lowering computes (an asked-for output beyond them is refused)
+COMPUTED = {"GreedySearch": ("sequences",),
+            "BeamSearch": ("sequences", "sequences_scores", "scores"),
+            "Sampling": ("sequences",)}
 #: whether BeamSearch is lowered too (else left as it is)
 LOWER_BEAM = True
 
@@ -174,7 +184,7 @@ lower_generation = LowerGeneration()
 
 
 def _refuse(node: Node, what: str) -> UnsupportedError:
-    return UnsupportedError(f"{where(node)}: cannot lower GreedySearch to standard ONNX "
+    return UnsupportedError(f"{where(node)}: cannot lower {node.op_type} to standard ONNX "
                             f"operators: {what}")
 
 
@@ -188,9 +198,11 @@ def _check(node: Node) -> dict:
         raise _refuse(node, f"attribute 'logits_processor' = {a['logits_processor']}")
     if "encoder" in a:
         raise _refuse(node, "attribute 'encoder' with model_type 0")
-    unknown = sorted(set(a) - (KNOWN_ATTRS if is_greedy(node) else BEAM_ATTRS))
+    unknown = sorted(set(a) - ATTRS[node.op_type])
     if unknown:
         raise _refuse(node, f"attribute '{unknown[0]}'")
+    if int(a.get("custom", 0)):
+        raise _refuse(node, "attribute 'custom' = 1")
     dec = a.get("decoder")
     if not isinstance(dec, Graph):
         raise _refuse(node, "no 'decoder' attribute")
@@ -234,11 +246,10 @@ def _check(node: Node) -> dict:
         if feeds.get(name) is not None:
             raise _refuse(node, f"input '{name}'")
     eos, pad = required_token_ids(node)  # ORT refuses the model without them
-    computed = 1 if is_greedy(node) else 3
-    extra = [v.name for v in node.outputs[computed:] if v is not None and v.name]
+    computed = COMPUTED[node.op_type]
+    extra = [v.name for v in node.outputs[len(computed):] if v is not None and v.name]
     if extra:
-        known = "sequences" if computed == 1 else "sequences, sequences_scores, scores"
-        raise _refuse(node, f"output '{extra[0]}' (beyond {known})")
+        raise _refuse(node, f"output '{extra[0]}' (beyond {', '.join(computed)})")
 
     def dtype(v: Value) -> DataType:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
@@ -458,9 +469,15 @@ class _Lowering:
             scores = self.ban(b, scores, b.node("And", [short, is_eos], version=7))
         return scores
 
-    def pick(self, b: Builder, scores: Value, done: Value | None) -> tuple[Value, Value]:
-        """``(token [B, 1] int32, done [B])`` after the argmax of `scores`."""
-        tok = self.cast(b, b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0}), I32)
+    def choose(self, b: Builder, scores: Value, step: Callable[[], Value]) -> Value:
+        """Each row's token [B] (any integer type) from `scores`; `step()` builds the step's
+        index (an int64 scalar, 0 on the prompt) where it is needed. Greedy: the argmax."""
+        return b.node("ArgMax", [scores], {"axis": 1, "keepdims": 0})
+
+    def pick(self, b: Builder, scores: Value, done: Value | None, step: Callable[[], Value]
+             ) -> tuple[Value, Value]:
+        """``(token [B, 1] int32, done [B])`` after `choose` on `scores`."""
+        tok = self.cast(b, self.choose(b, scores, step), I32)
         hit = b.node("Equal", [tok, self.eos], type=_t(BOOL, [None]))
         if done is not None:
             hit = b.node("Or", [done, hit], version=7, type=_t(BOOL, [None]))
@@ -513,7 +530,7 @@ class _Lowering:
                                       self.cast(o, pos, p["pdt"], two),
                                       self.cast(o, mask64, p["mdt"], two), *pasts], "first")
         scores = self.process(o, outs[0], seqs, length, first=True)
-        tok, done = self.pick(o, scores, None)
+        tok, done = self.pick(o, scores, None, lambda: o.i64(0, "zero"))
         seqs1 = self.write(o, seqs, tok, length)
         ones = o.node("ConstantOfShape", [o.node("Concat", [batch1, o.i64([1], "one")],
                                                  {"axis": 0})],
@@ -550,7 +567,8 @@ class _Lowering:
                                              self.cast(b, mask, p["mdt"], [None, None]),
                                              *past_p], "step")
         scores = self.process(b, outs[0], prm["seqs"], prm["length"], first=False)
-        tok_n, done_n = self.pick(b, scores, prm["done"])
+        tok_n, done_n = self.pick(b, scores, prm["done"],
+                                  lambda: b.node("Add", [it, self.outer.i64(1, "one")]))
         new = {"token": tok_n, "position": pos, "mask": mask, "done": done_n,
                "seqs": self.write(b, prm["seqs"], tok_n, prm["length"]),
                "length": b.node("Add", [prm["length"], self.outer.i64(1, "one")],
@@ -770,12 +788,11 @@ class _BeamLowering(_Lowering):
                                             version=11), self.k])            # b*K, [B]
         self.row0 = o.unsqueeze(self.row0_b, 1)
         # prompt (`gen_greedy.prompt`), each row K times
-        mask64, pos, pos_last = self.positions(o, ids0, f["attention_mask"])
+        mask0, pos0, pos_last = self.positions(o, ids0, f["attention_mask"])
         ids = self.rows(o, ids0)
-        pos, mask64, pos_last = self.rows(o, pos), self.rows(o, mask64), self.rows(o, pos_last)
+        mask64, pos_last = self.rows(o, mask0), self.rows(o, pos_last)
         rows = self.dim(o, ids, 0)
         rows1 = o.unsqueeze(rows, 0)
-        pasts = self.empty_pasts(o, p, rows1)
         # [0, -1e9, ...] per batch; no hypotheses yet
         first_beam = o.node("Equal", [o.node("Range", [o.i64(0, "z"), self.k, o.i64(1, "one")],
                                                  version=11), o.i64(0, "zero")])
@@ -794,11 +811,7 @@ class _BeamLowering(_Lowering):
                   [p["pad"]], np.int32)}, version=9),
               "hyp_count": o.node("ConstantOfShape", [self.batch1], {"value": np.zeros(
                   1, np.int64)}, version=9)}
-        first = p["init"] if p["init"] is not None else p["decoder"]
-        two = [None, None]
-        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
-                                      self.cast(o, pos, p["pdt"], two),
-                                      self.cast(o, mask64, p["mdt"], two), *pasts], "first")
+        outs = self.first_step(o, ids0, pos0, mask0, rows)
         length = self.dim(o, ids, 1)
         self.trips1 = o.node("Sub", [self.max_length, length])  # steps: max_length - S
         st["step"] = o.i64(0, "zero")
@@ -846,6 +859,24 @@ class _BeamLowering(_Lowering):
                 o, final["steps"], 2), 0)], {"axis": 0})
             o.node("Reshape", [final["steps"], shape], out=self.node.outputs[2])
         return o.nodes
+
+    def first_step(self, o: Builder, ids: Value, pos: Value, mask: Value, rows: Value
+                   ) -> list[Value]:
+        """The first decoder's outputs on the prompt (`ids`, `pos`, `mask`: [B, S]), each
+        row repeated for its beams (logits on axis 0, presents on axis 1): the beams of a
+        batch start from the same prompt, so the decoder runs once per batch row, not once
+        per beam."""
+        p = self.p
+        first = p["init"] if p["init"] is not None else p["decoder"]
+        two = [None, None]
+        outs = self.inline(o, first, [self.cast(o, ids, p["idt"], two),
+                                      self.cast(o, pos, p["pdt"], two),
+                                      self.cast(o, mask, p["mdt"], two),
+                                      *self.empty_pasts(o, p, self.batch1)], "first")
+        rep = o.node("Div", [o.node("Range", [o.i64(0, "z"), rows, o.i64(1, "one")],
+                                    version=11), self.k])                # row r <- r // K
+        return [o.node("Gather", [v, rep], {"axis": 0 if i == 0 else 1}, type=v.type)
+                for i, v in enumerate(outs)]
 
     def beam_loop(self, st: dict, presents: list[Value], ones: Value, trips: Value,
                   cond0: Value) -> tuple[Loop, dict]:

@@ -94,3 +94,36 @@ def check_vocab(node, a, vocab: int) -> None:
         if v is not None and np.shape(v)[axis] != vocab:
             raise InputError(f"{where(node)}: input '{name}' has shape {np.shape(v)}, its "
                              f"dimension {axis} must be the vocabulary size {vocab}")
+
+
+#: why a negative ``seed`` is refused (NumPy's generator, which draws the tokens, refuses it)
+NEGATIVE_SEED = "input 'seed' must not be negative"
+
+
+def check_seed(element: str, seed) -> None:
+    """An `InputError` naming `element` (a node's `where`) for a negative ``seed``."""
+    s = int(_scalar(seed, 0))
+    if s < 0:
+        raise InputError(f"{element}: {NEGATIVE_SEED}, got {s}")
+
+
+def sampling_uniforms(seed, steps: int, rows: int) -> np.ndarray:
+    """The uniform numbers ``Sampling`` draws its tokens with: ``[steps, rows]`` float64 from
+    NumPy's generator seeded by `seed` (a one-element input; absent or 0: fresh entropy,
+    a new draw every call), in the order of the draws, step by step and row by row. itergraph
+    does not reproduce ONNX Runtime's generator (module docstring of
+    `backends.numpy.kernels.gen_sampling`)."""
+    s = max(int(_scalar(seed, 0)), 0)  # negative: refused by `check_seed` first
+    return np.random.default_rng(s or None).random((max(int(steps), 0), int(rows)))
+
+
+def draw(scores: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Each row's token drawn from ``softmax(scores)`` [rows, vocab] with its uniform `u`
+    [rows], as NumPy's ``Generator.choice(vocab, p=...)`` draws it: the first token whose
+    cumulative probability (normalised by the last) is above ``u``, in float64."""
+    s = np.asarray(scores, np.float64)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    cdf = np.cumsum(p, axis=1)
+    cdf /= cdf[:, -1:]
+    return (cdf <= np.asarray(u, np.float64)[:, None]).sum(axis=1)

@@ -1,8 +1,9 @@
-"""ONNX Runtime's ``GreedySearch`` / ``BeamSearch`` (decoder-only, ``model_type`` 0) on the
-JAX backend: lowered by `passes.lower_generation` to the first step and a ``Loop`` over the
-further tokens, which the backend compiles as one XLA loop, its K/V caches and attention mask
-carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's ``Attention`` reads them
-by `loops.padded_attention`).
+"""ONNX Runtime's ``GreedySearch`` / ``BeamSearch`` / ``Sampling`` (decoder-only,
+``model_type`` 0) on the JAX backend: lowered by `passes.lower_generation` (Sampling:
+`passes.lower_sampling`, its uniform numbers drawn by a host callback) to the first step and
+a ``Loop`` over the further tokens, which the backend compiles as one XLA loop, its K/V
+caches and attention mask carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's
+``Attention`` reads them by `loops.padded_attention`).
 
 The lowering is kept only when nothing in what it builds keeps it from compiling (the static
 analysis of `explain`, given as `problems`); otherwise, or where the pass refuses the node,
@@ -19,6 +20,7 @@ from ...errors import UnsupportedError, where
 from ...ir import Graph, Node
 from ...ir.clone import clone_graph
 from ...passes.lower_generation import lower_generation, lowered_op
+from ...passes.lower_sampling import is_sampling, lower_sampling
 from .records import Record
 
 KERNEL = "runs its NumPy kernel (ONNX Runtime's tokens)"
@@ -30,7 +32,7 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
     lowering builds compiles by `problems(graph, node)` (what keeps a top-level node from
     compiling); else (`graph` unchanged, a record per generation node saying why it runs its
     NumPy kernel). `graph` is never changed."""
-    nodes = [n for _, n in graph.walk() if lowered_op(n)]
+    nodes = [n for _, n in graph.walk() if lowered_op(n) or is_sampling(n)]
     if not nodes:
         return graph, []
     nested = [n for n in nodes if n not in graph.nodes]
@@ -40,6 +42,7 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
     copy = clone_graph(graph)
     try:
         lower_generation(copy)
+        lower_sampling(copy)
     except UnsupportedError as e:
         return graph, [Record(where(n), False, f"{KERNEL}: {e}") for n in nodes]
     before = {n.name for n in graph.nodes}
