@@ -1,8 +1,9 @@
 """Per-call latency on real models: itergraph (NumPy, JAX, auto) against ONNX Runtime and
 OpenVINO, one thread each, in one process.
 
-    .venv/bin/python bench/real_models.py [--calls 1000] [--only NAME[,NAME]] [--markdown]
-                                          [--engines numpy,jax,auto,ort,ov] [--cache DIR]
+    .venv/bin/python bench/real_models.py [--calls 1000] [--seconds 20] [--markdown]
+                                          [--only NAME[,NAME]] [--engines numpy,jax,auto,ort,ov]
+                                          [--cache DIR] [--offline]
 
 Rows:
 - the models packages ship (`shipped_models.MODELS`: the silero VAD family from the
@@ -20,8 +21,9 @@ Rows:
 Every engine streams the same inputs: the recurrent models get back the state they returned
 (as a VAD is called every 32 ms of audio). For each engine: the first call (load, compile and
 run), then 20 warm-up calls ("auto": and until it has judged its signatures), then `--calls`
-timed calls, the engines taking turns in rounds of 50 calls (a shared VM's speed drifts; so
-each engine sees the same drift); p50 and p99 per call, and the ratio of p50 to ONNX
+timed calls (fewer, not under 200, where the slowest engine would need over `--seconds`),
+the engines taking turns in rounds of 50 calls (a shared VM's speed drifts; so each engine
+sees the same drift); p50 and p99 per call, and the ratio of p50 to ONNX
 Runtime's (OpenVINO's for the IR row). Outputs of every engine's first call are
 checked against ONNX Runtime's (OpenVINO's for the IR row); a differing cell says MISMATCH.
 """
@@ -69,6 +71,9 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--calls", type=int, default=1000, help="timed calls per engine (1000)")
     p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--seconds", type=float, default=20.0,
+                   help="at most about this long per engine and row: fewer timed calls "
+                        f"(not under {MIN_CALLS}) for a row whose slowest engine needs it")
     p.add_argument("--only", default="", help="comma-separated row names")
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--cache", default=str(HERE / ".cache"),
@@ -317,15 +322,19 @@ class _Stream:
 
 
 ROUND = 50  # calls per engine per round: engines take turns, so a machine's drift is shared
+MIN_CALLS = 200  # the fewest timed calls per engine (p99 is then the 2nd-slowest call)
 
 
-def measure_row(row: Row, engines: list[str], calls: int, warmup: int,
-                threads: int) -> dict[str, Result]:
+def measure_row(row: Row, engines: list[str], calls: int, warmup: int, threads: int,
+                seconds: float = float("inf")) -> tuple[dict[str, Result], int]:
     """Prepare and first-call every engine, warm each up (and let "auto" settle), then time
-    `calls` calls per engine in rounds of `ROUND`, the engines taking turns."""
+    `calls` calls per engine in rounds of `ROUND`, the engines taking turns; fewer (not under
+    `MIN_CALLS`) where the slowest engine's warm-up calls say they would take more than
+    `seconds`. Returns the results and the number of timed calls."""
     import numpy as np
 
     streams = {e: _Stream(e, row) for e in engines}
+    per_call = 0.0
     for e, st in streams.items():
         try:
             t0 = time.perf_counter()
@@ -334,11 +343,15 @@ def measure_row(row: Row, engines: list[str], calls: int, warmup: int,
             st.res.outputs = [np.asarray(o) for o in st.call()]
             st.res.first = time.perf_counter() - t0
             st.res.engine_used, st.session = prepare.used, prepare.session
+            t1 = time.perf_counter()
             for _ in range(warmup):
                 st.call()
+            per_call = max(per_call, (time.perf_counter() - t1) / max(warmup, 1))
             _settle(st)
         except Exception as exc:
             st.fail(exc)
+    if per_call * calls > seconds:
+        calls = max(MIN_CALLS, int(seconds / per_call) // ROUND * ROUND)
     live = [st for st in streams.values() if st.res.error is None]
     for _ in range(-(-calls // ROUND)):
         for st in list(live):
@@ -351,7 +364,7 @@ def measure_row(row: Row, engines: list[str], calls: int, warmup: int,
     for st in live:
         t = np.array(st.times[:calls])
         st.res.p50, st.res.p99 = (float(np.percentile(t, q)) for q in (50, 99))
-    return {e: st.res for e, st in streams.items()}
+    return {e: st.res for e, st in streams.items()}, calls
 
 
 def _preload(row: Row, engines: list[str], threads: int) -> None:
@@ -448,8 +461,10 @@ def main(argv=None) -> int:
         results: dict[str, dict[str, Result]] = {}
         _preload(trivial_rows(work)[0], engines, args.threads)
         for row in rows:
-            results[row.name] = measure_row(row, engines, args.calls, args.warmup,
-                                            args.threads)
+            results[row.name], n = measure_row(row, engines, args.calls, args.warmup,
+                                               args.threads, args.seconds)
+            if n != args.calls:
+                row.what += f" ({n} timed calls per engine)"
             print(f"measured {row.name}", file=sys.stderr, flush=True)
     print_table(rows, results, engines, args, notes, load_before)
     return 0
@@ -477,7 +492,9 @@ def print_table(rows, results, engines, args, notes, load_before) -> None:
                      + (" |" if md else ""))
     print("\n".join(lines))
     print()
-    print(f"p50 / p99 per call in µs (ms where marked), {args.calls} calls per engine in "
+    print(f"p50 / p99 per call in µs (ms where marked), {args.calls} calls per engine "
+          f"(fewer, not under {MIN_CALLS}, where they would take the slowest engine over "
+          f"{args.seconds:.0f} s: the row's note says how many) in "
           f"rounds of {ROUND}, the engines taking turns, after {args.warmup} warm-up calls "
           f"(auto: and until the signatures it compiles behind "
           f"its calls are judged, at most {SETTLE_S:.0f} s); (x) = p50 relative to ONNX "
