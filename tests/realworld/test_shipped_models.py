@@ -1,6 +1,7 @@
 """Models as packages ship them (`models/shipped/README.md`), run as their users run them:
 silero VAD called chunk by chunk with its state carried, against ONNX Runtime; on JAX each
-call is one XLA program, as `explain` says."""
+call is one XLA program, as `explain` says. PP-OCR's text-direction classifier on crops of
+several sizes, and written as OpenVINO IR and as ONNX."""
 
 from pathlib import Path
 
@@ -96,3 +97,45 @@ def test_silero_vad_as_openvino_ir_with_fixed_input_shapes(ort_session, sr, tmp_
 def test_fixed_input_shapes_refused_with_a_reason(spec, message):
     with pytest.raises(ig.InputError, match=message):
         ig.load(SILERO).with_input_shapes(spec)
+
+
+PPOCR_CLS = Path(__file__).parent / "models" / "shipped" / "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+
+def _crops(*shapes):
+    rng = np.random.default_rng(5)
+    return [rng.random(s, dtype=np.float32) for s in shapes]
+
+
+@pytest.fixture(scope="module")
+def ppocr_ort():
+    return ort.InferenceSession(str(PPOCR_CLS), providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_ppocr_classifier_runs_as_onnx_runtime(ppocr_ort, backend):
+    """PP-OCR's text-direction classifier as RapidOCR ships it (paddle2onnx: no value_info,
+    batch, height and width dynamic)."""
+    sess = ig.load(PPOCR_CLS).compile(backend)
+    for x in _crops((1, 3, 48, 192), (3, 3, 48, 100)):
+        got = list(sess.run({"x": x}).values())
+        want = ppocr_ort.run(None, {"x": x})
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-5)
+
+
+def test_ppocr_classifier_written_runs_in_openvino_and_onnx_runtime(ppocr_ort, tmp_path):
+    """Its global average pools read values the file leaves untyped: the IR writer takes
+    their rank from ONNX's inference. One IR, crops of several sizes; and back to ONNX."""
+    import openvino as ov
+
+    m = ig.load(PPOCR_CLS)
+    m.save(tmp_path / "cls.xml")
+    m.save(tmp_path / "cls.onnx")
+    compiled = ov.Core().compile_model(str(tmp_path / "cls.xml"), "CPU",
+                                       {"INFERENCE_PRECISION_HINT": "f32"})
+    back = ort.InferenceSession(str(tmp_path / "cls.onnx"), providers=["CPUExecutionProvider"])
+    for x in _crops((1, 3, 48, 192), (2, 3, 48, 320)):
+        want = ppocr_ort.run(None, {"x": x})[0]
+        got = np.asarray(compiled({"x": x})[compiled.outputs[0]])
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(back.run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
