@@ -2163,3 +2163,68 @@ def _(c):
         opset_imports=[h.make_opsetid("", 13)], ir_version=7)
     ig_run(c, m, {"M": np.array(0, np.int64), "cond": np.array(True),
                   "x0": np.ones(2, np.float32)})
+
+
+def _int64_counter_loop(final_type, scan_type) -> onnx.ModelProto:
+    """A Loop carrying an int64 counter and stacking it, its outputs declared as given."""
+    m = loop_model(counter_body(I64), x_type=I64)
+    m.graph.output[0].type.tensor_type.elem_type = final_type
+    m.graph.output[1].type.tensor_type.elem_type = scan_type
+    return m
+
+
+_INT64_LOOP_FEEDS = {"M": np.array(3, np.int64), "cond": np.array(True),
+                     "x0": np.array(0, np.int64)}
+
+
+@case("onnx/loop_carried_int64_declared_float",
+      Raises(ModelError, "Loop node 'L'", "'x_final'", "tensor(float)", "tensor(int64)"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/beam_search_op8|value_dtype|2075820128`): a Loop's final value
+    # declared of another element type than the body carries ran, and its OpenVINO IR read
+    # back returned the declared type; ONNX Runtime refuses the declaration at load
+    m = _int64_counter_loop(F, I64)
+    ort_refuses(m, _INT64_LOOP_FEEDS)
+    ig_run(c, m, _INT64_LOOP_FEEDS)
+
+
+@case("onnx/loop_scan_output_of_int64_declared_float",
+      Raises(ModelError, "Loop node 'L'", "scan output 0", "'xs'", "tensor(float)",
+             "tensor(int64)"),
+      backends=BOTH)
+def _(c):
+    m = _int64_counter_loop(I64, F)
+    ort_refuses(m, _INT64_LOOP_FEEDS)
+    ig_run(c, m, _INT64_LOOP_FEEDS)
+
+
+@case("onnx/loop_of_int64_declared_int64_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _int64_counter_loop(I64, I64)
+    got = ig_run(c, m, _INT64_LOOP_FEEDS)
+    want = run_ort(m, _INT64_LOOP_FEEDS)
+    for k in ("x_final", "xs"):
+        assert got[k].dtype == np.int64, (k, got[k].dtype)
+        np.testing.assert_array_equal(got[k], want[k])
+
+
+@case("onnx/cast_to_int64_declared_float_in_a_loop_body",
+      Raises(ModelError, "Cast node 'cast'", "'step'", "tensor(float)", "tensor(int64)"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`jax2onnx/attention_steps|cast_to|2064466950`): a Cast's `to` made
+    # int64 where the body's value_info declares its output float; ONNX Runtime refuses it
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Cast", ["x"], ["step"], name="cast", to=I64),
+                  h.make_node("Identity", ["step"], ["step_out"]),
+                  h.make_node("Identity", ["x"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [])],
+                 [vi("c_out", B, []), vi("x_out", F, []), vi("step_out", F, [])])
+    body.value_info.append(vi("step", F, []))
+    node = h.make_node("Loop", ["M", "cond", "x0"], ["xf", "steps"], name="L", body=body)
+    m = model([node], [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [])],
+              [vi("xf", F, None), vi("steps", F, None)], opset=13)
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True), "x0": np.array(1.5, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)

@@ -89,7 +89,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     if p.op_type == "Constant":
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
-        _fill_cast_type(p, outputs)
+        _fill_cast_type(p, outputs, what)
     if p.op_type == "ConstantOfShape" and len(outputs) == 1:
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
@@ -387,9 +387,10 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
             return
 
 
-def _fill_cast_type(p, outputs: list[Value]) -> None:
+def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
     """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
-    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type)."""
+    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type); an
+    output declared of another element type is refused, as ONNX Runtime refuses it."""
     to = next((a for a in p.attribute if a.name == "to" and a.type == AttributeProto.INT), None)
     if to is None or len(outputs) != 1:
         return
@@ -397,7 +398,13 @@ def _fill_cast_type(p, outputs: list[Value]) -> None:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    _fill_dtype(outputs[0], dtype)
+    v = outputs[0]
+    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    computed = type_string(TensorType(dtype, None))
+    if declared is not None and declared != computed:
+        raise ModelError(f"{what}: output '{v.name}' is declared {declared} but 'to' makes "
+                         f"it {computed}")
+    _fill_dtype(v, dtype)
 
 
 def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
