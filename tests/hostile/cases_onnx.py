@@ -2228,3 +2228,24 @@ def _(c):
     feeds = {"M": np.array(2, np.int64), "cond": np.array(True), "x0": np.array(1.5, np.float32)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+@case("onnx/loop_of_zero_iterations_and_unknown_step_rank_saved_as_ir", Ok(), backends=BOTH)
+def _(c):
+    # open after `--seed 11717`: the per-step value's rank is the length of `s`, known only at
+    # run time; the IR the writer makes (an unsqueezed step joined on axis 0) read back raised
+    # "axis 0 out of range for rank 0" after zero iterations where ONNX Runtime gives (0,)
+    b = graph([h.make_node("Identity", ["c_in"], ["c_out"]),
+               h.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+              [vi("i", I64, []), vi("c_in", B, [])], [vi("c_out", B, []), vi("y", F, None)])
+    m = model([h.make_node("Loop", ["M", ""], ["ys"], body=b, name="stack")],
+              [vi("M", I64, []), vi("x", F, [2, 3]), vi("s", I64, ["k"])],
+              [vi("ys", F, ["n", "d1", "d2"])], opset=17)
+    ig.save(ig.load(m), c.path("m.xml"))
+    for trips in (0, 2):
+        feeds = {"M": np.array(trips, np.int64), "x": X, "s": np.array([3, 2])}
+        want = run_ort(m, feeds)["ys"]
+        for source in (m, c.path("m.xml")):
+            got = ig_run(c, source, feeds)["ys"]
+            assert got.shape == want.shape, (trips, str(source)[:12], got.shape, want.shape)
+            np.testing.assert_array_equal(got, want)
