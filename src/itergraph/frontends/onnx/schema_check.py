@@ -84,7 +84,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     _check_axes(p, inputs, what)
     bound = _check_types(schema, inputs, what)
     if p.op_type == "If":
-        _check_if(p)
+        _check_if(p, outputs)
     _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "Constant":
         _fill_constant_type(p, outputs)
@@ -117,6 +117,7 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value], what: str) -> 
             only = constraints.get(formal.type_str, [formal.type_str])
             dtype = _single_tensor_dtype(only[0]) if len(only) == 1 else None
             if dtype is not None:
+                _check_declared(v, only[0], formal, what)
                 _fill_dtype(v, dtype)
             continue
         if not isinstance(first[2], TensorType):
@@ -469,7 +470,9 @@ def _allowed(allowed: set[str]) -> str:
     return ", ".join(items)
 
 
-def _check_if(p) -> None:
+def _check_if(p, outputs: list[Value]) -> None:
+    """Both branches have as many outputs as the node, of one type each, and the type the
+    node's output is declared where it is (ONNX Runtime refuses a declaration it contradicts)."""
     branches = {a.name: a.g for a in p.attribute
                 if a.name in ("then_branch", "else_branch") and a.type == AttributeProto.GRAPH}
     for name, g in branches.items():
@@ -484,3 +487,9 @@ def _check_if(p) -> None:
                 raise ModelError(f"{_where(p)}: output {k} is {ta} in then_branch ('{a.name}') "
                                  f"but {tb} in else_branch ('{b.name}'); both branches must "
                                  "give one type")
+    for name, g in branches.items():
+        for k, (b, v) in enumerate(zip(g.output, outputs)):
+            tb, declared = type_string(type_from_onnx(b.type)), type_string(v.type)
+            if tb is not None and declared is not None and tb != declared:
+                raise ModelError(f"{_where(p)}: output {k} ('{v.name}') is declared {declared} "
+                                 f"but {name} gives {tb} ('{b.name}')")
