@@ -141,8 +141,6 @@ FIXED = [
     "torch/beam_search_op8|value_dtype|2075820128",
     "jax2onnx/attention_steps|cast_to|2064466950",
     "jax2onnx/fori_static|cast_to|8826454",
-    # an LSTM hidden_size of 2**40 saved as IR: a NumPy broadcast error that named no node
-    "tf/keras_lstm_initial_state_op13|attr_int|824206537",
 ]
 
 
