@@ -2347,3 +2347,47 @@ def _(c):
     finally:
         took = time.monotonic() - start
         assert took < 15, f"{took:.1f} s to stop after 10000 iterations"
+
+
+def _scan_casting_to_int64(state_type, scan_type) -> onnx.ModelProto:
+    """A Scan summing float rows (a float state) and casting each row to int64 (a scan
+    output), its outputs declared as given."""
+    body = graph([h.make_node("Add", ["s", "x"], ["s_out"]),
+                  h.make_node("Cast", ["x"], ["y"], to=I64)],
+                 [vi("s", F, [2]), vi("x", F, [2])], [vi("s_out", F, [2]), vi("y", I64, [2])])
+    node = h.make_node("Scan", ["s0", "xs"], ["sf", "ys"], name="S", body=body,
+                       num_scan_inputs=1)
+    return model([node], [vi("s0", F, [2]), vi("xs", F, [3, 2])],
+                 [vi("sf", state_type, None), vi("ys", scan_type, None)])
+
+
+_SCAN_FEEDS = {"s0": np.zeros(2, np.float32), "xs": np.arange(6, dtype=np.float32).reshape(3, 2)}
+
+
+@case("onnx/scan_outputs_declared_of_other_types",
+      Raises(ModelError, "Scan node 'S'", "scan output 0", "'ys'", "tensor(float)",
+             "tensor(int64)"),
+      backends=BOTH)
+def _(c):
+    # as a Loop's: a Scan's final state or scan output declared of another element type
+    # than the body gives is refused, as ONNX Runtime refuses it
+    bad_state = _scan_casting_to_int64(I64, I64)
+    ort_refuses(bad_state, _SCAN_FEEDS)
+    try:
+        ig_run(c, bad_state, _SCAN_FEEDS)
+    except ModelError as e:
+        assert "state 0" in str(e) and "'sf'" in str(e), str(e)
+    else:
+        raise AssertionError("a final state declared int64 over a float state ran")
+    m = _scan_casting_to_int64(F, F)
+    ort_refuses(m, _SCAN_FEEDS)
+    ig_run(c, m, _SCAN_FEEDS)
+
+
+@case("onnx/scan_outputs_declared_of_their_types_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _scan_casting_to_int64(F, I64)
+    want, got = run_ort(m, _SCAN_FEEDS), ig_run(c, m, _SCAN_FEEDS)
+    for k in ("sf", "ys"):
+        assert got[k].dtype == want[k].dtype, (k, got[k].dtype)
+        np.testing.assert_array_equal(got[k], want[k])
