@@ -2391,3 +2391,52 @@ def _(c):
     for k in ("sf", "ys"):
         assert got[k].dtype == want[k].dtype, (k, got[k].dtype)
         np.testing.assert_array_equal(got[k], want[k])
+
+
+def _reduce_max_in_a_branch(opset: int, axes: list[int]) -> onnx.ModelProto:
+    """``If(c, ReduceSum(y), ReduceMax(y, axes))`` over ``y`` of shape [3]; the axes an
+    attribute before opset 18, an initializer of the branch from 18 on."""
+    if opset < 18:
+        red, inits = h.make_node("ReduceMax", ["y"], ["r"], name="rmax", axes=axes,
+                                 keepdims=0), []
+    else:
+        red = h.make_node("ReduceMax", ["y", "ax"], ["r"], name="rmax", keepdims=0)
+        inits = [const("ax", np.array(axes, np.int64))]
+    then = graph([h.make_node("ReduceSum", ["y"], ["a"], keepdims=0)], [], [vi("a", F, None)],
+                 name="t")
+    other = graph([red], [], [vi("r", F, None)], inits, name="e")
+    return model([h.make_node("If", ["c"], ["z"], name="if", then_branch=then,
+                              else_branch=other)],
+                 [vi("y", F, [3]), vi("c", B, [])], [vi("z", F, None)], opset=opset)
+
+
+@case("onnx/reduce_max_axes_min_int64_in_a_branch_never_taken",
+      Raises(ModelError, "ReduceMax node 'rmax'", "'axes'", "-9223372036854775808", "rank 1"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`paddle/static_cond_op13|attr_ints|492043286`, `--seed 20000`): NumPy
+    # ran the branch taken, JAX traced the other and refused its axes; ONNX Runtime refuses
+    # the model at load, the axes an attribute (opset 13) or an initializer (opset 18)
+    feeds = {"y": np.arange(3, dtype=np.float32), "c": np.array(True)}
+    for opset in (18, 13):
+        m = _reduce_max_in_a_branch(opset, [-2**63])
+        ort_refuses(m, feeds)
+        if opset == 18:
+            try:
+                ig_run(c, m, feeds)
+            except ModelError as e:
+                assert "input 1 'axes' ('ax')" in str(e), str(e)
+            else:
+                raise AssertionError("opset 18: axes of -2**63 ran")
+        else:
+            ig_run(c, m, feeds)
+
+
+@case("onnx/reduce_max_axes_in_a_branch_valid", Ok(), backends=BOTH)
+def _(c):
+    for opset in (13, 18):
+        for axes in ([0], [-1]):
+            m = _reduce_max_in_a_branch(opset, axes)
+            for taken in (True, False):
+                feeds = {"y": np.array([2, 7, 5], np.float32), "c": np.array(taken)}
+                assert_close(ig_run(c, m, feeds)["z"], run_ort(m, feeds)["z"])

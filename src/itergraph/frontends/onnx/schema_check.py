@@ -7,7 +7,8 @@ does when it loads a model:
   graph, ...), and the required ones are present; an int attribute that holds a boolean
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
   Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze, and the
-  ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), lie within the rank
+  ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), and a reduction's
+  ``axes`` attribute, lie within the rank
   where the input's rank is known: declared, or as ONNX's inference carries it at load
   (`LOAD_RANK`: a Shape's vector, the rank a Slice or an element-wise op keeps); ONNX
   Runtime's shape inference refuses them at load, even in a loop body that never runs;
@@ -23,6 +24,7 @@ those), nor inputs of unknown type.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
@@ -287,20 +289,48 @@ def _check_axis(p, inputs: list[Value | None], what: str) -> None:
                          f"[{-(rank + extra)}, {rank + extra - 1}] for an input of rank {rank}")
 
 
+#: the reductions (``ReduceMax``...), whose ``axes`` attribute (before it became an input)
+#: names axes of the input
+_REDUCTIONS = tuple(f"Reduce{k}" for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean",
+                                           "Min", "Prod", "Sum", "SumSquare"))
+
+
 def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     """Unsqueeze's and Squeeze's ``axes`` attribute (opset < 13) within the rank of the
-    output (Unsqueeze) or of the input (Squeeze), where the input's rank is known."""
+    output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
+    where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type in _REDUCTIONS:
+        _check_reduction_axes_input(p, inputs, what)
     found = _attribute_and_rank(p, inputs, "axes", AttributeProto.INTS) \
-        if p.op_type in ("Unsqueeze", "Squeeze") else None
+        if p.op_type in ("Unsqueeze", "Squeeze", *_REDUCTIONS) else None
     if found is None:
         return
     axes, rank = found
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
-    bad = [a for a in axes.ints if not -rank <= a < rank]
+    _within(list(axes.ints), rank, what, "attribute 'axes'",
+            "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
+    """A reduction's ``axes`` input (opset 18, ReduceSum 13) within the data's rank where
+    both are known before the run (an initializer or a constant), as ONNX Runtime checks
+    them at load, in a branch that never runs too."""
+    rank = _rank_of(inputs[0]) if inputs else None
+    axes = inputs[1].const if len(inputs) > 1 and inputs[1] is not None else None
+    if rank is None or axes is None:
+        return
+    try:
+        values = [int(a) for a in np.asarray(axes).reshape(-1)]
+    except (TypeError, ValueError):
+        return  # not integers: the type check or the kernel names them
+    _within(values, rank, what, f"input 1 'axes' ('{inputs[1].name}')", "an input")
+
+
+def _within(axes: list[int], rank: int, what: str, which: str, of: str) -> None:
+    bad = [a for a in axes if not -rank <= a < rank]
     if bad:
-        of = "an output" if p.op_type == "Unsqueeze" else "an input"
-        raise ModelError(f"{what}: attribute 'axes' {list(axes.ints)} holds {bad[0]}, outside "
+        raise ModelError(f"{what}: {which} {axes} holds {bad[0]}, outside "
                          f"[{-rank}, {rank - 1}] for {of} of rank {rank}")
 
 
@@ -310,8 +340,7 @@ _REDUCE = ("keepdims", "noop_with_empty_axes")
 _BOOLEAN: dict[str, tuple[str, ...]] = {
     "TopK": ("largest", "sorted"),
     "ArgMax": ("keepdims", "select_last_index"), "ArgMin": ("keepdims", "select_last_index"),
-    **{f"Reduce{k}": _REDUCE for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min",
-                                       "Prod", "Sum", "SumSquare")},
+    **{op: _REDUCE for op in _REDUCTIONS},
     "CumSum": ("exclusive", "reverse"),
     "Unique": ("sorted",),
     "Trilu": ("upper",),
