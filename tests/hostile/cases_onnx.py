@@ -1692,6 +1692,20 @@ def _(c):
     ig.load(p)
 
 
+@case("onnx/attribute_name_not_utf8",
+      Raises(ModelError, "'cs'", "attribute name", "UTF-8"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`jax2onnx/cumsum_in_fori|bytes|1436316409`, `--seed 20001`): an
+    # attribute name overwritten with bytes that are not UTF-8 (protobuf hands them over as
+    # bytes) raised a raw TypeError in the attribute check
+    m = _one_node("CumSum", [("x", F, [2, 3]), ("ax", I64, [])], ["y"], name="cs", reverse=1)
+    data = m.SerializeToString().replace(b"\x0a\x07reverse", b"\x0a\x07\x97everse", 1)
+    assert data != m.SerializeToString()
+    p = c.path("m.onnx")
+    p.write_bytes(data)
+    ig_run(c, p, {"x": X, "ax": np.array(1, np.int64)})
+
+
 @case("onnx/reshape_to_a_scalar_shape", Raises(ModelError, "Reshape node 'rs'", "not a vector"),
       backends=BOTH)
 def _(c):

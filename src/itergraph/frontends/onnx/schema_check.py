@@ -70,10 +70,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
-    for field in ("op_type", "domain"):
-        if not isinstance(getattr(p, field), str):  # protobuf gives bytes that are not UTF-8
-            raise ModelError(f"node '{p.name if isinstance(p.name, str) else repr(p.name)}': its "
-                             f"{field} {getattr(p, field)!r} is not valid UTF-8")
+    _check_utf8(p)
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -96,6 +93,17 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
+
+
+def _check_utf8(p: onnx.NodeProto) -> None:
+    """The node's op type, domain and attribute names are text: protobuf hands over bytes
+    where the file's are not valid UTF-8, which no name lookup can match."""
+    label = p.name if isinstance(p.name, str) else repr(p.name)
+    fields = [("op_type", p.op_type), ("domain", p.domain)] + \
+        [("attribute name", a.name) for a in p.attribute]
+    for field, text in fields:
+        if not isinstance(text, str):
+            raise ModelError(f"node '{label}': its {field} {text!r} is not valid UTF-8")
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
