@@ -146,6 +146,8 @@ FIXED = [
     "paddle/static_cond_op13|attr_ints|492043286",
     # an attribute name that is not UTF-8: a raw TypeError from the attribute check
     "jax2onnx/cumsum_in_fori|bytes|1436316409",
+    # four activations for an LSTM in a loop body that never runs: NumPy refused, JAX ran
+    "torch-unseen/lstm_cell_no_rows_op13|rnn_attrs|166422397",
 ]
 
 

@@ -2455,3 +2455,43 @@ def _(c):
             for taken in (True, False):
                 feeds = {"y": np.array([2, 7, 5], np.float32), "c": np.array(taken)}
                 assert_close(ig_run(c, m, feeds)["z"], run_ort(m, feeds)["z"])
+
+
+def _lstm_in_a_loop_body(activations: list[str]) -> onnx.ModelProto:
+    """A Loop whose body runs an LSTM (hidden size 2, input size 2) over its carried state."""
+    rng = np.random.default_rng(0)
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Unsqueeze", ["x", "ax01"], ["x3"]),
+                  h.make_node("LSTM", ["x3", "W", "R"], ["", "yh"], name="lstm", hidden_size=2,
+                              activations=activations),
+                  h.make_node("Reshape", ["yh", "shape2"], ["x_out"])],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])],
+                 [const("W", rng.standard_normal((1, 8, 2)).astype(np.float32)),
+                  const("R", rng.standard_normal((1, 8, 2)).astype(np.float32)),
+                  const("ax01", np.array([0, 1], np.int64)), const("shape2", np.array([2]))])
+    return model([h.make_node("Loop", ["M", "cond", "x0"], ["xf"], name="L", body=body)],
+                 [vi("M", I64, []), vi("cond", B, []), vi("x0", F, [2])], [vi("xf", F, None)],
+                 opset=13)
+
+
+@case("onnx/lstm_with_four_activations_in_a_loop_that_never_runs",
+      Raises(ModelError, "LSTM node 'lstm'", "'activations'", "expected 3", "got 4"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/lstm_cell_no_rows_op13|rnn_attrs|166422397`, `--seed
+    # 20002`): NumPy refused the activations while planning the body, JAX ran the loop of no
+    # iteration; ONNX Runtime refuses the model at load
+    m = _lstm_in_a_loop_body(["Relu", "Tanh", "Sigmoid", "Elu"])
+    feeds = {"M": np.array(0, np.int64), "cond": np.array(True), "x0": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/lstm_with_three_activations_in_a_loop_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _lstm_in_a_loop_body(["Sigmoid", "Relu", "Tanh"])
+    for trips in (0, 2):
+        feeds = {"M": np.array(trips, np.int64), "cond": np.array(True),
+                 "x0": np.array([0.5, -1], np.float32)}
+        assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"], rtol=1e-4, atol=1e-5)

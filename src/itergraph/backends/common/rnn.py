@@ -35,7 +35,7 @@ import numpy as np
 
 from ...errors import ExecutionError, ModelError, where
 from ...ir.attributes import attr, attr_floats, attr_str, attr_strs
-from ...semantics.recurrent import clip_threshold
+from ...semantics.recurrent import DEFAULT_ACTIVATIONS, clip_threshold
 
 # ----------------------------------------------------------------------------- cell kinds
 
@@ -52,9 +52,9 @@ class CellKind:
 
 
 KINDS = {
-    "LSTM": CellKind(4, 2, ("Sigmoid", "Tanh", "Tanh"), ((0, 4),)),
-    "GRU": CellKind(3, 1, ("Sigmoid", "Tanh"), ((0, 2), (2, 3))),
-    "RNN": CellKind(1, 1, ("Tanh",), ((0, 1),)),
+    "LSTM": CellKind(4, 2, DEFAULT_ACTIVATIONS["LSTM"], ((0, 4),)),
+    "GRU": CellKind(3, 1, DEFAULT_ACTIVATIONS["GRU"], ((0, 2), (2, 3))),
+    "RNN": CellKind(1, 1, DEFAULT_ACTIVATIONS["RNN"], ((0, 1),)),
 }
 
 # ----------------------------------------------------------------------------- activations

@@ -32,6 +32,7 @@ from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
+from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -93,6 +94,18 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
+
+
+def _check_activation_count(op: str, given: dict, what: str) -> None:
+    """A recurrent cell's ``activations`` list suits its directions (ONNX Runtime refuses it
+    at load; NumPy refused it only in a loop body that runs, JAX not in one it never runs)."""
+    acts, direction = given.get("activations"), given.get("direction")
+    if acts is None or acts.type != AttributeProto.STRINGS:
+        return
+    dirs = 2 if direction is not None and direction.s == b"bidirectional" else 1
+    why = activation_count_error(op, dirs, len(acts.strings))
+    if why is not None:
+        raise ModelError(f"{what}: attribute 'activations': {why}")
 
 
 def _check_utf8(p: onnx.NodeProto) -> None:
@@ -260,6 +273,8 @@ def _check_attributes(p, schema, what: str) -> None:
             and not clip.f > 0:
         raise ModelError(f"{what}: attribute 'clip' is {clip.f}; it must be above 0 (ONNX "
                          "Runtime refuses it; OpenVINO reads 0 as no clipping)")
+    if p.op_type in DEFAULT_ACTIVATIONS:
+        _check_activation_count(p.op_type, given, what)
     perm = given.get("perm")
     if p.op_type == "Transpose" and perm is not None and perm.type == AttributeProto.INTS \
             and sorted(perm.ints) != list(range(len(perm.ints))):
