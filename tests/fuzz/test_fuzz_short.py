@@ -148,6 +148,9 @@ FIXED = [
     "jax2onnx/cumsum_in_fori|bytes|1436316409",
     # four activations for an LSTM in a loop body that never runs: NumPy refused, JAX ran
     "torch-unseen/lstm_cell_no_rows_op13|rnn_attrs|166422397",
+    # a loop of LSTM cells without a trip count: it reads past x, and JAX's fused cell
+    # stopped at x's end
+    "torch-unseen/lstm_cell_no_rows_op16|loop_trip|1028225367",
 ]
 
 

@@ -2495,3 +2495,29 @@ def _(c):
         feeds = {"M": np.array(trips, np.int64), "cond": np.array(True),
                  "x0": np.array([0.5, -1], np.float32)}
         assert_close(ig_run(c, m, feeds)["xf"], run_ort(m, feeds)["xf"], rtol=1e-4, atol=1e-5)
+
+
+@case("onnx/lstm_cell_loop_without_a_trip_count_runs_past_its_input",
+      Raises(ExecutionError, "Loop node '/Loop'", "iterates beyond"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-unseen/lstm_cell_no_rows_op16|loop_trip|1028225367`, `--seed
+    # 20002`): a TorchScript loop of LSTM cells over x's rows, its trip count removed, runs
+    # until it reads past x (ONNX Runtime: an index out of bounds); NumPy said so, JAX's fused
+    # cell ran x's rows and stopped
+    path = _SKLEARN.parent / "torch-unseen" / "lstm_cell_no_rows_op16.onnx"
+    m = onnx.load(path)
+    loop = next(n for n in m.graph.node if n.op_type == "Loop")
+    loop.input[0] = ""
+    with np.load(path.with_suffix(".npz")) as z:
+        h0 = z["in1"]
+    for rows in (2, 0):
+        feeds = {"x": np.ones((rows, *h0.shape[:1], 3), np.float32), "h": h0}
+        ort_refuses(m, feeds)
+        if rows:  # the loop past x's end (NumPy) or the Gather of row 2 (JAX, as ORT)
+            try:
+                ig_run(c, m, feeds)
+            except ExecutionError as e:
+                assert "'/Loop'" in str(e) or "'/Gather_1'" in str(e), str(e)
+            else:
+                raise AssertionError("2 rows: the loop stopped at x's end")
+    ig_run(c, m, feeds)
