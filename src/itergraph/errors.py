@@ -6,6 +6,8 @@ was expected, so that a user never has to read a traceback from inside a kernel.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 
 class Error(Exception):
     """Base of every error itergraph raises on purpose."""
@@ -50,3 +52,23 @@ def where(node) -> str:
     name = getattr(node, "name", "") or "<unnamed>"
     element = (getattr(node, "meta", None) or {}).get("element")
     return f"{node.op_type} node '{name}'" + (f" ({element})" if element else "")
+
+
+#: Exceptions a writer's own code raises on a model it did not foresee (a NumPy broadcast, an
+#: index past a list): `writing` names the node; memory and file-system errors pass through.
+_WRITER_FAULTS = (ValueError, TypeError, IndexError, KeyError, AttributeError, ArithmeticError,
+                  AssertionError)
+
+
+@contextmanager
+def writing(node, writer: str):
+    """Run the `writer` ("ONNX", "OpenVINO IR") code that writes `node`: an unforeseen
+    exception from it becomes a `ModelError` naming the node, so that ``ig.save`` names the
+    element it could not write (an `Error` raised inside passes through as it is)."""
+    try:
+        yield
+    except Error:
+        raise
+    except _WRITER_FAULTS as e:
+        raise ModelError(f"{where(node)}: the {writer} writer failed on this node: "
+                         f"{type(e).__name__}: {e}") from e

@@ -352,6 +352,43 @@ def _(c):
     ig.save(ig.load(_rnn_without_hidden_size("GRU", 3, weights_known=False)), c.path("m.xml"))
 
 
+@case("api/save_lstm_whose_hidden_size_w_does_not_fit_as_openvino_ir",
+      Raises(ModelError, "LSTM node 'rnn'", "hidden_size 1099511627776", "W"))
+def _(c):
+    # a fuzzer finding (`tf/keras_lstm_initial_state_op13|attr_int|824206537`): a hidden_size
+    # of 2^40 over weights of hidden size 5; the IR writer failed with "operands could not be
+    # broadcast" that named no node
+    m = _rnn_without_hidden_size("LSTM", 4)
+    m.graph.node[0].attribute.append(h.make_attribute("hidden_size", 2**40))
+    ig.save(ig.load(m), c.path("m.xml"))
+
+
+@case("api/save_names_the_node_a_writer_fails_on", Ok())
+def _(c):
+    # a writer's own unforeseen exception (here a ValueError from the Relu exporters, as a
+    # NumPy broadcast raises) names the node it was writing, in both formats
+    from itergraph.frontends.onnx import writer as onnx_exports
+    from itergraph.frontends.openvino.export_table import EXPORTERS
+
+    def broken(*args, **kwargs):
+        raise ValueError("operands could not be broadcast together with shapes (1,64) (1,0)")
+
+    onnx_lookup, ov_lookup = onnx_exports.exporter_for, EXPORTERS.lookup
+    onnx_exports.exporter_for = lambda n: broken if n.op_type == "Relu" else onnx_lookup(n)
+    EXPORTERS.lookup = lambda op, *a: broken if op == "Relu" else ov_lookup(op, *a)
+    try:
+        for name in ("m.onnx", "m.xml"):
+            try:
+                ig.save(ig.load(_relu()), c.path(name))
+            except ModelError as e:
+                assert "Relu node 'r'" in str(e) and "writer failed on this node" in str(e) \
+                    and "ValueError" in str(e), str(e)
+            else:
+                raise AssertionError(f"{name}: the broken exporter was not called")
+    finally:
+        onnx_exports.exporter_for, EXPORTERS.lookup = onnx_lookup, ov_lookup
+
+
 def _loop_reading_its_iteration_number(trip_count: int):
     """A Loop of constant trip count whose body adds its iteration number to x."""
     body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),

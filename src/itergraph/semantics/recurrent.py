@@ -13,3 +13,18 @@ def clip_threshold(op: str, clip) -> float | None:
         return None
     c = float(clip)
     return None if op == "RNN" and not c >= 0 else c
+
+
+#: each direction's activations by default, in the order of the ``activations`` attribute
+DEFAULT_ACTIVATIONS = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"),
+                       "RNN": ("Tanh",)}
+
+
+def activation_count_error(op: str, directions: int, count: int) -> str | None:
+    """Why `count` activations do not suit an `op` cell of `directions` directions (each
+    direction's list, or one list that a bidirectional cell uses for both), else None. ONNX
+    Runtime refuses such a cell when the session is made, in a loop body that never runs too."""
+    per_dir = len(DEFAULT_ACTIVATIONS[op])
+    if count in (0, per_dir * directions) or (directions == 2 and count == per_dir):
+        return None
+    return f"expected {per_dir * directions} activations, got {count}"

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...errors import ExecutionError, ModelError, where
 from ...ir.attributes import attr, attr_floats, attr_str, attr_strs
-from ...semantics.recurrent import clip_threshold
+from ...semantics.recurrent import DEFAULT_ACTIVATIONS, clip_threshold
 
 # ----------------------------------------------------------------------------- cell kinds
 
@@ -52,9 +52,9 @@ class CellKind:
 
 
 KINDS = {
-    "LSTM": CellKind(4, 2, ("Sigmoid", "Tanh", "Tanh"), ((0, 4),)),
-    "GRU": CellKind(3, 1, ("Sigmoid", "Tanh"), ((0, 2), (2, 3))),
-    "RNN": CellKind(1, 1, ("Tanh",), ((0, 1),)),
+    "LSTM": CellKind(4, 2, DEFAULT_ACTIVATIONS["LSTM"], ((0, 4),)),
+    "GRU": CellKind(3, 1, DEFAULT_ACTIVATIONS["GRU"], ((0, 2), (2, 3))),
+    "RNN": CellKind(1, 1, DEFAULT_ACTIVATIONS["RNN"], ((0, 1),)),
 }
 
 # ----------------------------------------------------------------------------- activations
@@ -198,20 +198,21 @@ def check_lens(node, seq_lens: np.ndarray, seq: int, batch: int) -> np.ndarray |
 def step_count(node, steps, seq: int, strict: bool, negative: str) -> int:
     """The number of steps a fused ``RecurrentSequence`` node runs over a sequence of `seq`
     (see `passes.fuse_cells`), 0 included; more than `seq` when `strict` is the original
-    loop's error (`ExecutionError`: it iterates beyond its step input)."""
+    loop's error (`ExecutionError`: it iterates beyond its step input; with no `steps`, a
+    strict loop has no trip count and a condition that holds, so it always does)."""
     if steps is None:
-        n = seq
+        n = seq + 1 if strict else seq  # a strict loop with no trip count runs past X's end
     else:
         n = int(np.asarray(steps).reshape(()))
         if n < 0:
             n = seq + 1 if negative == "unbounded" and strict else (
                 seq if negative == "unbounded" else 0)
-        if n > seq:
-            if strict:
-                raise ExecutionError(f"{node.meta.get('loop_where') or where(node)}: the "
-                                     f"loop iterates beyond its step input, which has {seq} "
-                                     f"entries ({n} steps)")
-            n = seq
+    if n > seq:
+        if strict:
+            raise ExecutionError(f"{node.meta.get('loop_where') or where(node)}: the loop "
+                                 f"iterates beyond its step input, which has {seq} entries"
+                                 + (f" ({n} steps)" if steps is not None else ""))
+        n = seq
     return n
 
 

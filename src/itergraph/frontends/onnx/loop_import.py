@@ -75,7 +75,9 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
     _check_type(p, cond_out, "tensor(bool)", "the body's condition (output 0)")
     for i in range(n):
         check_carried(p, f"loop-carried value {i}", init[i], body.inputs[2 + i],
-                      body.outputs[1 + i])
+                      body.outputs[1 + i], outputs[i])
+    for j in range(k):
+        check_scan_output(p, f"scan output {j}", body.outputs[1 + n + j], outputs[n + j])
     check_allowed(p, "Loop", version, 2,
                   [(f"loop-carried value {i}", body.inputs[2 + i]) for i in range(n)]
                   + [(f"scan output {j}", body.outputs[1 + n + j]) for j in range(k)])
@@ -173,18 +175,38 @@ def _check_type(p: onnx.NodeProto, v: Value, want: str, what: str) -> None:
 
 
 def check_carried(p: onnx.NodeProto, what: str, init: Value, param: Value,
-                  result: Value) -> None:
-    """A carried value keeps one type: the initial value, the body's input and its output
-    (an optional and its contents count as one type: a body may return the contents)."""
-    types = [(_unwrapped(type_string(v.type)), role, v) for v, role in
-             ((init, "enters the loop as"), (param, "the body reads it as"),
-              (result, "the body returns"))]
+                  result: Value, final: Value | None = None) -> None:
+    """A carried value keeps one type: the initial value, the body's input and its output,
+    and the node's output where the file declares it (an optional and its contents count as
+    one type: a body may return the contents). ONNX Runtime refuses a declared final value
+    of another type at load; running it would hand back a type the file does not declare."""
+    roles = [(init, "enters the loop as"), (param, "the body reads it as"),
+             (result, "the body returns")]
+    if final is not None:
+        roles.append((final, "the node's output is declared"))
+    types = [(_unwrapped(type_string(v.type)), role, v) for v, role in roles]
     known = [t for t in types if t[0] is not None]
     for ts, role, v in known[1:]:
         if ts != known[0][0]:
             raise ModelError(f"{where(p)}: {what}: {known[0][1]} {known[0][0]} "
                              f"('{known[0][2].name}') but {role} {ts} ('{v.name}'); a carried "
                              "value keeps one type")
+
+
+def check_scan_output(p: onnx.NodeProto, what: str, step: Value, stacked: Value) -> None:
+    """A scan output holds the element type of the per-step value the body returns: a node
+    output declared of another is refused, as ONNX Runtime refuses it at load."""
+    ts, declared = _element(step), _element(stacked)
+    if ts is not None and declared is not None and ts != declared:
+        raise ModelError(f"{where(p)}: {what}: the body returns {ts} ('{step.name}') but the "
+                         f"node's output '{stacked.name}' is declared {declared}")
+
+
+def _element(v: Value) -> str | None:
+    """The ONNX type string of `v`'s element type when `v` is a tensor of a known one."""
+    t = v.type
+    return type_string(TensorType(t.dtype, None)) if isinstance(t, TensorType) and \
+        t.dtype is not None else None
 
 
 def check_allowed(p: onnx.NodeProto, op: str, version: int, index: int,

@@ -49,7 +49,13 @@ from ...ir.builder import Builder
 from ...ir.graph import Graph, Value
 from ...ir.loop import Carried, Concat, Last, Loop, Sliced
 from ...ir.types import DataType, TensorType
-from .loop_import import body_in_context, body_inputs, check_allowed, check_carried
+from .loop_import import (
+    body_in_context,
+    body_inputs,
+    check_allowed,
+    check_carried,
+    check_scan_output,
+)
 from .node_import import where
 from .scope import Scope
 
@@ -143,7 +149,9 @@ def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
         raise ModelError(f"{where(p)}: has {len(outputs)} outputs; the body defines N + K = "
                          f"{n + k} ({n} states, {k} scan outputs)")
     for i in range(n):
-        check_carried(p, f"state {i}", inputs[i], body.inputs[i], body.outputs[i])
+        check_carried(p, f"state {i}", inputs[i], body.inputs[i], body.outputs[i], outputs[i])
+    for j in range(k):
+        check_scan_output(p, f"scan output {j}", body.outputs[n + j], outputs[n + j])
     check_allowed(p, "Scan", version, 1 if version == 8 else 0,
                   [(f"state {i}", body.inputs[i]) for i in range(n)]
                   + [(f"scan input {j}", body.inputs[n + j]) for j in range(m)]

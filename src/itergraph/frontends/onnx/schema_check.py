@@ -7,7 +7,8 @@ does when it loads a model:
   graph, ...), and the required ones are present; an int attribute that holds a boolean
   (``TopK``'s ``largest``, ``keepdims``, ``Gemm``'s ``transA``: `_BOOLEAN`) is 0 or 1; a
   Transpose's ``perm`` is a permutation; an ``axes`` attribute of Unsqueeze / Squeeze, and the
-  ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), lie within the rank
+  ``axis`` of Gather, Concat, Split, ArgMax... (`_AXIS_WITHIN_RANK`), and a reduction's
+  ``axes`` attribute, lie within the rank
   where the input's rank is known: declared, or as ONNX's inference carries it at load
   (`LOAD_RANK`: a Shape's vector, the rank a Slice or an element-wise op keeps); ONNX
   Runtime's shape inference refuses them at load, even in a loop body that never runs;
@@ -23,6 +24,7 @@ those), nor inputs of unknown type.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
@@ -30,6 +32,7 @@ from ...errors import ModelError
 from ...ir.graph import Value
 from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
+from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -68,10 +71,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
-    for field in ("op_type", "domain"):
-        if not isinstance(getattr(p, field), str):  # protobuf gives bytes that are not UTF-8
-            raise ModelError(f"node '{p.name if isinstance(p.name, str) else repr(p.name)}': its "
-                             f"{field} {getattr(p, field)!r} is not valid UTF-8")
+    _check_utf8(p)
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -84,16 +84,39 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     _check_axes(p, inputs, what)
     bound = _check_types(schema, inputs, what)
     if p.op_type == "If":
-        _check_if(p)
+        _check_if(p, outputs)
     _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "Constant":
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
-        _fill_cast_type(p, outputs)
+        _fill_cast_type(p, outputs, what)
     if p.op_type == "ConstantOfShape" and len(outputs) == 1:
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
+
+
+def _check_activation_count(op: str, given: dict, what: str) -> None:
+    """A recurrent cell's ``activations`` list suits its directions (ONNX Runtime refuses it
+    at load; NumPy refused it only in a loop body that runs, JAX not in one it never runs)."""
+    acts, direction = given.get("activations"), given.get("direction")
+    if acts is None or acts.type != AttributeProto.STRINGS:
+        return
+    dirs = 2 if direction is not None and direction.s == b"bidirectional" else 1
+    why = activation_count_error(op, dirs, len(acts.strings))
+    if why is not None:
+        raise ModelError(f"{what}: attribute 'activations': {why}")
+
+
+def _check_utf8(p: onnx.NodeProto) -> None:
+    """The node's op type, domain and attribute names are text: protobuf hands over bytes
+    where the file's are not valid UTF-8, which no name lookup can match."""
+    label = p.name if isinstance(p.name, str) else repr(p.name)
+    fields = [("op_type", p.op_type), ("domain", p.domain)] + \
+        [("attribute name", a.name) for a in p.attribute]
+    for field, text in fields:
+        if not isinstance(text, str):
+            raise ModelError(f"node '{label}': its {field} {text!r} is not valid UTF-8")
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:
@@ -117,6 +140,7 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value], what: str) -> 
             only = constraints.get(formal.type_str, [formal.type_str])
             dtype = _single_tensor_dtype(only[0]) if len(only) == 1 else None
             if dtype is not None:
+                _check_declared(v, only[0], formal, what)
                 _fill_dtype(v, dtype)
             continue
         if not isinstance(first[2], TensorType):
@@ -249,6 +273,8 @@ def _check_attributes(p, schema, what: str) -> None:
             and not clip.f > 0:
         raise ModelError(f"{what}: attribute 'clip' is {clip.f}; it must be above 0 (ONNX "
                          "Runtime refuses it; OpenVINO reads 0 as no clipping)")
+    if p.op_type in DEFAULT_ACTIVATIONS:
+        _check_activation_count(p.op_type, given, what)
     perm = given.get("perm")
     if p.op_type == "Transpose" and perm is not None and perm.type == AttributeProto.INTS \
             and sorted(perm.ints) != list(range(len(perm.ints))):
@@ -286,20 +312,48 @@ def _check_axis(p, inputs: list[Value | None], what: str) -> None:
                          f"[{-(rank + extra)}, {rank + extra - 1}] for an input of rank {rank}")
 
 
+#: the reductions (``ReduceMax``...), whose ``axes`` attribute (before it became an input)
+#: names axes of the input
+_REDUCTIONS = tuple(f"Reduce{k}" for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean",
+                                           "Min", "Prod", "Sum", "SumSquare"))
+
+
 def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     """Unsqueeze's and Squeeze's ``axes`` attribute (opset < 13) within the rank of the
-    output (Unsqueeze) or of the input (Squeeze), where the input's rank is known."""
+    output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
+    where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type in _REDUCTIONS:
+        _check_reduction_axes_input(p, inputs, what)
     found = _attribute_and_rank(p, inputs, "axes", AttributeProto.INTS) \
-        if p.op_type in ("Unsqueeze", "Squeeze") else None
+        if p.op_type in ("Unsqueeze", "Squeeze", *_REDUCTIONS) else None
     if found is None:
         return
     axes, rank = found
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
-    bad = [a for a in axes.ints if not -rank <= a < rank]
+    _within(list(axes.ints), rank, what, "attribute 'axes'",
+            "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
+    """A reduction's ``axes`` input (opset 18, ReduceSum 13) within the data's rank where
+    both are known before the run (an initializer or a constant), as ONNX Runtime checks
+    them at load, in a branch that never runs too."""
+    rank = _rank_of(inputs[0]) if inputs else None
+    axes = inputs[1].const if len(inputs) > 1 and inputs[1] is not None else None
+    if rank is None or axes is None:
+        return
+    try:
+        values = [int(a) for a in np.asarray(axes).reshape(-1)]
+    except (TypeError, ValueError):
+        return  # not integers: the type check or the kernel names them
+    _within(values, rank, what, f"input 1 'axes' ('{inputs[1].name}')", "an input")
+
+
+def _within(axes: list[int], rank: int, what: str, which: str, of: str) -> None:
+    bad = [a for a in axes if not -rank <= a < rank]
     if bad:
-        of = "an output" if p.op_type == "Unsqueeze" else "an input"
-        raise ModelError(f"{what}: attribute 'axes' {list(axes.ints)} holds {bad[0]}, outside "
+        raise ModelError(f"{what}: {which} {axes} holds {bad[0]}, outside "
                          f"[{-rank}, {rank - 1}] for {of} of rank {rank}")
 
 
@@ -309,8 +363,7 @@ _REDUCE = ("keepdims", "noop_with_empty_axes")
 _BOOLEAN: dict[str, tuple[str, ...]] = {
     "TopK": ("largest", "sorted"),
     "ArgMax": ("keepdims", "select_last_index"), "ArgMin": ("keepdims", "select_last_index"),
-    **{f"Reduce{k}": _REDUCE for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min",
-                                       "Prod", "Sum", "SumSquare")},
+    **{op: _REDUCE for op in _REDUCTIONS},
     "CumSum": ("exclusive", "reverse"),
     "Unique": ("sorted",),
     "Trilu": ("upper",),
@@ -387,9 +440,10 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
             return
 
 
-def _fill_cast_type(p, outputs: list[Value]) -> None:
+def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
     """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
-    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type)."""
+    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type); an
+    output declared of another element type is refused, as ONNX Runtime refuses it."""
     to = next((a for a in p.attribute if a.name == "to" and a.type == AttributeProto.INT), None)
     if to is None or len(outputs) != 1:
         return
@@ -397,7 +451,13 @@ def _fill_cast_type(p, outputs: list[Value]) -> None:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    _fill_dtype(outputs[0], dtype)
+    v = outputs[0]
+    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    computed = type_string(TensorType(dtype, None))
+    if declared is not None and declared != computed:
+        raise ModelError(f"{what}: output '{v.name}' is declared {declared} but 'to' makes "
+                         f"it {computed}")
+    _fill_dtype(v, dtype)
 
 
 def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
@@ -462,7 +522,9 @@ def _allowed(allowed: set[str]) -> str:
     return ", ".join(items)
 
 
-def _check_if(p) -> None:
+def _check_if(p, outputs: list[Value]) -> None:
+    """Both branches have as many outputs as the node, of one type each, and the type the
+    node's output is declared where it is (ONNX Runtime refuses a declaration it contradicts)."""
     branches = {a.name: a.g for a in p.attribute
                 if a.name in ("then_branch", "else_branch") and a.type == AttributeProto.GRAPH}
     for name, g in branches.items():
@@ -477,3 +539,9 @@ def _check_if(p) -> None:
                 raise ModelError(f"{_where(p)}: output {k} is {ta} in then_branch ('{a.name}') "
                                  f"but {tb} in else_branch ('{b.name}'); both branches must "
                                  "give one type")
+    for name, g in branches.items():
+        for k, (b, v) in enumerate(zip(g.output, outputs)):
+            tb, declared = type_string(type_from_onnx(b.type)), type_string(v.type)
+            if tb is not None and declared is not None and tb != declared:
+                raise ModelError(f"{_where(p)}: output {k} ('{v.name}') is declared {declared} "
+                                 f"but {name} gives {tb} ('{b.name}')")

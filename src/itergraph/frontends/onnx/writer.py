@@ -22,7 +22,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from ...errors import ModelError, UnsupportedError
+from ...errors import ModelError, UnsupportedError, writing
 from ...ir.canonical import READ_AS
 from ...ir.graph import Graph, Node, Value
 from ...ir.loop import Loop
@@ -134,7 +134,8 @@ class Writer:
 
     def node(self, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
         """Append the ONNX form of `n` to `nodes`, as its entry in :mod:`.export_table` says."""
-        exporter_for(n)(self, n, env, nodes)
+        with writing(n, "ONNX"):
+            exporter_for(n)(self, n, env, nodes)
 
 
 def _declare_inferred(gp: onnx.GraphProto, inferred: dict[str, Value]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError, where
+from ...errors import ModelError, UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType, TensorType
 from ...semantics.recurrent import clip_threshold
@@ -55,7 +55,9 @@ def _hidden_size(node: Node, gates: int) -> int:
     dimension of R (``[dirs, gates*H, H]``), else W's second one divided by the gates
     (``[dirs, gates*H, input]``)."""
     if node.attrs.get("hidden_size") is not None:
-        return int(node.attrs["hidden_size"])
+        hs = int(node.attrs["hidden_size"])
+        _check_fits(node, gates, hs)
+        return hs
     r_shape = _known_shape(node.inputs[2]) if len(node.inputs) > 2 else None
     if r_shape is not None and len(r_shape) == 3 and isinstance(r_shape[2], int):
         return int(r_shape[2])
@@ -67,6 +69,24 @@ def _hidden_size(node: Node, gates: int) -> int:
                            f"([directions, {gates}*hidden_size, hidden_size]) nor W's is known: "
                            "OpenVINO's sequence needs the hidden size; give the node its "
                            "hidden_size or the model its input shapes")
+
+
+# input index, name, (axis, gate blocks of hidden_size) its known shape must hold
+_BLOCKS = ((1, "W", ((1, 1),)), (2, "R", ((1, 1), (2, 0))), (3, "B", ((1, 2),)))
+
+
+def _check_fits(node: Node, gates: int, hs: int) -> None:
+    """W ``[dirs, gates*H, input]``, R ``[dirs, gates*H, H]`` and B ``[dirs, 2*gates*H]``
+    hold the hidden_size `hs`, where their shapes are known; else the node cannot run (both
+    backends refuse it) and the IR would hold sizes OpenVINO reads another way."""
+    for index, name, axes in _BLOCKS:
+        shape = _known_shape(node.inputs[index]) if len(node.inputs) > index else None
+        for axis, blocks in axes:
+            want = hs * (gates * blocks if blocks else 1)
+            if shape is not None and len(shape) > axis and isinstance(shape[axis], int) \
+                    and shape[axis] != want:
+                raise ModelError(f"{where(node)}: hidden_size {hs} does not fit {name} of "
+                                 f"shape {list(shape)} (axis {axis} must be {want})")
 
 
 def _known_shape(v) -> tuple | None:

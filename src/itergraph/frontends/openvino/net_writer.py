@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import ModelError, UnsupportedError, where
+from ...errors import ModelError, UnsupportedError, where, writing
 from ...ir.graph import Graph, Node, Value
 from ...ir.types import DataType, TensorType
 from ...passes.inline_if import inline_if
@@ -253,8 +253,9 @@ class NetWriter:
                     f"{(node.domain + '.') if node.domain else ''}{node.op_type}"
                     f"{'-' + str(node.version) if node.version else ''}"
                 )
-            ins = [self.get(v, node) for v in node.inputs]
-            outs = fn(self, node, ins)
+            with writing(node, "OpenVINO IR"):
+                ins = [self.get(v, node) for v in node.inputs]
+                outs = fn(self, node, ins)
             if isinstance(outs, Out):
                 outs = [outs]
             if len(outs) != len(node.outputs):
