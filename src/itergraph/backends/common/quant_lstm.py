@@ -34,7 +34,7 @@ import numpy as np
 from ...errors import ExecutionError, UnsupportedError, where
 from ...ir.attributes import attr, attr_str
 from ...semantics import ms_quant as mq
-from .rnn import KINDS, RnnAttrs, _parse_activations, make_step
+from .rnn import KINDS, RnnAttrs, make_step, parse_activations
 
 DOMAIN = mq.DOMAIN
 QUANTIZED = np.dtype(np.uint8)  # the type X and h are quantized to (the products' `a`)
@@ -50,7 +50,7 @@ def lstm_attrs(node) -> RnnAttrs:
     return RnnAttrs(op="LSTM", kind=KINDS["LSTM"], direction=direction, layout=0,
                     hidden_size=int(hidden) if hidden is not None else None,
                     clip=float(clip) if clip is not None else None,
-                    activations=_parse_activations(node, KINDS["LSTM"], dirs),
+                    activations=parse_activations(node, KINDS["LSTM"], dirs),
                     input_forget=bool(attr(node, "input_forget", 0)),
                     linear_before_reset=False)
 

@@ -93,7 +93,7 @@ class Activation:
         return _ACTIVATIONS[self.name][0](xp, self.alpha, self.beta)
 
 
-def _parse_activations(node, kind: CellKind, dirs: int) -> tuple[tuple[Activation, ...], ...]:
+def parse_activations(node, kind: CellKind, dirs: int) -> tuple[tuple[Activation, ...], ...]:
     per_dir = len(kind.defaults)
     names = attr_strs(node, "activations")
     if not names:
@@ -157,7 +157,7 @@ class RnnAttrs:
             layout=int(attr(node, "layout", 0)),
             hidden_size=int(hidden) if hidden is not None else None,
             clip=clip_threshold(op, clip),
-            activations=_parse_activations(node, kind, dirs),
+            activations=parse_activations(node, kind, dirs),
             input_forget=bool(attr(node, "input_forget", 0)),
             linear_before_reset=bool(attr(node, "linear_before_reset", 0)),
         )

@@ -12,7 +12,7 @@ from ....semantics import ms_quant_ops as ops
 from ....semantics.ms_quant import DOMAIN
 from ..table import lowering
 from ._util import precision
-from .conv import _avg_pool, _conv
+from .conv import lower_avg_pool, lower_conv
 from .nn import _gemm
 
 
@@ -30,7 +30,7 @@ for _op, _fn in ops.OPS.items():
 @lowering("QLinearAveragePool", domain=DOMAIN)
 def _qlinear_average_pool(cx, x, sx, zx, sy, zy=None):
     return ops.qlinear_average_pool_io(cx.node, cx.xp, x, sx, zx, sy, zy,
-                                       lambda v: _avg_pool(cx, v))
+                                       lambda v: lower_avg_pool(cx, v))
 
 
 @lowering("FusedMatMul", domain=DOMAIN)
@@ -50,7 +50,7 @@ def _fused_gemm(cx, a, b, c=None):
 @lowering("FusedConv", domain=DOMAIN)
 def _fused_conv(cx, x, w, b=None, z=None):
     act = mf.activation(cx.node, cx.xp, conv=True)
-    y = _conv(cx, x, w, b)
+    y = lower_conv(cx, x, w, b)
     if z is not None:
         y = y + z
     return y if act is None else act(y).astype(y.dtype)

@@ -42,7 +42,7 @@ def _geometry(cx, x, kernel=None):
 
 
 @lowering("Conv", since=1)
-def _conv(cx, x, w, b=None):
+def lower_conv(cx, x, w, b=None):
     """ONNX Conv. Three common kinds are written as the products they are, which XLA's CPU
     code runs several times faster than its general convolution on NCHW data (a PP-OCR
     mobile classifier: 41 pointwise and 11 depthwise convolutions, and a first layer over
@@ -206,7 +206,7 @@ def _max_pool(cx, x):
 
 
 @lowering("AveragePool", since=1)
-def _avg_pool(cx, x):
+def lower_avg_pool(cx, x):
     from jax import lax
 
     win, st, dil, pads = _pool_window(cx, x)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ....semantics import ms_quant as mq
 from ..table import lowering
-from .conv import _conv
+from .conv import lower_conv
 
 
 def _centered_weight(cx, w, zp, a_dtype, axes: tuple[int, ...]):
@@ -42,5 +42,5 @@ def _conv_integer(cx, x, w, xzp=None, wzp=None):
     xp = cx.xp
     wc = _centered_weight(cx, w, mq.channel_zero_point(w, wzp), x.dtype,
                           tuple(range(1, w.ndim)))
-    y = _conv(cx, mq.centered(xp, x, None if xzp is None else xzp.reshape(()), wc.dtype), wc)
+    y = lower_conv(cx, mq.centered(xp, x, None if xzp is None else xzp.reshape(()), wc.dtype), wc)
     return mq.to_int32(xp, y)

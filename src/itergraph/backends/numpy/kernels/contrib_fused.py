@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....ir.attributes import const_input
 from ....semantics import ms_fused as mf
 from . import kernel
-from .conv_nd import _conv
+from .conv_nd import conv_kernel
 from .nn import _gemm
 
 DOMAIN = mf.DOMAIN
@@ -37,7 +38,7 @@ def _fused_gemm(node, ctx):
 
 @kernel("FusedConv", domain=DOMAIN)
 def _fused_conv(node, ctx):
-    conv = _conv(node, ctx)
+    conv = conv_kernel(node, const_input(node, 1))
     act = mf.activation(node, np, conv=True)
 
     def fn(x, w, b=None, z=None):

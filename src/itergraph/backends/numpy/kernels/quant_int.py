@@ -20,7 +20,7 @@ from ....ir.attributes import const_input
 from ....semantics import exact_int
 from ....semantics import ms_quant as mq
 from . import kernel
-from .conv_nd import _conv
+from .conv_nd import conv_kernel
 
 
 @kernel("DynamicQuantizeLinear", since=11)
@@ -43,7 +43,7 @@ def _matmul_integer(node, ctx):
 
 @kernel("ConvInteger", since=10)
 def _conv_integer(node, ctx):
-    conv = _conv(node, ctx)
+    conv = conv_kernel(node, const_input(node, 1))
     memo = mq.Memo(const_input(node, 1))
 
     def pair(x, w):  # `exact_int.product` may hand over the two halves of x stacked
