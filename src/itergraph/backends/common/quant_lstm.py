@@ -32,27 +32,17 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ExecutionError, UnsupportedError, where
-from ...ir.attributes import attr, attr_str
 from ...semantics import ms_quant as mq
-from .rnn import KINDS, RnnAttrs, make_step, parse_activations
+from .rnn import RnnAttrs, make_step
 
 DOMAIN = mq.DOMAIN
 QUANTIZED = np.dtype(np.uint8)  # the type X and h are quantized to (the products' `a`)
 
 
 def lstm_attrs(node) -> RnnAttrs:
-    direction = attr_str(node, "direction", "forward")
-    if direction not in ("forward", "reverse", "bidirectional"):
-        raise UnsupportedError(f"{where(node)}: unknown direction {direction!r}")
-    dirs = 2 if direction == "bidirectional" else 1
-    hidden = attr(node, "hidden_size")
-    clip = attr(node, "clip")
-    return RnnAttrs(op="LSTM", kind=KINDS["LSTM"], direction=direction, layout=0,
-                    hidden_size=int(hidden) if hidden is not None else None,
-                    clip=float(clip) if clip is not None else None,
-                    activations=parse_activations(node, KINDS["LSTM"], dirs),
-                    input_forget=bool(attr(node, "input_forget", 0)),
-                    linear_before_reset=False)
+    """An ``LSTM``'s attributes (ONNX Runtime's kernel is its LSTM's, attributes and checks
+    included; there is no ``layout``)."""
+    return RnnAttrs.from_node(node, op="LSTM")
 
 
 def dir_param(v, d: int):

@@ -136,11 +136,13 @@ class RnnAttrs:
     linear_before_reset: bool
 
     @classmethod
-    def from_node(cls, node) -> RnnAttrs:
+    def from_node(cls, node, op: str | None = None) -> RnnAttrs:
         """The attributes of an ``LSTM``/``GRU``/``RNN`` node, or of a fused
         ``itergraph.RecurrentSequence`` node (its ``cell`` attribute names the kind; one
-        direction)."""
-        op = attr_str(node, "cell") if node.domain == "itergraph" else node.op_type
+        direction); `op` names the cell of a node that is one by another name (ONNX
+        Runtime's ``DynamicQuantizeLSTM`` is an ``LSTM``)."""
+        if op is None:
+            op = attr_str(node, "cell") if node.domain == "itergraph" else node.op_type
         if op not in KINDS:
             raise ModelError(f"{where(node)}: unknown recurrent cell {op!r}")
         kind = KINDS[op]
