@@ -130,11 +130,16 @@ def _initial_terms(loop: Loop, limits: list) -> bool | None:
     return True
 
 
-def _unbounded(trip: Value | None) -> bool:
-    if trip is None:
+def _unbounded(loop: Loop) -> bool:
+    """Whether `loop`'s trip count bounds nothing: absent, a constant beyond
+    `UNBOUNDED_TRIP_COUNT`, or a negative constant where that means no bound (OpenVINO's -1;
+    in ONNX a negative count runs no iteration, a bound like any other)."""
+    if loop.trip_count is None:
         return True
-    n = _scalar(trip)
-    return n is not None and (n < 0 or n >= UNBOUNDED_TRIP_COUNT)
+    n = _scalar(loop.trip_count)
+    if n is None:
+        return False
+    return n >= UNBOUNDED_TRIP_COUNT or (n < 0 and loop.negative_trip_count == "unbounded")
 
 
 def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[Node]] | None:
@@ -167,7 +172,7 @@ def counted_copy(graph: Graph, loop: Loop, read: set[int]) -> tuple[Loop, list[N
         if n.op_type == "Gather" and len(n.inputs) == 2 and n.inputs[1].uid in steps:
             n.inputs = [n.inputs[0], copy.iteration_param]
     trip = _Trip(graph, loop.name)
-    bounds = [] if _unbounded(loop.trip_count) else [trip.scalar(loop.trip_count)]
+    bounds = [] if _unbounded(loop) else [trip.scalar(loop.trip_count)]
     for counter, limit in limits:
         bound = trip.scalar(limit)
         bounds.append(bound if counter is not None else trip.after_last(bound, checked))
