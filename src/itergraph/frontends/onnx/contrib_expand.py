@@ -848,6 +848,26 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
             b.op("Concat", outs[k], out=k, axis=1 if k == 0 else 0)
 
 
+def masked_step(s: _Builder, ins: list, h2: str) -> tuple[str, str]:
+    """A step body's mask: adds the bool input ``m_t [batch]`` to `ins`; returns the mask
+    ``[batch, 1]`` and the step's output, `h2` zeroed in the rows that take no step."""
+    m_t = s.fresh()
+    ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
+    m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
+    return m, s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+
+
+def hidden_and_direction(node) -> tuple[int, str, int]:
+    """An RNN node's ``(hidden_size, direction, number of directions)``; the hidden size
+    must be given for a standard-ops form."""
+    H = _attr(node, "hidden_size")
+    if H is None:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
+                               "hidden_size attribute")
+    direction = _attr(node, "direction", "forward")
+    return int(H), direction, 2 if direction == "bidirectional" else 1
+
+
 def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
               H: int, acts: list[str], clip, couple: bool,
               masked: bool = False) -> onnx.GraphProto:
@@ -887,10 +907,7 @@ def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
            helper.make_tensor_value_info(c, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
     if masked:
-        m_t = s.fresh()
-        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
-        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
-        h_out = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+        m, h_out = masked_step(s, ins, h2)
         h2 = s.op("Where", [m, h2, h])
         c2 = s.op("Where", [m, c2, c])
     outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),

@@ -21,7 +21,15 @@ from onnx import TensorProto, helper
 
 from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node
-from .contrib_expand import _LSTM_ACTS, _attr, _Builder, _reverse, lstm_body
+from .contrib_expand import (
+    _LSTM_ACTS,
+    _attr,
+    _Builder,
+    _reverse,
+    hidden_and_direction,
+    lstm_body,
+    masked_step,
+)
 
 
 def lstm_expansion(node: Node) -> Graph:
@@ -48,12 +56,7 @@ def _i64(b: _Builder, *v: int) -> str:
 
 
 def _lstm(b: _Builder, node: Node) -> None:
-    H = _attr(node, "hidden_size")
-    if H is None:
-        raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
-                               "hidden_size attribute")
-    H, direction = int(H), _attr(node, "direction", "forward")
-    dirs = 2 if direction == "bidirectional" else 1
+    H, direction, dirs = hidden_and_direction(node)
     names = _names(node, dirs, ["sigmoid", "tanh", "tanh"])
     layout = int(_attr(node, "layout", 0))
     x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
@@ -130,12 +133,7 @@ def gru_expansion(node: Node) -> Graph:
 
 
 def _gru(b: _Builder, node: Node) -> None:
-    H = _attr(node, "hidden_size")
-    if H is None:
-        raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
-                               "hidden_size attribute")
-    H, direction = int(H), _attr(node, "direction", "forward")
-    dirs = 2 if direction == "bidirectional" else 1
+    H, direction, dirs = hidden_and_direction(node)
     gates = 3 if node.op_type == "GRU" else 1
     default = ["sigmoid", "tanh"] if gates == 3 else ["tanh"]
     names = _names(node, dirs, default)
@@ -202,10 +200,7 @@ def _step_graph(s: _Builder, name: str, h: str, xw_t: str, h2: str,
     ins = [helper.make_tensor_value_info(h, TensorProto.FLOAT, None),
            helper.make_tensor_value_info(xw_t, TensorProto.FLOAT, None)]
     if masked:
-        m_t = s.fresh()
-        ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
-        m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
-        y = s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+        m, y = masked_step(s, ins, h2)
         h2 = s.op("Where", [m, h2, h])
     outs = [helper.make_tensor_value_info(h2, TensorProto.FLOAT, None),
             helper.make_tensor_value_info(y, TensorProto.FLOAT, None)]
