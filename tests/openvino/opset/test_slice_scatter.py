@@ -47,9 +47,9 @@ def test_slice_scatter(start, stop, step, axes, dtype, tmp_path):
 @pytest.mark.parametrize("first", [1, 2])
 def test_slice_scatter_runtime_start(first, tmp_path):
     """``start`` as a model input: itergraph follows the spec (a NumPy slice assignment) on
-    both backends, in its written IR and in ONNX Runtime. OpenVINO's CPU plugin ignores a
-    runtime start (it wrote rows 0 and 3 for any start here), against its spec; the test
-    asserts that disagreement."""
+    both backends, in its written IR and in ONNX Runtime. OpenVINO's CPU plugin has been seen
+    to ignore a runtime start on the source file (rows 0 and 3 for any start) and, on other
+    runs, to follow its spec, so only the IR itergraph writes is compared with OpenVINO."""
     x = ops15.parameter([6, 3], np.float32, name="x")
     u = ops15.parameter([2, 3], np.float32, name="u")
     s = ops15.parameter([1], np.int64, name="s")
@@ -68,5 +68,4 @@ def test_slice_scatter_runtime_start(first, tmp_path):
     ig.save(g, tmp_path / "back.onnx")
     sess = ort.InferenceSession(str(tmp_path / "back.onnx"), providers=["CPUExecutionProvider"])
     assert_close(sess.run(None, feeds)[0], want, what="ONNX Runtime")
-    assert not np.allclose(run_ov(xml, feeds)[0], want), "OpenVINO CPU now follows its spec"
     assert_close(run_ov(tmp_path / "back.xml", feeds)[0], want, what="OpenVINO on written IR")
