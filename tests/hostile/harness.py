@@ -225,7 +225,9 @@ def _env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE), env.get("PYTHONPATH", "")])
     env.setdefault("JAX_PLATFORMS", "cpu")
-    env.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+    if "host_platform_device_count" not in env.get("XLA_FLAGS", ""):
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "")
+                            + " --xla_force_host_platform_device_count=1").strip()
     env["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
     env["OMP_NUM_THREADS"] = "1"
     return env

@@ -106,8 +106,9 @@ def compiler_options() -> dict:
     On a CPU with AVX-512, XLA is asked for 512-bit vectors (its default prefers 256 bits):
     element-wise code with transcendental functions (tanh, exp, sigmoid in recurrent cells)
     runs up to about twice as fast. Results are unchanged up to float rounding. Set
-    ``ITERGRAPH_XLA_OPTIONS`` ("name=value name=value", XLA debug option names) to replace
-    the choice; an empty string selects XLA's defaults.
+    ``ITERGRAPH_XLA_OPTIONS`` ("name=value name=value", XLA debug option names; integers,
+    ``true``/``false`` and enum names as XLA spells them) to replace the choice; an empty
+    string selects XLA's defaults.
     """
     global _options
     if _options is None:
@@ -119,7 +120,8 @@ def compiler_options() -> dict:
             _options = {}
             for item in spec.split():
                 k, _, v = item.partition("=")
-                _options[k] = int(v) if v.lstrip("-").isdigit() else v
+                _options[k] = int(v) if v.lstrip("-").isdigit() else \
+                    {"true": True, "false": False}.get(v.lower(), v)
     return dict(_options)
 
 
