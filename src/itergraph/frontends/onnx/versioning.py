@@ -28,6 +28,66 @@ def unchanged(op: str, domain: str, from_v: int, to_v: int) -> bool:
     return a == b
 
 
+#: converted one-node models by their canonical bytes (names replaced by positions):
+#: onnx.version_converter takes tens of milliseconds per call, and a generated graph holds
+#: many nodes of the same form
+_CONVERTED: dict[bytes, onnx.ModelProto] = {}
+_CONVERTED_MAX = 512
+
+
+def _converted(node: onnx.NodeProto, ins: list[str], from_v: int, to_v: int,
+               types: dict[str, onnx.TypeProto],
+               consts: dict[str, onnx.TensorProto]) -> onnx.ModelProto:
+    """`node` as a one-node model converted to opset `to_v`, with its input and output
+    names as they are (the conversion itself runs on positional names and is cached)."""
+    pos = {n: f"i{k}" for k, n in enumerate(ins)}
+    pos.update({n: f"o{k}" for k, n in enumerate(node.output) if n})
+    canon = onnx.NodeProto()
+    canon.CopyFrom(node)
+    canon.name = "n"
+    canon.input[:] = [pos.get(n, n) for n in node.input]
+    canon.output[:] = [pos.get(n, n) for n in node.output]
+    g = helper.make_graph(
+        [canon], "adapt",
+        [onnx.ValueInfoProto(name=pos[n], type=types[n]) if n in types else
+         onnx.ValueInfoProto(name=pos[n]) for n in ins],
+        [onnx.ValueInfoProto(name=pos[n]) for n in node.output if n],
+    )
+    for n in ins:
+        if n in consts:
+            t = onnx.TensorProto()
+            t.CopyFrom(consts[n])
+            t.name = pos[n]
+            g.initializer.append(t)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", from_v)])
+    key = m.SerializeToString(deterministic=True) + to_v.to_bytes(2, "little")
+    conv = _CONVERTED.get(key)
+    if conv is None:
+        try:
+            from onnx import version_converter
+
+            conv = version_converter.convert_version(m, to_v)
+        except Exception as e:  # noqa: BLE001 - the converter raises plain RuntimeErrors
+            raise UnsupportedError(
+                f"{node.op_type} node '{node.name}': cannot convert it from opset {from_v} to "
+                f"the model's opset {to_v} "
+                f"({str(e).strip().splitlines()[0] if str(e) else e})") from e
+        if len(_CONVERTED) >= _CONVERTED_MAX:
+            _CONVERTED.pop(next(iter(_CONVERTED)))
+        _CONVERTED[key] = conv
+    back = {v: k for k, v in pos.items()}
+    out = onnx.ModelProto()
+    out.CopyFrom(conv)
+    for t in out.graph.initializer:
+        t.name = back.get(t.name, t.name)
+    for n in out.graph.node:
+        if n.name == "n":
+            n.name = node.name
+        n.input[:] = [back.get(i, i) for i in n.input]
+        n.output[:] = [back.get(o, o) for o in n.output]
+    return out
+
+
 def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.TypeProto],
           fresh, consts: dict[str, onnx.TensorProto] | None = None,
           node_name=None) -> list[onnx.NodeProto]:
@@ -45,28 +105,7 @@ def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.Ty
            for a in node.attribute):
         return [node]
     ins = list(dict.fromkeys(n for n in node.input if n))
-    g = helper.make_graph(
-        [node], "adapt",
-        [onnx.ValueInfoProto(name=n, type=types[n]) if n in types else
-         onnx.ValueInfoProto(name=n) for n in ins],
-        [onnx.ValueInfoProto(name=n) for n in node.output if n],
-    )
-    for n in ins:
-        if n in consts:
-            t = onnx.TensorProto()
-            t.CopyFrom(consts[n])
-            t.name = n
-            g.initializer.append(t)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", from_v)])
-    try:
-        from onnx import version_converter
-
-        conv = version_converter.convert_version(m, to_v)
-    except Exception as e:  # noqa: BLE001 - the converter raises plain RuntimeErrors
-        raise UnsupportedError(
-            f"{node.op_type} node '{node.name}': cannot convert it from opset {from_v} to the "
-            f"model's opset {to_v} ({str(e).strip().splitlines()[0] if str(e) else e})"
-        ) from e
+    conv = _converted(node, ins, from_v, to_v, types, consts)
     keep = set(ins) | set(node.output) | {""}
     rename = {}
     out: list[onnx.NodeProto] = []
