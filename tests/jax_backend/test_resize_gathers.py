@@ -38,22 +38,41 @@ def _model(attrs, x_shape, dtype=T.FLOAT, roi=None, scales=None, sizes=None, ops
 
 
 def _cases():
+    """One case per attribute set; its sizings are the Resize nodes of one model (one XLA
+    program per case)."""
     for mode, coord in itertools.product(("nearest", "linear", "cubic"), COORDS):
         roundings = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil") \
             if mode == "nearest" else ("round_prefer_floor",)
         options = [(0, 0)] if mode == "nearest" else \
             [(0, 0), (1, 0), (1, 1)] + ([(0, 1)] if mode == "cubic" else [])
-        for rounding, (antialias, exclude), (kind, value) in itertools.product(
-                roundings, options, SIZINGS):
-            if coord == "tf_crop_and_resize" and kind == "scales":
-                continue
+        for rounding, (antialias, exclude) in itertools.product(roundings, options):
+            sizings = [(kind, value) for kind, value in SIZINGS
+                       if not (coord == "tf_crop_and_resize" and kind == "scales")]
             attrs = dict(mode=mode, coordinate_transformation_mode=coord, nearest_mode=rounding,
                          antialias=antialias, exclude_outside=exclude, extrapolation_value=-7.0,
                          cubic_coeff_a=-0.5 if exclude else -0.75)
             roi = [0, 0, 0.1, 0.2, 1, 1, 0.9, 1.3] if coord == "tf_crop_and_resize" else None
-            yield pytest.param(attrs, roi, {kind: value},
-                               id=f"{mode}-{coord}-{rounding}-aa{antialias}-ex{exclude}-"
-                                  f"{kind}{value[2:]}")
+            yield pytest.param(attrs, roi, sizings,
+                               id=f"{mode}-{coord}-{rounding}-aa{antialias}-ex{exclude}")
+
+
+def _sized_model(attrs, x_shape, roi, sizings):
+    """`x` resized once per sizing: output ``y{k}`` is the k-th sizing's Resize."""
+    nodes, inits = [], []
+    if roi is not None:
+        inits.append(onnx.numpy_helper.from_array(np.array(roi, np.float32), "roi"))
+    for k, (kind, value) in enumerate(sizings):
+        arr = np.array(value, np.float32 if kind == "scales" else np.int64)
+        inits.append(onnx.numpy_helper.from_array(arr, f"{kind}{k}"))
+        names = ["x", "roi" if roi is not None else "",
+                 f"scales{k}" if kind == "scales" else "", f"sizes{k}" if kind == "sizes" else ""]
+        while names[-1] == "":
+            names.pop()
+        nodes.append(h.make_node("Resize", names, [f"y{k}"], name=f"resize{k}", **attrs))
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, list(x_shape))],
+                     [h.make_tensor_value_info(f"y{k}", T.FLOAT, None)
+                      for k in range(len(sizings))], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
 
 
 def _ort(m, feeds):
@@ -71,11 +90,20 @@ def _check(m, feeds, want, compiles=True):
         assert all(r.compiles for r in model._jax.explain())
 
 
-@pytest.mark.parametrize("attrs,roi,sizing", list(_cases()))
-def test_resize_matches_onnx_runtime(attrs, roi, sizing):
+@pytest.mark.parametrize("attrs,roi,sizings", list(_cases()))
+def test_resize_matches_onnx_runtime(attrs, roi, sizings):
     x = np.random.default_rng(0).standard_normal((1, 2, 5, 6)).astype(np.float32)
-    m = _model(attrs, x.shape, roi=roi, **sizing)
-    _check(m, {"x": x}, _ort(m, {"x": x}))
+    m = _sized_model(attrs, x.shape, roi, sizings)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    model = ig.load(m)
+    for backend in ("numpy", "jax"):
+        got = model.run({"x": x}, backend=backend)
+        for k, (kind, value) in enumerate(sizings):
+            assert got[f"y{k}"].shape == want[k].shape, (backend, kind, value)
+            np.testing.assert_allclose(got[f"y{k}"], want[k], rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{backend} {kind} {value}")
+    assert all(r.compiles for r in model._jax.explain())
 
 
 @pytest.mark.parametrize("dtype,np_type,mode", [(T.UINT8, np.uint8, "nearest"),
