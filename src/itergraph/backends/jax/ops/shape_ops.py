@@ -158,17 +158,16 @@ def _identity(cx, x):
 
 @lowering("Dropout", since=1, fold=True)
 def _dropout(cx, x, ratio=None, training_mode=None):
-    """Inference only: a training-mode Dropout (random mask) is left to NumPy."""
-    v = cx.node.version or 12
-    if v >= 12 and training_mode is not None:
+    """Inference only: a training-mode Dropout (random mask) is left to NumPy. Opset 12 on
+    (older nodes were rewritten at import: `ir.legacy_forms`): the mask is bool."""
+    if training_mode is not None:
         if not bool(cx.const(training_mode, "training_mode").reshape(())):
             training_mode = None
         else:
             cx.fail("training-mode Dropout draws a random mask; it is not lowered")
     if len(cx.node.outputs) == 1:
         return x
-    mask_dtype = np.dtype(bool) if v >= 7 else x.dtype
-    return x, cx.xp.ones(x.shape, dtype=mask_dtype)
+    return x, cx.xp.ones(x.shape, dtype=bool)
 
 
 @lowering("NonEmpty", domain="itergraph")

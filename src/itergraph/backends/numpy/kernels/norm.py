@@ -49,10 +49,12 @@ from . import kernel
 
 
 def _batch_norm_training(node) -> bool:
-    v = node.version if node.version is not None else 15
-    if v >= 14:
+    """Opset 14 on: ``training_mode``. The older nodes `ir.legacy_forms` keeps as read
+    (``spatial=0``, or the saved batch statistics among the outputs): ``is_test`` 0 before
+    opset 7, else more than one output."""
+    if (node.version or 15) >= 14:
         return bool(attr(node, "training_mode", 0))
-    if v < 7 and node.attrs.get("is_test") is not None:
+    if node.attrs.get("is_test") is not None:
         return not attr(node, "is_test")
     return len(node.outputs) > 1
 
@@ -82,9 +84,8 @@ def is_inference(node) -> bool:
 def _batch_norm(node, ctx):
     eps = float(attr(node, "epsilon", 1e-5))
     momentum = float(attr(node, "momentum", 0.9))
-    new_outputs = node.version is None or node.version >= 14
     n_out = len(node.outputs)
-    spatial = new_outputs or node.version >= 9 or bool(attr(node, "spatial", 1))
+    spatial = bool(attr(node, "spatial", 1))  # 0: the per-activation form before opset 9
     training = _batch_norm_training(node)
     consts = [const_input(node, i) for i in range(1, 5)]
     folded: dict[tuple, tuple] = {}
@@ -111,7 +112,8 @@ def _batch_norm(node, ctx):
         if n_out == 1:
             return y
         inv = (1.0 / np.sqrt(var.astype(wd) + wd.type(eps))).astype(x.dtype)
-        extra = [mean, var] if new_outputs else [mean, var, mean.astype(x.dtype), inv]
+        # outputs 4 and 5 (the saved statistics) exist only before opset 14
+        extra = [mean, var, mean.astype(x.dtype), inv]
         return (y, *extra[:n_out - 1])
 
     def train(x, scale, bias, mean, var):
@@ -133,9 +135,8 @@ def _batch_norm(node, ctx):
         m, v, inv = m.reshape(stat), v.reshape(stat), inv.reshape(stat)
         run_mean = (mean.astype(wd) * wd.type(momentum) + m * wd.type(1 - momentum))
         run_var = (var.astype(wd) * wd.type(momentum) + v * wd.type(1 - momentum))
-        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype)]
-        if not new_outputs:
-            outs += [m.astype(x.dtype), inv.astype(x.dtype)]
+        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype), m.astype(x.dtype),
+                 inv.astype(x.dtype)]
         return (y, *outs[:n_out - 1])
 
     return train if training else infer
