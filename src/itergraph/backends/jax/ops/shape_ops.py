@@ -67,11 +67,6 @@ def _squeeze(cx, x, axes):
     return cx.xp.squeeze(x, ax)
 
 
-@lowering("Squeeze", since=1, fold=True)
-def _squeeze1(cx, x):
-    return _squeeze(cx, x, attr_ints(cx.node, "axes"))
-
-
 @lowering("Squeeze", since=13, fold=True)
 def _squeeze13(cx, x, axes=None):
     return _squeeze(cx, x, None if axes is None else cx.ints(axes, "axes (input 1)"))
@@ -84,11 +79,6 @@ def _unsqueeze(cx, x, axes):
         raise ExecutionError(f"{where(cx.node)}: cannot unsqueeze shape {tuple(x.shape)} at "
                              f"axes {list(axes)}")
     return cx.xp.expand_dims(x, tuple(ax))
-
-
-@lowering("Unsqueeze", since=1, fold=True)
-def _unsqueeze1(cx, x):
-    return _unsqueeze(cx, x, attr_ints(cx.node, "axes") or [])
 
 
 @lowering("Unsqueeze", since=13, fold=True)
