@@ -18,12 +18,13 @@ batch statistics over every axis but the channel axis, and the outputs after ``Y
     saved_mean   = mean                      # opset < 14 only
     saved_var    = 1 / sqrt(var + epsilon)   # opset < 14 only (as ONNX Runtime gives it)
 
-The mode: opset 14 and later, the ``training_mode`` attribute; opset 7 and 9, training when
-more outputs than ``Y`` are asked for (as ONNX Runtime decides); opset 1 and 6, the
-``is_test`` attribute when present (0: training), else the number of outputs as for opset 7.
-Before opset 9, ``spatial=0`` gives parameters (and statistics) per element of
-``[C, D1, ...]`` instead of per channel. In inference mode, outputs beyond ``Y`` (opset < 14)
-repeat the inputs' mean and variance (and ``mean``, ``1 / sqrt(var + epsilon)`` as saved).
+The mode: the ``training_mode`` attribute (older nodes are read into the opset 15 form:
+`ir.legacy_forms`). Two older forms have no later one and are kept as read: ``spatial=0``
+(before opset 9: parameters and statistics per element of ``[C, D1, ...]``) and a training
+node asking for the saved statistics; for those, training is ``is_test`` 0 when present
+(before opset 7), else more than one output (as ONNX Runtime decides). In inference mode,
+outputs beyond ``Y`` repeat the inputs' mean and variance (and ``mean``,
+``1 / sqrt(var + epsilon)`` as saved).
 
 InstanceNormalization: each ``[n, c]`` slice of ``X`` ``[N, C, D1, ...]`` normalized over its
 spatial axes with its own mean and variance, then ``* scale[c] + B[c]``.
