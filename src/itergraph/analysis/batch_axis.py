@@ -319,8 +319,6 @@ def _arg_reduce(node: Node, ins: list) -> list[State]:
 def _slice(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
     starts = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
-    if starts is None and "starts" in node.attrs:
-        starts = node.attrs["starts"]
     if starts is None:
         _refuse(node, "its starts are not constant")
     axes = _ints(node, "axes", 3)

@@ -15,15 +15,21 @@ opset of the form (10 for ``Slice``, 11 for ``Clip``, 13 for the others).
 
 ``Clip`` bounds take the element type of the clipped input, so a ``Clip-6`` whose input type
 is unknown keeps its old form; so does any node whose attribute is not a plain list of numbers.
+
+Ops whose older form computes something else (``Softmax`` before 13, the ``broadcast``
+attribute before 7, ``BatchNormalization``, ``Dropout``, ``PRelu``) are rewritten in the same
+walk by `ir.legacy_forms`.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
 
 from .graph import Graph, Node, Value
+from .legacy_forms import READ_AS, rewrite_legacy
 from .static_values import const_value
 from .types import DataType, TensorType
 
@@ -41,10 +47,6 @@ class Form(NamedTuple):
     back_to: int | None = 11  # the oldest opset ONNX's version converter brings it back to
 
 
-#: ``node.meta`` key: the version the node was read with, before `canonicalize` (writers
-#: keep the file's opset: they bring the node back to it)
-READ_AS = "read_as_version"
-
 FORMS: dict[str, Form] = {
     "Slice": Form(10, 1, (Moved("starts", 1, True), Moved("ends", 2, True),
                           Moved("axes", 3, True)), back_to=None),
@@ -60,7 +62,11 @@ def canonicalize(graph: Graph) -> int:
     """Rewrite every node of `graph` (subgraphs included) that has an older form of `FORMS`
     into the newer one, in place; returns how many were rewritten."""
     done = 0
+    counter = itertools.count(1)
     for owner, node in list(graph.walk()):
+        if rewrite_legacy(owner, node, counter):
+            done += 1
+            continue
         form = FORMS.get(node.op_type)
         if (form is None or node.domain != "" or node.version is None
                 or not form.oldest <= node.version < form.since):

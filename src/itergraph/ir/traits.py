@@ -107,9 +107,6 @@ def ops_with(trait: Trait) -> frozenset[str]:
 
 def normalized_axes(node, rank: int) -> list[int]:
     """The axes a ``Softmax``, ``LogSoftmax`` or ``Hardmax`` node normalizes over, for an
-    input of `rank`: its ``axis`` alone from opset 13 on; before, the input is read as a
-    matrix whose rows are the axes before ``axis`` (default 1), so every axis from it on. A
-    node without a version is read as the newest form, as both backends run it."""
-    if (node.version or 13) >= 13:
-        return [int(node.attrs.get("axis", -1)) % rank]
-    return list(range(int(node.attrs.get("axis", 1)) % rank, rank))
+    input of `rank`: its ``axis`` (the opset 13 form; older nodes, which normalize every axis
+    from ``axis`` on, are rewritten into it when read: `ir.legacy_forms`)."""
+    return [int(node.attrs.get("axis", -1)) % rank]

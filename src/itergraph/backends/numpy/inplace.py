@@ -67,7 +67,6 @@ def inplace_pair(node: Node, consumer: Node, known: Callable) -> tuple | None:
     second in place, and its inputs; None when the pair is none of this module's, or when
     `node`'s inputs are all known when compiling (the planner folds it instead)."""
     if (node.op_type not in _PRODUCERS or len(node.inputs) != 2 or len(consumer.outputs) != 1
-            or (node.version or 7) < 7 or (consumer.version or 7) < 7
             or all(isinstance(known(v), np.ndarray) for v in node.inputs)):
         return None
     t = node.outputs[0]

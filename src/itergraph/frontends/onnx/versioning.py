@@ -6,6 +6,12 @@ as is. Otherwise the node is converted with ``onnx.version_converter`` applied t
 model (that covers the attribute-to-input moves of Slice, Squeeze, Unsqueeze, Reduce*, Split,
 Pad, ... both upwards and, where ONNX has an adapter, downwards). Nodes holding subgraphs
 (If, ...) only changed their type constraints and are written as is.
+
+Where the converter has no downward adapter, `OLDER` writes the forms `ir.legacy_forms` reads
+older nodes into back in their older spelling when that means the same: a ``Softmax``,
+``LogSoftmax`` or ``Hardmax`` over the last axis (``axis=-1`` at any opset), an inference
+``BatchNormalization`` (opset 6 on; ``is_test=1`` before 7) and an inference ``Dropout`` whose
+ratio is a constant (opset 7 on; its mask is bool from opset 10 only).
 """
 
 from __future__ import annotations
@@ -101,6 +107,11 @@ def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.Ty
     consts = consts or {}
     if node.domain not in ("", "ai.onnx") or unchanged(node.op_type, "", from_v, to_v):
         return [node]
+    older = OLDER.get(node.op_type)
+    if older is not None and to_v < from_v:
+        same = older(node, to_v, consts)
+        if same is not None:
+            return [same]
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
            for a in node.attribute):
         return [node]
@@ -134,3 +145,52 @@ def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.Ty
             if n.name == node.name and n.op_type != node.op_type or not n.name:
                 n.name = node_name(f"{node.name}_{n.op_type}")
     return out
+
+
+def _attr(node: onnx.NodeProto, name: str):
+    a = next((a for a in node.attribute if a.name == name), None)
+    return None if a is None else helper.get_attribute_value(a)
+
+
+def _copy(node: onnx.NodeProto, drop: tuple[str, ...] = (), **attrs) -> onnx.NodeProto:
+    new = onnx.NodeProto()
+    new.CopyFrom(node)
+    keep = [a for a in new.attribute if a.name not in drop and a.name not in attrs]
+    del new.attribute[:]
+    new.attribute.extend(keep)
+    new.attribute.extend(helper.make_attribute(k, v) for k, v in attrs.items())
+    return new
+
+
+def _normalize_older(node, to_v, consts):
+    if to_v >= 13 or _attr(node, "axis") not in (None, -1):
+        return None
+    return _copy(node, axis=-1)  # before 13 the default axis is 1
+
+
+def _batch_norm_older(node, to_v, consts):
+    if to_v >= 14 or to_v < 6 or _attr(node, "training_mode") or \
+            any(node.output[1:]):
+        return None
+    new = _copy(node, ("training_mode",), **({"is_test": 1} if to_v < 7 else {}))
+    del new.output[1:]
+    return new
+
+
+def _dropout_older(node, to_v, consts):
+    if to_v >= 12 or to_v < 7 or any(node.input[2:]) or \
+            (to_v < 10 and any(node.output[1:])):
+        return None
+    ratio = node.input[1] if len(node.input) > 1 else ""
+    if ratio and ratio not in consts:
+        return None
+    extra = {"ratio": float(onnx.numpy_helper.to_array(consts[ratio]))} if ratio else {}
+    new = _copy(node, **extra)
+    del new.input[1:]
+    return new
+
+
+#: op -> (node, opset, constant inputs) -> the node as written at that older opset, or None
+OLDER = {"Softmax": _normalize_older, "LogSoftmax": _normalize_older,
+         "Hardmax": _normalize_older, "BatchNormalization": _batch_norm_older,
+         "Dropout": _dropout_older}

@@ -628,33 +628,19 @@ exporter("ArgMax", since=1)(_arg("max"))
 exporter("ArgMin", since=1)(_arg("min"))
 
 
-def _softmax(ov_type: str, version: str, legacy: bool):
+def _softmax(ov_type: str, version: str):
+    """The opset 13 form (the reader rewrites older nodes into it: `ir.legacy_forms`)."""
+
     def tr(w: NetWriter, node: Node, ins):
         x = ins[0]
-        axis = int(node.attrs.get("axis", 1 if legacy else -1))
-        r = rank(x)
-        if not legacy or (r is not None and (axis == r - 1 or axis == -1)):
-            return w.one(ov_type, version, [x], {"axis": axis}, dtype=x.dtype, shape=x.shape)
-        # legacy: normalise over all axes from `axis` on (input coerced to 2-D)
-        shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
-        if axis == 0:
-            pattern = w.i64([1, -1])
-        else:
-            head = w.one("Slice", V8, [shape, w.i64([0]), w.i64([axis]), w.i64([1])], dtype=I64)
-            prod = w.one("ReduceProd", V1, [head, w.i64([0])], {"keep_dims": True}, dtype=I64)
-            pattern = w.one("Concat", V1, [prod, w.i64([-1])], {"axis": 0}, dtype=I64)
-        flat = w.one("Reshape", V1, [x, pattern], {"special_zero": False}, dtype=x.dtype)
-        s = w.one(ov_type, version, [flat], {"axis": 1}, dtype=x.dtype)
-        return w.one("Reshape", V1, [s, shape], {"special_zero": False}, dtype=x.dtype,
-                     shape=x.shape)
+        return w.one(ov_type, version, [x], {"axis": int(node.attrs.get("axis", -1))},
+                     dtype=x.dtype, shape=x.shape)
 
     return tr
 
 
-exporter("Softmax", since=1)(_softmax("SoftMax", V8, legacy=True))
-exporter("Softmax", since=13)(_softmax("SoftMax", V8, legacy=False))
-exporter("LogSoftmax", since=1)(_softmax("LogSoftmax", V5, legacy=True))
-exporter("LogSoftmax", since=13)(_softmax("LogSoftmax", V5, legacy=False))
+exporter("Softmax", since=13)(_softmax("SoftMax", V8))
+exporter("LogSoftmax", since=13)(_softmax("LogSoftmax", V5))
 
 
 @exporter("Einsum", since=12)

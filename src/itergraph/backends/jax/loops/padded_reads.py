@@ -241,12 +241,8 @@ def _matmul(cx, rule, inputs):
 
 def _softmax(cx, rule, inputs):
     x = inputs[0]
-    axes = normalized_axes(cx.node, x.ndim)
-    if x.axis not in axes:
+    if x.axis not in normalized_axes(cx.node, x.ndim):
         return [x.like(rule.fn(cx, x.buf))]
-    if len(axes) > 1:
-        raise Refused(f"{where(cx.node)}: opset-{cx.node.version} softmax flattens the grown "
-                      "axis")
     import jax.numpy as jnp
 
     masked = jnp.where(x.mask(), x.buf, jnp.asarray(-np.inf, x.buf.dtype))
@@ -302,17 +298,11 @@ def _slice(cx, rule, inputs):
     if any(isinstance(y, Padded) for y in inputs[1:]):
         raise Refused(f"{where(cx.node)}: padded slice bounds")
     r = x.ndim
-    if (cx.node.version or 10) < 10:
-        starts, ends = list(cx.attr("starts")), list(cx.attr("ends"))
-        axes = cx.attr("axes")
-        axes = list(range(len(starts))) if axes is None else list(axes)
-        steps = [1] * len(starts)
-    else:
-        starts, ends = cx.ints(inputs[1], "starts"), cx.ints(inputs[2], "ends")
-        axes = cx.ints(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None \
-            else list(range(len(starts)))
-        steps = cx.ints(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None \
-            else [1] * len(starts)
+    starts, ends = cx.ints(inputs[1], "starts"), cx.ints(inputs[2], "ends")
+    axes = cx.ints(inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None \
+        else list(range(len(starts)))
+    steps = cx.ints(inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None \
+        else [1] * len(starts)
     axes = [_axis(int(a), r) for a in axes]
     if x.axis not in axes:
         return [x.like(y) for y in _plain(cx, rule, [x.buf, *inputs[1:]])]

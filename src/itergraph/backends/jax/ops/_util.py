@@ -10,7 +10,7 @@ import numpy as np
 from ....ir.attributes import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
 
 __all__ = ["attr", "attr_floats", "attr_ints", "attr_str", "attr_strs", "np_dtype", "astype",
-           "legacy_broadcast", "norm_axis", "precision"]
+           "norm_axis", "precision"]
 
 _precision: list = []
 
@@ -33,18 +33,6 @@ def astype(cx, x, dtype):
     if x.dtype == dtype:
         return x
     return x.astype(dtype) if cx.folding else cx.xp.asarray(x).astype(dtype)
-
-
-def legacy_broadcast(cx, a, b):
-    """Opset < 7 ``broadcast``/``axis``: B aligned with A starting at ``axis``."""
-    node = cx.node
-    if (node.version or 7) >= 7 or not attr(node, "broadcast", 0):
-        return b
-    axis = attr(node, "axis")
-    if axis is None:
-        return b
-    ax = axis + a.ndim if axis < 0 else axis
-    return cx.xp.reshape(b, tuple(b.shape) + (1,) * (a.ndim - ax - b.ndim))
 
 
 def norm_axis(cx, axis: int, rank: int) -> int:

@@ -234,7 +234,7 @@ def _gmp(cx, x):
 def _batch_norm(cx, x, scale, b, mean, var, *rest):
     if attr(cx.node, "training_mode", 0) or len(cx.node.outputs) > 1:
         cx.fail("training-mode BatchNormalization is not lowered")
-    if (cx.node.version or 15) < 7 and not attr(cx.node, "spatial", 1):
+    if not attr(cx.node, "spatial", 1):  # opset < 9 per-activation form, kept as read
         cx.fail("BatchNormalization with spatial=0 is not lowered")
     xp = cx.xp
     eps = float(attr(cx.node, "epsilon", 1e-5))

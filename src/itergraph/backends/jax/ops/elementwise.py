@@ -12,12 +12,11 @@ from functools import reduce
 import numpy as np
 
 from ..table import lowering
-from ._util import astype, attr, attr_str, legacy_broadcast
+from ._util import astype, attr, attr_str
 
 
 def _binary(name: str):
     def rule(cx, a, b):
-        b = legacy_broadcast(cx, a, b)
         return getattr(cx.xp, name)(a, b)
 
     return rule
@@ -61,7 +60,6 @@ for _op, _fn in {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Ac
 
 @lowering("Div", since=1, fold=True)
 def _div(cx, a, b):
-    b = legacy_broadcast(cx, a, b)
     xp = cx.xp
     if a.dtype.kind in "iu":
         if cx.folding:
@@ -96,7 +94,6 @@ def _exact_operands(xp, a, b):
 
 @lowering("Pow", since=1, fold=True)
 def _pow(cx, a, b):
-    b = legacy_broadcast(cx, a, b)
     xp = cx.xp
     if a.dtype.kind in "iu" and b.dtype.kind in "iu":
         if cx.folding and not (b < 0).any():

@@ -67,13 +67,6 @@ def _slice(cx, x, starts, ends, axes, steps):
     return x[tuple(idx)]
 
 
-@lowering("Slice", since=1, fold=True)
-def _slice1(cx, x):
-    node = cx.node
-    return _slice(cx, x, attr_ints(node, "starts") or [], attr_ints(node, "ends") or [],
-                  attr_ints(node, "axes"), None)
-
-
 @lowering("Slice", since=10, fold=True)
 def _slice10(cx, x, starts, ends, axes=None, steps=None):
     check_slice_vectors(cx.node, (starts, ends, axes, steps))

@@ -80,9 +80,6 @@ def _lrn(cx, x):
 
 @lowering("PRelu", since=1)
 def _prelu(cx, x, slope):
-    legacy = (cx.node.version or 7) < 7
-    if legacy and slope.ndim == 1 and x.ndim > 2 and slope.shape[0] == x.shape[1]:
-        slope = cx.xp.reshape(slope, (-1,) + (1,) * (x.ndim - 2))
     return astype(cx, cx.xp.where(x < 0, x * slope, x), x.dtype)
 
 
@@ -98,15 +95,10 @@ def _log_softmax(xp, x, axis):
 
 
 def _softmax_rule(impl):
+    """The opset 13 form (older nodes were rewritten at import: `ir.legacy_forms`)."""
+
     def rule(cx, x):
-        xp = cx.xp
-        if (cx.node.version or 13) >= 13:
-            return impl(xp, x, norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim))
-        axis = int(attr(cx.node, "axis", 1))
-        a = axis + x.ndim if axis < 0 else axis
-        n = int(np.prod(x.shape[:a], dtype=np.int64))
-        flat = xp.reshape(x, (n, int(np.prod(x.shape[a:], dtype=np.int64))))
-        return xp.reshape(impl(xp, flat, 1), x.shape)
+        return impl(cx.xp, x, norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim))
 
     return rule
 
@@ -118,16 +110,9 @@ lowering("LogSoftmax", since=1)(_softmax_rule(_log_softmax))
 @lowering("Hardmax", since=1)
 def _hardmax(cx, x):
     xp = cx.xp
-    if (cx.node.version or 13) >= 13:
-        a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
-        idx = xp.argmax(x, axis=a)
-        return astype(cx, xp.moveaxis(_one_hot(xp, idx, x.shape[a]), -1, a), x.dtype)
-    axis = int(attr(cx.node, "axis", 1))
-    a = axis + x.ndim if axis < 0 else axis
-    n = int(np.prod(x.shape[:a], dtype=np.int64))
-    flat = xp.reshape(x, (n, -1))
-    return astype(cx, xp.reshape(_one_hot(xp, xp.argmax(flat, axis=1), flat.shape[1]), x.shape),
-                  x.dtype)
+    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
+    idx = xp.argmax(x, axis=a)
+    return astype(cx, xp.moveaxis(_one_hot(xp, idx, x.shape[a]), -1, a), x.dtype)
 
 
 def _one_hot(xp, idx, n):

@@ -67,11 +67,6 @@ def _squeeze(cx, x, axes):
     return cx.xp.squeeze(x, ax)
 
 
-@lowering("Squeeze", since=1, fold=True)
-def _squeeze1(cx, x):
-    return _squeeze(cx, x, attr_ints(cx.node, "axes"))
-
-
 @lowering("Squeeze", since=13, fold=True)
 def _squeeze13(cx, x, axes=None):
     return _squeeze(cx, x, None if axes is None else cx.ints(axes, "axes (input 1)"))
@@ -84,11 +79,6 @@ def _unsqueeze(cx, x, axes):
         raise ExecutionError(f"{where(cx.node)}: cannot unsqueeze shape {tuple(x.shape)} at "
                              f"axes {list(axes)}")
     return cx.xp.expand_dims(x, tuple(ax))
-
-
-@lowering("Unsqueeze", since=1, fold=True)
-def _unsqueeze1(cx, x):
-    return _unsqueeze(cx, x, attr_ints(cx.node, "axes") or [])
 
 
 @lowering("Unsqueeze", since=13, fold=True)
@@ -158,17 +148,16 @@ def _identity(cx, x):
 
 @lowering("Dropout", since=1, fold=True)
 def _dropout(cx, x, ratio=None, training_mode=None):
-    """Inference only: a training-mode Dropout (random mask) is left to NumPy."""
-    v = cx.node.version or 12
-    if v >= 12 and training_mode is not None:
+    """Inference only: a training-mode Dropout (random mask) is left to NumPy. Opset 12 on
+    (older nodes were rewritten at import: `ir.legacy_forms`): the mask is bool."""
+    if training_mode is not None:
         if not bool(cx.const(training_mode, "training_mode").reshape(())):
             training_mode = None
         else:
             cx.fail("training-mode Dropout draws a random mask; it is not lowered")
     if len(cx.node.outputs) == 1:
         return x
-    mask_dtype = np.dtype(bool) if v >= 7 else x.dtype
-    return x, cx.xp.ones(x.shape, dtype=mask_dtype)
+    return x, cx.xp.ones(x.shape, dtype=bool)
 
 
 @lowering("NonEmpty", domain="itergraph")

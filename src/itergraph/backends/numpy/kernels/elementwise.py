@@ -34,14 +34,6 @@ def _unary(ufunc):
 
 def _binary(ufunc):
     def factory(node, ctx):
-        legacy = _legacy_broadcast(node)
-        if legacy is not None:
-
-            def fn_legacy(a, b):
-                return asarray(ufunc(a, legacy(a, b)))
-
-            return fn_legacy
-
         def fn(a, b):
             r = ufunc(a, b)
             return r if r.__class__ is ndarray else asarray(r)
@@ -49,21 +41,6 @@ def _binary(ufunc):
         return fn
 
     return factory
-
-
-def _legacy_broadcast(node):
-    """Opset < 7 ``broadcast``/``axis`` semantics: a function reshaping B to align with A."""
-    if (node.version or 7) >= 7 or not attr(node, "broadcast", 0):
-        return None
-    axis = attr(node, "axis")
-    if axis is None:
-        return lambda a, b: b
-
-    def align(a, b):
-        ax = axis + a.ndim if axis < 0 else axis
-        return b.reshape(b.shape + (1,) * (a.ndim - ax - b.ndim))
-
-    return align
 
 
 def _register_unary(table: dict[str, object], since: int = 1) -> None:
@@ -89,12 +66,9 @@ def _int_div(a, b):
 
 @kernel("Div", since=1)
 def _div(node, ctx):
-    legacy = _legacy_broadcast(node)
     divide = np.divide
 
     def fn(a, b):
-        if legacy is not None:
-            b = legacy(a, b)
         if a.dtype.kind in "iu":
             return asarray(_int_div(a, b))
         r = divide(a, b)
@@ -106,12 +80,9 @@ def _div(node, ctx):
 @kernel("Pow", since=1)
 def _pow(node, ctx):
     """Pow: the result has the base's element type (exponent may be of another type)."""
-    legacy = _legacy_broadcast(node)
     power = np.power
 
     def fn(a, b):
-        if legacy is not None:
-            b = legacy(a, b)
         if a.dtype.kind in "iu" and b.dtype.kind in "iu":
             if (b < 0).any():  # NumPy refuses; ONNX Runtime computes in floating point
                 r = power(a.astype(np.float64), b).astype(a.dtype)

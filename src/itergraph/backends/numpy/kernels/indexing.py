@@ -130,14 +130,6 @@ def _slice_index(node, shape, starts, ends, axes, steps) -> tuple:
     return tuple(idx)
 
 
-@kernel("Slice", since=1)
-def _slice_v1(node, ctx):
-    starts = attr_ints(node, "starts") or []
-    ends = attr_ints(node, "ends") or []
-    axes = attr_ints(node, "axes")
-    return lambda x: x[_slice_index(node, x.shape, starts, ends, axes, None)]
-
-
 @kernel("Slice", since=10)
 def _slice(node, ctx):
     """Slice 10+: starts, ends and the optional axes, steps are inputs."""

@@ -197,15 +197,10 @@ def _gelu(node, ctx):
 
 @kernel("PRelu", since=1)
 def _prelu(node, ctx):
-    """PRelu: ``slope * x`` where x < 0; slope broadcasts unidirectionally to x.
-
-    Before opset 7 a 1-D slope of length C applied per channel (axis 1).
-    """
-    legacy = (node.version or 7) < 7
+    """PRelu: ``slope * x`` where x < 0; slope broadcasts unidirectionally to x (an older
+    node's per-channel slope was aligned at import: `ir.legacy_forms`)."""
 
     def fn(x, slope):
-        if legacy and slope.ndim == 1 and x.ndim > 2 and slope.shape[0] == x.shape[1]:
-            slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
         r = np.where(x < 0, x * slope, x)
         return asarray(r if r.dtype == x.dtype else r.astype(x.dtype))
 
@@ -228,23 +223,16 @@ def _log_softmax(x, axis):
 
 
 def _softmax_factory(impl):
+    """The opset 13 form, over ``axis`` alone (older nodes were rewritten at import into
+    ``Flatten`` -> this -> ``Reshape``: `ir.legacy_forms`)."""
+
     def factory(node, ctx):
-        if (node.version or 13) >= 13:
-            axis = int(attr(node, "axis", -1))
+        axis = int(attr(node, "axis", -1))
 
-            def fn(x):
-                return asarray(impl(x, axis))
+        def fn(x):
+            return asarray(impl(x, axis))
 
-            return fn
-        axis = int(attr(node, "axis", 1))
-
-        def fn_coerced(x):
-            a = axis + x.ndim if axis < 0 else axis
-            n = int(np.prod(x.shape[:a], dtype=np.int64))
-            flat = x.reshape(n, -1) if x.size else x.reshape(n, int(np.prod(x.shape[a:])))
-            return asarray(impl(flat, 1)).reshape(x.shape)
-
-        return fn_coerced
+        return fn
 
     return factory
 
@@ -311,22 +299,21 @@ def _identity(node, ctx):
 
 @kernel("Dropout", since=1)
 def _dropout(node, ctx):
-    """Dropout: the identity at inference; with ``training_mode`` (opset 12+) a random mask.
+    """Dropout (opset 12 on; older nodes were rewritten at import: `ir.legacy_forms`): the
+    identity at inference; with ``training_mode`` a random mask.
 
     A given `seed` makes the mask reproducible (NumPy ``RandomState(seed)``, as the ONNX
-    reference does). The mask output is bool from opset 10 (before: the input's type).
+    reference does). The mask output is bool.
     """
-    v = node.version or 12
     n_out = len(node.outputs)
     seed = attr(node, "seed")
-    mask_dtype = np.dtype(bool) if v >= 10 else None  # before 10: the input type
 
     def fn(x, ratio=None, training_mode=None):
         r = 0.5 if ratio is None else float(ratio)
-        training = v >= 12 and training_mode is not None and bool(training_mode)
+        training = training_mode is not None and bool(training_mode)
         if not training or r == 0:
             y = x
-            mask = np.ones(x.shape, dtype=mask_dtype or x.dtype) if n_out > 1 else None
+            mask = np.ones(x.shape, dtype=bool) if n_out > 1 else None
         else:
             rnd = np.random.RandomState(None if seed is None else int(seed))
             mask = rnd.uniform(0.0, 1.0, x.shape) >= r

@@ -18,12 +18,13 @@ batch statistics over every axis but the channel axis, and the outputs after ``Y
     saved_mean   = mean                      # opset < 14 only
     saved_var    = 1 / sqrt(var + epsilon)   # opset < 14 only (as ONNX Runtime gives it)
 
-The mode: opset 14 and later, the ``training_mode`` attribute; opset 7 and 9, training when
-more outputs than ``Y`` are asked for (as ONNX Runtime decides); opset 1 and 6, the
-``is_test`` attribute when present (0: training), else the number of outputs as for opset 7.
-Before opset 9, ``spatial=0`` gives parameters (and statistics) per element of
-``[C, D1, ...]`` instead of per channel. In inference mode, outputs beyond ``Y`` (opset < 14)
-repeat the inputs' mean and variance (and ``mean``, ``1 / sqrt(var + epsilon)`` as saved).
+The mode: the ``training_mode`` attribute (older nodes are read into the opset 15 form:
+`ir.legacy_forms`). Two older forms have no later one and are kept as read: ``spatial=0``
+(before opset 9: parameters and statistics per element of ``[C, D1, ...]``) and a training
+node asking for the saved statistics; for those, training is ``is_test`` 0 when present
+(before opset 7), else more than one output (as ONNX Runtime decides). In inference mode,
+outputs beyond ``Y`` repeat the inputs' mean and variance (and ``mean``,
+``1 / sqrt(var + epsilon)`` as saved).
 
 InstanceNormalization: each ``[n, c]`` slice of ``X`` ``[N, C, D1, ...]`` normalized over its
 spatial axes with its own mean and variance, then ``* scale[c] + B[c]``.
@@ -49,10 +50,12 @@ from . import kernel
 
 
 def _batch_norm_training(node) -> bool:
-    v = node.version if node.version is not None else 15
-    if v >= 14:
+    """Opset 14 on: ``training_mode``. The older nodes `ir.legacy_forms` keeps as read
+    (``spatial=0``, or the saved batch statistics among the outputs): ``is_test`` 0 before
+    opset 7, else more than one output."""
+    if (node.version or 15) >= 14:
         return bool(attr(node, "training_mode", 0))
-    if v < 7 and node.attrs.get("is_test") is not None:
+    if node.attrs.get("is_test") is not None:
         return not attr(node, "is_test")
     return len(node.outputs) > 1
 
@@ -82,9 +85,8 @@ def is_inference(node) -> bool:
 def _batch_norm(node, ctx):
     eps = float(attr(node, "epsilon", 1e-5))
     momentum = float(attr(node, "momentum", 0.9))
-    new_outputs = node.version is None or node.version >= 14
     n_out = len(node.outputs)
-    spatial = new_outputs or node.version >= 9 or bool(attr(node, "spatial", 1))
+    spatial = bool(attr(node, "spatial", 1))  # 0: the per-activation form before opset 9
     training = _batch_norm_training(node)
     consts = [const_input(node, i) for i in range(1, 5)]
     folded: dict[tuple, tuple] = {}
@@ -111,7 +113,8 @@ def _batch_norm(node, ctx):
         if n_out == 1:
             return y
         inv = (1.0 / np.sqrt(var.astype(wd) + wd.type(eps))).astype(x.dtype)
-        extra = [mean, var] if new_outputs else [mean, var, mean.astype(x.dtype), inv]
+        # outputs 4 and 5 (the saved statistics) exist only before opset 14
+        extra = [mean, var, mean.astype(x.dtype), inv]
         return (y, *extra[:n_out - 1])
 
     def train(x, scale, bias, mean, var):
@@ -133,9 +136,8 @@ def _batch_norm(node, ctx):
         m, v, inv = m.reshape(stat), v.reshape(stat), inv.reshape(stat)
         run_mean = (mean.astype(wd) * wd.type(momentum) + m * wd.type(1 - momentum))
         run_var = (var.astype(wd) * wd.type(momentum) + v * wd.type(1 - momentum))
-        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype)]
-        if not new_outputs:
-            outs += [m.astype(x.dtype), inv.astype(x.dtype)]
+        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype), m.astype(x.dtype),
+                 inv.astype(x.dtype)]
         return (y, *outs[:n_out - 1])
 
     return train if training else infer

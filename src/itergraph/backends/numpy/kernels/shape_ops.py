@@ -139,12 +139,6 @@ def _by_shape_and_axes(fn):
     return cached
 
 
-@kernel("Squeeze", since=1)
-def _squeeze_attr(node, ctx):
-    axes = attr_ints(node, "axes")
-    return _by_shape(_squeeze_fn(node, lambda _: axes))
-
-
 @kernel("Squeeze", since=13)
 def _squeeze(node, ctx):
     const = const_input(node, 1)
@@ -168,12 +162,6 @@ def _unsqueeze_fn(node, axes_of):
             ) from e
 
     return fn
-
-
-@kernel("Unsqueeze", since=1)
-def _unsqueeze_attr(node, ctx):
-    axes = attr_ints(node, "axes") or []
-    return _by_shape(_unsqueeze_fn(node, lambda _: axes))
 
 
 @kernel("Unsqueeze", since=13)
