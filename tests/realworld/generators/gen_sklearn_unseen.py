@@ -47,35 +47,61 @@ from skl2onnx.common.data_types import (  # noqa: E402
     Int64TensorType,
     StringTensorType,
 )
+from sklearn.calibration import CalibratedClassifierCV  # noqa: E402
 from sklearn.cluster import KMeans  # noqa: E402
 from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.cross_decomposition import PLSRegression  # noqa: E402
 from sklearn.decomposition import PCA, TruncatedSVD  # noqa: E402
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
+    AdaBoostClassifier,
+    BaggingRegressor,
     ExtraTreesClassifier,
     GradientBoostingClassifier,
     GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
     IsolationForest,
     RandomForestRegressor,
+    StackingClassifier,
+    VotingClassifier,
 )
+from sklearn.feature_selection import SelectKBest, VarianceThreshold  # noqa: E402
 from sklearn.impute import KNNImputer, SimpleImputer  # noqa: E402
-from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge  # noqa: E402
-from sklearn.naive_bayes import BernoulliNB, GaussianNB  # noqa: E402
+from sklearn.linear_model import (  # noqa: E402
+    BayesianRidge,
+    LinearRegression,
+    LogisticRegression,
+    Perceptron,
+    Ridge,
+    RidgeClassifier,
+    SGDClassifier,
+)
+from sklearn.mixture import GaussianMixture  # noqa: E402
+from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor  # noqa: E402
 from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.pipeline import make_pipeline, make_union  # noqa: E402
 from sklearn.preprocessing import (  # noqa: E402
     Binarizer,
+    KBinsDiscretizer,
     LabelEncoder,
     MaxAbsScaler,
     MinMaxScaler,
     Normalizer,
     OneHotEncoder,
+    OrdinalEncoder,
     PolynomialFeatures,
+    PowerTransformer,
     RobustScaler,
     StandardScaler,
 )
-from sklearn.svm import SVC, SVR, LinearSVC  # noqa: E402
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from sklearn.svm import SVC, SVR, LinearSVC, NuSVC, OneClassSVM  # noqa: E402
+from sklearn.tree import (  # noqa: E402
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeRegressor,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_writer import Corpus  # noqa: E402
@@ -248,6 +274,70 @@ CASES = [
          fit(ColumnTransformer([("bin", Binarizer(), [0]), ("keep", "passthrough", [1, 3])])),
          XQ, transform, "ColumnTransformer(Binarizer on 0, passthrough 1 and 3).",
          tags=("pipeline",)),
+    # ---- more ensembles, linear and probabilistic models, feature pipelines ----
+    Case("hist_gradient_boosting_classifier",
+         fit(HistGradientBoostingClassifier(max_iter=5, max_depth=3, random_state=0), X, Y3),
+         XQ, classify, "HistGradientBoostingClassifier(5 iterations, 3 classes), zipmap=False.",
+         NOZIP, tags=("trees",)),
+    Case("hist_gradient_boosting_regressor",
+         fit(HistGradientBoostingRegressor(max_iter=6, random_state=0), X, YR), XQ, regress,
+         "HistGradientBoostingRegressor(6 iterations).", tags=("trees",)),
+    Case("adaboost_classifier",
+         fit(AdaBoostClassifier(n_estimators=4, random_state=0), X, Y3), XQ, classify,
+         "AdaBoostClassifier(4 stumps), zipmap=False.", NOZIP, tags=("trees",)),
+    Case("bagging_extra_tree_regressor",
+         fit(BaggingRegressor(ExtraTreeRegressor(max_depth=3, random_state=0), n_estimators=3,
+                              random_state=0), X, YR), XQ, regress,
+         "BaggingRegressor of 3 ExtraTreeRegressors.", tags=("trees",)),
+    Case("voting_soft", fit(VotingClassifier([("lr", LogisticRegression()),
+                                              ("nb", GaussianNB())], voting="soft",
+                                             flatten_transform=False), X, Y3),
+         XQ, classify, "VotingClassifier(soft: LogisticRegression, GaussianNB), zipmap=False.",
+         NOZIP),
+    Case("stacking_classifier",
+         fit(StackingClassifier([("lr", LogisticRegression()),
+                                 ("dt", DecisionTreeClassifier(max_depth=2, random_state=0))],
+                                LogisticRegression()), X, Y2), XQ, classify,
+         "StackingClassifier(LogisticRegression, DecisionTree -> LogisticRegression), "
+         "zipmap=False.", NOZIP),
+    Case("calibrated_linear_svc",
+         fit(CalibratedClassifierCV(LinearSVC(random_state=0), cv=3), X, Y2), XQ, classify,
+         "CalibratedClassifierCV(LinearSVC, sigmoid, cv=3), zipmap=False.", NOZIP),
+    Case("nu_svc", fit(NuSVC(nu=0.3), X, Y3), XQ, None,
+         "NuSVC(nu=0.3): label and scores, zipmap=False.", NOZIP, tags=("svm",)),
+    Case("one_class_svm", fit(OneClassSVM(nu=0.2, gamma=0.5)), XQ,
+         lambda e, x: [e.predict(x), e.decision_function(x)], "OneClassSVM: label and score.",
+         tags=("svm",)),
+    Case("sgd_classifier", fit(SGDClassifier(random_state=0), X, Y3), XQ,
+         lambda e, x: [e.predict(x), e.decision_function(x)],
+         "SGDClassifier (hinge), zipmap=False: label and scores.", NOZIP),
+    Case("perceptron", fit(Perceptron(random_state=0), X, Y2), XQ,
+         lambda e, x: [e.predict(x), e.decision_function(x)],
+         "Perceptron (binary), zipmap=False: label and the two classes' scores.", NOZIP),
+    Case("ridge_classifier", fit(RidgeClassifier(), X, Y3), XQ,
+         lambda e, x: [e.predict(x), e.decision_function(x)], "RidgeClassifier (3 classes)."),
+    Case("bayesian_ridge", fit(BayesianRidge(), X, YR), XQ, regress, "BayesianRidge."),
+    Case("pls_regression", fit(PLSRegression(2), X, YR), XQ, regress, "PLSRegression(2)."),
+    Case("lda", fit(LinearDiscriminantAnalysis(), X, Y3), XQ, classify,
+         "LinearDiscriminantAnalysis, zipmap=False.", NOZIP),
+    Case("multinomial_nb", fit(MultinomialNB(), np.abs(X), Y3), np.abs(XQ), classify,
+         "MultinomialNB on |X|, zipmap=False.", NOZIP),
+    Case("gaussian_mixture", fit(GaussianMixture(2, random_state=0)), XQ,
+         lambda e, x: [e.predict(x), e.predict_proba(x)], "GaussianMixture(2, full)."),
+    Case("kbins_onehot", fit(KBinsDiscretizer(3, encode="onehot-dense")), XQ, transform,
+         "KBinsDiscretizer(3, one-hot dense)."),
+    Case("kbins_ordinal", fit(KBinsDiscretizer(4, encode="ordinal", strategy="uniform")), XQ,
+         transform, "KBinsDiscretizer(4, ordinal, uniform)."),
+    Case("power_transformer", fit(PowerTransformer()), XQ, transform,
+         "PowerTransformer (Yeo-Johnson, standardized)."),
+    Case("ordinal_encoder_strings", fit(OrdinalEncoder(), XS), XSQ, transform,
+         "OrdinalEncoder on string columns.",
+         initial_types=[("X", StringTensorType([None, 2]))], tags=("encoder", "strings")),
+    Case("feature_union_select",
+         fit(make_pipeline(make_union(PCA(2), SelectKBest(k=2)), VarianceThreshold(0.01),
+                           LogisticRegression()), X, Y3), XQ, classify,
+         "FeatureUnion(PCA(2), SelectKBest(2)) -> VarianceThreshold -> LogisticRegression, "
+         "zipmap=False.", NOZIP, tags=("pipeline",)),
 ]
 
 

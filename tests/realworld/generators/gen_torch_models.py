@@ -12,7 +12,8 @@ multi-head attention, layer norm, GELU), a small CNN with a depthwise-separable 
 norm, pooling and a classifier head, a 1-D temporal convolution with dilation, a tiny U-Net
 (GroupNorm, transposed convolution, bilinear upsampling, PixelShuffle), a causal attention
 block (RMSNorm, ``scaled_dot_product_attention(is_causal=True)``), reflect padding with
-InstanceNorm and top-k, and two
+InstanceNorm and top-k, a transformer decoder layer with a causal mask built in the graph,
+``affine_grid``/``grid_sample``, a mix of einsum, sort, logsumexp and circular padding, and two
 ``torch.jit.script`` programs (a running-maximum ``for`` loop over the time axis, and a
 ``while`` loop refining a value until it converges). Each is exported by the TorchScript
 exporter (``dynamo=False``, opset 17) and, where it has no scripted control flow, by the dynamo
@@ -211,6 +212,51 @@ class PadNormTopk(nn.Module):
         return top, idx, torch.cumsum(picked, dim=1)
 
 
+class CausalDecoder(nn.Module):
+    """Target [B, T, 8] and memory [B, S, 8] -> [B, T, 8]: one ``TransformerDecoderLayer``
+    whose causal mask is built in the graph (``torch.triu`` of the run-time length)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                                batch_first=True)
+
+    def forward(self, tgt: Tensor, memory: Tensor) -> Tensor:
+        t = tgt.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        return self.layer(tgt, memory, tgt_mask=mask)
+
+
+class Warp(nn.Module):
+    """Images [B, 2, 6, 6] and angles [B] -> rotated images: ``affine_grid`` and
+    ``grid_sample`` (bilinear, zeros padding), then an adaptive average pool to 3x3."""
+
+    def forward(self, x: Tensor, angle: Tensor) -> Tensor:
+        c, s = torch.cos(angle), torch.sin(angle)
+        zero = torch.zeros_like(c)
+        theta = torch.stack([torch.stack([c, -s, zero], 1), torch.stack([s, c, zero], 1)], 1)
+        grid = nn.functional.affine_grid(theta, list(x.shape), align_corners=False)
+        y = nn.functional.grid_sample(x, grid, align_corners=False)
+        return nn.functional.adaptive_avg_pool2d(y, 3)
+
+
+class MiscOps(nn.Module):
+    """Rows [B, 5, 4] -> several reductions and orderings: einsum, sort, logsumexp, norm,
+    a count of positives, circular padding with a convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(5, 3, 3, padding=1, padding_mode="circular")
+        self.w = nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        g = torch.einsum("bij,jk,blk->bil", x, self.w, x)
+        vals, order = torch.sort(x.sum(-1), dim=1, descending=True)
+        lse = torch.logsumexp(g, dim=-1) + torch.linalg.vector_norm(x, dim=(1, 2))[:, None]
+        count = (self.conv(x) > 0).sum(dim=(1, 2))
+        return vals, order, lse, count
+
+
 def rnd(*shape, seed=0):
     return np.random.RandomState(seed).randn(*shape).astype(np.float32)
 
@@ -240,6 +286,14 @@ CASES = {
     "pad_norm_topk": (PadNormTopk, {"x": rnd(2, 3, 6, 6)}, False,
                       "Reflect pad, InstanceNorm2d(affine), LeakyReLU, amax, topk, gather, "
                       "cumsum."),
+    "causal_decoder": (CausalDecoder, {"tgt": rnd(2, 4, 8), "memory": rnd(2, 6, 8, seed=1)},
+                       False, "nn.TransformerDecoderLayer(8, 2 heads) with a causal mask "
+                       "built from the run-time length (torch.triu)."),
+    "warp": (Warp, {"x": rnd(2, 2, 6, 6), "angle": np.array([0.3, -1.1], np.float32)}, False,
+             "affine_grid + grid_sample (bilinear, zeros) + adaptive_avg_pool2d."),
+    "misc_ops": (MiscOps, {"x": rnd(2, 5, 4)}, False,
+                 "einsum, sort (descending), logsumexp, vector_norm, a count of positives, "
+                 "Conv1d with circular padding."),
     "running_max_script": (RunningMax, {"x": rnd(2, 6, 3)}, True,
                            "torch.jit.script: for over time steps, list append, stack."),
     "newton_while_script": (Refine, {"x": np.abs(rnd(3, 4)) + 0.5}, True,
@@ -249,7 +303,8 @@ CASES = {
 
 
 #: exported by dynamo at opset 23 too (LayerNormalization, RMSNormalization, Attention forms)
-NEWER_OPSET = ("transformer_encoder_layer", "causal_attention", "tiny_unet")
+NEWER_OPSET = ("transformer_encoder_layer", "causal_attention", "tiny_unet", "causal_decoder",
+               "warp")
 
 
 def export(name: str, module: nn.Module, feeds: dict, scripted: bool, dynamo: int | None,
