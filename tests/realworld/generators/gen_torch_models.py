@@ -13,9 +13,11 @@ norm, pooling and a classifier head, a 1-D temporal convolution with dilation, a
 (GroupNorm, transposed convolution, bilinear upsampling, PixelShuffle), a causal attention
 block (RMSNorm, ``scaled_dot_product_attention(is_causal=True)``), reflect padding with
 InstanceNorm and top-k, a transformer decoder layer with a causal mask built in the graph,
-``affine_grid``/``grid_sample``, a mix of einsum, sort, logsumexp and circular padding, and two
+``affine_grid``/``grid_sample``, a mix of einsum, sort, logsumexp and circular padding, and
+four
 ``torch.jit.script`` programs (a running-maximum ``for`` loop over the time axis, and a
-``while`` loop refining a value until it converges). Each is exported by the TorchScript
+``while`` loop refining a value until it converges), a gated-cell greedy decoder run
+for a run-time number of steps, and a loop with ``continue`` writing rows by index). Each is exported by the TorchScript
 exporter (``dynamo=False``, opset 17) and, where it has no scripted control flow, by the dynamo
 exporter at its default opset (20) and, for the attention and normalization blocks, at 23.
 
@@ -257,6 +259,53 @@ class MiscOps(nn.Module):
         return vals, order, lse, count
 
 
+class CellDecoder(nn.Module):
+    """A scripted greedy decoder: a gated recurrent cell (written out: the TorchScript
+    exporter cannot export a scripted ``GRUCell``) stepped ``steps`` times (a run-time int),
+    each step feeding back the embedding of its argmax; returns the tokens and the scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(6, 4)
+        self.ih = nn.Linear(4, 10)
+        self.hh = nn.Linear(5, 10)
+        self.out = nn.Linear(5, 6)
+
+    def cell(self, e: Tensor, h: Tensor) -> Tensor:
+        z, c = (self.ih(e) + self.hh(h)).chunk(2, dim=-1)
+        z = torch.sigmoid(z)
+        return z * h + (1 - z) * torch.tanh(c)
+
+    def forward(self, h: Tensor, steps: Tensor) -> tuple[Tensor, Tensor]:
+        tok = torch.zeros(h.shape[0], dtype=torch.long)
+        toks = torch.zeros(h.shape[0], 0, dtype=torch.long)
+        total = torch.zeros(h.shape[0])
+        for _ in range(int(steps)):
+            h = self.cell(self.emb(tok), h)
+            logp = torch.log_softmax(self.out(h), dim=-1)
+            best, tok = logp.max(dim=-1)
+            total = total + best
+            toks = torch.cat([toks, tok[:, None]], dim=1)
+        return toks, total
+
+
+class SkipOdd(nn.Module):
+    """A scripted loop with ``continue``: sums the rows of ``x`` whose index is even and whose
+    mean is positive, into a preallocated output written by index (``out[i] = ...``)."""
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        out = torch.zeros_like(x)
+        acc = torch.zeros(x.shape[1])
+        for i in range(x.shape[0]):
+            if i % 2 == 1:
+                continue
+            row = x[i]
+            if bool(row.mean() > 0):
+                acc = acc + row
+            out[i] = acc
+        return out, acc
+
+
 def rnd(*shape, seed=0):
     return np.random.RandomState(seed).randn(*shape).astype(np.float32)
 
@@ -294,6 +343,16 @@ CASES = {
     "misc_ops": (MiscOps, {"x": rnd(2, 5, 4)}, False,
                  "einsum, sort (descending), logsumexp, vector_norm, a count of positives, "
                  "Conv1d with circular padding."),
+    "cell_decoder_script": (CellDecoder, {"h": rnd(2, 5),
+                                                  "steps": np.array(4, np.int64)}, True,
+                                "torch.jit.script: gated-cell greedy decoding for a run-time "
+                                "number of steps, tokens concatenated."),
+    "cell_decoder_zero_steps_script": (CellDecoder, {"h": rnd(2, 5),
+                                                     "steps": np.array(0, np.int64)}, True,
+                                       "The same decoder run for zero steps: empty tokens."),
+    "skip_odd_script": (SkipOdd, {"x": rnd(7, 3)}, True,
+                        "torch.jit.script: for with continue, an if on data, index "
+                        "assignment into a preallocated tensor."),
     "running_max_script": (RunningMax, {"x": rnd(2, 6, 3)}, True,
                            "torch.jit.script: for over time steps, list append, stack."),
     "newton_while_script": (Refine, {"x": np.abs(rnd(3, 4)) + 0.5}, True,
@@ -312,13 +371,14 @@ def export(name: str, module: nn.Module, feeds: dict, scripted: bool, dynamo: in
     args = tuple(torch.from_numpy(v) for v in feeds.values())
     names = list(feeds)
     model = torch.jit.script(module) if scripted else module
-    dyn = {n: {0: "batch"} for n in names}
+    dyn = {n: {0: "batch"} for n, v in feeds.items() if np.ndim(v) > 0}
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         if dynamo:
             torch.onnx.export(model, args, str(path), dynamo=True, input_names=names,
                               opset_version=dynamo if dynamo > 1 else None,
                               dynamic_shapes={n: {0: torch.export.Dim("batch", max=64)}
-                                              for n in names}, external_data=False)
+                                              if n in dyn else None for n in names},
+                              external_data=False)
         else:
             torch.onnx.export(model, args, str(path), dynamo=False, opset_version=17,
                               input_names=names, dynamic_axes=dyn)
