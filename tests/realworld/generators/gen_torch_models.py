@@ -14,12 +14,12 @@ norm, pooling and a classifier head, a 1-D temporal convolution with dilation, a
 block (RMSNorm, ``scaled_dot_product_attention(is_causal=True)``), reflect padding with
 InstanceNorm and top-k, a transformer decoder layer with a causal mask built in the graph,
 ``affine_grid``/``grid_sample``, a mix of einsum, sort, logsumexp and circular padding, and
-four
-``torch.jit.script`` programs (a running-maximum ``for`` loop over the time axis, and a
-``while`` loop refining a value until it converges), a gated-cell greedy decoder run
-for a run-time number of steps, and a loop with ``continue`` writing rows by index). Each is exported by the TorchScript
-exporter (``dynamo=False``, opset 17) and, where it has no scripted control flow, by the dynamo
-exporter at its default opset (20) and, for the attention and normalization blocks, at 23.
+four ``torch.jit.script`` programs (a running-maximum ``for`` loop over the time axis, a
+``while`` loop refining a value until it converges, a gated-cell greedy decoder run for a
+run-time number of steps, also zero, and a loop with ``continue`` writing rows by index).
+Each is exported by the TorchScript exporter (``dynamo=False``, opset 17) and, where it has
+no scripted control flow, by the dynamo exporter at its default opset (20) and, for the
+attention and normalization blocks, at 23.
 
 The stored outputs are ONNX Runtime's on the file (``oracle="onnxruntime"``); the manifest
 records how torch's own outputs compare (``peer["framework"]``) and how OpenVINO's own ONNX
