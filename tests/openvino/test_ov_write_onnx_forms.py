@@ -4,7 +4,12 @@ itergraph's IR computes ONNX Runtime's outputs on the original file.
 - an LSTM with peepholes (input ``P``), in every direction;
 - an LSTM, GRU or RNN with sequence lengths on input shapes known only at run time;
 - a Pad whose pads and constant value come from ``Constant`` nodes, not initializers;
-- an If inside an If inside a Loop body (OpenVINO once crashed compiling it)."""
+- an If inside an If inside a Loop body (OpenVINO once crashed compiling it);
+- a reduction of a 3-D value's last axis without ``keepdims``, then an elementwise op with a
+  per-column constant (skl2onnx's ``GaussianNB``: the CPU plugin broadcast the constant along
+  the wrong axis);
+- a Pad in mode ``wrap`` (circular padding: torch's dynamo export of ``padding_mode=
+  "circular"``), which OpenVINO's Pad has no mode for."""
 
 from __future__ import annotations
 
@@ -205,3 +210,35 @@ def test_if_whose_branches_differ_in_rank_is_refused(tmp_path):
     with pytest.raises(ig.UnsupportedError, match="If node 'pick'.*rank 2 in the then branch "
                                                   "and rank 1 in the else"):
         ig.load(m).save(tmp_path / "m.xml")
+
+
+@pytest.mark.parametrize(("reduce", "op"), [("ReduceSum", "Sub"), ("ReduceMean", "Add"),
+                                            ("ReduceProd", "Mul")])
+def test_reduction_of_the_last_axis_then_a_per_column_constant(reduce, op, tmp_path):
+    """``c - x.sum(-1)``, ``x`` of shape ``[N, C, K]`` and ``c`` of shape ``[1, C]``: each
+    column gets its own constant, as ONNX Runtime computes it."""
+    c = rng.normal(size=(1, 3)).astype(np.float32)
+    g = h.make_graph([h.make_node(reduce, ["x", "axes"], ["r"], keepdims=0),
+                      h.make_node(op, ["c", "r"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n", 3])],
+                     [nh.from_array(c, "c"), nh.from_array(np.array([2], np.int64), "axes")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 18)])
+    _agree(m, {"x": rng.normal(size=(6, 3, 4)).astype(np.float32)}, tmp_path)
+
+
+@pytest.mark.parametrize(("pads", "axes"), [([0, 1, 2, 0, 2, 1], None), ([2, 1, 0, 3], [-1, 0]),
+                                            ([0, -1, 0, 1, 0, 2], None)])
+def test_pad_wrap(pads, axes, tmp_path):
+    """Circular padding (a negative pad crops) on an input whose batch size is known only at
+    run time."""
+    inits = [nh.from_array(np.array(pads, np.int64), "pads")]
+    ins = ["x", "pads"]
+    if axes is not None:
+        inits.append(nh.from_array(np.array(axes, np.int64), "axes"))
+        ins += ["", "axes"]
+    g = h.make_graph([h.make_node("Pad", ins, ["y"], mode="wrap")], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, ["n", 3, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["n2", "c", "w"])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    _agree(m, {"x": rng.normal(size=(2, 3, 4)).astype(np.float32)}, tmp_path)

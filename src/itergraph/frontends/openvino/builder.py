@@ -168,8 +168,12 @@ class Builder:
 
 
 def require_rank(layer, v: Value, port: int) -> int:
-    """Rank of input `port` of `layer` from its port dims or the value's type."""
+    """Rank of input `port` of `layer` from the value's type or, where that has none (the
+    producing layer's output port states no dims), the dims the input port states."""
     r = rank_of(v)
     if r is not None:
         return r
+    stated = next((p.shape for p in layer.inputs if p.id == port), ())
+    if stated:  # a port without dims states nothing (the scalar case needs no rank here)
+        return len(stated)
     raise ModelError(f"{layer.where()}: the rank of input {port} is needed but unknown")

@@ -33,6 +33,7 @@ from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out
+from .reduce_form import reduce_layer
 
 ML = "ai.onnx.ml"
 V1, V3, V8 = "opset1", "opset3", "opset8"
@@ -289,8 +290,8 @@ def kernel(w: NetWriter, node: Node, x: Out, vectors: np.ndarray) -> Out:
     if kind == "RBF":
         diff = binary(w, "Subtract", w.one("Unsqueeze", V1, [x, w.i64([1])], dtype=x.dtype),
                       w.one("Unsqueeze", V1, [sv, w.i64([0])], dtype=x.dtype))
-        d2 = w.one("ReduceSum", V1, [binary(w, "Multiply", diff, diff), w.i64([2])],
-                   {"keep_dims": False}, dtype=x.dtype)
+        d2 = reduce_layer(w, "ReduceSum", V1, binary(w, "Multiply", diff, diff), w.i64([2]),
+                          False, x.dtype)
         return w.one("Exp", V1, [binary(w, "Multiply", d2, fconst(w, -gamma, x.dtype))],
                      dtype=x.dtype)
     dot = w.one("MatMul", V1, [x, sv], {"transpose_a": False, "transpose_b": True},

@@ -30,6 +30,7 @@ from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
 from .export_table import exporter
 from .net_writer import NetWriter, Out
+from .reduce_form import reduce_layer
 from .same_ops import SAME_OPS
 
 V1, V3, V4, V5, V7, V8 = "opset1", "opset3", "opset4", "opset5", "opset7", "opset8"
@@ -524,7 +525,7 @@ def _infinite_extreme(w: NetWriter, ov_type: str, x: Out, axes: Out, keep: bool,
     inf = w.const(np.array(-np.inf if ov_type == "ReduceMax" else np.inf, npdt))
     hit = w.one("Equal", V1, [x, inf], {"auto_broadcast": "numpy"}, dtype=DataType.BOOL)
     u8 = w.one("Convert", V1, [hit], {"destination_type": "u8"}, dtype=DataType.UINT8)
-    every = w.one("ReduceMin", V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
+    every = reduce_layer(w, "ReduceMin", V1, u8, axes, keep, DataType.UINT8)
     every = w.one("Convert", V1, [every], {"destination_type": "boolean"}, dtype=DataType.BOOL)
     return w.one("Select", V1, [every, inf, y], {"auto_broadcast": "numpy"}, dtype=x.dtype)
 
@@ -558,13 +559,13 @@ def _reduce_core(w: NetWriter, ov_type: str, pre, post, version, x: Out, axes: O
         # OpenVINO's CPU plugin reduces no booleans by max/min, and its ReduceLogicalOr/And
         # only over constant axes: reduced as u8
         u8 = w.one("Convert", V1, [x], {"destination_type": "u8"}, dtype=DataType.UINT8)
-        y = w.one(ov_type, V1, [u8, axes], {"keep_dims": keep}, dtype=DataType.UINT8)
+        y = reduce_layer(w, ov_type, V1, u8, axes, keep, DataType.UINT8)
         return w.one("Convert", V1, [y], {"destination_type": "boolean"}, dtype=x.dtype)
     if pre == "square":
         x = w.one("Multiply", V1, [x, x], {"auto_broadcast": "numpy"}, dtype=x.dtype)
     elif pre == "exp":
         x = w.one("Exp", V1, [x], dtype=x.dtype)
-    y = w.one(ov_type, version, [x, axes], {"keep_dims": keep}, dtype=x.dtype)
+    y = reduce_layer(w, ov_type, version, x, axes, keep, x.dtype)
     if ov_type in ("ReduceMax", "ReduceMin") and x.dtype is not None and x.dtype.is_floating:
         y = _infinite_extreme(w, ov_type, x, axes, keep, y)
     if post == "log":

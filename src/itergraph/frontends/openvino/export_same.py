@@ -14,7 +14,9 @@ ONNX semantics kept where OpenVINO's op differs:
 - ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
   ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
   plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
-  ``depth_first``.
+  ``depth_first``;
+- ``Pad`` mode ``wrap`` (OpenVINO's ``Pad`` has none) is a ``Gather`` per padded axis of the
+  indices ``range(-begin, n + end) mod n``.
 """
 
 from __future__ import annotations
@@ -198,6 +200,8 @@ def _pad(w: NetWriter, node: Node, ins):
     """``Pad-12`` (negative pads crop, as in ONNX); pads given for some ``axes`` are spread
     over every axis, 0 elsewhere."""
     mode = str(node.attrs.get("mode", "constant"))
+    if mode == "wrap":
+        return _wrap(w, node, ins)
     if mode not in _PAD_MODES:
         raise UnsupportedError(f"{where(node)}: Pad mode '{mode}' has no OpenVINO counterpart")
     c = node.inputs[1].const
@@ -219,6 +223,35 @@ def _pad(w: NetWriter, node: Node, ins):
     if mode == "constant" and len(ins) > 2 and ins[2] is not None:
         args.append(w.scalar(ins[2]))
     return w.one("Pad", "opset12", args, {"pad_mode": _PAD_MODES[mode]}, dtype=ins[0].dtype)
+
+
+def _wrap(w: NetWriter, node: Node, ins):
+    """``Pad`` mode ``wrap`` (OpenVINO's Pad has no such mode): along each padded axis of
+    length ``n``, ``Gather`` of the indices ``range(-begin, n + end) mod n``; a negative pad
+    crops, as in ONNX. Pads (and ``axes``) must be constants and the input's rank known."""
+    x = ins[0]
+    c = node.inputs[1].const
+    axes_c = node.inputs[3].const if len(node.inputs) > 3 and node.inputs[3] is not None \
+        else None
+    if c is None or x.shape is None or (len(node.inputs) > 3 and node.inputs[3] is not None
+                                         and axes_c is None):
+        raise UnsupportedError(f"{where(node)}: Pad mode 'wrap' is written only with constant "
+                               "pads and axes on an input of known rank")
+    r = len(x.shape)
+    p = np.asarray(c, np.int64).reshape(-1)
+    axes = np.arange(r) if axes_c is None else np.asarray(axes_c, np.int64).reshape(-1) % r
+    for axis, b, e in zip(axes, p[:p.size // 2], p[p.size // 2:]):
+        if b == 0 and e == 0:
+            continue
+        shape = w.one("ShapeOf", "opset3", [x], {"output_type": "i64"}, dtype=I64, shape=(r,))
+        n = w.one("Gather", "opset8", [shape, w.i64(int(axis)), w.i64(0)], dtype=I64, shape=())
+        stop = w.one("Add", "opset1", [n, w.i64(int(e))], _NUMPY, dtype=I64, shape=())
+        idx = w.one("Range", "opset4", [w.i64(int(-b)), stop, w.i64(1)],
+                    {"output_type": "i64"}, dtype=I64, shape=(None,))
+        idx = w.one("FloorMod", "opset1", [idx, n], _NUMPY, dtype=I64, shape=(None,))
+        dims = tuple(None if i == axis else d for i, d in enumerate(x.shape))
+        x = w.one("Gather", "opset8", [x, idx, w.i64(int(axis))], dtype=x.dtype, shape=dims)
+    return x
 
 
 def _spread(w: NetWriter, node: Node, x, axes, begin, end):

@@ -1,44 +1,108 @@
-"""Shapes the writer can know although the file does not say them.
+"""What shape inference tells the IR writer that the file does not say: one pass, on a copy.
 
-Some converters declare no type for intermediate values (paddle2onnx writes no
-``value_info``), so a value the writer reaches may have no known rank, and layers that need
-one (``GlobalAveragePool``'s axes, ``Resize``'s scales) could not be written. `with_shapes`
-gives such values the type ONNX's own inference of their node finds from its inputs' types
-(`ir.inference.node_output_types`), node by node in graph order, on a copy; a value the file
-typed keeps its type, and a node ONNX cannot infer keeps its outputs untyped. The ports of
-the written IR still state only what the file did: OpenVINO infers the rest itself.
+`known_shapes(graph, copied=...)` runs the inference `ir.inference` holds
+(`shapes.infer_shapes` installs it) once, over a scratch copy of the graph written, and gives
+the writer two things from it:
+
+- **types for untyped values**: some converters declare no type for intermediate values
+  (paddle2onnx writes no ``value_info``), so a value may have no known rank, and layers that
+  need one (``GlobalAveragePool``'s axes, ``Resize``'s scales) could not be written. A
+  top-level value that a standard-domain node without subgraphs outputs, and that the file
+  left without a shape, takes the type inference found; a value the file typed keeps its
+  type, and one inference cannot type stays untyped (the outputs of ``If`` and ``Loop`` are
+  left as they are: where their branches or bodies know nothing, OpenVINO infers them). The
+  ports of the written IR still state only what the file did: OpenVINO infers the rest;
+- **`Inferred`**, for the writer's check that both branches of an ``If`` return each output
+  with one rank (OpenVINO's If-8 output otherwise has a dynamic rank, which its CPU plugin
+  does not compile): the rank inference wrote for each value at any depth (a declared type
+  that inference did not confirm is left out: converters declare some branch outputs with a
+  wrong rank that ONNX Runtime ignores), and the ``If`` conditions known before the run
+  (OpenVINO folds such an ``If`` to its branch, so its branches may differ).
+
+The pass runs only where it can matter: a graph holding an ``If`` or an untyped value as above.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ...ir.clone import clone_graph
-from ...ir.graph import Graph, Node
-from ...ir.inference import node_output_types
+from ...ir.graph import Graph, Node, Value
+from ...ir.inference import infer_graph_types
+from ...ir.static_values import static_value
 from ...ir.types import TensorType
 
-
-def _untyped(node: Node) -> bool:
-    return any(v is not None and isinstance(v.type, TensorType) and v.type.shape is None
-               for v in node.outputs)
+#: the meta key of a value whose type inference wrote (`shapes.infer_shapes.INFERRED`)
+INFERRED = "value_info"
 
 
-def with_shapes(graph: Graph, *, copied: bool) -> Graph:
-    """`graph` with the shapes ONNX's inference finds for its untyped top-level values (see
-    the module); `copied`: `graph` is the writer's own copy, so it may be changed in place."""
-    if not any(_untyped(n) and n.domain == "" and not n.subgraphs() for n in graph.nodes):
-        return graph
-    if not copied:
+@dataclass
+class Inferred:
+    """`ranks`: value uid -> rank inference wrote; `static_conditions`: the uids of the
+    ``If`` conditions known before the run once shapes are inferred. Uids are those of the
+    graph `known_shapes` returns."""
+
+    ranks: dict[int, int] = field(default_factory=dict)
+    static_conditions: set[int] = field(default_factory=set)
+
+
+def known_shapes(graph: Graph, *, copied: bool) -> tuple[Graph, Inferred]:
+    """`graph` with the types inference finds for its untyped values, and what inference
+    found (see the module). `copied`: `graph` is the writer's own copy, so it may be changed in
+    place; otherwise a copy is returned where a type is added."""
+    untyped = [n for n in graph.nodes if _typable(n)]
+    if not untyped and not _has_if(graph):
+        return graph, Inferred()
+    if untyped and not copied:
         graph = clone_graph(graph)
-    opset = graph.opset("") or 21
+        untyped = [n for n in graph.nodes if _typable(n)]
+    mapping: dict[int, Value] = {}
+    scratch = clone_graph(graph, mapping)
+    if not infer_graph_types(scratch):
+        return graph, Inferred()
+    for n in untyped:
+        for v in n.outputs:
+            if v is not None and _shapeless(v):
+                _take(v, mapping[v.uid].type)
+    return graph, _found(scratch, mapping)
+
+
+def _shapeless(v: Value) -> bool:
+    return isinstance(v.type, TensorType) and v.type.shape is None
+
+
+def _typable(n: Node) -> bool:
+    """`n` is a standard-domain node without subgraphs with an output of unknown shape."""
+    return n.domain == "" and not n.subgraphs() and \
+        any(v is not None and _shapeless(v) for v in n.outputs)
+
+
+def _take(v: Value, found) -> None:
+    if isinstance(found, TensorType) and found.shape is not None:
+        v.type = TensorType(v.type.dtype or found.dtype, found.shape)
+
+
+def _found(scratch: Graph, mapping: dict[int, Value]) -> Inferred:
+    found = Inferred()
+    original = {v.uid: uid for uid, v in mapping.items()}
+    for uid, v in mapping.items():
+        t = v.type
+        if v.meta.get(INFERRED) and isinstance(t, TensorType) and t.shape is not None:
+            found.ranks[uid] = len(t.shape)
+    for cond in _conditions(scratch):
+        if cond.uid in original and static_value(cond) is not None:
+            found.static_conditions.add(original[cond.uid])
+    return found
+
+
+def _has_if(graph: Graph) -> bool:
+    return any((n.op_type == "If" and n.domain == "") or any(_has_if(g) for g in n.subgraphs())
+               for n in graph.nodes)
+
+
+def _conditions(graph: Graph):
     for n in graph.nodes:
-        if n.domain != "" or n.subgraphs() or not _untyped(n):
-            continue
-        try:
-            found = node_output_types(n, opset)
-        except Exception:  # noqa: BLE001 - ONNX's inference refuses: the values stay untyped
-            continue
-        for v, t in zip(n.outputs, found, strict=False):
-            if (v is not None and isinstance(t, TensorType) and t.shape is not None
-                    and isinstance(v.type, TensorType) and v.type.shape is None):
-                v.type = TensorType(v.type.dtype or t.dtype, t.shape)
-    return graph
+        if n.op_type == "If" and n.domain == "" and n.inputs and n.inputs[0] is not None:
+            yield n.inputs[0]
+        for g in n.subgraphs():
+            yield from _conditions(g)

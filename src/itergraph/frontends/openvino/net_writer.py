@@ -103,7 +103,7 @@ class NetWriter:
         self.layers: list[ET.Element] = []
         self.edges: list[tuple[int, int, int, int]] = []
         self.env: dict[int, Out] = {}  # Value uid -> the port carrying it
-        #: what shape inference found for the graph written (`inferred_ranks`; the root's)
+        #: what shape inference found for the graph written (`known_shapes`; the root's)
         self.inferred = parent.inferred if parent else None
         self.used_names: set[str] = set()
         self._next = 0

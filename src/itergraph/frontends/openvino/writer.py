@@ -55,8 +55,7 @@ from . import (  # noqa: F401
     export_trees,
 )
 from .elements import to_element_type
-from .inferred_ranks import inferred_ranks
-from .known_shapes import with_shapes
+from .known_shapes import Inferred, known_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 
 
@@ -72,21 +71,21 @@ def write(graph: Graph, xml_path, bin_path=None) -> None:
         f.write(xml_bytes)
 
 
-def _rewritten(graph: Graph) -> Graph:
+def _rewritten(graph: Graph) -> tuple[Graph, Inferred]:
     """`graph`, or a copy rewritten by `passes.pipelines.OPENVINO_WRITE` where a pass applies
     (lists built in loops become scan outputs, as OpenVINO's own ONNX frontend makes them),
-    with the shapes of values the file left untyped where ONNX's inference finds them
-    (`known_shapes`)."""
+    with the shapes of values the file left untyped where ONNX's inference finds them, and
+    the ranks that inference finds for the ``If`` check (`known_shapes`)."""
     copy = rewritten_copy(OPENVINO_WRITE, graph)
-    return with_shapes(copy, copied=copy is not graph)
+    return known_shapes(copy, copied=copy is not graph)
 
 
 def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     """The ``.xml`` document and the ``.bin`` contents for `graph`."""
-    graph = _rewritten(graph)
+    graph, inferred = _rewritten(graph)
     weights = Weights()
     nw = NetWriter(weights)
-    nw.inferred = inferred_ranks(graph)
+    nw.inferred = inferred
     if graph.captures():
         names = [v.name for v in graph.captures()]
         raise ModelError(f"graph '{graph.name}' uses values it does not define: {names}")
