@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ...errors import UnsupportedError, where
 from ...ir import Graph, Node
 from ...ir.clone import clone_graph
-from ...passes.lower_generation import lower_generation, lowered_op
+from ...passes.lower_generation import lower_generation_stepwise, lowered_op
 from ...passes.lower_sampling import is_sampling, lower_sampling
 from .records import Record
 
@@ -41,8 +41,8 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
                                                "is inside a subgraph") for n in nodes]
     copy = clone_graph(graph)
     try:
-        lower_generation(copy)
-        lower_sampling(copy)
+        lower_generation_stepwise(copy)
+        lower_sampling(copy, stepwise=True)
     except UnsupportedError as e:
         return graph, [Record(where(n), False, f"{KERNEL}: {e}") for n in nodes]
     before = {n.name for n in graph.nodes}
