@@ -641,11 +641,15 @@ class _Lowering:
         logits, presents, mask = self.stepwise_decoder(b, it, prm["seqs"], prm["mask"],
                                                        past_p, cols)
         length, gen, first = self.stepwise_phase(b, it, ids)
-        scores = self.process(b, logits, prm["seqs"], length, first=first)
-        tok, done = self.pick(b, scores, prm["done"], lambda: self.step_index)
-        done = b.node("Where", [gen, done, prm["done"]], type=_t(BOOL, [None]))
-        new = {"seqs": self.write(b, prm["seqs"], tok, length, gen), "done": done,
-               "mask": mask}
+
+        def choose(c: Builder) -> dict:
+            scores = self.process(c, logits, prm["seqs"], length, first=first)
+            tok, done = self.pick(c, scores, prm["done"], lambda: self.step_index)
+            return {"seqs": self.write(c, prm["seqs"], tok, length), "done": done}
+        new = self.chosen_or_kept(b, gen, choose, {k: prm[k] for k in ("seqs", "done")},
+                                  GREEDY_TYPES)
+        new["mask"] = mask
+        done = new["done"]
         trips = o.node("Sub", [self.max_length, o.i64(1, "one")], type=_t(I64, []))
         loop, final = self.make_loop(b, state, prm, new, self.empty_pasts(o, p, rows1),
                                      past_p, presents, self.going(b, done), trips,
@@ -656,6 +660,26 @@ class _Lowering:
         if seq.type is None:
             seq.type = _t(I32, [None, None])
         return o.nodes
+
+    def chosen_or_kept(self, b: Builder, gen: Value, choose: Callable[[Builder], dict],
+                       kept: dict, types: dict) -> dict:
+        """``If(gen)``: the values `choose` builds (a step after the prompt chooses a
+        token), else `kept` (a step on the prompt leaves the state as it is): a runtime that
+        compiles the loop skips the choice on the prompt instead of computing it and
+        throwing it away."""
+        branches = []
+        for tag, make in (("choose", choose), ("keep", lambda c: kept)):
+            c = Builder(self.graph, f"{self.prefix}/{tag}")
+            got = make(c)
+            outs = [c.node("Identity", [got[k]], version=16, type=types[k])
+                    if got[k].producer is None or got[k].producer not in c.nodes else got[k]
+                    for k in kept]
+            branches.append(Graph(f"{self.prefix}_{tag}", inputs=[], outputs=outs,
+                                  nodes=c.nodes))
+        res = [Value(b.fresh(k), types[k]) for k in kept]
+        b.add("If", [gen], res, {"then_branch": branches[0], "else_branch": branches[1]},
+              version=16)
+        return dict(zip(kept, res))
 
     def empty_mask(self, o: Builder, rows1: Value) -> Value:
         """An int64 ``[R, 0]``: the attention mask before the first step."""
@@ -892,6 +916,10 @@ class _BeamLowering(_Lowering):
         outs = self.node.outputs
         self.want_scores = len(outs) > 2 and outs[2] is not None
         self.max_length = self.checked_max_length(o, f["input_ids"], beam=True)
+        # the same check before the loop too: a compiler that needs num_return_sequences
+        # known (TopK's k) learns it there, before tracing the loop
+        self.max_length = o.node("Add", [self.max_length, self.positive(
+            o, scalar_or("num_return_sequences", 1, I64))], type=_t(I64, []))
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
         self.k1 = o.unsqueeze(self.k, 0)
@@ -935,6 +963,14 @@ class _BeamLowering(_Lowering):
         self.finish(final, bk, scalar_or)
         return o.nodes
 
+    def positive(self, o: Builder, n: Value) -> Value:
+        """An int64 scalar 0 that fails to compute where the int64 scalar `n` is below 1 (a
+        ``ConstantOfShape`` of dimension n - 1)."""
+        below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [n, o.i64(1, "one")]), 0)],
+                       {"value": np.zeros(1, np.int64)}, version=9)
+        return o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
+                              o.i64(0, "zero")], type=_t(I64, []))
+
     def first_and_loop(self, st: dict, ids0: Value, pos0: Value, mask0: Value, ids: Value,
                        mask64: Value, pos_last: Value, rows: Value) -> dict:
         """The first step on the prompt (`ids0`, `pos0`, `mask0`: [B, S]), then the Loop
@@ -976,11 +1012,7 @@ class _BeamLowering(_Lowering):
         # input after the loop: a runtime that compiles what follows the loop on its own
         # (JAX) then sees it as the input, a value it may specialise on
         num_return = scalar_or("num_return_sequences", 1, I64)
-        below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [num_return, o.i64(
-            1, "one")]), 0)], {"value": np.zeros(1, np.int64)}, version=9)
-        zero = o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
-                              o.i64(0, "zero")])
-        nr = o.unsqueeze(o.node("Add", [num_return, zero]), 0)
+        nr = o.unsqueeze(o.node("Add", [num_return, self.positive(o, num_return)]), 0)
         top, at = o.add("TopK", [hyp["scores"], nr], [Value(o.fresh("rs")), Value(
             o.fresh("ra"))], {"axis": 1, "largest": 1, "sorted": 1}, version=11).outputs
         out_shape = o.node("Concat", [self.batch1, nr, o.unsqueeze(self.max_length, 0)],
@@ -1011,11 +1043,11 @@ class _BeamLowering(_Lowering):
         logits, presents, mask = self.stepwise_decoder(b, it, prm["seqs"], prm["mask"], past,
                                                        cols)
         length, gen, first = self.stepwise_phase(b, it, ids)
-        new = self.select(b, logits, prm["seqs"], length, prm, first=first)
+        keys = ("beam_scores", "nidx", "seqs", "done", "hyp_scores", "hyp_seqs", "hyp_count")
         # a step on the prompt leaves the beams as they are
-        for k in ("beam_scores", "nidx", "seqs", "done", "hyp_scores", "hyp_seqs", "hyp_count"):
-            new[k] = b.node("Where", [gen, new[k], rows if k == "nidx" else prm[k]],
-                            type=STATE_TYPES[k])
+        new = self.chosen_or_kept(
+            b, gen, lambda c: self.select(c, logits, prm["seqs"], length, prm, first=first),
+            {k: rows if k == "nidx" else prm[k] for k in keys}, STATE_TYPES)
         new.update(mask=mask, length=b.node("Add", [length, o.i64(1, "one")], type=_t(I64, [])))
         trips = o.node("Sub", [self.max_length, o.i64(1, "one")], type=_t(I64, []))
         loop, final = self.make_loop(b, st, prm, new, self.empty_pasts(o, self.p, rows1),
