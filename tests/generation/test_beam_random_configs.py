@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 import generation_models  # noqa: E402
 from models import VOCAB, generation_model  # noqa: E402
 
-from itergraph.semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT  # noqa: E402
 from itergraph.backends.numpy import compile_graph as numpy_compile  # noqa: E402
 from itergraph.backends.numpy import run_plan  # noqa: E402
 from itergraph.frontends.onnx import read  # noqa: E402
 from itergraph.passes.lower_generation import lower_generation_stepwise  # noqa: E402
+from itergraph.semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT  # noqa: E402
 
 ort = pytest.importorskip("onnxruntime")
 
