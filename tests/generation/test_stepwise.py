@@ -15,6 +15,7 @@ import onnx
 import pytest
 
 from itergraph.backends import jax as jb
+from itergraph.backends.jax import generation
 from itergraph.backends.numpy import compile_graph as numpy_compile
 from itergraph.backends.numpy import run_plan
 from itergraph.frontends.onnx import read
@@ -133,3 +134,14 @@ def test_stepwise_logits_processing_gives_ort_tokens(op):
     np.testing.assert_array_equal(got["sequences"], want[0])
     if op == "BeamSearch":
         np.testing.assert_allclose(got["sequences_scores"], want[1], rtol=1e-5, atol=1e-5)
+
+
+def test_explain_says_how_the_search_was_lowered():
+    feeds = _feeds("GreedySearch")
+    (rec,) = [r for r in jb.compile_graph(read(_model("GreedySearch", feeds))).explain()
+              if "GreedySearch node" in r.element]
+    assert rec.compiles and "the prompt read through its decoder step" in rec.reason
+    model = models.generation_model("GreedySearch", ["max_length"])
+    g = read(model)
+    lowered, records = generation.lowered(g, lambda graph, node: [])
+    assert "the first step on the prompt" in records[0].reason
