@@ -103,6 +103,9 @@ COMPUTED = {"GreedySearch": ("sequences",),
             "Sampling": ("sequences",)}
 #: whether BeamSearch is lowered too (else left as it is)
 LOWER_BEAM = True
+#: the ops whose prompt `stepwise` reads through the loop's step (one decoder to compile,
+#: against S sequential steps on the prompt; a BeamSearch runs them on every beam's row)
+STEPWISE_OPS = frozenset({"GreedySearch", "Sampling", "BeamSearch"})
 
 
 def _t(dtype: DataType, shape=None) -> TensorType:
@@ -263,7 +266,8 @@ def _check(node: Node, stepwise: bool = False) -> dict:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
 
     scores = node.op_type == "BeamSearch" and len(node.outputs) > 2 and node.outputs[2]
-    stepwise = stepwise and init is None and not scores and causal_decoder(dec)
+    stepwise = (stepwise and node.op_type in STEPWISE_OPS and init is None and not scores
+                and causal_decoder(dec))
     return {"decoder": dec, "init": init, "pasts": pasts, "feeds": feeds, "stepwise": stepwise,
             "idt": dtype(dec.inputs[0]), "pdt": dtype(dec.inputs[1]),
             "mdt": dtype(dec.inputs[2]),

@@ -60,8 +60,9 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
 
 def _form(lowered: Graph, node: Node) -> str:
     """How `node` was lowered into `lowered`: with or without a first step of its own."""
-    prefix = node.name or node.op_type  # the lowering's names: "<prefix>/first/..."
-    if any("/first/" in m.name and m.name.startswith(prefix) for m in lowered.nodes):
+    prefix = node.name or node.op_type  # the lowering names values "<prefix>/first/..."
+    if any("/first/" in v.name and v.name.startswith(prefix)
+           for m in lowered.nodes for v in m.outputs if v is not None):
         return "the first step on the prompt, then one XLA loop over the further tokens"
     return "one XLA loop over the tokens, the prompt read through its decoder step"
 
