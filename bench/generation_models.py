@@ -112,7 +112,8 @@ _TYPES = {"input_ids": (T.INT32, ["B", "S"]), "max_length": (T.INT32, [1]),
           "num_return_sequences": (T.INT32, [1]), "length_penalty": (T.FLOAT, [1]),
           "repetition_penalty": (T.FLOAT, [1]),
           "attention_mask": (T.INT32, ["B", "S"]), "seed": (T.INT32, [1]),
-          "presence_mask": (T.INT32, ["B", "V"])}
+          "presence_mask": (T.INT32, ["B", "V"]), "vocab_mask": (T.INT32, ["V"]),
+          "prefix_vocab_mask": (T.INT32, ["B", "V"])}
 
 
 def search_model(op: str, decoder: onnx.GraphProto, inputs: list[str],

@@ -1,5 +1,6 @@
 """A seeded random differential check of ONNX Runtime's BeamSearch and GreedySearch
-(``model_type`` 0) against itergraph: the NumPy kernel and the ``lower-generation`` model on
+(``model_type`` 0) against itergraph: the NumPy kernel, the ``lower-generation`` model on
+NumPy, and the form the JAX backend compiles (the prompt read through the loop's step) on
 NumPy. Unusual configurations on purpose: random pad / eos ids (eos == pad too), attention
 masks with zeros (left padding, zeros inside, a masked last token), min_length above
 max_length, negative / zero length_penalty, repetition_penalty, no_repeat_ngram_size, vocab
@@ -34,6 +35,10 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 import generation_models  # noqa: E402
 from models import VOCAB, generation_model  # noqa: E402
 
+from itergraph.backends.numpy import compile_graph as numpy_compile  # noqa: E402
+from itergraph.backends.numpy import run_plan  # noqa: E402
+from itergraph.frontends.onnx import read  # noqa: E402
+from itergraph.passes.lower_generation import lower_generation_stepwise  # noqa: E402
 from itergraph.semantics.generation import MAX_BEAMS, MAX_LENGTH_LIMIT  # noqa: E402
 
 ort = pytest.importorskip("onnxruntime")
@@ -137,11 +142,20 @@ def _ort_run(model, feeds):
     return sess.run(None, feeds)
 
 
+def _stepwise(model, feeds):
+    """The form the JAX backend compiles (the prompt read through the loop's step where the
+    decoder is provably causal), run on NumPy."""
+    g = read(model)
+    lower_generation_stepwise(g)
+    return run_plan(numpy_compile(g), feeds)
+
+
 def _ig_runs(model, feeds):
-    """``{"kernel": outputs or Error, "lowered": ...}``"""
+    """``{"kernel": outputs or Error, "lowered": ..., "stepwise": ...}``"""
     out = {}
     for name, run in (("kernel", lambda: ig.load(model).run(feeds)),
-                      ("lowered", lambda: ig.optimize(model, ["lower-generation"]).run(feeds))):
+                      ("lowered", lambda: ig.optimize(model, ["lower-generation"]).run(feeds)),
+                      ("stepwise", lambda: _stepwise(model, feeds))):
         try:
             res = run()
             out[name] = [res["sequences"]] + ([res["sequences_scores"]]

@@ -1,5 +1,5 @@
 """ONNX Runtime's GreedySearch, BeamSearch and Sampling compiled on the JAX backend (one XLA
-program: the first step, then one ``lax.while_loop``), on a decoder of ORT's fused ops: ONNX
+program holding one ``lax.while_loop``), on a decoder of ORT's fused ops: ONNX
 Runtime's tokens at the edges of a search (max_length reached, eos on the first step, every
 row padded on the left, num_return_sequences), Sampling's forced draws, and its real draws
 equal to the NumPy kernel's (the same uniform numbers). Each case also checks that the node

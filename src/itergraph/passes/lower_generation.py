@@ -77,6 +77,7 @@ from ..semantics.generation import (
     required_token_ids,
 )
 from .base import Pass
+from .decoder_positions import causal_decoder
 
 MS = "com.microsoft"
 F32, I32, I64, BOOL = DataType.FLOAT32, DataType.INT32, DataType.INT64, DataType.BOOL
@@ -102,6 +103,9 @@ COMPUTED = {"GreedySearch": ("sequences",),
             "Sampling": ("sequences",)}
 #: whether BeamSearch is lowered too (else left as it is)
 LOWER_BEAM = True
+#: the ops whose prompt `stepwise` reads through the loop's step (one decoder to compile,
+#: against S sequential steps on the prompt; a BeamSearch runs them on every beam's row)
+STEPWISE_OPS = frozenset({"GreedySearch", "Sampling", "BeamSearch"})
 
 
 def _t(dtype: DataType, shape=None) -> TensorType:
@@ -161,11 +165,14 @@ class LowerGeneration(Pass):
     name = "lower_generation"
     in_place = True
 
+    def __init__(self, stepwise: bool = False):
+        self.stepwise = stepwise
+
     def __call__(self, graph: Graph) -> int:
         done = 0
         for node in list(graph.nodes):
             if lowered_op(node):
-                plan = _check(node)  # refuse before changing anything
+                plan = _check(node, self.stepwise)  # refuse before changing anything
                 i = graph.nodes.index(node)
                 cls = _Lowering if is_greedy(node) else _BeamLowering
                 new = cls(graph, node, plan).build()
@@ -181,6 +188,8 @@ class LowerGeneration(Pass):
 
 
 lower_generation = LowerGeneration()
+#: the form a compiler wants: one decoder step, the prompt read through it (`stepwise`)
+lower_generation_stepwise = LowerGeneration(stepwise=True)
 
 
 def _refuse(node: Node, what: str) -> UnsupportedError:
@@ -188,8 +197,10 @@ def _refuse(node: Node, what: str) -> UnsupportedError:
                             f"operators: {what}")
 
 
-def _check(node: Node) -> dict:
-    """What the lowering needs of `node`: refuses (`UnsupportedError`) what it cannot do."""
+def _check(node: Node, stepwise: bool = False) -> dict:
+    """What the lowering needs of `node`: refuses (`UnsupportedError`) what it cannot do.
+    ``stepwise`` in the plan: whether the prompt is read through the loop's step (asked for
+    by `stepwise`, and provably the same)."""
     a = node.attrs
     model_type = int(a.get("model_type", 0))
     if model_type != 0:
@@ -254,7 +265,10 @@ def _check(node: Node) -> dict:
     def dtype(v: Value) -> DataType:
         return v.type.dtype if isinstance(v.type, TensorType) and v.type.dtype else I32
 
-    return {"decoder": dec, "init": init, "pasts": pasts, "feeds": feeds,
+    scores = node.op_type == "BeamSearch" and len(node.outputs) > 2 and node.outputs[2]
+    stepwise = (stepwise and node.op_type in STEPWISE_OPS and init is None and not scores
+                and causal_decoder(dec))
+    return {"decoder": dec, "init": init, "pasts": pasts, "feeds": feeds, "stepwise": stepwise,
             "idt": dtype(dec.inputs[0]), "pdt": dtype(dec.inputs[1]),
             "mdt": dtype(dec.inputs[2]),
             "eos": eos, "pad": pad,
@@ -414,10 +428,11 @@ class _Lowering:
         return b.node("Where", [banned, self.lowest, scores], type=_t(F32, [None, None]))
 
     def process(self, b: Builder, logits: Value, ids: Value, length: Value,
-                first: bool) -> Value:
+                first: bool | Value) -> Value:
         """The last position's logits, processed as ONNX Runtime does (`gen_logits`), for
         the sequences `ids` ([B, max_length], of which the first `length` columns are
-        tokens)."""
+        tokens); `first`: whether this is the first step (a bool scalar where that is known
+        only when running)."""
         o, f = self.outer, self.p["feeds"]
         valid = b.node("Less", [self.cols, length])                       # [max_length]
         last = b.node("Gather", [logits, o.i64(-1, "last")], {"axis": 1})
@@ -461,6 +476,8 @@ class _Lowering:
         if first and f["prefix_vocab_mask"] is not None:
             off = b.node("Equal", [self.rows(b, self.cast(b, f["prefix_vocab_mask"], I64)),
                                    o.i64(0, "zero")])
+            if isinstance(first, Value):
+                off = b.node("And", [off, first], version=7)
             scores = self.ban(b, scores, off)
         if f["min_length"] is not None and self.p["eos"] >= 0:
             short = b.node("Less", [length, self.min_length])
@@ -503,9 +520,13 @@ class _Lowering:
                       version=9)
         return b.node("Concat", [ids, fill], {"axis": 1}, type=_t(I32, [None, None]))
 
-    def write(self, b: Builder, buf: Value, tok: Value, at: Value) -> Value:
-        """`buf` [R, max_length] with column `at` (int64 scalar) set to `tok` [R, 1]."""
+    def write(self, b: Builder, buf: Value, tok: Value, at: Value,
+              when: Value | None = None) -> Value:
+        """`buf` [R, max_length] with column `at` (int64 scalar) set to `tok` [R, 1] (where
+        the bool scalar `when` holds, when given)."""
         here = b.node("Equal", [self.cols, at])
+        if when is not None:
+            here = b.node("And", [here, when], version=7)
         return b.node("Where", [here, tok, buf], type=_t(I32, [None, None]))
 
     # -- the whole ---------------------------------------------------------------------------
@@ -513,6 +534,8 @@ class _Lowering:
         p, f, o = self.p, self.p["feeds"], self.outer
         self.eos = o.const(np.int32(p["eos"]), "eos")
         self.pad = o.const(np.int32(p["pad"]), "pad")
+        if self.p["stepwise"]:
+            return self.build_stepwise()
         ids = self.cast(o, f["input_ids"], I32)
         mask64, pos, pos_last = self.positions(o, ids, f["attention_mask"])
         batch = self.dim(o, ids, 0)
@@ -601,6 +624,128 @@ class _Lowering:
                     condition_param=cond_in, iteration_param=it,
                     name=f"{self.prefix}/loop", negative_trip_count="zero")
         return loop, final
+
+    # -- the prompt through the loop's step (`stepwise`) ------------------------------------
+    def build_stepwise(self) -> list[Node]:
+        """GreedySearch / Sampling as one Loop whose step also reads the prompt, a token a
+        step (`LowerGeneration`'s ``stepwise``)."""
+        p, f, o = self.p, self.p["feeds"], self.outer
+        ids = self.cast(o, f["input_ids"], I32)
+        mask64, pos, last = self.positions(o, ids, f["attention_mask"])
+        if f["min_length"] is not None:
+            self.min_length = self.scalar(o, f["min_length"], I64)
+        self.max_length = self.checked_max_length(o, ids, beam=False)
+        seqs = self.buffer(o, ids)
+        cols = self.stepwise_columns(o, ids, mask64, pos, last)
+        rows1 = o.unsqueeze(self.dim(o, ids, 0), 0)
+        state = {"seqs": seqs, "done": o.node("Cast", [o.node("ConstantOfShape", [rows1],
+                                                              version=9)], {"to": BOOL.onnx}),
+                 "mask": self.empty_mask(o, rows1)}
+        b, it, cond_in, prm, past_p = self.loop_params(state, GREEDY_TYPES)
+        logits, presents, mask = self.stepwise_decoder(b, it, prm["seqs"], prm["mask"],
+                                                       past_p, cols)
+        length, gen, first = self.stepwise_phase(b, it, ids)
+
+        def choose(c: Builder) -> dict:
+            scores = self.process(c, logits, prm["seqs"], length, first=first)
+            tok, done = self.pick(c, scores, prm["done"], lambda: self.step_index)
+            return {"seqs": self.write(c, prm["seqs"], tok, length), "done": done}
+        new = self.chosen_or_kept(b, gen, choose, {k: prm[k] for k in ("seqs", "done")},
+                                  GREEDY_TYPES)
+        new["mask"] = mask
+        done = new["done"]
+        trips = o.node("Sub", [self.max_length, o.i64(1, "one")], type=_t(I64, []))
+        loop, final = self.make_loop(b, state, prm, new, self.empty_pasts(o, p, rows1),
+                                     past_p, presents, self.going(b, done), trips,
+                                     o.const(np.bool_(True), "true"), it, cond_in, ["seqs"])
+        o.nodes.append(loop)
+        seq = self.node.outputs[0]
+        o.node("Identity", [final["seqs"]], version=16, out=seq)
+        if seq.type is None:
+            seq.type = _t(I32, [None, None])
+        return o.nodes
+
+    def chosen_or_kept(self, b: Builder, gen: Value, choose: Callable[[Builder], dict],
+                       kept: dict, types: dict) -> dict:
+        """``If(gen)``: the values `choose` builds (a step after the prompt chooses a
+        token), else `kept` (a step on the prompt leaves the state as it is): a runtime that
+        compiles the loop skips the choice on the prompt instead of computing it and
+        throwing it away."""
+        branches = []
+        for tag, make in (("choose", choose), ("keep", lambda c: kept)):
+            c = Builder(self.graph, f"{self.prefix}/{tag}")
+            got = make(c)
+            outs = [c.node("Identity", [got[k]], version=16, type=types[k])
+                    if got[k].producer is None or got[k].producer not in c.nodes else got[k]
+                    for k in kept]
+            branches.append(Graph(f"{self.prefix}_{tag}", inputs=[], outputs=outs,
+                                  nodes=c.nodes))
+        res = [Value(b.fresh(k), types[k]) for k in kept]
+        b.add("If", [gen], res, {"then_branch": branches[0], "else_branch": branches[1]},
+              version=16)
+        return dict(zip(kept, res))
+
+    def empty_mask(self, o: Builder, rows1: Value) -> Value:
+        """An int64 ``[R, 0]``: the attention mask before the first step."""
+        shape = o.node("Concat", [rows1, o.i64([0], "z")], {"axis": 0})
+        return o.node("ConstantOfShape", [shape], {"value": np.ones(1, np.int64)}, version=9,
+                      type=_t(I64, [None, None]))
+
+    def loop_params(self, state: dict, types: dict) -> tuple:
+        """(body builder, iteration, condition, state parameters, past parameters)."""
+        b = Builder(self.graph, f"{self.prefix}/loop")
+        it = Value(f"{self.prefix}/iteration", _t(I64, []))
+        cond_in = Value(f"{self.prefix}/cond_in", _t(BOOL, []))
+        prm = {k: Value(f"{self.prefix}/{k}", types[k]) for k in state}
+        past_p = [Value(f"{self.prefix}/past_{i}", _t(dt, [k, None, h, None, s]))
+                  for i, (k, h, s, dt) in enumerate(self.p["pasts"])]
+        return b, it, cond_in, prm, past_p
+
+    def stepwise_columns(self, o: Builder, ids: Value, mask64: Value, pos: Value,
+                         last: Value) -> tuple[Value, Value]:
+        """The position ids and attention mask ([R, max_length] int64) of every column of
+        the sequences: the prompt's (`pos`, `mask64`), then those the steps after the
+        prompt give: positions ``last + 1, last + 2, ...``, mask 1."""
+        one = o.i64(1, "one")
+        rest = o.node("Sub", [self.max_length, self.dim(o, ids, 1)])
+        ahead = o.node("Range", [one, o.node("Add", [rest, one]), one], version=11)
+        pos_all = o.node("Concat", [pos, o.node("Add", [last, o.unsqueeze(ahead, 0)])],
+                         {"axis": 1}, type=_t(I64, [None, None]))
+        shape = o.node("Concat", [o.unsqueeze(self.dim(o, ids, 0), 0), o.unsqueeze(rest, 0)],
+                       {"axis": 0})
+        ones = o.node("ConstantOfShape", [shape], {"value": np.ones(1, np.int64)}, version=9)
+        mask_all = o.node("Concat", [mask64, ones], {"axis": 1}, type=_t(I64, [None, None]))
+        return pos_all, mask_all
+
+    def stepwise_decoder(self, b: Builder, it: Value, seqs: Value, mask: Value,
+                         past: list[Value], cols: tuple[Value, Value]) -> tuple:
+        """The decoder on column `it` of the sequences `seqs` (a prompt token, or the token
+        the last step chose), its position and mask read from `cols` (`stepwise_columns`),
+        the mask so far `mask` grown by that column: (logits, presents, the mask)."""
+        p = self.p
+        at = b.unsqueeze(it, 0)
+        tok = b.node("Gather", [seqs, at], {"axis": 1})
+        pos = b.node("Gather", [cols[0], at], {"axis": 1})
+        mask = b.node("Concat", [mask, b.node("Gather", [cols[1], at], {"axis": 1})],
+                      {"axis": 1}, type=_t(I64, [None, None]))
+        outs = self.inline(b, p["decoder"], [self.cast(b, tok, p["idt"], [None, 1]),
+                                             self.cast(b, pos, p["pdt"], [None, 1]),
+                                             self.cast(b, mask, p["mdt"], [None, None]),
+                                             *past], "step")
+        return outs[0], outs[1:], mask
+
+    def stepwise_phase(self, b: Builder, it: Value, ids: Value) -> tuple[Value, ...]:
+        """``(length, gen, first)`` of step `it`: the tokens known (`it` + 1), whether the
+        step chooses a token (the prompt `ids` is read), whether it is the first that does;
+        also ``self.step_index``, the index of the chosen token among the new ones."""
+        o = self.outer
+        length = b.node("Add", [it, o.i64(1, "one")], type=_t(I64, []))
+        prompt = self.dim(b, ids, 1)
+        gen = b.node("GreaterOrEqual", [length, prompt], version=12, type=_t(BOOL, []))
+        first = b.node("Equal", [length, prompt], type=_t(BOOL, []))
+        self.step_index = b.node("Max", [b.node("Sub", [length, prompt]), o.i64(0, "zero")],
+                                 type=_t(I64, []))
+        return length, gen, first
 
 
 #: the types of the greedy loop's carried values
@@ -775,6 +920,10 @@ class _BeamLowering(_Lowering):
         outs = self.node.outputs
         self.want_scores = len(outs) > 2 and outs[2] is not None
         self.max_length = self.checked_max_length(o, f["input_ids"], beam=True)
+        # the same check before the loop too: a compiler that needs num_return_sequences
+        # known (TopK's k) learns it there, before tracing the loop
+        self.max_length = o.node("Add", [self.max_length, self.positive(
+            o, scalar_or("num_return_sequences", 1, I64))], type=_t(I64, []))
         if f["min_length"] is not None:
             self.min_length = self.scalar(o, f["min_length"], I64)
         self.k1 = o.unsqueeze(self.k, 0)
@@ -811,6 +960,27 @@ class _BeamLowering(_Lowering):
                   [p["pad"]], np.int32)}, version=9),
               "hyp_count": o.node("ConstantOfShape", [self.batch1], {"value": np.zeros(
                   1, np.int64)}, version=9)}
+        if p["stepwise"]:
+            final = self.stepwise_loop(st, ids, self.rows(o, pos0), pos_last, mask64, rows1)
+        else:
+            final = self.first_and_loop(st, ids0, pos0, mask0, ids, mask64, pos_last, rows)
+        self.finish(final, bk, scalar_or)
+        return o.nodes
+
+    def positive(self, o: Builder, n: Value) -> Value:
+        """An int64 scalar 0 that fails to compute where the int64 scalar `n` is below 1 (a
+        ``ConstantOfShape`` of dimension n - 1)."""
+        below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [n, o.i64(1, "one")]), 0)],
+                       {"value": np.zeros(1, np.int64)}, version=9)
+        return o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
+                              o.i64(0, "zero")], type=_t(I64, []))
+
+    def first_and_loop(self, st: dict, ids0: Value, pos0: Value, mask0: Value, ids: Value,
+                       mask64: Value, pos_last: Value, rows: Value) -> dict:
+        """The first step on the prompt (`ids0`, `pos0`, `mask0`: [B, S]), then the Loop
+        over the further tokens; the Loop's final values."""
+        o = self.outer
+        rows1 = o.unsqueeze(rows, 0)
         outs = self.first_step(o, ids0, pos0, mask0, rows)
         length = self.dim(o, ids, 1)
         self.trips1 = o.node("Sub", [self.max_length, length])  # steps: max_length - S
@@ -829,6 +999,11 @@ class _BeamLowering(_Lowering):
                  **({"steps": new["steps"]} if self.want_scores else {})}
         loop, final = self.beam_loop(state, outs[1:], ones, trips, self.going(o, new["done"]))
         o.nodes.append(loop)
+        return final
+
+    def finish(self, final: dict, bk: Value, scalar_or: Callable) -> None:
+        """After the Loop (its `final` values): the node's outputs."""
+        o = self.outer
         # open beams of batches not done join the hypotheses, in beam order
         seqs, bsc, length = final["seqs"], final["beam_scores"], final["length"]
         shape3 = o.node("Concat", [bk, o.i64([-1], "m1")], {"axis": 0})
@@ -841,11 +1016,7 @@ class _BeamLowering(_Lowering):
         # input after the loop: a runtime that compiles what follows the loop on its own
         # (JAX) then sees it as the input, a value it may specialise on
         num_return = scalar_or("num_return_sequences", 1, I64)
-        below = o.node("ConstantOfShape", [o.unsqueeze(o.node("Sub", [num_return, o.i64(
-            1, "one")]), 0)], {"value": np.zeros(1, np.int64)}, version=9)
-        zero = o.node("Mul", [o.node("ReduceSum", [o.node("Shape", [below])], {"keepdims": 0}),
-                              o.i64(0, "zero")])
-        nr = o.unsqueeze(o.node("Add", [num_return, zero]), 0)
+        nr = o.unsqueeze(o.node("Add", [num_return, self.positive(o, num_return)]), 0)
         top, at = o.add("TopK", [hyp["scores"], nr], [Value(o.fresh("rs")), Value(
             o.fresh("ra"))], {"axis": 1, "largest": 1, "sorted": 1}, version=11).outputs
         out_shape = o.node("Concat", [self.batch1, nr, o.unsqueeze(self.max_length, 0)],
@@ -858,7 +1029,38 @@ class _BeamLowering(_Lowering):
             shape = o.node("Concat", [o.i64([-1], "m1"), bk, o.unsqueeze(self.dim(
                 o, final["steps"], 2), 0)], {"axis": 0})
             o.node("Reshape", [final["steps"], shape], out=self.node.outputs[2])
-        return o.nodes
+
+    def stepwise_loop(self, st: dict, ids: Value, pos: Value, last: Value, mask64: Value,
+                      rows1: Value) -> dict:
+        """One Loop over every column of the sequences but the last (`build_stepwise`'s,
+        the beams' rows [R, ...]: `ids` the prompt, `pos` / `last` / `mask64` as
+        `positions` gives them): a step on the prompt only reads it; the Loop's final
+        values."""
+        o = self.outer
+        cols = self.stepwise_columns(o, ids, mask64, pos, last)
+        rows = o.node("Range", [o.i64(0, "z"), self.dim(o, ids, 0), o.i64(1, "one")],
+                      version=11, type=_t(I64, [None]))
+        st = {**st, "seqs": self.buffer(o, ids), "nidx": rows, "mask": self.empty_mask(o, rows1),
+              "length": self.dim(o, ids, 1)}
+        b, it, cond_in, prm, past_p = self.loop_params(st, STATE_TYPES)
+        past = [b.node("Gather", [v, prm["nidx"]], {"axis": 1}) for v in past_p]
+        logits, presents, mask = self.stepwise_decoder(b, it, prm["seqs"], prm["mask"], past,
+                                                       cols)
+        length, gen, first = self.stepwise_phase(b, it, ids)
+        keys = ("beam_scores", "nidx", "seqs", "done", "hyp_scores", "hyp_seqs", "hyp_count")
+        # a step on the prompt leaves the beams as they are
+        new = self.chosen_or_kept(
+            b, gen, lambda c: self.select(c, logits, prm["seqs"], length, prm, first=first),
+            {k: rows if k == "nidx" else prm[k] for k in keys}, STATE_TYPES)
+        new.update(mask=mask, length=b.node("Add", [length, o.i64(1, "one")], type=_t(I64, [])))
+        trips = o.node("Sub", [self.max_length, o.i64(1, "one")], type=_t(I64, []))
+        loop, final = self.make_loop(b, st, prm, new, self.empty_pasts(o, self.p, rows1),
+                                     past_p, presents, self.going(b, new["done"]), trips,
+                                     o.const(np.bool_(True), "true"), it, cond_in,
+                                     ["seqs", "beam_scores", "done", "hyp_scores", "hyp_seqs",
+                                      "hyp_count", "length"])
+        o.nodes.append(loop)
+        return final
 
     def first_step(self, o: Builder, ids: Value, pos: Value, mask: Value, rows: Value
                    ) -> list[Value]:

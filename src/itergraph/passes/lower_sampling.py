@@ -44,11 +44,13 @@ def is_sampling(node: Node) -> bool:
     return node.op_type == "Sampling" and node.domain == MS
 
 
-def lower_sampling(graph: Graph) -> int:
+def lower_sampling(graph: Graph, stepwise: bool = False) -> int:
     """Every top-level ``Sampling`` node of `graph` replaced by its lowering (in place);
     the number lowered. An `UnsupportedError` (graph unchanged) for a node it cannot lower:
-    `lower_generation`'s refusals, ``custom=1``, the ``filtered_logits`` output."""
-    plans = [(n, _check(n)) for n in graph.nodes if is_sampling(n)]
+    `lower_generation`'s refusals, ``custom=1``, the ``filtered_logits`` output.
+    `stepwise`: the prompt read through the loop's step where that is provably the same
+    (`LowerGeneration`)."""
+    plans = [(n, _check(n, stepwise)) for n in graph.nodes if is_sampling(n)]
     for node, plan in plans:
         i = graph.nodes.index(node)
         graph.nodes[i:i + 1] = _SamplingLowering(graph, node, plan).build()

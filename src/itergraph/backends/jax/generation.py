@@ -1,7 +1,9 @@
 """ONNX Runtime's ``GreedySearch`` / ``BeamSearch`` / ``Sampling`` (decoder-only,
 ``model_type`` 0) on the JAX backend: lowered by `passes.lower_generation` (Sampling:
-`passes.lower_sampling`, its uniform numbers drawn by a host callback) to the first step and
-a ``Loop`` over the further tokens, which the backend compiles as one XLA loop, its K/V
+`passes.lower_sampling`, its uniform numbers drawn by a host callback) to a ``Loop`` over the
+tokens whose one decoder step also reads the prompt, a token a step, where the decoder is
+provably causal (`passes.decoder_positions`; else a first step on the whole prompt, then the
+``Loop`` over the further tokens), which the backend compiles as one XLA loop, its K/V
 caches and attention mask carried as fixed-capacity buffers (`loops.growing`; ONNX Runtime's
 ``Attention`` reads them by `loops.padded_attention`).
 
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from ...errors import UnsupportedError, where
 from ...ir import Graph, Node
 from ...ir.clone import clone_graph
-from ...passes.lower_generation import lower_generation, lowered_op
+from ...passes.lower_generation import lower_generation_stepwise, lowered_op
 from ...passes.lower_sampling import is_sampling, lower_sampling
 from .records import Record
 
@@ -41,8 +43,8 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
                                                "is inside a subgraph") for n in nodes]
     copy = clone_graph(graph)
     try:
-        lower_generation(copy)
-        lower_sampling(copy)
+        lower_generation_stepwise(copy)
+        lower_sampling(copy, stepwise=True)
     except UnsupportedError as e:
         return graph, [Record(where(n), False, f"{KERNEL}: {e}") for n in nodes]
     before = {n.name for n in graph.nodes}
@@ -52,9 +54,17 @@ def lowered(graph: Graph, problems: Callable[[Graph, Node], list[str]]
         return graph, [Record(where(n), False, f"{KERNEL}: lowered to standard ops "
                                                 f"(lower-generation), it would not compile as "
                                                 f"one XLA loop: {why[0]}") for n in nodes]
-    return copy, [Record(where(n), True, "lowered to standard ops (lower-generation): the "
-                                         "first step, then one XLA loop over the further "
-                                         "tokens") for n in nodes]
+    return copy, [Record(where(n), True, f"lowered to standard ops (lower-generation): "
+                                         f"{_form(copy, n)}") for n in nodes]
+
+
+def _form(lowered: Graph, node: Node) -> str:
+    """How `node` was lowered into `lowered`: with or without a first step of its own."""
+    prefix = node.name or node.op_type  # the lowering names values "<prefix>/first/..."
+    if any("/first/" in v.name and v.name.startswith(prefix)
+           for m in lowered.nodes for v in m.outputs if v is not None):
+        return "the first step on the prompt, then one XLA loop over the further tokens"
+    return "one XLA loop over the tokens, the prompt read through its decoder step"
 
 
 def merged(records: list[Record], notes: list[Record]) -> list[Record]:
