@@ -16,6 +16,10 @@ computed in place (`inplace`; no folding, the same results).
 
 `fusion_for(node, consumer, known)` returns ``(kernel, inputs)`` -- the kernel to call on
 `inputs` in place of both nodes -- or None.
+
+Longer chains: `chain_for(node, sole_reader, known, make)` returns ``(kernel, inputs,
+nodes)``, the kernel computing the last of `nodes` (the nodes after `node` it absorbs, in
+plan order), or None: a squeeze-and-excitation block (`squeeze_excite`), else a pair.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from ...ir.attributes import attr
 from .inplace import inplace_pair
 from .kernels.conv_nd import conv_kernel
 from .kernels.norm import inference_affine, is_inference
+from .squeeze_excite import se_chain
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -68,3 +73,18 @@ def fusion_for(node: Node, consumer: Node, known: Callable) -> tuple | None:
     if rule is None or node.domain != "" or consumer.domain != "" or node.subgraphs():
         return None
     return rule(node, consumer, known)
+
+
+def chain_for(node: Node, sole_reader: Callable, known: Callable,
+              make: Callable) -> tuple | None:
+    """The kernel running `node` and the nodes after it that read only its result, with
+    the values it reads and the absorbed nodes (see module docstring); None: no fusion.
+    `sole_reader(v)` is the one node reading `v`, None if `v` has several or is an output
+    of the plan; `make(node)` the node's own kernel."""
+    if node.domain != "" or node.subgraphs() or len(node.outputs) != 1:
+        return None
+    if node.op_type == "GlobalAveragePool":
+        return se_chain(node, sole_reader, known, make)
+    consumer = sole_reader(node.outputs[0])
+    fused = None if consumer is None else fusion_for(node, consumer, known)
+    return None if fused is None else (*fused, [consumer])
