@@ -169,7 +169,7 @@ def test_squeeze_excite_block_in_float64():
 
 def test_squeeze_excite_block_with_a_wanted_step_is_not_fused():
     model, feeds = _squeeze_excite(wanted=["s2"])
-    _check(model, feeds, calls=6)  # every node but the Identity (an alias)
+    _check(model, feeds, calls=5)  # pool, conv + relu (wanted), conv, hard sigmoid, mul
 
 
 def test_squeeze_excite_block_reports_a_channel_mismatch_at_its_conv():
@@ -180,3 +180,51 @@ def test_squeeze_excite_block_reports_a_channel_mismatch_at_its_conv():
     x = np.zeros((1, 5, 4, 4), F32)
     with pytest.raises(ig.Error, match="se_reduce"):
         ig.load(model).run({"x": x}, backend="numpy")
+
+
+def _conv_activation(act, *, bn=True, shift=3.0, conv_wanted=False):
+    """Conv (-> BatchNormalization) -> an activation: Relu, HardSigmoid, or the hard-swish
+    written out as PaddlePaddle exports it, ``x * clip(x + 3, 0, 6) / 6``."""
+    rng = np.random.default_rng(5)
+    init = {"W": rng.standard_normal((4, 3, 3, 3)).astype(F32) * 0.5,
+            "B": rng.standard_normal(4).astype(F32),
+            "sc": rng.standard_normal(4).astype(F32), "sh": rng.standard_normal(4).astype(F32),
+            "mu": rng.standard_normal(4).astype(F32), "var": rng.random(4).astype(F32) + 0.5,
+            "three": np.full([1] if np.ndim(shift) == 0 else [4, 1, 1], shift, F32),
+            "zero": np.array(0, F32), "six": np.array(6, F32)}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c" if bn else "t"], pads=[1, 1, 1, 1])]
+    if bn:
+        nodes.append(helper.make_node("BatchNormalization", ["c", "sc", "sh", "mu", "var"],
+                                      ["t"]))
+    if act == "hardswish":
+        nodes += [helper.make_node("Add", ["t", "three"], ["a"]),
+                  helper.make_node("Clip", ["a", "zero", "six"], ["k"]),
+                  helper.make_node("Mul", ["t", "k"], ["m"]),
+                  helper.make_node("Div", ["m", "six"], ["y"])]
+    else:
+        nodes.append(helper.make_node(act, ["t"], ["y"]))
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+            for n in ["y"] + (["c"] if conv_wanted else [])]
+    graph = helper.make_graph(
+        nodes, "conv_act", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)], outs,
+        [numpy_helper.from_array(v, k) for k, v in init.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, {"x": rng.standard_normal((1, 3, 6, 5)).astype(F32) * 3}
+
+
+@pytest.mark.parametrize("act,bn", [("Relu", True), ("Relu", False), ("HardSigmoid", True),
+                                    ("HardSwish", True), ("hardswish", True),
+                                    ("hardswish", False)])
+def test_conv_activation_runs_in_the_conv_output(act, bn):
+    model, feeds = _conv_activation(act, bn=bn)
+    _check(model, feeds, calls=1)
+
+
+@pytest.mark.parametrize("case,calls", [
+    (dict(conv_wanted=True), 4),  # conv (wanted), batch norm, add + clip, mul + div
+    (dict(shift=[3.0]), 3),       # a constant of one value per channel: not the pattern
+])
+def test_conv_hard_swish_not_fused(case, calls):
+    model, feeds = _conv_activation("hardswish", **case)
+    _check(model, feeds, calls=calls)

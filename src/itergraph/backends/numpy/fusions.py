@@ -17,9 +17,11 @@ computed in place (`inplace`; no folding, the same results).
 `fusion_for(node, consumer, known)` returns ``(kernel, inputs)`` -- the kernel to call on
 `inputs` in place of both nodes -- or None.
 
-Longer chains: `chain_for(node, sole_reader, known, make)` returns ``(kernel, inputs,
-nodes)``, the kernel computing the last of `nodes` (the nodes after `node` it absorbs, in
-plan order), or None: a squeeze-and-excitation block (`squeeze_excite`), else a pair.
+Longer chains: `chain_for(node, readers, known, make)` returns ``(kernel, inputs, nodes)``,
+the kernel computing the last of `nodes` (the nodes after `node` it absorbs, in plan
+order), or None: a squeeze-and-excitation block (`squeeze_excite`); a Conv (or the pair
+Conv + BatchNormalization) and the activation computed in its output (`epilogues`); else a
+pair.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 from ...ir import Node
 from ...ir.attributes import attr
+from .epilogues import epilogue
 from .inplace import inplace_pair
 from .kernels.conv_nd import conv_kernel
 from .kernels.norm import inference_affine, is_inference
@@ -75,16 +78,33 @@ def fusion_for(node: Node, consumer: Node, known: Callable) -> tuple | None:
     return rule(node, consumer, known)
 
 
-def chain_for(node: Node, sole_reader: Callable, known: Callable,
+def chain_for(node: Node, readers: Callable, known: Callable,
               make: Callable) -> tuple | None:
-    """The kernel running `node` and the nodes after it that read only its result, with
+    """The kernel running `node` and the nodes after it that only its result feeds, with
     the values it reads and the absorbed nodes (see module docstring); None: no fusion.
-    `sole_reader(v)` is the one node reading `v`, None if `v` has several or is an output
-    of the plan; `make(node)` the node's own kernel."""
+    `readers(v)` lists the nodes reading `v`, None when `v` is an output of the plan;
+    `make(node)` is the node's own kernel."""
     if node.domain != "" or node.subgraphs() or len(node.outputs) != 1:
         return None
+
+    def sole_reader(v):
+        users = readers(v)
+        return users[0] if users and len(users) == 1 else None
+
     if node.op_type == "GlobalAveragePool":
         return se_chain(node, sole_reader, known, make)
     consumer = sole_reader(node.outputs[0])
     fused = None if consumer is None else fusion_for(node, consumer, known)
-    return None if fused is None else (*fused, [consumer])
+    chain = None if fused is None else (*fused, [consumer])
+    if node.op_type != "Conv":
+        return chain
+    head, reads, nodes = chain or (make(node), list(node.inputs), [])
+    tail = epilogue(nodes[-1] if nodes else node, readers, known, make)
+    if tail is None:
+        return chain
+    step = tail[0]
+
+    def conv_then(*args):
+        return step(head(*args))
+
+    return conv_then, reads, nodes + tail[1]

@@ -210,16 +210,15 @@ def _pairs(nodes, out_ids, known, ctx) -> Callable[[Node], tuple | None]:
         for v in n.reads():
             readers.setdefault(v.uid, []).append(n)
 
-    def sole_reader(v: Value) -> Node | None:
-        users = readers.get(v.uid, [])
-        return users[0] if len(users) == 1 and v.uid not in out_ids else None
+    def readers_of(v: Value) -> list[Node] | None:
+        return None if v.uid in out_ids else readers.get(v.uid, [])
 
     def pair(n: Node) -> tuple | None:
         if (len(n.outputs) != 1 or n.outputs[0].uid in out_ids
                 or (n.op_type not in _NOT_FOLDED
                     and all(known(v) is not _UNKNOWN for v in n.inputs))):
             return None
-        return chain_for(n, sole_reader, known, lambda node: make_kernel(node, ctx))
+        return chain_for(n, readers_of, known, lambda node: make_kernel(node, ctx))
 
     return pair
 
