@@ -108,3 +108,14 @@ def test_depthwise_form_against_ort_and_reference(case, weights_as_input):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
         feeds["x"] = rng.standard_normal(x_shape).astype(F32)
+
+
+def test_row_groups_of_a_low_map():
+    """A 5x5 kernel padded by 2 over 3 rows: output row o reads kernel rows 2-o .. 4-o, so
+    each row runs with its own 3 taps (9 row-taps where the union box costs 15); over 12
+    rows only the border rows differ and the split is not worth it."""
+    from itergraph.backends.numpy.kernels.conv_depthwise import _row_groups
+
+    assert _row_groups(5, 1, 1, 3, 2, 3) == [(slice(0, 1), [2, 3, 4]), (slice(1, 2), [1, 2, 3]),
+                                             (slice(2, 3), [0, 1, 2])]
+    assert _row_groups(5, 1, 1, 12, 2, 12) is None
