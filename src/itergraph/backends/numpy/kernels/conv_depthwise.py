@@ -26,8 +26,8 @@ and finite such taps are left out (the box of the others, per axis, in the einsu
 5x5 kernel over a map 2 rows high reads 3 of its rows). Where the output rows of the first
 spatial axis read different taps and running each run of rows with its own box saves a fifth
 of the work or more (a 5x5 kernel over 3 rows: each output row reads 3 kernel rows of the 5
-their union spans), the einsum runs once per run of rows (`_row_groups`). Non-finite weights keep every tap, as
-``onnx.reference`` computes them (``inf * 0`` is NaN).
+their union spans), the einsum runs once per run of rows (`_row_groups`). Non-finite
+weights keep every tap, as ``onnx.reference`` computes them (``inf * 0`` is NaN).
 """
 
 from __future__ import annotations
