@@ -228,3 +228,35 @@ def test_conv_activation_runs_in_the_conv_output(act, bn):
 def test_conv_hard_swish_not_fused(case, calls):
     model, feeds = _conv_activation("hardswish", **case)
     _check(model, feeds, calls=calls)
+
+
+def _conv_scale_shift(scale_shape, shift_shape, *, sub=False):
+    """Conv -> Mul by a constant -> Add (or Sub) of a constant -> Relu: a batch norm as
+    PaddlePaddle exports it when the constants hold one value per channel."""
+    rng = np.random.default_rng(11)
+    init = {"W": rng.standard_normal((4, 3, 3, 3)).astype(F32),
+            "B": rng.standard_normal(4).astype(F32),
+            "a": rng.standard_normal(scale_shape).astype(F32),
+            "c": rng.standard_normal(shift_shape).astype(F32)}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["t"], pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["a", "t"], ["s"]),
+             helper.make_node("Sub" if sub else "Add", ["s", "c"], ["u"]),
+             helper.make_node("Relu", ["u"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "conv_affine", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in init.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, {"x": rng.standard_normal((2, 3, 6, 5)).astype(F32)}
+
+
+@pytest.mark.parametrize("scale,shift,sub,calls", [
+    ((4, 1, 1), (1, 4, 1, 1), False, 1),
+    ((1,), (4, 1, 1), True, 1),
+    ((1, 1, 6, 5), (4, 1, 1), False, 3),  # a scale per position: conv, mul + add, relu
+    ((4, 1, 1), (5,), False, 3),          # a shift along the last axis: conv + mul, add, relu
+])
+def test_conv_per_channel_scale_and_shift_fold_into_the_conv(scale, shift, sub, calls):
+    model, feeds = _conv_scale_shift(scale, shift, sub=sub)
+    _check(model, feeds, calls=calls)
