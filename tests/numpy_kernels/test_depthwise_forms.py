@@ -1,4 +1,4 @@
-"""The three forms of the NumPy depthwise Conv (`backends.numpy.kernels.conv_depthwise`):
+"""The four forms of the NumPy depthwise Conv (`backends.numpy.kernels.conv_depthwise`):
 each case says which form it must take, and its result is compared with ONNX Runtime and
 ``onnx.reference`` (strides, dilations, symmetric and asymmetric pads, ``auto_pad``, batch
 2, 1-D to 3-D, weights as initializers and as inputs)."""
@@ -31,6 +31,10 @@ CASES = [
     ("merged", (1, 4, 4, 5, 6), (3, 3, 3), dict(pads=[1, 0, 1, 1, 2, 0])),  # 3-D
     # merged: a strided last axis with one output column
     ("merged", (1, 4, 5, 3), (3, 3), dict(strides=[1, 3])),
+    # a strided last axis over 16 output columns or more: one merged einsum per phase
+    ("phased", (1, 16, 9, 40), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
+    ("phased", (2, 8, 7, 55), (3, 5), dict(pads=[0, 2, 1, 1], strides=[1, 3])),
+    ("phased", (1, 4, 3, 4, 40), (3, 3, 3), dict(pads=[1] * 6, strides=[1, 1, 2])),
     # a strided last axis: channels alone innermost (many channels) or one product per tap
     ("last", (2, 64, 6, 10), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
     ("last", (1, 48, 4, 7), (3, 5), dict(pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1])),
