@@ -183,8 +183,9 @@ def test_squeeze_excite_block_reports_a_channel_mismatch_at_its_conv():
 
 
 def _conv_activation(act, *, bn=True, shift=3.0, conv_wanted=False):
-    """Conv (-> BatchNormalization) -> an activation: Relu, HardSigmoid, or the hard-swish
-    written out as PaddlePaddle exports it, ``x * clip(x + 3, 0, 6) / 6``."""
+    """Conv (-> BatchNormalization) -> an activation: Relu, HardSigmoid, the hard-swish
+    written out as PaddlePaddle exports it, ``x * clip(x + 3, 0, 6) / 6``, or the swish as
+    YOLOv8 does, ``x * sigmoid(x)``."""
     rng = np.random.default_rng(5)
     init = {"W": rng.standard_normal((4, 3, 3, 3)).astype(F32) * 0.5,
             "B": rng.standard_normal(4).astype(F32),
@@ -201,6 +202,9 @@ def _conv_activation(act, *, bn=True, shift=3.0, conv_wanted=False):
                   helper.make_node("Clip", ["a", "zero", "six"], ["k"]),
                   helper.make_node("Mul", ["t", "k"], ["m"]),
                   helper.make_node("Div", ["m", "six"], ["y"])]
+    elif act == "swish":
+        nodes += [helper.make_node("Sigmoid", ["t"], ["g"]),
+                  helper.make_node("Mul", ["g", "t"], ["y"])]
     else:
         nodes.append(helper.make_node(act, ["t"], ["y"]))
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
@@ -215,7 +219,8 @@ def _conv_activation(act, *, bn=True, shift=3.0, conv_wanted=False):
 
 @pytest.mark.parametrize("act,bn", [("Relu", True), ("Relu", False), ("HardSigmoid", True),
                                     ("HardSwish", True), ("hardswish", True),
-                                    ("hardswish", False)])
+                                    ("hardswish", False), ("swish", True),
+                                    ("swish", False)])
 def test_conv_activation_runs_in_the_conv_output(act, bn):
     model, feeds = _conv_activation(act, bn=bn)
     _check(model, feeds, calls=1)

@@ -4,7 +4,9 @@
 - ``Relu`` or ``HardSigmoid`` reading the output alone (``HardSwish`` too, by its own
   kernel: it needs the output and one array more);
 - the hard-swish as exporters write it out, ``Div(Mul(t, Clip(Add(t, 3), 0, 6)), 6)``
-  (PaddlePaddle's PP-OCR models), the four nodes reading ``t`` twice.
+  (PaddlePaddle's PP-OCR models), the four nodes reading ``t`` twice;
+- the swish (SiLU) written out, ``Mul(t, Sigmoid(t))`` (YOLOv8), the product computed into
+  the sigmoid's new array.
 
 A Conv's kernel always returns a new array, which nothing else reads: the activation
 overwrites it instead of allocating its own, with the same operations in the same order as
@@ -39,7 +41,8 @@ def epilogue(node: Node, readers: Callable, known: Callable, make: Callable) -> 
     if len(users) == 1:
         return _activation(users[0], t, make)
     if len(users) == 2:
-        return _hard_swish_written_out(t, users, readers, known, make)
+        return (_hard_swish_written_out(t, users, readers, known, make)
+                or _swish_written_out(t, users, readers, make))
     return None
 
 
@@ -119,6 +122,25 @@ def _hard_swish_written_out(t, users, readers, known, make) -> tuple | None:
         return np.divide(u, scale, out=u)
 
     return hard_swish, nodes
+
+
+def _swish_written_out(t, users, readers, make) -> tuple | None:
+    """``Mul(t, Sigmoid(t))`` (SiLU as YOLOv8 exports it): the product into the sigmoid's
+    own new array."""
+    sig = next((u for u in users if u.op_type == "Sigmoid"), None)
+    mul = next((u for u in users if u.op_type == "Mul"), None)
+    if (sig is None or mul is None or len(sig.inputs) != 1 or (mul.version or 7) < 7
+            or _other(mul, t) is not sig.outputs[0] or readers(sig.outputs[0]) != [mul]):
+        return None
+    sigmoid, product = make(sig), make(mul)
+
+    def swish(y):
+        g = sigmoid(y)
+        if g is y or g.__class__ is not np.ndarray or g.dtype != y.dtype or g.shape != y.shape:
+            return product(y, g)
+        return np.multiply(y, g, out=g)
+
+    return swish, [sig, mul]
 
 
 def _in_order(t, nodes: list[Node], known: Callable, make: Callable) -> Callable:
