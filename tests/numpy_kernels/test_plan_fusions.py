@@ -265,3 +265,13 @@ def _conv_scale_shift(scale_shape, shift_shape, *, sub=False):
 def test_conv_per_channel_scale_and_shift_fold_into_the_conv(scale, shift, sub, calls):
     model, feeds = _conv_scale_shift(scale, shift, sub=sub)
     _check(model, feeds, calls=calls)
+
+
+def test_profile_names_every_node_of_a_fused_chain():
+    from itergraph.inspect.profile import profile
+
+    model, feeds = _conv_activation("hardswish")
+    model.graph.node[0].name = "conv"
+    report = profile(model, feeds, backend="numpy", repeat=2)
+    assert {s.name: s.op for s in report.nodes} == {
+        "conv": "Conv+BatchNormalization+Add+Clip+Mul+Div"}

@@ -59,9 +59,9 @@ class CompileContext:
     `progress` compiles the outermost loops' drivers to report each iteration (see
     `backends.common.progress`); `profiler`, when given, wraps every kernel and loop body
     (``profiler.kernel(path, node, fn, fused)`` and ``profiler.body(path, loop, fn)`` return
-    the function to call; `path` names the enclosing loops, outermost first; `fused` is the
-    node a fused kernel also computes, or None). Plans compiled with neither carry no cost
-    for them.
+    the function to call; `path` names the enclosing loops, outermost first; `fused` lists
+    the nodes a fused kernel also computes, in plan order, or is None). Plans compiled with
+    neither carry no cost for them.
     """
 
     def __init__(self, max_iterations: int | None = None, optimize: bool = True,
@@ -231,11 +231,11 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
     pending: dict[int, tuple] = {}  # id(last node) -> the fused chain, written there
     absorbed: set[int] = set()  # ids of the other nodes of fused chains: no line of their own
 
-    def emit(k, node, kernel, reads, outputs, consumer=None):
+    def emit(k, node, kernel, reads, outputs, fused=None):
         env[f"k{k}"] = kernel
         if ctx.profiler is not None:
             env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"],
-                                               consumer)
+                                               fused)
         args = ", ".join(ref(v) for v in reads)
         names = []
         for v in outputs:
@@ -247,8 +247,8 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
 
     for k, node in enumerate(nodes):
         if id(node) in pending:
-            first_k, first, kernel, reads = pending.pop(id(node))
-            emit(first_k, first, kernel, reads, node.outputs, node)
+            first_k, first, kernel, reads, chain = pending.pop(id(node))
+            emit(first_k, first, kernel, reads, node.outputs, chain)
             continue
         if id(node) in absorbed:
             continue
@@ -259,7 +259,7 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
         if pair is not None and not any(id(m) in pending or id(m) in absorbed
                                         for m in pair[2]):
             kernel, reads, chain = pair
-            pending[id(chain[-1])] = (k, node, kernel, reads)
+            pending[id(chain[-1])] = (k, node, kernel, reads, chain)
             absorbed.update(id(m) for m in chain[:-1])
             continue
         kernel = make_kernel(node, ctx)
