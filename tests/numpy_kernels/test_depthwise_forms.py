@@ -1,4 +1,4 @@
-"""The three forms of the NumPy depthwise Conv (`backends.numpy.kernels.conv_depthwise`):
+"""The four forms of the NumPy depthwise Conv (`backends.numpy.kernels.conv_depthwise`):
 each case says which form it must take, and its result is compared with ONNX Runtime and
 ``onnx.reference`` (strides, dilations, symmetric and asymmetric pads, ``auto_pad``, batch
 2, 1-D to 3-D, weights as initializers and as inputs)."""
@@ -31,6 +31,10 @@ CASES = [
     ("merged", (1, 4, 4, 5, 6), (3, 3, 3), dict(pads=[1, 0, 1, 1, 2, 0])),  # 3-D
     # merged: a strided last axis with one output column
     ("merged", (1, 4, 5, 3), (3, 3), dict(strides=[1, 3])),
+    # a strided last axis over 16 output columns or more: one merged einsum per phase
+    ("phased", (1, 16, 9, 40), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
+    ("phased", (2, 8, 7, 55), (3, 5), dict(pads=[0, 2, 1, 1], strides=[1, 3])),
+    ("phased", (1, 4, 3, 4, 40), (3, 3, 3), dict(pads=[1] * 6, strides=[1, 1, 2])),
     # a strided last axis: channels alone innermost (many channels) or one product per tap
     ("last", (2, 64, 6, 10), (3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2])),
     ("last", (1, 48, 4, 7), (3, 5), dict(pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1])),
@@ -108,3 +112,14 @@ def test_depthwise_form_against_ort_and_reference(case, weights_as_input):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
         feeds["x"] = rng.standard_normal(x_shape).astype(F32)
+
+
+def test_row_groups_of_a_low_map():
+    """A 5x5 kernel padded by 2 over 3 rows: output row o reads kernel rows 2-o .. 4-o, so
+    each row runs with its own 3 taps (9 row-taps where the union box costs 15); over 12
+    rows only the border rows differ and the split is not worth it."""
+    from itergraph.backends.numpy.kernels.conv_depthwise import _row_groups
+
+    assert _row_groups(5, 1, 1, 3, 2, 3) == [(slice(0, 1), [2, 3, 4]), (slice(1, 2), [1, 2, 3]),
+                                             (slice(2, 3), [0, 1, 2])]
+    assert _row_groups(5, 1, 1, 12, 2, 12) is None

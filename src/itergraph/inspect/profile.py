@@ -122,7 +122,7 @@ class _Profiler:
         self.nodes: dict[tuple, Stat] = {}
         self.loops: dict[tuple[str, ...], list] = {}  # path -> [iterations, seconds of body]
         self._unnamed: dict[tuple, int] = {}
-        self.fused = 0  # kernels that run two nodes (`backends.numpy.fusions`)
+        self.fused = 0  # kernels that run two nodes or more (`backends.numpy.fusions`)
 
     def reset(self) -> None:
         """Forget the counts and times so far (after a warm-up run)."""
@@ -142,7 +142,7 @@ class _Profiler:
         key = (path, id(node))
         st = self.nodes.get(key)
         if st is None:
-            op = node.op_type if fused is None else f"{node.op_type}+{fused.op_type}"
+            op = "+".join([node.op_type, *(f.op_type for f in fused or ())])
             st = self.nodes[key] = Stat(path, self._name(path, node), op, node=node)
             if fused is not None:
                 self.fused += 1
@@ -200,8 +200,9 @@ def _numpy_profile(model, feeds, max_iterations, keep_loop_args: bool = False,
                               "seconds": s.seconds if s else 0.0}
     result.nodes = list(prof.nodes.values())
     if prof.fused:
-        result.notes.append(f"{prof.fused} kernels run two nodes each, as on every NumPy run "
-                            "(op 'A+B': B's constants folded into A's, timed as one)")
+        result.notes.append(f"{prof.fused} kernels run two nodes or more each, as on every "
+                            "NumPy run (op 'A+B': B's constants folded into A's or B computed "
+                            "in A's result, timed as one)")
     return result
 
 

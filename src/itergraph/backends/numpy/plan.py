@@ -11,6 +11,7 @@ subgraphs capture, in the order `Node.captured` gives.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from ...errors import Error, ExecutionError, ModelError, UnsupportedError, where
 from ...ir import Graph, Node, Value
 from ...ir.traits import Trait, has
 from ...ir.traversal import needed_nodes
-from .fusions import fusion_for
+from .fusions import chain_for
 from .kernels import factory_for
 
 _plan_ids = itertools.count()
@@ -58,9 +59,9 @@ class CompileContext:
     `progress` compiles the outermost loops' drivers to report each iteration (see
     `backends.common.progress`); `profiler`, when given, wraps every kernel and loop body
     (``profiler.kernel(path, node, fn, fused)`` and ``profiler.body(path, loop, fn)`` return
-    the function to call; `path` names the enclosing loops, outermost first; `fused` is the
-    node a fused kernel also computes, or None). Plans compiled with neither carry no cost
-    for them.
+    the function to call; `path` names the enclosing loops, outermost first; `fused` lists
+    the nodes a fused kernel also computes, in plan order, or is None). Plans compiled with
+    neither carry no cost for them.
     """
 
     def __init__(self, max_iterations: int | None = None, optimize: bool = True,
@@ -173,9 +174,15 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     line_nodes: dict[int, Node] = {}
     ctx.read_stack.append({v.uid for n in nodes for v in n.reads()} | {v.uid for v in outputs})
     try:
-        _lines(nodes, env, local, ref, ctx, lines, line_nodes,
-               lambda node, kernel: _fold(node, kernel, known, folded, out_ids, env, local),
-               _pairs(nodes, out_ids, known) if ctx.fuse else lambda node: None)
+        fold = functools.partial(_fold, known=known, folded=folded, out_ids=out_ids, env=env,
+                                 local=local)
+        # what folds is folded first: the fusions asked about the nodes then see every
+        # constant, also those computed by nodes that come later in plan order
+        done = {id(n) for n in nodes if _foldable(n, known, out_ids)
+                and fold(n, make_kernel(n, ctx))}
+        _lines([n for n in nodes if id(n) not in done], env, local, ref, ctx, lines,
+               line_nodes, fold,
+               _pairs(nodes, out_ids, known, ctx) if ctx.fuse else lambda node: None)
     finally:
         ctx.read_stack.pop()
     env["_copy"] = np.array  # a folded constant leaves a plan as a copy of its own
@@ -193,37 +200,42 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     return Plan(graph, inputs, captures, outputs, env["plan"], source, frozenset(used))
 
 
-def _pairs(nodes, out_ids, known) -> Callable[[Node], tuple | None]:
-    """``pair(node)``: `fusions.fusion_for` of `node` and the one node that reads its single
-    output, as ``(kernel, inputs, consumer)``, or None. Asked in plan order, so that what
-    the nodes before it folded is known."""
+def _pairs(nodes, out_ids, known, ctx) -> Callable[[Node], tuple | None]:
+    """``pair(node)``: `fusions.chain_for` of `node` and the nodes after it that read only
+    its result, as ``(kernel, inputs, absorbed nodes)``, or None. Asked in plan order, so
+    that what the nodes before it folded is known; never for a node `_fold` folds (all its
+    inputs known)."""
     readers: dict[int, list[Node]] = {}
     for n in nodes:
         for v in n.reads():
             readers.setdefault(v.uid, []).append(n)
 
+    def readers_of(v: Value) -> list[Node] | None:
+        return None if v.uid in out_ids else readers.get(v.uid, [])
+
     def pair(n: Node) -> tuple | None:
-        if len(n.outputs) != 1 or n.outputs[0].uid in out_ids:
+        if (len(n.outputs) != 1 or n.outputs[0].uid in out_ids
+                or (n.op_type not in _NOT_FOLDED
+                    and all(known(v) is not _UNKNOWN for v in n.inputs))):
             return None
-        users = readers.get(n.outputs[0].uid, [])
-        fused = fusion_for(n, users[0], known) if len(users) == 1 else None
-        return None if fused is None else (*fused, users[0])
+        return chain_for(n, readers_of, known, lambda node: make_kernel(node, ctx))
 
     return pair
 
 
 def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
     """One line per node (an Identity is an alias): ``v7, v8 = k3(v2, v5)``; a node whose
-    value `fold` computes while compiling becomes none, a node and its reader that `pairs`
-    fuses one line, where the reader stands (the reader's other inputs may be computed
-    between the two)."""
-    pending: dict[int, tuple] = {}  # id(reader) -> the fused pair, written at the reader
+    value `fold` computes while compiling becomes none, a node and the readers that `pairs`
+    fuses with it one line, where the last of them stands (their other inputs may be
+    computed in between)."""
+    pending: dict[int, tuple] = {}  # id(last node) -> the fused chain, written there
+    absorbed: set[int] = set()  # ids of the other nodes of fused chains: no line of their own
 
-    def emit(k, node, kernel, reads, outputs, consumer=None):
+    def emit(k, node, kernel, reads, outputs, fused=None):
         env[f"k{k}"] = kernel
         if ctx.profiler is not None:
             env[f"k{k}"] = ctx.profiler.kernel(tuple(ctx.loop_path), node, env[f"k{k}"],
-                                               consumer)
+                                               fused)
         args = ", ".join(ref(v) for v in reads)
         names = []
         for v in outputs:
@@ -235,16 +247,20 @@ def _lines(nodes, env, local, ref, ctx, lines, line_nodes, fold, pairs) -> None:
 
     for k, node in enumerate(nodes):
         if id(node) in pending:
-            first_k, first, kernel, reads = pending.pop(id(node))
-            emit(first_k, first, kernel, reads, node.outputs, node)
+            first_k, first, kernel, reads, chain = pending.pop(id(node))
+            emit(first_k, first, kernel, reads, node.outputs, chain)
+            continue
+        if id(node) in absorbed:
             continue
         if node.op_type == "Identity" and node.domain == "" and node.inputs[0] is not None:
             local[node.outputs[0].uid] = ref(node.inputs[0])  # an alias, not a call
             continue
         pair = pairs(node)
-        if pair is not None and id(pair[2]) not in pending:
-            kernel, reads, consumer = pair
-            pending[id(consumer)] = (k, node, kernel, reads)
+        if pair is not None and not any(id(m) in pending or id(m) in absorbed
+                                        for m in pair[2]):
+            kernel, reads, chain = pair
+            pending[id(chain[-1])] = (k, node, kernel, reads, chain)
+            absorbed.update(id(m) for m in chain[:-1])
             continue
         kernel = make_kernel(node, ctx)
         if fold(node, kernel):
@@ -259,6 +275,13 @@ FOLD_MAX = 1 << 20  # elements: larger inputs or results are left to run time
 _NOT_FOLDED = frozenset({"ConstantOfShape", "Expand", "EyeLike", "OneHot", "Range", "Tile",
                          "Pad", "Resize", "MatMul", "MatMulInteger", "Gemm", "Einsum", "Conv",
                          "ConvTranspose", "Gather", "GatherElements", "GatherND", "NonZero"})
+
+
+def _foldable(node, known, out_ids) -> bool:
+    """Might `_fold` fold `node` (before its kernel is made)?"""
+    return (node.op_type != "Identity" and has(node, Trait.PURE) and node.op_type not in _NOT_FOLDED
+            and not node.subgraphs() and not any(v.uid in out_ids for v in node.outputs)
+            and all(known(v) is not _UNKNOWN for v in node.inputs))
 
 
 def _fold(node, kernel, known, folded, out_ids, env, local) -> bool:

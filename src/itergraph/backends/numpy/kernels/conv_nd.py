@@ -94,9 +94,10 @@ class _Plan:
         if group == chans == m and cg == 1 and not self.empty:
             self.dw = Depthwise(batch, chans, kernel_shape, strides, dil, outs, begin, size,
                                 extent, item, w_const)
-            if self.dw.last:
+            if self.dw.last:  # channels last, the last axis maybe widened (`Depthwise.extent`)
                 self.to_last = (0, *range(2, n + 2), 1)
-                self.buf_shape = (batch, *extent, chans)
+                self.buf_shape = (batch, *self.dw.extent, chans)
+                self.pad = self.pad or list(self.dw.extent) != extent
                 self.dst = (slice(None),) + self.dst[2:]
             if w_const is not None:
                 self.w_dw = self.dw.weights(w_const, work)
