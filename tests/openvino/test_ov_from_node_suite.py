@@ -56,8 +56,9 @@ DIFFER_JAX = {
 }
 
 
-def _run(case, tmp: Path, backend: str):
-    """None when OpenVINO does not read or run the case; else (outcome, detail)."""
+def _run(case, tmp: Path) -> dict[str, tuple[str, str]] | None:
+    """None when OpenVINO does not read or run the case; else backend -> (outcome, detail)
+    (OpenVINO converts and runs the case once for both backends)."""
     m = case.model
     inputs, expected = case.data_sets[0]
     if any(not isinstance(x, np.ndarray) for x in [*inputs, *expected]):
@@ -72,34 +73,39 @@ def _run(case, tmp: Path, backend: str):
         want = [np.asarray(v) for v in compiled(feeds).values()]
     except Exception:  # OpenVINO's frontend or plugin refuses it: nothing to compare
         return None
-    try:
-        got = [np.asarray(v) for v in ig.load(xml).run(feeds, backend=backend).values()]
-    except ig.UnsupportedError as e:
-        return "refused", str(e)
-    if all_close_enough(got, want) or all_close_enough(got, expected):
-        return "ok", ""
-    return "differ", f"OpenVINO equals the ONNX outputs: {all_close_enough(want, expected)}"
+    out = {}
+    for backend in ("numpy", "jax"):
+        try:
+            got = [np.asarray(v) for v in ig.load(xml).run(feeds, backend=backend).values()]
+        except ig.UnsupportedError as e:
+            out[backend] = "refused", str(e)
+            continue
+        out[backend] = ("ok", "") if all_close_enough(got, want) or \
+            all_close_enough(got, expected) else \
+            ("differ", f"OpenVINO equals the ONNX outputs: {all_close_enough(want, expected)}")
+    return out
 
 
-@pytest.mark.parametrize("backend", ["numpy", "jax"])
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_openvino_conversions_of_the_node_suite(chunk, backend):
-    differ = {**DIFFER, **(DIFFER_JAX if backend == "jax" else DIFFER_NUMPY)}
+def test_openvino_conversions_of_the_node_suite(chunk):
+    differs = {b: {**DIFFER, **extra} for b, extra in
+               (("numpy", DIFFER_NUMPY), ("jax", DIFFER_JAX))}
     problems, checked = [], 0
     with tempfile.TemporaryDirectory() as d:
         for case in cases()[chunk::CHUNKS]:
-            got = _run(case, Path(d), backend)
+            got = _run(case, Path(d))
             if got is None:
                 continue
             checked += 1
-            outcome, detail = got
-            if outcome == "refused" and case.name not in REFUSED:
-                problems.append(f"{case.name}: refused: {detail}")
-            elif outcome == "differ" and case.name not in differ:
-                problems.append(f"{case.name}: {detail}")
-            elif outcome == "ok" and (case.name in REFUSED or case.name in differ) \
-                    and differ.get(case.name) != RANDOM:
-                # (random draws without a seed may match the expected ones by chance)
-                problems.append(f"{case.name}: listed as failing, but passes")
+            for backend, (outcome, detail) in got.items():
+                differ = differs[backend]
+                if outcome == "refused" and case.name not in REFUSED:
+                    problems.append(f"{case.name} ({backend}): refused: {detail}")
+                elif outcome == "differ" and case.name not in differ:
+                    problems.append(f"{case.name} ({backend}): {detail}")
+                elif outcome == "ok" and (case.name in REFUSED or case.name in differ) \
+                        and differ.get(case.name) != RANDOM:
+                    # (random draws without a seed may match the expected ones by chance)
+                    problems.append(f"{case.name} ({backend}): listed as failing, but passes")
     assert checked > 150
     assert not problems, "\n".join(problems)
