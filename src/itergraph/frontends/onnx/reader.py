@@ -40,6 +40,7 @@ from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
 from .schema_check import check_node
 from .scope import Scope
+from .text_fields import check_graph_text, check_node_text
 from .types import (
     dtype_from_onnx,
     sparse_from_onnx,
@@ -136,6 +137,7 @@ class Reader:
 
     def graph(self, gp: onnx.GraphProto, parent: Scope | None) -> Graph:
         """Convert `gp`; names it does not define resolve in `parent` (captures)."""
+        check_graph_text(gp)
         name = gp.name
         scope = Scope(name, parent)
         types = {vi.name: vi.type for vi in gp.value_info}
@@ -195,6 +197,7 @@ class Reader:
 
     def convert(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> list[Node]:
         """The IR nodes of `p`: one node, or the expanded body of a model-local function."""
+        check_node_text(p)
         call = scope.call
         f = self.functions.called_by(p)
         if f is not None:
