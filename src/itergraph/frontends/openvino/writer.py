@@ -58,6 +58,7 @@ from .elements import to_element_type
 from .inferred_ranks import inferred_ranks
 from .known_shapes import with_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
+from .xml_chars import escape_controls, nul_name
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:
@@ -107,9 +108,15 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     net.set("name", graph.name or "model")
     net.set("version", "11")
     data = used_weights(net, weights)
+    found = nul_name(net)
+    if found is not None:
+        layer, name = found
+        raise ModelError(f"{layer.get('type')} layer {layer.get('name')!r}: the name {name!r} "
+                         "holds a NUL character, which OpenVINO IR cannot hold (no XML "
+                         "document can; OpenVINO's own writer cuts the name there)")
     ET.indent(net, "\t")
     xml_bytes = b'<?xml version="1.0"?>\n' + ET.tostring(net, encoding="utf-8")
-    return xml_bytes, data
+    return escape_controls(xml_bytes), data
 
 
 def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> set[int]:
