@@ -6,8 +6,8 @@ return, not even as a character reference, yet OpenVINO's IR serializer writes t
 references (``&#27;``) and its parser (pugixml) reads those and raw ones alike. So:
 
 - the IR writer writes such characters as references, as OpenVINO does (`escape_controls`),
-  and refuses a name holding NUL (`nul_name`): OpenVINO's own parser refuses a raw NUL and its
-  writer cuts a name at one;
+  and refuses a tensor name holding NUL (`nul_name`): OpenVINO's own parser refuses a raw NUL
+  and its writer cuts a name at one;
 - the reader accepts them, raw or as references, as OpenVINO does (`ControlShield`): expat,
   a strict XML 1.0 parser, would refuse the document.
 """
@@ -38,14 +38,20 @@ def escape_controls(xml: bytes) -> bytes:
     return _RAW.sub(lambda m: b"&#%d;" % m.group(0)[0], xml)
 
 
-def nul_name(net: ET.Element) -> tuple[ET.Element, str] | None:
-    """The first layer of `net` (bodies included) whose name, or one of whose port names,
-    holds NUL, with that name; None when there is none."""
+def escape_nul_in_layer_names(net: ET.Element) -> None:
+    """Layer names (labels only) of `net` with each NUL written ``\\x00``."""
     for layer in net.iter("layer"):
-        texts = [layer.get("name", "")] + [p.get("names", "") for p in layer.iter("port")]
-        for text in texts:
-            if "\0" in text:
-                return layer, text
+        if "\0" in layer.get("name", ""):
+            layer.set("name", layer.get("name").replace("\0", "\\x00"))
+
+
+def nul_name(net: ET.Element) -> tuple[ET.Element, str] | None:
+    """The first layer of `net` (bodies included) one of whose tensor names (a port's
+    ``names``) holds NUL, with that name; None when there is none."""
+    for layer in net.iter("layer"):
+        for p in layer.iter("port"):
+            if "\0" in p.get("names", ""):
+                return layer, p.get("names")
     return None
 
 
