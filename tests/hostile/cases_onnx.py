@@ -1794,6 +1794,36 @@ def _(c):
     assert_close(got[odd["y"]], want)
 
 
+@case("onnx/names_with_commas_and_whitespace_saved_as_ir_valid", Ok(), backends=BOTH)
+def _(c):
+    # a port's names are comma-separated: OpenVINO writes a comma in a name as "\\," and
+    # trims nothing; the IR writer dropped such a name and the reader stripped whitespace
+    import openvino as ov
+
+    odd = {"x": " x,in", "mid": "m,d ", "y": "y\\,o\t"}
+    m = _relu_neg(**odd)
+    ig.save(ig.load(m), c.path("m.xml"))
+    cm = ov.Core().compile_model(str(c.path("m.xml")), "CPU")
+    assert [set(i.get_names()) for i in cm.inputs] == [{odd["x"]}]
+    assert [set(o.get_names()) for o in cm.outputs] == [{odd["y"]}]
+    got = ig_run(c, c.path("m.xml"), {odd["x"]: X})
+    assert list(got) == [odd["y"]]
+    assert_close(got[odd["y"]], np.asarray(cm([X])[cm.outputs[0]]))
+
+
+@case("onnx/nul_in_a_loop_node_name_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/while_loop_sum_dynamo_op20|name_text|403514482`): the NumPy
+    # loop driver's generated code took the node's name into its file name, which Python's
+    # compile refuses to hold NUL ("embedded null character"); ONNX Runtime runs the model
+    m = loop_model(counter_body())
+    m.graph.node[0].name = "loop\x00one"
+    want = run_ort(m, _loop_feeds())
+    got = ig_run(c, m, _loop_feeds())
+    for k in want:
+        assert_close(got[k], want[k])
+
+
 @case("onnx/nul_in_an_output_name_saved_as_ir",
       Raises(ModelError, "'y\\x00ut'", "NUL", "OpenVINO IR"))
 def _(c):
