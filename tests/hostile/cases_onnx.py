@@ -1824,6 +1824,23 @@ def _(c):
         assert_close(got[k], want[k])
 
 
+@case("onnx/model_doc_string_and_metadata_not_utf8_saved_valid", Ok())
+def _(c):
+    # free text that names nothing is read with its bytes that are not UTF-8 written \\xNN, so
+    # the model saves (the ONNX writer failed on it, naming nothing)
+    m = _relu_neg()
+    m.doc_string = "DOCM"
+    m.metadata_props.add(key="KEYK", value="VALV")
+    was = m.SerializeToString()
+    data = was.replace(b"DOCM", b"DOC\xff").replace(b"KEYK", b"KEY\xff").replace(
+        b"VALV", b"VAL\xff")
+    ig.save(ig.load(_written(c, data)), c.path("m2.onnx"))
+    back = onnx.load(str(c.path("m2.onnx")))
+    assert back.doc_string == "DOC\\xff"
+    assert [(p.key, p.value) for p in back.metadata_props] == [("KEY\\xff", "VAL\\xff")]
+    assert_close(ig.load(back).run({"x": X})["y"], -np.maximum(X, 0))
+
+
 @case("onnx/nul_in_an_output_name_saved_as_ir",
       Raises(ModelError, "'y\\x00ut'", "NUL", "OpenVINO IR"))
 def _(c):

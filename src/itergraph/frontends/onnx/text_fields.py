@@ -6,7 +6,9 @@ error message or writer can use. ONNX Runtime loads such a node name or intermed
 name (it never decodes them) but its Python API fails on a graph input or output so named;
 OpenVINO's ONNX frontend behaves the same. itergraph refuses every such name at load with a
 `ModelError` naming the node (or graph) and the field. Names holding NUL or other control
-characters are valid UTF-8: they are read as they are, as both peers read them.
+characters are valid UTF-8: they are read as they are, as both peers read them. Free text that
+names nothing (the model's ``doc_string``, producer, ``metadata_props``) is read with each byte
+that is not UTF-8 written ``\\xNN`` (`as_text`), so that the writers can write it back.
 """
 
 from __future__ import annotations
@@ -54,3 +56,8 @@ def check_graph_text(gp: onnx.GraphProto) -> None:
     for i, st in enumerate(gp.sparse_initializer):
         if not isinstance(st.values.name, str):
             _refuse(owner, f"sparse initializer {i}'s name", st.values.name)
+
+
+def as_text(s: str | bytes) -> str:
+    """Free text of the file as ``str``: bytes that are not UTF-8 written ``\\xNN``."""
+    return s if isinstance(s, str) else s.decode("utf-8", "backslashreplace")
