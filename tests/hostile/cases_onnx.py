@@ -1815,13 +1815,18 @@ def _(c):
 def _(c):
     # a fuzzer finding (`torch/while_loop_sum_dynamo_op20|name_text|403514482`): the NumPy
     # loop driver's generated code took the node's name into its file name, which Python's
-    # compile refuses to hold NUL ("embedded null character"); ONNX Runtime runs the model
+    # compile refuses to hold NUL ("embedded null character"); ONNX Runtime runs the model.
+    # Saved as IR, the node's and the graph's names (labels only) get "\\x00" for NUL
     m = loop_model(counter_body())
     m.graph.node[0].name = "loop\x00one"
+    m.graph.name = "g\x00"
     want = run_ort(m, _loop_feeds())
     got = ig_run(c, m, _loop_feeds())
+    ig.save(ig.load(m), c.path("m.xml"))
+    again = ig_run(c, c.path("m.xml"), _loop_feeds())
     for k in want:
         assert_close(got[k], want[k])
+        assert_close(again[k], want[k])
 
 
 @case("onnx/model_doc_string_and_metadata_not_utf8_saved_valid", Ok())

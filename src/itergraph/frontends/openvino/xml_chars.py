@@ -6,7 +6,7 @@ return, not even as a character reference, yet OpenVINO's IR serializer writes t
 references (``&#27;``) and its parser (pugixml) reads those and raw ones alike. So:
 
 - the IR writer writes such characters as references, as OpenVINO does (`escape_controls`),
-  and refuses a tensor name holding NUL (`nul_name`): OpenVINO's own parser refuses a raw NUL
+  and refuses a tensor name holding NUL (`nul_text`): OpenVINO's own parser refuses a raw NUL
   and its writer cuts a name at one;
 - the reader accepts them, raw or as references, as OpenVINO does (`ControlShield`): expat,
   a strict XML 1.0 parser, would refuse the document.
@@ -38,20 +38,23 @@ def escape_controls(xml: bytes) -> bytes:
     return _RAW.sub(lambda m: b"&#%d;" % m.group(0)[0], xml)
 
 
-def escape_nul_in_layer_names(net: ET.Element) -> None:
-    """Layer names (labels only) of `net` with each NUL written ``\\x00``."""
-    for layer in net.iter("layer"):
-        if "\0" in layer.get("name", ""):
-            layer.set("name", layer.get("name").replace("\0", "\\x00"))
+def escape_nul_in_labels(net: ET.Element) -> None:
+    """The names of `net` and of its layers (labels only) with each NUL written ``\\x00``."""
+    for el in [net, *net.iter("layer")]:
+        if "\0" in el.get("name", ""):
+            el.set("name", el.get("name").replace("\0", "\\x00"))
 
 
-def nul_name(net: ET.Element) -> tuple[ET.Element, str] | None:
-    """The first layer of `net` (bodies included) one of whose tensor names (a port's
-    ``names``) holds NUL, with that name; None when there is none."""
+def nul_text(net: ET.Element) -> tuple[ET.Element, str, str] | None:
+    """The first layer of `net` (bodies included) with a NUL in one of its attributes (a
+    port's ``names``, a ``data`` attribute...), with what holds it and the text; None when
+    there is none. Run it after `escape_nul_in_labels`."""
     for layer in net.iter("layer"):
-        for p in layer.iter("port"):
-            if "\0" in p.get("names", ""):
-                return layer, p.get("names")
+        for el in layer.iter():
+            for key, text in el.attrib.items():
+                if "\0" in text:
+                    what = "the tensor name" if key == "names" else f"{el.tag} attribute '{key}'"
+                    return layer, what, text
     return None
 
 
