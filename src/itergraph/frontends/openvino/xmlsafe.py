@@ -84,16 +84,22 @@ def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     parser.StartElementHandler = start
     parser.EndElementHandler = end
-    parser.CharacterDataHandler = lambda text: builder.data(shield.text(text))
+    parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
+
+    def parse_chunk(data: bytes, final: bool) -> None:
+        if shield.used:  # from here on, text may hold stand-ins
+            parser.CharacterDataHandler = lambda text: builder.data(shield.text(text))
+        parser.Parse(data, final)
+
     offset, tail = 0, b""
     try:
         for chunk in chunks:
             _precheck(tail + chunk, offset - len(tail), what)
-            parser.Parse(shield.feed(chunk), False)
+            parse_chunk(shield.feed(chunk), False)
             offset += len(chunk)
             tail = chunk[-_OVERLAP:]
-        parser.Parse(shield.close(), True)
+        parse_chunk(shield.close(), True)
     except _Refuse as e:
         raise SecurityError(f"{what}: refused: {e} (not allowed in OpenVINO IR)") from None
     except expat.ExpatError as e:
