@@ -1886,6 +1886,30 @@ def _(c):
                 assert np.array_equal(got, want), (op, axis, last, got, want)
 
 
+@case("onnx/argmax_argmin_with_nan_saved_as_ir", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`tf/greedy_decoder_fixed_ta_op10|feed_values|950748762`, `--seed
+    # 20008`): ArgMax is written as a TopK of k=1, which leaves NaN unspecified in OpenVINO and
+    # takes NaN as largest in itergraph, so the IR read back gave another index; the IR now
+    # computes ONNX Runtime's indices in OpenVINO and in itergraph alike
+    import openvino as ov
+
+    for op in ("ArgMax", "ArgMin"):
+        for axis in (0, 1):
+            for last in (0, 1):
+                x = _NAN_ROWS if axis else np.ascontiguousarray(_NAN_ROWS.T)
+                m = _one_node(op, [("x", F, list(x.shape))], ["y"], name="arg", opset=18,
+                              out_type=I64, axis=axis, keepdims=0, select_last_index=last)
+                want = run_ort(m, {"x": x})["y"]
+                p = c.path(f"{op}{axis}{last}.xml")
+                ig.save(ig.load(m), p)
+                got = ig_run(c, p, {"x": x})["y"]
+                cm = ov.Core().compile_model(str(p), "CPU")
+                in_ov = np.asarray(cm([x])[cm.outputs[0]])
+                assert np.array_equal(got, want), (op, axis, last, got, want)
+                assert np.array_equal(in_ov, want), (op, axis, last, in_ov, want)
+
+
 @case("onnx/reduce_max_maxpool_hardmax_with_nan_propagate_nan", Ok(), backends=BOTH)
 def _(c):
     # a documented choice: ONNX Runtime's ReduceMax/Min, MaxPool and Hardmax give NaN or not
