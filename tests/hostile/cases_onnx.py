@@ -2301,6 +2301,19 @@ def _(c):
     ig_run(c, m, {})
 
 
+@case("onnx/constant_fill_attributes_of_another_kind",
+      Raises(ModelError, "ConstantFill node 'fill'", "attribute 'dtype' is INTS"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/rnn_relu_2layer_bidirectional_op7|attr_retype|1841662841`,
+    # `--seed 20010`): a dtype of [1, 2] gave a raw TypeError from the reader; ConstantFill
+    # has no schema in onnx.defs, so its attributes' kinds are checked by the reader
+    p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0, dtype=[1, 2])
+    m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
+                     opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    ig_run(c, m, {})
+
+
 @case("onnx/loop_carries_a_constant_of_shape_without_value_as_int64",
       Raises(ModelError, "Loop node 'L'", "tensor(float)", "tensor(int64)"), backends=BOTH)
 def _(c):
