@@ -1910,6 +1910,33 @@ def _(c):
                 assert np.array_equal(in_ov, want), (op, axis, last, in_ov, want)
 
 
+@case("onnx/linear_classifier_of_infinite_features", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/logistic_regression_op1|feed_values|548819372`, `--seed
+    # 20010`): raw scores [-inf, nan, inf] whose softmax is all NaN; ONNX Runtime labels a row
+    # by its first highest raw score (2), onnx.reference by argmax of the softmax (0), and the
+    # IR written from it by OpenVINO's TopK (2) or itergraph's (1). All give 2 now
+    import openvino as ov
+
+    coef = [-0.9, -1.2, -1.1, -0.1, -0.1, 0.03, 0.7, -0.2, 1.0, 1.2, 0.4, 0.3]
+    node = h.make_node("LinearClassifier", ["x"], ["label", "p"], name="lc", domain="ai.onnx.ml",
+                       classlabels_ints=[0, 1, 2], coefficients=coef, intercepts=[-0.2, 1.1, -0.9],
+                       multi_class=1, post_transform="SOFTMAX")
+    g = h.make_graph([node], "g", [vi("x", F, [4, 4])],
+                     [vi("label", I64, [4]), vi("p", F, [4, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)])
+    inf = np.inf
+    x = np.array([[inf, inf, inf, inf], [0.9, -2.3, 1.7, inf], [0.3, -0.2, 1.5, -2.1],
+                  [-inf, 1, 1, 1]], np.float32)
+    want = run_ort(m, {"x": x})["label"]
+    assert want.tolist()[:2] == [2, 2]  # premise: the raw scores' first highest
+    assert np.array_equal(ig_run(c, m, {"x": x})["label"], want)
+    ig.save(ig.load(m), c.path("m.xml"))
+    assert np.array_equal(ig_run(c, c.path("m.xml"), {"x": x})["label"], want)
+    cm = ov.Core().compile_model(str(c.path("m.xml")), "CPU")
+    assert np.array_equal(np.asarray(cm([x])[cm.outputs[0]]), want)
+
+
 @case("onnx/reduce_max_maxpool_hardmax_with_nan_propagate_nan", Ok(), backends=BOTH)
 def _(c):
     # a documented choice: ONNX Runtime's ReduceMax/Min, MaxPool and Hardmax give NaN or not

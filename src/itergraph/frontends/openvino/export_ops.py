@@ -596,7 +596,7 @@ exporter("ReduceSumSquare", since=1)(_reduce("ReduceSum", pre="square"))
 exporter("ReduceLogSumExp", since=1)(_reduce("ReduceSum", pre="exp", post="log"))
 
 
-def _nan_free(w: NetWriter, x: Out, mode: str) -> tuple[Out, Out | None]:
+def nan_free(w: NetWriter, x: Out, mode: str) -> tuple[Out, Out | None]:
     """`x` with NaN made -inf (max) or +inf (min), which never wins over a number, and where
     `x` is NaN; ``(x, None)`` for an input that is not float. OpenVINO's TopK leaves NaN
     unspecified (its CPU plugin's order depends on k and the mode), and itergraph reads a TopK
@@ -608,6 +608,12 @@ def _nan_free(w: NetWriter, x: Out, mode: str) -> tuple[Out, Out | None]:
     clean = w.one("Select", V1, [nan, fill, x], {"auto_broadcast": "numpy"}, dtype=x.dtype,
                   shape=x.shape)
     return clean, nan
+
+
+def first_nan_gives_zero(w: NetWriter, nan: Out, axis: int, idx: Out) -> Out:
+    """`idx` (of a TopK of k=1 along `axis`), 0 where the axis's first entry is NaN."""
+    first = w.one("Gather", V8, [nan, w.i64([0]), w.i64(axis)], {"batch_dims": 0}, dtype=BOOL)
+    return w.one("Select", V1, [first, w.i64(0), idx], {"auto_broadcast": "numpy"}, dtype=I64)
 
 
 def _top1(w: NetWriter, x: Out, axis: int, mode: str) -> list[Out]:
@@ -626,7 +632,7 @@ def _arg(mode: str):
     def tr(w: NetWriter, node: Node, ins):
         axis = int(node.attrs.get("axis", 0))
         last = bool(node.attrs.get("select_last_index", 0))
-        x, nan = _nan_free(w, ins[0], mode)
+        x, nan = nan_free(w, ins[0], mode)
         top = mode
         if last and nan is not None:
             best = _top1(w, x, axis, mode)[0]
@@ -641,10 +647,7 @@ def _arg(mode: str):
         if last:
             idx = _from_the_end(w, x, axis, idx)
         if nan is not None:
-            first = w.one("Gather", V8, [nan, w.i64([0]), w.i64(axis)], {"batch_dims": 0},
-                          dtype=BOOL)
-            idx = w.one("Select", V1, [first, w.i64(0), idx], {"auto_broadcast": "numpy"},
-                        dtype=I64)
+            idx = first_nan_gives_zero(w, nan, axis, idx)
         if not node.attrs.get("keepdims", 1):
             idx = w.one("Squeeze", V1, [idx, w.i64([axis])], dtype=I64)
         return idx
