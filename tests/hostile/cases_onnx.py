@@ -1937,6 +1937,28 @@ def _(c):
     assert np.array_equal(np.asarray(cm([x])[cm.outputs[0]]), want)
 
 
+@case("onnx/lstm_with_lengths_and_nan_past_them_saved_as_ir", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_packed_op7|multi|1795960468`, `--seed 20013`): an LSTM with
+    # sequence lengths on run-time shapes is written to IR as standard nodes, which zeroed the
+    # steps past a row's length by multiplying with a mask, so a step that computed NaN (-inf
+    # input) gave NaN where ONNX Runtime gives 0; the mask now selects
+    rng = np.random.default_rng(0)
+    node = h.make_node("LSTM", ["x", "W", "R", "", "lens"], ["y"], name="lstm", hidden_size=3)
+    g = h.make_graph([node], "g", [vi("x", F, ["T", "B", 2]), vi("lens", TensorProto.INT32, ["B"])],
+                     [vi("y", F, None)],
+                     [const("W", rng.standard_normal((1, 12, 2)).astype(np.float32)),
+                      const("R", rng.standard_normal((1, 12, 3)).astype(np.float32))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    x = rng.standard_normal((4, 2, 2)).astype(np.float32)
+    x[2:, 1] = -np.inf  # past row 1's length: NaN in the gates there
+    feeds = {"x": x, "lens": np.array([4, 2], np.int32)}
+    want = run_ort(m, feeds)["y"]
+    assert not np.isnan(want).any()  # premise
+    ig.save(ig.load(m), c.path("m.xml"))
+    assert_close(ig_run(c, c.path("m.xml"), feeds)["y"], want, rtol=1e-4, atol=1e-5)
+
+
 @case("onnx/reduce_max_maxpool_hardmax_with_nan_propagate_nan", Ok(), backends=BOTH)
 def _(c):
     # a documented choice: ONNX Runtime's ReduceMax/Min, MaxPool and Hardmax give NaN or not
