@@ -16,6 +16,12 @@ class NotApplicable(Exception):
 INTS = (-(2**63), -(2**31), -2, -1, 0, 1, 2, 3, 7, 64, 2**31 - 1, 2**31, 2**40, 2**62,
         2**63 - 1)
 DIMS = (-7, -1, 0, 1, 2, 3, 1000, 2**31, 2**40, 2**62)
+# what a name operator appends to a name: control characters, NUL, and markers that the
+# file's writer turns into bytes no tool would set (`NOT_UTF8`: a byte that is not UTF-8;
+# `CONTROL_REF`: an XML reference to a control character, as OpenVINO writes them)
+NOT_UTF8, NOT_UTF8_BYTES = "_fuzz_not_utf8_", b"_fuzz_not_utf8\xff"
+CONTROL_REF, CONTROL_REF_BYTES = "_fuzz_ref_27_", b"_fuzz&#27;ref_"
+NAME_TAILS = ("\x00", "\x1b", "\x01\n", "\t", "\x7f", NOT_UTF8)
 
 
 def pick(rng: np.random.Generator, seq):

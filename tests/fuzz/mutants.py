@@ -90,7 +90,7 @@ def build(m: Mutant, out_dir: Path) -> Built:
     else:
         desc = _apply(m.op, s.format, target, feeds, rng)
     if s.format == "onnx":
-        data = target.SerializeToString()
+        data = mutate_onnx.finish(target.SerializeToString())
         if m.op == "bytes":
             data, desc = mutate_onnx.flip_bytes(data, rng)
         path = out_dir / "m.onnx"

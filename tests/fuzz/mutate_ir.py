@@ -12,7 +12,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from .common import DIMS, INTS, NotApplicable, Registry, pick
+from .common import (
+    CONTROL_REF,
+    CONTROL_REF_BYTES,
+    DIMS,
+    INTS,
+    NAME_TAILS,
+    NOT_UTF8,
+    NOT_UTF8_BYTES,
+    NotApplicable,
+    Registry,
+    pick,
+)
 
 OPS = Registry()
 ELEMENT_TYPES = ("f32", "f16", "bf16", "f64", "i8", "i16", "i32", "i64", "u8", "u1", "u4",
@@ -26,7 +37,10 @@ class IR:
     weights: bytes
 
     def xml(self) -> bytes:
-        return b'<?xml version="1.0"?>\n' + ET.tostring(self.root, encoding="utf-8")
+        """The document, the markers of `ir_name_text` made the bytes they stand for."""
+        data = b'<?xml version="1.0"?>\n' + ET.tostring(self.root, encoding="utf-8")
+        return data.replace(NOT_UTF8.encode(), NOT_UTF8_BYTES).replace(
+            CONTROL_REF.encode(), CONTROL_REF_BYTES)
 
 
 def layers(ir: IR, types=None) -> list[ET.Element]:
@@ -68,6 +82,26 @@ def ir_port_id(ir, rng):
     old = p.get("id")
     p.set("id", _int_variant(rng, old))
     return f"{_label(layer)} port {old} -> {p.get('id')}"
+
+
+@OPS.register("ir_name_text")
+def ir_name_text(ir, rng):
+    """A tensor name (a port's ``names``) or a layer name given a NUL, a control character
+    (raw or as a reference), or a byte that is not UTF-8. Parameters keep theirs (the feeds
+    name them)."""
+    layer = _loop_biased(ir, rng)
+    if layer.get("type") == "Parameter":
+        raise NotApplicable("a Parameter's name is the feed's")
+    tail = pick(rng, NAME_TAILS + (CONTROL_REF,))
+    named = [p for p in layer.iter("port") if p.get("names")]
+    if named and rng.random() < 0.75:
+        p = pick(rng, named)
+        old = p.get("names")
+        p.set("names", ",".join(n + tail for n in old.split(",")))
+        return f"{_label(layer)} port {p.get('id')} names {old!r} -> {p.get('names')!r}"
+    old = layer.get("name", "")
+    layer.set("name", old + tail)
+    return f"{_label(layer)} renamed from {old!r}"
 
 
 @OPS.register("ir_edge")

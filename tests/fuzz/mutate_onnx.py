@@ -15,7 +15,7 @@ import onnx
 from onnx import AttributeProto, TensorProto
 from onnx import helper as h
 
-from .common import DIMS, INTS, NotApplicable, Registry, pick
+from .common import DIMS, INTS, NAME_TAILS, NOT_UTF8, NOT_UTF8_BYTES, NotApplicable, Registry, pick
 
 OPS = Registry()
 LOOP_OPS = ("Loop", "Scan", "If")
@@ -216,6 +216,37 @@ def output_edit(m, rng):
     del n.output[:]
     n.output.extend(outs)
     return f"{_label(n)} output {i} {how}: {outs}"
+
+
+@OPS.register("name_text")
+def name_text(m, rng):
+    """A value's name (everywhere it appears) or a node's name given a NUL, a control
+    character, or a byte that is not UTF-8 (`finish`). The main graph's inputs keep theirs (the
+    feeds name them)."""
+    fed = {v.name for v in m.graph.input}
+    values = sorted({o for _, n in nodes(m) for o in n.output if o and o not in fed})
+    tail = pick(rng, NAME_TAILS)
+    if rng.random() < 0.25 or not values:
+        _, n = _loop_biased_node(m, rng)
+        old, n.name = n.name, n.name + tail
+        return f"node {old!r} renamed {n.name!r}"
+    old = pick(rng, values)
+    new = old + tail
+    for g, _ in graphs(m.graph):
+        for n in g.node:
+            for names in (n.input, n.output):
+                for i, x in enumerate(names):
+                    if x == old:
+                        names[i] = new
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            if vi.name == old:
+                vi.name = new
+    return f"value {old!r} renamed {new!r}"
+
+
+def finish(data: bytes) -> bytes:
+    """A serialized model with the markers of `name_text` made bytes that are not UTF-8."""
+    return data.replace(NOT_UTF8.encode(), NOT_UTF8_BYTES)
 
 
 @OPS.register("op_type")

@@ -1706,6 +1706,153 @@ def _(c):
     ig_run(c, p, {"x": X, "ax": np.array(1, np.int64)})
 
 
+# -- names that are not valid UTF-8, or hold control characters ------------------------------------
+
+def _relu_neg(x="x", mid="mid", y="y"):
+    """``x -> Relu 'r1' -> mid -> Neg 'n2' -> y``."""
+    return model([h.make_node("Relu", [x], [mid], name="r1"),
+                  h.make_node("Neg", [mid], [y], name="n2")],
+                 [vi(x, F, [2, 3])], [vi(y, F, [2, 3])])
+
+
+def _renamed(m: onnx.ModelProto, old: str, new: bytes) -> bytes:
+    """`m`'s bytes with every string field holding `old` made to hold `new` (any bytes)."""
+    was = m.SerializeToString()
+    data = was.replace(bytes([len(old)]) + old.encode(), bytes([len(new)]) + new)
+    assert data != was
+    return data
+
+
+def _written(c, data: bytes):
+    p = c.path("m.onnx")
+    p.write_bytes(data)
+    return p
+
+
+@case("onnx/tensor_name_not_utf8", Raises(ModelError, "Relu node 'r1'", "output 0", "UTF-8"))
+def _(c):
+    # protobuf strings must be UTF-8; ONNX Runtime loads a tensor name that is not (and runs
+    # the model, never decoding it) but its Python API fails on such a graph input or output
+    # (below); itergraph refuses the name at load, naming the node
+    data = _renamed(_relu_neg(), "mid", b"\xfaid")
+    got = ort_session(onnx.ModelProto.FromString(data)).run(None, {"x": X})[0]
+    assert_close(got, -np.maximum(X, 0))  # premise: ONNX Runtime runs it
+    ig.load(_written(c, data))
+
+
+@case("onnx/graph_input_name_not_utf8", Raises(ModelError, "graph", "input 0", "UTF-8"))
+def _(c):
+    data = _renamed(_relu_neg(), "x", b"\xfa")
+    try:  # premise: ONNX Runtime's Python API cannot name the input
+        [i.name for i in ort_session(onnx.ModelProto.FromString(data)).get_inputs()]
+        raise AssertionError("premise: ONNX Runtime accepts this model")
+    except UnicodeDecodeError:
+        pass
+    ig.load(_written(c, data))
+
+
+@case("onnx/node_name_not_utf8", Raises(ModelError, "Relu node", "its name", "UTF-8"))
+def _(c):
+    ig.load(_written(c, _renamed(_relu_neg(), "r1", b"\xfa1")))
+
+
+_ODD = {"x": "x\x00in", "mid": "m\x1bd", "y": "y\x01\nout"}
+
+
+@case("onnx/names_with_nul_and_control_characters_valid", Ok(), backends=BOTH)
+def _(c):
+    # valid UTF-8: ONNX Runtime and OpenVINO read them, and so does itergraph; written to ONNX
+    # they come back unchanged
+    m = _relu_neg(**_ODD)
+    want = run_ort(m, {_ODD["x"]: X})
+    assert list(want) == [_ODD["y"]]
+    got = ig_run(c, m, {_ODD["x"]: X})
+    assert list(got) == [_ODD["y"]]
+    assert_close(got[_ODD["y"]], want[_ODD["y"]])
+    ig.save(ig.load(m), c.path("m2.onnx"))
+    again = ig.load(c.path("m2.onnx"))
+    assert [v.name for v in again.inputs] == [_ODD["x"]]
+    assert_close(again.run({_ODD["x"]: X}, backend=c.backend)[_ODD["y"]], want[_ODD["y"]])
+
+
+@case("onnx/names_with_control_characters_saved_as_ir_valid", Ok(), backends=BOTH)
+def _(c):
+    # XML 1.0 cannot hold U+0001-U+001F but OpenVINO writes them as references (&#27;) and
+    # reads them: the IR writer does the same, and OpenVINO and itergraph read its file back
+    # with the names unchanged
+    import openvino as ov
+
+    odd = {"x": "x\x02in", "mid": "m\x1bd", "y": "y\x01\tout"}
+    m = _relu_neg(**odd)
+    ig.save(ig.load(m), c.path("m.xml"))
+    cm = ov.Core().compile_model(str(c.path("m.xml")), "CPU")
+    assert [set(i.get_names()) for i in cm.inputs] == [{odd["x"]}]
+    assert [set(o.get_names()) for o in cm.outputs] == [{odd["y"]}]
+    want = np.asarray(cm([X])[cm.outputs[0]])
+    got = ig_run(c, c.path("m.xml"), {odd["x"]: X})
+    assert list(got) == [odd["y"]]
+    assert_close(got[odd["y"]], want)
+
+
+@case("onnx/names_with_commas_and_whitespace_saved_as_ir_valid", Ok(), backends=BOTH)
+def _(c):
+    # a port's names are comma-separated: OpenVINO writes a comma in a name as "\\," and
+    # trims nothing; the IR writer dropped such a name and the reader stripped whitespace
+    import openvino as ov
+
+    odd = {"x": " x,in", "mid": "m,d ", "y": "y\\,o\t"}
+    m = _relu_neg(**odd)
+    ig.save(ig.load(m), c.path("m.xml"))
+    cm = ov.Core().compile_model(str(c.path("m.xml")), "CPU")
+    assert [set(i.get_names()) for i in cm.inputs] == [{odd["x"]}]
+    assert [set(o.get_names()) for o in cm.outputs] == [{odd["y"]}]
+    got = ig_run(c, c.path("m.xml"), {odd["x"]: X})
+    assert list(got) == [odd["y"]]
+    assert_close(got[odd["y"]], np.asarray(cm([X])[cm.outputs[0]]))
+
+
+@case("onnx/nul_in_a_loop_node_name_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/while_loop_sum_dynamo_op20|name_text|403514482`): the NumPy
+    # loop driver's generated code took the node's name into its file name, which Python's
+    # compile refuses to hold NUL ("embedded null character"); ONNX Runtime runs the model.
+    # Saved as IR, the node's and the graph's names (labels only) get "\\x00" for NUL
+    m = loop_model(counter_body())
+    m.graph.node[0].name = "loop\x00one"
+    m.graph.name = "g\x00"
+    want = run_ort(m, _loop_feeds())
+    got = ig_run(c, m, _loop_feeds())
+    ig.save(ig.load(m), c.path("m.xml"))
+    again = ig_run(c, c.path("m.xml"), _loop_feeds())
+    for k in want:
+        assert_close(got[k], want[k])
+        assert_close(again[k], want[k])
+
+
+@case("onnx/model_doc_string_and_metadata_not_utf8_saved_valid", Ok())
+def _(c):
+    # free text that names nothing is read with its bytes that are not UTF-8 written \\xNN, so
+    # the model saves (the ONNX writer failed on it, naming nothing)
+    m = _relu_neg()
+    m.doc_string = "DOCM"
+    m.metadata_props.add(key="KEYK", value="VALV")
+    was = m.SerializeToString()
+    data = was.replace(b"DOCM", b"DOC\xff").replace(b"KEYK", b"KEY\xff").replace(
+        b"VALV", b"VAL\xff")
+    ig.save(ig.load(_written(c, data)), c.path("m2.onnx"))
+    back = onnx.load(str(c.path("m2.onnx")))
+    assert back.doc_string == "DOC\\xff"
+    assert [(p.key, p.value) for p in back.metadata_props] == [("KEY\\xff", "VAL\\xff")]
+    assert_close(ig.load(back).run({"x": X})["y"], -np.maximum(X, 0))
+
+
+@case("onnx/nul_in_an_output_name_saved_as_ir",
+      Raises(ModelError, "'y\\x00ut'", "NUL", "OpenVINO IR"))
+def _(c):
+    # no XML document can hold NUL; OpenVINO's own writer cuts the name there ('y')
+    ig.save(ig.load(_relu_neg(y="y\x00ut")), c.path("m.xml"))
+
+
 @case("onnx/reshape_to_a_scalar_shape", Raises(ModelError, "Reshape node 'rs'", "not a vector"),
       backends=BOTH)
 def _(c):
@@ -1737,6 +1884,79 @@ def _(c):
                 want = run_ort(m, {"x": x})["y"]
                 got = ig_run(c, m, {"x": x})["y"]
                 assert np.array_equal(got, want), (op, axis, last, got, want)
+
+
+@case("onnx/argmax_argmin_with_nan_saved_as_ir", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`tf/greedy_decoder_fixed_ta_op10|feed_values|950748762`, `--seed
+    # 20008`): ArgMax is written as a TopK of k=1, which leaves NaN unspecified in OpenVINO and
+    # takes NaN as largest in itergraph, so the IR read back gave another index; the IR now
+    # computes ONNX Runtime's indices in OpenVINO and in itergraph alike
+    import openvino as ov
+
+    for op in ("ArgMax", "ArgMin"):
+        for axis in (0, 1):
+            for last in (0, 1):
+                x = _NAN_ROWS if axis else np.ascontiguousarray(_NAN_ROWS.T)
+                m = _one_node(op, [("x", F, list(x.shape))], ["y"], name="arg", opset=18,
+                              out_type=I64, axis=axis, keepdims=0, select_last_index=last)
+                want = run_ort(m, {"x": x})["y"]
+                p = c.path(f"{op}{axis}{last}.xml")
+                ig.save(ig.load(m), p)
+                got = ig_run(c, p, {"x": x})["y"]
+                cm = ov.Core().compile_model(str(p), "CPU")
+                in_ov = np.asarray(cm([x])[cm.outputs[0]])
+                assert np.array_equal(got, want), (op, axis, last, got, want)
+                assert np.array_equal(in_ov, want), (op, axis, last, in_ov, want)
+
+
+@case("onnx/linear_classifier_of_infinite_features", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/logistic_regression_op1|feed_values|548819372`, `--seed
+    # 20010`): raw scores [-inf, nan, inf] whose softmax is all NaN; ONNX Runtime labels a row
+    # by its first highest raw score (2), onnx.reference by argmax of the softmax (0), and the
+    # IR written from it by OpenVINO's TopK (2) or itergraph's (1). All give 2 now
+    import openvino as ov
+
+    coef = [-0.9, -1.2, -1.1, -0.1, -0.1, 0.03, 0.7, -0.2, 1.0, 1.2, 0.4, 0.3]
+    node = h.make_node("LinearClassifier", ["x"], ["label", "p"], name="lc", domain="ai.onnx.ml",
+                       classlabels_ints=[0, 1, 2], coefficients=coef, intercepts=[-0.2, 1.1, -0.9],
+                       multi_class=1, post_transform="SOFTMAX")
+    g = h.make_graph([node], "g", [vi("x", F, [4, 4])],
+                     [vi("label", I64, [4]), vi("p", F, [4, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 1)])
+    inf = np.inf
+    x = np.array([[inf, inf, inf, inf], [0.9, -2.3, 1.7, inf], [0.3, -0.2, 1.5, -2.1],
+                  [-inf, 1, 1, 1]], np.float32)
+    want = run_ort(m, {"x": x})["label"]
+    assert want.tolist()[:2] == [2, 2]  # premise: the raw scores' first highest
+    assert np.array_equal(ig_run(c, m, {"x": x})["label"], want)
+    ig.save(ig.load(m), c.path("m.xml"))
+    assert np.array_equal(ig_run(c, c.path("m.xml"), {"x": x})["label"], want)
+    cm = ov.Core().compile_model(str(c.path("m.xml")), "CPU")
+    assert np.array_equal(np.asarray(cm([x])[cm.outputs[0]]), want)
+
+
+@case("onnx/lstm_with_lengths_and_nan_past_them_saved_as_ir", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/lstm_packed_op7|multi|1795960468`, `--seed 20013`): an LSTM with
+    # sequence lengths on run-time shapes is written to IR as standard nodes, which zeroed the
+    # steps past a row's length by multiplying with a mask, so a step that computed NaN (-inf
+    # input) gave NaN where ONNX Runtime gives 0; the mask now selects
+    rng = np.random.default_rng(0)
+    node = h.make_node("LSTM", ["x", "W", "R", "", "lens"], ["y"], name="lstm", hidden_size=3)
+    g = h.make_graph([node], "g", [vi("x", F, ["T", "B", 2]), vi("lens", TensorProto.INT32, ["B"])],
+                     [vi("y", F, None)],
+                     [const("W", rng.standard_normal((1, 12, 2)).astype(np.float32)),
+                      const("R", rng.standard_normal((1, 12, 3)).astype(np.float32))])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 14)])
+    x = rng.standard_normal((4, 2, 2)).astype(np.float32)
+    x[2:, 1] = -np.inf  # past row 1's length: NaN in the gates there
+    feeds = {"x": x, "lens": np.array([4, 2], np.int32)}
+    want = run_ort(m, feeds)["y"]
+    assert not np.isnan(want).any()  # premise
+    ig.save(ig.load(m), c.path("m.xml"))
+    assert_close(ig_run(c, c.path("m.xml"), feeds)["y"], want, rtol=1e-4, atol=1e-5)
 
 
 @case("onnx/reduce_max_maxpool_hardmax_with_nan_propagate_nan", Ok(), backends=BOTH)
@@ -2125,6 +2345,19 @@ def _(c):
     # a fuzzer finding (`torch/lstm_packed_op7|cast_to|726937960`): dtype 0 (UNDEFINED) gave
     # a raw AttributeError from the reader
     p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0, dtype=0)
+    m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
+                     opset_imports=[h.make_opsetid("", 7)], ir_version=3)
+    ig_run(c, m, {})
+
+
+@case("onnx/constant_fill_attributes_of_another_kind",
+      Raises(ModelError, "ConstantFill node 'fill'", "attribute 'dtype' is INTS"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch/rnn_relu_2layer_bidirectional_op7|attr_retype|1841662841`,
+    # `--seed 20010`): a dtype of [1, 2] gave a raw TypeError from the reader; ConstantFill
+    # has no schema in onnx.defs, so its attributes' kinds are checked by the reader
+    p = h.make_node("ConstantFill", [], ["y"], name="fill", shape=[2], value=0.0, dtype=[1, 2])
     m = h.make_model(h.make_graph([p], "g", [], [vi("y", F, [2])]),
                      opset_imports=[h.make_opsetid("", 7)], ir_version=3)
     ig_run(c, m, {})

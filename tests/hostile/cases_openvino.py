@@ -17,6 +17,7 @@ from hostile_util import (
     ig_read_ov,
     layer,
     net,
+    ov_core,
     ov_loop5,
     ov_refuses,
     ov_run,
@@ -188,6 +189,55 @@ def _(c):
     d = c.path("m.xml")
     d.mkdir()
     read(d)
+
+
+# -- control characters and bytes that are not UTF-8 in names ----------------------------------
+
+
+def _named_add(names: str) -> str:
+    """`add_net` whose sum is named `names` (raw text put in the attribute as it is)."""
+    return _sub(add_net(), '<port id="2" precision="FP32">',
+                f'<port id="2" precision="FP32" names="{names}">')
+
+
+@case("ov/port_names_with_control_characters_valid", Ok(), backends=BOTH)
+def _(c):
+    # OpenVINO writes U+0001-U+001F in names as references (&#27;), which XML 1.0 forbids,
+    # and reads them and raw ones alike: so does itergraph (expat alone refused the file)
+    for text in ("s&#27;um&#x1;", "s\x1bum\x01"):
+        p = save_ov(c, _named_add(text))
+        cm = ov_core().compile_model(str(p), "CPU")
+        assert [set(o.get_names()) for o in cm.outputs] == [{"s\x1bum\x01"}]  # premise
+        out = ig.load(p).run({"x": XY[0], "y": XY[1]}, backend=c.backend)
+        assert list(out) == ["s\x1bum\x01"]
+        assert_close(out["s\x1bum\x01"], XY[0] + XY[1])
+
+
+@case("ov/port_name_not_utf8", Raises(ModelError, "not well-formed", "layer 'sum'"))
+def _(c):
+    # OpenVINO's reader takes the bytes as they are and its Python API then fails on the name
+    # (UnicodeDecodeError); itergraph refuses the document, naming the layer
+    p = save_ov(c, _named_add("s\udcfaum").encode("utf-8", "surrogateescape"))
+    try:
+        cm = ov_core().compile_model(str(p), "CPU")
+        [o.get_names() for o in cm.outputs]
+    except UnicodeDecodeError:
+        pass
+    else:
+        raise AssertionError("premise: OpenVINO accepts this model")
+    ig.load(p)
+
+
+@case("ov/raw_nul_in_a_port_name", Raises(ModelError, "not well-formed", "layer 'sum'"))
+def _(c):
+    p = save_ov(c, _named_add("s\x00um"))
+    try:
+        ov_core().compile_model(str(p), "CPU")
+    except RuntimeError as e:
+        assert "pugi" in str(e)  # premise: its XML parser refuses the document
+    else:
+        raise AssertionError("premise: OpenVINO accepts this model")
+    ig.load(p)
 
 
 # -- structure ----------------------------------------------------------------------------------

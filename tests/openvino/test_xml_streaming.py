@@ -84,3 +84,24 @@ def test_a_network_parsed_twice_keeps_its_connections():
     again = parse_net(root, "outer: ")  # the edges were dropped; the connections were kept
     assert again.sources == first.sources and len(again.sources) == 5
     assert again.layers[3].where().startswith("outer: layer 3 'lstm_ti'")
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, xmlsafe.CHUNK])
+def test_control_characters_read_as_openvino_reads_them(monkeypatch, chunk):
+    """References to U+0001-U+001F (as OpenVINO's serializer writes them) and raw ones read
+    back as those characters, a reference or character cut by a chunk's end included; other
+    references, and the private-use characters the reader uses in their place, read as they
+    are."""
+    doc = ('<?xml version="1.0"?><a n="x&#27;y&#x1f;\x02z&#65;" '
+           'm="\U0010ff01\U0010ff00&#x10ff1f;\U0010ff20">t&#5;</a>').encode()
+    monkeypatch.setattr(xmlsafe, "CHUNK", chunk)
+    root = xmlsafe.parse(doc)
+    assert root.get("n") == "x\x1by\x1f\x02zA"
+    assert root.get("m") == "\U0010ff01\U0010ff00\U0010ff1f\U0010ff20"
+    assert root.text == "t\x05"
+
+
+def test_control_characters_in_utf16_are_left_to_expat():
+    """A UTF-16 document has bytes of 1-31 that are no control characters: read as before."""
+    doc = '<?xml version="1.0" encoding="UTF-16"?><a n="\u0101\u011b">x</a>'.encode("utf-16")
+    assert xmlsafe.parse(doc).get("n") == "\u0101\u011b"

@@ -26,6 +26,7 @@ from ...ir.traits import Trait, has
 from ...ir.traversal import needed_nodes
 from .fusions import chain_for
 from .kernels import factory_for
+from .source_names import source_label
 
 _plan_ids = itertools.count()
 
@@ -189,7 +190,7 @@ def _compile(graph: Graph, inputs: list[Value], outputs: list[Value], ctx: Compi
     ret = "".join((f"_copy({r})" if r.startswith("f") else r) + ", "
                   for r in (ref(v) for v in outputs))
     pid = next(_plan_ids)
-    filename = f"<itergraph plan {pid}: {graph.name or 'graph'}>"
+    filename = f"<itergraph plan {pid}: {source_label(graph.name or 'graph')}>"
     source = "\n".join(
         [f"def plan({', '.join(params)}):", "    try:", *lines, f"        return ({ret})",
          "    except _Error:", "        raise",

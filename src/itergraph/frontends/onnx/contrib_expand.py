@@ -850,11 +850,13 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
 
 def masked_step(s: _Builder, ins: list, h2: str) -> tuple[str, str]:
     """A step body's mask: adds the bool input ``m_t [batch]`` to `ins`; returns the mask
-    ``[batch, 1]`` and the step's output, `h2` zeroed in the rows that take no step."""
+    ``[batch, 1]`` and the step's output, `h2` zeroed in the rows that take no step (selected,
+    not multiplied: a row past its length that computed NaN or inf still outputs 0, as in
+    ONNX Runtime)."""
     m_t = s.fresh()
     ins.append(helper.make_tensor_value_info(m_t, TensorProto.BOOL, None))
     m = s.op("Unsqueeze", [m_t, s.init(np.array([1], np.int64))])
-    return m, s.op("Mul", [h2, s.op("Cast", [m], to=TensorProto.FLOAT)])
+    return m, s.op("Where", [m, h2, s.init(np.array(0, np.float32))])
 
 
 def hidden_and_direction(node) -> tuple[int, str, int]:

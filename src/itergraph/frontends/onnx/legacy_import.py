@@ -20,10 +20,26 @@ from ...ir.types import DataType
 from .node_import import where
 from .scope import Scope
 
+A = onnx.AttributeProto
+#: ConstantFill's attributes and the kinds they may have (it has no schema in onnx.defs;
+#: ``value`` is checked as a number below)
+_KINDS = {"dtype": (A.INT,), "shape": (A.INTS,), "extra_shape": (A.INTS,),
+          "input_as_shape": (A.INT,)}
+
+
+def _check_kinds(p: onnx.NodeProto, kinds: dict[str, int]) -> None:
+    for name, kind in kinds.items():
+        allowed = _KINDS.get(name)
+        if allowed is not None and kind not in allowed:
+            want = " or ".join(A.AttributeType.Name(k) for k in allowed)
+            raise ModelError(f"{where(p)}: attribute '{name}' is {A.AttributeType.Name(kind)}, "
+                             f"where ConstantFill's is {want}")
+
 
 def import_constant_fill(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                          outputs: list[Value], version: int) -> Node:
-    attrs, _ = r.attrs(p, scope)
+    attrs, kinds = r.attrs(p, scope)
+    _check_kinds(p, kinds)
     try:
         element = DataType.from_onnx(int(attrs.get("dtype", onnx.TensorProto.FLOAT)))
         if element is None:  # 0: UNDEFINED

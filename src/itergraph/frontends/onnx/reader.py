@@ -40,6 +40,7 @@ from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
 from .schema_check import check_node
 from .scope import Scope
+from .text_fields import as_text, check_graph_text, check_node_text
 from .types import (
     dtype_from_onnx,
     sparse_from_onnx,
@@ -115,10 +116,12 @@ def read(model: onnx.ModelProto | str | os.PathLike | bytes) -> Graph:
     g = reader.graph(proto.graph, None)
     g.opset_imports = dict(opsets)
     canonicalize(g)
-    g.meta.update(ir_version=int(proto.ir_version), producer_name=proto.producer_name,
-                  producer_version=proto.producer_version, domain=proto.domain,
-                  model_version=int(proto.model_version), doc_string=proto.doc_string,
-                  metadata_props={p.key: p.value for p in proto.metadata_props})
+    g.meta.update(ir_version=int(proto.ir_version), producer_name=as_text(proto.producer_name),
+                  producer_version=as_text(proto.producer_version),
+                  domain=as_text(proto.domain), model_version=int(proto.model_version),
+                  doc_string=as_text(proto.doc_string),
+                  metadata_props={as_text(p.key): as_text(p.value)
+                                  for p in proto.metadata_props})
     verify(g)
     return g
 
@@ -136,6 +139,7 @@ class Reader:
 
     def graph(self, gp: onnx.GraphProto, parent: Scope | None) -> Graph:
         """Convert `gp`; names it does not define resolve in `parent` (captures)."""
+        check_graph_text(gp)
         name = gp.name
         scope = Scope(name, parent)
         types = {vi.name: vi.type for vi in gp.value_info}
@@ -195,6 +199,7 @@ class Reader:
 
     def convert(self, p: onnx.NodeProto, scope: Scope, outputs: list[Value]) -> list[Node]:
         """The IR nodes of `p`: one node, or the expanded body of a model-local function."""
+        check_node_text(p)
         call = scope.call
         f = self.functions.called_by(p)
         if f is not None:

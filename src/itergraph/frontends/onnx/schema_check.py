@@ -71,7 +71,6 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
-    _check_utf8(p)
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -106,17 +105,6 @@ def _check_activation_count(op: str, given: dict, what: str) -> None:
     why = activation_count_error(op, dirs, len(acts.strings))
     if why is not None:
         raise ModelError(f"{what}: attribute 'activations': {why}")
-
-
-def _check_utf8(p: onnx.NodeProto) -> None:
-    """The node's op type, domain and attribute names are text: protobuf hands over bytes
-    where the file's are not valid UTF-8, which no name lookup can match."""
-    label = p.name if isinstance(p.name, str) else repr(p.name)
-    fields = [("op_type", p.op_type), ("domain", p.domain)] + \
-        [("attribute name", a.name) for a in p.attribute]
-    for field, text in fields:
-        if not isinstance(text, str):
-            raise ModelError(f"node '{label}': its {field} {text!r} is not valid UTF-8")
 
 
 def allowed_types(op: str, version: int, index: int) -> set[str] | None:

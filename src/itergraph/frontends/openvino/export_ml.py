@@ -31,6 +31,7 @@ from ...errors import UnsupportedError, where
 from ...ir.graph import Node
 from ...ir.types import DataType
 from .elements import to_element_type, to_numpy
+from .export_ops import first_nan_gives_zero, nan_free
 from .export_table import exporter
 from .net_writer import NetWriter, Out
 from .reduce_form import reduce_layer
@@ -221,11 +222,14 @@ def softmax_zero(w: NetWriter, s: Out) -> Out:
 
 
 def first_max(w: NetWriter, s: Out) -> Out:
-    """The index of the first highest score of each row, ``[N]`` int64."""
-    outs = w.layer("TopK", "opset11", [s, w.i64(1)],
+    """The index of the first highest score of each row, ``[N]`` int64, a NaN score never
+    winning but as the row's first (ONNX Runtime's ``std::max_element``)."""
+    clean, nan = nan_free(w, s, "max")
+    outs = w.layer("TopK", "opset11", [clean, w.i64(1)],
                    {"axis": -1, "mode": "max", "sort": "value", "index_element_type": "i64",
                     "stable": True}, [(s.dtype, None), (I64, None)])
-    return w.one("Squeeze", V1, [outs[1], w.i64([-1])], dtype=I64)
+    idx = outs[1] if nan is None else first_nan_gives_zero(w, nan, -1, outs[1])
+    return w.one("Squeeze", V1, [idx, w.i64([-1])], dtype=I64)
 
 
 def pick(w: NetWriter, table: np.ndarray, idx: Out) -> Out:

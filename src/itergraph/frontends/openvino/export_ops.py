@@ -597,32 +597,72 @@ exporter("ReduceSumSquare", since=1)(_reduce("ReduceSum", pre="square"))
 exporter("ReduceLogSumExp", since=1)(_reduce("ReduceSum", pre="exp", post="log"))
 
 
+def nan_free(w: NetWriter, x: Out, mode: str) -> tuple[Out, Out | None]:
+    """`x` with NaN made -inf (max) or +inf (min), which never wins over a number, and where
+    `x` is NaN; ``(x, None)`` for an input that is not float. OpenVINO's TopK leaves NaN
+    unspecified (its CPU plugin's order depends on k and the mode), and itergraph reads a TopK
+    as ONNX's, where NaN is largest."""
+    if x.dtype is None or not x.dtype.is_floating:
+        return x, None
+    nan = w.one("IsNaN", "opset10", [x], dtype=BOOL, shape=x.shape)
+    fill = w.const(np.array(-np.inf if mode == "max" else np.inf, to_numpy(x.dtype)))
+    clean = w.one("Select", V1, [nan, fill, x], {"auto_broadcast": "numpy"}, dtype=x.dtype,
+                  shape=x.shape)
+    return clean, nan
+
+
+def first_nan_gives_zero(w: NetWriter, nan: Out, axis: int, idx: Out) -> Out:
+    """`idx` (of a TopK of k=1 along `axis`), 0 where the axis's first entry is NaN."""
+    first = w.one("Gather", V8, [nan, w.i64([0]), w.i64(axis)], {"batch_dims": 0}, dtype=BOOL)
+    return w.one("Select", V1, [first, w.i64(0), idx], {"auto_broadcast": "numpy"}, dtype=I64)
+
+
+def _top1(w: NetWriter, x: Out, axis: int, mode: str) -> list[Out]:
+    # one element: sorting costs nothing, and OpenVINO takes stable=true only with a sort
+    return w.layer("TopK", "opset11", [x, w.i64(1)],
+                   {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
+                    "stable": True},
+                   [(x.dtype, None), (I64, None)])
+
+
 def _arg(mode: str):
+    """ArgMax/ArgMin as a TopK of k=1, with ONNX Runtime's rule for NaN on floats
+    (`backends.common.nan_arg`: an axis whose first entry is NaN gives 0, else NaN never
+    wins): NaN made the worst value; with ``select_last_index``, the last entry equal to the
+    best (NaN equals nothing), found in the input reversed along the axis."""
     def tr(w: NetWriter, node: Node, ins):
         axis = int(node.attrs.get("axis", 0))
         last = bool(node.attrs.get("select_last_index", 0))
-        x = ins[0]
+        x, nan = nan_free(w, ins[0], mode)
+        top = mode
+        if last and nan is not None:
+            best = _top1(w, x, axis, mode)[0]
+            hit = w.one("Equal", V1, [ins[0], best], {"auto_broadcast": "numpy"}, dtype=BOOL)
+            x = w.one("Convert", V1, [hit], {"destination_type": "i32"},
+                      dtype=DataType.INT32, shape=ins[0].shape)
+            top = "max"
         if last:  # the first index i of the input reversed along the axis is n - 1 - i
             x = w.one("Slice", V8, [x, w.i64([-1]), w.i64([np.iinfo(np.int64).min]),
                                     w.i64([-1]), w.i64([axis])], dtype=x.dtype, shape=x.shape)
-        # one element: sorting costs nothing, and OpenVINO takes stable=true only with a sort
-        outs = w.layer("TopK", "opset11", [x, w.i64(1)],
-                       {"axis": axis, "mode": mode, "sort": "value", "index_element_type": "i64",
-                        "stable": True},
-                       [(x.dtype, None), (I64, None)])
-        idx = outs[1]
+        idx = _top1(w, x, axis, top)[1]
         if last:
-            shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
-            n = w.one("Gather", V8, [shape, w.i64(axis), w.i64(0)], {"batch_dims": 0},
-                      dtype=I64, shape=())
-            top = w.one("Subtract", V1, [n, w.i64(1)], {"auto_broadcast": "numpy"}, dtype=I64,
-                        shape=())
-            idx = w.one("Subtract", V1, [top, idx], {"auto_broadcast": "numpy"}, dtype=I64)
+            idx = _from_the_end(w, x, axis, idx)
+        if nan is not None:
+            idx = first_nan_gives_zero(w, nan, axis, idx)
         if not node.attrs.get("keepdims", 1):
             idx = w.one("Squeeze", V1, [idx, w.i64([axis])], dtype=I64)
         return idx
 
     return tr
+
+
+def _from_the_end(w: NetWriter, x: Out, axis: int, idx: Out) -> Out:
+    """n - 1 - `idx`, n the length of `x` along `axis`."""
+    shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+    n = w.one("Gather", V8, [shape, w.i64(axis), w.i64(0)], {"batch_dims": 0}, dtype=I64,
+              shape=())
+    top = w.one("Subtract", V1, [n, w.i64(1)], {"auto_broadcast": "numpy"}, dtype=I64, shape=())
+    return w.one("Subtract", V1, [top, idx], {"auto_broadcast": "numpy"}, dtype=I64)
 
 
 exporter("ArgMax", since=1)(_arg("max"))

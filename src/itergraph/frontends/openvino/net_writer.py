@@ -22,6 +22,7 @@ from ..onnx.contrib_expand import expansion as contrib_expansion
 from ..onnx.schema_functions import expansion
 from .elements import encode, from_numpy, to_element_type, to_precision
 from .export_table import EXPORTERS
+from .port_names import join_names, split_names
 
 
 @dataclass(frozen=True)
@@ -204,11 +205,10 @@ class NetWriter:
     def name_port(self, out: Out, name: str) -> None:
         """Give the tensor on `out` the name `name` (OpenVINO ``names`` attribute)."""
         p = self.port_el.get((out.layer, out.port))
-        if p is None or not name or name in self.used_names or "," in name:
+        if p is None or not name or name in self.used_names:
             return
         self.used_names.add(name)
-        names = [n for n in (p.get("names") or "").split(",") if n]
-        p.set("names", ",".join(names + [name]))
+        p.set("names", join_names(split_names(p.get("names")) + (name,)))
 
     # -- values ----------------------------------------------------------------------------
     def get(self, v: Value | None, node: Node | None = None) -> Out | None:

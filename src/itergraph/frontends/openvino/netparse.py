@@ -25,6 +25,7 @@ from types import MappingProxyType
 from ...errors import ModelError
 from ...ir.types import DataType, Dim
 from .elements import from_precision
+from .port_names import split_names
 
 INT64_MAX = 2**63 - 1
 
@@ -319,7 +320,7 @@ class NetParts:
                 raise ModelError(f"{what}: port id {pid} appears twice")
             seen.add(pid)
             dims = tuple(parse_dim(d.text or "", f"{what} port {pid}") for d in p.findall("dim"))
-            names = tuple(n.strip() for n in (p.get("names") or "").split(",") if n.strip())
+            names = split_names(p.get("names"))
             dtype = from_precision(self._short(p.get("precision")), f"{what} port {pid}")
             out.append(self._share(Port(pid, dtype, dims, names)))
         return self._share(tuple(out))

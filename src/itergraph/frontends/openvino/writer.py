@@ -57,6 +57,7 @@ from . import (  # noqa: F401
 from .elements import to_element_type
 from .known_shapes import Inferred, known_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
+from .xml_chars import escape_controls, escape_nul_in_labels, nul_text
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:
@@ -106,9 +107,16 @@ def to_bytes(graph: Graph) -> tuple[bytes, bytes]:
     net.set("name", graph.name or "model")
     net.set("version", "11")
     data = used_weights(net, weights)
+    escape_nul_in_labels(net)
+    found = nul_text(net)
+    if found is not None:
+        layer, what, text = found
+        raise ModelError(f"{layer.get('type')} layer '{layer.get('name')}': {what} {text!r} "
+                         "holds a NUL character, which OpenVINO IR cannot hold (no XML "
+                         "document can; OpenVINO's own writer cuts the name there)")
     ET.indent(net, "\t")
     xml_bytes = b'<?xml version="1.0"?>\n' + ET.tostring(net, encoding="utf-8")
-    return xml_bytes, data
+    return escape_controls(xml_bytes), data
 
 
 def _keep_loop_outputs(nw: NetWriter, outs: list[Out]) -> set[int]:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from xml.parsers import expat
 
 from ...errors import ModelError, SecurityError
+from .xml_chars import ControlShield
 
 MAX_DEPTH = 512  # element nesting; IR nests 6 levels per loop body
 CHUNK = 1 << 20  # bytes fed to expat at a time
@@ -46,7 +47,10 @@ def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None
     chunks = chunks_of(source) if in_memory else source
     builder = ET.TreeBuilder() if builder is None else builder
     parser = expat.ParserCreate()
+    shield = ControlShield()  # control characters, as OpenVINO reads them
     depth = 0
+    layers: list[str] = []  # the layers open and the last one closed, for error messages
+    closed: list[str] = []
 
     def refuse(kind: str):
         def handler(*args):
@@ -59,11 +63,17 @@ def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None
         depth += 1
         if depth > MAX_DEPTH:
             raise _Refuse(f"element nesting deeper than {MAX_DEPTH}")
+        if shield.used:
+            attrs = {k: shield.text(v) for k, v in attrs.items()}
+        if tag == "layer":
+            layers.append(f"layer '{attrs.get('name', '')}' (id {attrs.get('id', '?')})")
         builder.start(tag, attrs)
 
     def end(tag):
         nonlocal depth
         depth -= 1
+        if tag == "layer":
+            closed[:] = [layers.pop()]
         builder.end(tag)
 
     parser.StartDoctypeDeclHandler = refuse("document type declaration")
@@ -76,18 +86,26 @@ def parse(source: bytes | str | Iterable[bytes], what: str = "XML", builder=None
     parser.EndElementHandler = end
     parser.CharacterDataHandler = builder.data
     parser.buffer_text = True
+
+    def parse_chunk(data: bytes, final: bool) -> None:
+        if shield.used:  # from here on, text may hold stand-ins
+            parser.CharacterDataHandler = lambda text: builder.data(shield.text(text))
+        parser.Parse(data, final)
+
     offset, tail = 0, b""
     try:
         for chunk in chunks:
             _precheck(tail + chunk, offset - len(tail), what)
-            parser.Parse(chunk, False)
+            parse_chunk(shield.feed(chunk), False)
             offset += len(chunk)
             tail = chunk[-_OVERLAP:]
-        parser.Parse(b"", True)
+        parse_chunk(shield.close(), True)
     except _Refuse as e:
         raise SecurityError(f"{what}: refused: {e} (not allowed in OpenVINO IR)") from None
     except expat.ExpatError as e:
-        raise ModelError(f"{what}: not well-formed XML: {e}") from None
+        where = f" (inside {layers[-1]})" if layers else \
+            f" (after {closed[-1]})" if closed else ""
+        raise ModelError(f"{what}: not well-formed XML: {e}{where}") from None
     except (ValueError, LookupError) as e:  # an encoding expat cannot decode (UTF-7, ...)
         raise ModelError(f"{what}: the document's declared encoding cannot be read ({e}); "
                          "OpenVINO IR is UTF-8") from None

@@ -11,6 +11,11 @@ score (what scikit-learn classifiers converted by skl2onnx output by default)::
 
 A map is a Python ``dict``; its keys are ``int`` (``classlabels_int64s``) or ``str``
 (``classlabels_strings``), its values ``float``, as ONNX Runtime returns them.
+
+``LinearClassifier`` runs in ``onnx.reference``, which labels a row by ``np.argmax`` of its
+post-transformed scores; ONNX Runtime labels it by the first highest *raw* score, a NaN never
+winning but as the first (`backends.common.nan_arg`). The two differ only where a score is
+infinite or NaN (a softmax of ``inf`` is NaN): such rows are labelled as ONNX Runtime does.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from ....semantics.label_encoder import encode, encoder_table
-from . import kernel
+from ...common.nan_arg import nan_arg
+from . import default_factory, kernel
 
 
 @kernel("ZipMap", domain="ai.onnx.ml")
@@ -49,5 +55,35 @@ def _label_encoder(node, ctx):
         x = np.asarray(x)
         table = encoder_table(node.attrs, node.version, x.dtype.kind in "OUS", where(node))
         return encode(x, *table)
+
+    return run
+
+
+@kernel("LinearClassifier", domain="ai.onnx.ml")
+def _linear_classifier(node, ctx):
+    reference = default_factory("ai.onnx.ml")(node, ctx)
+    coef = np.asarray(node.attrs.get("coefficients", []), np.float32)
+    intercepts = node.attrs.get("intercepts")
+    names = node.attrs.get("classlabels_ints")
+    if names is None:
+        names = [v.decode() if isinstance(v, bytes) else str(v)
+                 for v in node.attrs.get("classlabels_strings") or []]
+
+    def run(x):
+        label, scores = reference(x)
+        odd = ~np.isfinite(scores).all(axis=-1) if scores.ndim == 2 else None
+        n = len(names)
+        targets = len(intercepts) if intercepts is not None and len(intercepts) else n
+        if odd is None or not odd.any() or n < 2 or targets != n or scores.shape[1] != n \
+                or coef.size % n:
+            return label, scores
+        rows = np.asarray(x, np.float32).reshape(len(scores), -1)[odd]
+        with np.errstate(invalid="ignore", over="ignore"):
+            raw = rows @ coef.reshape(n, -1).T
+            if intercepts is not None and len(intercepts):
+                raw = raw + np.asarray(intercepts, np.float32)
+        label = label.copy()
+        label[odd] = np.asarray(names, label.dtype)[nan_arg(np, raw, 1, True, False)]
+        return label, scores
 
     return run

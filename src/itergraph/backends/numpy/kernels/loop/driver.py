@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable
 
 from .....errors import IterationLimitError, where
+from ...source_names import source_label
 from .layout import LoopLayout
 
 UNBOUNDED = float("inf")  # the driver's `limit` for a loop without an iteration limit
@@ -37,7 +38,7 @@ def make_driver(lay: LoopLayout, max_iterations: int | None, body: Callable | No
            "_due": tick.due if tick is not None else None,
            "pre": lay.pre_plan.fn if lay.pre_plan else None,
            "_limit": limit_reached, "_count": itertools.count, "_inf": UNBOUNDED}
-    exec(compile(source, f"<itergraph loop driver: {loop.name}>", "exec"), env)  # noqa: S102
+    exec(compile(source, f"<itergraph loop driver: {source_label(loop.name)}>", "exec"), env)  # noqa: S102
     return env["drive"]
 
 
