@@ -190,8 +190,12 @@ class LowerGeneration(Pass):
 
 
 lower_generation = LowerGeneration()
-#: the form a compiler wants: one decoder step, the prompt read through it (`stepwise`)
-lower_generation_stepwise = LowerGeneration(stepwise=True)
+
+
+def lower_generation_stepwise(graph: Graph) -> int:
+    """`lower_generation` in the form a compiler wants: one decoder step, the prompt read
+    through it where that is exact (`stepwise`); returns the number of nodes lowered."""
+    return LowerGeneration(stepwise=True)(graph)
 
 
 def _refuse(node: Node, what: str) -> UnsupportedError:
