@@ -4,6 +4,7 @@ refuses the model, it checks that first (`ort_refuses`)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -1871,19 +1872,22 @@ _NAN_ROWS = np.array([[1, np.nan, 3, 0], [np.nan, np.nan, np.nan, np.nan],
                       [-np.inf, np.nan, -np.inf, np.nan]], np.float32)
 
 
+def _arg_cases():
+    """(op, axis, select_last_index, x, model, ONNX Runtime's indices) over `_NAN_ROWS`."""
+    for op, axis, last in itertools.product(("ArgMax", "ArgMin"), (0, 1), (0, 1)):
+        x = _NAN_ROWS if axis else np.ascontiguousarray(_NAN_ROWS.T)
+        m = _one_node(op, [("x", F, list(x.shape))], ["y"], name="arg", opset=18,
+                      out_type=I64, axis=axis, keepdims=0, select_last_index=last)
+        yield op, axis, last, x, m, run_ort(m, {"x": x})["y"]
+
+
 @case("onnx/argmax_argmin_with_nan_as_onnx_runtime", Ok(), backends=BOTH)
 def _(c):
     # NumPy and XLA return the first NaN's index; ONNX Runtime never lets a NaN win except as
     # the axis's first entry (index 0): both backends now give ONNX Runtime's indices
-    for op in ("ArgMax", "ArgMin"):
-        for axis in (0, 1):
-            for last in (0, 1):
-                x = _NAN_ROWS if axis else np.ascontiguousarray(_NAN_ROWS.T)
-                m = _one_node(op, [("x", F, list(x.shape))], ["y"], name="arg", opset=18,
-                              out_type=I64, axis=axis, keepdims=0, select_last_index=last)
-                want = run_ort(m, {"x": x})["y"]
-                got = ig_run(c, m, {"x": x})["y"]
-                assert np.array_equal(got, want), (op, axis, last, got, want)
+    for op, axis, last, x, m, want in _arg_cases():
+        got = ig_run(c, m, {"x": x})["y"]
+        assert np.array_equal(got, want), (op, axis, last, got, want)
 
 
 @case("onnx/argmax_argmin_with_nan_saved_as_ir", Ok(), backends=BOTH)
@@ -1894,20 +1898,14 @@ def _(c):
     # computes ONNX Runtime's indices in OpenVINO and in itergraph alike
     import openvino as ov
 
-    for op in ("ArgMax", "ArgMin"):
-        for axis in (0, 1):
-            for last in (0, 1):
-                x = _NAN_ROWS if axis else np.ascontiguousarray(_NAN_ROWS.T)
-                m = _one_node(op, [("x", F, list(x.shape))], ["y"], name="arg", opset=18,
-                              out_type=I64, axis=axis, keepdims=0, select_last_index=last)
-                want = run_ort(m, {"x": x})["y"]
-                p = c.path(f"{op}{axis}{last}.xml")
-                ig.save(ig.load(m), p)
-                got = ig_run(c, p, {"x": x})["y"]
-                cm = ov.Core().compile_model(str(p), "CPU")
-                in_ov = np.asarray(cm([x])[cm.outputs[0]])
-                assert np.array_equal(got, want), (op, axis, last, got, want)
-                assert np.array_equal(in_ov, want), (op, axis, last, in_ov, want)
+    for op, axis, last, x, m, want in _arg_cases():
+        p = c.path(f"{op}{axis}{last}.xml")
+        ig.save(ig.load(m), p)
+        got = ig_run(c, p, {"x": x})["y"]
+        cm = ov.Core().compile_model(str(p), "CPU")
+        in_ov = np.asarray(cm([x])[cm.outputs[0]])
+        assert np.array_equal(got, want), (op, axis, last, got, want)
+        assert np.array_equal(in_ov, want), (op, axis, last, in_ov, want)
 
 
 @case("onnx/linear_classifier_of_infinite_features", Ok(), backends=BOTH)
