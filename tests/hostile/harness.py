@@ -338,7 +338,7 @@ def verdict(c: Case, out: dict) -> str:
     return f"{c.name}: expected {want}; {kind}: {out.get('type', '')} {out['msg']}\n{detail}"
 
 
-def plan_groups(cases: list[Case], size: int = 24) -> dict[str, list[Case]]:
+def plan_groups(cases: list[Case], size: int = 64) -> dict[str, list[Case]]:
     """Groups of cases that share a child: per module and backend, `size` at most; an
     isolated case alone."""
     groups: dict[str, list[Case]] = {}
