@@ -54,7 +54,9 @@ class Depthwise:
 
     `last` says whether the buffer is channels last (``[N, *extent, C]``) or not
     (``[N, C, *extent]``); `weights(w)` prepares a weight ``[C, 1, *K]`` for `run`, which
-    returns ``Y`` (bias not added) as ``[N, C, *O]``."""
+    returns ``Y`` (bias not added) as ``[N, C, *O]``: in the channels-last forms a transposed
+    view of a channels-last array (the layout the next layer reads fastest, see
+    `conv_nd`), never copied back."""
 
     __slots__ = ("form", "last", "y_shape", "to_first", "box", "tile", "view_at",
                  "view_shape", "view_strides", "subscripts", "windows", "tap_ids", "tap_shape",
@@ -198,7 +200,8 @@ class Depthwise:
         return np.ascontiguousarray(cut, work)
 
     def run(self, buf, ws, work) -> np.ndarray:
-        """``Y`` without bias, ``[N, C, *O]``, from the buffer and the prepared weights."""
+        """``Y`` without bias, ``[N, C, *O]`` (channels last in memory when `last`), from the
+        buffer and the prepared weights."""
         if self.form == "zero":  # every window lies in the padding
             return np.zeros(self.y_shape, work)
         if self.form == "phased":
@@ -209,18 +212,18 @@ class Depthwise:
             for (_, at, shape, strides), wp in zip(self.phases, ws):
                 r = np.einsum(self.subscripts, np.ndarray(shape, work, ph, at, strides), wp)
                 y = r if y is None else np.add(y, r, out=y)
-            return np.ascontiguousarray(y.reshape(self.out_last).transpose(self.to_first))
+            return y.reshape(self.out_last).transpose(self.to_first)
         if self.parts is not None:
             y = np.empty(self.out_last, work)
             for (rows, _, at, shape, strides), wp in zip(self.parts, ws):
                 view = np.ndarray(shape, work, buf, at, strides)
                 y[:, rows] = np.einsum(self.subscripts, view, wp).reshape(
                     y.shape[:1] + (rows.stop - rows.start,) + y.shape[2:])
-            return np.ascontiguousarray(y.transpose(self.to_first))
+            return y.transpose(self.to_first)
         if self.last:
             view = np.ndarray(self.view_shape, work, buf, self.view_at, self.view_strides)
             y = np.einsum(self.subscripts, view, ws).reshape(self.out_last)
-            return np.ascontiguousarray(y.transpose(self.to_first))
+            return y.transpose(self.to_first)
         j = self.tap_ids
         y = np.multiply(buf[self.windows[0]], ws[j[0]])
         tmp = np.empty_like(y)
