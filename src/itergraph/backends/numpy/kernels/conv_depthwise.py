@@ -60,7 +60,7 @@ class Depthwise:
 
     __slots__ = ("form", "last", "y_shape", "to_first", "box", "tile", "view_at",
                  "view_shape", "view_strides", "subscripts", "windows", "tap_ids", "tap_shape",
-                 "out_last", "parts", "extent", "phases", "step")
+                 "out_last", "parts", "extent", "phases", "step", "phase_shape", "fills")
 
     def __init__(self, batch, chans, kernel_shape, strides, dil, outs, begin, size, extent,
                  item, w_const):
@@ -93,6 +93,7 @@ class Depthwise:
         self.last = self.form != "taps"
         if self.form == "phased":
             self._phased(batch, chans, strides, dil, outs, extent, item, useful)
+            self._phase_fill(begin[-1], size[-1])
         elif self.last:
             self._einsum(batch, chans, strides, dil, outs, extent, item, useful)
             groups = _row_groups(kernel_shape[0], dil[0], strides[0], outs[0], begin[0],
@@ -144,6 +145,7 @@ class Depthwise:
         self.box = tuple(slice(u[0], u[-1] + 1) for u in useful)
         box_len = [b.stop - b.start for b in self.box]
         shape = [batch, s, *self.extent[:-1], self.extent[-1] // s, chans]
+        self.phase_shape = tuple(shape)
         st = [item] * len(shape)  # C-contiguous strides of the phase buffer
         for a in range(len(shape) - 2, -1, -1):
             st[a] = st[a + 1] * shape[a + 1]
@@ -165,6 +167,29 @@ class Depthwise:
             view_strides = (st[0], *(q * t for q, t in zip(strides[:-1], sp)),
                             *(d * t for d, t in zip(dil, sp)), st[-2], run * item, item)
             self.phases.append((slice(taps[0], taps[-1] + 1, s), at, view_shape, view_strides))
+
+    def _phase_fill(self, begin: int, size: int):
+        """Where each phase takes its columns of the input: ``(phase, input columns,
+        phase columns)``, for `phases_of`. Buffer column ``w`` holds input column ``w -
+        begin``; phase ``q`` holds the buffer columns ``w = q + s j``."""
+        s = self.step
+        self.fills = []
+        for q in range(s):
+            first = (q - begin) % s  # the first input column that lands in phase q
+            if first < size:
+                count = len(range(first, size, s))
+                at = (first + begin) // s
+                self.fills.append((q, slice(first, None, s), slice(at, at + count)))
+
+    def phases_of(self, x_last, dst, work):
+        """The phased form's buffer ``[N, s, *extent[:-1], E / s, C]`` (see `_phased`), zero
+        but for the input, which `x_last` ``[N, *spatial, C]`` fills in one strided copy
+        per phase; `dst` places the input's spatial axes in the padded buffer."""
+        ph = np.zeros(self.phase_shape, work)
+        rows = dst[1:-1]
+        for q, cols, at in self.fills:
+            ph[(slice(None), q, *rows, at)] = x_last[(slice(None),) * (x_last.ndim - 2) + (cols,)]
+        return ph
 
     def _part(self, batch, chans, strides, dil, outs, extent, item, useful, rows):
         """``(rows, box, view_at, view_shape, view_strides)`` of the outputs `rows` (a
@@ -204,11 +229,8 @@ class Depthwise:
         buffer and the prepared weights."""
         if self.form == "zero":  # every window lies in the padding
             return np.zeros(self.y_shape, work)
-        if self.form == "phased":
-            s, shape = self.step, buf.shape
-            ph = buf.reshape(*shape[:-2], shape[-2] // s, s, shape[-1])
-            ph = np.ascontiguousarray(np.moveaxis(ph, -2, 1))
-            y = None
+        if self.form == "phased":  # `buf` is the phase buffer (`phases_of`)
+            ph, y = buf, None
             for (_, at, shape, strides), wp in zip(self.phases, ws):
                 r = np.einsum(self.subscripts, np.ndarray(shape, work, ph, at, strides), wp)
                 y = r if y is None else np.add(y, r, out=y)

@@ -145,6 +145,8 @@ def _channels_last(x) -> bool:
 def _buffer(p: _Plan, x):
     """The array the windows read: `x`, or `x` placed in a zero buffer for the padding
     (channels last where the plan says so)."""
+    if p.dw is not None and p.dw.form == "phased":
+        return p.dw.phases_of(x.transpose(p.to_last), p.dst, p.work)
     if p.cl or (p.dw is not None and p.dw.last):
         x = x.transpose(p.to_last)
         if not p.pad:
