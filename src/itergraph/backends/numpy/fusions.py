@@ -21,7 +21,8 @@ computed in place (`inplace`; no folding, the same results).
 
 Longer chains: `chain_for(node, readers, known, make)` returns ``(kernel, inputs, nodes)``,
 the kernel computing the last of `nodes` (the nodes after `node` it absorbs, in plan
-order), or None: a squeeze-and-excitation block (`squeeze_excite`); a Conv (or the pair
+order), or None: a squeeze-and-excitation block (`squeeze_excite`); an integer product
+handed on as float (`integer_chains`); a Conv (or the pair
 Conv + BatchNormalization) and the activation computed in its output (`epilogues`); else a
 pair.
 """
@@ -36,6 +37,7 @@ from ...ir import Node
 from ...ir.attributes import attr
 from .epilogues import epilogue
 from .inplace import inplace_pair
+from .integer_chains import integer_chain
 from .kernels.conv_nd import conv_kernel
 from .kernels.norm import inference_affine, is_inference
 from .squeeze_excite import se_chain
@@ -155,6 +157,8 @@ def chain_for(node: Node, readers: Callable, known: Callable,
 
     if node.op_type == "GlobalAveragePool":
         return se_chain(node, sole_reader, known, make)
+    if node.op_type in ("ConvInteger", "MatMulInteger"):
+        return integer_chain(node, sole_reader, make)
     if node.op_type != "Conv":
         consumer = sole_reader(node.outputs[0])
         fused = None if consumer is None else fusion_for(node, consumer, known)
