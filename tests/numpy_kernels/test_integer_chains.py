@@ -15,8 +15,8 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 import itergraph as ig
-from itergraph.inspect.profile import profile
 from itergraph.backends.numpy import integer_chains
+from itergraph.inspect.profile import profile
 
 
 def _model(op, w, bias, with_mul, x_shape):
