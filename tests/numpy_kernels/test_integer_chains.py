@@ -19,8 +19,9 @@ from itergraph.backends.numpy import integer_chains
 from itergraph.inspect.profile import profile
 
 
-def _model(op, w, bias, with_mul, x_shape):
-    """x -> DynamicQuantizeLinear -> op(codes, w, zp) [-> Add bias] -> Cast [-> Mul scale]."""
+def _model(op, w, bias, with_mul, x_shape, silu=False):
+    """x -> DynamicQuantizeLinear -> op(codes, w, zp) [-> Add bias] -> Cast [-> Mul scale]
+    [-> Mul(t, Sigmoid(t))]."""
     nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])]
     if op == "ConvInteger":
         nodes.append(h.make_node("ConvInteger", ["q", "w", "z"], ["acc"], pads=[1, 1, 1, 1]))
@@ -37,6 +38,9 @@ def _model(op, w, bias, with_mul, x_shape):
     if with_mul:
         nodes.append(h.make_node("Mul", ["f", "s"], ["y"]))  # the scale of the input
         out = "y"
+    if silu:
+        nodes += [h.make_node("Sigmoid", [out], ["g"]), h.make_node("Mul", [out, "g"], ["act"])]
+        out = "act"
     graph = h.make_graph(nodes, "qchain", [h.make_tensor_value_info("x", T.FLOAT, x_shape)],
                          [h.make_tensor_value_info(out, T.FLOAT, None)], inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
@@ -75,14 +79,22 @@ def test_integer_chain_matches_onnx_runtime(op, wtype, wmax, bias_max, with_mul)
     np.testing.assert_array_equal(got, expect)
 
 
-def test_integer_chain_is_one_kernel_and_profiled_as_such():
+@pytest.mark.parametrize("silu", [False, True])
+def test_integer_chain_is_one_kernel_and_profiled_as_such(silu):
+    """With a written-out SiLU after it, the activation is computed in the chain's output
+    (`epilogues`), within float32 rounding of ONNX Runtime's sigmoid."""
     rng = np.random.default_rng(1)
     w = rng.integers(-127, 128, (8, 4, 3, 3)).astype(np.int8)
     bias = rng.integers(-1000, 1000, (8, 1, 1)).astype(np.int32)
-    model, _ = _model("ConvInteger", w, bias, True, [1, 4, 6, 7])
-    prof = profile(model, {"x": rng.standard_normal((1, 4, 6, 7)).astype(np.float32)})
+    model, out = _model("ConvInteger", w, bias, True, [1, 4, 6, 7], silu)
+    x = rng.standard_normal((1, 4, 6, 7)).astype(np.float32)
+    prof = profile(model, {"x": x})
     ops = [s.op for s in prof.nodes]
-    assert "ConvInteger+Add+Cast+Mul" in ops, ops
+    assert "ConvInteger+Add+Cast+Mul" + ("+Sigmoid+Mul" if silu else "") in ops, ops
+    expect = ort.InferenceSession(model.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ig.load(model).run({"x": x}, backend="numpy")[out], expect,
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_wide_weights_fall_back_to_the_int32_product():
