@@ -82,7 +82,7 @@ def test_depthwise_then_conv_channels_last(x_shape, dw_kernel, second, monkeypat
 
 
 def test_channels_last_output_is_a_plain_array():
-    """The depthwise output, handed out as the model's output, reads as any array does."""
+    """The depthwise output, handed out as the model's output, is C-contiguous."""
     rng = np.random.default_rng(3)
     model = _model((1, 16, 9, 12), (3, 3), (24, (1, 1), 1, {}), rng)
     model.graph.output.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, None))
@@ -92,4 +92,4 @@ def test_channels_last_output_is_a_plain_array():
                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})
     for name, e in zip(("y", "d"), expect):
         np.testing.assert_allclose(got[name], e, rtol=1e-5, atol=1e-5)
-        assert np.array_equal(got[name].reshape(-1), np.asarray(got[name]).ravel())
+        assert got[name].flags.c_contiguous  # as other engines hand out their outputs
