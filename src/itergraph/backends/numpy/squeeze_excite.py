@@ -94,7 +94,7 @@ def _activation(node: Node):
         def hard_sigmoid(s):
             s *= alpha
             s += beta
-            return np.clip(s, 0, 1, out=s)
+            return s.clip(0, 1, out=s)
 
         return hard_sigmoid
     if op == "Sigmoid":
@@ -103,7 +103,7 @@ def _activation(node: Node):
         def hard_swish(s):
             t = s / 6
             t += 0.5
-            np.clip(t, 0, 1, out=t)
+            t.clip(0, 1, out=t)
             return np.multiply(s, t, out=t)
 
         return hard_swish
