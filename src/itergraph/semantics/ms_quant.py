@@ -114,7 +114,8 @@ def _dynamic_params_np(x):
     lo = np.minimum(x.min(), zero)
     hi = np.maximum(x.max(), zero)
     scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
-    zp = np.round(np.clip(zero - lo / scale, zero, np.float32(255)))
+    # the clamp as two ufuncs on scalars (np.clip's wrappers cost more than the arithmetic)
+    zp = np.round(np.minimum(np.maximum(zero - lo / scale, zero), np.float32(255)))
     return np.asarray(scale, np.float32), np.asarray(zp).astype(np.uint8)
 
 

@@ -46,9 +46,7 @@ def run(xw, r_centered, r_scale, bias, h, c, clip):
         z = np.float32(zh)
         np.divide(h, sh, out=q)
         np.round(q, out=q)
-        q += z
-        np.clip(q, 0, top, out=q)
-        q -= z
+        q.clip(-z, top - z, out=q)  # clamp(q + z, 0, 255) - z: integers, exact
         np.matmul(q, r_centered, out=g)
         g *= sh * rs
         np.add(xw[t], g, out=g)
