@@ -1,5 +1,6 @@
 """Channels-last activations on the NumPy backend (`backends.numpy.kernels.conv_nd`): a
-depthwise Conv hands its output on channels last (a transposed view, not copied back), and a
+depthwise Conv hands its output on channels last (a transposed view, not copied back; maps
+of `conv_depthwise._LAST_MIN` elements or more), and a
 Conv of one group reading such an input computes its windows and product channels last.
 Each case chains a depthwise Conv into a second Conv of another geometry (1x1, strided,
 padded, dilated, ``auto_pad``, 1-D and 3-D, several groups, batch 2), with a residual Add
@@ -13,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import itergraph as ig
-from itergraph.backends.numpy.kernels import conv_nd
+from itergraph.backends.numpy.kernels import conv_depthwise, conv_nd
 
 F32 = np.float32
 
@@ -72,6 +73,7 @@ def test_depthwise_then_conv_channels_last(x_shape, dw_kernel, second, monkeypat
         taken.append((self.dw is not None, self.cl))
 
     monkeypatch.setattr(conv_nd._Plan, "__init__", spy)
+    monkeypatch.setattr(conv_depthwise, "_LAST_MIN", 0)  # small maps: channels last too
     got = ig.load(model).run({"x": x}, backend="numpy")["y"]
     expect = ort.InferenceSession(model.SerializeToString(),
                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
@@ -81,12 +83,14 @@ def test_depthwise_then_conv_channels_last(x_shape, dw_kernel, second, monkeypat
     assert taken[1] == (False, second[2] == 1)
 
 
-def test_channels_last_output_is_a_plain_array():
-    """The depthwise output, handed out as the model's output, is C-contiguous."""
+@pytest.mark.parametrize("x_shape", [(1, 32, 16, 24), (1, 16, 9, 12)])
+def test_channels_last_output_is_a_plain_array(x_shape):
+    """The depthwise output, handed out as the model's output, is C-contiguous: channels
+    last inside the plan (a map of `_LAST_MIN` elements or more) or copied back (fewer)."""
     rng = np.random.default_rng(3)
-    model = _model((1, 16, 9, 12), (3, 3), (24, (1, 1), 1, {}), rng)
+    model = _model(x_shape, (3, 3), (24, (1, 1), 1, {}), rng)
     model.graph.output.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, None))
-    x = rng.standard_normal((1, 16, 9, 12)).astype(F32)
+    x = rng.standard_normal(x_shape).astype(F32)
     got = ig.load(model).run({"x": x}, backend="numpy")
     expect = ort.InferenceSession(model.SerializeToString(),
                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})

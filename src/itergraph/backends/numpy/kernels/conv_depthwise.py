@@ -47,6 +47,7 @@ _FEW_TAPS = 3  # taps at most: a product per tap costs less than the channels-la
 _MAX_TILED = 1 << 21  # elements of tiled weights kept per input shape (8 MiB of float32)
 _PHASED_COLUMNS = 16  # output columns at least for the phased form (fewer: `last` is as fast)
 _MAX_PARTS = 4  # runs of output rows computed apart at most (one einsum each)
+_LAST_MIN = 8192  # output elements at least to hand the result on channels last
 
 
 class Depthwise:
@@ -56,7 +57,7 @@ class Depthwise:
     (``[N, C, *extent]``); `weights(w)` prepares a weight ``[C, 1, *K]`` for `run`, which
     returns ``Y`` (bias not added) as ``[N, C, *O]``: in the channels-last forms a transposed
     view of a channels-last array (the layout the next layer reads fastest, see
-    `conv_nd`), never copied back."""
+    `conv_nd`), not copied back unless small (`_out`)."""
 
     __slots__ = ("form", "last", "y_shape", "to_first", "box", "tile", "view_at",
                  "view_shape", "view_strides", "subscripts", "windows", "tap_ids", "tap_shape",
@@ -202,6 +203,13 @@ class Depthwise:
         self.box, self.view_at, self.view_shape, self.view_strides = whole
         return part
 
+    def _out(self, y):
+        """``Y`` ``[N, C, *O]`` from the channels-last result `y`: a transposed view, or,
+        below `_LAST_MIN` elements, a copy in the usual order (a small copy costs less than
+        the next layers' handling of a transposed view)."""
+        y = y.transpose(self.to_first)
+        return np.ascontiguousarray(y) if y.size < _LAST_MIN else y
+
     def weights(self, w, work):
         """`w` ``[C, 1, *K]`` as `run` reads it: the box ``[*box, C]`` (tiled to ``[*box, T *
         C]`` when merged), or one array ``[C, 1, ...]`` per tap."""
@@ -234,18 +242,18 @@ class Depthwise:
             for (_, at, shape, strides), wp in zip(self.phases, ws):
                 r = np.einsum(self.subscripts, np.ndarray(shape, work, ph, at, strides), wp)
                 y = r if y is None else np.add(y, r, out=y)
-            return y.reshape(self.out_last).transpose(self.to_first)
+            return self._out(y.reshape(self.out_last))
         if self.parts is not None:
             y = np.empty(self.out_last, work)
             for (rows, _, at, shape, strides), wp in zip(self.parts, ws):
                 view = np.ndarray(shape, work, buf, at, strides)
                 y[:, rows] = np.einsum(self.subscripts, view, wp).reshape(
                     y.shape[:1] + (rows.stop - rows.start,) + y.shape[2:])
-            return y.transpose(self.to_first)
+            return self._out(y)
         if self.last:
             view = np.ndarray(self.view_shape, work, buf, self.view_at, self.view_strides)
             y = np.einsum(self.subscripts, view, ws).reshape(self.out_last)
-            return y.transpose(self.to_first)
+            return self._out(y)
         j = self.tap_ids
         y = np.multiply(buf[self.windows[0]], ws[j[0]])
         tmp = np.empty_like(y)
