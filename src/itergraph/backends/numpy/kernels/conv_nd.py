@@ -137,9 +137,8 @@ def _cl_weights(w, work):
 
 
 def _channels_last(x) -> bool:
-    """Is `x` ``[N, C, *spatial]`` laid out channels last (and not also C-contiguous)?"""
-    return (x.ndim > 2 and not x.flags.c_contiguous
-            and x.transpose(0, *range(2, x.ndim), 1).flags.c_contiguous)
+    """Is `x` ``[N, C, *spatial]``, not C-contiguous, laid out channels last?"""
+    return x.ndim > 2 and x.transpose(0, *range(2, x.ndim), 1).flags.c_contiguous
 
 
 def _buffer(p: _Plan, x):
@@ -172,7 +171,7 @@ def conv_kernel(node, w_const):
     plans: dict[tuple, _Plan] = {}
 
     def fn(x, w, b=None):
-        last = _channels_last(x)
+        last = not x.flags.c_contiguous and _channels_last(x)
         key = (x.shape, w.shape, x.dtype, last)
         p = plans.get(key)
         if p is None:
