@@ -23,6 +23,16 @@ computed once per input shape and kept. A depthwise convolution (``group == C ==
 instead a sum over the kernel's taps of shifted windows of the buffer (`conv_depthwise`;
 the buffer is then channels last in two of its three forms).
 
+Channels last: a depthwise result is handed on as a transposed view of a channels-last
+array (``[N, *O, C]`` in memory), as ONNX Runtime keeps its blocked layout from one layer to
+the next; a Conv of one group reading such an input takes its windows from a channels-last
+buffer (``[N, *O, *K, C]``, a row ``prod(K) * C`` long per output position; no copy at all
+for a 1x1 kernel of stride 1 without padding) and multiplies them by the weights as
+``[prod(K) * C, M]``, so its result ``[N, *O, M]`` is channels last too. A MobileNet-style
+block (1x1, depthwise, 1x1, residual Add) then runs without a transposing copy; element-wise
+kernels keep the layout (NumPy's order ``K``), and `run_plan` hands outputs out
+C-contiguous.
+
 float16 and bfloat16 are computed in float32 and cast back.
 """
 
@@ -94,8 +104,7 @@ class _Plan:
         self.to_last = (0, *range(2, n + 2), 1)
         self.to_first = (0, n + 1, *range(1, n + 1))
         # a channels-last input and one group: windows and product channels last (`_cl`)
-        self.cl = last and group == 1 and not self.empty and not (
-            chans == m and cg == 1)
+        self.cl = last and group == 1 and not self.empty and not chans == m == 1
         if self.cl:
             self._cl(n, batch, chans, m, kernel_shape, strides, dil, outs, extent, w_const)
         if group == chans == m and cg == 1 and not self.empty:
