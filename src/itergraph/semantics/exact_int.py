@@ -66,6 +66,19 @@ def float32_exact(amax: float, b: Operand) -> bool:
     return amax * b.l1 < _EXACT32
 
 
+def float_product(fn: Callable, a, zp, b: Operand, amax: float | None = None):
+    """``(fn(a - zp, b - b_zp), bound)`` as float32 values (exact integers, each at most
+    `bound` in magnitude) where one float32 product is exact (the first case of the module
+    docstring); else None. `amax` defaults to `a_bound` of `a` and `zp`."""
+    amax = a_bound(a, zp) if amax is None else amax
+    if not float32_exact(amax, b):
+        return None
+    # the codes converted and centered in one pass (exact: integers below 2**17)
+    ac = a.astype(np.float32) if zp is None else \
+        np.subtract(a, np.asarray(zp, dtype=np.float32), dtype=np.float32)
+    return fn(ac, b.f32), amax * b.l1
+
+
 def product(fn: Callable, a, zp, b: Operand):
     """``fn(a - zp, b - b_zp)`` as int32, computed exactly (see the module docstring).
 
@@ -73,11 +86,9 @@ def product(fn: Callable, a, zp, b: Operand):
     one extra leading axis of length 2 (the two halves of a split A) and keep that axis
     first in its result."""
     amax = a_bound(a, zp)
-    if float32_exact(amax, b):
-        ac = a.astype(np.float32)
-        if zp is not None:
-            ac -= np.asarray(zp, dtype=np.float32)
-        return fn(ac, b.f32).astype(np.int32)
+    exact = float_product(fn, a, zp, b, amax)
+    if exact is not None:
+        return exact[0].astype(np.int32)
     ac = a.astype(np.int32)
     if zp is not None:
         ac -= np.asarray(zp).astype(np.int32)

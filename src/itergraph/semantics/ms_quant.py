@@ -63,13 +63,28 @@ def div(xp, a, b):
 def quantize(xp, x, scale, zp, dtype):
     """``clamp(rne(x / scale) + zp)`` as `dtype` (MLAS's ``QuantizeLinear``)."""
     lo, hi = qrange(dtype)
-    q = xp.round(div(xp, x, scale))
     zpf = f32(xp, 0 if zp is None else zp)
-    if xp is np and q.__class__ is np.ndarray and q.ndim >= zpf.ndim \
-            and np.broadcast_shapes(q.shape, zpf.shape) == q.shape:
-        q += zpf  # q is a fresh array: the same operations, in place
-        return np.clip(q, lo, hi, out=q).astype(dtype)
+    if xp is np:
+        q = div(xp, x, scale)
+        if q.__class__ is np.ndarray and q.ndim >= zpf.ndim \
+                and np.broadcast_shapes(q.shape, zpf.shape) == q.shape:
+            return _quantize_in_place(q, zpf, lo, hi, dtype)
+        return np.clip(np.round(q) + zpf, lo, hi).astype(dtype)
+    q = xp.round(div(xp, x, scale))
     return xp.clip(q + zpf, lo, hi).astype(dtype)
+
+
+def _quantize_in_place(q: np.ndarray, zpf: np.ndarray, lo: int, hi: int, dtype):
+    """`quantize` of the fresh float32 quotient `q`, in place: with one zero point the
+    clamp comes first, to ``[lo - zp, hi - zp]``, and the zero point is added as the codes
+    are written (the same codes: ``q`` is an integer or saturates either way, and ``lo -
+    zp``, ``hi - zp`` and the sums are small integers, exact in float32)."""
+    np.round(q, out=q)
+    if zpf.ndim == 0:
+        np.clip(q, np.float32(lo) - zpf, np.float32(hi) - zpf, out=q)
+        return np.add(q, zpf, out=np.empty(q.shape, dtype), casting="unsafe")
+    q += zpf
+    return np.clip(q, lo, hi, out=q).astype(dtype)
 
 
 def dequantize(xp, q, scale, zp):
@@ -99,7 +114,8 @@ def _dynamic_params_np(x):
     lo = np.minimum(x.min(), zero)
     hi = np.maximum(x.max(), zero)
     scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
-    zp = np.round(np.clip(zero - lo / scale, zero, np.float32(255)))
+    # the clamp as two ufuncs on scalars (np.clip's wrappers cost more than the arithmetic)
+    zp = np.round(np.minimum(np.maximum(zero - lo / scale, zero), np.float32(255)))
     return np.asarray(scale, np.float32), np.asarray(zp).astype(np.uint8)
 
 

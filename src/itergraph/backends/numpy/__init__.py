@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ...errors import InputError
 from ...ir import Graph
 from .plan import CompileContext, Plan, compile_graph
 
 
 def run_plan(plan: Plan, feeds: dict[str, Any]) -> dict[str, Any]:
-    """Run a top-level plan on `feeds` (name -> value), returning name -> value in output order."""
+    """Run a top-level plan on `feeds` (name -> value), returning name -> value in output order
+    (arrays C-contiguous)."""
     args = []
     for v in plan.inputs:
         if v.name in feeds:
@@ -28,7 +31,10 @@ def run_plan(plan: Plan, feeds: dict[str, Any]) -> dict[str, Any]:
             f"graph '{plan.graph.name}' uses undefined values: {[v.name for v in plan.captures]}"
         )
     outs = plan.fn(*args)
-    return {v.name: o for v, o in zip(plan.graph.outputs, outs)}
+    # handed out C-contiguous, as other engines do (a Conv may hand its result on channels
+    # last, `kernels.conv_nd`; the reader of an output may count on the memory order)
+    return {v.name: o if o.__class__ is not np.ndarray or o.flags.c_contiguous
+            else np.ascontiguousarray(o) for v, o in zip(plan.graph.outputs, outs)}
 
 
 def run_graph(graph: Graph, feeds: dict[str, Any], max_iterations: int | None = None) -> dict:

@@ -68,7 +68,7 @@ def _activation(user: Node, t, make: Callable) -> tuple | None:
             return plain(y)
         y *= alpha
         y += beta
-        return np.clip(y, 0, 1, out=y)
+        return y.clip(0, 1, out=y)
 
     return hard_sigmoid, [user]
 

@@ -22,8 +22,8 @@ computed in place (`inplace`; no folding, the same results).
 Longer chains: `chain_for(node, readers, known, make)` returns ``(kernel, inputs, nodes)``,
 the kernel computing the last of `nodes` (the nodes after `node` it absorbs, in plan
 order), or None: a squeeze-and-excitation block (`squeeze_excite`); a Conv (or the pair
-Conv + BatchNormalization) and the activation computed in its output (`epilogues`); else a
-pair.
+Conv + BatchNormalization), or an integer product handed on as float (`integer_chains`),
+and the activation computed in its output (`epilogues`); else a pair.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ...ir import Node
 from ...ir.attributes import attr
 from .epilogues import epilogue
 from .inplace import inplace_pair
+from .integer_chains import integer_chain
 from .kernels.conv_nd import conv_kernel
 from .kernels.norm import inference_affine, is_inference
 from .squeeze_excite import se_chain
@@ -155,11 +156,16 @@ def chain_for(node: Node, readers: Callable, known: Callable,
 
     if node.op_type == "GlobalAveragePool":
         return se_chain(node, sole_reader, known, make)
-    if node.op_type != "Conv":
+    if node.op_type in ("ConvInteger", "MatMulInteger"):
+        chain = integer_chain(node, sole_reader, make)
+        if chain is None:
+            return None
+    elif node.op_type != "Conv":
         consumer = sole_reader(node.outputs[0])
         fused = None if consumer is None else fusion_for(node, consumer, known)
         return None if fused is None else (*fused, [consumer])
-    chain = _conv_affine(node, sole_reader, known)
+    else:
+        chain = _conv_affine(node, sole_reader, known)
     head, reads, nodes = chain or (make(node), list(node.inputs), [])
     tail = epilogue(nodes[-1] if nodes else node, readers, known, make)
     if tail is None:

@@ -37,7 +37,7 @@ def _kernel(node: Node):
     return factory_for(node.op_type, node.version, node.domain)(node, None)
 
 
-def _binary_step(consumer: Node, slot: int):
+def binary_step(consumer: Node, slot: int):
     """``step(t, other)``: the consumer computed into `t`, which is its input `slot`."""
     ufunc = _BINARY[consumer.op_type]
     plain = _kernel(consumer)
@@ -79,7 +79,7 @@ def inplace_pair(node: Node, consumer: Node, known: Callable) -> tuple | None:
         step = _clip_step(consumer)
         rest = list(consumer.inputs[1:])
     elif consumer.op_type in _BINARY and len(consumer.inputs) == 2:
-        step = _binary_step(consumer, slot)
+        step = binary_step(consumer, slot)
         rest = [consumer.inputs[1 - slot]]
     else:
         return None

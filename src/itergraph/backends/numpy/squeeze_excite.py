@@ -94,7 +94,7 @@ def _activation(node: Node):
         def hard_sigmoid(s):
             s *= alpha
             s += beta
-            return np.clip(s, 0, 1, out=s)
+            return s.clip(0, 1, out=s)
 
         return hard_sigmoid
     if op == "Sigmoid":
@@ -103,7 +103,7 @@ def _activation(node: Node):
         def hard_swish(s):
             t = s / 6
             t += 0.5
-            np.clip(t, 0, 1, out=t)
+            t.clip(0, 1, out=t)
             return np.multiply(s, t, out=t)
 
         return hard_swish
@@ -174,7 +174,8 @@ def _fused(steps: list, dtype: np.dtype, chans: int, fallback: Callable) -> Call
                 or x.shape[1] != chans or x.size == 0):
             return fallback(x)
         n = x.shape[0]
-        s = np.add.reduce(x.reshape(n, chans, -1), axis=2)
+        # over the spatial axes as laid out (no copy of a channels-last input)
+        s = np.add.reduce(x, axis=tuple(range(2, x.ndim)))
         s /= x.size // (n * chans)  # as GlobalAveragePool's mean: the sum, then one division
         for step in steps:
             s = step(s)

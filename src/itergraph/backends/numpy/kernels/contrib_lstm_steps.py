@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....semantics import ms_quant as mq
 from ...common.rnn import RnnAttrs
 
 
@@ -26,32 +25,34 @@ def standard_cell(at: RnnAttrs, d: int, peep) -> bool:
 
 
 def run(xw, r_centered, r_scale, bias, h, c, clip):
-    """``(Y [seq, batch, H], final h, final c)`` of one direction, steps in order.
+    """``(Y [D, seq, batch, H], final h [D, batch, H], final c [D, batch, H])`` of `D`
+    directions run in lockstep (step t of each at once: one call per operation for all of
+    them; each direction's arithmetic is its own, as if run alone), steps in order.
 
-    `xw` ``[seq, batch, 4H]``: the scaled input products; `r_centered` ``[H, 4H]``: ``R -
-    R_zero_point`` as float32; `r_scale` ``[]`` or ``[4H]``; `bias` ``[4H]`` or None; `h`,
-    `c` ``[batch, H]`` float32 arrays of the caller's own (`c` is updated in place)."""
-    seq, batch, G = xw.shape
+    `xw` ``[D, seq, batch, 4H]``: each direction's scaled input products, in its step
+    order; `r_centered` ``[D, H, 4H]``: ``R - R_zero_point`` as float32; `r_scale` a list of
+    D ``[]`` or ``[4H]``; `bias` a list of D ``[4H]``, or None; `h`, `c` ``[D, batch, H]``
+    float32 arrays of the caller's own (`c` is updated in place)."""
+    D, seq, batch, G = xw.shape
     H = G // 4
-    y = np.empty((seq, batch, H), np.float32)
-    q = np.empty((batch, H), np.float32)
-    g = np.empty((batch, G), np.float32)
-    t1 = np.empty((batch, H), np.float32)
-    rs = np.asarray(r_scale).astype(np.float32)
-    s, gc = g[:, :3 * H], g[:, 3 * H:]
-    gi, go, gf = g[:, :H], g[:, H:2 * H], g[:, 2 * H:3 * H]
+    y = np.empty((D, seq, batch, H), np.float32)
+    q = np.empty((D, batch, H), np.float32)
+    g = np.empty((D, batch, G), np.float32)
+    t1 = np.empty((D, batch, H), np.float32)
+    rs = np.stack([np.broadcast_to(np.asarray(r, np.float32).reshape(-1), (G,))
+                   for r in r_scale])[:, None]  # [D, 1, 4H]
+    bias = None if bias is None else np.stack(bias).astype(np.float32)[:, None]
+    s, gc = g[..., :3 * H], g[..., 3 * H:]
+    gi, go, gf = g[..., :H], g[..., H:2 * H], g[..., 2 * H:3 * H]
     one, top = np.float32(1), np.float32(255)
     for t in range(seq):
-        sh, zh = mq.dynamic_params(np, h)
-        z = np.float32(zh)
+        sh, z = _dynamic_params(h)
         np.divide(h, sh, out=q)
         np.round(q, out=q)
-        q += z
-        np.clip(q, 0, top, out=q)
-        q -= z
+        q.clip(-z, top - z, out=q)  # clamp(q + z, 0, 255) - z: integers, exact
         np.matmul(q, r_centered, out=g)
         g *= sh * rs
-        np.add(xw[t], g, out=g)
+        np.add(xw[:, t], g, out=g)
         if bias is not None:
             g += bias
         if clip is not None:
@@ -65,6 +66,18 @@ def run(xw, r_centered, r_scale, bias, h, c, clip):
         np.multiply(gi, gc, out=gc)
         c += gc
         np.tanh(c, out=t1)
-        h = y[t]
+        h = y[:, t]
         np.multiply(go, t1, out=h)
     return y, h, c
+
+
+def _dynamic_params(h):
+    """`ms_quant.dynamic_params` of each direction's ``h`` (``[D, batch, H]``): its scale
+    and zero point as float32 ``[D, 1, 1]``, by the same float32 operations."""
+    zero = np.float32(0)
+    lo = np.minimum(h.min(axis=(1, 2)), zero)
+    hi = np.maximum(h.max(axis=(1, 2)), zero)
+    scale = np.where(hi == lo, np.float32(1), (hi - lo) / np.float32(255))
+    zp = np.round(np.minimum(np.maximum(zero - lo / scale, zero), np.float32(255)))
+    zp = zp.astype(np.uint8).astype(np.float32)  # as the uint8 zero point holds it
+    return scale.reshape(-1, 1, 1), zp.reshape(-1, 1, 1)

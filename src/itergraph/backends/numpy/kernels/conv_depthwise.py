@@ -47,6 +47,7 @@ _FEW_TAPS = 3  # taps at most: a product per tap costs less than the channels-la
 _MAX_TILED = 1 << 21  # elements of tiled weights kept per input shape (8 MiB of float32)
 _PHASED_COLUMNS = 16  # output columns at least for the phased form (fewer: `last` is as fast)
 _MAX_PARTS = 4  # runs of output rows computed apart at most (one einsum each)
+_LAST_MIN = 8192  # output elements at least to hand the result on channels last
 
 
 class Depthwise:
@@ -54,11 +55,13 @@ class Depthwise:
 
     `last` says whether the buffer is channels last (``[N, *extent, C]``) or not
     (``[N, C, *extent]``); `weights(w)` prepares a weight ``[C, 1, *K]`` for `run`, which
-    returns ``Y`` (bias not added) as ``[N, C, *O]``."""
+    returns ``Y`` (bias not added) as ``[N, C, *O]``: in the channels-last forms a transposed
+    view of a channels-last array (the layout the next layer reads fastest, see
+    `conv_nd`), not copied back unless small (`_out`)."""
 
     __slots__ = ("form", "last", "y_shape", "to_first", "box", "tile", "view_at",
                  "view_shape", "view_strides", "subscripts", "windows", "tap_ids", "tap_shape",
-                 "out_last", "parts", "extent", "phases", "step")
+                 "out_last", "parts", "extent", "phases", "step", "phase_shape", "fills")
 
     def __init__(self, batch, chans, kernel_shape, strides, dil, outs, begin, size, extent,
                  item, w_const):
@@ -91,6 +94,7 @@ class Depthwise:
         self.last = self.form != "taps"
         if self.form == "phased":
             self._phased(batch, chans, strides, dil, outs, extent, item, useful)
+            self._phase_fill(begin[-1], size[-1])
         elif self.last:
             self._einsum(batch, chans, strides, dil, outs, extent, item, useful)
             groups = _row_groups(kernel_shape[0], dil[0], strides[0], outs[0], begin[0],
@@ -142,6 +146,7 @@ class Depthwise:
         self.box = tuple(slice(u[0], u[-1] + 1) for u in useful)
         box_len = [b.stop - b.start for b in self.box]
         shape = [batch, s, *self.extent[:-1], self.extent[-1] // s, chans]
+        self.phase_shape = tuple(shape)
         st = [item] * len(shape)  # C-contiguous strides of the phase buffer
         for a in range(len(shape) - 2, -1, -1):
             st[a] = st[a + 1] * shape[a + 1]
@@ -164,6 +169,29 @@ class Depthwise:
                             *(d * t for d, t in zip(dil, sp)), st[-2], run * item, item)
             self.phases.append((slice(taps[0], taps[-1] + 1, s), at, view_shape, view_strides))
 
+    def _phase_fill(self, begin: int, size: int):
+        """Where each phase takes its columns of the input: ``(phase, input columns,
+        phase columns)``, for `phases_of`. Buffer column ``w`` holds input column ``w -
+        begin``; phase ``q`` holds the buffer columns ``w = q + s j``."""
+        s = self.step
+        self.fills = []
+        for q in range(s):
+            first = (q - begin) % s  # the first input column that lands in phase q
+            if first < size:
+                count = len(range(first, size, s))
+                at = (first + begin) // s
+                self.fills.append((q, slice(first, None, s), slice(at, at + count)))
+
+    def phases_of(self, x_last, dst, work):
+        """The phased form's buffer ``[N, s, *extent[:-1], E / s, C]`` (see `_phased`), zero
+        but for the input, which `x_last` ``[N, *spatial, C]`` fills in one strided copy
+        per phase; `dst` places the input's spatial axes in the padded buffer."""
+        ph = np.zeros(self.phase_shape, work)
+        rows = dst[1:-1]
+        for q, cols, at in self.fills:
+            ph[(slice(None), q, *rows, at)] = x_last[(slice(None),) * (x_last.ndim - 2) + (cols,)]
+        return ph
+
     def _part(self, batch, chans, strides, dil, outs, extent, item, useful, rows):
         """``(rows, box, view_at, view_shape, view_strides)`` of the outputs `rows` (a
         slice of the first spatial axis), whose useful taps are `useful`."""
@@ -174,6 +202,13 @@ class Depthwise:
         part = (rows, self.box, at, self.view_shape, self.view_strides)
         self.box, self.view_at, self.view_shape, self.view_strides = whole
         return part
+
+    def _out(self, y):
+        """``Y`` ``[N, C, *O]`` from the channels-last result `y`: a transposed view, or,
+        below `_LAST_MIN` elements, a copy in the usual order (a small copy costs less than
+        the next layers' handling of a transposed view)."""
+        y = y.transpose(self.to_first)
+        return np.ascontiguousarray(y) if y.size < _LAST_MIN else y
 
     def weights(self, w, work):
         """`w` ``[C, 1, *K]`` as `run` reads it: the box ``[*box, C]`` (tiled to ``[*box, T *
@@ -198,29 +233,27 @@ class Depthwise:
         return np.ascontiguousarray(cut, work)
 
     def run(self, buf, ws, work) -> np.ndarray:
-        """``Y`` without bias, ``[N, C, *O]``, from the buffer and the prepared weights."""
+        """``Y`` without bias, ``[N, C, *O]`` (channels last in memory when `last`), from the
+        buffer and the prepared weights."""
         if self.form == "zero":  # every window lies in the padding
             return np.zeros(self.y_shape, work)
-        if self.form == "phased":
-            s, shape = self.step, buf.shape
-            ph = buf.reshape(*shape[:-2], shape[-2] // s, s, shape[-1])
-            ph = np.ascontiguousarray(np.moveaxis(ph, -2, 1))
-            y = None
+        if self.form == "phased":  # `buf` is the phase buffer (`phases_of`)
+            ph, y = buf, None
             for (_, at, shape, strides), wp in zip(self.phases, ws):
                 r = np.einsum(self.subscripts, np.ndarray(shape, work, ph, at, strides), wp)
                 y = r if y is None else np.add(y, r, out=y)
-            return np.ascontiguousarray(y.reshape(self.out_last).transpose(self.to_first))
+            return self._out(y.reshape(self.out_last))
         if self.parts is not None:
             y = np.empty(self.out_last, work)
             for (rows, _, at, shape, strides), wp in zip(self.parts, ws):
                 view = np.ndarray(shape, work, buf, at, strides)
                 y[:, rows] = np.einsum(self.subscripts, view, wp).reshape(
                     y.shape[:1] + (rows.stop - rows.start,) + y.shape[2:])
-            return np.ascontiguousarray(y.transpose(self.to_first))
+            return self._out(y)
         if self.last:
             view = np.ndarray(self.view_shape, work, buf, self.view_at, self.view_strides)
             y = np.einsum(self.subscripts, view, ws).reshape(self.out_last)
-            return np.ascontiguousarray(y.transpose(self.to_first))
+            return self._out(y)
         j = self.tap_ids
         y = np.multiply(buf[self.windows[0]], ws[j[0]])
         tmp = np.empty_like(y)

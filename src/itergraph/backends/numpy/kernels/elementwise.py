@@ -163,6 +163,8 @@ def clip(x, lo, hi, out=None):
     an input of -0.0 within the bounds stays -0.0, and ``min > max`` gives ``max``);
     with one bound ``maximum`` or ``minimum``. Into `out` when given."""
     if lo is not None and hi is not None:
+        if x.__class__ is np.ndarray:  # the method np.clip calls, without its wrappers
+            return x.clip(lo, hi, out=out)
         return np.clip(x, lo, hi, out=out)
     if lo is not None:
         return np.maximum(x, lo, out=out)

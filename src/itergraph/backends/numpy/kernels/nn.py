@@ -151,7 +151,7 @@ def _plus_clip01(t, beta):
     if t.__class__ is not ndarray:
         return np.clip(t + beta, 0, 1)
     t += beta
-    return np.clip(t, 0, 1, out=t)
+    return t.clip(0, 1, out=t)
 
 
 def _hard_swish_value(x):

@@ -41,10 +41,53 @@ def _matmul_integer(node, ctx):
     return fn
 
 
+def matmul_integer_float(node):
+    """``fn(a, b, azp=None, bzp=None)``: MatMulInteger's product as float32 and a bound of
+    its magnitudes (`exact_int.float_product`), or None where float32 is not exact."""
+    memo = mq.Memo(const_input(node, 1))
+
+    def fn(a, b, azp=None, bzp=None):
+        if a.dtype not in exact_int.RANGES or b.dtype not in exact_int.RANGES:
+            return None
+        op = memo.operand(b, bzp, (max(np.ndim(b) - 2, 0),))
+        return exact_int.float_product(np.matmul, a, mq.a_row_zero_point(a, azp), op)
+
+    return fn
+
+
 @kernel("ConvInteger", since=10)
 def _conv_integer(node, ctx):
+    operands, pair = _conv_integer_parts(node)
+
+    def fn(x, w, xzp=None, wzp=None):
+        return exact_int.product(pair, x, None if xzp is None else xzp.reshape(()),
+                                 operands(w, wzp))
+
+    return fn
+
+
+def conv_integer_float(node):
+    """``fn(x, w, xzp=None, wzp=None)``: ConvInteger's result as float32 and a bound of its
+    magnitudes (`exact_int.float_product`), or None where float32 is not exact."""
+    operands, pair = _conv_integer_parts(node)
+
+    def fn(x, w, xzp=None, wzp=None):
+        if x.dtype not in exact_int.RANGES or w.dtype not in exact_int.RANGES:
+            return None
+        return exact_int.float_product(pair, x, None if xzp is None else xzp.reshape(()),
+                                       operands(w, wzp))
+
+    return fn
+
+
+def _conv_integer_parts(node):
+    """``(operands(w, wzp), pair(x, w))``: W prepared (`ms_quant.Memo`), and the float Conv
+    `exact_int.product` calls."""
     conv = conv_kernel(node, const_input(node, 1))
     memo = mq.Memo(const_input(node, 1))
+
+    def operands(w, wzp):
+        return memo.operand(w, mq.channel_zero_point(w, wzp), tuple(range(1, w.ndim)))
 
     def pair(x, w):  # `exact_int.product` may hand over the two halves of x stacked
         if x.ndim == w.ndim:
@@ -52,8 +95,4 @@ def _conv_integer(node, ctx):
         y = conv(x.reshape(-1, *x.shape[2:]), w)
         return y.reshape(2, -1, *y.shape[1:])
 
-    def fn(x, w, xzp=None, wzp=None):
-        op = memo.operand(w, mq.channel_zero_point(w, wzp), tuple(range(1, w.ndim)))
-        return exact_int.product(pair, x, None if xzp is None else xzp.reshape(()), op)
-
-    return fn
+    return operands, pair
