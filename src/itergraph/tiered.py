@@ -10,7 +10,10 @@ so `TieredRunner` measures, per signature (the feeds' shapes and dtypes):
     compiled, not yet judged -> a JAX warm-up call, then each call runs on both engines,
                                 timed (the same feeds: a signature's calls may differ in
                                 work, a trip count fed as a value)
-    judged                   -> the engine with the lower median of `TRIALS` calls
+    judged                   -> the engine with the lower median of `TRIALS` calls, or
+                                after `CLEAR_TRIALS` calls the engine whose slowest call
+                                took under half the other's fastest (a compiled
+                                generation loop against its NumPy kernel: 10x)
     JAX refused it           -> NumPy (the background run raised: NumPy's answer stands)
 
 The turns are timed only once the compile is done, so that neither engine shares the cores
@@ -35,6 +38,7 @@ import numpy as np
 MAX_PENDING = 8
 MAX_COMPILED = 64
 TRIALS = 7  # timed calls per engine and signature before judging
+CLEAR_TRIALS = 3  # fewer calls judge where one engine is clearly faster (see `_Verdict`)
 
 
 class _Verdict:
@@ -49,9 +53,13 @@ class _Verdict:
         """One call's time on each engine, on the same feeds."""
         self.times["jax"].append(jax)
         self.times["numpy"].append(numpy)
-        if len(self.times["jax"]) >= TRIALS:
+        j, n = self.times["jax"], self.times["numpy"]
+        if len(j) >= TRIALS:
             jax, numpy = (float(np.median(self.times[e])) for e in ("jax", "numpy"))
             self.choice = "jax" if jax < numpy else "numpy"
+        elif len(j) >= CLEAR_TRIALS and (2 * max(j) < min(n) or 2 * max(n) < min(j)):
+            # every call at least twice as fast: more turns would only cost slow calls
+            self.choice = "jax" if max(j) < min(n) else "numpy"
 
 
 class TieredRunner:

@@ -229,6 +229,24 @@ def test_auto_judges_both_engines_on_the_same_calls(default_engine):
     assert runner.engine_for(heavy) == "jax"
 
 
+def test_auto_judges_after_fewer_calls_only_where_one_engine_is_clearly_faster():
+    """`tiered._Verdict`: `CLEAR_TRIALS` calls judge when every call of one engine took
+    under half the other's fastest (either way); otherwise the median of `TRIALS`."""
+    from itergraph.tiered import CLEAR_TRIALS, TRIALS, _Verdict
+
+    for fast, slow, want in [("jax", "numpy", "jax"), ("numpy", "jax", "numpy")]:
+        v = _Verdict()
+        for k in range(CLEAR_TRIALS):
+            assert v.choice is None
+            v.record(**{fast: 0.001 * (1 + k % 2), slow: 0.0041})
+        assert v.choice == want
+    close = _Verdict()  # JAX faster, not twice as fast on every call: the full count
+    for k in range(TRIALS):
+        assert close.choice is None
+        close.record(jax=0.003 if k else 0.0015, numpy=0.005)
+    assert close.choice == "jax"
+
+
 def test_a_jax_session_calls_a_checked_signature_straight_to_its_prepared_call():
     """`session.JaxCall`: from the signature's first run on, the session keeps its prepared
     call by the feed check's key; new values of those shapes and a second signature are

@@ -9,6 +9,9 @@ import numpy as np
 
 from ..errors import InputError, ModelError, where
 
+#: ONNX Runtime's generation operators (domain ``com.microsoft``): each a loop over the tokens
+OPS = frozenset({"GreedySearch", "BeamSearch", "Sampling"})
+
 #: ONNX Runtime's limits on BeamSearch's inputs (``kMaxSequenceLength``, ``kMaxNumBeams``)
 MAX_LENGTH_LIMIT, MAX_BEAMS = 4096, 128
 

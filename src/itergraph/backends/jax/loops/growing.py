@@ -156,21 +156,30 @@ def bounded(tc: TraceContext, st, lower):
     idx = set(candidates(st.loop))
     if not idx or idx & set(st.info.last_state.values()):
         return None
-    grows, rewritten, refused = decide(tc, st, int(n))
+    grows, rewritten, refused = decide(tc, st, int(n), probe_body=False)
     if refused is not None or not grows:
         return None
-    outs = lower(rewritten)
+    # lowered directly, not probed first (a whole trace of the body fewer): a refusal
+    # met on the way is the probe's, and what the attempt recorded is forgotten
+    notes, err = len(tc.notes), st.scope.frame.err
+    try:
+        outs = lower(rewritten)
+    except (Refused, CannotLower):
+        del tc.notes[notes:]
+        st.scope.frame.err = err
+        return None
     tc.note(st.loop, True, describe(st.loop, grows, f"{n} iterations, the bound known when "
                                                     "compiling"))
     return outs
 
 
-def decide(tc: TraceContext, st, n: int):
+def decide(tc: TraceContext, st, n: int, probe_body: bool = True):
     """(grows, the rewritten setup, None) when the rewrite applies to `st` for `n`
     iterations, ([], None, None) when nothing grows, ([], None, `Refused`) when it does not
     apply: a read the rule table refuses, or something needed while tracing (a reshape
     target) computed from a valid length, which only the run knows. The rewritten body is
-    traced once abstractly to find out (`body.probe`), before anything is lowered."""
+    traced once abstractly to find out (`body.probe`), before anything is lowered, unless
+    not `probe_body` (the caller lowers it at once and takes a refusal there as this one)."""
     import dataclasses
 
     from .body import port_results, probe
@@ -181,8 +190,9 @@ def decide(tc: TraceContext, st, n: int):
         if not grows:
             return [], None, None
         rewritten = dataclasses.replace(st, carried0=buffers(st, grows, n), grows=grows)
-        carried, scanned, lasts = port_results(rewritten)
-        probe(tc, rewritten, carried + scanned + lasts, carried_at=0)
+        if probe_body:
+            carried, scanned, lasts = port_results(rewritten)
+            probe(tc, rewritten, carried + scanned + lasts, carried_at=0)
     except (Refused, CannotLower) as e:
         del tc.notes[notes:]
         st.scope.frame.err = err

@@ -114,26 +114,37 @@ SMALL_K = 16
 
 
 def _small_top_k(key, k: int):
-    """``jax.lax.top_k(key, k)`` of a float32 `key` along its last axis, by k passes of an
-    argmax, each taking its element out: the same values and indices (the order top_k sorts
-    by, float32 bits as a total order: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN; ties:
-    the lower index first), without the stable sort of the whole axis that XLA's CPU backend
-    makes of top_k (a beam search's TopK over beams x vocabulary every step)."""
+    """``jax.lax.top_k(key, k)`` of a float32 `key` along its last axis, by k max passes,
+    without the stable sort of the whole axis that XLA's CPU backend makes of top_k (a beam
+    search's TopK over beams x vocabulary every step): the same values and indices.
+
+    Each element gets one int64 key, its float32 bits as a total order (-NaN < -inf < ... <
+    -0 < +0 < ... < inf < NaN) in the high half and its index reversed in the low half, so
+    that keys are distinct and ties go to the lower index first. A pass takes the largest
+    key below the previous pass's: one reduction reading the keys (one kernel each; taking
+    the picked element out of a copy instead costs a second kernel a pass, and every kernel
+    adds to the XLA compile of a generation loop). Values and indices are decoded from the
+    picked keys, bit for bit."""
     import jax
     import jax.numpy as jnp
 
     bits = jax.lax.bitcast_convert_type(key, np.int32)
     order = jnp.where(bits < 0, bits ^ np.int32(0x7FFFFFFF), bits).astype(np.int64)
-    out = np.iinfo(np.int64).min  # below every float32's place
-    col = jnp.arange(key.shape[-1])
+    low = np.int64(0xFFFFFFFF)
+    packed = order * np.int64(1 << 32) + (low - jnp.arange(key.shape[-1], dtype=np.int64))
+    floor = np.iinfo(np.int64).min  # below every key
     picks = []
-    for _ in range(k):
-        i = jnp.argmax(order, axis=-1)  # the first of equal maxima
-        picks.append(i)
-        order = jnp.where(col == i[..., None], out, order)
-    idx = (jnp.stack(picks, axis=-1) if picks else
-           jnp.zeros((*key.shape[:-1], 0), np.int64)).astype(np.int64)
-    return jnp.take_along_axis(key, idx, axis=-1), idx
+    for j in range(k):
+        below = packed if j == 0 else jnp.where(packed < picks[-1][..., None], packed, floor)
+        picks.append(jnp.max(below, axis=-1))
+    if not picks:
+        return key[..., :0], jnp.zeros((*key.shape[:-1], 0), np.int64)
+    got = jnp.stack(picks, axis=-1)
+    idx = low - (got & low)
+    top = (got >> 32).astype(np.int32)
+    vals = jax.lax.bitcast_convert_type(
+        jnp.where(top < 0, top ^ np.int32(0x7FFFFFFF), top), np.float32)
+    return vals, idx
 
 
 def _topk(cx, x, k: int):

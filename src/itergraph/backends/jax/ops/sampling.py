@@ -12,7 +12,7 @@ import numpy as np
 from ..table import lowering
 from .extra import _small_top_k
 
-#: how many of the largest scores the top-p fast path looks at (argmax passes)
+#: how many of the largest scores the top-p fast path looks at (max passes)
 FAST_K = 8
 
 
