@@ -71,12 +71,19 @@ def lower_conv(cx, x, w, b=None):
         xw = astype(cx, x, np.float32), astype(cx, w, np.float32)
     else:
         xw = x, w
-    if pointwise:
-        y = _pointwise(cx, *xw, strides, pads)
-    elif depthwise:
-        y = _depthwise(cx, *xw, kernel, strides, dilations, pads)
-    elif narrow:
-        y = _columns_product(cx, *xw, kernel, strides, dilations, pads)
+    if pointwise or depthwise or narrow:
+        # computed channels last and moved back: XLA cancels the transposes between
+        # consecutive convolutions through the element-wise work between them (it lays the
+        # intermediates out channels last), where a channel-first layout makes padding and
+        # per-channel broadcasts several times slower
+        x_last, w = _channels_last(cx, xw[0]), xw[1]
+        if pointwise:
+            y = _pointwise(cx, x_last, w, strides, pads)
+        elif depthwise:
+            y = _depthwise(cx, x_last, w, kernel, strides, dilations, pads)
+        else:
+            y = _columns_product(cx, x_last, w, kernel, strides, dilations, pads)
+        y = _channels_first(cx, y)
     else:
         spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
         # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
@@ -100,15 +107,27 @@ def _spatial_first(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(w, (0, 1), (-1, -2)))
 
 
+def _channels_last(cx, x):
+    """``[N, C, *spatial]`` as ``[N, *spatial, C]``."""
+    return cx.xp.moveaxis(x, 1, -1)
+
+
+def _channels_first(cx, y):
+    """``[N, *spatial, C]`` as ``[N, C, *spatial]``."""
+    return cx.xp.moveaxis(y, -1, 1)
+
+
 def _padded(cx, x, pads):
+    """Channels-last `x` with its spatial axes padded with zeros."""
     if not any(p for pair in pads for p in pair):
         return x
-    return cx.xp.pad(x, [(0, 0), (0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads]])
+    return cx.xp.pad(x, [(0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads], (0, 0)])
 
 
 def _window(x, start: list[int], size: list[int], strides: list[int]):
-    """``x[:, :, s0::st0][:size0] ...``: `size` strided positions from `start` per axis."""
-    idx = (slice(None), slice(None)) + tuple(
+    """``x[:, s0::st0][:size0] ...`` on the spatial axes of a channels-last `x`: `size`
+    strided positions from `start` per axis."""
+    idx = (slice(None),) + tuple(
         slice(s, s + (o - 1) * st + 1, st) for s, o, st in zip(start, size, strides))
     return x[idx]
 
@@ -118,13 +137,14 @@ def _out_size(size, k, s, d, pad):
 
 
 def _pointwise(cx, x, w, strides, pads):
+    """A 1x1 convolution of channels-last `x`: one product over the channels."""
     if any(a < 0 or c < 0 for a, c in pads):
         cx.fail("negative pads")
     xp = _padded(cx, x, pads)
-    out = [_out_size(i, 1, s, 1, p) for i, s, p in zip(x.shape[2:], strides, pads)]
+    out = [_out_size(i, 1, s, 1, p) for i, s, p in zip(x.shape[1:-1], strides, pads)]
     xs = _window(xp, [0] * len(out), out, strides)
     kw = {} if cx.folding else {"precision": precision()}
-    return cx.xp.einsum("nc...,oc->no...", xs, w.reshape(w.shape[0], w.shape[1]), **kw)
+    return cx.xp.einsum("n...c,oc->n...o", xs, w.reshape(w.shape[0], w.shape[1]), **kw)
 
 
 #: the most taps, and column-matrix elements, for which a convolution is written as one
@@ -146,41 +166,43 @@ def _few_columns(shape, kernel, strides, dilations, pads) -> bool:
 
 
 def _columns_product(cx, x, w, kernel, strides, dilations, pads):
-    """A convolution as one product: every kernel offset's strided window of the padded
-    input stacked into columns ``[n, c * taps, positions]``, times the weights
-    ``[o, c * taps]`` (im2col)."""
+    """A convolution of channels-last `x` as one product: every kernel offset's strided
+    window of the padded input stacked into columns ``[n, positions, taps * c]``, times the
+    weights laid out ``[o, taps * c]`` (im2col)."""
     import itertools
 
     xp = _padded(cx, x, pads)
     out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
-           zip(x.shape[2:], kernel, strides, dilations, pads)]
+           zip(x.shape[1:-1], kernel, strides, dilations, pads)]
     windows = [_window(xp, [o * d for o, d in zip(off, dilations)], out, strides)
                for off in itertools.product(*(range(k) for k in kernel))]
-    n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    columns = cx.xp.reshape(cx.xp.stack(windows, axis=2), (n, c * len(windows), -1))
+    n, c, o = x.shape[0], x.shape[-1], w.shape[0]
+    columns = cx.xp.reshape(cx.xp.stack(windows, axis=-2), (n, -1, len(windows) * c))
     kw = {} if cx.folding else {"precision": precision()}
-    y = cx.xp.einsum("nkp,ok->nop", columns, cx.xp.reshape(w, (o, -1)), **kw)
-    return cx.xp.reshape(y, (n, o, *out))
+    y = cx.xp.einsum("npk,ok->npo", columns,
+                     cx.xp.reshape(cx.xp.moveaxis(w, 1, -1), (o, -1)), **kw)
+    return cx.xp.reshape(y, (n, *out, o))
 
 
 def _depthwise(cx, x, w, kernel, strides, dilations, pads):
+    """A convolution with one filter per input channel (channels-last `x`): the sum over
+    the kernel offsets of each shifted window times its per-channel weights."""
     import itertools
 
     if any(a < 0 or c < 0 for a, c in pads):
         cx.fail("negative pads")
-    mult = w.shape[0] // x.shape[1]
+    mult = w.shape[0] // x.shape[-1]
     xp = _padded(cx, x, pads)
     if mult > 1:  # output channel o reads input channel o // mult
-        xp = cx.xp.repeat(xp, mult, axis=1)
+        xp = cx.xp.repeat(xp, mult, axis=-1)
     out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
-           zip(x.shape[2:], kernel, strides, dilations, pads)]
+           zip(x.shape[1:-1], kernel, strides, dilations, pads)]
     if any(o <= 0 for o in out):
         cx.fail("an empty output")
-    n = len(kernel)
     y = None
     for off in itertools.product(*(range(k) for k in kernel)):
         term = _window(xp, [o * d for o, d in zip(off, dilations)], out, strides) * \
-            cx.xp.reshape(w[(slice(None), 0, *off)], (1, -1) + (1,) * n)
+            w[(slice(None), 0, *off)]
         y = term if y is None else y + term
     return y
 
