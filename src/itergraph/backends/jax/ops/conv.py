@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...common.window import window_counts
+from ..channels_last import form, from_last, to_last
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
 
@@ -50,8 +51,6 @@ def lower_conv(cx, x, w, b=None):
     (one filter per input channel) is a sum over the kernel offsets of shifted windows times
     per-channel weights; one whose column matrix is small (`_few_columns`) is one product
     over the stacked windows."""
-    from jax import lax
-
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
     _, strides, dilations, pads = _geometry(cx, x, kernel)
     n = x.ndim - 2
@@ -71,35 +70,42 @@ def lower_conv(cx, x, w, b=None):
         xw = astype(cx, x, np.float32), astype(cx, w, np.float32)
     else:
         xw = x, w
-    if pointwise or depthwise or narrow:
-        # computed channels last and moved back: XLA cancels the transposes between
-        # consecutive convolutions through the element-wise work between them (it lays the
-        # intermediates out channels last), where a channel-first layout makes padding and
-        # per-channel broadcasts several times slower
-        x_last, w = _channels_last(cx, xw[0]), xw[1]
-        if pointwise:
-            y = _pointwise(cx, x_last, w, strides, pads)
-        elif depthwise:
-            y = _depthwise(cx, x_last, w, kernel, strides, dilations, pads)
-        else:
-            y = _columns_product(cx, x_last, w, kernel, strides, dilations, pads)
-        y = _channels_first(cx, y)
+    # computed channels last (`channels_last`): XLA's CPU code pads, broadcasts per-channel
+    # vectors and shifts windows several times faster so
+    if pointwise:
+        y = _pointwise(cx, _channels_last(cx, xw[0]), xw[1], strides, pads)
+    elif depthwise:
+        y = _depthwise(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations, pads)
+    elif narrow:
+        y = _columns_product(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations,
+                             pads)
     else:
-        spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
-        # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
-        # as arguments (large constants) are laid out so once, on the host, not transposed
-        # in every call. Embedded ones are left to XLA, which lays them out at compile time
-        # (the HWIO spec measured 1.5x slower on the silero VAD's small convolutions).
-        laid = None if cx.folding or isinstance(w, np.ndarray) else \
-            cx.prepared(w, ("spatial-first",), _spatial_first)
-        if laid is not None:
-            w, spec = laid, (spec[0], "DHW"[-n:] + "IO", spec[2])
-        y = lax.conv_general_dilated(x, w, tuple(strides), pads,
-                                     rhs_dilation=tuple(dilations), dimension_numbers=spec,
-                                     feature_group_count=group, precision=precision())
+        y = _general(cx, x, w, strides, dilations, pads, group)
     if b is not None:
-        y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
-    return astype(cx, y, x.dtype)
+        y = y + b
+    return _channels_first(cx, astype(cx, y, x.dtype))
+
+
+def _general(cx, x, w, strides, dilations, pads, group):
+    """XLA's convolution, channels last out; channels last in where `x` is held so."""
+    from jax import lax
+
+    n = x.ndim - 2
+    space = "DHW"[-n:]
+    last = form(cx.tc, x) is not None
+    spec = ["N" + space + "C" if last else "NC" + space, "OI" + space, "N" + space + "C"]
+    # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
+    # as arguments (large constants) are laid out so once, on the host, not transposed
+    # in every call. Embedded ones are left to XLA, which lays them out at compile time
+    # (the HWIO spec measured 1.5x slower on the silero VAD's small convolutions).
+    laid = None if isinstance(w, np.ndarray) else \
+        cx.prepared(w, ("spatial-first",), _spatial_first)
+    if laid is not None:
+        w, spec[1] = laid, space + "IO"
+    return lax.conv_general_dilated(_channels_last(cx, x) if last else x, w, tuple(strides),
+                                    pads, rhs_dilation=tuple(dilations),
+                                    dimension_numbers=tuple(spec), feature_group_count=group,
+                                    precision=precision())
 
 
 def _spatial_first(w: np.ndarray) -> np.ndarray:
@@ -108,13 +114,13 @@ def _spatial_first(w: np.ndarray) -> np.ndarray:
 
 
 def _channels_last(cx, x):
-    """``[N, C, *spatial]`` as ``[N, *spatial, C]``."""
-    return cx.xp.moveaxis(x, 1, -1)
+    """``[N, C, *spatial]`` as ``[N, *spatial, C]`` (`channels_last.to_last`)."""
+    return cx.xp.moveaxis(x, 1, -1) if cx.folding else to_last(cx.tc, x)
 
 
 def _channels_first(cx, y):
-    """``[N, *spatial, C]`` as ``[N, C, *spatial]``."""
-    return cx.xp.moveaxis(y, -1, 1)
+    """``[N, *spatial, C]`` as ``[N, C, *spatial]``, `y` kept as its channels-last form."""
+    return cx.xp.moveaxis(y, -1, 1) if cx.folding else from_last(cx.tc, y)
 
 
 def _padded(cx, x, pads):
@@ -215,41 +221,68 @@ def _pool_window(cx, x):
             [(0, 0), (0, 0), *pads])
 
 
+def _pooled(cx, x, fn):
+    """``fn(x, window, strides, dilations, pads)`` over the spatial axes, on `x`'s
+    channels-last form where it has one (the window parameters permuted alike)."""
+    geometry = _pool_window(cx, x)
+    if form(cx.tc, x) is None:
+        return fn(x, *geometry)
+
+    def last(p):
+        return (*p[:1], *p[2:], p[1])
+
+    return _channels_first(cx, fn(_channels_last(cx, x), *map(last, geometry)))
+
+
 @lowering("MaxPool", since=1)
 def _max_pool(cx, x):
     from jax import lax
 
     if len(cx.node.outputs) > 1:
         cx.fail("MaxPool's indices output is not lowered")
-    win, st, dil, pads = _pool_window(cx, x)
     init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, pads,
-                             window_dilation=dil)
+
+    def pool(x, win, st, dil, pads):
+        return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, pads,
+                                 window_dilation=dil)
+
+    return _pooled(cx, x, pool)
 
 
 @lowering("AveragePool", since=1)
 def lower_avg_pool(cx, x):
     from jax import lax
 
-    win, st, dil, pads = _pool_window(cx, x)
     zero = np.array(0, x.dtype)
-    s = lax.reduce_window(x, zero, lax.add, win, st, pads, window_dilation=dil)
-    if attr(cx.node, "count_include_pad", 0):
-        count = float(np.prod(win))
-        return astype(cx, s / count, x.dtype)
-    ones = cx.xp.ones(x.shape[2:], x.dtype)[None, None]
-    cnt = lax.reduce_window(ones, zero, lax.add, win, st, pads, window_dilation=dil)
-    return astype(cx, s / cnt, x.dtype)
+
+    def pool(x, win, st, dil, pads):
+        s = lax.reduce_window(x, zero, lax.add, win, st, pads, window_dilation=dil)
+        if attr(cx.node, "count_include_pad", 0):
+            return astype(cx, s / float(np.prod(win)), x.dtype)
+        ones = cx.xp.ones([1 if w == 1 and p == (0, 0) else n
+                           for n, w, p in zip(x.shape, win, pads)], x.dtype)
+        cnt = lax.reduce_window(ones, zero, lax.add, win, st, pads, window_dilation=dil)
+        return astype(cx, s / cnt, x.dtype)
+
+    return _pooled(cx, x, pool)
+
+
+def _global(cx, x, reduce):
+    """`reduce` over the spatial axes, read channels last (as the convolutions before it
+    leave their results: a channel-first read here makes XLA lay the convolution's output
+    out channels first and transpose it inside the fused loops)."""
+    y = reduce(_channels_last(cx, x), axis=tuple(range(1, x.ndim - 1)))
+    return cx.xp.reshape(y, y.shape + (1,) * (x.ndim - 2))
 
 
 @lowering("GlobalAveragePool", since=1)
 def _gap(cx, x):
-    return cx.xp.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype)
+    return astype(cx, _global(cx, x, cx.xp.mean), x.dtype)
 
 
 @lowering("GlobalMaxPool", since=1)
 def _gmp(cx, x):
-    return cx.xp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+    return _global(cx, x, cx.xp.max)
 
 
 @lowering("BatchNormalization", since=1)
@@ -260,13 +293,15 @@ def _batch_norm(cx, x, scale, b, mean, var, *rest):
         cx.fail("BatchNormalization with spatial=0 is not lowered")
     xp = cx.xp
     eps = float(attr(cx.node, "epsilon", 1e-5))
-    shape = (1, -1) + (1,) * (x.ndim - 2)
+    last = not cx.folding and x.ndim > 2 and form(cx.tc, x) is not None
+    shape = (-1,) if last else (1, -1) + (1,) * (x.ndim - 2)
 
     def r(v):
         return xp.reshape(v, shape)
 
-    y = (x - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b)
-    return astype(cx, y, x.dtype)
+    z = _channels_last(cx, x) if last else x
+    y = astype(cx, (z - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b), x.dtype)
+    return _channels_first(cx, y) if last else y
 
 
 @lowering("InstanceNormalization", since=1)
