@@ -185,9 +185,15 @@ def _columns_product(cx, x, w, kernel, strides, dilations, pads):
     n, c, o = x.shape[0], x.shape[-1], w.shape[0]
     columns = cx.xp.reshape(cx.xp.stack(windows, axis=-2), (n, -1, len(windows) * c))
     kw = {} if cx.folding else {"precision": precision()}
+    laid = cx.prepared(w, ("taps-channels",), _taps_channels)  # once, for an argument
     y = cx.xp.einsum("npk,ok->npo", columns,
-                     cx.xp.reshape(cx.xp.moveaxis(w, 1, -1), (o, -1)), **kw)
+                     _taps_channels(w, cx.xp) if laid is None else laid, **kw)
     return cx.xp.reshape(y, (n, *out, o))
+
+
+def _taps_channels(w, xp=np):
+    """Conv weights ``[O, C, *k]`` as ``[O, taps * C]``, channels fastest."""
+    return xp.reshape(xp.moveaxis(w, 1, -1), (w.shape[0], -1))
 
 
 def _depthwise(cx, x, w, kernel, strides, dilations, pads):
