@@ -72,6 +72,7 @@ def lower_conv(cx, x, w, b=None):
         xw = x, w
     # computed channels last (`channels_last`): XLA's CPU code pads, broadcasts per-channel
     # vectors and shifts windows several times faster so
+    held = form(cx.tc, x) is not None
     if pointwise:
         y = _pointwise(cx, _channels_last(cx, xw[0]), xw[1], strides, pads)
     elif depthwise:
@@ -79,21 +80,27 @@ def lower_conv(cx, x, w, b=None):
     elif narrow:
         y = _columns_product(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations,
                              pads)
-    else:
-        y = _general(cx, x, w, strides, dilations, pads, group)
+    elif held or n > 1:
+        y = _general(cx, x, w, strides, dilations, pads, group, held)
+    else:  # a 1-D signal not held channels last stays channels first (a channels-last
+        # output measured slower on the silero VAD's convolutions over its input)
+        y = _general(cx, x, w, strides, dilations, pads, group, False, False)
+        if b is not None:
+            y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
+        return astype(cx, y, x.dtype)
     if b is not None:
         y = y + b
     return _channels_first(cx, astype(cx, y, x.dtype))
 
 
-def _general(cx, x, w, strides, dilations, pads, group):
-    """XLA's convolution, channels last out; channels last in where `x` is held so."""
+def _general(cx, x, w, strides, dilations, pads, group, last_in: bool, last_out: bool = True):
+    """XLA's convolution, channels last or first in and out."""
     from jax import lax
 
     n = x.ndim - 2
     space = "DHW"[-n:]
-    last = form(cx.tc, x) is not None
-    spec = ["N" + space + "C" if last else "NC" + space, "OI" + space, "N" + space + "C"]
+    spec = [("N" + space + "C") if last_in else ("NC" + space), "OI" + space,
+            ("N" + space + "C") if last_out else ("NC" + space)]
     # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
     # as arguments (large constants) are laid out so once, on the host, not transposed
     # in every call. Embedded ones are left to XLA, which lays them out at compile time
@@ -102,7 +109,7 @@ def _general(cx, x, w, strides, dilations, pads, group):
         cx.prepared(w, ("spatial-first",), _spatial_first)
     if laid is not None:
         w, spec[1] = laid, space + "IO"
-    return lax.conv_general_dilated(_channels_last(cx, x) if last else x, w, tuple(strides),
+    return lax.conv_general_dilated(_channels_last(cx, x) if last_in else x, w, tuple(strides),
                                     pads, rhs_dilation=tuple(dilations),
                                     dimension_numbers=tuple(spec), feature_group_count=group,
                                     precision=precision())
