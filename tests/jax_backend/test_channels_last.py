@@ -25,7 +25,7 @@ def _positive(name, *shape):
     return onnx.numpy_helper.from_array(RNG.uniform(0.5, 1.5, shape).astype(np.float32), name)
 
 
-def _model(nodes, inits, x_shape, opset=17):
+def _model(nodes, inits, x_shape, opset=18):
     g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, list(x_shape))],
                      [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
@@ -93,6 +93,20 @@ TAILS = {
         h.make_node("Relu", ["a"], ["p"]),
         h.make_node("Flatten", ["p"], ["y"], axis=1),
     ], []),
+    # joined and split along the channel and the last axes
+    "concat-split": lambda c, s: ([
+        h.make_node("Concat", ["a", "a"], ["p"], axis=1),
+        h.make_node("Split", ["p", "sizes"], ["q", "r"], axis=1),
+        h.make_node("Concat", ["r", "q"], ["rq"], axis=1),
+        h.make_node("Concat", ["rq", "p"], ["wide"], axis=-1),
+        h.make_node("Split", ["wide"], ["lo_half", "hi_half"], axis=-1, num_outputs=2),
+        h.make_node("Sub", ["lo_half", "hi_half"], ["y"]),
+    ], [onnx.numpy_helper.from_array(np.array([c - 1, c + 1], np.int64), "sizes")]),
+    "resize": lambda c, s: ([
+        h.make_node("Resize", ["a", "", "scales"], ["p"], mode="nearest"),
+        h.make_node("Resize", ["p", "", "", "sizes"], ["y"], mode="linear"),
+    ], [onnx.numpy_helper.from_array(np.array([1, 1] + [2.0] * s, np.float32), "scales"),
+        onnx.numpy_helper.from_array(np.array([1, c] + [3] * s, np.int64), "sizes")]),
     "transpose-concat": lambda c, s: ([
         h.make_node("Transpose", ["a"], ["p"], perm=[0, *range(2, s + 2), 1]),
         h.make_node("Concat", ["a", "x"], ["q"], axis=1),

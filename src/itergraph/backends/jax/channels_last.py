@@ -18,6 +18,7 @@ every rule that does not ask for it sees the channel-first value, as before.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -82,6 +83,58 @@ def elementwise(tc: TraceContext, node, inputs: list, call) -> list | None:
     if len(node.outputs) != 1 or tuple(getattr(out, "shape", ())) != last:
         return None
     return [from_last(tc, out)]
+
+
+#: ops computed on their inputs' forms with their axis attribute moved (`along_axis`)
+AXIS_OPS = ("Concat", "Split")
+
+
+def along_axis(tc: TraceContext, node, inputs: list, call) -> list | None:
+    """A Concat or Split of values held channels last, or a Resize of one, computed on the
+    forms: ``call(inputs, node)`` runs the rule for a copy of the node whose ``axis`` (or
+    whose scales, sizes and roi) follow the channels-last order. None (nothing done) unless
+    every tensor input has a form."""
+    if node.domain != "" or (node.op_type not in AXIS_OPS and node.op_type != "Resize"):
+        return None
+    tensors = inputs[:1] if node.op_type in ("Split", "Resize") else inputs
+    forms = [None if x is None or is_static(x) else form(tc, x) for x in tensors]
+    if not forms or any(z is None for z in forms) or tensors[0].ndim < MIN_RANK:
+        return None
+    rank = tensors[0].ndim
+    moved = copy.copy(node)
+    if node.op_type == "Resize":
+        if "axes" in node.attrs or len(inputs) < 3:
+            return None
+        rest = [_permuted(v, rank) for v in inputs[1:]]
+        if any(r is False for r in rest):
+            return None
+        out = call([forms[0], *rest], node)
+    else:
+        axis = int(node.attrs.get("axis", 1 if node.op_type == "Concat" else 0))
+        if not -rank <= axis < rank:
+            return None
+        moved.attrs = {**node.attrs, "axis": _last_axis(axis % rank, rank)}
+        out = call(forms + list(inputs[len(forms):]), moved)
+    outs = list(out) if len(node.outputs) > 1 else [out]
+    return [from_last(tc, z) for z in outs]
+
+
+def _last_axis(a: int, rank: int) -> int:
+    """Where axis `a` of a channel-first value sits in its channels-last form."""
+    return a if a == 0 else rank - 1 if a == 1 else a - 1
+
+
+def _permuted(v, rank: int):
+    """A Resize's roi, scales or sizes in channels-last order (None stays None); False
+    when it is not a constant of the expected length."""
+    if v is None or (is_static(v) and v.size == 0):
+        return v
+    if not is_static(v) or v.ndim != 1 or v.size not in (rank, 2 * rank):
+        return False
+    order = [0, *range(2, rank), 1]
+    if v.size == rank:
+        return v[order]
+    return np.concatenate([v[:rank][order], v[rank:][order]])
 
 
 def _jnp():

@@ -19,7 +19,7 @@ from ...errors import Error
 from ...ir import Graph, Node, Value
 from .affine import propagate
 from .big_constants import constant_inputs, derived
-from .channels_last import elementwise
+from .channels_last import along_axis, elementwise
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
 
@@ -92,11 +92,12 @@ def _apply_rule(tc: TraceContext, node: Node, rule: Rule, scope: Scope) -> list:
                 return folded
     import jax.numpy as jnp
 
-    def call(args):
-        return rule.fn(OpContext(node, jnp, tc, scope.frame), *args)
+    def call(args, as_node=node):
+        return rule.fn(OpContext(as_node, jnp, tc, scope.frame), *args)
 
     try:
-        res = elementwise(tc, node, inputs, call) or _results(node, call(inputs))
+        res = (elementwise(tc, node, inputs, call) or along_axis(tc, node, inputs, call)
+               or _results(node, call(inputs)))
     except (Error, NeedsDriver):
         raise
     except Exception as e:
