@@ -4,6 +4,10 @@ GlobalMaxPool, BatchNormalization (inference), InstanceNormalization, RMSNormali
 ``auto_pad`` (NOTSET, VALID, SAME_UPPER, SAME_LOWER), strides, dilations and groups follow
 the ONNX specification. Pooling with ``ceil_mode`` and MaxPool's indices output are left to
 NumPy, as is training-mode BatchNormalization.
+
+Convolutions compute channels last and hand back their channel-first result with its
+channels-last form recorded (`channels_last`); pooling, global pooling and batch
+normalization compute on that form where their input has one.
 """
 
 from __future__ import annotations
