@@ -260,10 +260,29 @@ def _max_pool(cx, x):
     init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
 
     def pool(x, win, st, dil, pads):
-        return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, pads,
-                                 window_dilation=dil)
+        return _separable(x, np.array(init, x.dtype), lax.max, win, st, dil, pads)
 
     return _pooled(cx, x, pool)
+
+
+def _separable(x, init, op, win, st, dil, pads):
+    """``lax.reduce_window`` one axis at a time: the same maximum (and the same sum, up to
+    the order of its terms) as over the whole window, where XLA's CPU code visits every
+    element of every window (a 13x13 max over 26x26x256: 23 ms at once, 0.4 ms by axes)."""
+    from jax import lax
+
+    rank = x.ndim
+    for a in range(rank):
+        if win[a] == 1 and st[a] == 1 and tuple(pads[a]) == (0, 0):
+            continue
+
+        def only(v, a=a):
+            return tuple(v if i == a else 1 for i in range(rank))
+
+        x = lax.reduce_window(x, init, op, only(win[a]), only(st[a]),
+                              [tuple(pads[a]) if i == a else (0, 0) for i in range(rank)],
+                              window_dilation=only(dil[a]))
+    return x
 
 
 @lowering("AveragePool", since=1)
@@ -273,12 +292,12 @@ def lower_avg_pool(cx, x):
     zero = np.array(0, x.dtype)
 
     def pool(x, win, st, dil, pads):
-        s = lax.reduce_window(x, zero, lax.add, win, st, pads, window_dilation=dil)
+        s = _separable(x, zero, lax.add, win, st, dil, pads)
         if attr(cx.node, "count_include_pad", 0):
             return astype(cx, s / float(np.prod(win)), x.dtype)
         ones = cx.xp.ones([1 if w == 1 and p == (0, 0) else n
                            for n, w, p in zip(x.shape, win, pads)], x.dtype)
-        cnt = lax.reduce_window(ones, zero, lax.add, win, st, pads, window_dilation=dil)
+        cnt = _separable(ones, zero, lax.add, win, st, dil, pads)
         return astype(cx, s / cnt, x.dtype)
 
     return _pooled(cx, x, pool)
