@@ -111,6 +111,7 @@ class TraceContext:
         self.top_node: Node | None = None  # top-level node being traced (fallback attribution)
         self.affine: dict[int, tuple] = {}  # id(traced int) -> (base, offset, value); `affine`
         self.cell_inputs: dict[int, Any] = {}  # id(LSTM/GRU/RNN node) -> input projection
+        self.channels_last: dict[int, tuple] = {}  # id(value) -> (form, value); `channels_last`
         self.padded = 0  # >0 while tracing a body that reads grown buffers (`loops.growing`)
 
     def note(self, element, compiles: bool, reason: str) -> None:

@@ -19,6 +19,7 @@ from ...errors import Error
 from ...ir import Graph, Node, Value
 from .affine import propagate
 from .big_constants import constant_inputs, derived
+from .channels_last import along_axis, elementwise
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
 
@@ -91,15 +92,18 @@ def _apply_rule(tc: TraceContext, node: Node, rule: Rule, scope: Scope) -> list:
                 return folded
     import jax.numpy as jnp
 
+    def call(args, as_node=node):
+        return rule.fn(OpContext(as_node, jnp, tc, scope.frame), *args)
+
     try:
-        out = rule.fn(OpContext(node, jnp, tc, scope.frame), *inputs)
+        res = (elementwise(tc, node, inputs, call) or along_axis(tc, node, inputs, call)
+               or _results(node, call(inputs)))
     except (Error, NeedsDriver):
         raise
     except Exception as e:
         shapes = [None if x is None else (tuple(x.shape), str(x.dtype)) for x in inputs]
         raise CannotLower(node, f"lowering failed for inputs {shapes} "
                                 f"({type(e).__name__}: {e})") from e
-    res = _results(node, out)
     propagate(tc, node, inputs, res)
     return res
 

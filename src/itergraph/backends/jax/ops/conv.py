@@ -4,6 +4,10 @@ GlobalMaxPool, BatchNormalization (inference), InstanceNormalization, RMSNormali
 ``auto_pad`` (NOTSET, VALID, SAME_UPPER, SAME_LOWER), strides, dilations and groups follow
 the ONNX specification. Pooling with ``ceil_mode`` and MaxPool's indices output are left to
 NumPy, as is training-mode BatchNormalization.
+
+Convolutions compute channels last and hand back their channel-first result with its
+channels-last form recorded (`channels_last`); pooling, global pooling and batch
+normalization compute on that form where their input has one.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...common.window import window_counts
+from ..channels_last import form, from_last, to_last
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
 
@@ -50,8 +55,6 @@ def lower_conv(cx, x, w, b=None):
     (one filter per input channel) is a sum over the kernel offsets of shifted windows times
     per-channel weights; one whose column matrix is small (`_few_columns`) is one product
     over the stacked windows."""
-    from jax import lax
-
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
     _, strides, dilations, pads = _geometry(cx, x, kernel)
     n = x.ndim - 2
@@ -71,28 +74,49 @@ def lower_conv(cx, x, w, b=None):
         xw = astype(cx, x, np.float32), astype(cx, w, np.float32)
     else:
         xw = x, w
+    # computed channels last (`channels_last`): XLA's CPU code pads, broadcasts per-channel
+    # vectors and shifts windows several times faster so
+    held = form(cx.tc, x) is not None
     if pointwise:
-        y = _pointwise(cx, *xw, strides, pads)
+        y = _pointwise(cx, _channels_last(cx, xw[0]), xw[1], strides, pads)
     elif depthwise:
-        y = _depthwise(cx, *xw, kernel, strides, dilations, pads)
+        y = _depthwise(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations, pads)
     elif narrow:
-        y = _columns_product(cx, *xw, kernel, strides, dilations, pads)
-    else:
-        spec = ("NC" + "DHW"[-n:], "OI" + "DHW"[-n:], "NC" + "DHW"[-n:])
-        # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
-        # as arguments (large constants) are laid out so once, on the host, not transposed
-        # in every call. Embedded ones are left to XLA, which lays them out at compile time
-        # (the HWIO spec measured 1.5x slower on the silero VAD's small convolutions).
-        laid = None if cx.folding or isinstance(w, np.ndarray) else \
-            cx.prepared(w, ("spatial-first",), _spatial_first)
-        if laid is not None:
-            w, spec = laid, (spec[0], "DHW"[-n:] + "IO", spec[2])
-        y = lax.conv_general_dilated(x, w, tuple(strides), pads,
-                                     rhs_dilation=tuple(dilations), dimension_numbers=spec,
-                                     feature_group_count=group, precision=precision())
+        y = _columns_product(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations,
+                             pads)
+    elif held or n > 1:
+        y = _general(cx, x, w, strides, dilations, pads, group, held)
+    else:  # a 1-D signal not held channels last stays channels first (a channels-last
+        # output measured slower on the silero VAD's convolutions over its input)
+        y = _general(cx, x, w, strides, dilations, pads, group, False, False)
+        if b is not None:
+            y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
+        return astype(cx, y, x.dtype)
     if b is not None:
-        y = y + cx.xp.reshape(b, (1, -1) + (1,) * n)
-    return astype(cx, y, x.dtype)
+        y = y + b
+    return _channels_first(cx, astype(cx, y, x.dtype))
+
+
+def _general(cx, x, w, strides, dilations, pads, group, last_in: bool, last_out: bool = True):
+    """XLA's convolution, channels last or first in and out."""
+    from jax import lax
+
+    n = x.ndim - 2
+    space = "DHW"[-n:]
+    spec = [("N" + space + "C") if last_in else ("NC" + space), "OI" + space,
+            ("N" + space + "C") if last_out else ("NC" + space)]
+    # XLA's CPU convolution reads its weights spatial axes first (HWIO): weights passed
+    # as arguments (large constants) are laid out so once, on the host, not transposed
+    # in every call. Embedded ones are left to XLA, which lays them out at compile time
+    # (the HWIO spec measured 1.5x slower on the silero VAD's small convolutions).
+    laid = None if isinstance(w, np.ndarray) else \
+        cx.prepared(w, ("spatial-first",), _spatial_first)
+    if laid is not None:
+        w, spec[1] = laid, space + "IO"
+    return lax.conv_general_dilated(_channels_last(cx, x) if last_in else x, w, tuple(strides),
+                                    pads, rhs_dilation=tuple(dilations),
+                                    dimension_numbers=tuple(spec), feature_group_count=group,
+                                    precision=precision())
 
 
 def _spatial_first(w: np.ndarray) -> np.ndarray:
@@ -100,15 +124,27 @@ def _spatial_first(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(w, (0, 1), (-1, -2)))
 
 
+def _channels_last(cx, x):
+    """``[N, C, *spatial]`` as ``[N, *spatial, C]`` (`channels_last.to_last`)."""
+    return cx.xp.moveaxis(x, 1, -1) if cx.folding else to_last(cx.tc, x)
+
+
+def _channels_first(cx, y):
+    """``[N, *spatial, C]`` as ``[N, C, *spatial]``, `y` kept as its channels-last form."""
+    return cx.xp.moveaxis(y, -1, 1) if cx.folding else from_last(cx.tc, y)
+
+
 def _padded(cx, x, pads):
+    """Channels-last `x` with its spatial axes padded with zeros."""
     if not any(p for pair in pads for p in pair):
         return x
-    return cx.xp.pad(x, [(0, 0), (0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads]])
+    return cx.xp.pad(x, [(0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads], (0, 0)])
 
 
 def _window(x, start: list[int], size: list[int], strides: list[int]):
-    """``x[:, :, s0::st0][:size0] ...``: `size` strided positions from `start` per axis."""
-    idx = (slice(None), slice(None)) + tuple(
+    """``x[:, s0::st0][:size0] ...`` on the spatial axes of a channels-last `x`: `size`
+    strided positions from `start` per axis."""
+    idx = (slice(None),) + tuple(
         slice(s, s + (o - 1) * st + 1, st) for s, o, st in zip(start, size, strides))
     return x[idx]
 
@@ -118,13 +154,14 @@ def _out_size(size, k, s, d, pad):
 
 
 def _pointwise(cx, x, w, strides, pads):
+    """A 1x1 convolution of channels-last `x`: one product over the channels."""
     if any(a < 0 or c < 0 for a, c in pads):
         cx.fail("negative pads")
     xp = _padded(cx, x, pads)
-    out = [_out_size(i, 1, s, 1, p) for i, s, p in zip(x.shape[2:], strides, pads)]
+    out = [_out_size(i, 1, s, 1, p) for i, s, p in zip(x.shape[1:-1], strides, pads)]
     xs = _window(xp, [0] * len(out), out, strides)
     kw = {} if cx.folding else {"precision": precision()}
-    return cx.xp.einsum("nc...,oc->no...", xs, w.reshape(w.shape[0], w.shape[1]), **kw)
+    return cx.xp.einsum("n...c,oc->n...o", xs, w.reshape(w.shape[0], w.shape[1]), **kw)
 
 
 #: the most taps, and column-matrix elements, for which a convolution is written as one
@@ -146,41 +183,49 @@ def _few_columns(shape, kernel, strides, dilations, pads) -> bool:
 
 
 def _columns_product(cx, x, w, kernel, strides, dilations, pads):
-    """A convolution as one product: every kernel offset's strided window of the padded
-    input stacked into columns ``[n, c * taps, positions]``, times the weights
-    ``[o, c * taps]`` (im2col)."""
+    """A convolution of channels-last `x` as one product: every kernel offset's strided
+    window of the padded input stacked into columns ``[n, positions, taps * c]``, times the
+    weights laid out ``[o, taps * c]`` (im2col)."""
     import itertools
 
     xp = _padded(cx, x, pads)
     out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
-           zip(x.shape[2:], kernel, strides, dilations, pads)]
+           zip(x.shape[1:-1], kernel, strides, dilations, pads)]
     windows = [_window(xp, [o * d for o, d in zip(off, dilations)], out, strides)
                for off in itertools.product(*(range(k) for k in kernel))]
-    n, c, o = x.shape[0], x.shape[1], w.shape[0]
-    columns = cx.xp.reshape(cx.xp.stack(windows, axis=2), (n, c * len(windows), -1))
+    n, c, o = x.shape[0], x.shape[-1], w.shape[0]
+    columns = cx.xp.reshape(cx.xp.stack(windows, axis=-2), (n, -1, len(windows) * c))
     kw = {} if cx.folding else {"precision": precision()}
-    y = cx.xp.einsum("nkp,ok->nop", columns, cx.xp.reshape(w, (o, -1)), **kw)
-    return cx.xp.reshape(y, (n, o, *out))
+    laid = cx.prepared(w, ("taps-channels",), _taps_channels)  # once, for an argument
+    y = cx.xp.einsum("npk,ok->npo", columns,
+                     _taps_channels(w, cx.xp) if laid is None else laid, **kw)
+    return cx.xp.reshape(y, (n, *out, o))
+
+
+def _taps_channels(w, xp=np):
+    """Conv weights ``[O, C, *k]`` as ``[O, taps * C]``, channels fastest."""
+    return xp.reshape(xp.moveaxis(w, 1, -1), (w.shape[0], -1))
 
 
 def _depthwise(cx, x, w, kernel, strides, dilations, pads):
+    """A convolution with one filter per input channel (channels-last `x`): the sum over
+    the kernel offsets of each shifted window times its per-channel weights."""
     import itertools
 
     if any(a < 0 or c < 0 for a, c in pads):
         cx.fail("negative pads")
-    mult = w.shape[0] // x.shape[1]
+    mult = w.shape[0] // x.shape[-1]
     xp = _padded(cx, x, pads)
     if mult > 1:  # output channel o reads input channel o // mult
-        xp = cx.xp.repeat(xp, mult, axis=1)
+        xp = cx.xp.repeat(xp, mult, axis=-1)
     out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
-           zip(x.shape[2:], kernel, strides, dilations, pads)]
+           zip(x.shape[1:-1], kernel, strides, dilations, pads)]
     if any(o <= 0 for o in out):
         cx.fail("an empty output")
-    n = len(kernel)
     y = None
     for off in itertools.product(*(range(k) for k in kernel)):
         term = _window(xp, [o * d for o, d in zip(off, dilations)], out, strides) * \
-            cx.xp.reshape(w[(slice(None), 0, *off)], (1, -1) + (1,) * n)
+            w[(slice(None), 0, *off)]
         y = term if y is None else y + term
     return y
 
@@ -193,41 +238,87 @@ def _pool_window(cx, x):
             [(0, 0), (0, 0), *pads])
 
 
+def _pooled(cx, x, fn):
+    """``fn(x, window, strides, dilations, pads)`` over the spatial axes, on `x`'s
+    channels-last form where it has one (the window parameters permuted alike)."""
+    geometry = _pool_window(cx, x)
+    if form(cx.tc, x) is None:
+        return fn(x, *geometry)
+
+    def last(p):
+        return (*p[:1], *p[2:], p[1])
+
+    return _channels_first(cx, fn(_channels_last(cx, x), *map(last, geometry)))
+
+
 @lowering("MaxPool", since=1)
 def _max_pool(cx, x):
     from jax import lax
 
     if len(cx.node.outputs) > 1:
         cx.fail("MaxPool's indices output is not lowered")
-    win, st, dil, pads = _pool_window(cx, x)
     init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    return lax.reduce_window(x, np.array(init, x.dtype), lax.max, win, st, pads,
-                             window_dilation=dil)
+
+    def pool(x, win, st, dil, pads):
+        return _separable(x, np.array(init, x.dtype), lax.max, win, st, dil, pads)
+
+    return _pooled(cx, x, pool)
+
+
+def _separable(x, init, op, win, st, dil, pads):
+    """``lax.reduce_window`` one axis at a time: the same maximum (and the same sum, up to
+    the order of its terms) as over the whole window, where XLA's CPU code visits every
+    element of every window (a 13x13 max over 26x26x256: 23 ms at once, 0.4 ms by axes)."""
+    from jax import lax
+
+    rank = x.ndim
+    for a in range(rank):
+        if win[a] == 1 and st[a] == 1 and tuple(pads[a]) == (0, 0):
+            continue
+
+        def only(v, a=a):
+            return tuple(v if i == a else 1 for i in range(rank))
+
+        x = lax.reduce_window(x, init, op, only(win[a]), only(st[a]),
+                              [tuple(pads[a]) if i == a else (0, 0) for i in range(rank)],
+                              window_dilation=only(dil[a]))
+    return x
 
 
 @lowering("AveragePool", since=1)
 def lower_avg_pool(cx, x):
     from jax import lax
 
-    win, st, dil, pads = _pool_window(cx, x)
     zero = np.array(0, x.dtype)
-    s = lax.reduce_window(x, zero, lax.add, win, st, pads, window_dilation=dil)
-    if attr(cx.node, "count_include_pad", 0):
-        count = float(np.prod(win))
-        return astype(cx, s / count, x.dtype)
-    ones = cx.xp.ones(x.shape[2:], x.dtype)[None, None]
-    cnt = lax.reduce_window(ones, zero, lax.add, win, st, pads, window_dilation=dil)
-    return astype(cx, s / cnt, x.dtype)
+
+    def pool(x, win, st, dil, pads):
+        s = _separable(x, zero, lax.add, win, st, dil, pads)
+        if attr(cx.node, "count_include_pad", 0):
+            return astype(cx, s / float(np.prod(win)), x.dtype)
+        ones = cx.xp.ones([1 if w == 1 and p == (0, 0) else n
+                           for n, w, p in zip(x.shape, win, pads)], x.dtype)
+        cnt = _separable(ones, zero, lax.add, win, st, dil, pads)
+        return astype(cx, s / cnt, x.dtype)
+
+    return _pooled(cx, x, pool)
+
+
+def _global(cx, x, reduce):
+    """`reduce` over the spatial axes, read channels last (as the convolutions before it
+    leave their results: a channel-first read here makes XLA lay the convolution's output
+    out channels first and transpose it inside the fused loops)."""
+    y = reduce(_channels_last(cx, x), axis=tuple(range(1, x.ndim - 1)))
+    return cx.xp.reshape(y, y.shape + (1,) * (x.ndim - 2))
 
 
 @lowering("GlobalAveragePool", since=1)
 def _gap(cx, x):
-    return cx.xp.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype)
+    return astype(cx, _global(cx, x, cx.xp.mean), x.dtype)
 
 
 @lowering("GlobalMaxPool", since=1)
 def _gmp(cx, x):
-    return cx.xp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+    return _global(cx, x, cx.xp.max)
 
 
 @lowering("BatchNormalization", since=1)
@@ -238,13 +329,15 @@ def _batch_norm(cx, x, scale, b, mean, var, *rest):
         cx.fail("BatchNormalization with spatial=0 is not lowered")
     xp = cx.xp
     eps = float(attr(cx.node, "epsilon", 1e-5))
-    shape = (1, -1) + (1,) * (x.ndim - 2)
+    last = not cx.folding and x.ndim > 2 and form(cx.tc, x) is not None
+    shape = (-1,) if last else (1, -1) + (1,) * (x.ndim - 2)
 
     def r(v):
         return xp.reshape(v, shape)
 
-    y = (x - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b)
-    return astype(cx, y, x.dtype)
+    z = _channels_last(cx, x) if last else x
+    y = astype(cx, (z - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b), x.dtype)
+    return _channels_first(cx, y) if last else y
 
 
 @lowering("InstanceNormalization", since=1)

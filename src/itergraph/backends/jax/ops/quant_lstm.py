@@ -25,10 +25,13 @@ def _loop(step, xw, h, c):
 
 
 def _centered(cx, w, zp):
-    """``w - zp`` per direction (`zp`: ``[dirs, 1, 1]``), exact for uint8 codes."""
+    """``w - zp`` per direction (`zp`: ``[dirs, 1, 1]``), exact for uint8 codes: for a
+    constant, one array per direction made on the host (XLA would copy a slice of one
+    argument in every call)."""
     tag = ("lstm-centered", zp.dtype.str, zp.tobytes())
-    wc = cx.prepared(w, tag, lambda v: mq.centered_weight(v, zp, ql.QUANTIZED, (-2,)))
-    return wc if wc is not None else mq.centered(cx.xp, w, zp)
+    split = [cx.prepared(w, (*tag, d), lambda v, d=d: np.ascontiguousarray(
+        mq.centered_weight(v, zp, ql.QUANTIZED, (-2,))[d])) for d in range(w.shape[0])]
+    return split if all(s is not None for s in split) else mq.centered(cx.xp, w, zp)
 
 
 @lowering("DynamicQuantizeLSTM", domain=ql.DOMAIN)

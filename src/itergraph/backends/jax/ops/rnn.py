@@ -133,6 +133,14 @@ def _rec(r):
     return lambda h: _mm(h, r)
 
 
+def _direction(cx, v, d: int):
+    """``v[d]``: for weights passed as arguments (large constants), an argument of its own
+    split once on the host (XLA copies a slice of an argument in every call: 16 MB for a
+    bidirectional LSTM of 512 units)."""
+    split = cx.prepared(v, ("direction", d), lambda a: np.ascontiguousarray(a[d]))
+    return v[d] if split is None else split
+
+
 def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     """The lowering of an LSTM, GRU or RNN node: one `rnn_scan.scan_direction` per
     direction (with `sequence_lens`, masked per entry), or (with an input projection batched
@@ -162,7 +170,7 @@ def _recurrent(cx, x, w, r, b=None, seq_lens=None, *init):
     ys, finals = [], []
     for d in range(at.dirs):
         xd = _time_reverse(jnp, x, lens) if at.reverse(d) else x
-        y, hn, cn = scan_direction(at, d, xd, w[d], r[d],
+        y, hn, cn = scan_direction(at, d, xd, _direction(cx, w, d), _direction(cx, r, d),
                                    None if b is None else b[d, :G * H],
                                    None if b is None else b[d, G * H:],
                                    None if peep is None else peep[d], states0[0][d],
