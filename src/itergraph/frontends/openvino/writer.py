@@ -5,7 +5,7 @@ Graph inputs become ``Parameter`` layers (their element type must be known), ini
 ONNX ``Constant`` nodes ``Const`` layers, graph outputs ``Result`` layers; every other node is
 translated by the export table (`export_table`: ONNX op -> OpenVINO layers) through a
 `net_writer.NetWriter`. Canonical loops
-become ``TensorIterator-1`` or ``Loop-5`` and ONNX ``If`` becomes ``If-8`` (`export_loops`).
+become ``TensorIterator-1`` or ``Loop-5`` and ONNX ``If`` becomes ``If-8`` (`ops.loops.write`).
 Values a loop body or branch takes from an enclosing graph become extra body inputs, since
 OpenVINO bodies see nothing but their Parameters.
 

@@ -31,7 +31,7 @@
   variance normalised), times ``scale`` plus ``B`` reshaped to ``[C, 1, ...]``; the rank must
   be known and at least 3.
 - ``Scatter`` (opsets 9-10, deprecated): ``ScatterElements`` without reduction
-  (``ScatterElementsUpdate-12``, `export_same`).
+  (``ScatterElementsUpdate-12``, `write_same`).
 - ``Upsample`` (opsets 7-9; the ``scales`` attribute before 9, the input from 9):
   ``Interpolate-11`` by scales over every axis with ``asymmetric`` coordinates, as ONNX
   Runtime computes Upsample: ``nearest`` with ``floor`` (its scales are at least 1),
@@ -40,7 +40,7 @@
   OpenVINO makes one element more (a product a hair under an integer); its coordinates
   follow the scale alone, so the elements kept are the same.
 
-``ArgMax``/``ArgMin`` with ``select_last_index=1`` are written by `export_ops` (the input
+``ArgMax``/``ArgMin`` with ``select_last_index=1`` are written by `write` (the input
 reversed along the axis, the first index ``i`` taken, ``n - 1 - i``).
 """
 

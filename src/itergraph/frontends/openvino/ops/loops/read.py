@@ -6,7 +6,7 @@ The body is converted like any network (its Parameters and Results by layer id).
 - input with ``axis`` -> `Sliced` (``keep_axis=True``, ``part_size``; ``start``/``end`` are
   fence posts where -1 is the end of the axis; a negative ``stride`` walks backwards);
 - input whose Parameter is the target of a back edge -> `Carried` (the back edge's Result);
-  every Parameter an input feeds must declare that input's type (`loop_ports`);
+  every Parameter an input feeds must declare that input's type (`ports`);
 - other inputs -> `Invariant`;
 - Loop input with ``purpose="current_iteration"`` -> ``iteration_param``;
 - output with ``axis`` -> `Concat` (``new_axis=False``, reversed for a negative ``stride``);

@@ -14,10 +14,10 @@ where the ONNX-ML specification leaves a case open; what it computes inconsisten
   post-transformed (`post_transform`) and the label is the first highest raw score;
 - ``TreeEnsembleRegressor``/``TreeEnsembleClassifier``: every tree walked at once, by
   ``Gather`` over node tables, as many steps as the deepest tree (a leaf points to itself),
-  then the leaves' weights summed over the trees (`export_trees`);
+  then the leaves' weights summed over the trees (`write_trees`);
 - ``SVMRegressor``: the kernel of the features and the support vectors (`kernel`) times the
   coefficients, plus ``rho``; ``one_class``: its sign as +1/-1. ``SVMClassifier``:
-  `export_svm`; ``LabelEncoder``, ``OneHotEncoder``: `export_ml_encoders`.
+  `write_svm`; ``LabelEncoder``, ``OneHotEncoder``: `write_encoders`.
 
 String class labels are written as a string constant and gathered (OpenVINO's string
 tensors).

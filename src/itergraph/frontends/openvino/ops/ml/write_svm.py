@@ -3,7 +3,7 @@ computes (its kernel is the oracle: the ONNX-ML text leaves the score layout ope
 features are cast to float32 first, as ONNX Runtime does.
 
 - One-vs-one machines (``vectors_per_class`` given): the kernel of the features and the
-  support vectors ``K [N, V]`` (`export_ml.kernel`); each class pair ``i < j`` scores
+  support vectors ``K [N, V]`` (`write.kernel`); each class pair ``i < j`` scores
   ``K @ w_ij + rho_ij``, where ``w_ij`` takes class i's vectors' coefficients from row
   ``j - 1`` and class j's from row ``i``: one ``MatMul`` by a ``[V, pairs]`` matrix built
   here. A positive score votes for i, any other for j; the label is the first class with

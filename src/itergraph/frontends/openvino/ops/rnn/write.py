@@ -1,6 +1,6 @@
 """ONNX ``LSTM``/``GRU``/``RNN`` -> OpenVINO ``LSTMSequence-5``/``GRUSequence-5``/``RNNSequence-5``.
 
-The inverse of `import_rnn`: inputs become batch-major, LSTM gates go from ONNX ``i, o, f, c``
+The inverse of `read`: inputs become batch-major, LSTM gates go from ONNX ``i, o, f, c``
 to OpenVINO ``f, i, c, o``, the two ONNX biases are summed (GRU with ``linear_before_reset``
 keeps ``R_bh`` as a fourth block), missing initial states and sequence lengths are filled in
 (zeros, and the full sequence length), and the outputs are transposed back to ONNX's layout.
