@@ -1,7 +1,7 @@
-"""Older forms of Reshape, TopK, Slice, Clip, Pad, Squeeze, Unsqueeze, Split and the reductions are
-read into one form (`ir.canonical`): the moved attributes as constant inputs. The oracle is ONNX Runtime on the
-file as written by its producer; the written file keeps the file's opset where ONNX's version
-converter can bring the node back."""
+"""Older forms of Reshape, TopK, Slice, Clip, Pad, Squeeze, Unsqueeze, Split and the
+reductions are read into one form (`ir.canonical`): the moved attributes as constant inputs. The
+oracle is ONNX Runtime on the file as written by its producer; the written file keeps the file's
+opset where ONNX's version converter can bring the node back."""
 
 from __future__ import annotations
 

@@ -851,8 +851,8 @@ class _BeamLowering(_Lowering):
         # done: K hypotheses and (early stopping or none of the candidates can beat the worst)
         flat_top = b.node("Reshape", [top_s, flat])
         best_at = b.node("Add", [b.unsqueeze(self.row0_b, 1), b.unsqueeze(j, 0)])  # b*K + j
-        best = b.node("ReduceMax", [b.node("Gather", [flat_top, best_at], {"axis": 0})],
-                      {"axes": [1], "keepdims": 0})
+        best = b.node("ReduceMax", [b.node("Gather", [flat_top, best_at], {"axis": 0}),
+                                    o.i64([1], "a1")], {"keepdims": 0}, version=18)
         full = b.node("Equal", [hyp["count"], K])
         if p["early"]:
             finished = full

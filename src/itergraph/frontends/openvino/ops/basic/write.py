@@ -208,14 +208,8 @@ def _gelu(w: NetWriter, node: Node, ins):
 @exporter("Clip", since=1)
 def _clip(w: NetWriter, node: Node, ins):
     x = ins[0]
-    if "min" in node.attrs or "max" in node.attrs or node.version is not None and \
-            node.version < 11:
-        lo, hi = node.attrs.get("min"), node.attrs.get("max")
-        lo_o = _scalar(w, lo, x) if lo is not None else None
-        hi_o = _scalar(w, hi, x) if hi is not None else None
-    else:
-        lo_o = ins[1] if len(ins) > 1 else None
-        hi_o = ins[2] if len(ins) > 2 else None
+    lo_o = ins[1] if len(ins) > 1 else None
+    hi_o = ins[2] if len(ins) > 2 else None
     v = x
     if lo_o is not None:
         v = w.one("Maximum", V1, [v, lo_o], {"auto_broadcast": "numpy"}, dtype=x.dtype,
@@ -326,9 +320,8 @@ def _transpose(w: NetWriter, node: Node, ins):
 
 
 def _axes_input(w: NetWriter, node: Node, ins, pos: int) -> Out | None:
-    """Axes from the ``axes`` attribute (old opsets) or input `pos` (new), as an i64 port."""
-    if "axes" in node.attrs:
-        return w.i64(list(node.attrs["axes"]))
+    """Axes from input `pos`, as an i64 port (older opsets' attribute is that input in the IR:
+    `ir.canonical`)."""
     if len(ins) > pos and ins[pos] is not None:
         return i64_port(w, ins[pos])
     return None
@@ -361,9 +354,7 @@ def _split(w: NetWriter, node: Node, ins):
     axis = int(node.attrs.get("axis", 0))
     dt = ins[0].dtype
     split = None
-    if "split" in node.attrs:
-        split = w.i64(list(node.attrs["split"]))
-    elif len(ins) > 1 and ins[1] is not None:
+    if len(ins) > 1 and ins[1] is not None:
         split = i64_port(w, ins[1])
     outs = [(dt, None)] * n
     if split is None:
@@ -391,15 +382,6 @@ def _ones_like_vector(w: NetWriter, node: Node, i: int, like: Out) -> Out:
 
 
 @exporter("Slice", since=1)
-def _slice1(w: NetWriter, node: Node, ins):
-    a = node.attrs
-    starts, ends = list(a["starts"]), list(a["ends"])
-    axes = list(a.get("axes", range(len(starts))))
-    return w.one("Slice", V8, [ins[0], w.i64(starts), w.i64(ends), w.i64([1] * len(starts)),
-                               w.i64(axes)], dtype=ins[0].dtype)
-
-
-@exporter("Slice", since=10)
 def _slice10(w: NetWriter, node: Node, ins):
     starts, ends = i64_port(w, ins[1]), i64_port(w, ins[2])
     axes = ins[3] if len(ins) > 3 else None
@@ -536,12 +518,12 @@ def _reduce(ov_type: str, pre: str | None = None, post: str | None = None, versi
         keep = bool(node.attrs.get("keepdims", 1))
         noop = bool(node.attrs.get("noop_with_empty_axes", 0))
         axes = _axes_input(w, node, ins, 1)
-        c = np.asarray(node.attrs["axes"]) if "axes" in node.attrs else const_value(node, 1)
+        c = const_value(node, 1)
         if axes is None or (c is not None and np.asarray(c).size == 0) or axes.shape == (0,):
             if noop:
                 return x
             axes = _all_axes(w, x)
-        elif c is None and "axes" not in node.attrs:
+        elif c is None:
             if not noop:
                 axes = _axes_or_all(w, axes, x)
             else:
@@ -732,11 +714,6 @@ def _topk(w: NetWriter, node: Node, ins, k: Out):
 
 
 @exporter("TopK", since=1)
-def _topk1(w: NetWriter, node: Node, ins):
-    return _topk(w, node, ins, w.const(np.array(int(node.attrs["k"]), np.int64)))
-
-
-@exporter("TopK", since=10)
 def _topk10(w: NetWriter, node: Node, ins):
     return _topk(w, node, ins, _scalar_i64(w, node, 1, ins))
 
