@@ -32,13 +32,8 @@
   be known and at least 3.
 - ``Scatter`` (opsets 9-10, deprecated): ``ScatterElements`` without reduction
   (``ScatterElementsUpdate-12``, `write_same`).
-- ``Upsample`` (opsets 7-9; the ``scales`` attribute before 9, the input from 9):
-  ``Interpolate-11`` by scales over every axis with ``asymmetric`` coordinates, as ONNX
-  Runtime computes Upsample: ``nearest`` with ``floor`` (its scales are at least 1),
-  ``linear`` as ``linear_onnx``; other modes are refused. The output is then cut
-  (``Slice``) to ONNX Runtime's sizes, the ``f32`` product ``dim * scale`` truncated, where
-  OpenVINO makes one element more (a product a hair under an integer); its coordinates
-  follow the scale alone, so the elements kept are the same.
+- ``Upsample`` is read as the ``Resize`` of its meaning (`ir.legacy_forms`), written by
+  `sampling.write`.
 
 ``ArgMax``/``ArgMin`` with ``select_last_index=1`` are written by `write` (the input
 reversed along the axis, the first index ``i`` taken, ``n - 1 - i``).
@@ -350,57 +345,3 @@ def _instance_norm(w: NetWriter, node: Node, ins):
 # -- Scatter -----------------------------------------------------------------------------------
 
 exporter("Scatter", since=9)(_scatter_elements)
-
-
-# -- Upsample ----------------------------------------------------------------------------------
-
-
-@exporter("Upsample", since=7)
-def _upsample(w: NetWriter, node: Node, ins):
-    mode = _s(node.attrs.get("mode"), "nearest")
-    if mode not in ("nearest", "linear"):
-        raise UnsupportedError(f"{where(node)}: Upsample mode '{mode}' cannot be written")
-    x = ins[0]
-    if node.version is not None and node.version < 9:
-        if "scales" not in node.attrs:
-            raise UnsupportedError(f"{where(node)}: Upsample without scales")
-        c = np.asarray(node.attrs["scales"], np.float32)
-        scales = w.const(c)
-    else:
-        if len(ins) < 2 or ins[1] is None:
-            raise UnsupportedError(f"{where(node)}: Upsample without scales")
-        c = const_value(node, 1)
-        scales = ins[1]
-        if scales.dtype != DataType.FLOAT32:
-            scales = w.one("Convert", V1, [scales], {"destination_type": "f32"},
-                           dtype=DataType.FLOAT32, shape=scales.shape)
-    r = rank(x)
-    if r is None and c is not None:
-        r = np.asarray(c).size
-    data = {"mode": "nearest" if mode == "nearest" else "linear_onnx",
-            "shape_calculation_mode": "scales",
-            "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor",
-            "antialias": False, "cube_coeff": -0.75}
-    args = [x, scales]
-    if r is not None:
-        data.update(pads_begin=[0] * r, pads_end=[0] * r)
-        args.append(w.i64(list(range(r))))
-    y = w.one("Interpolate", "opset11", args, data, dtype=x.dtype)
-    if r is None:
-        return y
-    # ONNX Runtime's sizes: the float product dim * scale truncated; OpenVINO rounds one up
-    # where it falls a hair under an integer. The coordinates follow the scale alone, so the
-    # first elements agree: the output is cut to ONNX Runtime's sizes.
-    dims = x.shape
-    if c is not None and all(isinstance(d, int) for d in dims):
-        f32 = np.asarray(c, np.float32).reshape(-1)
-        sizes = w.i64([int(np.float32(d) * f) for d, f in zip(dims, f32)])
-    else:
-        f = w.one("Convert", V1, [_shape_of(w, x)], {"destination_type": "f32"},
-                  dtype=DataType.FLOAT32, shape=(r,))
-        prod = _bin(w, "Multiply", f, scales, shape=(r,))
-        floor = w.one("Floor", V1, [prod], dtype=DataType.FLOAT32, shape=(r,))
-        sizes = w.one("Convert", V1, [floor], {"destination_type": "i64"}, dtype=I64,
-                      shape=(r,))
-    return w.one("Slice", V8, [y, w.i64([0] * r), sizes, w.i64([1] * r), w.i64(list(range(r)))],
-                 dtype=x.dtype)

@@ -4,7 +4,11 @@ given (``shape_calculation_mode="sizes"``), else the scales; Resize's ``axes`` (
 without it); ``linear`` is ``linear_onnx``, or ``linear`` with ``antialias``; ``cubic`` with
 ``cube_coeff``; ``coordinate_transformation_mode`` and ``nearest_mode`` by name.
 ``tf_crop_and_resize`` (the ``roi`` input), ``exclude_outside`` and
-``keep_aspect_ratio_policy`` other than ``stretch`` are refused."""
+``keep_aspect_ratio_policy`` other than ``stretch`` are refused. By scales, the output is then
+cut (``Slice``) to ONNX Runtime's sizes, the ``f32`` product ``dim * scale`` truncated, where
+OpenVINO makes one element more (a product a hair under an integer); its coordinates follow
+the scale alone, so the elements kept are the same. (``Upsample`` is read as such a
+``Resize``: `ir.legacy_forms`.)"""
 
 from __future__ import annotations
 
@@ -12,8 +16,12 @@ import numpy as np
 
 from .....errors import UnsupportedError, where
 from .....ir.graph import Node
+from .....ir.types import DataType
 from ...export_table import exporter
-from ...net_writer import NetWriter
+from ...net_writer import NetWriter, Out
+from ..basic.write import V1, V3, V8, const_value
+
+I64, F32 = DataType.INT64, DataType.FLOAT32
 
 
 def _s(v, default: str) -> str:
@@ -51,8 +59,33 @@ def _resize(w: NetWriter, node: Node, ins):
             "antialias": antialias, "cube_coeff": float(a.get("cubic_coeff_a", -0.75)),
             "pads_begin": [0] * (rank or 0), "pads_end": [0] * (rank or 0)}
     target = sizes if sizes is not None else scales
-    return w.one("Interpolate", "opset11", [x, target, w.const(np.array(axes, np.int64))],
-                 data, dtype=x.dtype)
+    y = w.one("Interpolate", "opset11", [x, target, w.const(np.array(axes, np.int64))],
+              data, dtype=x.dtype)
+    return y if sizes is not None else _cut_to_onnx_sizes(w, node, x, y, scales, axes)
+
+
+def _cut_to_onnx_sizes(w: NetWriter, node: Node, x: Out, y: Out, scales: Out,
+                       axes: list[int]) -> Out:
+    """`y` sliced along `axes` to ``floor(f32(dim) * scale)`` (see the module docstring)."""
+    n, c = len(axes), const_value(node, 2)
+    if c is not None and x.shape is not None and all(isinstance(x.shape[a], int) for a in axes):
+        f32 = np.asarray(c, np.float32).reshape(-1)
+        sizes = w.i64([int(np.float32(x.shape[a]) * f) for a, f in zip(axes, f32)])
+    else:
+        shape = w.one("ShapeOf", V3, [x], {"output_type": "i64"}, dtype=I64)
+        dims = w.one("Gather", V8, [shape, w.i64(axes), w.i64(0)], {"batch_dims": 0},
+                     dtype=I64, shape=(n,))
+        f = w.one("Convert", V1, [dims], {"destination_type": "f32"}, dtype=F32, shape=(n,))
+        if scales.dtype != F32:
+            scales = w.one("Convert", V1, [scales], {"destination_type": "f32"}, dtype=F32,
+                           shape=(n,))
+        prod = w.one("Multiply", V1, [f, scales], {"auto_broadcast": "numpy"}, dtype=F32,
+                     shape=(n,))
+        floor = w.one("Floor", V1, [prod], dtype=F32, shape=(n,))
+        sizes = w.one("Convert", V1, [floor], {"destination_type": "i64"}, dtype=I64,
+                      shape=(n,))
+    return w.one("Slice", V8, [y, w.i64([0] * n), sizes, w.i64([1] * n), w.i64(axes)],
+                 dtype=x.dtype)
 
 
 @exporter("GridSample", since=16)
