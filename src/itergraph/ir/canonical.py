@@ -49,7 +49,6 @@ class Moved(NamedTuple):
 
 class Form(NamedTuple):
     since: int               # the first opset of the form with inputs
-    oldest: int              # the first opset whose attribute form `moved` describes
     moved: tuple[Moved, ...]
     back_to: int | None = 11  # the oldest opset ONNX's version converter brings it back to
 
@@ -60,18 +59,18 @@ REDUCE_18 = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceM
              "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare")
 
 FORMS: dict[str, Form] = {
-    "Reshape": Form(5, 1, (Moved("shape", 1, True),), back_to=None),
-    "TopK": Form(10, 1, (Moved("k", 1, True),), back_to=None),
-    "Slice": Form(10, 1, (Moved("starts", 1, True), Moved("ends", 2, True),
-                          Moved("axes", 3, True)), back_to=None),
-    "Clip": Form(11, 1, (Moved("min", 1, False), Moved("max", 2, False)), back_to=None),
-    "Pad": Form(11, 1, (Moved("pads", 1, True, alias="paddings"), Moved("value", 2, False)),
+    "Reshape": Form(5, (Moved("shape", 1, True),), back_to=None),
+    "TopK": Form(10, (Moved("k", 1, True),), back_to=None),
+    "Slice": Form(10, (Moved("starts", 1, True), Moved("ends", 2, True),
+                       Moved("axes", 3, True)), back_to=None),
+    "Clip": Form(11, (Moved("min", 1, False), Moved("max", 2, False)), back_to=None),
+    "Pad": Form(11, (Moved("pads", 1, True, alias="paddings"), Moved("value", 2, False)),
                 back_to=None),
-    "Squeeze": Form(13, 1, _AXES),
-    "Unsqueeze": Form(13, 1, _AXES),
-    "ReduceSum": Form(13, 1, _AXES),
-    "Split": Form(13, 1, (Moved("split", 1, True),)),
-    **{op: Form(18, 1, _AXES, back_to=13) for op in REDUCE_18},
+    "Squeeze": Form(13, _AXES),
+    "Unsqueeze": Form(13, _AXES),
+    "ReduceSum": Form(13, _AXES),
+    "Split": Form(13, (Moved("split", 1, True),)),
+    **{op: Form(18, _AXES, back_to=13) for op in REDUCE_18},
 }
 #: attributes of older forms that meant nothing to the result (an optimisation hint of opsets
 #: before 6): dropped with the rewrite
@@ -92,7 +91,7 @@ def canonicalize(graph: Graph) -> int:
 def _rewrite_form(owner: Graph, node: Node, counter) -> bool:
     form = FORMS.get(node.op_type)
     if (form is None or node.domain != "" or node.version is None
-            or not form.oldest <= node.version < form.since):
+            or node.version >= form.since):
         return False
     operands = _operands(node, form)
     if operands is None:
