@@ -52,7 +52,7 @@ def main(argv=None) -> None:
     sess = ig.load(path).compile("jax")
     sess.run(feeds)
     sess.run(feeds)  # the second run prepares the direct call (`backends.jax.fast_call`)
-    cg = sess.model._jax_compiled()
+    cg = sess.model.jax_compiled()
     fast = cg.prepared_call(cg.signature(feeds, None))
     bare = jax.jit(lambda x, y: x + y)
     so = ort.SessionOptions()

@@ -9,9 +9,13 @@ TensorRT-style ONNX parser and the lowering both read.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from onnx import TensorProto, helper
 
+import itergraph.frontends.openvino.ops as ov_ops
 import itergraph.network as trt
 from itergraph.backends.jax.table import LOWERINGS
 from itergraph.backends.jax.table import load_all as load_jax
@@ -50,6 +54,27 @@ def test_same_ops_rows_are_elementwise_and_registered_both_ways(row):
     assert traits(row.onnx) & ELEMENTWISE, f"{row.onnx} has no element-wise trait row"
     assert IMPORTERS.lookup(row.openvino, row.opset) is not None
     assert EXPORTERS.lookup(row.onnx) is not None
+
+
+def test_every_openvino_op_family_folder_is_in_the_one_list():
+    # A family folder left out of `ops.FAMILIES` would never register its translators.
+    root = Path(ov_ops.__file__).parent
+    folders = {p.name for p in root.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(ov_ops.FAMILIES)
+
+
+def test_every_openvino_translator_module_is_loaded():
+    # Every module of a family folder is a reader, a writer or a helper one of them imports,
+    # so after the reader and the writer load, none is left unimported.
+    root = Path(ov_ops.__file__).parent
+    names = {f"{ov_ops.__name__}.{p.parent.name}.{p.stem}" for p in root.glob("*/*.py")
+             if p.stem != "__init__"}
+    assert not sorted(n for n in names if n not in sys.modules)
+
+
+def test_openvino_ops_load_refuses_an_unknown_direction():
+    with pytest.raises(ValueError, match="direction"):
+        ov_ops.modules("both")
 
 
 # -- the TensorRT emulator: `tensorrt/same_ops.py` read both ways -----------------------------

@@ -82,12 +82,12 @@ class Model:
         chosen = self.choose_backend(backend)
         with reporting(progress):
             if chosen == "jax":
-                return self._jax_compiled().run(feeds, max_iterations=max_iterations)
+                return self.jax_compiled().run(feeds, max_iterations=max_iterations)
             from .backends.numpy import run_plan
 
-            return run_plan(self._numpy_plan(max_iterations, True), feeds)
+            return run_plan(self.numpy_plan(max_iterations, True), feeds)
 
-    def _numpy_plan(self, max_iterations: int | None, progress: bool):
+    def numpy_plan(self, max_iterations: int | None, progress: bool):
         """The NumPy plan for these options, compiled once."""
         key = (max_iterations, progress)
         plan = self._numpy_plans.get(key)
@@ -141,7 +141,8 @@ class Model:
         """The engine (``"numpy"`` or ``"jax"``) that `backend` runs this model on."""
         return choose_backend(self, backend)
 
-    def _jax_compiled(self):
+    def jax_compiled(self):
+        """The JAX backend's compiled graph of this model, built once (thread-safe)."""
         if self._jax is None:
             with self._compiling:
                 if self._jax is None:

@@ -86,7 +86,7 @@ def choose_backend(model, backend: str | None) -> str:
                                    "(pip install itergraph[jax])")
         return "numpy"
     if backend == "auto" and not (worth_compiling(model.graph)
-                                  and model._jax_compiled().fully_compiled):
+                                  and model.jax_compiled().fully_compiled):
         return "numpy"
     return "jax"
 
@@ -150,15 +150,15 @@ class Session:
             from .backends.numpy import run_plan
             from .tiered import TieredRunner
 
-            plan = model._numpy_plan(self.max_iterations, False)
-            self._call = TieredRunner(model._jax_compiled(), lambda f: run_plan(plan, f),
+            plan = model.numpy_plan(self.max_iterations, False)
+            self._call = TieredRunner(model.jax_compiled(), lambda f: run_plan(plan, f),
                                       self.max_iterations)
         elif self.backend == "jax":
-            self._call = JaxCall(model._jax_compiled(), self._check, self.max_iterations)
+            self._call = JaxCall(model.jax_compiled(), self._check, self.max_iterations)
         else:
             from .backends.numpy import run_plan
 
-            plan = model._numpy_plan(self.max_iterations, False)
+            plan = model.numpy_plan(self.max_iterations, False)
             self._call = lambda feeds: run_plan(plan, feeds)
 
     @property

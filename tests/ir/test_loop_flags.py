@@ -22,7 +22,7 @@ CONSUMERS = [
     "itergraph.backends.numpy.kernels.loop",
     "itergraph.backends.jax.loops",
     "itergraph.frontends.onnx.loop_export",
-    "itergraph.frontends.openvino.export_loops",
+    "itergraph.frontends.openvino.ops.loops.write",
     "itergraph.ir.clone",
     "itergraph.ir.verifier",
 ]

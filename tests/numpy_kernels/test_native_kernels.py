@@ -43,6 +43,7 @@ from itergraph.backends.numpy.kernels import (
     load_all,
     set_default_factory,
 )
+from itergraph.ir.canonical import FORMS
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 TOL = {F16: (2e-2, 2e-2), F32: (1e-4, 1e-5), F64: (1e-9, 1e-11)}
@@ -673,12 +674,18 @@ def _spec_versions(op: str) -> list[int]:
                    if s.name == op and s.domain == ""})
 
 
-VERSIONS = [(op, v) for op in OPS for v in _spec_versions(op)]
+def _read_as_newer(op: str, version: int) -> bool:
+    """An older form `ir.canonical` rewrites when a model is read: no kernel meets it."""
+    return op in FORMS and version < FORMS[op].since
+
+
+VERSIONS = [(op, v) for op in OPS for v in _spec_versions(op) if not _read_as_newer(op, v)]
 
 
 def test_every_op_has_its_spec_versions_listed():
     assert {op for op, _ in VERSIONS} == set(OPS)
-    assert ("Pad", 1) in VERSIONS and ("Pad", 19) in VERSIONS and ("Conv", 22) in VERSIONS
+    assert ("Pad", 11) in VERSIONS and ("Pad", 19) in VERSIONS and ("Conv", 22) in VERSIONS
+    assert ("Pad", 2) not in VERSIONS  # read as Pad-11 (tests/ir/test_canonical.py)
 
 
 @pytest.mark.parametrize("op,version", VERSIONS)

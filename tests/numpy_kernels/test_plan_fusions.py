@@ -55,7 +55,7 @@ def _conv_bn(*, group=1, c=4, m=4, bias=True, conv_output=False, params_as="init
 
 
 def _kernel_calls(model) -> int:
-    return ig.load(model)._numpy_plan(None, False).source.count(" = k")
+    return ig.load(model).numpy_plan(None, False).source.count(" = k")
 
 
 def _check(model, feeds, calls):

@@ -81,6 +81,14 @@ def _prelu7():
                   [_init("c", C.reshape(3, 1))])
 
 
+def _upsample(opset, mode, scales):
+    if opset < 9:
+        return _model(opset, [h.make_node("Upsample", ["x"], ["y"], mode=mode, scales=scales)],
+                      _x([2, 3, 4]), _y())
+    return _model(opset, [h.make_node("Upsample", ["x", "s"], ["y"], mode=mode)], _x([2, 3, 4]),
+                  _y(), [_init("s", np.array(scales, np.float32))])
+
+
 CASES = {  # name: (the model read, the model ONNX Runtime runs as oracle, opset written back)
     "softmax_11_axis_1": (_softmax("Softmax", None), None, 11),
     "logsoftmax_11_axis_1_rank_3": (_softmax("LogSoftmax", [2, 3, 4]), None, 11),
@@ -90,6 +98,10 @@ CASES = {  # name: (the model read, the model ONNX Runtime runs as oracle, opset
     "add_6_broadcast_axis_1": (_add6(), _add7(), None),
     "div_6_broadcast_axis_1": (_add6("Div", C + 2), _add7("Div", C + 2), None),
     "prelu_6_per_channel": (_prelu6(), _prelu7(), None),
+    "upsample_7_nearest": (_upsample(7, "nearest", [1.0, 2.0, 3.0]), None, 7),
+    "upsample_8_linear": (_upsample(8, "linear", [1.0, 1.5, 2.0]), None, 8),
+    "upsample_9_nearest": (_upsample(9, "nearest", [2.0, 1.0, 2.5]), None, 9),
+    "upsample_9_linear": (_upsample(9, "linear", [1.0, 2.0, 1.75]), None, 9),
 }
 
 
@@ -109,6 +121,16 @@ def test_old_form_is_read_as_the_current_one(name, tmp_path):
     if written_opset is not None:  # written at the file's opset again
         assert written.opset_import[0].version == written_opset
     assert_same(run_ort(written, {"x": X}), want)
+
+
+def test_upsample_is_read_as_resize_and_written_back_as_upsample(tmp_path):
+    model = ig.load(_upsample(9, "linear", [1.0, 2.0, 1.75]))
+    (n,) = model.graph.nodes
+    assert (n.op_type, n.version, n.meta[READ_AS]) == ("Resize", 13, 9)
+    assert n.attrs == {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}
+    ig.save(model, tmp_path / "w.onnx")
+    written = onnx.load(tmp_path / "w.onnx")
+    assert [p.op_type for p in written.graph.node] == ["Upsample"]
 
 
 def test_softmax_over_the_last_axis_stays_one_node():

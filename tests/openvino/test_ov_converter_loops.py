@@ -2,7 +2,7 @@
 
 Each model is built with onnx.helper the way the converter writes it; the written IR is run by
 OpenVINO's CPU plugin (f32) and compared with ONNX Runtime and with itergraph itself. Each test
-pins one of the OpenVINO 2026.4 problems the writer works around (`export_loops` docstring).
+pins one of the OpenVINO 2026.4 problems the writer works around (`ops/loops/write.py` docstring).
 """
 
 from __future__ import annotations

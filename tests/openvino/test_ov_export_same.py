@@ -1,6 +1,6 @@
-"""ONNX ops written as one OpenVINO op (`frontends/openvino/export_same.py`): ONNX models built
-with onnx.helper, ONNX Runtime the oracle, written to IR by itergraph and run by OpenVINO
-(`check`)."""
+"""ONNX ops written as one OpenVINO op (`frontends/openvino/ops/basic/write_same.py`): ONNX
+models built with onnx.helper, ONNX Runtime the oracle, written to IR by itergraph and run by
+OpenVINO (`check`)."""
 
 from __future__ import annotations
 

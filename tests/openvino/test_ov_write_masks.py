@@ -1,6 +1,6 @@
 """ONNX Trilu, Hardmax, EyeLike, LpNormalization, LpPool, InstanceNormalization, Scatter,
 Upsample and ArgMax/ArgMin with ``select_last_index=1`` -> itergraph IR -> OpenVINO IR
-(itergraph's writer, `export_masks`), run by OpenVINO's CPU plugin.
+(itergraph's writer, `ops/basic/write_masks.py`), run by OpenVINO's CPU plugin.
 
 Each model is one node built with onnx.helper; the oracle is ONNX Runtime. Where the op
 allows, the inputs are declared with symbolic dims, so that the written IR computes its masks

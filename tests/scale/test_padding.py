@@ -186,7 +186,7 @@ def test_a_stream_of_lengths_compiles_per_power_of_two(backend):
                                        rtol=1e-5, atol=1e-5)
     # the first length exactly, then one program per power of two the others fall in
     buckets = {bucket(n) for n in LENGTHS[1:]}
-    assert m._jax_compiled().compiled_signatures <= 1 + len(buckets)
+    assert m.jax_compiled().compiled_signatures <= 1 + len(buckets)
 
 
 def test_a_stream_that_cannot_be_padded_compiles_each_length():
@@ -198,7 +198,7 @@ def test_a_stream_that_cannot_be_padded_compiles_each_length():
     for n in (3, 5, 6):
         x = RNG.normal(size=(n, 3)).astype(np.float32)
         np.testing.assert_allclose(sess.run({"X": x})["Y"], np.cumsum(x, axis=0), rtol=1e-5)
-    assert m._jax_compiled().compiled_signatures == 3
+    assert m.jax_compiled().compiled_signatures == 3
 
 
 def test_a_model_with_an_input_named_like_the_valid_length_gets_no_plan():

@@ -366,7 +366,7 @@ def _reshape(node: Node, ins: list) -> list[State]:
     multiply to the same count in the input and the target, and so do the dims after it (a
     target ``0`` copying a leading batch axis, or one ``-1`` standing for the batch extent)."""
     b = _only_first_batched(node, ins)
-    shape = static_value(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("shape")
+    shape = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
     if shape is None or node.attrs.get("allowzero", 0):
         _refuse(node, "its target shape is not constant")
     shape = [int(x) for x in np.atleast_1d(shape)]
@@ -457,7 +457,7 @@ _POINTWISE_WINDOWS = {"Conv", "AveragePool", "MaxPool", "LpPool"}
 
 def _pad(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    pads = static_value(node.inputs[1]) if len(node.inputs) > 1 else node.attrs.get("pads")
+    pads = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
     axes = _ints(node, "axes", 3) if len(node.inputs) > 3 else None
     if pads is None:
         _refuse(node, "its pads are not constant")

@@ -167,7 +167,7 @@ def _concat_of(v: Value, param: Value) -> bool:
 #: Inputs (by index) that decide the shape of an op's output rather than its values.
 _SHAPE_INPUTS = {"Slice": (1, 2, 3, 4), "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,),
                  "Tile": (1,), "Pad": (1,), "Range": (0, 1, 2), "Resize": (2, 3),
-                 "Upsample": (1,), "TopK": (1,), "OneHot": (1,), "Unsqueeze": (1,),
+                 "TopK": (1,), "OneHot": (1,), "Unsqueeze": (1,),
                  "Squeeze": (1,), "Split": (1,), "CenterCropPad": (1,)}
 #: Ops whose output shape depends on the values of their data input.
 _DATA_SHAPED = {"NonZero", "Compress", "Unique", "NonMaxSuppression", "StringSplit"}

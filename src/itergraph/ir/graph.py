@@ -80,9 +80,10 @@ class Node:
             outputs = [Value() for _ in range(outputs)]
         self.outputs: list[Value] = []
         for v in outputs:
-            self._adopt(v)
+            self.adopt(v)
 
-    def _adopt(self, v: Value) -> None:
+    def adopt(self, v: Value) -> None:
+        """Make `v` this node's next output (its producer and index set)."""
         v.producer = self
         v.index = len(self.outputs)
         self.outputs.append(v)

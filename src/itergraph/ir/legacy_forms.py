@@ -21,6 +21,10 @@ that compute the same thing; after that no backend asks these nodes' version:
   form's fourth and fifth outputs (the saved batch statistics, which opset 14 dropped).
 - ``Dropout`` before opset 12 has its ``ratio`` as an attribute and (before opset 10) a mask
   of the input's type; it becomes the opset 13 node, the mask cast back to that type.
+- ``Upsample`` (7: ``scales`` an attribute; 9 and the deprecated 10: an input) is the opset 13
+  ``Resize`` with ``asymmetric`` coordinates, ``nearest`` taking the floor: each output
+  position ``o`` reads the input at ``o / scale`` (as ONNX Runtime computes it). Its modes are
+  ``nearest`` and ``linear``; another mode is kept as read.
 
 Each rewritten or added node of the newer op remembers the version read (``READ_AS``) when
 the writer can write it back at the file's opset (`frontends.onnx.versioning`).
@@ -187,6 +191,28 @@ def _dropout(node: Node, b: Builder) -> list[Node] | None:
     return [new, *b.nodes[:-1]]
 
 
+def _upsample(node: Node, b: Builder) -> list[Node] | None:
+    mode = node.attrs.get("mode", "nearest")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    old = node.version
+    if mode not in ("nearest", "linear") or old < 7 or not node.inputs:
+        return None
+    if old < 9:
+        if node.attrs.get("scales") is None or len(node.inputs) != 1:
+            return None
+        scales = b.const(np.asarray(node.attrs["scales"], np.float32), "scales")
+    elif len(node.inputs) == 2 and node.inputs[1] is not None:
+        scales = node.inputs[1]
+    else:
+        return None
+    attrs = {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+             **({"nearest_mode": "floor"} if mode == "nearest" else {})}
+    new = b.add("Resize", [node.inputs[0], None, scales], list(node.outputs), attrs,
+                name=node.name, version=13)
+    new.meta[READ_AS] = old
+    return [new]
+
+
 Rule = Callable[[Node, Builder], "list[Node] | None"]
 
 #: op -> (the opset its current form starts at, the rewrite of an older node)
@@ -196,6 +222,7 @@ RULES: dict[str, tuple[int, Rule]] = {
     "PRelu": (7, _prelu),
     "BatchNormalization": (14, _batch_norm),
     "Dropout": (12, _dropout),
+    "Upsample": (11, _upsample),  # every version: Resize replaced it (opset 10 deprecates it)
 }
 
 

@@ -244,7 +244,7 @@ class Loop(Node):
     def add_output(self, port: OutputPort) -> Value:
         """Append an output port; its `output` value becomes this node's next output."""
         self.output_ports.append(port)
-        self._adopt(port.output)
+        self.adopt(port.output)
         return port.output
 
     def set_output_ports(self, ports: list[OutputPort]) -> None:

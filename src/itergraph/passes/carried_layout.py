@@ -28,8 +28,6 @@ instead, and has the body compute in that layout:
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir.builder import Builder
 from ..ir.canonical import int_operand
 from ..ir.graph import Graph, Node, Value
@@ -118,9 +116,7 @@ def _rank(v: Value | None, depth: int = 0) -> int | None:
 
 
 def _reduce_axes(n: Node) -> tuple[list[int] | None, str]:
-    """(axes, where they are: "attr", "input" or "none"); axes None when not constant."""
-    if "axes" in n.attrs:
-        return [int(a) for a in np.asarray(n.attrs["axes"]).reshape(-1)], "attr"
+    """(axes, where they are: "input" or "none"); axes None when not constant."""
     if len(n.inputs) > 1 and n.inputs[1] is not None:
         c = const_value(n.inputs[1])
         return (None if c is None else [int(a) for a in c.reshape(-1)]), "input"
@@ -358,9 +354,7 @@ class _Rewriter:
         elif act in ("reduce_keep", "reduce_drop"):
             axes, where_ = _reduce_axes(n)
             new = sorted(1 - (x % 2) for x in axes)
-            if where_ == "attr":
-                n.attrs["axes"] = new
-            elif where_ == "input":
+            if where_ == "input":
                 n.inputs = [n.inputs[0], self._i64(f"{n.name or n.op_type}_axes_T", new),
                             *n.inputs[2:]]
         elif act == "untranspose":

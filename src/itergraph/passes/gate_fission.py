@@ -81,7 +81,7 @@ def _plan(split: Node, scope: LoopScope, uses: dict[int, int]):
     """(sizes, leaves) for a Split this pass rewrites, else None. A leaf is
     ("mm", node, W shape) or ("value", value); returns (sizes, uids of the tree's inner
     values, root)."""
-    if split.op_type != "Split" or split.domain != "" or "split" in split.attrs:
+    if split.op_type != "Split" or split.domain != "":
         return None
     if not split.inputs or split.inputs[0] is None:
         return None

@@ -73,7 +73,7 @@ def _inline(graph: Graph, node: Node, branch: Graph) -> list[Node]:
     for result, target in zip(copy.outputs, list(node.outputs), strict=True):
         ident = Node("Identity", [result], [], version=1,
                      name=f"{node.name}_{target.name}" if node.name else "")
-        ident._adopt(target)
+        ident.adopt(target)
         out.append(ident)
     node.outputs = []
     return out

@@ -470,7 +470,8 @@ class _Lowering:
                 n - 1, "n1")]), o.i64(np.arange(n - 1), "k")]), o.i64(0, "zero")])
             tail = b.node("Gather", [ids, tail_at], {"axis": 1})          # [B, n-1]
             same = b.node("Equal", [windows, b.unsqueeze(tail, 1)])
-            match = b.node("ReduceMin", [self.cast(b, same, I32)], {"axes": [2], "keepdims": 0})
+            match = b.node("ReduceMin", [self.cast(b, same, I32), o.i64([2], "a2")],
+                           {"keepdims": 0}, version=18)
             nxt = b.node("Slice", [ids, o.i64([n - 1], "start"),
                                    o.i64([np.iinfo(np.int64).max], "end"), o.i64([1], "axis")])
             inside = b.node("Less", [b.node("Add", [starts, o.i64(n - 1, "n1")]), length])
@@ -850,13 +851,14 @@ class _BeamLowering(_Lowering):
         # done: K hypotheses and (early stopping or none of the candidates can beat the worst)
         flat_top = b.node("Reshape", [top_s, flat])
         best_at = b.node("Add", [b.unsqueeze(self.row0_b, 1), b.unsqueeze(j, 0)])  # b*K + j
-        best = b.node("ReduceMax", [b.node("Gather", [flat_top, best_at], {"axis": 0})],
-                      {"axes": [1], "keepdims": 0})
+        best = b.node("ReduceMax", [b.node("Gather", [flat_top, best_at], {"axis": 0}),
+                                    o.i64([1], "a1")], {"keepdims": 0}, version=18)
         full = b.node("Equal", [hyp["count"], K])
         if p["early"]:
             finished = full
         else:
-            worst = b.node("ReduceMin", [hyp["scores"]], {"axes": [1], "keepdims": 0})
+            worst = b.node("ReduceMin", [hyp["scores"], self.outer.i64([1], "a1")], {"keepdims": 0},
+                           version=18)
             cur = b.node("Div", [best, self.len_pow(b, length)])
             finished = b.node("And", [full, b.node("GreaterOrEqual", [worst, cur], version=12)],
                               version=7)

@@ -114,7 +114,7 @@ class _SamplingLowering(_Lowering):
     def softmax64(self, b: Builder, s: Value) -> Value:
         """``softmax(s)`` along axis 1 in float64, as the NumPy kernel computes it."""
         s64 = self.cast(b, s, F64)
-        top = b.node("ReduceMax", [s64], {"axes": [1], "keepdims": 1})
+        top = b.node("ReduceMax", [s64, self.outer.i64([1], "a1")], {"keepdims": 1}, version=18)
         p = b.node("Exp", [b.node("Sub", [s64, top])])
         return b.node("Div", [p, b.node("ReduceSum", [p, self.outer.i64([1], "a1")],
                                         {"keepdims": 1})])

@@ -324,7 +324,7 @@ def _rewrite(graph: Graph, loop: Loop, scope: LoopScope, pieces: dict[int, _Piec
         dtype = out.type.dtype if isinstance(out.type, TensorType) else None
         whole = Value(f"{out.name}_all" if out.name else "", TensorType(dtype, None))
         n.outputs = []
-        n._adopt(whole)
+        n.adopt(whole)
         out.producer = None
         out.index = 0
         piece = pieces[out.uid] = replace(piece, whole=whole)

@@ -138,7 +138,7 @@ def _identity(source: Value, node: Node) -> Node:
     ident.meta.update(node.meta)
     target = node.outputs[0]
     node.outputs = []
-    ident._adopt(target)
+    ident.adopt(target)
     return ident
 
 
@@ -172,5 +172,5 @@ def _choose(graph: Graph, var: Variable, flag: Value, state: Value) -> Node:
     node.meta.update(var.read.meta)
     target = var.read.outputs[0]
     var.read.outputs = []
-    node._adopt(target)
+    node.adopt(target)
     return node

@@ -218,4 +218,4 @@ class _Runner:
             return self.model.run(joined, backend=self.backend,
                                   max_iterations=self.max_iterations)
         placed = {name: self.placer.put(x, self.axes.get(name)) for name, x in joined.items()}
-        return self.model._jax_compiled().run(placed, max_iterations=self.max_iterations)
+        return self.model.jax_compiled().run(placed, max_iterations=self.max_iterations)

@@ -89,20 +89,20 @@ def _hard_swish_written_out(t, users, readers, known, make) -> tuple | None:
     """``Div(Mul(t, Clip(Add(t, 3), lo, hi)), d)`` with constant operands of one value."""
     add = next((u for u in users if u.op_type == "Add"), None)
     mul = next((u for u in users if u.op_type == "Mul"), None)
-    if add is None or mul is None or (add.version or 7) < 7 or (mul.version or 7) < 7:
+    if add is None or mul is None:
         return None
     shift = _scalar(known, _other(add, t))
     after_add = readers(add.outputs[0])
     clip_node = after_add[0] if after_add and len(after_add) == 1 else None
     if (shift is None or clip_node is None or clip_node.op_type != "Clip"
-            or (clip_node.version or 1) < 11 or clip_node.inputs[0] is not add.outputs[0]
+            or clip_node.inputs[0] is not add.outputs[0]
             or _other(mul, t) is not clip_node.outputs[0]):
         return None
     bounds = [_scalar(known, v) for v in clip_node.inputs[1:3]]
     after_mul = readers(mul.outputs[0])
     div = after_mul[0] if after_mul and len(after_mul) == 1 else None
     if (len(bounds) != 2 or any(b is None for b in bounds) or div is None
-            or div.op_type != "Div" or (div.version or 7) < 7 or len(div.inputs) != 2
+            or div.op_type != "Div" or len(div.inputs) != 2
             or div.inputs[0] is not mul.outputs[0] or readers(clip_node.outputs[0]) != [mul]):
         return None
     scale = _scalar(known, div.inputs[1])
@@ -129,7 +129,7 @@ def _swish_written_out(t, users, readers, make) -> tuple | None:
     own new array."""
     sig = next((u for u in users if u.op_type == "Sigmoid"), None)
     mul = next((u for u in users if u.op_type == "Mul"), None)
-    if (sig is None or mul is None or len(sig.inputs) != 1 or (mul.version or 7) < 7
+    if (sig is None or mul is None or len(sig.inputs) != 1
             or _other(mul, t) is not sig.outputs[0] or readers(sig.outputs[0]) != [mul]):
         return None
     sigmoid, product = make(sig), make(mul)

@@ -82,7 +82,7 @@ def _affine(node: Node, t, w: np.ndarray, known: Callable) -> tuple | None:
             return None
         return inference_affine(*params, float(attr(node, "epsilon", 1e-5)), w.dtype)
     if (node.op_type not in ("Mul", "Add", "Sub") or len(node.inputs) != 2
-            or sum(v is t for v in node.inputs) != 1 or (node.version or 7) < 7
+            or sum(v is t for v in node.inputs) != 1
             or (node.op_type == "Sub" and node.inputs[0] is not t)):
         return None
     vec = _per_channel(known(node.inputs[1] if node.inputs[0] is t else node.inputs[0]), w)

@@ -75,7 +75,7 @@ def inplace_pair(node: Node, consumer: Node, known: Callable) -> tuple | None:
         return None
     slot = slots[0]
     produce = _kernel(node)
-    if consumer.op_type == "Clip" and slot == 0 and (consumer.version or 1) >= 11:
+    if consumer.op_type == "Clip" and slot == 0:
         step = _clip_step(consumer)
         rest = list(consumer.inputs[1:])
     elif consumer.op_type in _BINARY and len(consumer.inputs) == 2:

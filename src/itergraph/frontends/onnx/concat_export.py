@@ -106,5 +106,5 @@ def _pad(w, loop, env, E: Emitter, o: Concat, cur: str, axis: int, rank: int | N
     if rank is None:
         raise UnsupportedError(f"{where(loop)}: output {i} is padded to a length but neither its "
                                "element type nor its rank is known")
-    pads = E._vec([0] * (rank + axis) + [amount] + [0] * (rank - axis - 1))
+    pads = E.vec([0] * (rank + axis) + [amount] + [0] * (rank - axis - 1))
     return E.op("Pad", [cur, pads], "padded")

@@ -121,12 +121,13 @@ class Emitter:
 
     def slice(self, x: str, starts: list[Int], ends: list[Int], axes: list[int],
               steps: list[int] | None = None) -> str:
-        ins = [x, self._vec(starts), self._vec(ends), self.const(axes, "axes")]
+        ins = [x, self.vec(starts), self.vec(ends), self.const(axes, "axes")]
         if steps is not None:
             ins.append(self.const(steps, "steps"))
         return self.op("Slice", ins, "slice")
 
-    def _vec(self, xs: list[Int]) -> str:
+    def vec(self, xs: list[Int]) -> str:
+        """An int64 vector of `xs` (ints, or names of scalars known only at run time)."""
         if all(isinstance(x, int) for x in xs):
             return self.const(xs, "vec")
         parts = [self.vec1(x) for x in xs]

@@ -10,8 +10,10 @@ Pad, ... both upwards and, where ONNX has an adapter, downwards). Nodes holding 
 Where the converter has no downward adapter, `OLDER` writes the forms `ir.legacy_forms` reads
 older nodes into back in their older spelling when that means the same: a ``Softmax``,
 ``LogSoftmax`` or ``Hardmax`` over the last axis (``axis=-1`` at any opset), an inference
-``BatchNormalization`` (opset 6 on; ``is_test=1`` before 7) and an inference ``Dropout`` whose
-ratio is a constant (opset 7 on; its mask is bool from opset 10 only).
+``BatchNormalization`` (opset 6 on; ``is_test=1`` before 7), an inference ``Dropout`` whose
+ratio is a constant (opset 7 on; its mask is bool from opset 10 only) and a ``Resize`` of
+``Upsample``'s meaning (``asymmetric``, ``nearest`` by the floor or ``linear``, by scales:
+``Upsample`` before opset 10, its scales an attribute before 9; ``Resize``-10 at 10).
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from ...errors import UnsupportedError
 
 
 def unchanged(op: str, domain: str, from_v: int, to_v: int) -> bool:
-    """Whether `op` means the same under opsets `from_v` and `to_v` (unknown ops: assume so)."""
+    """Whether `op` means the same under opsets `from_v` and `to_v` (unknown ops: assume so;
+    an op that opset `to_v` does not have yet does not)."""
     if from_v == to_v:
         return True
     try:
         a = onnx.defs.get_schema(op, from_v, domain).since_version
-        b = onnx.defs.get_schema(op, to_v, domain).since_version
     except onnx.defs.SchemaError:
         return True
-    return a == b
+    try:
+        return onnx.defs.get_schema(op, to_v, domain).since_version == a
+    except onnx.defs.SchemaError:
+        return False
 
 
 #: converted one-node models by their canonical bytes (names replaced by positions):
@@ -105,13 +110,15 @@ def adapt(node: onnx.NodeProto, from_v: int, to_v: int, types: dict[str, onnx.Ty
     (when given) a unique node name for the nodes it adds.
     """
     consts = consts or {}
-    if node.domain not in ("", "ai.onnx") or unchanged(node.op_type, "", from_v, to_v):
+    if node.domain not in ("", "ai.onnx"):
         return [node]
     older = OLDER.get(node.op_type)
-    if older is not None and to_v < from_v:
+    if older is not None and to_v < from_v:  # first: the op may not exist at `to_v`
         same = older(node, to_v, consts)
         if same is not None:
             return [same]
+    if unchanged(node.op_type, "", from_v, to_v):
+        return [node]
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
            for a in node.attribute):
         return [node]
@@ -190,7 +197,30 @@ def _dropout_older(node, to_v, consts):
     return new
 
 
+def _text(node, name: str):
+    v = _attr(node, name)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _resize_older(node, to_v, consts):
+    ins = list(node.input) + [""] * (4 - len(node.input))
+    mode = _text(node, "mode")
+    if (to_v >= 11 or ins[1] or not ins[2] or ins[3] or mode not in ("nearest", "linear")
+            or _text(node, "coordinate_transformation_mode") != "asymmetric"
+            or (mode == "nearest" and _text(node, "nearest_mode") != "floor")
+            or any(a.name not in ("mode", "coordinate_transformation_mode", "nearest_mode")
+                   for a in node.attribute)
+            or (to_v < 9 and ins[2] not in consts)):
+        return None
+    if to_v < 9:  # the scales an attribute
+        scales = onnx.numpy_helper.to_array(consts[ins[2]]).reshape(-1)
+        return helper.make_node("Upsample", [ins[0]], list(node.output), name=node.name,
+                                mode=mode, scales=[float(s) for s in scales])
+    return helper.make_node("Upsample" if to_v < 10 else "Resize", [ins[0], ins[2]],
+                            list(node.output), name=node.name, mode=mode)
+
+
 #: op -> (node, opset, constant inputs) -> the node as written at that older opset, or None
 OLDER = {"Softmax": _normalize_older, "LogSoftmax": _normalize_older,
          "Hardmax": _normalize_older, "BatchNormalization": _batch_norm_older,
-         "Dropout": _dropout_older}
+         "Dropout": _dropout_older, "Resize": _resize_older}

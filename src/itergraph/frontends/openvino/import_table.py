@@ -5,8 +5,8 @@ it reads the layer's attributes (``layer.data``) and port types, emits nodes thr
 returns one IR value per output port of the layer, in port order. Registration follows the
 op's OpenVINO version: ``@importer("Softmax", since=8)`` serves layers declared
 ``version="opset8"`` and later opsets (an OpenVINO file names the opset where the op version
-was introduced). The translator modules (`import_ops`, `import_rnn`, `import_shape`) register
-when imported: `reader` imports them.
+was introduced). The translator modules (the ``read*.py`` modules of each op family in `ops`)
+register when imported: `reader` loads them through `ops.load`.
 """
 
 from __future__ import annotations

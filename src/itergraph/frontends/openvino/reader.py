@@ -24,49 +24,13 @@ from ...ir.graph import Graph, Value
 from ...ir.state import variables
 from ...ir.types import TensorType
 from ..onnx.schema_check import check_shared_types
-
-# the translator modules register their ops in the import table when imported
-from . import (  # noqa: F401
-    import_attention,
-    import_binary_conv,
-    import_colour,
-    import_conv,
-    import_ctc,
-    import_ctc_loss,
-    import_deform,
-    import_detect,
-    import_detect_post,
-    import_dft,
-    import_embed,
-    import_fake_convert,
-    import_index,
-    import_istft,
-    import_layout,
-    import_loops,
-    import_math,
-    import_nms,
-    import_norm,
-    import_ops,
-    import_order,
-    import_psroi,
-    import_quant,
-    import_random,
-    import_resize,
-    import_rnn,
-    import_roi,
-    import_sample,
-    import_shape,
-    import_slice_scatter,
-    import_sparse,
-    import_state,
-    import_strings,
-    import_yolo,
-    xmlsafe,
-)
+from . import ops, xmlsafe
 from .builder import OPSET, Builder, dtype_of
 from .elements import ELEMENT_TYPES, byte_size, decode, element_type_name, from_element_type
 from .import_table import IMPORTERS
 from .netparse import Layer, LayerRef, Net, NetworkBuilder, parse_net, parse_shape_attr
+
+ops.load("read")  # every family's importers into IMPORTERS
 
 SUPPORTED_VERSIONS = (10, 11)
 MAX_OPSET = 16  # the newest opset OpenVINO's IR reader accepts

@@ -4,8 +4,8 @@ Each row pairs an ONNX op with the OpenVINO op of the same meaning (element-wise
 to translate), the OpenVINO opset that introduced it, and whether its output is boolean. The
 importer and the exporter both register a translator for every row, so an element-wise op is
 added to the OpenVINO format by adding its row here. Ops that need more than a rename (attributes,
-variadic inputs, Python-style division, ...) have translators of their own in `import_ops` and
-`export_ops`, registered after these and replacing them where both exist.
+variadic inputs, Python-style division, ...) have translators of their own in `ops.basic.read` and
+`ops.basic.write`, registered after these and replacing them where both exist.
 """
 
 from __future__ import annotations

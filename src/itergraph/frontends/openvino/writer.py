@@ -5,7 +5,7 @@ Graph inputs become ``Parameter`` layers (their element type must be known), ini
 ONNX ``Constant`` nodes ``Const`` layers, graph outputs ``Result`` layers; every other node is
 translated by the export table (`export_table`: ONNX op -> OpenVINO layers) through a
 `net_writer.NetWriter`. Canonical loops
-become ``TensorIterator-1`` or ``Loop-5`` and ONNX ``If`` becomes ``If-8`` (`export_loops`).
+become ``TensorIterator-1`` or ``Loop-5`` and ONNX ``If`` becomes ``If-8`` (`ops.loops.write`).
 Values a loop body or branch takes from an enclosing graph become extra body inputs, since
 OpenVINO bodies see nothing but their Parameters.
 
@@ -24,40 +24,13 @@ from ...errors import ModelError
 from ...ir.graph import Graph
 from ...ir.types import DataType
 from ...passes.pipelines import OPENVINO_WRITE, rewritten_copy
-
-# the translator modules register their ops in the export table when imported
-from . import (  # noqa: F401
-    export_conv,
-    export_ctc_loss,
-    export_deform,
-    export_detect,
-    export_detect_post,
-    export_dft,
-    export_istft,
-    export_loops,
-    export_masks,
-    export_ml,
-    export_ml_encoders,
-    export_nms,
-    export_norm,
-    export_ops,
-    export_psroi,
-    export_quant,
-    export_quant_onnx,
-    export_random,
-    export_resize,
-    export_rnn,
-    export_same,
-    export_sparse,
-    export_state,
-    export_strings,
-    export_svm,
-    export_trees,
-)
+from . import ops
 from .elements import to_element_type
 from .known_shapes import Inferred, known_shapes
 from .net_writer import NetWriter, Out, Weights, used_weights, value_dtype, value_shape
 from .xml_chars import escape_controls, escape_nul_in_labels, nul_text
+
+ops.load("write")  # every family's exporters into EXPORTERS
 
 
 def write(graph: Graph, xml_path, bin_path=None) -> None:

@@ -469,8 +469,6 @@ def split_sizes(p, dim: int) -> list[int] | None:
         if c is None:
             return None
         sizes = [int(s) for s in np.asarray(c).reshape(-1)]
-    elif p.attrs.get("split") is not None:
-        sizes = [int(s) for s in p.attrs["split"]]
     elif dim % n == 0:
         sizes = [dim // n] * n
     elif p.attrs.get("num_outputs") is not None:  # opset 18: the last block is smaller

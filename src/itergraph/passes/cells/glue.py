@@ -193,10 +193,7 @@ def _broadcast(shapes: list[Shape]) -> Shape | None:
 def _reduced(p: Node, shape: Shape | None) -> Shape | None:
     if shape is None:
         return None
-    axes = p.attrs.get("axes")
-    if axes is None and len(p.inputs) > 1 and p.inputs[1] is not None:
-        c = const_value(p.inputs[1])
-        axes = None if c is None else c.reshape(-1).tolist()
+    axes = int_operand(p, 1)
     if axes is None or not all(-len(shape) <= int(a) < len(shape) for a in axes):
         return None
     axes = {int(a) % len(shape) for a in axes}

@@ -465,7 +465,7 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
 _NEEDS_STATIC: dict[str, tuple | str] = {
     "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
     "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "TopK": (1,), "Unsqueeze": (1,),
-    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all", "Upsample": "all",
+    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all",
     "Loop": "all", "If": "all", "Scan": "all", "NonZero": "all", "Compress": "all",
     "Unique": "all", "RandomNormalLike": "all", "RandomUniformLike": "all",
     **{op: (1,) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",

@@ -140,17 +140,6 @@ def _mean(cx, *xs):
     return astype(cx, s / len(xs), xs[0].dtype)
 
 
-@lowering("Clip", since=1, fold=True)
-def _clip_attrs(cx, x):
-    lo, hi = attr(cx.node, "min"), attr(cx.node, "max")
-    xp = cx.xp
-    if lo is not None:
-        x = xp.maximum(x, np.asarray(lo, dtype=x.dtype))
-    if hi is not None:
-        x = xp.minimum(x, np.asarray(hi, dtype=x.dtype))
-    return x
-
-
 @lowering("Clip", since=11, fold=True)
 def _clip(cx, x, lo=None, hi=None):
     xp = cx.xp

@@ -12,7 +12,7 @@ import numpy as np
 from ....errors import ExecutionError, where
 from ...common.nd_index import index_depth
 from ..table import lowering
-from ._util import astype, attr, attr_ints, attr_str, norm_axis, np_dtype
+from ._util import astype, attr, attr_str, norm_axis, np_dtype
 from .indexing import nd_indices
 from .reduce import cumulative
 
@@ -44,13 +44,6 @@ def _pad(cx, x, pads: list[int], mode: str, value, axes: list[int] | None):
     if mode in ("reflect", "edge", "wrap"):
         return xp.pad(x, width, mode=mode)
     cx.fail(f"Pad mode {mode!r} is not lowered")
-
-
-@lowering("Pad", since=2, fold=True)
-def _pad2(cx, x):
-    mode = attr_str(cx.node, "mode", "constant")
-    value = np.asarray(float(attr(cx.node, "value", 0.0)), x.dtype)
-    return _pad(cx, x, attr_ints(cx.node, "pads") or [], mode, value, None)
 
 
 @lowering("Pad", since=11, fold=True)
@@ -175,11 +168,6 @@ def _topk(cx, x, k: int):
     return jnp.moveaxis(vals, -1, a), jnp.moveaxis(idx.astype(np.int64), -1, a)
 
 
-@lowering("TopK", since=1)
-def _topk1(cx, x):
-    return _topk(cx, x, int(attr(cx.node, "k")))
-
-
 @lowering("TopK", since=10)
 def _topk10(cx, x, k):
     return _topk(cx, x, int(cx.const(k, "k (input 1)").reshape(-1)[0]))
@@ -259,6 +247,5 @@ def _swish(cx, x):
 
     alpha = float(attr(cx.node, "alpha", 1.0))
     return astype(cx, x * lax.logistic(alpha * x), x.dtype)
-
 
 

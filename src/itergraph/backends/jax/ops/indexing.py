@@ -13,7 +13,7 @@ from ....errors import ExecutionError, ModelError, where
 from ...common.nd_index import check_updates, out_of_range
 from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from ..table import lowering
-from ._util import attr, attr_ints, norm_axis
+from ._util import attr, norm_axis
 
 
 @lowering("Concat", since=1, fold=True)
@@ -37,12 +37,6 @@ def _split(cx, x, axis: int, split: list[int] | None):
         out.append(x[tuple(idx)])
         pos += s
     return out[0] if n == 1 else tuple(out)
-
-
-@lowering("Split", since=1, fold=True)
-def _split1(cx, x, split=None):
-    s = attr_ints(cx.node, "split") if split is None else cx.ints(split, "split (input 1)")
-    return _split(cx, x, int(attr(cx.node, "axis", 0)), s)
 
 
 @lowering("Split", since=13, fold=True)

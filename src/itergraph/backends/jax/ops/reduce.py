@@ -1,9 +1,9 @@
 """Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax/ArgMin,
 CumSum.
 
-Axes come from the ``axes`` attribute before opset 13 (ReduceSum) or 18 (the others), from
-the optional second input afterwards (it must be known at trace time). No axes reduces
-everything unless ``noop_with_empty_axes``. Results keep the input's element type; Max/Min
+Axes come from the optional second input (it must be known at trace time; the ``axes``
+attribute of older opsets is made that input when the model is read: `ir.canonical`). No axes
+reduces everything unless ``noop_with_empty_axes``. Results keep the input's element type; Max/Min
 over an empty set give -inf/+inf (the type's extremes for integers), as in the NumPy kernels.
 """
 
@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....errors import ModelError
+from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
 from ..table import lowering
-from ._util import astype, attr, attr_ints, norm_axis
+from ._util import astype, attr, norm_axis
 
 
 def _sum(cx, x, ax, kd):
@@ -69,16 +71,16 @@ def _sum_square(cx, x, ax, kd):
 
 
 _IMPLS = {
-    "ReduceSum": (_sum, 13),
-    "ReduceMean": (_mean, 18),
-    "ReduceMax": (_extreme("max", True), 18),
-    "ReduceMin": (_extreme("min", False), 18),
-    "ReduceProd": (_prod, 18),
-    "ReduceL1": (_l1, 18),
-    "ReduceL2": (_l2, 18),
-    "ReduceLogSum": (_log_sum, 18),
-    "ReduceLogSumExp": (_log_sum_exp, 18),
-    "ReduceSumSquare": (_sum_square, 18),
+    "ReduceSum": _sum,
+    "ReduceMean": _mean,
+    "ReduceMax": _extreme("max", True),
+    "ReduceMin": _extreme("min", False),
+    "ReduceProd": _prod,
+    "ReduceL1": _l1,
+    "ReduceL2": _l2,
+    "ReduceLogSum": _log_sum,
+    "ReduceLogSumExp": _log_sum_exp,
+    "ReduceSumSquare": _sum_square,
 }
 
 
@@ -87,16 +89,10 @@ def _run(cx, impl, x, axes, kd):
     return astype(cx, impl(cx, x, ax, kd), x.dtype)
 
 
-def _attr_form(impl):
-    def rule(cx, x):
-        axes = attr_ints(cx.node, "axes")
-        return _run(cx, impl, x, axes or None, bool(attr(cx.node, "keepdims", 1)))
-
-    return rule
-
-
 def _input_form(impl):
     def rule(cx, x, axes=None):
+        if "axes" in cx.node.attrs:
+            raise ModelError(not_canonical(cx.node, "axes"))
         kd = bool(attr(cx.node, "keepdims", 1))
         ax = None if axes is None else cx.ints(axes, "axes (input 1)")
         if not ax:
@@ -108,9 +104,8 @@ def _input_form(impl):
     return rule
 
 
-for _op, (_impl, _since) in _IMPLS.items():
-    lowering(_op, since=1, fold=True)(_attr_form(_impl))
-    lowering(_op, since=_since, fold=True)(_input_form(_impl))
+for _op, _impl in _IMPLS.items():
+    lowering(_op, since=1, fold=True)(_input_form(_impl))
 
 
 def _arg(name: str):

@@ -35,11 +35,6 @@ def _reshape(cx, x, target):
                              f"{list(target)}: {e}") from None
 
 
-@lowering("Reshape", since=1, fold=True)
-def _reshape_attr(cx, x):
-    return _reshape(cx, x, _reshape_target(cx, attr_ints(cx.node, "shape") or [], x.shape, False))
-
-
 @lowering("Reshape", since=5, fold=True)
 def _reshape5(cx, x, shape):
     if len(getattr(shape, "shape", (0,))) != 1:  # a constant's fault is the model's

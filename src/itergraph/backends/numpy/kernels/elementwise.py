@@ -173,19 +173,6 @@ def clip(x, lo, hi, out=None):
     return x if out is None else np.copyto(out, x) or out
 
 
-@kernel("Clip", since=1)
-def _clip_attrs(node, ctx):
-    """Clip before opset 11: bounds in attributes (defaults: no bound)."""
-    lo = attr(node, "min")
-    hi = attr(node, "max")
-
-    def fn(x):
-        return asarray(clip(x, None if lo is None else np.asarray(lo, dtype=x.dtype),
-                            None if hi is None else np.asarray(hi, dtype=x.dtype)))
-
-    return fn
-
-
 @kernel("Clip", since=11)
 def _clip(node, ctx):
     """Clip from opset 11: optional `min` and `max` inputs; min > max gives max everywhere."""

@@ -11,7 +11,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, attr_ints, const_input, has_input
+from ....ir.attributes import attr, const_input, has_input
 from ...common.nd_index import check_updates, index_depth, out_of_range
 from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from . import kernel
@@ -79,18 +79,6 @@ def _split_fn(node, axis: int, n: int, split_of, const_sizes: bool = False):
         return tuple([x[i] for i in idx])
 
     return fn_cached
-
-
-@kernel("Split", since=1)
-def _split_v1(node, ctx):
-    """Split 1/2/11: sizes from the ``split`` attribute (opset 1: or from input 2)."""
-    axis = int(attr(node, "axis", 0))
-    split_attr = attr_ints(node, "split")
-    n = len(node.outputs)
-    return _split_fn(
-        node, axis, n, lambda s: split_attr if s is None else s.reshape(-1).tolist(),
-        const_sizes=not has_input(node, 1),
-    )
 
 
 @kernel("Split", since=13)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, attr_str, const_input
+from ....ir.attributes import attr_str, const_input
 from . import kernel
 
 _MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
@@ -140,25 +140,6 @@ def _padder(node, mode: str):
         return y
 
     return pad_mode
-
-
-@kernel("Pad", since=1)
-def _pad_attrs(node, ctx):
-    """Opset 1 (``paddings``) and 2 (``pads``): widths and fill value are attributes."""
-    pads = attr(node, "pads")
-    if pads is None:
-        pads = attr(node, "paddings")
-    if pads is None:
-        raise ModelError(f"{where(node)}: Pad needs the 'pads' attribute")
-    pads = tuple(int(p) for p in pads)
-    value = float(attr(node, "value", 0.0))
-    pad = _padder(node, attr_str(node, "mode", "constant") or "constant")
-
-    def fn(x):
-        v = value if x.dtype != object else None
-        return pad(x, pads, v, None)
-
-    return fn
 
 
 def _scalar(v):

@@ -1,7 +1,7 @@
 """Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax/ArgMin.
 
-Axes come from the ``axes`` attribute before opset 13 (ReduceSum) or 18 (the others), from the
-optional second input afterwards. No axes (absent or empty) reduces everything, unless
+Axes come from the optional second input (the ``axes`` attribute of older opsets is made that
+input when the model is read: `ir.canonical`). No axes (absent or empty) reduces everything, unless
 ``noop_with_empty_axes`` is set, in which case the input passes through. ``keepdims`` defaults
 to 1. Results keep the input's element type. Max/Min over an empty set give -inf/+inf (or the
 type's extreme value for integers).
@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numpy import asarray
 
-from ....errors import ExecutionError, where
-from ....ir.attributes import attr, attr_ints, const_input
+from ....errors import ExecutionError, ModelError, where
+from ....ir.attributes import attr, const_input
+from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
 from . import kernel
@@ -72,16 +73,16 @@ def _sum_square(x, ax, kd):
 
 
 _IMPLS = {
-    "ReduceSum": (_sum, 13),
-    "ReduceMean": (_mean, 18),
-    "ReduceMax": (_extreme(np.max, True), 18),
-    "ReduceMin": (_extreme(np.min, False), 18),
-    "ReduceProd": (_prod, 18),
-    "ReduceL1": (_l1, 18),
-    "ReduceL2": (_l2, 18),
-    "ReduceLogSum": (_log_sum, 18),
-    "ReduceLogSumExp": (_log_sum_exp, 18),
-    "ReduceSumSquare": (_sum_square, 18),
+    "ReduceSum": _sum,
+    "ReduceMean": _mean,
+    "ReduceMax": _extreme(np.max, True),
+    "ReduceMin": _extreme(np.min, False),
+    "ReduceProd": _prod,
+    "ReduceL1": _l1,
+    "ReduceL2": _l2,
+    "ReduceLogSum": _log_sum,
+    "ReduceLogSumExp": _log_sum_exp,
+    "ReduceSumSquare": _sum_square,
 }
 
 # ----------------------------------------------------------------------------- factories
@@ -104,19 +105,10 @@ def _checked(node, impl):
     return run
 
 
-def _attr_form(impl):
-    def factory(node, ctx):
-        kd = bool(attr(node, "keepdims", 1))
-        axes = attr_ints(node, "axes")
-        ax = tuple(axes) if axes else None
-        run = _checked(node, impl)
-        return lambda x: run(x, ax, kd)
-
-    return factory
-
-
 def _input_form(impl):
     def factory(node, ctx):
+        if "axes" in node.attrs:
+            raise ModelError(not_canonical(node, "axes"))
         kd = bool(attr(node, "keepdims", 1))
         noop = bool(attr(node, "noop_with_empty_axes", 0))
         run = _checked(node, impl)
@@ -139,9 +131,8 @@ def _input_form(impl):
     return factory
 
 
-for _op, (_impl, _since) in _IMPLS.items():
-    kernel(_op, since=1)(_attr_form(_impl))
-    kernel(_op, since=_since)(_input_form(_impl))
+for _op, _impl in _IMPLS.items():
+    kernel(_op, since=1)(_input_form(_impl))
 
 
 # ----------------------------------------------------------------------------- ArgMax / ArgMin

@@ -37,17 +37,6 @@ def shape_not_a_vector(node, shape) -> str:
     return f"{where(node)}: the target shape (input 1) has shape {list(shape)}, not a vector"
 
 
-@kernel("Reshape", since=1)
-def _reshape_attr(node, ctx):
-    """Reshape before opset 5: target shape in the ``shape`` attribute."""
-    shape = attr_ints(node, "shape") or []
-
-    def fn(x):
-        return x.reshape(_reshape_target(node, shape, x.shape, False))
-
-    return fn
-
-
 @kernel("Reshape", since=5)
 def _reshape(node, ctx):
     """Reshape: 0 copies the input dim (unless ``allowzero``), -1 is inferred."""

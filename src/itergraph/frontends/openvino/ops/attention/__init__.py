@@ -1,0 +1,1 @@
+"""``ScaledDotProductAttention``: read as ONNX ops."""

@@ -1,0 +1,1 @@
+"""YUV colour conversions (``NV12toRGB`` ...): read as ONNX arithmetic."""

@@ -1,0 +1,1 @@
+"""Convolutions and pooling, binary and deformable convolutions: both directions."""

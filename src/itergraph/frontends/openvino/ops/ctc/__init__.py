@@ -1,0 +1,1 @@
+"""CTC greedy decoders (read) and ``CTCLoss`` (both directions)."""

@@ -1,0 +1,1 @@
+"""Embedding bags: read as ONNX ops."""

@@ -1,0 +1,1 @@
+"""Fourier transforms (``DFT``/``IDFT``/``RDFT``/``IRDFT``, ``ISTFT``): both directions."""

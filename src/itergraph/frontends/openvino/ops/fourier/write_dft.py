@@ -1,0 +1,76 @@
+"""ONNX ``DFT`` (opsets 17, 20) -> OpenVINO Fourier transforms over its one axis, with
+``dft_length`` as ``signal_size``: a complex input (trailing axis 2) is ``DFT-7``/``IDFT-7``;
+a real one (trailing axis 1) is ``RDFT-9`` when ``onesided``, else made complex with a zero
+imaginary part first. The axis (and length) must be constants. A one-sided ``STFT`` of a real
+signal is ``STFT-15`` (the window of ones when absent)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .....errors import UnsupportedError, where
+from .....ir.graph import Node
+from .....ir.types import DataType
+from ...export_table import exporter
+from ...net_writer import NetWriter
+from ..basic.write import V1, const_value
+
+
+def _axis(node: Node, rank: int) -> int:
+    if node.version is not None and node.version < 20:
+        a = int(node.attrs.get("axis", 1))
+    else:
+        c = const_value(node, 2)
+        if c is None and len(node.inputs) > 2 and node.inputs[2] is not None:
+            raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs a constant axis")
+        a = -2 if c is None else int(np.asarray(c).reshape(-1)[0])
+    return a + rank if a < 0 else a
+
+
+@exporter("DFT", since=17)
+def _dft(w: NetWriter, node: Node, ins):
+    x = ins[0]
+    if x.shape is None or not isinstance(x.shape[-1], int):
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs the size of the last "
+                               "(complex) axis")
+    rank = len(x.shape)
+    axis = _axis(node, rank)
+    inverse, onesided = bool(node.attrs.get("inverse", 0)), bool(node.attrs.get("onesided", 0))
+    ins_ = [None, w.i64([axis])]
+    length = const_value(node, 1)
+    if len(node.inputs) > 1 and node.inputs[1] is not None and length is None:
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs a constant dft_length")
+    sizes = [w.i64([int(np.asarray(length).reshape(-1)[0])])] if length is not None else []
+    dt = x.dtype
+    if x.shape[-1] == 1:
+        real = w.one("Squeeze", V1, [x, w.i64([rank - 1])], dtype=dt)
+        if onesided and not inverse:
+            return w.one("RDFT", "opset9", [real, ins_[1], *sizes], dtype=dt)
+        zero = w.one("Multiply", V1, [x, w.const(np.zeros((), np.float32).astype(
+            np.dtype(str(dt)) if dt is not None else np.float32))],
+            {"auto_broadcast": "numpy"}, dtype=dt)
+        x = w.one("Concat", V1, [x, zero], {"axis": rank - 1}, dtype=dt)
+    elif onesided:
+        raise UnsupportedError(f"{where(node)}: a one-sided DFT of a complex input")
+    return w.one("IDFT" if inverse else "DFT", "opset7", [x, ins_[1], *sizes], dtype=dt)
+
+
+@exporter("STFT", since=17)
+def _stft(w: NetWriter, node: Node, ins):
+    x = ins[0]
+    if not node.attrs.get("onesided", 1) or x.shape is None or x.shape[-1] != 1:
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer takes a one-sided STFT of "
+                               "a real signal")
+    length = const_value(node, 3)
+    window = ins[2] if len(ins) > 2 else None
+    if length is None:
+        if window is None or window.shape is None or not isinstance(window.shape[0], int):
+            raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs the frame length")
+        length = window.shape[0]
+    length = int(np.asarray(length).reshape(()))
+    if window is None:
+        window = w.const(np.ones(length, np.dtype(str(x.dtype)) if x.dtype else np.float32))
+    sig = w.one("Squeeze", V1, [x, w.i64([len(x.shape) - 1])], dtype=x.dtype)
+    step = w.one("Convert", V1, [ins[1]], {"destination_type": "i64"}, dtype=DataType.INT64)
+    return w.one("STFT", "opset15", [sig, window, w.i64(length), step],
+                 {"transpose_frames": False}, dtype=x.dtype)

@@ -1,0 +1,1 @@
+"""Ops that index, select, reorder or scatter elements (read)."""

@@ -1,0 +1,1 @@
+"""``TensorIterator``/``Loop`` <-> the canonical `Loop`, and ``If``: both directions."""

@@ -1,0 +1,1 @@
+"""Normalisations (batch, group, MVN, L2, LRN ...): both directions."""

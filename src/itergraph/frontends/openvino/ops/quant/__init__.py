@@ -1,0 +1,1 @@
+"""``FakeQuantize``, ``FakeConvert``, ``GatherTree``, ``Inverse`` and the ONNX quantization ops."""

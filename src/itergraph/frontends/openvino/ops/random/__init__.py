@@ -1,0 +1,1 @@
+"""Random ops (``RandomUniform``, ``Multinomial``): both directions."""

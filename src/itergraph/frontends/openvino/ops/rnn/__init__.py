@@ -1,0 +1,1 @@
+"""Recurrent cells and sequences (LSTM, GRU, RNN): both directions."""

@@ -1,0 +1,2 @@
+"""Resampling and search: ``Interpolate``/``Resize``, ``GridSample``, ``Col2Im``,
+``SearchSorted``, adaptive pooling."""

@@ -1,0 +1,1 @@
+"""Data movement: reshape, slice, gather, broadcast, pad, channel and block rearrangements."""

@@ -1,0 +1,1 @@
+"""``SparseFillEmptyRows``: both directions."""

@@ -1,0 +1,1 @@
+"""``ReadValue``/``Assign`` <-> the state nodes of `ir.state`: both directions."""

@@ -1,0 +1,1 @@
+"""String-tensor ops: both directions."""
