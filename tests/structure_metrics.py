@@ -283,10 +283,14 @@ def sccs(edges: dict[str, set[str]]) -> list[set[str]]:
             if len(comp) > 1:
                 out.append(comp)
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:  # the limit is the process's: given back, so later tests see the usual one
+        for v in sorted(edges):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return out
 
 
