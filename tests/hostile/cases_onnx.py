@@ -2752,3 +2752,107 @@ def _(c):
             else:
                 raise AssertionError("2 rows: the loop stopped at x's end")
     ig_run(c, m, feeds)
+
+
+# -- declared kinds and types the peers refuse (fuzzer operators of round three) ---------------
+
+def _relu_declared(y_type: onnx.TypeProto) -> onnx.ModelProto:
+    """``x -> Relu 'r' -> y`` with `y` declared `y_type`."""
+    m = _one_node("Relu", [("x", F, [2])], ["y"], name="r")
+    m.graph.output[0].type.CopyFrom(y_type)
+    return m
+
+
+@case("onnx/relu_output_declared_a_sequence_or_a_map",
+      Raises(ModelError, "Relu node 'r'", "'y'", "map(int64, tensor(float))", "tensor(float)"))
+def _(c):
+    # a fuzzer finding (`value_kind`): a declared sequence, optional or map where the node
+    # computes a tensor was ignored; ONNX Runtime refuses each at load
+    t = h.make_tensor_type_proto(F, [2])
+    x = {"x": np.ones(2, np.float32)}
+    for declared in (h.make_sequence_type_proto(t), h.make_optional_type_proto(t)):
+        ort_refuses(_relu_declared(declared), x)
+        try:
+            ig.load(_relu_declared(declared))
+        except ModelError as e:
+            assert "'y'" in str(e) and "tensor(float)" in str(e), str(e)
+        else:
+            raise AssertionError(f"{declared} accepted")
+    declared = h.make_map_type_proto(I64, t)
+    ort_refuses(_relu_declared(declared), x)
+    ig.load(_relu_declared(declared))
+
+
+@case("onnx/graph_input_declared_a_sparse_tensor",
+      Raises(UnsupportedError, "'x'", "sparse tensor"))
+def _(c):
+    # a fuzzer finding (`value_kind`): read as a dense tensor and run; ONNX Runtime refuses it
+    m = _one_node("Relu", [("x", F, [2])], ["y"], name="r")
+    m.graph.input[0].type.Clear()
+    m.graph.input[0].type.sparse_tensor_type.elem_type = F
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/if_branch_constant_of_float64_declared_float",
+      Raises(ModelError, "Constant node 'other'", "'y_else'", "tensor(float)", "tensor(double)"))
+def _(c):
+    # a fuzzer finding (`nest_if`): the branch not taken holds a float64 Constant where its
+    # output is declared float; the branch taken ran, ONNX Runtime refuses the model at load
+    then_b = graph([h.make_node("Relu", ["x"], ["y_then"], name="r")], [], [vi("y_then", F, [2])])
+    else_b = graph([h.make_node("Constant", [], ["y_else"], name="other",
+                                value=const("v", np.array([1.5], np.float64)))],
+                   [], [vi("y_else", F, [2])])
+    m = model([h.make_node("Constant", [], ["cond"], name="cond", value=const("c", True)),
+               h.make_node("If", ["cond"], ["y"], name="if", then_branch=then_b,
+                           else_branch=else_b)], [vi("x", F, [2])], [vi("y", F, [2])])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)
+
+
+@case("onnx/constant_of_shape_without_value_declared_int64",
+      Raises(ModelError, "ConstantOfShape node 'z'", "'y'", "tensor(int64)", "tensor(float)"))
+def _(c):
+    m = _one_node("ConstantOfShape", [("s", I64, [1])], ["y"], name="z", out_type=I64)
+    ort_refuses(m, {"s": np.array([2], np.int64)})
+    ig.load(m)
+
+
+@case("onnx/function_call_in_a_loop_body_of_a_domain_not_imported",
+      Raises(ModelError, "'f'", "domain 'local.fns' is not imported"))
+def _(c):
+    # a fuzzer finding (`local_function`): the call ran; ONNX Runtime refuses the model
+    fn = h.make_function("local.fns", "Twice", ["a"], ["b"],
+                         [h.make_node("Add", ["a", "a"], ["b"], name="add")],
+                         [h.make_opsetid("", 17)])
+    body = counter_body()
+    step = next(n for n in body.node if n.op_type == "Add")
+    i = list(body.node).index(step)
+    body.node.insert(i, h.make_node("Twice", [step.input[0]], ["fuzz_twice"], name="f",
+                                    domain="local.fns"))
+    step.input[0] = "fuzz_twice"
+    m = loop_model(body)
+    m.functions.append(fn)
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True), "x0": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    m.opset_import.append(h.make_opsetid("local.fns", 1))
+    run_ort(m, feeds)  # the same model importing the domain runs
+    ig.load(m)
+    del m.opset_import[-1]
+    ig.load(m)
+
+
+@case("onnx/array_feature_extractor_index_minus_1",
+      Raises(ExecutionError, "ArrayFeatureExtractor node 'afe'", "-1", "out of range"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`tensor_values`, `sklearn/radius_classifier_op22`): onnx.reference
+    # wrapped a negative index around; ONNX Runtime refuses it at run time
+    m = _one_node("ArrayFeatureExtractor", [("x", F, [2, 3]), ("i", I64, [2])], ["y"],
+                  name="afe", opset=17, domain="ai.onnx.ml")
+    m.opset_import.append(h.make_opsetid("ai.onnx.ml", 3))
+    feeds = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    assert_close(ig_run(c, m, {**feeds, "i": np.array([2, 0], np.int64)})["y"],
+                 run_ort(m, {**feeds, "i": np.array([2, 0], np.int64)})["y"])
+    ort_refuses(m, {**feeds, "i": np.array([2, -1], np.int64)})
+    ig_run(c, m, {**feeds, "i": np.array([2, -1], np.int64)})

@@ -203,6 +203,7 @@ class Reader:
         call = scope.call
         f = self.functions.called_by(p)
         if f is not None:
+            self.version_of(p, scope)  # the call's domain is imported, as ONNX Runtime requires
             return expand_call(self, p, f, scope, outputs)
         n = self.node(p, scope, outputs)
         if call is not None:  # unique across calls of one function

@@ -141,10 +141,21 @@ def _check_declared(v: Value, ts: str, formal, what: str) -> None:
     """An output declared (graph output, value_info) of another element type than the one its
     type parameter binds (``ReduceMean`` of a uint32 tensor declared float) is refused, as
     ONNX Runtime refuses it; else the run would hand back a type the file does not declare."""
-    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    declared = _declared_string(v)
     if declared is not None and declared != ts:
         raise ModelError(f"{what}: output '{v.name}' ('{formal.name}') is declared {declared} "
                          f"but the node computes {ts}")
+
+
+def _declared_string(v: Value) -> str | None:
+    """The type string `v` is declared with where it says something a computed tensor type
+    can contradict: a tensor's element type, or a sequence, optional or map at all (its
+    element types perhaps unknown: ``seq(?)``)."""
+    if isinstance(v.type, TensorType):
+        return type_string(v.type)
+    if isinstance(v.type, SequenceType | OptionalType | MapType):
+        return type_string(v.type) or f"{type(v.type).__name__.removesuffix('Type').lower()}(?)"
+    return None
 
 
 def _single_tensor_dtype(type_str: str):
@@ -202,7 +213,8 @@ def _fill_constant_type(p, outputs: list[Value]) -> None:
         dtype = dtype_from_onnx(code)
     except Exception:  # noqa: BLE001 - an element type without IR counterpart: left unknown
         return
-    _fill_dtype(outputs[0], dtype, shape)
+    _fill_checked(outputs[0], dtype, shape, f"{_where(p)}: output '{outputs[0].name}'",
+                  f"its '{a.name}' makes")
 
 
 def _check_arity(p, schema, what: str) -> None:
@@ -419,13 +431,16 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
     one, as ONNX says), so that a loop carrying it as another type is refused as ONNX Runtime
     refuses it."""
     value = next((a for a in p.attribute if a.name == "value"), None)
+    what = f"{_where(p)}: output '{out.name}'"
     if value is None:
-        _fill_dtype(out, dtype_from_onnx(TensorProto.FLOAT))
+        _fill_checked(out, dtype_from_onnx(TensorProto.FLOAT), None, what,
+                      "no 'value' (float zeros) makes")
     elif value.type == AttributeProto.TENSOR:
         try:
-            _fill_dtype(out, dtype_from_onnx(value.t.data_type))
+            dtype = dtype_from_onnx(value.t.data_type)
         except Exception:  # noqa: BLE001 - not an element type: the importer names it
             return
+        _fill_checked(out, dtype, None, what, "its 'value' makes")
 
 
 def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
@@ -439,13 +454,17 @@ def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    v = outputs[0]
-    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'", "'to' makes")
+
+
+def _fill_checked(v: Value, dtype, shape, what: str, why: str) -> None:
+    """`_fill_dtype`, after refusing a declaration of `v` that contradicts `dtype` (ONNX
+    Runtime refuses it at load; a run would give a type the file does not declare)."""
+    declared = _declared_string(v)
     computed = type_string(TensorType(dtype, None))
-    if declared is not None and declared != computed:
-        raise ModelError(f"{what}: output '{v.name}' is declared {declared} but 'to' makes "
-                         f"it {computed}")
-    _fill_dtype(v, dtype)
+    if declared is not None and computed is not None and declared != computed:
+        raise ModelError(f"{what} is declared {declared} but {why} it {computed}")
+    _fill_dtype(v, dtype, shape)
 
 
 def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
