@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from harness import Ok, Raises, case
 from hostile_util import (
+    _saved,
     add_net,
     assert_close,
     const_net,
@@ -947,3 +948,41 @@ def _(c):
     for k, w in zip(("ys", "h", "c"), want):
         assert_close(got_ort[k], w)
         assert_close(got_ig[k], w)
+
+
+def _ti_two_slices(c) -> tuple[str, bytes]:
+    """A TensorIterator over X and Y ([2, 6, 3] each, sliced on axis 1): h + x_t + y_t."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    outer = [ops.parameter([2, 6, 3], np.float32, name=n) for n in ("X", "Y")]
+    hx, hy = (ops.parameter([2, 1, 3], np.float32, name=n) for n in ("xi", "yi"))
+    hi = ops.parameter([2, 1, 3], np.float32, name="hi")
+    acc = ops.add(ops.add(hx, hy, name="xy"), hi, name="acc")
+    rh = ops.result(acc, name="h_out")
+    ti = ops.tensor_iterator()
+    ti.set_friendly_name("TI")
+    ti.set_body(ov.Model([rh], [hx, hy, hi], "body"))
+    ti.set_sliced_input(hx, outer[0].output(0), 0, 1, 1, -1, 1)
+    ti.set_sliced_input(hy, outer[1].output(0), 0, 1, 1, -1, 1)
+    ti.set_merged_input(hi, ops.constant(np.zeros((2, 1, 3), np.float32)).output(0),
+                        rh.output(0))
+    return _saved(c, ov.Model([ti.get_iter_value(rh.output(0), -1)], outer, "m"), "ti2")
+
+
+@case("ov/ti_sliced_inputs_of_different_lengths",
+      Raises(ExecutionError, "'TI'", "sliced inputs of different sequence lengths"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`ir_slicing`, `sklearn-ov/gpr_expsine_op22`): Y's slices made to end
+    # one step early, the loop ran to the shorter input; OpenVINO refuses it
+    # ("numIterations == currentNumIterations")
+    xml, w = _ti_two_slices(c)
+    x = np.arange(36, dtype=np.float32).reshape(2, 6, 3)
+    got = list(_run(c, xml, w, {"X": x, "Y": x}).values())[0]
+    assert_close(got, list(ov_run(xml, w, [x, x]))[0])
+    at = [m.start() for m in re.finditer('start="0" end="-1"', xml)]
+    assert len(at) == 2, at
+    xml = xml[:at[1]] + 'start="0" end="-2"' + xml[at[1] + len('start="0" end="-1"'):]
+    ov_refuses(xml, w, [x, x])
+    _run(c, xml, w, {"X": x, "Y": x})
