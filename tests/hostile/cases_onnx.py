@@ -2856,3 +2856,17 @@ def _(c):
                  run_ort(m, {**feeds, "i": np.array([2, 0], np.int64)})["y"])
     ort_refuses(m, {**feeds, "i": np.array([2, -1], np.int64)})
     ig_run(c, m, {**feeds, "i": np.array([2, -1], np.int64)})
+
+
+@case("onnx/scaler_of_a_bool_tensor", Raises(ModelError, "Scaler node 's'", "tensor(bool)"))
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/standard_scaler|cast_between|1910309312`, `--seed
+    # 20015`): a Cast to bool before a Scaler; it ran (float32 out) and its OpenVINO IR gave
+    # bool; ONNX Runtime refuses an ai.onnx.ml node's input of a type its schema does not allow
+    cast = h.make_node("Cast", ["x"], ["b"], name="c", to=TensorProto.BOOL)
+    s = h.make_node("Scaler", ["b"], ["y"], name="s", domain="ai.onnx.ml", offset=[0.5],
+                    scale=[2.0])
+    m = model([cast, s], [vi("x", F, [2, 1])], [vi("y", F, None)])
+    m.opset_import.append(h.make_opsetid("ai.onnx.ml", 3))
+    ort_refuses(m, {"x": np.ones((2, 1), np.float32)})
+    ig.load(m)

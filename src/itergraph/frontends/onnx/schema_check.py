@@ -71,6 +71,9 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
+    if p.domain == "ai.onnx.ml":
+        _check_ml_types(p, version, inputs, outputs)
+        return
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -93,6 +96,21 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
+
+
+def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
+                    outputs: list[Value]) -> None:
+    """An ``ai.onnx.ml`` node's input types against its schema (a ``Scaler`` of a bool
+    tensor: ONNX Runtime refuses it at load), and the output types its schema fixes
+    (``TreeEnsembleRegressor``'s float ``Y``) given to its outputs, so that the nodes reading
+    them are checked too. Only types: arity and attributes are the importers'."""
+    try:
+        schema = onnx.defs.get_schema(p.op_type, version, "ai.onnx.ml")
+    except onnx.defs.SchemaError:
+        return
+    what = f"{_where(p)} ({p.op_type}-{schema.since_version} of ai.onnx.ml)"
+    bound = _check_types(schema, inputs, what)
+    _fill_output_types(schema, bound, outputs, what)
 
 
 def _check_activation_count(op: str, given: dict, what: str) -> None:
