@@ -2870,3 +2870,37 @@ def _(c):
     m.opset_import.append(h.make_opsetid("ai.onnx.ml", 3))
     ort_refuses(m, {"x": np.ones((2, 1), np.float32)})
     ig.load(m)
+
+
+def _ml_model(nodes, inputs, outputs) -> onnx.ModelProto:
+    m = model(nodes, inputs, outputs)
+    m.opset_import.append(h.make_opsetid("ai.onnx.ml", 3))
+    return m
+
+
+@case("onnx/greater_of_a_label_encoder_float_and_an_int64",
+      Raises(ModelError, "Greater node 'g'", "tensor(int64)", "tensor(float)"))
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/isolation_forest|cast_between|1147458750`): the float
+    # a LabelEncoder's values_floats make, compared with an int64; it ran, ONNX Runtime
+    # refuses it at load (the encoder's output type is known from its attribute)
+    enc = h.make_node("LabelEncoder", ["x"], ["e"], name="enc", domain="ai.onnx.ml",
+                      keys_int64s=[1, 2], values_floats=[0.5, 1.5])
+    g = h.make_node("Greater", ["e", "t"], ["y"], name="g")
+    m = _ml_model([enc, g], [vi("x", I64, [2]), vi("t", I64, [2])], [vi("y", B, [2])])
+    ort_refuses(m, {"x": np.array([1, 2], np.int64), "t": np.array([1, 1], np.int64)})
+    ig.load(m)
+
+
+@case("onnx/linear_classifier_label_declared_a_sequence",
+      Raises(ModelError, "LinearClassifier node 'lc'", "'label'", "seq(tensor(int64))"))
+def _(c):
+    # a fuzzer finding (`value_kind`, `sklearn-unseen/logistic_regression_multiclass`)
+    lc = h.make_node("LinearClassifier", ["x"], ["label", "scores"], name="lc",
+                     domain="ai.onnx.ml", classlabels_ints=[0, 1], coefficients=[1.0, -1.0],
+                     intercepts=[0.0, 0.0])
+    m = _ml_model([lc], [vi("x", F, [2, 1])], [vi("label", I64, [2]), vi("scores", F, [2, 2])])
+    m.graph.output[0].type.CopyFrom(h.make_sequence_type_proto(
+        h.make_tensor_type_proto(I64, [2])))
+    ort_refuses(m, {"x": np.ones((2, 1), np.float32)})
+    ig.load(m)

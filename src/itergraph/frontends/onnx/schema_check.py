@@ -111,6 +111,28 @@ def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     what = f"{_where(p)} ({p.op_type}-{schema.since_version} of ai.onnx.ml)"
     bound = _check_types(schema, inputs, what)
     _fill_output_types(schema, bound, outputs, what)
+    if p.op_type == "LabelEncoder" and len(outputs) == 1:
+        _fill_label_encoder_type(p, outputs[0], what)
+
+
+# a LabelEncoder's output element type, from the attribute that holds its values
+_LABEL_ENCODER_VALUES = {"values_floats": TensorProto.FLOAT, "values_int64s": TensorProto.INT64,
+                         "values_strings": TensorProto.STRING}
+
+
+def _fill_label_encoder_type(p, out: Value, what: str) -> None:
+    for a in p.attribute:
+        code = _LABEL_ENCODER_VALUES.get(a.name)
+        if a.name == "values_tensor" and a.type == AttributeProto.TENSOR:
+            code = a.t.data_type
+        if code:
+            try:
+                dtype = dtype_from_onnx(code)
+            except Exception:  # noqa: BLE001 - not an element type: the kernel names it
+                return
+            _fill_checked(out, dtype, None, f"{what}: output '{out.name}'",
+                          f"its '{a.name}' makes")
+            return
 
 
 def _check_activation_count(op: str, given: dict, what: str) -> None:
@@ -148,6 +170,9 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value], what: str) -> 
             if dtype is not None:
                 _check_declared(v, only[0], formal, what)
                 _fill_dtype(v, dtype)
+            elif all(t.startswith("tensor(") for t in only) and _declared_kind(v):
+                raise ModelError(f"{what}: output '{v.name}' ('{formal.name}') is declared "
+                                 f"{_declared_string(v)} but the node computes a tensor")
             continue
         if not isinstance(first[2], TensorType):
             continue
@@ -171,9 +196,14 @@ def _declared_string(v: Value) -> str | None:
     element types perhaps unknown: ``seq(?)``)."""
     if isinstance(v.type, TensorType):
         return type_string(v.type)
-    if isinstance(v.type, SequenceType | OptionalType | MapType):
+    if _declared_kind(v):
         return type_string(v.type) or f"{type(v.type).__name__.removesuffix('Type').lower()}(?)"
     return None
+
+
+def _declared_kind(v: Value) -> bool:
+    """Whether `v` is declared a sequence, an optional or a map (not a tensor)."""
+    return isinstance(v.type, SequenceType | OptionalType | MapType)
 
 
 def _single_tensor_dtype(type_str: str):
