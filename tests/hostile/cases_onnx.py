@@ -2904,3 +2904,27 @@ def _(c):
         h.make_tensor_type_proto(I64, [2])))
     ort_refuses(m, {"x": np.ones((2, 1), np.float32)})
     ig.load(m)
+
+
+@case("onnx/integer_div_and_mod_by_zero", Raises(ExecutionError, "Div node 'd'", "by zero"),
+      backends=BOTH)
+def _(c):
+    # found by the peer check (`torch-unseen/gcd_op16|tensor_values|520513075`): NumPy gave
+    # 0, XLA -1 or the dividend; ONNX Runtime refuses an integer division or modulo by zero
+    ab = [("a", I64, [3]), ("b", I64, [3])]
+    ok = {"a": np.array([7, -7, 5], np.int64), "b": np.array([2, -3, 1], np.int64)}
+    zero = {**ok, "b": np.array([2, 0, 1], np.int64)}
+    for kw in ({}, {"fmod": 1}):
+        m = _one_node("Mod", ab, ["y"], name="m", out_type=I64, **kw)
+        assert np.array_equal(ig_run(c, m, ok)["y"], run_ort(m, ok)["y"])
+        ort_refuses(m, zero)
+        try:
+            ig_run(c, m, zero)
+        except ExecutionError as e:
+            assert "Mod node 'm'" in str(e) and "by zero" in str(e), str(e)
+        else:
+            raise AssertionError(f"Mod {kw} by zero ran")
+    m = _one_node("Div", ab, ["y"], name="d", out_type=I64)
+    assert np.array_equal(ig_run(c, m, ok)["y"], run_ort(m, ok)["y"])
+    ort_refuses(m, zero)
+    ig_run(c, m, zero)
