@@ -2928,3 +2928,27 @@ def _(c):
     assert np.array_equal(ig_run(c, m, ok)["y"], run_ort(m, ok)["y"])
     ort_refuses(m, zero)
     ig_run(c, m, zero)
+
+
+def _tree_regressor(x_type) -> onnx.ModelProto:
+    """One tree: ``x[:, 0] <= 0.5`` gives 1.0, else 2.0."""
+    t = h.make_node("TreeEnsembleRegressor", ["x"], ["y"], name="tree", domain="ai.onnx.ml",
+                    nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+                    nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+                    nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0],
+                    target_ids=[0, 0], target_nodeids=[1, 2], target_treeids=[0, 0],
+                    target_weights=[1.0, 2.0], n_targets=1)
+    return _ml_model([t], [vi("x", x_type, [2, 1])], [vi("y", F, [2, 1])])
+
+
+@case("onnx/tree_ensemble_regressor_of_int32_features",
+      Raises(UnsupportedError, "TreeEnsembleRegressor node 'tree'", "tensor(int32)"))
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/bagging_extra_tree_regressor|cast_between|336748528`,
+    # `--seed 20016`): NumPy gave float64 (onnx.reference), JAX float32, the IR written from it
+    # other values; ONNX Runtime implements the op for float and double features only
+    x = np.array([[0.0], [1.0]], np.float32)
+    assert_close(ig.load(_tree_regressor(F)).run({"x": x})["y"],
+                 run_ort(_tree_regressor(F), {"x": x})["y"])
+    ort_refuses(_tree_regressor(I32), {"x": x.astype(np.int32)})
+    ig.load(_tree_regressor(I32))

@@ -986,3 +986,25 @@ def _(c):
     xml = xml[:at[1]] + 'start="0" end="-2"' + xml[at[1] + len('start="0" end="-1"'):]
     ov_refuses(xml, w, [x, x])
     _run(c, xml, w, {"X": x, "Y": x})
+
+
+@case("ov/multiply_of_i32_whose_port_says_fp32",
+      Raises(ModelError, "layer 2 'sq'", "output 0 is declared tensor(float)", "tensor(int32)"))
+def _(c):
+    # a fuzzer finding (`torch-ov/for_over_rows_ptfe|ir_convert_between|470578327`, `--seed
+    # 20016`): the reader took the port's FP32 for a product of i32 values, so the Add after it
+    # mixed i32 and f32 (NumPy promoted to f64, JAX kept f32); OpenVINO computes i32 there
+    # and refuses the Add
+    d = [3]
+    xml = net([
+        layer(0, "x", "Parameter", data={"shape": "3", "element_type": "i32"},
+              outputs=[port(0, d, "I32")]),
+        layer(1, "y", "Parameter", data={"shape": "3", "element_type": "f32"},
+              outputs=[port(0, d)]),
+        layer(2, "sq", "Multiply", inputs=[port(0, d, "I32"), port(1, d, "I32")],
+              outputs=[port(2, d)]),
+        layer(3, "sum", "Add", inputs=[port(0, d), port(1, d)], outputs=[port(2, d)]),
+        layer(4, "out", "Result", inputs=[port(0, d)]),
+    ], [(0, 0, 2, 0), (0, 0, 2, 1), (2, 2, 3, 0), (1, 0, 3, 1), (3, 2, 4, 0)])
+    ov_refuses(xml, None, [np.ones(3, np.int32), np.ones(3, np.float32)])
+    ig_read_ov(c, xml)

@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Value
 from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
@@ -110,10 +110,18 @@ def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         return
     what = f"{_where(p)} ({p.op_type}-{schema.since_version} of ai.onnx.ml)"
     bound = _check_types(schema, inputs, what)
+    floats = _FLOAT_FEATURES_ONLY.get(p.op_type)
+    x = type_string(inputs[0].type) if floats and inputs and inputs[0] is not None else None
+    if x is not None and x not in floats:
+        raise UnsupportedError(f"{what}: features of {x}: ONNX Runtime implements it for "
+                               f"{' and '.join(floats)} only")
     _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "LabelEncoder" and len(outputs) == 1:
         _fill_label_encoder_type(p, outputs[0], what)
 
+
+# ai.onnx.ml ops whose schema allows integer features that ONNX Runtime does not implement
+_FLOAT_FEATURES_ONLY = {"TreeEnsembleRegressor": ("tensor(float)", "tensor(double)")}
 
 # a LabelEncoder's output element type, from the attribute that holds its values
 _LABEL_ENCODER_VALUES = {"values_floats": TensorProto.FLOAT, "values_int64s": TensorProto.INT64,
@@ -516,18 +524,29 @@ def _fill_checked(v: Value, dtype, shape, what: str, why: str) -> None:
 
 
 def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
-                       what: str) -> None:
+                       what: str, outputs: list[Value] = ()) -> None:
     """A `ModelError` from `what` where inputs of standard op `op_type` that its schema binds
     to one type parameter (``Add``'s ``T``, ``Where``'s branches, ``Concat``'s inputs,
     ``MatMul``'s operands) have different known element types. For the readers of formats whose
     ops become ONNX's (OpenVINO IR: ``Add`` of f64 and i32 is refused there, where NumPy would
     promote and XLA compute in another type); which types an input allows is not checked (the
-    importer casts where the formats differ)."""
+    importer casts where the formats differ). An output bound to such a parameter with another
+    known element type (an IR port's precision that is not what the layer computes: a Gather
+    of i32 data whose port says FP32) is refused too: OpenVINO computes the inputs' type."""
     try:
         schema = onnx.defs.get_schema(op_type, version, "")
     except onnx.defs.SchemaError:
         return
-    _check_types(schema, inputs, what, check_allowed=False)
+    bound = _check_types(schema, inputs, what, check_allowed=False)
+    for k, (formal, v) in enumerate(zip(schema.outputs, outputs)):
+        first = bound.get(formal.type_str)
+        if first is None or not isinstance(first[2], TensorType) or \
+                not isinstance(v.type, TensorType):
+            continue
+        ts, have = first[0], type_string(v.type)
+        if have is not None and have != ts:
+            raise ModelError(f"{what}: output {k} is declared {have} but the layer computes "
+                             f"{ts} (from input {first[1]})")
 
 
 def _check_types(schema, inputs: list[Value | None], what: str,

@@ -299,7 +299,8 @@ class Reader:
             if node.domain == "" and node.version is not None:
                 # OpenVINO's spec wants one element type where ONNX's binds one (Add, Select's
                 # branches, Concat, MatMul...): OpenVINO refuses such a mix, NumPy promotes
-                check_shared_types(node.op_type, node.version, node.inputs, layer.where())
+                check_shared_types(node.op_type, node.version, node.inputs, layer.where(),
+                                   node.outputs)
         return outs
 
     def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
