@@ -70,13 +70,18 @@ def zero_divisor_error(node, what: str) -> ExecutionError:
     return ExecutionError(f"{where(node)}: integer {what} by zero (input 1 holds a 0)")
 
 
+def _divides(a, b) -> bool:
+    """Whether `a` op `b` computes any element (an empty result divides nothing)."""
+    return math.prod(np.broadcast_shapes(a.shape, b.shape)) > 0
+
+
 @kernel("Div", since=1)
 def _div(node, ctx):
     divide = np.divide
 
     def fn(a, b):
         if a.dtype.kind in "iu":
-            if not b.all():
+            if not b.all() and _divides(a, b):
                 raise zero_divisor_error(node, "division")
             return asarray(_int_div(a, b))
         r = divide(a, b)
@@ -111,7 +116,7 @@ def _mod(node, ctx):
     uf = np.fmod if attr(node, "fmod", 0) else np.mod
 
     def fn(a, b):
-        if a.dtype.kind in "iu" and not b.all():
+        if a.dtype.kind in "iu" and not b.all() and _divides(a, b):
             raise zero_divisor_error(node, "modulo")
         r = uf(a, b)
         return r if r.__class__ is ndarray else asarray(r)
