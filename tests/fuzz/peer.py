@@ -5,8 +5,10 @@ and what the two compute differently (``differs``).
 
     python -m tests.fuzz.peer OUT/results.jsonl [--verdict ok] > peer.jsonl
 
-One JSON line per mutant with a peer outcome other than agreement: ``{"name", "desc",
-"peer": "lenient"|"differs", "msg"}``; a count on stderr at the end. It runs in this process
+One JSON line per mutant with a peer outcome other than agreement, and other than its
+unmutated seed's (a seed whose outputs differ from the peer's already, as the corpus
+records): ``{"name", "desc", "peer": "lenient"|"differs", "msg"}``; a count on stderr at the
+end. It runs in this process
 (the mutants it replays ran cleanly once already), under a 6 GiB address-space cap.
 """
 
@@ -76,16 +78,24 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
     warnings.simplefilter("ignore")
-    counts = {"lenient": 0, "differs": 0, "agrees": 0}
+    counts = {"lenient": 0, "differs": 0, "agrees": 0, "as the seed": 0}
+    seeds: dict[str, str | None] = {}  # a seed's own peer outcome (None: it agrees)
     with tempfile.TemporaryDirectory(prefix="itergraph-peer-") as tmp:
         for line in a.results.read_text().splitlines():
             r = json.loads(line)
             if r.get("verdict") != a.verdict:
                 continue
+            sid = r["name"].split("|")[0]
             try:
+                if sid not in seeds:
+                    own = check(f"{sid}|none|0", Path(tmp) / "seed")
+                    seeds[sid] = own["peer"] if own else None
                 out = check(r["name"], Path(tmp) / "m")
             except Exception as e:  # noqa: BLE001 - itergraph's own run: the campaign's
                 print(f"{r['name']}: itergraph failed here: {e}", file=sys.stderr)
+                continue
+            if out and out["peer"] == seeds[sid]:  # the unmutated seed does so already
+                counts["as the seed"] += 1
                 continue
             counts[out["peer"] if out else "agrees"] += 1
             if out:
