@@ -2952,3 +2952,14 @@ def _(c):
                  run_ort(_tree_regressor(F), {"x": x})["y"])
     ort_refuses(_tree_regressor(I32), {"x": x.astype(np.int32)})
     ig.load(_tree_regressor(I32))
+
+
+@case("onnx/graph_input_declared_int64_over_a_float_initializer",
+      Raises(ModelError, "input 'w'", "tensor(int64)", "tensor(float)"))
+def _(c):
+    # found by the peer check (`tf/keras_stacked_lstm3_op7|value_dtype|937663048`): an input
+    # that is also an initializer (a default a feed may override) declared of another type
+    m = _one_node("Add", [("x", F, [2]), ("w", I64, [2])], ["y"], name="add",
+                  inits=[const("w", np.ones(2, np.float32))], opset=17)
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig.load(m)

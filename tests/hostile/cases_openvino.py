@@ -1008,3 +1008,26 @@ def _(c):
     ], [(0, 0, 2, 0), (0, 0, 2, 1), (2, 2, 3, 0), (1, 0, 3, 1), (3, 2, 4, 0)])
     ov_refuses(xml, None, [np.ones(3, np.int32), np.ones(3, np.float32)])
     ig_read_ov(c, xml)
+
+
+@case("ov/strided_slice_begin_mask_minus_2", Raises(ModelError, "layer 3 'ss'", "begin_mask"))
+def _(c):
+    # found by the peer check (`tf-ov/while_growing|ir_data_attr|1941716801`): a mask entry
+    # other than 0 and 1 was read as true; OpenVINO refuses it
+    d = [4]
+    consts = np.array([1, 3, 1], np.int64).tobytes()
+    xml = net([
+        layer(0, "x", "Parameter", data={"shape": "4", "element_type": "f32"},
+              outputs=[port(0, d)]),
+        *[layer(k + 1, n, "Const", data={"element_type": "i64", "shape": "1",
+                                        "offset": 8 * k, "size": 8},
+                outputs=[port(0, [1], "I64")]) for k, n in enumerate(("b", "e"))],
+        layer(3, "ss", "StridedSlice", data={"begin_mask": "-2", "end_mask": "0",
+                                             "new_axis_mask": "", "shrink_axis_mask": "",
+                                             "ellipsis_mask": ""},
+              inputs=[port(0, d), port(1, [1], "I64"), port(2, [1], "I64")],
+              outputs=[port(3, [2])]),
+        layer(4, "out", "Result", inputs=[port(0, [2])]),
+    ], [(0, 0, 3, 0), (1, 0, 3, 1), (2, 0, 3, 2), (3, 3, 4, 0)])
+    ov_refuses(xml, consts, [np.ones(4, np.float32)])
+    ig_read_ov(c, xml, consts)
