@@ -2963,3 +2963,15 @@ def _(c):
                   inits=[const("w", np.ones(2, np.float32))], opset=17)
     ort_refuses(m, {"x": np.ones(2, np.float32)})
     ig.load(m)
+
+
+@case("onnx/nodes_out_of_topological_order_valid", Ok(), backends=BOTH)
+def _(c):
+    # a documented leniency (found by the peer check on `node_reorder`): ONNX Runtime refuses a
+    # graph whose nodes are not in topological order; itergraph reads it in dependency order
+    m = _relu_neg()
+    x = {"x": np.array([[1, -2, 3], [-4, 5, -6]], np.float32)}
+    want = run_ort(m, x)["y"]
+    m.graph.node.reverse()
+    ort_refuses(m, x)
+    assert np.array_equal(ig_run(c, m, x)["y"], want)
