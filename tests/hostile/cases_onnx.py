@@ -2965,13 +2965,23 @@ def _(c):
     ig.load(m)
 
 
-@case("onnx/nodes_out_of_topological_order_valid", Ok(), backends=BOTH)
+@case("onnx/loop_body_nodes_out_of_topological_order_valid", Ok(), backends=BOTH)
 def _(c):
-    # a documented leniency (found by the peer check on `node_reorder`): ONNX Runtime refuses a
-    # graph whose nodes are not in topological order; itergraph reads it in dependency order
-    m = _relu_neg()
-    x = {"x": np.array([[1, -2, 3], [-4, 5, -6]], np.float32)}
-    want = run_ort(m, x)["y"]
-    m.graph.node.reverse()
-    ort_refuses(m, x)
-    assert np.array_equal(ig_run(c, m, x)["y"], want)
+    # a documented leniency (found by the peer check on `node_reorder`): ONNX Runtime sorts a
+    # main graph but refuses a loop body whose nodes are not in topological order; itergraph
+    # reads every graph in dependency order
+    body = graph([h.make_node("Identity", ["c"], ["c_out"], name="keep"),
+                  h.make_node("Relu", ["x"], ["r"], name="relu"),
+                  h.make_node("Neg", ["r"], ["x_out"], name="neg")],
+                 [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])])
+    m = loop_model(body, outputs=("x_final",))
+    feeds = {"M": np.array(3, np.int64), "cond": np.array(True),
+             "x0": np.array([1.5, -2], np.float32)}
+    want = run_ort(m, feeds)
+    body.node.reverse()
+    m = loop_model(body, outputs=("x_final",))
+    ort_refuses(m, feeds)
+    got = ig_run(c, m, feeds)
+    for k, v in want.items():
+        assert np.array_equal(got[k], v), (k, got[k], v)
