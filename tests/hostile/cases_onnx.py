@@ -2985,3 +2985,26 @@ def _(c):
     got = ig_run(c, m, feeds)
     for k, v in want.items():
         assert np.array_equal(got[k], v), (k, got[k], v)
+
+
+@case("onnx/linear_regressor_without_intercepts_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/bayesian_ridge|attr_remove|161081676`, `--seed
+    # 20016`): onnx.reference made absent intercepts NaN; ONNX Runtime takes them as zeros
+    x = {"x": np.array([[1.0, 2.0], [-3.0, 0.5]], np.float32)}
+    reg = h.make_node("LinearRegressor", ["x"], ["y"], name="reg", domain="ai.onnx.ml",
+                      coefficients=[0.5, -1.0])
+    m = _ml_model([reg], [vi("x", F, [2, 2])], [vi("y", F, [2, 1])])
+    assert_close(ig_run(c, m, x)["y"], run_ort(m, x)["y"])
+
+
+@case("onnx/linear_classifier_without_intercepts",
+      Raises(ModelError, "LinearClassifier node 'cls'", "intercepts"), backends=BOTH)
+def _(c):
+    x = {"x": np.array([[1.0, 2.0], [-3.0, 0.5]], np.float32)}
+    cls = h.make_node("LinearClassifier", ["x"], ["label", "scores"], name="cls",
+                      domain="ai.onnx.ml", coefficients=[0.5, -1.0, 1.0, 2.0],
+                      classlabels_ints=[0, 1])
+    m = _ml_model([cls], [vi("x", F, [2, 2])], [vi("label", I64, [2]), vi("scores", F, [2, 2])])
+    ort_refuses(m, x)
+    ig_run(c, m, x)
