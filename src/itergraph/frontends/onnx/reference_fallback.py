@@ -136,19 +136,7 @@ def _check_topk(node, args) -> None:
                              f"{length}")
 
 
-def _check_array_feature_extractor(node, args) -> None:
-    """ArrayFeatureExtractor: every index of ``Y`` within ``[0, last axis of X)``, as ONNX
-    Runtime requires (``onnx.reference`` wraps a negative one around)."""
-    x, y = np.asarray(args[0]), np.asarray(args[1])
-    n = x.shape[-1] if x.ndim else 1
-    bad = y[(y < 0) | (y >= n)] if y.dtype.kind in "iu" else y.reshape(-1)[:0]
-    if bad.size:
-        raise ExecutionError(f"{where(node)}: index {int(bad.reshape(-1)[0])} of Y (input 1) "
-                             f"out of range for the {n} features of X's last axis")
-
-
-_INPUT_CHECKS = {("", "TopK"): _check_topk,
-                 ("ai.onnx.ml", "ArrayFeatureExtractor"): _check_array_feature_extractor}
+_INPUT_CHECKS = {("", "TopK"): _check_topk}
 
 
 # ----------------------------------------------------------------------------- loading
