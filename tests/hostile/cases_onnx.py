@@ -3008,3 +3008,16 @@ def _(c):
     m = _ml_model([cls], [vi("x", F, [2, 2])], [vi("label", I64, [2]), vi("scores", F, [2, 2])])
     ort_refuses(m, x)
     ig_run(c, m, x)
+
+
+@case("onnx/conv_dilations_empty",
+      Raises(ModelError, "Conv node 'c'", "'dilations'", "0 entries", "rank 4 needs 2"))
+def _(c):
+    # a fuzzer finding (`torch-models/depthwise_cnn_dynamo|attr_ints|566289625`, `--seed
+    # 20017`): NumPy failed with an IndexError, JAX ran; ONNX Runtime refuses it at load
+    conv = h.make_node("Conv", ["x", "w"], ["y"], name="c")
+    conv.attribute.append(h.make_attribute("dilations", [], attr_type=onnx.AttributeProto.INTS))
+    m = model([conv], [vi("x", F, [1, 1, 5, 5])], [vi("y", F, None)],
+              [const("w", np.ones((1, 1, 3, 3), np.float32))])
+    ort_refuses(m, {"x": np.ones((1, 1, 5, 5), np.float32)})
+    ig.load(m)

@@ -379,6 +379,8 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
     where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type in _WINDOWED:
+        _check_window_attributes(p, inputs, what)
     if p.op_type in _REDUCTIONS:
         _check_reduction_axes_input(p, inputs, what)
     found = _attribute_and_rank(p, inputs, "axes", AttributeProto.INTS) \
@@ -389,6 +391,27 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
     _within(list(axes.ints), rank, what, "attribute 'axes'",
             "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+#: ops whose INTS attributes give one entry per spatial axis of input 0 (``pads``: two)
+_WINDOWED = ("Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool",
+             "DeformConv")
+_PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1}
+
+
+def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
+    """A window op's ``kernel_shape``, ``strides``, ``dilations`` (one entry per spatial axis)
+    and ``pads`` (two) of the length input 0's rank needs, where the rank is known: ONNX
+    Runtime refuses another length at load ("Attribute dilations has incorrect size")."""
+    rank = _rank_of(inputs[0]) if inputs else None
+    if rank is None or rank < 2:
+        return
+    for a in p.attribute:
+        per = _PER_AXIS.get(a.name)
+        if per is not None and a.type == AttributeProto.INTS and \
+                len(a.ints) != per * (rank - 2):
+            raise ModelError(f"{what}: attribute '{a.name}' has {len(a.ints)} entries; an input "
+                             f"of rank {rank} needs {per * (rank - 2)}")
 
 
 def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
