@@ -33,6 +33,7 @@ from ...ir.graph import Value
 from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
+from ...semantics.window import window_attribute_error
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -393,10 +394,9 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
             "an output" if p.op_type == "Unsqueeze" else "an input")
 
 
-#: ops whose INTS attributes give one entry per spatial axis of input 0 (``pads``: two)
+#: ops whose window attributes give entries per spatial axis of input 0 (`semantics.window`)
 _WINDOWED = ("Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool",
              "DeformConv")
-_PER_AXIS = {"kernel_shape": 1, "strides": 1, "dilations": 1, "pads": 2, "output_padding": 1}
 
 
 def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
@@ -406,12 +406,10 @@ def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
     rank = _rank_of(inputs[0]) if inputs else None
     if rank is None or rank < 2:
         return
-    for a in p.attribute:
-        per = _PER_AXIS.get(a.name)
-        if per is not None and a.type == AttributeProto.INTS and \
-                len(a.ints) != per * (rank - 2):
-            raise ModelError(f"{what}: attribute '{a.name}' has {len(a.ints)} entries; an input "
-                             f"of rank {rank} needs {per * (rank - 2)}")
+    why = window_attribute_error({a.name: a.ints for a in p.attribute
+                                  if a.type == AttributeProto.INTS}, rank - 2)
+    if why is not None:
+        raise ModelError(f"{what}: {why} (input 0 has rank {rank})")
 
 
 def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
