@@ -181,6 +181,8 @@ FIXED = [
     "sklearn-unseen/bayesian_ridge|attr_remove|161081676",
     # a Conv's dilations emptied: NumPy failed with an IndexError, JAX ran
     "torch-models/depthwise_cnn_dynamo|attr_ints|566289625",
+    # a Const of f64 whose port says I64, as Unsqueeze axes: NumPy failed, JAX cast them
+    "tf-ov/keras_lstm_seq_onnxfe|ir_element_type|1647729862",
 ]
 
 

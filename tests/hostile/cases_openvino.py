@@ -1031,3 +1031,12 @@ def _(c):
     ], [(0, 0, 3, 0), (1, 0, 3, 1), (2, 0, 3, 2), (3, 3, 4, 0)])
     ov_refuses(xml, consts, [np.ones(4, np.float32)])
     ig_read_ov(c, xml, consts)
+
+
+@case("ov/const_f64_whose_port_says_i64", Raises(ModelError, "layer 0 'w'", "'f64'", "int64"))
+def _(c):
+    # a fuzzer finding (`tf-ov/keras_lstm_seq_onnxfe|ir_element_type|1647729862`, `--seed
+    # 20019`): a Const of f64 axes whose port says I64 fed an Unsqueeze; NumPy failed on the
+    # float axes, JAX cast them; OpenVINO goes by element_type and refuses float axes
+    xml = const_net("2", 16, element_type="f64").replace('precision="FP32"', 'precision="I64"')
+    ig_read_ov(c, xml, np.zeros(2, np.float64).tobytes())

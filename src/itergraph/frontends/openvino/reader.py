@@ -262,7 +262,11 @@ class Reader:
             name = next(k for k, (dt, _) in ELEMENT_TYPES.items() if dt == port.dtype)
         else:
             name = element_type_name(et)
-        from_element_type(name, where)  # validates the name
+        dt = from_element_type(name, where)  # validates the name
+        if port.dtype is not None and dt is not None and port.dtype != dt:
+            # OpenVINO goes by element_type; a reader of the port would take another type
+            raise ModelError(f"{where}: element_type '{name}' but its output port says "
+                             f"{port.dtype.value}")
         shape_attr = layer.attr("shape")
         shape = parse_shape_attr(shape_attr, where) if shape_attr is not None else port.shape
         if shape is None or any(not isinstance(d, int) for d in shape):
