@@ -263,10 +263,6 @@ class Reader:
         else:
             name = element_type_name(et)
         dt = from_element_type(name, where)  # validates the name
-        if port.dtype is not None and dt is not None and port.dtype != dt:
-            # OpenVINO goes by element_type; a reader of the port would take another type
-            raise ModelError(f"{where}: element_type '{name}' but its output port says "
-                             f"{port.dtype.value}")
         shape_attr = layer.attr("shape")
         shape = parse_shape_attr(shape_attr, where) if shape_attr is not None else port.shape
         if shape is None or any(not isinstance(d, int) for d in shape):
@@ -290,6 +286,10 @@ class Reader:
             raise ModelError(f"{where}: bytes {offset}..{offset + size} lie beyond the end of "
                              f"the .bin ({len(self.weights)} bytes)")
         arr = decode(name, self.weights[offset:offset + size], tuple(shape), where)
+        if port.dtype is not None and dt is not None and port.dtype != dt:
+            # OpenVINO goes by element_type; a reader of the port would take another type
+            raise ModelError(f"{where}: element_type '{name}' but its output port says "
+                             f"{port.dtype.value}")
         v = b.const(arr, name=port.names[0] if port.names else (layer.name or f"const_{layer.id}"))
         v.type = TensorType(v.type.dtype, tuple(shape))
         return v
