@@ -1,6 +1,7 @@
 """``python -m tests.fuzz``: run a campaign, or replay one mutant.
 
     python -m tests.fuzz --mutants 20000 --seed 1 --out fuzz-out [--batch 50] [--only TEXT]
+        [--ops OP,OP...]
     python -m tests.fuzz --replay 'tf/while_counted_op13|loop_trip|123'   # in this process
     python -m tests.fuzz --replay SPEC --keep DIR                         # and keep its files
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=50, help="mutants per child process")
     p.add_argument("--timeout", type=float, default=MUTANT_TIMEOUT, help="seconds per mutant")
     p.add_argument("--only", help="seed models whose id contains this text")
+    p.add_argument("--ops", help="comma-separated operators: draw only these")
     p.add_argument("--replay", help="run one mutant SPEC in this process and print its result")
     p.add_argument("--keep", type=Path, help="with --replay: write the mutant's files here")
     a = p.parse_args(argv)
@@ -43,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res, indent=1, default=str))
         return int(res["verdict"] in FINDINGS)
     ids = [s.id for s in seeds() if a.only in s.id] if a.only else None
-    results = run_campaign(a.mutants, a.seed, a.out, a.batch, ids, a.timeout)
+    ops = a.ops.split(",") if a.ops else None
+    results = run_campaign(a.mutants, a.seed, a.out, a.batch, ids, a.timeout, ops=ops)
     print(summarize(results))
     print(f"\nresults: {a.out / 'results.jsonl'}; findings: {a.out / 'findings.json'}")
     return int(any(r["verdict"] in FINDINGS for r in results))

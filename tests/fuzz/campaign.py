@@ -18,10 +18,11 @@ from .verdicts import FINDINGS, ORDER, findings, key, verdict
 
 def run_campaign(n: int, rng_seed: int, out: Path, batch: int = 50,
                  seed_ids: list[str] | None = None, timeout: float = MUTANT_TIMEOUT,
-                 log=sys.stderr) -> list[dict]:
-    """Run `n` mutants of campaign `rng_seed`; results (with their verdicts) in order."""
+                 log=sys.stderr, ops: list[str] | None = None) -> list[dict]:
+    """Run `n` mutants of campaign `rng_seed` (of operators `ops` alone, if given); results
+    (with their verdicts) in order."""
     out.mkdir(parents=True, exist_ok=True)
-    specs = [m.spec for m in campaign(n, rng_seed, seed_ids)]
+    specs = [m.spec for m in campaign(n, rng_seed, seed_ids, ops)]
     results: list[dict] = []
     counts: Counter = Counter()
     start = time.monotonic()
@@ -37,7 +38,7 @@ def run_campaign(n: int, rng_seed: int, out: Path, batch: int = 50,
                 results.append(res)
                 f.write(json.dumps(res, default=str) + "\n")
             f.flush()
-            took = time.monotonic() - start
+            took = max(time.monotonic() - start, 1e-3)
             shown = " ".join(f"{v}={counts[v]}" for v in ORDER if counts[v])
             print(f"[{len(results)}/{n}] {took:.0f}s ({len(results) / took:.1f}/s) {shown}",
                   file=log, flush=True)

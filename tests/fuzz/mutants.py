@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from . import mutate_feeds, mutate_ir, mutate_onnx
+from . import mutate_feeds, mutate_ir, mutate_ir_more, mutate_onnx, mutate_onnx_more  # noqa: F401
 from .common import NotApplicable
 from .seeds import Seed, seed, seeds
 
@@ -105,20 +105,28 @@ def build(m: Mutant, out_dir: Path) -> Built:
     return Built(path, feeds, desc)
 
 
-def campaign(n: int, rng_seed: int, seed_ids: list[str] | None = None) -> list[Mutant]:
+def campaign(n: int, rng_seed: int, seed_ids: list[str] | None = None,
+             ops: list[str] | None = None) -> list[Mutant]:
     """`n` mutants drawn from `rng_seed`: a seed, then an operator (a quarter of the time a
-    feed operator, a few percent ``multi`` or ``bytes``, else one of the format's)."""
+    feed operator, a few percent ``multi`` or ``bytes``, else one of the format's); with
+    `ops`, an operator of those that applies to the seed's format."""
     pool = [s for s in seeds() if seed_ids is None or s.id in seed_ids]
     rng = np.random.default_rng(rng_seed)
     out = []
     for _ in range(n):
         s = pool[int(rng.integers(len(pool)))]
         r = rng.random()
-        if r < 0.25:
-            ops = sorted(mutate_feeds.OPS)
+        if ops is not None:
+            choice = sorted(o for o in ops if o in mutate_feeds.OPS or o in SPECIAL
+                            or o in model_ops(s.format))
+            if not choice:
+                continue
+        elif r < 0.25:
+            choice = sorted(mutate_feeds.OPS)
         elif r < 0.30:
-            ops = ["multi"] if s.format == "openvino" or r < 0.28 else ["bytes"]
+            choice = ["multi"] if s.format == "openvino" or r < 0.28 else ["bytes"]
         else:
-            ops = model_ops(s.format)
-        out.append(Mutant(s.id, ops[int(rng.integers(len(ops)))], int(rng.integers(2**31))))
+            choice = model_ops(s.format)
+        out.append(Mutant(s.id, choice[int(rng.integers(len(choice)))],
+                          int(rng.integers(2**31))))
     return out

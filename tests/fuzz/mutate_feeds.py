@@ -118,3 +118,21 @@ def feed_kind(feeds, rng):
     else:
         feeds[name] = np.asfortranarray(v)
     return f"feed '{name}' as {how}"
+
+
+@OPS.register("feed_nonfinite")
+def feed_nonfinite(feeds, rng):
+    """A float feed made all NaN, all +inf or -inf, or a mix of NaN, +-inf and its own values
+    (NaN everywhere: every op of the model then sees it)."""
+    name, v = _one(feeds, rng, "f")
+    if v.size == 0:
+        raise NotApplicable("an empty feed")
+    how = pick(rng, ["nan", "inf", "-inf", "mix"])
+    if how == "mix":
+        pool = np.array([np.nan, np.inf, -np.inf], v.dtype)
+        mask = rng.random(v.shape) < 0.5
+        new = np.where(mask, pool[rng.integers(0, 3, v.shape)], v).astype(v.dtype)
+    else:
+        new = np.full(v.shape, float(how), v.dtype)
+    feeds[name] = new
+    return f"feed '{name}' {how}"

@@ -35,10 +35,12 @@ PRECISIONS = ("FP32", "FP16", "FP64", "I32", "I64", "U8", "BOOL", "BF16", "UNSPE
 class IR:
     root: ET.Element
     weights: bytes
+    prolog: bytes = b""  # what comes between the XML declaration and the root (a DOCTYPE)
 
     def xml(self) -> bytes:
         """The document, the markers of `ir_name_text` made the bytes they stand for."""
-        data = b'<?xml version="1.0"?>\n' + ET.tostring(self.root, encoding="utf-8")
+        data = b'<?xml version="1.0"?>\n' + self.prolog + ET.tostring(self.root,
+                                                                      encoding="utf-8")
         return data.replace(NOT_UTF8.encode(), NOT_UTF8_BYTES).replace(
             CONTROL_REF.encode(), CONTROL_REF_BYTES)
 

@@ -171,6 +171,18 @@ FIXED = [
     # -inf fed to a packed LSTM written to IR as standard nodes: the steps past a row's length
     # were zeroed by multiplying with a mask (NaN * 0 is NaN)
     "torch/lstm_packed_op7|multi|1795960468",
+    # a Scaler of a bool tensor (a Cast put before it): it ran, and its IR gave bool
+    "sklearn-unseen/standard_scaler|cast_between|1910309312",
+    # a TreeEnsembleRegressor over int32 features: NumPy float64, JAX float32
+    "sklearn-unseen/bagging_extra_tree_regressor|cast_between|336748528",
+    # a Gather of i32 whose IR port says FP32, then an Add with f32: NumPy f64, JAX f32
+    "torch-ov/for_over_rows_ptfe|ir_convert_between|470578327",
+    # a LinearRegressor without intercepts: onnx.reference made them NaN
+    "sklearn-unseen/bayesian_ridge|attr_remove|161081676",
+    # a Conv's dilations emptied: NumPy failed with an IndexError, JAX ran
+    "torch-models/depthwise_cnn_dynamo|attr_ints|566289625",
+    # a Const of f64 whose port says I64, as Unsqueeze axes: NumPy failed, JAX cast them
+    "tf-ov/keras_lstm_seq_onnxfe|ir_element_type|1647729862",
 ]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from harness import Ok, Raises, case
 from hostile_util import (
+    _saved,
     add_net,
     assert_close,
     const_net,
@@ -947,3 +948,95 @@ def _(c):
     for k, w in zip(("ys", "h", "c"), want):
         assert_close(got_ort[k], w)
         assert_close(got_ig[k], w)
+
+
+def _ti_two_slices(c) -> tuple[str, bytes]:
+    """A TensorIterator over X and Y ([2, 6, 3] each, sliced on axis 1): h + x_t + y_t."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    outer = [ops.parameter([2, 6, 3], np.float32, name=n) for n in ("X", "Y")]
+    hx, hy = (ops.parameter([2, 1, 3], np.float32, name=n) for n in ("xi", "yi"))
+    hi = ops.parameter([2, 1, 3], np.float32, name="hi")
+    acc = ops.add(ops.add(hx, hy, name="xy"), hi, name="acc")
+    rh = ops.result(acc, name="h_out")
+    ti = ops.tensor_iterator()
+    ti.set_friendly_name("TI")
+    ti.set_body(ov.Model([rh], [hx, hy, hi], "body"))
+    ti.set_sliced_input(hx, outer[0].output(0), 0, 1, 1, -1, 1)
+    ti.set_sliced_input(hy, outer[1].output(0), 0, 1, 1, -1, 1)
+    ti.set_merged_input(hi, ops.constant(np.zeros((2, 1, 3), np.float32)).output(0),
+                        rh.output(0))
+    return _saved(c, ov.Model([ti.get_iter_value(rh.output(0), -1)], outer, "m"), "ti2")
+
+
+@case("ov/ti_sliced_inputs_of_different_lengths",
+      Raises(ExecutionError, "'TI'", "sliced inputs of different sequence lengths"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`ir_slicing`, `sklearn-ov/gpr_expsine_op22`): Y's slices made to end
+    # one step early, the loop ran to the shorter input; OpenVINO refuses it
+    # ("numIterations == currentNumIterations")
+    xml, w = _ti_two_slices(c)
+    x = np.arange(36, dtype=np.float32).reshape(2, 6, 3)
+    got = list(_run(c, xml, w, {"X": x, "Y": x}).values())[0]
+    assert_close(got, list(ov_run(xml, w, [x, x]))[0])
+    at = [m.start() for m in re.finditer('start="0" end="-1"', xml)]
+    assert len(at) == 2, at
+    xml = xml[:at[1]] + 'start="0" end="-2"' + xml[at[1] + len('start="0" end="-1"'):]
+    ov_refuses(xml, w, [x, x])
+    _run(c, xml, w, {"X": x, "Y": x})
+
+
+@case("ov/multiply_of_i32_whose_port_says_fp32",
+      Raises(ModelError, "layer 2 'sq'", "output 0 is declared tensor(float)", "tensor(int32)"))
+def _(c):
+    # a fuzzer finding (`torch-ov/for_over_rows_ptfe|ir_convert_between|470578327`, `--seed
+    # 20016`): the reader took the port's FP32 for a product of i32 values, so the Add after it
+    # mixed i32 and f32 (NumPy promoted to f64, JAX kept f32); OpenVINO computes i32 there
+    # and refuses the Add
+    d = [3]
+    xml = net([
+        layer(0, "x", "Parameter", data={"shape": "3", "element_type": "i32"},
+              outputs=[port(0, d, "I32")]),
+        layer(1, "y", "Parameter", data={"shape": "3", "element_type": "f32"},
+              outputs=[port(0, d)]),
+        layer(2, "sq", "Multiply", inputs=[port(0, d, "I32"), port(1, d, "I32")],
+              outputs=[port(2, d)]),
+        layer(3, "sum", "Add", inputs=[port(0, d), port(1, d)], outputs=[port(2, d)]),
+        layer(4, "out", "Result", inputs=[port(0, d)]),
+    ], [(0, 0, 2, 0), (0, 0, 2, 1), (2, 2, 3, 0), (1, 0, 3, 1), (3, 2, 4, 0)])
+    ov_refuses(xml, None, [np.ones(3, np.int32), np.ones(3, np.float32)])
+    ig_read_ov(c, xml)
+
+
+@case("ov/strided_slice_begin_mask_minus_2", Raises(ModelError, "layer 3 'ss'", "begin_mask"))
+def _(c):
+    # found by the peer check (`tf-ov/while_growing|ir_data_attr|1941716801`): a mask entry
+    # other than 0 and 1 was read as true; OpenVINO refuses it
+    d = [4]
+    consts = np.array([1, 3, 1], np.int64).tobytes()
+    xml = net([
+        layer(0, "x", "Parameter", data={"shape": "4", "element_type": "f32"},
+              outputs=[port(0, d)]),
+        *[layer(k + 1, n, "Const", data={"element_type": "i64", "shape": "1",
+                                        "offset": 8 * k, "size": 8},
+                outputs=[port(0, [1], "I64")]) for k, n in enumerate(("b", "e"))],
+        layer(3, "ss", "StridedSlice", data={"begin_mask": "-2", "end_mask": "0",
+                                             "new_axis_mask": "", "shrink_axis_mask": "",
+                                             "ellipsis_mask": ""},
+              inputs=[port(0, d), port(1, [1], "I64"), port(2, [1], "I64")],
+              outputs=[port(3, [2])]),
+        layer(4, "out", "Result", inputs=[port(0, [2])]),
+    ], [(0, 0, 3, 0), (1, 0, 3, 1), (2, 0, 3, 2), (3, 3, 4, 0)])
+    ov_refuses(xml, consts, [np.ones(4, np.float32)])
+    ig_read_ov(c, xml, consts)
+
+
+@case("ov/const_f64_whose_port_says_i64", Raises(ModelError, "layer 0 'w'", "'f64'", "int64"))
+def _(c):
+    # a fuzzer finding (`tf-ov/keras_lstm_seq_onnxfe|ir_element_type|1647729862`, `--seed
+    # 20019`): a Const of f64 axes whose port says I64 fed an Unsqueeze; NumPy failed on the
+    # float axes, JAX cast them; OpenVINO goes by element_type and refuses float axes
+    xml = const_net("2", 16, element_type="f64").replace('precision="FP32"', 'precision="I64"')
+    ig_read_ov(c, xml, np.zeros(2, np.float64).tobytes())

@@ -17,12 +17,22 @@ from __future__ import annotations
 
 from ...errors import ExecutionError, where
 from ...ir.attributes import attr, attr_str
+from ...semantics.window import window_attribute_error
+
+
+def check_window_attributes(node, n: int) -> None:
+    """An `ExecutionError` naming the node when a window attribute it has is not of the
+    length `n` spatial axes need (`semantics.window`)."""
+    why = window_attribute_error(node.attrs, n)
+    if why is not None:
+        raise ExecutionError(f"{where(node)}: {why}")
 
 
 def window_pads(node, size, kernel_shape, strides, dil) -> tuple[list[int], list[int]]:
     """(pads_begin, pads_end) of the spatial axes of `size` under the node's ``auto_pad`` /
     ``pads`` attributes."""
     n = len(kernel_shape)
+    check_window_attributes(node, len(size))
     mode = attr_str(node, "auto_pad", "NOTSET") or "NOTSET"
     if mode in ("SAME_UPPER", "SAME_LOWER"):
         begin, end = [], []

@@ -38,7 +38,7 @@ from .attributes import attr_from_onnx
 from .functions import Functions, expand_call
 from .import_table import importer_for
 from .node_import import DEFAULT_DOMAINS, domain_of, where
-from .schema_check import check_node
+from .schema_check import check_node, type_string
 from .scope import Scope
 from .text_fields import as_text, check_graph_text, check_node_text
 from .types import (
@@ -148,11 +148,13 @@ class Reader:
         init_names = {t.name for t in gp.initializer} | {t.values.name
                                                          for t in gp.sparse_initializer}
         overridable = []
+        declared_inits: dict = {}  # an input that is an initializer: its declared type
         for vi in gp.input:
             if not vi.name:
                 raise ModelError(f"graph '{name}': an input has an empty name")
             if vi.name in init_names:
                 overridable.append(vi.name)
+                declared_inits[vi.name] = value_type_from_onnx(vi.type, vi.name)
                 continue
             v = Value(vi.name, value_type_from_onnx(vi.type, vi.name))
             scope.define(vi.name, v, "graph input")
@@ -163,6 +165,8 @@ class Reader:
             self._initializer(g, scope, t.name, tensor_from_onnx(t, self.base_dir))
         for st in gp.sparse_initializer:
             self._initializer(g, scope, st.values.name, sparse_from_onnx(st, self.base_dir))
+        for v in g.initializers:
+            _check_initializer_declared(name, v, declared_inits.get(v.name))
         # Declare every node output first so that a graph out of topological order still reads.
         declared: list[list[Value]] = []
         for p in gp.node:
@@ -203,6 +207,7 @@ class Reader:
         call = scope.call
         f = self.functions.called_by(p)
         if f is not None:
+            self.version_of(p, scope)  # the call's domain is imported, as ONNX Runtime requires
             return expand_call(self, p, f, scope, outputs)
         n = self.node(p, scope, outputs)
         if call is not None:  # unique across calls of one function
@@ -285,3 +290,14 @@ class Reader:
             elif a.type == onnx.AttributeProto.INTS:
                 out[a.name] = [int(x) for x in a.ints]
         return out
+
+
+def _check_initializer_declared(graph: str, v: Value, declared) -> None:
+    """A graph input that is also an initializer (a default a feed may override) declared of
+    another element type than the initializer holds: ONNX Runtime refuses it at load."""
+    if not isinstance(declared, TensorType) or declared.dtype is None:
+        return
+    if v.type.dtype is not None and declared.dtype != v.type.dtype:
+        raise ModelError(f"graph '{graph}': input '{v.name}' is declared "
+                         f"{type_string(declared)} but its initializer holds "
+                         f"{type_string(v.type)}")

@@ -53,6 +53,9 @@ def fallback_factory(node, ctx):
     run_params = _run_params(domain, version)
     n_out = len(node.outputs)
     check = _INPUT_CHECKS.get((domain, node.op_type))
+    # ai.onnx.ml ops whose schema fixes an output's type (TreeEnsembleRegressor's float Y)
+    # that onnx.reference gives in another (float64 from int32 features): given that type
+    fixed = [_fixed_dtype(v) if domain == "ai.onnx.ml" else None for v in node.outputs]
 
     def instantiate(input_types=None):
         cls = _load_class(node, proto, domain, version, input_types)
@@ -82,11 +85,23 @@ def fallback_factory(node, ctx):
                 op = by_types[key] = instantiate([type_to_onnx(_type_of(a)) for a in args])
         res = op.run(*args)
         outs = [_result(r) for r in res[:n_out]]
+        for k, dt in enumerate(fixed[:len(outs)]):
+            if dt is not None and isinstance(outs[k], np.ndarray) and outs[k].dtype != dt:
+                outs[k] = outs[k].astype(dt)
         while len(outs) < n_out:
             outs.append(None)
         return outs[0] if n_out == 1 else tuple(outs)
 
     return fn
+
+
+def _fixed_dtype(v) -> np.dtype | None:
+    """The numeric NumPy dtype of output `v` where its type is known (else None)."""
+    t = v.type if v is not None else None
+    if not isinstance(t, TensorType) or t.dtype is None:
+        return None
+    dt = np.dtype(t.dtype.numpy)
+    return dt if dt.kind in "fiub" else None
 
 
 class _NeedsTypes(Exception):

@@ -28,11 +28,12 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from ...errors import ModelError
+from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Value
 from ...ir.traits import Trait, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
+from ...semantics.window import window_attribute_error
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -71,6 +72,9 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     inputs bind (``Add``'s ``C`` is ``T``) gets that element type, as do a Constant's (its
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
+    if p.domain == "ai.onnx.ml":
+        _check_ml_types(p, version, inputs, outputs)
+        return
     if p.domain not in _DEFAULT_DOMAINS:
         return
     try:
@@ -93,6 +97,51 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
         _fill_output_rank(p, inputs, outputs[0])
+
+
+def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
+                    outputs: list[Value]) -> None:
+    """An ``ai.onnx.ml`` node's input types against its schema (a ``Scaler`` of a bool
+    tensor: ONNX Runtime refuses it at load), and the output types its schema fixes
+    (``TreeEnsembleRegressor``'s float ``Y``) given to its outputs, so that the nodes reading
+    them are checked too. Only types: arity and attributes are the importers'."""
+    try:
+        schema = onnx.defs.get_schema(p.op_type, version, "ai.onnx.ml")
+    except onnx.defs.SchemaError:
+        return
+    what = f"{_where(p)} ({p.op_type}-{schema.since_version} of ai.onnx.ml)"
+    bound = _check_types(schema, inputs, what)
+    floats = _FLOAT_FEATURES_ONLY.get(p.op_type)
+    x = type_string(inputs[0].type) if floats and inputs and inputs[0] is not None else None
+    if x is not None and x not in floats:
+        raise UnsupportedError(f"{what}: features of {x}: ONNX Runtime implements it for "
+                               f"{' and '.join(floats)} only")
+    _fill_output_types(schema, bound, outputs, what)
+    if p.op_type == "LabelEncoder" and len(outputs) == 1:
+        _fill_label_encoder_type(p, outputs[0], what)
+
+
+# ai.onnx.ml ops whose schema allows integer features that ONNX Runtime does not implement
+_FLOAT_FEATURES_ONLY = {"TreeEnsembleRegressor": ("tensor(float)", "tensor(double)")}
+
+# a LabelEncoder's output element type, from the attribute that holds its values
+_LABEL_ENCODER_VALUES = {"values_floats": TensorProto.FLOAT, "values_int64s": TensorProto.INT64,
+                         "values_strings": TensorProto.STRING}
+
+
+def _fill_label_encoder_type(p, out: Value, what: str) -> None:
+    for a in p.attribute:
+        code = _LABEL_ENCODER_VALUES.get(a.name)
+        if a.name == "values_tensor" and a.type == AttributeProto.TENSOR:
+            code = a.t.data_type
+        if code:
+            try:
+                dtype = dtype_from_onnx(code)
+            except Exception:  # noqa: BLE001 - not an element type: the kernel names it
+                return
+            _fill_checked(out, dtype, None, f"{what}: output '{out.name}'",
+                          f"its '{a.name}' makes")
+            return
 
 
 def _check_activation_count(op: str, given: dict, what: str) -> None:
@@ -130,6 +179,9 @@ def _fill_output_types(schema, bound: dict, outputs: list[Value], what: str) -> 
             if dtype is not None:
                 _check_declared(v, only[0], formal, what)
                 _fill_dtype(v, dtype)
+            elif all(t.startswith("tensor(") for t in only) and _declared_kind(v):
+                raise ModelError(f"{what}: output '{v.name}' ('{formal.name}') is declared "
+                                 f"{_declared_string(v)} but the node computes a tensor")
             continue
         if not isinstance(first[2], TensorType):
             continue
@@ -141,10 +193,26 @@ def _check_declared(v: Value, ts: str, formal, what: str) -> None:
     """An output declared (graph output, value_info) of another element type than the one its
     type parameter binds (``ReduceMean`` of a uint32 tensor declared float) is refused, as
     ONNX Runtime refuses it; else the run would hand back a type the file does not declare."""
-    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    declared = _declared_string(v)
     if declared is not None and declared != ts:
         raise ModelError(f"{what}: output '{v.name}' ('{formal.name}') is declared {declared} "
                          f"but the node computes {ts}")
+
+
+def _declared_string(v: Value) -> str | None:
+    """The type string `v` is declared with where it says something a computed tensor type
+    can contradict: a tensor's element type, or a sequence, optional or map at all (its
+    element types perhaps unknown: ``seq(?)``)."""
+    if isinstance(v.type, TensorType):
+        return type_string(v.type)
+    if _declared_kind(v):
+        return type_string(v.type) or f"{type(v.type).__name__.removesuffix('Type').lower()}(?)"
+    return None
+
+
+def _declared_kind(v: Value) -> bool:
+    """Whether `v` is declared a sequence, an optional or a map (not a tensor)."""
+    return isinstance(v.type, SequenceType | OptionalType | MapType)
 
 
 def _single_tensor_dtype(type_str: str):
@@ -202,7 +270,8 @@ def _fill_constant_type(p, outputs: list[Value]) -> None:
         dtype = dtype_from_onnx(code)
     except Exception:  # noqa: BLE001 - an element type without IR counterpart: left unknown
         return
-    _fill_dtype(outputs[0], dtype, shape)
+    _fill_checked(outputs[0], dtype, shape, f"{_where(p)}: output '{outputs[0].name}'",
+                  f"its '{a.name}' makes")
 
 
 def _check_arity(p, schema, what: str) -> None:
@@ -311,6 +380,8 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
     where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type in _WINDOWED:
+        _check_window_attributes(p, inputs, what)
     if p.op_type in _REDUCTIONS:
         _check_reduction_axes_input(p, inputs, what)
     found = _attribute_and_rank(p, inputs, "axes", AttributeProto.INTS) \
@@ -321,6 +392,24 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
     _within(list(axes.ints), rank, what, "attribute 'axes'",
             "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+#: ops whose window attributes give entries per spatial axis of input 0 (`semantics.window`)
+_WINDOWED = ("Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool",
+             "DeformConv")
+
+
+def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
+    """A window op's ``kernel_shape``, ``strides``, ``dilations`` (one entry per spatial axis)
+    and ``pads`` (two) of the length input 0's rank needs, where the rank is known: ONNX
+    Runtime refuses another length at load ("Attribute dilations has incorrect size")."""
+    rank = _rank_of(inputs[0]) if inputs else None
+    if rank is None or rank < 2:
+        return
+    why = window_attribute_error({a.name: a.ints for a in p.attribute
+                                  if a.type == AttributeProto.INTS}, rank - 2)
+    if why is not None:
+        raise ModelError(f"{what}: {why} (input 0 has rank {rank})")
 
 
 def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
@@ -419,13 +508,16 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
     one, as ONNX says), so that a loop carrying it as another type is refused as ONNX Runtime
     refuses it."""
     value = next((a for a in p.attribute if a.name == "value"), None)
+    what = f"{_where(p)}: output '{out.name}'"
     if value is None:
-        _fill_dtype(out, dtype_from_onnx(TensorProto.FLOAT))
+        _fill_checked(out, dtype_from_onnx(TensorProto.FLOAT), None, what,
+                      "no 'value' (float zeros) makes")
     elif value.type == AttributeProto.TENSOR:
         try:
-            _fill_dtype(out, dtype_from_onnx(value.t.data_type))
+            dtype = dtype_from_onnx(value.t.data_type)
         except Exception:  # noqa: BLE001 - not an element type: the importer names it
             return
+        _fill_checked(out, dtype, None, what, "its 'value' makes")
 
 
 def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
@@ -439,28 +531,43 @@ def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    v = outputs[0]
-    declared = type_string(v.type) if isinstance(v.type, TensorType) else None
+    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'", "'to' makes")
+
+
+def _fill_checked(v: Value, dtype, shape, what: str, why: str) -> None:
+    """`_fill_dtype`, after refusing a declaration of `v` that contradicts `dtype` (ONNX
+    Runtime refuses it at load; a run would give a type the file does not declare)."""
+    declared = _declared_string(v)
     computed = type_string(TensorType(dtype, None))
-    if declared is not None and declared != computed:
-        raise ModelError(f"{what}: output '{v.name}' is declared {declared} but 'to' makes "
-                         f"it {computed}")
-    _fill_dtype(v, dtype)
+    if declared is not None and computed is not None and declared != computed:
+        raise ModelError(f"{what} is declared {declared} but {why} it {computed}")
+    _fill_dtype(v, dtype, shape)
 
 
 def check_shared_types(op_type: str, version: int, inputs: list[Value | None],
-                       what: str) -> None:
+                       what: str, outputs: list[Value] = ()) -> None:
     """A `ModelError` from `what` where inputs of standard op `op_type` that its schema binds
     to one type parameter (``Add``'s ``T``, ``Where``'s branches, ``Concat``'s inputs,
     ``MatMul``'s operands) have different known element types. For the readers of formats whose
     ops become ONNX's (OpenVINO IR: ``Add`` of f64 and i32 is refused there, where NumPy would
     promote and XLA compute in another type); which types an input allows is not checked (the
-    importer casts where the formats differ)."""
+    importer casts where the formats differ). An output bound to such a parameter with another
+    known element type (an IR port's precision that is not what the layer computes: a Gather
+    of i32 data whose port says FP32) is refused too: OpenVINO computes the inputs' type."""
     try:
         schema = onnx.defs.get_schema(op_type, version, "")
     except onnx.defs.SchemaError:
         return
-    _check_types(schema, inputs, what, check_allowed=False)
+    bound = _check_types(schema, inputs, what, check_allowed=False)
+    for k, (formal, v) in enumerate(zip(schema.outputs, outputs)):
+        first = bound.get(formal.type_str)
+        if first is None or not isinstance(first[2], TensorType) or \
+                not isinstance(v.type, TensorType):
+            continue
+        ts, have = first[0], type_string(v.type)
+        if have is not None and have != ts:
+            raise ModelError(f"{what}: output {k} is declared {have} but the layer computes "
+                             f"{ts} (from input {first[1]})")
 
 
 def _check_types(schema, inputs: list[Value | None], what: str,

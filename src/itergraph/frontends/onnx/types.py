@@ -70,7 +70,11 @@ def type_from_onnx(tp: TypeProto | None) -> Type | None:
 
 def value_type_from_onnx(tp: TypeProto | None, name: str) -> Type | None:
     """`type_from_onnx` for the declared type of value `name`: a type with no IR counterpart
-    is refused naming the value."""
+    is refused naming the value, and so is a sparse tensor (no op of the standard domains
+    takes or gives one; ONNX Runtime refuses the model where a tensor is read or computed)."""
+    if tp is not None and tp.WhichOneof("value") == "sparse_tensor_type":
+        raise UnsupportedError(f"value '{name}' is declared a sparse tensor; itergraph reads "
+                               "sparse tensors only as sparse initializers and constants")
     try:
         return type_from_onnx(tp)
     except UnsupportedError as e:

@@ -226,7 +226,7 @@ class Reader:
             name = next(k for k, (dt, _) in ELEMENT_TYPES.items() if dt == port.dtype)
         else:
             name = element_type_name(et)
-        from_element_type(name, where)  # validates the name
+        dt = from_element_type(name, where)  # validates the name
         shape_attr = layer.attr("shape")
         shape = parse_shape_attr(shape_attr, where) if shape_attr is not None else port.shape
         if shape is None or any(not isinstance(d, int) for d in shape):
@@ -250,6 +250,10 @@ class Reader:
             raise ModelError(f"{where}: bytes {offset}..{offset + size} lie beyond the end of "
                              f"the .bin ({len(self.weights)} bytes)")
         arr = decode(name, self.weights[offset:offset + size], tuple(shape), where)
+        if port.dtype is not None and dt is not None and port.dtype != dt:
+            # OpenVINO goes by element_type; a reader of the port would take another type
+            raise ModelError(f"{where}: element_type '{name}' but its output port says "
+                             f"{port.dtype.value}")
         v = b.const(arr, name=port.names[0] if port.names else (layer.name or f"const_{layer.id}"))
         v.type = TensorType(v.type.dtype, tuple(shape))
         return v
@@ -263,7 +267,8 @@ class Reader:
             if node.domain == "" and node.version is not None:
                 # OpenVINO's spec wants one element type where ONNX's binds one (Add, Select's
                 # branches, Concat, MatMul...): OpenVINO refuses such a mix, NumPy promotes
-                check_shared_types(node.op_type, node.version, node.inputs, layer.where())
+                check_shared_types(node.op_type, node.version, node.inputs, layer.where(),
+                                   node.outputs)
         return outs
 
     def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:

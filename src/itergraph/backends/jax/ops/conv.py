@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.window import window_counts
+from ...common.window import check_window_attributes, window_counts
 from ..channels_last import form, from_last, to_last
 from ..table import lowering
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
@@ -40,6 +40,7 @@ def _pads(cx, spatial, kernel, strides, dilations):
 
 def _geometry(cx, x, kernel=None):
     n = x.ndim - 2
+    check_window_attributes(cx.node, n)
     kernel = kernel or attr_ints(cx.node, "kernel_shape")
     strides = attr_ints(cx.node, "strides") or [1] * n
     dilations = attr_ints(cx.node, "dilations") or [1] * n

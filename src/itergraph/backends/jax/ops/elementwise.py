@@ -62,6 +62,7 @@ for _op, _fn in {"Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Ac
 def _div(cx, a, b):
     xp = cx.xp
     if a.dtype.kind in "iu":
+        _no_zero_divisor(cx, a, b, "division")
         if cx.folding:
             q = np.floor_divide(a, b)
             if a.dtype.kind == "i":
@@ -108,7 +109,17 @@ def _pow(cx, a, b):
 
 @lowering("Mod", since=10, fold=True)
 def _mod(cx, a, b):
+    if a.dtype.kind in "iu":
+        _no_zero_divisor(cx, a, b, "modulo")
     return (cx.xp.fmod if attr(cx.node, "fmod", 0) else cx.xp.mod)(a, b)
+
+
+def _no_zero_divisor(cx, a, b, what: str) -> None:
+    """An integer division or modulo by zero is an error, as in ONNX Runtime and the NumPy
+    kernels (XLA would give -1 or the dividend); an empty result divides nothing."""
+    if 0 in np.broadcast_shapes(np.shape(a), np.shape(b)):
+        return
+    cx.check(cx.xp.any(b == 0), f"integer {what} by zero (input 1 holds a 0)")
 
 
 @lowering("BitShift", since=11, fold=True)

@@ -14,7 +14,7 @@ from functools import reduce
 import numpy as np
 from numpy import asarray, ndarray
 
-from ....errors import ModelError, where
+from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_str
 from . import kernel
 
@@ -64,12 +64,25 @@ def _int_div(a, b):
     return q
 
 
+def zero_divisor_error(node, what: str) -> ExecutionError:
+    """An integer division or modulo by zero: ONNX Runtime refuses it at run time (NumPy
+    gives 0 with a warning, XLA -1 or the dividend), so both backends refuse it."""
+    return ExecutionError(f"{where(node)}: integer {what} by zero (input 1 holds a 0)")
+
+
+def _divides(a, b) -> bool:
+    """Whether `a` op `b` computes any element (an empty result divides nothing)."""
+    return math.prod(np.broadcast_shapes(a.shape, b.shape)) > 0
+
+
 @kernel("Div", since=1)
 def _div(node, ctx):
     divide = np.divide
 
     def fn(a, b):
         if a.dtype.kind in "iu":
+            if not b.all() and _divides(a, b):
+                raise zero_divisor_error(node, "division")
             return asarray(_int_div(a, b))
         r = divide(a, b)
         return r if r.__class__ is ndarray else asarray(r)
@@ -103,6 +116,8 @@ def _mod(node, ctx):
     uf = np.fmod if attr(node, "fmod", 0) else np.mod
 
     def fn(a, b):
+        if a.dtype.kind in "iu" and not b.all() and _divides(a, b):
+            raise zero_divisor_error(node, "modulo")
         r = uf(a, b)
         return r if r.__class__ is ndarray else asarray(r)
 

@@ -12,13 +12,18 @@ score (what scikit-learn classifiers converted by skl2onnx output by default)::
 A map is a Python ``dict``; its keys are ``int`` (``classlabels_int64s``) or ``str``
 (``classlabels_strings``), its values ``float``, as ONNX Runtime returns them.
 
-``LinearClassifier`` runs in ``onnx.reference``, which labels a row by ``np.argmax`` of its
-post-transformed scores; ONNX Runtime labels it by the first highest *raw* score, a NaN never
-winning but as the first (`backends.common.nan_arg`). The two differ only where a score is
+``LinearRegressor`` runs in ``onnx.reference``, given a zero intercept where the node has none
+(it would make its scores NaN; ONNX Runtime takes zeros); a ``LinearClassifier`` without
+``intercepts`` is refused, as in ONNX Runtime. ``LinearClassifier`` runs in
+``onnx.reference``, which labels a row by ``np.argmax`` of its post-transformed scores; ONNX
+Runtime labels it by the first highest *raw* score, a NaN never winning but as the first
+(`backends.common.nan_arg`). The two differ only where a score is
 infinite or NaN (a softmax of ``inf`` is NaN): such rows are labelled as ONNX Runtime does.
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -59,8 +64,27 @@ def _label_encoder(node, ctx):
     return run
 
 
+def _with_intercepts(node):
+    """`node`, or a copy of it with a zero intercept (added to every score) where it has no
+    ``intercepts``: ``onnx.reference`` makes absent ones NaN (``np.array(None)``), ONNX
+    Runtime takes them as zeros."""
+    if node.attrs.get("intercepts") is not None:
+        return node
+    node = copy.copy(node)
+    node.attrs = {**node.attrs, "intercepts": [0.0]}
+    return node
+
+
+@kernel("LinearRegressor", domain="ai.onnx.ml")
+def _linear_regressor(node, ctx):
+    return default_factory("ai.onnx.ml")(_with_intercepts(node), ctx)
+
+
 @kernel("LinearClassifier", domain="ai.onnx.ml")
 def _linear_classifier(node, ctx):
+    if not node.attrs.get("intercepts"):  # onnx.reference would make every score NaN
+        raise ModelError(f"{where(node)}: a LinearClassifier needs 'intercepts' (ONNX "
+                         "Runtime refuses one without)")
     reference = default_factory("ai.onnx.ml")(node, ctx)
     coef = np.asarray(node.attrs.get("coefficients", []), np.float32)
     intercepts = node.attrs.get("intercepts")

@@ -306,7 +306,7 @@ def _max_pool(b: Builder, layer: Layer, x, rounding: str, dilated: bool):
     y = _append_windows(b, y, empty, lowest, dt)
     if any(empty):  # an empty window points at the first element of its plane
         n = g.n
-        plane = b.i64(math.prod(g.size))
+        plane = b.i64(max(1, math.prod(g.size)))  # an empty plane has no index to reduce
         first = b.op("Slice", [idx, b.i64([0] * n), b.i64([1] * n), b.i64(range(2, n + 2))],
                      dtype=I64)
         base = b.op("Sub", [first, b.op("Mod", [first, plane], dtype=I64)], dtype=I64)
@@ -322,7 +322,7 @@ def _max_pool(b: Builder, layer: Layer, x, rounding: str, dilated: bool):
     if axis != 0:
         if not shape or any(not isinstance(d, int) for d in shape[axis:]):
             raise UnsupportedError(f"{layer.where()}: indices from axis {axis} need static dims")
-        idx = b.op("Mod", [idx, b.i64(math.prod(shape[axis:]))], dtype=I64)
+        idx = b.op("Mod", [idx, b.i64(max(1, math.prod(shape[axis:])))], dtype=I64)
     it = (layer.attr("index_element_type", "i64") or "i64").strip().lower()
     if it not in ("i64", "i32"):
         raise ModelError(f"{layer.where()}: index_element_type '{it}' is not i32 or i64")

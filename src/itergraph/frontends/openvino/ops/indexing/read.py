@@ -154,7 +154,9 @@ def _roll(b: Builder, layer: Layer, x):
     for k, a in enumerate(axes):
         s = b.op("Slice", [shifts, b.i64([k]), b.i64([k + 1])], dtype=I64)
         dim = b.op("Shape", [y], {"start": a, "end": a + 1}, dtype=I64)
-        cut = b.op("Sub", [dim, b.op("Mod", [s, dim], {"fmod": 0}, dtype=I64)], dtype=I64)
+        # an empty axis rolls by nothing (a modulo by its length 0 would be an error)
+        length = b.op("Max", [dim, b.i64([1])], dtype=I64)
+        cut = b.op("Sub", [dim, b.op("Mod", [s, length], {"fmod": 0}, dtype=I64)], dtype=I64)
         ax = b.i64([a])
         tail = b.op("Slice", [y, cut, b.i64([INT64_MAX]), ax], dtype=dt)
         head = b.op("Slice", [y, b.i64([0]), cut, ax], dtype=dt)

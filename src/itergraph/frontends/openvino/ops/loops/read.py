@@ -14,7 +14,9 @@ The body is converted like any network (its Parameters and Results by layer id).
   ``condition_result``. Outputs with ``external_port_id="-1"`` are not loop outputs.
 
 Loop inputs 0 and 1 are the trip count (-1: unbounded) and the initial execution condition.
-A TensorIterator without sliced inputs runs the number of iterations OpenVINO derives from its
+A TensorIterator's sliced inputs must give one number of iterations (``equal_slices``, as
+OpenVINO's CPU plugin requires). A TensorIterator without sliced inputs runs the number of
+iterations OpenVINO derives from its
 first concatenated output (``|end - start| / part_size`` pieces of ``stride``), else once: it
 becomes a loop with a constant trip count.
 """
@@ -82,9 +84,12 @@ def import_loop(b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
         n = _ti_count_without_slices(layer, out_entries)
         trip_count = b.i64(n)
         origin_attrs["implied_trip_count"] = n
+    # a TensorIterator's sliced inputs must give one number of iterations (OpenVINO's CPU
+    # plugin refuses others: "numIterations == currentNumIterations")
+    equal = not is_loop and sum(isinstance(p, Sliced) for p in ports) > 1
     loop = Loop(body.graph, ports, out_ports, trip_count=trip_count,
                 initial_condition=initial_condition, condition_result=condition_result,
-                iteration_param=iteration_param, name=layer.name,
+                iteration_param=iteration_param, name=layer.name, equal_slices=equal,
                 origin="openvino.Loop" if is_loop else "openvino.TensorIterator",
                 origin_attrs=origin_attrs, negative_trip_count="unbounded")
     b.graph.add(loop)

@@ -168,6 +168,8 @@ def _strided_slice(b: Builder, layer: Layer, x):
 
     def mask(name):
         m = layer.ints_attr(name)
+        if any(v not in (0, 1) for v in m):  # OpenVINO refuses them ("mask elem in range")
+            raise ModelError(f"{layer.where()}: {name} {m} holds a value other than 0 and 1")
         return [bool(v) for v in (m + [0] * n)[:n]]
 
     bm, em = mask("begin_mask"), mask("end_mask")
