@@ -201,7 +201,7 @@ def _qgemm(b: _Builder, node: Node) -> None:
 
 def _lookup(b: _Builder, node: Node) -> None:
     sx, zx, sy, zy = b.needs_const(1, 2, 3, 4)
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo = mq.qrange(dt)[0]
     codes = np.arange(lo, lo + 256).astype(dt)
     table = qops.qlinear_lookup(node, np, codes, sx, zx, sy, zy)
@@ -213,7 +213,7 @@ def _lookup(b: _Builder, node: Node) -> None:
 
 def _binary(b: _Builder, node: Node) -> None:
     sa, za, sb, zb, sc, zc = b.needs_const(1, 2, 4, 5, 6, 7)
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo = mq.qrange(dt)[0]
     codes = np.arange(lo, lo + 256).astype(dt)
     a_run = False
@@ -274,7 +274,7 @@ def _qlinear_global_average_pool(b: _Builder, node: Node) -> None:
         raise UnsupportedError(f"{where(node)}: written with standard ops only with known "
                                f"spatial sizes, got {shape}")
     n = int(np.prod(spatial)) if spatial else 1
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo, hi = mq.qrange(dt)
     zxi = 0 if zx is None else int(np.asarray(zx).reshape(()))
     zyi = 0 if zy is None else int(np.asarray(zy).reshape(()))
@@ -306,7 +306,7 @@ def _qlinear_average_pool(b: _Builder, node: Node) -> None:
     y = b.op("AveragePool", [v], **{k: _attr(node, k) for k in _POOL_ATTRS})
     if nhwc:
         y = b.op("Transpose", [y], perm=[0] + list(range(2, rank)) + [1])
-    zy = b.input(4) or b.init(np.zeros((), node.inputs[0].type.dtype.numpy))
+    zy = b.input(4) or b.init(np.zeros((), _quant_dtype(node, 0, 2)))
     b.op("QuantizeLinear", [y, b.input(3), zy], out=0)
 
 
@@ -415,6 +415,16 @@ def _input_dtype(node: Node, i: int = 0):
             break
         v = p.inputs[0]
     raise UnsupportedError(f"{where(node)}: the element type of input {i} is unknown")
+
+
+def _quant_dtype(node: Node, i: int, zp: int):
+    """The 8-bit type of `node`'s quantized input `i`: its type's, else that of its zero point
+    `zp` (a constant of the same type, which a file always types), else `_input_dtype`'s."""
+    z = node.inputs[zp] if zp < len(node.inputs) else None
+    if getattr(node.inputs[i], "type", None) is None and z is not None and \
+            getattr(z.type, "dtype", None) is not None:
+        return np.dtype(z.type.dtype.numpy)
+    return _input_dtype(node, i)
 
 
 def _rms_or_layer_norm(b: _Builder, s: str, axes: str, eps: float, simplified: bool):
