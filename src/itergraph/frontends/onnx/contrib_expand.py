@@ -411,7 +411,9 @@ def _input_dtype(node: Node, i: int = 0):
         if getattr(t, "dtype", None) is not None:
             return np.dtype(t.dtype.numpy)
         p = v.producer if v is not None else None
-        if p is None or p.op_type not in _SAME_TYPE or v.index != 0 or not p.inputs:
+        same = v.index == 0 or v.index == 3 and p is not None and \
+            p.op_type in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization")
+        if p is None or p.op_type not in _SAME_TYPE or not same or not p.inputs:
             break
         v = p.inputs[0]
     raise UnsupportedError(f"{where(node)}: the element type of input {i} is unknown")
@@ -555,6 +557,23 @@ def _dim(b: _Builder, x: str, i: int) -> str:
     return b.op("Gather", [b.op("Shape", [x]), _i64(b, i)], axis=0)
 
 
+def _lengths_mask(b: _Builder, m: str, x: str, keys: str, zero: str, fv: str) -> str:
+    """A 1-D ``mask_index`` whose form the sizes decide only at run time: its first ``B``
+    entries are key lengths in every form ((B), (2B), (3B + 2)); entries ``B`` to ``2B`` are
+    start positions only when it holds ``2B``."""
+    m64 = b.op("Cast", [m], to=TensorProto.INT64)
+    batch = _dim(b, x, 0)
+    twice = b.op("Add", [batch, batch])
+    ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), batch]), _i64(b, 1)])
+    padded = b.op("Concat", [m64, b.op("Expand", [b.init(np.zeros(1, np.int64)), batch])],
+                  axis=0)
+    starts = b.op("Where", [b.op("Equal", [_dim(b, m, 0), twice]),
+                            b.op("Slice", [padded, batch, twice]), b.init(np.int64(0))])
+    keep = b.op("And", [b.op("Less", [keys, ends]),
+                        b.op("GreaterOrEqual", [keys, b.op("Unsqueeze", [starts, _i64(b, 1)])])])
+    return b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+
+
 def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: int = 3):
     """The additive mask ``(B, 1, S, T)`` (or ``(1, 1, S, T)``) as the semantics builds it:
     ``Where`` over the raw mask or over key positions against lengths; the causal part from
@@ -573,10 +592,13 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: in
         elif shape is not None and len(shape) == 3:
             add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
                                                      zero, fv]), _i64(b, 1)])
-        elif shape is not None and len(shape) == 1 and isinstance(batch, int) and \
-                shape[0] in (batch, 2 * batch, 3 * batch + 2):
+        elif shape is not None and len(shape) == 1 and (
+                batch is not None and shape[0] == batch or isinstance(batch, int) and
+                shape[0] in (2 * batch, 3 * batch + 2)):
+            # key lengths (B): also where B is one named dimension of both inputs
             m64 = b.op("Cast", [m], to=TensorProto.INT64)
-            ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
+            ends = b.op("Unsqueeze", [m64 if shape[0] == batch else
+                                      b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
                                       _i64(b, 1)])
             keep = b.op("Less", [keys, ends])
             if shape[0] == 2 * batch:
@@ -584,6 +606,8 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: in
                                                            _i64(b, 2 * batch)]), _i64(b, 1)])
                 keep = b.op("And", [keep, b.op("GreaterOrEqual", [keys, starts])])
             add = b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+        elif shape is not None and len(shape) == 1:
+            add = _lengths_mask(b, m, x, keys, zero, fv)
         else:
             raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
                                    f"mask_index of known shape (B, T), (B, S, T), (B), (2B) or "
