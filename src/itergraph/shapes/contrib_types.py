@@ -47,26 +47,37 @@ def contrib_output_types(n: Node) -> list:
                 out[i] = first
         return out
     xs = _shape(n, 0)
-    if n.op_type == "Attention" and xs is not None and len(xs) == 3:
+    if n.op_type == "EmbedLayerNormalization":
+        _embed_types(n, xs, out)
+    elif n.op_type in ("Attention", "MultiHeadAttention") and first is not None:
+        known = xs is not None and len(xs) == 3
+        out[0] = TensorType(first.dtype, (xs[0], xs[1], _attention_width(n)) if known else None)
+    return out
+
+
+def _attention_width(n: Node):
+    """The last dimension of ``Attention`` / ``MultiHeadAttention``'s output, or None."""
+    if n.op_type == "Attention":
         sizes = n.attrs.get("qkv_hidden_sizes")
         ws = _shape(n, 1)
-        v = int(sizes[2]) if sizes else ws[1] // 3 if ws and isinstance(ws[-1], int) else None
-        out[0] = TensorType(first.dtype, (xs[0], xs[1], v))
-    elif n.op_type == "MultiHeadAttention" and xs is not None and len(xs) == 3:
-        vs = _shape(n, 2)
-        d = None
-        if vs is not None and len(vs) == 3:
-            d = vs[2]
-        elif vs is not None and len(vs) == 4 and all(isinstance(x, int) for x in vs[1::2]):
-            d = vs[1] * vs[3]
-        out[0] = TensorType(first.dtype, (xs[0], xs[1], d))
-    elif n.op_type == "EmbedLayerNormalization" and xs is not None and len(xs) == 2:
-        word = _tensor(n, 2)
-        h = word.shape[1] if word is not None and word.shape and len(word.shape) == 2 else None
-        emb = TensorType(word.dtype if word is not None else None, (xs[0], xs[1], h))
-        out[0] = emb
-        if len(out) > 1:
-            out[1] = TensorType(DataType.INT32, (xs[0],))
-        if len(out) > 2:
-            out[2] = emb
-    return out
+        return int(sizes[2]) if sizes else \
+            ws[1] // 3 if ws and len(ws) == 2 and isinstance(ws[1], int) else None
+    vs = _shape(n, 2)
+    if vs is not None and len(vs) == 3:
+        return vs[2]
+    if vs is not None and len(vs) == 4 and all(isinstance(x, int) for x in vs[1::2]):
+        return vs[1] * vs[3]
+    return None
+
+
+def _embed_types(n: Node, xs: tuple | None, out: list) -> None:
+    word = _tensor(n, 2)
+    known = xs is not None and len(xs) == 2
+    h = word.shape[1] if word is not None and word.shape and len(word.shape) == 2 else None
+    emb = TensorType(word.dtype if word is not None else None,
+                     (xs[0], xs[1], h) if known else None)
+    out[0] = emb
+    if len(out) > 1:
+        out[1] = TensorType(DataType.INT32, (xs[0],) if known else (None,))
+    if len(out) > 2:
+        out[2] = emb

@@ -38,6 +38,8 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   (ONNX Runtime's, standard domain) likewise without the centering.
 - ``Gelu``, ``BiasGelu``: (``Add`` bias,) ``Erf`` formula; ``FastGelu``: (``Add`` bias,)
   ``Tanh`` formula; ``QuickGelu``: ``Mul(x, Sigmoid(alpha * x))``; ``BiasAdd``: two ``Add``.
+- ``EmbedLayerNormalization``: ``Gather`` of the word, position and segment rows, ``Add``, the
+  layer normalization above; ``mask_index`` as ``ReduceSum(Equal(mask, 1))`` per row.
 - ``Attention``: the merged projection (``MatMul``, ``Add``), ``Slice``/``Reshape``/
   ``Transpose`` to heads, ``Concat`` after the past (``present``), ``MatMul``, ``Mul`` scale,
   the mask by ``Where`` (raw masks, key lengths against a ``Range``, the causal part from the
@@ -472,6 +474,43 @@ def _skip_layer_norm(b: _Builder, node: Node, simplified: bool = False) -> None:
         b.op("Identity", [inv], out=2)
 
 
+def _embed_layer_norm(b: _Builder, node: Node) -> None:
+    """``Gather`` of the word, position (``Range`` of the sequence length, or
+    ``position_ids``) and segment rows, ``Add``, the layer normalization of
+    `_rms_or_layer_norm`, ``Mul`` gamma, ``Add`` beta (output 0); ``mask_index`` as
+    ``ReduceSum`` of ``Equal(mask, 1)`` per row, zeros without a mask; ``embedding_sum``."""
+    dt = _input_dtype(node, 2)
+    ids = b.input(0)
+    if b.input(8):
+        pos = b.input(8)
+    else:  # (1, S): 0 .. S - 1
+        seq = b.op("Squeeze", [_dim(b, ids, 1)])
+        pos = b.op("Unsqueeze", [b.op("Range", [b.init(np.int32(0)),
+                                                b.op("Cast", [seq], to=TensorProto.INT32),
+                                                b.init(np.int32(1))]), _i64(b, 0)])
+    e = b.op("Add", [_in_float(b, b.op("Gather", [b.input(2), ids], axis=0), dt),
+                     _in_float(b, b.op("Gather", [b.input(3), pos], axis=0), dt)])
+    if b.input(1) and b.input(4):
+        e = b.op("Add", [e, _in_float(b, b.op("Gather", [b.input(4), b.input(1)], axis=0),
+                                      dt)])
+    eps = float(_attr(node, "epsilon", mt.SKIP_NORM_EPSILON))
+    _, _, y = _rms_or_layer_norm(b, e, _i64(b, -1), eps, False)
+    y = b.op("Add", [b.op("Mul", [y, _in_float(b, b.input(5), dt)]),
+                     _in_float(b, b.input(6), dt)])
+    _cast_out(b, y, dt, 0)
+    n_out = len(node.outputs)
+    if n_out > 1:
+        if b.input(7):
+            ones = b.op("Cast", [b.op("Equal", [b.input(7), b.init(np.int32(1))])],
+                        to=TensorProto.INT32)
+            b.op("ReduceSum", [ones, _i64(b, 1)], out=1, keepdims=0)
+        else:
+            b.op("ConstantOfShape", [_dim(b, ids, 0)], out=1,
+                 value=helper.make_tensor("z", TensorProto.INT32, [1], [0]))
+    if n_out > 2:
+        _cast_out(b, e, dt, 2)
+
+
 def _simplified_layer_norm(b: _Builder, node: Node) -> None:
     """RMS normalization over the axes from ``axis`` on, in float32 (``stash_type`` 1)."""
     dt = _input_dtype(node)
@@ -752,6 +791,7 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "BiasAdd": _bias_add,
     "Attention": _attention,
     "MultiHeadAttention": _multi_head_attention,
+    "EmbedLayerNormalization": _embed_layer_norm,
 }
 
 # ONNX Runtime's operators of the standard domain that ONNX itself does not define.
