@@ -671,9 +671,10 @@ def _attention(b: _Builder, node: Node) -> None:
     for name in ("do_rotary", "past_present_share_buffer"):
         if _attr(node, name, 0):
             raise UnsupportedError(f"{where(node)}: attribute {name} is not supported")
-    if b.input(6) or b.input(0) is None or _input_dtype(node) != np.float32:
-        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 "
-                               "without past_sequence_length")
+    dt = _input_dtype(node) if b.input(0) else None
+    if b.input(6) or dt not in (np.float32, np.float16):
+        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 or "
+                               "float16 without past_sequence_length")
     n = int(_attr(node, "num_heads"))
     wshape = b.shape(1)
     sizes = _attr(node, "qkv_hidden_sizes")
@@ -683,10 +684,11 @@ def _attention(b: _Builder, node: Node) -> None:
                                    "known weight shapes or qkv_hidden_sizes")
         sizes = [wshape[1] // 3] * 3
     hq, hk, hv = (int(v) for v in sizes)
-    x = b.input(0)
-    qkv = b.op("MatMul", [x, b.input(1)])
+    # float16 is computed in float32 and cast back, as ONNX Runtime's CPU kernel is run
+    x = _in_float(b, b.input(0), dt)
+    qkv = b.op("MatMul", [x, _in_float(b, b.input(1), dt)])
     if b.input(2):
-        qkv = b.op("Add", [qkv, b.input(2)])
+        qkv = b.op("Add", [qkv, _in_float(b, b.input(2), dt)])
 
     def heads(lo: int, hi: int) -> str:
         part = b.op("Slice", [qkv, _i64(b, lo), _i64(b, hi), _i64(b, 2)])
@@ -695,8 +697,9 @@ def _attention(b: _Builder, node: Node) -> None:
 
     q, k, v = heads(0, hq), heads(hq, hq + hk), heads(hq + hk, hq + hk + hv)
     if b.input(4):
-        pk = b.op("Gather", [b.input(4), b.init(np.int64(0))], axis=0)
-        pv = b.op("Gather", [b.input(4), b.init(np.int64(1))], axis=0)
+        past = _in_float(b, b.input(4), dt)
+        pk = b.op("Gather", [past, b.init(np.int64(0))], axis=0)
+        pv = b.op("Gather", [past, b.init(np.int64(1))], axis=0)
         k = b.op("Concat", [pk, k], axis=2)
         v = b.op("Concat", [pv, v], axis=2)
     scale = float(_attr(node, "scale", 0.0)) or 1.0 / np.sqrt(hq // n)
@@ -707,12 +710,13 @@ def _attention(b: _Builder, node: Node) -> None:
     if add:
         scores = b.op("Add", [scores, add])
     if b.input(5):
-        scores = b.op("Add", [scores, b.input(5)])
+        scores = b.op("Add", [scores, _in_float(b, b.input(5), dt)])
     out = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
-    b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]), _i64(b, 0, 0, hv)], out=0)
+    _cast_out(b, b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]),
+                                  _i64(b, 0, 0, hv)]), dt, 0)
     if len(node.outputs) > 1:
-        b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]), b.op("Unsqueeze", [v, _i64(b, 0)])],
-             out=1, axis=0)
+        _cast_out(b, b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]),
+                                     b.op("Unsqueeze", [v, _i64(b, 0)])], axis=0), dt, 1)
 
 
 def _multi_head_attention(b: _Builder, node: Node) -> None:
