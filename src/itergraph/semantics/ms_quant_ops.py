@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ExecutionError, UnsupportedError, where
 from ..ir.attributes import attr
 from . import ms_quant as mq
+from .ms_qsoftmax import qlinear_softmax
 
 
 def per_axis(node, v, x, axis: int):
@@ -185,4 +186,5 @@ OPS = {
     "QLinearConcat": qlinear_concat,
     "QLinearGlobalAveragePool": qlinear_global_average_pool,
     "QGemm": qgemm,
+    "QLinearSoftmax": qlinear_softmax,
 }
