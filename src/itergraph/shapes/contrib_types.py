@@ -1,10 +1,12 @@
 """Output types of ONNX Runtime's fused transformer operators (domain ``com.microsoft``), for
 which ONNX's inference has no schema: without them every value after the first fused
-operator of a transformer is untyped, and the writers cannot tell its rank.
+operator of a transformer is untyped, and the writers cannot tell its rank. (Named here: ONNX Runtime's transformer and quantized
+operators.)
 
 - ``SkipLayerNormalization``, ``SkipSimplifiedLayerNormalization``: output 0 and
   ``input_skip_bias_sum`` (3) have input 0's type;
-- ``Gelu``, ``FastGelu``, ``BiasGelu``, ``QuickGelu``, ``BiasAdd``: input 0's type;
+- ``Gelu``, ``FastGelu``, ``BiasGelu``, ``QuickGelu``, ``BiasAdd``, and the quantized
+  ``QLinearSoftmax``, ``QLinearSigmoid``, ``QLinearLeakyRelu``: input 0's type;
 - ``Attention``: ``(B, S, v_hidden)``, ``v_hidden`` the last of ``qkv_hidden_sizes``, else a
   third of the weights' columns;
 - ``MultiHeadAttention``: ``(B, S, Dv)``, ``Dv`` the value's last dimension (3-D value) or
@@ -21,7 +23,8 @@ from ..ir.types import DataType, TensorType
 DOMAIN = "com.microsoft"
 _LIKE_INPUT = {"SkipLayerNormalization": (0, 3), "SkipSimplifiedLayerNormalization": (0, 3),
                "Gelu": (0,), "FastGelu": (0,), "BiasGelu": (0,), "QuickGelu": (0,),
-               "BiasAdd": (0,)}
+               "BiasAdd": (0,), "QLinearSoftmax": (0,), "QLinearSigmoid": (0,),
+               "QLinearLeakyRelu": (0,)}
 
 
 def _tensor(node: Node, i: int) -> TensorType | None:
