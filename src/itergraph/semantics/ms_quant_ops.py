@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ExecutionError, UnsupportedError, where
 from ..ir.attributes import attr
 from . import ms_quant as mq
+from .ms_nbits import matmul_nbits
 from .ms_qsoftmax import qlinear_softmax
 
 
@@ -187,4 +188,5 @@ OPS = {
     "QLinearGlobalAveragePool": qlinear_global_average_pool,
     "QGemm": qgemm,
     "QLinearSoftmax": qlinear_softmax,
+    "MatMulNBits": matmul_nbits,
 }

@@ -1,7 +1,6 @@
-"""Output types of ONNX Runtime's fused transformer operators (domain ``com.microsoft``), for
-which ONNX's inference has no schema: without them every value after the first fused
-operator of a transformer is untyped, and the writers cannot tell its rank. (Named here: ONNX Runtime's transformer and quantized
-operators.)
+"""Output types of ONNX Runtime's fused transformer and quantized operators (domain
+``com.microsoft``), for which ONNX's inference has no schema: without them every value after
+the first fused operator of a transformer is untyped, and the writers cannot tell its rank.
 
 - ``SkipLayerNormalization``, ``SkipSimplifiedLayerNormalization``: output 0 and
   ``input_skip_bias_sum`` (3) have input 0's type;
@@ -11,6 +10,7 @@ operators.)
   third of the weights' columns;
 - ``MultiHeadAttention``: ``(B, S, Dv)``, ``Dv`` the value's last dimension (3-D value) or
   heads times head size (4-D value);
+- ``MatMulNBits``: ``A``'s shape with the last dimension ``N``;
 - ``EmbedLayerNormalization``: ``(B, S, H)`` of the word embedding's type, ``mask_index``
   int32 ``(B)``, ``embedding_sum`` as output 0.
 """
@@ -52,6 +52,10 @@ def contrib_output_types(n: Node) -> list:
     xs = _shape(n, 0)
     if n.op_type == "EmbedLayerNormalization":
         _embed_types(n, xs, out)
+    elif n.op_type == "MatMulNBits" and first is not None:
+        width = n.attrs.get("N")
+        out[0] = TensorType(first.dtype, None if xs is None else
+                            (*xs[:-1], int(width) if width is not None else None))
     elif n.op_type in ("Attention", "MultiHeadAttention") and first is not None:
         known = xs is not None and len(xs) == 3
         out[0] = TensorType(first.dtype, (xs[0], xs[1], _attention_width(n)) if known else None)

@@ -1,3 +1,4 @@
+# ruff: noqa: UP037, F821, B007 - ONNX Script reads "B", "N" in annotations as symbolic dimensions and "for i in range(n)" as a Loop
 """Real-world corpus source ``onnxscript``: ONNX programs written by hand in ONNX Script
 (``onnxscript.script``), the way operator authors and exporter writers write them: Python
 ``for``/``while``/``if`` become ``Loop`` and ``If``, helper functions become model-local

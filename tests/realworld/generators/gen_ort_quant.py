@@ -20,6 +20,9 @@ is quantized in the forms users pick:
   channel), calibrated on a few random batches: ``QuantizeLinear`` / ``DequantizeLinear``
   pairs around float operators;
 - ``qdq16``: QDQ with int16 activations (opset 21);
+- ``nbits4``, ``nbits4sym``, ``nbits8``: ``MatMulNBitsQuantizer`` (weight-only, as int4 LLM
+  exports are made): ``com.microsoft.MatMulNBits`` for every ``MatMul`` by a constant (not
+  ``Gemm``: networks whose Linear layers export as ``Gemm`` are left out);
 - ``qop``: ``quantize_static`` in QOperator format: ``QLinearConv``, ``QLinearMatMul``,
   ``QLinearAdd``, ``QLinearMul``, ``QLinearSigmoid``, ``QLinearConcat``, ``QGemm``,
   ``QLinearGlobalAveragePool``, ``QLinearLeakyRelu``, ... (ONNX's and ``com.microsoft``'s).
@@ -55,6 +58,7 @@ from onnxruntime.quantization import (  # noqa: E402
     quantize_dynamic,
     quantize_static,
 )
+from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -215,6 +219,16 @@ def quantize(kind: str, src: Path, dst: Path, make) -> None:
         quantize_static(str(src), str(dst), Reader(make), quant_format=QuantFormat.QDQ,
                         activation_type=QuantType.QInt16, weight_type=QuantType.QInt8,
                         extra_options={"ForceQuantizeNoInputCheck": True})
+    elif kind.startswith("nbits"):
+        bits, block, sym = {"nbits4": (4, 16, False), "nbits4sym": (4, 32, True),
+                            "nbits8": (8, 16, False)}[kind]
+        q = MatMulNBitsQuantizer(onnx.load(str(src)), bits=bits, block_size=block,
+                                 is_symmetric=sym)
+        q.process()
+        q.model.save_model_to_file(str(dst))
+        if not any(n.op_type == "MatMulNBits" for n in onnx.load(str(dst)).graph.node):
+            dst.unlink()
+            raise ValueError("no MatMul to quantize (Linear layers exported as Gemm)")
     elif kind == "qop":
         quantize_static(str(src), str(dst), Reader(make), quant_format=QuantFormat.QOperator,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
@@ -226,7 +240,10 @@ KINDS = {"dyn": "quantize_dynamic, int8 weights",
          "dyn_u8pc": "quantize_dynamic, uint8 weights per channel",
          "qdq": "quantize_static QDQ, uint8 activations, int8 weights per channel",
          "qdq16": "quantize_static QDQ, int16 activations, int8 weights",
-         "qop": "quantize_static QOperator, uint8 activations, int8 weights"}
+         "qop": "quantize_static QOperator, uint8 activations, int8 weights",
+         "nbits4": "MatMulNBitsQuantizer, 4-bit weights in blocks of 16 with zero points",
+         "nbits4sym": "MatMulNBitsQuantizer, symmetric 4-bit weights in blocks of 32",
+         "nbits8": "MatMulNBitsQuantizer, 8-bit weights in blocks of 16"}
 
 
 def export(module: nn.Module, feeds: dict, scripted: bool, dyn: dict, path: Path) -> None:
@@ -251,6 +268,15 @@ def max_err(a: list, b: list) -> float:
                 for x, y in zip(a, b) if x.size), default=0.0)
 
 
+def _nodes(graph):
+    """Every node of `graph`, loop and branch bodies included."""
+    for n in graph.node:
+        yield graph, n
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _nodes(a.g)
+
+
 def add(corpus: Corpus, base: str, kind: str, tmp: Path) -> str:
     factory, make, scripted, dyn, description = BASES[base]
     torch.manual_seed(0)
@@ -259,6 +285,9 @@ def add(corpus: Corpus, base: str, kind: str, tmp: Path) -> str:
     src = tmp / f"{base}.onnx"
     if not src.exists():
         export(module, feeds, scripted, dyn, src)
+    if kind.startswith("nbits") and not any(n.op_type == "MatMul" for _, n in
+                                            _nodes(onnx.load(str(src)).graph)):
+        raise ValueError("no MatMul to quantize (Linear layers exported as Gemm)")
     if kind == "qdq16":  # int16 QuantizeLinear needs opset 21
         model = onnx.load(str(src))
         model = onnx.version_converter.convert_version(model, 21)
@@ -277,7 +306,7 @@ def add(corpus: Corpus, base: str, kind: str, tmp: Path) -> str:
              f"differs: max err {spread:.3g}",
              "openvino": run_peer("openvino", path, feeds, want, 1e-4, atol)}
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-    ops = sorted({n.op_type for n in model.graph.node} - {"Constant"})
+    ops = sorted({n.op_type for _, n in _nodes(model.graph)} - {"Constant"})
     corpus.add(entry, path, feeds, want, converter=f"onnxruntime.quantization ({KINDS[kind]})",
                opset=opset, oracle="onnxruntime", rtol=1e-4, atol=atol,
                tags=(kind,) + (("loop",) if scripted else ()),

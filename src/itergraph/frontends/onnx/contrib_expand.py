@@ -38,6 +38,8 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   (ONNX Runtime's, standard domain) likewise without the centering.
 - ``Gelu``, ``BiasGelu``: (``Add`` bias,) ``Erf`` formula; ``FastGelu``: (``Add`` bias,)
   ``Tanh`` formula; ``QuickGelu``: ``Mul(x, Sigmoid(alpha * x))``; ``BiasAdd``: two ``Add``.
+- ``MatMulNBits`` (constant codes, scales, zero points; float32): ``MatMul`` by the
+  dequantized float32 weight, ``Add`` bias.
 - ``EmbedLayerNormalization``: ``Gather`` of the word, position and segment rows, ``Add``, the
   layer normalization above; ``mask_index`` as ``ReduceSum(Equal(mask, 1))`` per row.
 - ``Attention``: the merged projection (``MatMul``, ``Add``), ``Slice``/``Reshape``/
@@ -59,6 +61,7 @@ from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
 from ...semantics import ms_transformer as mt
+from ...semantics.ms_nbits import weight
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -199,6 +202,19 @@ def _qgemm(b: _Builder, node: Node) -> None:
              out=None if quantized else 0)
     if quantized:
         b.op("QuantizeLinear", [y, b.input(7), b.input(8)], out=0)
+
+
+def _matmul_nbits(b: _Builder, node: Node) -> None:
+    """``MatMul`` by the weight dequantized here (float32 ``[K, N]``; constant codes, scales
+    and zero points), ``Add`` bias: what ONNX Runtime computes without ``accuracy_level``."""
+    codes, scales, zps = b.needs_const(1, 2, 3)
+    if b.input(4) or _input_dtype(node) != np.float32:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only for float32 "
+                               "inputs without g_idx")
+    w = b.init(np.asarray(weight(node, np, codes, scales, zps), np.float32))
+    y = b.op("MatMul", [b.input(0), w], out=None if b.input(5) else 0)
+    if b.input(5):
+        b.op("Add", [y, b.input(5)], out=0)
 
 
 def _lookup(b: _Builder, node: Node) -> None:
@@ -796,6 +812,7 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "Attention": _attention,
     "MultiHeadAttention": _multi_head_attention,
     "EmbedLayerNormalization": _embed_layer_norm,
+    "MatMulNBits": _matmul_nbits,
 }
 
 # ONNX Runtime's operators of the standard domain that ONNX itself does not define.
