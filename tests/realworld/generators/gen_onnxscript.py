@@ -29,7 +29,7 @@ import onnxruntime as ort  # noqa: E402
 import onnxscript  # noqa: E402
 import openvino as ov  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
-from onnxscript import BOOL, FLOAT, INT64, script  # noqa: E402
+from onnxscript import BOOL, FLOAT, INT64, graph, script  # noqa: E402
 from onnxscript import opset18 as op  # noqa: E402
 from onnxscript.values import Opset  # noqa: E402
 
@@ -142,6 +142,31 @@ def for_function_body(x: FLOAT[2, 8], w: FLOAT[8, 8], g: FLOAT[8], n: INT64) -> 
     return y
 
 
+@script(default_opset=op)
+def for_break(x: FLOAT[3], n: INT64) -> FLOAT[3]:
+    """``break`` out of a ``for`` (the loop's condition output)."""
+    y = x
+    for i in range(n):
+        y = y * op.CastLike(1.5, y)
+        big = op.ReduceMax(y, keepdims=0) > op.CastLike(10.0, y)
+        if big:
+            break
+    return y
+
+
+@script(default_opset=op)
+def scan_decay(x: FLOAT["T", 3]) -> FLOAT["T", 3]:
+    """A ``Scan`` whose body is an ONNX Script ``graph``: a decaying running sum."""
+    @graph()
+    def body(acc: FLOAT[3], xt: FLOAT[3]):
+        s = acc * op.CastLike(0.5, acc) + xt
+        return s, s
+
+    init = op.Mul(op.Constant(value_floats=[0.0, 0.0, 0.0]), op.Constant(value_float=1.0))
+    last, ys = op.Scan(init, x, body=body, num_scan_inputs=1)
+    return ys
+
+
 # -------------------------------------------------------------------- while loops
 @script(default_opset=op)
 def while_newton_sqrt(x: FLOAT[5]) -> FLOAT[5]:
@@ -167,6 +192,16 @@ def while_count_halvings(x: FLOAT[1]) -> INT64:
 
 
 # -------------------------------------------------------------------- if
+@script(default_opset=op)
+def if_rank_differs(x: FLOAT[3, 4], flag: BOOL) -> FLOAT:
+    """Branches of different rank: a scalar sum or the 2-D square."""
+    if flag:
+        y = op.ReduceSum(x, keepdims=0)
+    else:
+        y = x * x
+    return y
+
+
 @script(default_opset=op)
 def if_sign_branch(x: FLOAT["N"]) -> FLOAT["N"]:
     if op.ReduceSum(x, keepdims=0) > op.CastLike(0.0, x):
@@ -239,6 +274,13 @@ CASES = {
                              "while carrying a counter and a value"),
     "while_no_iteration": (while_count_halvings, {"x": np.array([0.5], np.float32)},
                            "the while loop whose condition is false at once"),
+    "for_break": (for_break, {"x": np.abs(rnd(3)) + 0.5, "n": i64(20)},
+                  "break out of a for loop on a data-dependent condition"),
+    "scan_decay": (scan_decay, {"x": rnd(5, 3)}, "a Scan whose body is an ONNX Script graph"),
+    "if_rank_differs_true": (if_rank_differs, {"x": rnd(3, 4), "flag": np.array(True)},
+                             "if whose branches give different ranks (this run: a scalar)"),
+    "if_rank_differs_false": (if_rank_differs, {"x": rnd(3, 4), "flag": np.array(False)},
+                              "if whose branches give different ranks (this run: [3, 4])"),
     "if_sign_branch": (if_sign_branch, {"x": rnd(6)}, "if on a reduced value"),
     "if_shape_differs_true": (if_shape_differs, {"x": rnd(3, 4), "flag": np.array(True)},
                               "if whose branches give different shapes (this run: [4, 3])"),
