@@ -14,7 +14,7 @@ Only files OpenVINO's ONNX frontend ran to ONNX Runtime's outputs are converted 
 manifest's ``peer["openvino"]`` is ``ok``), one or two of each form (`KEEP`). The stored
 outputs are OpenVINO's on the IR
 (``oracle="openvino"``, f32 inference precision): float16 weights move them off ONNX Runtime's
-on the ONNX file, by as much as ``peer["onnxruntime"]`` records; ``atol`` admits 1.5 times that
+on the ONNX file, by as much as ``peer["onnxruntime-on-the-onnx-file"]`` records; ``atol`` admits 1.5 times that
 spread (one quantization step where a rounding moves), at least 1e-4 and at least the ONNX
 entry's own tolerances (1e-2 for the float16 models).
 """
@@ -75,7 +75,7 @@ def add(corpus: Corpus, m: dict) -> str:
                atol=max(1e-4, m["atol"], 1.5 * spread),
                tags=tuple(m.get("tags", ())),
                description=f"{m['id']} through OpenVINO's converter: {m['description']}"[:600],
-               peer={"openvino": "ok", "onnxruntime": f"on the ONNX file: max err {spread:.3g}"})
+               peer={"openvino": "ok", "onnxruntime-on-the-onnx-file": f"max err {spread:.3g}"})
     return f"{name}: spread {spread:.3g}"
 
 
