@@ -12,11 +12,11 @@ Run by hand from the repository root after those two generators, in the environm
 
 Only files OpenVINO's ONNX frontend ran to ONNX Runtime's outputs are converted (their
 manifest's ``peer["openvino"]`` is ``ok``), one or two of each form (`KEEP`). The stored
-outputs are OpenVINO's on the IR
-(``oracle="openvino"``, f32 inference precision): float16 weights move them off ONNX Runtime's
-on the ONNX file, by as much as ``peer["onnxruntime-on-the-onnx-file"]`` records; ``atol``
-admits 1.5 times that spread (one quantization step where a rounding moves), at least 1e-4 and at least the ONNX
-entry's own tolerances (1e-2 for the float16 models).
+outputs are OpenVINO's on the IR (``oracle="openvino"``, f32 inference precision): float16
+weights move them off ONNX Runtime's on the ONNX file, by as much as
+``peer["onnxruntime-on-the-onnx-file"]`` records; ``atol`` admits 1.5 times that spread (one
+quantization step where a rounding moves), at least 1e-4 and at least the ONNX entry's own
+tolerances (1e-2 for the float16 models).
 """
 
 from __future__ import annotations
