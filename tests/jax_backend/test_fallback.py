@@ -156,3 +156,19 @@ def test_a_driven_loop_whose_body_cannot_compile_runs_on_numpy():
                       compiled=False)
     (rec,) = cg.explain()
     assert not rec.compiles and "NonZero node 'nz'" in rec.reason
+
+
+def test_maxpool_with_indices_is_explained_as_numpy_before_the_run():
+    """A MaxPool with its indices output (OpenVINO's MaxPool-8 always has one) runs on NumPy;
+    the static `explain` says so too, as the run's records do (it said XLA before)."""
+    nodes = [h.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], name="pool"),
+             h.make_node("Relu", ["y"], ["r"], name="relu")]
+    g = onnx_graph(nodes, [vi("x", T.FLOAT, [1, 2, 4, 4])],
+                   [vi("r", T.FLOAT, None), vi("i", T.INT64, None)])
+    x = np.random.default_rng(0).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    _, cg = compare(g, {"x": x}, compiled=False)
+    static = _by_element(jb.explain(Model(g).graph))
+    ran = _by_element(cg.explain())
+    assert not static["MaxPool node 'pool'"].compiles
+    assert "indices output" in static["MaxPool node 'pool'"].reason
+    assert not ran["MaxPool node 'pool'"].compiles

@@ -221,6 +221,19 @@ def test_qlinear_lookup(tmp_path, op, dt):
     assert check(m, {"x": x}, tmp_path) == 0
 
 
+def test_qlinear_lookup_of_an_untyped_input(tmp_path):
+    """A QLinearLeakyRelu after a MaxPool of a QLinearAdd (quantize_static's QOperator CNNs):
+    nothing types the MaxPool's output; the IR's lookup table takes the 8-bit type from the
+    zero point (it failed with an AttributeError)."""
+    x = np.arange(0, 256).astype(np.uint8).reshape(1, 4, 8, 8)
+    sx, zx, _, _, sy, zy = _qparams(np.uint8)
+    nodes = [node("QLinearAdd", ["x", "sx", "zx", "x", "sx", "zx", "sy", "zy"], ["a"]),
+             h.make_node("MaxPool", ["a"], ["p"], kernel_shape=[2, 2]),
+             node("QLinearLeakyRelu", ["p", "sy", "zy", "sx", "zx"], ["y"], alpha=0.1)]
+    m = ms_model(nodes, {"x": x}, {"sx": sx, "zx": zx, "sy": sy, "zy": zy}, ["y"])
+    assert check(m, {"x": x}, tmp_path) == 0
+
+
 @pytest.mark.parametrize("seed", [0, 10, 11])  # inputs with near-tie requantizations
 def test_qlinear_concat(tmp_path, seed):
     r = np.random.default_rng(seed)

@@ -17,6 +17,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import helper as h
+from onnx import numpy_helper
 from test_ms_contrib_ops import check, f, ms_model, node, run_ov
 
 import itergraph as ig
@@ -324,6 +325,37 @@ def test_float16(tmp_path, op, ins, outs):
         tol = dict(rtol=1e-3, atol=1e-3) if w.dtype == np.float16 else TOL
         np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), **tol,
                                    err_msg=f"ir {k}")
+
+
+@pytest.mark.parametrize("unidirectional", [0, 1])
+def test_attention_float16(tmp_path, unidirectional):
+    """A float16 ``Attention`` (what ``convert_float_to_float16`` leaves in a fused BERT or
+    GPT-2): ONNX Runtime casts it to float32 around its CPU kernel; both backends and the
+    OpenVINO IR (float32 inside, float16 out) within one float16 ulp."""
+    from onnx import TensorProto as T
+
+    rng = np.random.default_rng(12)
+    feeds = {"x": rng.standard_normal((2, 3, 16)).astype(np.float16),
+             "mask": np.array([[1, 1, 1], [1, 1, 0]], np.int32)}
+    consts = {"w": (0.3 * rng.standard_normal((16, 48))).astype(np.float16),
+              "bias": (0.1 * rng.standard_normal(48)).astype(np.float16)}
+    n = h.make_node("Attention", ["x", "w", "bias", "mask"], ["y"], domain="com.microsoft",
+                    num_heads=2, unidirectional=unidirectional)
+    vi = [h.make_tensor_value_info("x", T.FLOAT16, [2, 3, 16]),
+          h.make_tensor_value_info("mask", T.INT32, [2, 3])]
+    inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
+    m = h.make_model(h.make_graph([n], "g", vi, [h.make_tensor_value_info("y", T.FLOAT16, None)],
+                                  inits), ir_version=8,
+                     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    want = run_ort(m, feeds)["y"].astype(np.float32)
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    got = {b: ig.load(m).run(feeds, backend=b)["y"] for b in ("numpy", "jax")}
+    got["ir"] = run_ov(xml, feeds)[0]
+    for where_, g in got.items():
+        assert g.dtype == np.float16 and g.shape == want.shape, where_
+        np.testing.assert_allclose(g.astype(np.float32), want, rtol=1e-3, atol=1e-3,
+                                   err_msg=where_)
 
 
 def test_gpt2_block_with_past(tmp_path):

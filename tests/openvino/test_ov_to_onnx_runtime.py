@@ -125,3 +125,21 @@ def test_integer_prelu_runs_in_onnx_runtime(tmp_path, dtype):
     x = ops.parameter([-1], dtype, name="x")
     m = ov.Model([ops.prelu(x, ops.constant(np.array([3], dtype)))], [x], "prelu")
     to_onnx_and_run(m, {"x": np.array([-3, 0, 5, -1, 7], dtype)}, tmp_path)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_integer_convolution_runs_in_onnx_runtime(tmp_path, grouped):
+    """An i32 Convolution (what OpenVINO's ONNX frontend makes of ConvInteger): ONNX's Conv is
+    float only, so it is written as a float32 Conv between Casts (it was an int32 Conv, which
+    the checker refuses)."""
+    rng = np.random.default_rng(3)
+    x = ops.parameter([2, 4, 9], np.int32, name="x")
+    if grouped:
+        w = ops.constant(rng.integers(-127, 128, (2, 3, 2, 3)).astype(np.int32))
+        y = ops.group_convolution(x, w, [1], [1], [1], [1])
+    else:
+        w = ops.constant(rng.integers(-127, 128, (3, 4, 3)).astype(np.int32))
+        y = ops.convolution(x, w, [2], [1], [0], [1])
+    model = ov.Model([y], [x])
+    feeds = {"x": rng.integers(-255, 256, (2, 4, 9)).astype(np.int32)}
+    to_onnx_and_run(model, feeds, tmp_path)

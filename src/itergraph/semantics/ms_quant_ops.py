@@ -20,6 +20,8 @@ import numpy as np
 from ..errors import ExecutionError, UnsupportedError, where
 from ..ir.attributes import attr
 from . import ms_quant as mq
+from .ms_nbits import matmul_nbits
+from .ms_qsoftmax import qlinear_softmax
 
 
 def per_axis(node, v, x, axis: int):
@@ -185,4 +187,6 @@ OPS = {
     "QLinearConcat": qlinear_concat,
     "QLinearGlobalAveragePool": qlinear_global_average_pool,
     "QGemm": qgemm,
+    "QLinearSoftmax": qlinear_softmax,
+    "MatMulNBits": matmul_nbits,
 }

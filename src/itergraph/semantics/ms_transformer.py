@@ -99,6 +99,9 @@ def _normalize(xp, s, axes, eps: float, simplified: bool, wd):
     return mean, inv, d * inv
 
 
+normalize = _normalize  # shared with `ms_embed_norm`
+
+
 def skip_layer_norm(node, xp, x, skip, gamma, beta=None, bias=None, *,
                     simplified: bool = False) -> tuple:
     """``Skip(Simplified)LayerNormalization``: ``(output, mean, inv_std_var,

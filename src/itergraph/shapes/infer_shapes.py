@@ -28,6 +28,7 @@ from ..ir.types import DataType, OptionalType, SequenceType, TensorType
 from ..passes.base import Pass
 from ..passes.dead_ports import const_trip_count, slice_count
 from ..passes.fold_trip_count import shape_source, walks_whole_axis
+from .contrib_types import DOMAIN, contrib_output_types
 
 #: Meta key on a value whose type this pass wrote: the ONNX writer declares it in value_info.
 INFERRED = "value_info"
@@ -160,6 +161,8 @@ def node_output_types(n: Node, opset: int) -> list:
     """ONNX's inference of standard-domain node `n`'s output types from its inputs' types and
     known values (None where it finds nothing); raises what ONNX's inference raises."""
     none = [None] * len(n.outputs)
+    if n.domain == DOMAIN and not n.subgraphs():
+        return contrib_output_types(n)
     if n.domain != "" or n.subgraphs():
         return none
     version = n.version or opset

@@ -84,6 +84,15 @@ class Corpus:
             "peer": peer or {},
         })
 
+    def prune(self) -> None:
+        """Delete the files of ``folder`` that no entry names (a converter's output that was
+        left out because its own runtime refused it)."""
+        kept = {ROOT / m[k] for m in self.models for k in ("file", "data")}
+        kept |= {p.with_suffix(".bin") for p in kept if p.suffix == ".xml"}
+        for p in self.folder.iterdir():
+            if p not in kept:
+                p.unlink()
+
     def save(self) -> Path:
         out = ROOT / f"manifest-{self.source}.json"
         out.write_text(json.dumps({"source": self.source, "versions": self.versions,

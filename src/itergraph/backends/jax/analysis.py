@@ -51,8 +51,11 @@ def _problems(tc, graph: Graph, node: Node, depth: int, notes: list[Record]) -> 
             out.append(f"{where(node)} handles the sequence/optional value '{v.name}'")
             break
     rule = lookup(node)
+    why = rule.refuses(node) if rule is not None and rule.refuses is not None else None
     if rule is None:
         out.append(f"{where(node)}: {no_lowering_reason(node)}")
+    elif why:
+        out.append(f"{where(node)}: {why}")
     elif depth > 0 and _varying_slice(graph, node):
         out.append(f"{where(node)}: one bound is computed in the body and the other is a "
                    "constant, so the slice's length changes from one iteration to the next")

@@ -35,16 +35,21 @@ class Rule:
     fn: Callable
     fold: bool = False
     traces_subgraphs: bool = False  # fn(tc, node, scope) -> outputs (control flow)
+    # refuses(node) -> why the rule will give the node back to NumPy (None: it lowers); the
+    # rule itself fails with that reason, and `analysis` reports it before any trace
+    refuses: Callable | None = None
 
 
 def lowering(op: str | list[str], since: int = 1, domain: str = "", fold: bool = False,
-             traces_subgraphs: bool = False):
+             traces_subgraphs: bool = False, refuses: Callable | None = None):
     """Decorator: ``@lowering("Add", since=7, fold=True)`` registers ``fn(cx, *inputs)``;
-    ``@lowering("If", traces_subgraphs=True)`` registers ``fn(tc, node, scope)``."""
+    ``@lowering("If", traces_subgraphs=True)`` registers ``fn(tc, node, scope)``;
+    ``refuses(node)`` names the nodes of the op the rule does not lower (checked statically
+    by `analysis`, and by the rule through `refused`)."""
     names = [op] if isinstance(op, str) else list(op)
 
     def deco(fn):
-        rule = Rule(fn, fold, traces_subgraphs)
+        rule = Rule(fn, fold, traces_subgraphs, refuses)
         for name in names:
             LOWERINGS.add(name, rule, since=since, domain=domain)
         return fn
@@ -70,6 +75,13 @@ def load_all() -> None:
         importlib.import_module(f"{ops.__name__}.{info.name}")
     importlib.import_module(f"{__package__}.control_flow")
     _loaded = True
+
+
+def refused(cx, refuses: Callable) -> None:
+    """Fail `cx` with ``refuses(cx.node)``'s reason, if it gives one."""
+    why = refuses(cx.node)
+    if why:
+        cx.fail(why)
 
 
 def lookup(node) -> Rule | None:

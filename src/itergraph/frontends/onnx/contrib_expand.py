@@ -38,6 +38,10 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   (ONNX Runtime's, standard domain) likewise without the centering.
 - ``Gelu``, ``BiasGelu``: (``Add`` bias,) ``Erf`` formula; ``FastGelu``: (``Add`` bias,)
   ``Tanh`` formula; ``QuickGelu``: ``Mul(x, Sigmoid(alpha * x))``; ``BiasAdd``: two ``Add``.
+- ``MatMulNBits`` (constant codes, scales, zero points; float32): ``MatMul`` by the
+  dequantized float32 weight, ``Add`` bias.
+- ``EmbedLayerNormalization``: ``Gather`` of the word, position and segment rows, ``Add``, the
+  layer normalization above; ``mask_index`` as ``ReduceSum(Equal(mask, 1))`` per row.
 - ``Attention``: the merged projection (``MatMul``, ``Add``), ``Slice``/``Reshape``/
   ``Transpose`` to heads, ``Concat`` after the past (``present``), ``MatMul``, ``Mul`` scale,
   the mask by ``Where`` (raw masks, key lengths against a ``Range``, the causal part from the
@@ -57,6 +61,7 @@ from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
 from ...semantics import ms_transformer as mt
+from ...semantics.ms_nbits import weight
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -199,9 +204,22 @@ def _qgemm(b: _Builder, node: Node) -> None:
         b.op("QuantizeLinear", [y, b.input(7), b.input(8)], out=0)
 
 
+def _matmul_nbits(b: _Builder, node: Node) -> None:
+    """``MatMul`` by the weight dequantized here (float32 ``[K, N]``; constant codes, scales
+    and zero points), ``Add`` bias: what ONNX Runtime computes without ``accuracy_level``."""
+    codes, scales, zps = b.needs_const(1, 2, 3)
+    if b.input(4) or _input_dtype(node) != np.float32:
+        raise UnsupportedError(f"{where(node)}: written with standard ops only for float32 "
+                               "inputs without g_idx")
+    w = b.init(np.asarray(weight(node, np, codes, scales, zps), np.float32))
+    y = b.op("MatMul", [b.input(0), w], out=None if b.input(5) else 0)
+    if b.input(5):
+        b.op("Add", [y, b.input(5)], out=0)
+
+
 def _lookup(b: _Builder, node: Node) -> None:
     sx, zx, sy, zy = b.needs_const(1, 2, 3, 4)
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo = mq.qrange(dt)[0]
     codes = np.arange(lo, lo + 256).astype(dt)
     table = qops.qlinear_lookup(node, np, codes, sx, zx, sy, zy)
@@ -213,7 +231,7 @@ def _lookup(b: _Builder, node: Node) -> None:
 
 def _binary(b: _Builder, node: Node) -> None:
     sa, za, sb, zb, sc, zc = b.needs_const(1, 2, 4, 5, 6, 7)
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo = mq.qrange(dt)[0]
     codes = np.arange(lo, lo + 256).astype(dt)
     a_run = False
@@ -274,7 +292,7 @@ def _qlinear_global_average_pool(b: _Builder, node: Node) -> None:
         raise UnsupportedError(f"{where(node)}: written with standard ops only with known "
                                f"spatial sizes, got {shape}")
     n = int(np.prod(spatial)) if spatial else 1
-    dt = np.dtype(node.inputs[0].type.dtype.numpy)
+    dt = _quant_dtype(node, 0, 2)
     lo, hi = mq.qrange(dt)
     zxi = 0 if zx is None else int(np.asarray(zx).reshape(()))
     zyi = 0 if zy is None else int(np.asarray(zy).reshape(()))
@@ -306,7 +324,7 @@ def _qlinear_average_pool(b: _Builder, node: Node) -> None:
     y = b.op("AveragePool", [v], **{k: _attr(node, k) for k in _POOL_ATTRS})
     if nhwc:
         y = b.op("Transpose", [y], perm=[0] + list(range(2, rank)) + [1])
-    zy = b.input(4) or b.init(np.zeros((), node.inputs[0].type.dtype.numpy))
+    zy = b.input(4) or b.init(np.zeros((), _quant_dtype(node, 0, 2)))
     b.op("QuantizeLinear", [y, b.input(3), zy], out=0)
 
 
@@ -411,10 +429,22 @@ def _input_dtype(node: Node, i: int = 0):
         if getattr(t, "dtype", None) is not None:
             return np.dtype(t.dtype.numpy)
         p = v.producer if v is not None else None
-        if p is None or p.op_type not in _SAME_TYPE or v.index != 0 or not p.inputs:
+        same = v.index == 0 or v.index == 3 and p is not None and \
+            p.op_type in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization")
+        if p is None or p.op_type not in _SAME_TYPE or not same or not p.inputs:
             break
         v = p.inputs[0]
     raise UnsupportedError(f"{where(node)}: the element type of input {i} is unknown")
+
+
+def _quant_dtype(node: Node, i: int, zp: int):
+    """The 8-bit type of `node`'s quantized input `i`: its type's, else that of its zero point
+    `zp` (a constant of the same type, which a file always types), else `_input_dtype`'s."""
+    z = node.inputs[zp] if zp < len(node.inputs) else None
+    if getattr(node.inputs[i], "type", None) is None and z is not None and \
+            getattr(z.type, "dtype", None) is not None:
+        return np.dtype(z.type.dtype.numpy)
+    return _input_dtype(node, i)
 
 
 def _rms_or_layer_norm(b: _Builder, s: str, axes: str, eps: float, simplified: bool):
@@ -458,6 +488,43 @@ def _skip_layer_norm(b: _Builder, node: Node, simplified: bool = False) -> None:
             b.op("Identity", [mean], out=1)
     if n_out > 2:
         b.op("Identity", [inv], out=2)
+
+
+def _embed_layer_norm(b: _Builder, node: Node) -> None:
+    """``Gather`` of the word, position (``Range`` of the sequence length, or
+    ``position_ids``) and segment rows, ``Add``, the layer normalization of
+    `_rms_or_layer_norm`, ``Mul`` gamma, ``Add`` beta (output 0); ``mask_index`` as
+    ``ReduceSum`` of ``Equal(mask, 1)`` per row, zeros without a mask; ``embedding_sum``."""
+    dt = _input_dtype(node, 2)
+    ids = b.input(0)
+    if b.input(8):
+        pos = b.input(8)
+    else:  # (1, S): 0 .. S - 1
+        seq = b.op("Squeeze", [_dim(b, ids, 1)])
+        pos = b.op("Unsqueeze", [b.op("Range", [b.init(np.int32(0)),
+                                                b.op("Cast", [seq], to=TensorProto.INT32),
+                                                b.init(np.int32(1))]), _i64(b, 0)])
+    e = b.op("Add", [_in_float(b, b.op("Gather", [b.input(2), ids], axis=0), dt),
+                     _in_float(b, b.op("Gather", [b.input(3), pos], axis=0), dt)])
+    if b.input(1) and b.input(4):
+        e = b.op("Add", [e, _in_float(b, b.op("Gather", [b.input(4), b.input(1)], axis=0),
+                                      dt)])
+    eps = float(_attr(node, "epsilon", mt.SKIP_NORM_EPSILON))
+    _, _, y = _rms_or_layer_norm(b, e, _i64(b, -1), eps, False)
+    y = b.op("Add", [b.op("Mul", [y, _in_float(b, b.input(5), dt)]),
+                     _in_float(b, b.input(6), dt)])
+    _cast_out(b, y, dt, 0)
+    n_out = len(node.outputs)
+    if n_out > 1:
+        if b.input(7):
+            ones = b.op("Cast", [b.op("Equal", [b.input(7), b.init(np.int32(1))])],
+                        to=TensorProto.INT32)
+            b.op("ReduceSum", [ones, _i64(b, 1)], out=1, keepdims=0)
+        else:
+            b.op("ConstantOfShape", [_dim(b, ids, 0)], out=1,
+                 value=helper.make_tensor("z", TensorProto.INT32, [1], [0]))
+    if n_out > 2:
+        _cast_out(b, e, dt, 2)
 
 
 def _simplified_layer_norm(b: _Builder, node: Node) -> None:
@@ -545,6 +612,23 @@ def _dim(b: _Builder, x: str, i: int) -> str:
     return b.op("Gather", [b.op("Shape", [x]), _i64(b, i)], axis=0)
 
 
+def _lengths_mask(b: _Builder, m: str, x: str, keys: str, zero: str, fv: str) -> str:
+    """A 1-D ``mask_index`` whose form the sizes decide only at run time: its first ``B``
+    entries are key lengths in every form ((B), (2B), (3B + 2)); entries ``B`` to ``2B`` are
+    start positions only when it holds ``2B``."""
+    m64 = b.op("Cast", [m], to=TensorProto.INT64)
+    batch = _dim(b, x, 0)
+    twice = b.op("Add", [batch, batch])
+    ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), batch]), _i64(b, 1)])
+    padded = b.op("Concat", [m64, b.op("Expand", [b.init(np.zeros(1, np.int64)), batch])],
+                  axis=0)
+    starts = b.op("Where", [b.op("Equal", [_dim(b, m, 0), twice]),
+                            b.op("Slice", [padded, batch, twice]), b.init(np.int64(0))])
+    keep = b.op("And", [b.op("Less", [keys, ends]),
+                        b.op("GreaterOrEqual", [keys, b.op("Unsqueeze", [starts, _i64(b, 1)])])])
+    return b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+
+
 def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: int = 3):
     """The additive mask ``(B, 1, S, T)`` (or ``(1, 1, S, T)``) as the semantics builds it:
     ``Where`` over the raw mask or over key positions against lengths; the causal part from
@@ -563,10 +647,13 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: in
         elif shape is not None and len(shape) == 3:
             add = b.op("Unsqueeze", [b.op("Where", [b.op("Greater", [m, b.init(np.int32(0))]),
                                                      zero, fv]), _i64(b, 1)])
-        elif shape is not None and len(shape) == 1 and isinstance(batch, int) and \
-                shape[0] in (batch, 2 * batch, 3 * batch + 2):
+        elif shape is not None and len(shape) == 1 and (
+                batch is not None and shape[0] == batch or isinstance(batch, int) and
+                shape[0] in (2 * batch, 3 * batch + 2)):
+            # key lengths (B): also where B is one named dimension of both inputs
             m64 = b.op("Cast", [m], to=TensorProto.INT64)
-            ends = b.op("Unsqueeze", [b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
+            ends = b.op("Unsqueeze", [m64 if shape[0] == batch else
+                                      b.op("Slice", [m64, _i64(b, 0), _i64(b, batch)]),
                                       _i64(b, 1)])
             keep = b.op("Less", [keys, ends])
             if shape[0] == 2 * batch:
@@ -574,6 +661,8 @@ def _attention_mask(b: _Builder, node: Node, k: str, x: str, fill: float, mi: in
                                                            _i64(b, 2 * batch)]), _i64(b, 1)])
                 keep = b.op("And", [keep, b.op("GreaterOrEqual", [keys, starts])])
             add = b.op("Unsqueeze", [b.op("Where", [keep, zero, fv]), _i64(b, 1, 2)])
+        elif shape is not None and len(shape) == 1:
+            add = _lengths_mask(b, m, x, keys, zero, fv)
         else:
             raise UnsupportedError(f"{where(node)}: written with standard ops only with a "
                                    f"mask_index of known shape (B, T), (B, S, T), (B), (2B) or "
@@ -598,9 +687,10 @@ def _attention(b: _Builder, node: Node) -> None:
     for name in ("do_rotary", "past_present_share_buffer"):
         if _attr(node, name, 0):
             raise UnsupportedError(f"{where(node)}: attribute {name} is not supported")
-    if b.input(6) or b.input(0) is None or _input_dtype(node) != np.float32:
-        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 "
-                               "without past_sequence_length")
+    dt = _input_dtype(node) if b.input(0) else None
+    if b.input(6) or dt not in (np.float32, np.float16):
+        raise UnsupportedError(f"{where(node)}: written with standard ops only in float32 or "
+                               "float16 without past_sequence_length")
     n = int(_attr(node, "num_heads"))
     wshape = b.shape(1)
     sizes = _attr(node, "qkv_hidden_sizes")
@@ -610,10 +700,11 @@ def _attention(b: _Builder, node: Node) -> None:
                                    "known weight shapes or qkv_hidden_sizes")
         sizes = [wshape[1] // 3] * 3
     hq, hk, hv = (int(v) for v in sizes)
-    x = b.input(0)
-    qkv = b.op("MatMul", [x, b.input(1)])
+    # float16 is computed in float32 and cast back, as ONNX Runtime's CPU kernel is run
+    x = _in_float(b, b.input(0), dt)
+    qkv = b.op("MatMul", [x, _in_float(b, b.input(1), dt)])
     if b.input(2):
-        qkv = b.op("Add", [qkv, b.input(2)])
+        qkv = b.op("Add", [qkv, _in_float(b, b.input(2), dt)])
 
     def heads(lo: int, hi: int) -> str:
         part = b.op("Slice", [qkv, _i64(b, lo), _i64(b, hi), _i64(b, 2)])
@@ -622,8 +713,9 @@ def _attention(b: _Builder, node: Node) -> None:
 
     q, k, v = heads(0, hq), heads(hq, hq + hk), heads(hq + hk, hq + hk + hv)
     if b.input(4):
-        pk = b.op("Gather", [b.input(4), b.init(np.int64(0))], axis=0)
-        pv = b.op("Gather", [b.input(4), b.init(np.int64(1))], axis=0)
+        past = _in_float(b, b.input(4), dt)
+        pk = b.op("Gather", [past, b.init(np.int64(0))], axis=0)
+        pv = b.op("Gather", [past, b.init(np.int64(1))], axis=0)
         k = b.op("Concat", [pk, k], axis=2)
         v = b.op("Concat", [pv, v], axis=2)
     scale = float(_attr(node, "scale", 0.0)) or 1.0 / np.sqrt(hq // n)
@@ -634,12 +726,13 @@ def _attention(b: _Builder, node: Node) -> None:
     if add:
         scores = b.op("Add", [scores, add])
     if b.input(5):
-        scores = b.op("Add", [scores, b.input(5)])
+        scores = b.op("Add", [scores, _in_float(b, b.input(5), dt)])
     out = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
-    b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]), _i64(b, 0, 0, hv)], out=0)
+    _cast_out(b, b.op("Reshape", [b.op("Transpose", [out], perm=[0, 2, 1, 3]),
+                                  _i64(b, 0, 0, hv)]), dt, 0)
     if len(node.outputs) > 1:
-        b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]), b.op("Unsqueeze", [v, _i64(b, 0)])],
-             out=1, axis=0)
+        _cast_out(b, b.op("Concat", [b.op("Unsqueeze", [k, _i64(b, 0)]),
+                                     b.op("Unsqueeze", [v, _i64(b, 0)])], axis=0), dt, 1)
 
 
 def _multi_head_attention(b: _Builder, node: Node) -> None:
@@ -718,6 +811,8 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "BiasAdd": _bias_add,
     "Attention": _attention,
     "MultiHeadAttention": _multi_head_attention,
+    "EmbedLayerNormalization": _embed_layer_norm,
+    "MatMulNBits": _matmul_nbits,
 }
 
 # ONNX Runtime's operators of the standard domain that ONNX itself does not define.

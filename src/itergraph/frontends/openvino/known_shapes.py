@@ -7,8 +7,9 @@ the writer two things from it:
 - **types for untyped values**: some converters declare no type for intermediate values
   (paddle2onnx writes no ``value_info``), so a value may have no known rank, and layers that
   need one (``GlobalAveragePool``'s axes, ``Resize``'s scales) could not be written. A
-  top-level value that a standard-domain node without subgraphs outputs, and that the file
-  left without a shape, takes the type inference found; a value the file typed keeps its
+  top-level value that a node without subgraphs outputs, and that the file
+  left without a shape (or without any type: the outputs of ONNX Runtime's fused operators),
+  takes the type inference found; a value the file typed keeps its
   type, and one inference cannot type stays untyped (the outputs of ``If`` and ``Loop`` are
   left as they are: where their branches or bodies know nothing, OpenVINO infers them). The
   ports of the written IR still state only what the file did: OpenVINO infers the rest;
@@ -32,6 +33,8 @@ from ...ir.inference import infer_graph_types
 from ...ir.static_values import static_value
 from ...ir.types import TensorType
 
+#: ONNX Runtime's operator domain, whose fused transformer operators inference types
+CONTRIB = "com.microsoft"
 #: the meta key of a value whose type inference wrote (`shapes.infer_shapes.INFERRED`)
 INFERRED = "value_info"
 
@@ -68,17 +71,22 @@ def known_shapes(graph: Graph, *, copied: bool) -> tuple[Graph, Inferred]:
 
 
 def _shapeless(v: Value) -> bool:
-    return isinstance(v.type, TensorType) and v.type.shape is None
+    return v.type is None or isinstance(v.type, TensorType) and v.type.shape is None
 
 
 def _typable(n: Node) -> bool:
-    """`n` is a standard-domain node without subgraphs with an output of unknown shape."""
-    return n.domain == "" and not n.subgraphs() and \
+    """`n` is a node without subgraphs, of the standard domain or one of ONNX Runtime's
+    fused operators (`shapes.contrib_types`), with an output of unknown shape."""
+    return n.domain in ("", CONTRIB) and not n.subgraphs() and \
         any(v is not None and _shapeless(v) for v in n.outputs)
 
 
 def _take(v: Value, found) -> None:
-    if isinstance(found, TensorType) and found.shape is not None:
+    if not isinstance(found, TensorType):
+        return
+    if v.type is None:
+        v.type = found
+    elif found.shape is not None:
         v.type = TensorType(v.type.dtype or found.dtype, found.shape)
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from ....semantics import ms_transformer as mt
+from ....semantics.ms_embed_norm import embed_layer_norm
 from ..table import lowering
 from ._util import precision
 
@@ -73,3 +74,8 @@ def _multi_head_attention(cx, *inputs):
     xp = cx.xp
     return _outs(mt.multi_head_attention_node(
         cx.node, xp, *inputs, matmul=lambda p, q: xp.matmul(p, q, precision=precision())))
+
+
+@lowering("EmbedLayerNormalization", domain=mt.DOMAIN)
+def _embed_layer_norm(cx, *inputs):
+    return _outs(embed_layer_norm(cx.node, cx.xp, *inputs))

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...common.window import check_window_attributes, window_counts
 from ..channels_last import form, from_last, to_last
-from ..table import lowering
+from ..table import lowering, refused
 from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
 
 
@@ -257,9 +257,17 @@ def _depthwise(cx, x, w, kernel, strides, dilations, pads):
     return y
 
 
+def _pool_refusal(node) -> str | None:
+    """Why a pooling node stays on NumPy (None: it lowers)."""
+    if node.op_type == "MaxPool" and len(node.outputs) > 1:
+        return "MaxPool's indices output is not lowered"
+    if attr(node, "ceil_mode", 0):
+        return "pooling with ceil_mode=1 is not lowered"
+    return None
+
+
 def _pool_window(cx, x):
-    if attr(cx.node, "ceil_mode", 0):
-        cx.fail("pooling with ceil_mode=1 is not lowered")
+    refused(cx, _pool_refusal)
     kernel, strides, dilations, pads = _geometry(cx, x)
     return ((1, 1, *kernel), (1, 1, *strides), (1, 1, *dilations),
             [(0, 0), (0, 0), *pads])
@@ -278,12 +286,10 @@ def _pooled(cx, x, fn):
     return _channels_first(cx, fn(_channels_last(cx, x), *map(last, geometry)))
 
 
-@lowering("MaxPool", since=1)
+@lowering("MaxPool", since=1, refuses=_pool_refusal)
 def _max_pool(cx, x):
     from jax import lax
 
-    if len(cx.node.outputs) > 1:
-        cx.fail("MaxPool's indices output is not lowered")
     init = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
 
     def pool(x, win, st, dil, pads):
@@ -312,7 +318,7 @@ def _separable(x, init, op, win, st, dil, pads):
     return x
 
 
-@lowering("AveragePool", since=1)
+@lowering("AveragePool", since=1, refuses=_pool_refusal)
 def lower_avg_pool(cx, x):
     from jax import lax
 

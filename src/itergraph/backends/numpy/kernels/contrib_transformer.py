@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....semantics import ms_transformer as mt
+from ....semantics.ms_embed_norm import embed_layer_norm
 from . import kernel
 from .elementwise import erf
 
@@ -77,5 +78,13 @@ def _attention(node, ctx):
 def _multi_head_attention(node, ctx):
     def fn(*inputs):
         return _outs(mt.multi_head_attention_node(node, np, *inputs))
+
+    return fn
+
+
+@kernel("EmbedLayerNormalization", domain=DOMAIN)
+def _embed_layer_norm(node, ctx):
+    def fn(*inputs):
+        return _outs(embed_layer_norm(node, np, *inputs))
 
     return fn

@@ -19,6 +19,9 @@ OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino/opset
   output, since ONNX pads must be smaller than the window;
 - ``MaxPool-8``'s indices are flat indices into the input from axis ``axis`` on (ONNX counts
   from axis 0): the ONNX indices modulo the size of the axes from ``axis``;
+- an integer ``Convolution`` (i32, what OpenVINO's converter makes of ``ConvInteger``) is a
+  float32 ``Conv`` between ``Cast`` nodes: ONNX's ``Conv`` is float only, and OpenVINO's CPU
+  plugin computes it in float32 too (exact while every partial sum stays below 2**24);
 - group convolutions take weights ``[G, O/G, I/G, k...]`` (``[G, I/G, O/G, k...]`` for the
   transposed one): ONNX ``group=G`` with the first two axes merged;
 - ``ConvolutionBackpropData``'s output size is ``stride * (in - 1) + window - pads +
@@ -185,7 +188,14 @@ def _conv(b: Builder, layer: Layer, x, grouped: bool):
     attrs = g.attrs()
     if group != 1:
         attrs["group"] = group
-    return b.op("Conv", [x[0], w], attrs, dtype=out_dtype(layer, x))
+    dt = out_dtype(layer, x)
+    if dt is not None and np.dtype(dt.numpy).kind in "iu":
+        # an integer convolution (OpenVINO's converter makes ConvInteger one): ONNX's Conv is
+        # float only, so it runs in float32, as OpenVINO's CPU plugin runs it
+        y = b.op("Conv", [b.cast(x[0], DataType.FLOAT32), b.cast(w, DataType.FLOAT32)], attrs,
+                 dtype=DataType.FLOAT32)
+        return b.cast(y, dt)
+    return b.op("Conv", [x[0], w], attrs, dtype=dt)
 
 
 @importer("Convolution", since=1)

@@ -58,7 +58,7 @@ from .....ir.graph import Node
 from .....ir.types import DataType
 from ...elements import to_element_type
 from ...export_table import exporter
-from ...net_writer import NetWriter, Out
+from ...net_writer import NetWriter, Out, value_shape
 from ..basic.write import V1, V3, V5, V8, const_value, rank
 from ..conv.write import _spatial, _static, _window
 
@@ -75,8 +75,19 @@ _EXACT = float(2 ** 24)  # f32 holds every integer up to this magnitude
 
 
 # -- small layer helpers ---------------------------------------------------------------------
+def _broadcast(a: tuple | None, b: tuple | None) -> tuple | None:
+    """The numpy broadcast of two port shapes (None: unknown rank; None dims unknown), stated
+    on the ports so that a reader of the IR sees the ranks (a port without dims is a scalar)."""
+    if a is None or b is None:
+        return None
+    a, b = (1,) * (len(b) - len(a)) + tuple(a), (1,) * (len(a) - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x if y == 1 else x if x == y else None
+                 for x, y in zip(a, b))
+
+
 def _bin(w: NetWriter, op: str, a: Out, b: Out, dt: DataType | None = None) -> Out:
-    return w.one(op, V1, [a, b], {"auto_broadcast": "numpy"}, dtype=dt or a.dtype)
+    return w.one(op, V1, [a, b], {"auto_broadcast": "numpy"}, dtype=dt or a.dtype,
+                 shape=_broadcast(a.shape, b.shape))
 
 
 def _cvt(w: NetWriter, o: Out, dt: DataType) -> Out:
@@ -671,7 +682,7 @@ def _conv_core(w: NetWriter, node: Node, x: Out, xzp: Out | None, wt: Out, wzp: 
         xzp = w.scalar(xzp)
     if wzp is not None and rank(wzp) == 1:
         wzp = w.one("Reshape", V1, [wzp, w.i64([-1] + [1] * (n + 1))], {"special_zero": False},
-                    dtype=wzp.dtype)
+                    dtype=wzp.dtype, shape=(wzp.shape[0],) + (1,) * (n + 1))
     xf = _centered(w, node, x, xzp, "x")
     wf = _centered(w, node, wt, wzp, "w")
     shape = _static(wt, node, "weight")
@@ -682,13 +693,15 @@ def _conv_core(w: NetWriter, node: Node, x: Out, xzp: Out | None, wt: Out, wzp: 
                          if z.ndim == 1 else z)
     bsum = _bsum(wc, tuple(range(1, len(shape)))) if wc is not None else None
 
+    out = value_shape(node.outputs[0])
+
     def op(xv: Out, wv: Out) -> Out:
         if group == 1:
-            return w.one("Convolution", V1, [xv, wv], data, dtype=F32)
+            return w.one("Convolution", V1, [xv, wv], data, dtype=F32, shape=out)
         grouped = [group, shape[0] // group, *shape[1:]]
         wg = w.one("Reshape", V1, [wv, w.i64(grouped)], {"special_zero": False}, dtype=F32,
                    shape=tuple(grouped))
-        return w.one("GroupConvolution", V1, [xv, wg], data, dtype=F32)
+        return w.one("GroupConvolution", V1, [xv, wg], data, dtype=F32, shape=out)
 
     return _exact_product(w, node, op, xf, wf, xmax, bsum, wmax, terms)
 
