@@ -50,6 +50,7 @@ f32 ``MatMul``/``Convolution`` are exact only when the CPU plugin runs them in f
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -188,10 +189,23 @@ def _bits(n: float) -> int:
     return max(b, 1)
 
 
-def _round_tables(span: int, precision: np.dtype):
+def _most_bits(a: np.ndarray) -> int:
+    """The most significant bits (`_bits`) of any of the dyadic numbers in `a`."""
+    m, _ = np.frexp(np.abs(a.astype(np.float64)))
+    k = (m * 2.0 ** 53).astype(np.uint64)[m != 0]  # m = k / 2**53 exactly
+    if k.size == 0:
+        return 0
+    low = k & (~k + np.uint64(1))  # the lowest set bit of each
+    return max(int(53 - np.log2(low.astype(np.float64)).min()), 1)
+
+
+@cache
+def _round_tables(span: int, precision: str):
     """For ``j`` in ``[-span, span]``: ``delta[j]`` and ``incl[j]`` such that
     ``rne(fl_P(t)) >= j`` iff ``t > c + delta`` or (``t == c + delta`` and ``incl``), where
-    ``c = j - 0.5`` and ``fl_P`` rounds to `precision` (float32 or float16)."""
+    ``c = j - 0.5`` and ``fl_P`` rounds to `precision` (float32 or float16); and the most
+    significant bits of any ``delta`` (`_bits`). Built once per span and precision (an int16
+    span has 131,075 entries; a quantized encoder quantizes dozens of times)."""
     dt = np.dtype(precision)
     js = np.arange(-span, span + 1, dtype=np.float64)
     c = js - 0.5
@@ -213,7 +227,10 @@ def _round_tables(span: int, precision: np.dtype):
         raise ModelError("internal: rounding threshold not exact in f32")
     bits = v.view(np.uint16 if dt == np.float16 else np.uint32)
     incl = (bits % 2 == 0).astype(np.float32)  # a tie at m rounds to the even neighbour
-    return delta.astype(np.float32), incl
+    delta = delta.astype(np.float32)
+    for t in (delta, incl):
+        t.setflags(write=False)
+    return delta, incl, _most_bits(delta)
 
 
 def _quantize(w: NetWriter, x: Out, s: Out, zp: Out | None, lo: int, hi: int,
@@ -227,7 +244,7 @@ def _quantize(w: NetWriter, x: Out, s: Out, zp: Out | None, lo: int, hi: int,
     # rne(.) = j - 1 + [rne(.) >= j] with j = r0 + [q0 >= r0]
     j = _bin(w, "Add", r0, _flag(w, _bin(w, "GreaterEqual", q0, r0, BOOL)))
     c = _bin(w, "Subtract", j, _f(w, 0.5))
-    delta_t, incl_t = _round_tables(span + 1, precision)
+    delta_t, incl_t, dbits = _round_tables(span + 1, np.dtype(precision).name)
     idx = _bin(w, "Add", j, _f(w, span + 1))
     delta, incl = _gather(w, delta_t, idx), _gather(w, incl_t, idx)
     # sign of x - (c + delta) * s, exactly: scaled by 2**-e(s), s cut into pieces so that
@@ -235,7 +252,6 @@ def _quantize(w: NetWriter, x: Out, s: Out, zp: Out | None, lo: int, hi: int,
     sn, inv, _ = _normalized(w, s)
     e = _bin(w, "Multiply", x, inv)
     cbits = _bits(2 * span + 1)
-    dbits = max(_bits(float(d)) for d in delta_t)
     pieces = _pieces(w, sn, 24 - max(cbits, dbits))
     for piece in pieces:
         e = _bin(w, "Subtract", e, _bin(w, "Multiply", c, piece))
