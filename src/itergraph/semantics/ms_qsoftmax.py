@@ -87,7 +87,7 @@ def qlinear_softmax(node, xp, x, sx, zx, sy, zy=None):
     scale = (inv * ysf)[..., None]
     z = np.float32(0) if zy is None else xp.asarray(zy).reshape(()).astype(np.float32)
     vec = 16 * (d // 16)
-    fused = mq._fma(xp, e[..., :vec], scale, z)
+    fused = mq.fma(xp, e[..., :vec], scale, z)
     tail = mq.add(xp, e[..., vec:] * scale, z)
     v = xp.concatenate([fused, tail], axis=-1)
     y = xp.clip(xp.round(v), lo, hi).astype(dt)

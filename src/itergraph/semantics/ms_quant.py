@@ -214,7 +214,7 @@ def scaled(xp, acc, multiplier, bias):
     return y if bias is None else add(xp, y, f32(xp, bias))
 
 
-def _fma(xp, a, b, c):
+def fma(xp, a, b, c):
     """``a * b + c`` rounded once to float32 (float64 products of float32 are exact)."""
     return (xp.asarray(a).astype(np.float64) * xp.asarray(b).astype(np.float64)
             + xp.asarray(c).astype(np.float64)).astype(np.float32)
@@ -236,15 +236,15 @@ def qlinear_add(xp, a, sa, za, b, sb, zb, sc, zc, dtype):
     za, zb, zc = (f32(xp, 0 if v is None else xp.asarray(v).astype(np.int32))
                   for v in (za, zb, zc))
     ra, rb = div(xp, sa, sc), div(xp, sb, sc)
-    fixed = zc - _fma(xp, ra, za, rb * zb)
+    fixed = zc - fma(xp, ra, za, rb * zb)
     af, bf = f32(xp, xp.asarray(a).astype(np.int32)), f32(xp, xp.asarray(b).astype(np.int32))
     out = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
     if inner_constant(a.shape, out) and not inner_constant(b.shape, out):
         # ONNX Runtime swaps the operands so that the one constant per run is MLAS's B
-        fixed = zc - _fma(xp, rb, zb, ra * za)
-        v = _fma(xp, bf, rb, _fma(xp, af, ra, fixed))
+        fixed = zc - fma(xp, rb, zb, ra * za)
+        v = fma(xp, bf, rb, fma(xp, af, ra, fixed))
     else:
-        v = _fma(xp, af, ra, _fma(xp, bf, rb, fixed))
+        v = fma(xp, af, ra, fma(xp, bf, rb, fixed))
     lo, hi = qrange(dtype)
     return xp.clip(xp.round(v), lo, hi).astype(dtype)
 
