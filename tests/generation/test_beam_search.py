@@ -63,9 +63,12 @@ def test_beam_matches_ort(case, backend):
     feeds = _feeds(case)
     model = _model(case, feeds)
     seqs, scores = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
-    got = ig.load(model).run(feeds, backend=backend)
+    m = ig.load(model)
+    got = m.run(feeds, backend=backend)
     np.testing.assert_array_equal(got["sequences"], seqs)
     np.testing.assert_allclose(got["sequences_scores"], scores, rtol=1e-5, atol=1e-6)
+    if backend == "jax":  # the node ran as its lowering, compiled (not its NumPy kernel)
+        assert m.explanation("jax")["summary"] == "everything compiles with XLA"
 
 
 def test_beam_onnx_round_trip_runs_in_ort(tmp_path):
