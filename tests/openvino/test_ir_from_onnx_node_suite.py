@@ -40,10 +40,6 @@ REFUSED = {
 }
 
 
-class _Skip(Exception):
-    pass
-
-
 def _array(x):
     """A case's input or expected output as an array (numpy scalars and ``TensorProto``s
     included: float8, 4-bit and bfloat16 ones come as ml_dtypes arrays); None for what
