@@ -63,6 +63,7 @@ from torch import Tensor, nn  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_writer import Corpus  # noqa: E402
+from gen_torch_models import GruClassifier as Gru  # noqa: E402
 from peer_record import run_peer  # noqa: E402
 
 torch.set_num_threads(1)
@@ -97,20 +98,6 @@ class Cnn(nn.Module):
         y = self.pool(y + torch.relu(self.c1(y)))
         z = torch.cat([torch.sigmoid(self.c2(y)), nn.functional.leaky_relu(y, 0.1)], dim=1)
         return self.head(z.mean(dim=(2, 3)))
-
-
-class Gru(nn.Module):
-    """Token ids [B, T] -> class scores [B, 3] from a GRU's last state."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(20, 8)
-        self.gru = nn.GRU(8, 6, batch_first=True)
-        self.head = nn.Linear(6, 3)
-
-    def forward(self, ids: Tensor) -> Tensor:
-        _, h = self.gru(self.emb(ids))
-        return self.head(h[-1])
 
 
 class Lstm(nn.Module):
