@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -21,6 +24,16 @@ os.environ["ITERGRAPH_BACKEND"] = "numpy"
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                + " --xla_backend_optimization_level=0").strip()
+# About a quarter of the programs the suite compiles are compiled again by another test (the
+# same node in the ONNX node suite and in OpenVINO's conversion of it, a corpus model in its
+# stages and in the transforms' checks). One XLA compilation cache, made empty for this run
+# and shared by the test workers and the processes they start, compiles each program once.
+# The process that makes it (pytest itself, before it starts any worker) removes it at exit;
+# a cache the user names in ITERGRAPH_JAX_CACHE_DIR is used as it is.
+if "ITERGRAPH_JAX_CACHE_DIR" not in os.environ:
+    _xla_cache = tempfile.mkdtemp(prefix="itergraph-tests-xla-")
+    os.environ["ITERGRAPH_JAX_CACHE_DIR"] = _xla_cache
+    atexit.register(shutil.rmtree, _xla_cache, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):
