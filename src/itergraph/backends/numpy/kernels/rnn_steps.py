@@ -32,8 +32,22 @@ _OVERRIDES = {"sigmoid": sigmoid, "softplus": softplus}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+_NAMES: dict[int, tuple] = {}  # id(activations of a direction) -> (them, their names)
+_NAMES_MAX = 256
+
+
 def _names(at: RnnAttrs, d: int) -> tuple[str, ...]:
-    return tuple(a.name for a in at.activations[d])
+    """The activation names of direction `d`, kept per activations tuple (asked on every
+    call of a node; the entry holds the tuple, so its id is not reused meanwhile)."""
+    acts = at.activations[d]
+    hit = _NAMES.get(id(acts))
+    if hit is not None and hit[0] is acts:
+        return hit[1]
+    names = tuple([a.name for a in acts])
+    if len(_NAMES) >= _NAMES_MAX:
+        _NAMES.pop(next(iter(_NAMES)))
+    _NAMES[id(acts)] = (acts, names)
+    return names
 
 
 def fast_path(at: RnnAttrs, d: int, peep, dtype) -> bool:
@@ -50,7 +64,7 @@ def fast_path(at: RnnAttrs, d: int, peep, dtype) -> bool:
 
 def batch_of(node, *sizes: int) -> int:
     """The batch size the given leading dimensions broadcast to."""
-    if all(s == sizes[0] for s in sizes):
+    if sizes.count(sizes[0]) == len(sizes):
         return int(sizes[0])
     try:
         return int(np.broadcast_shapes(*((s,) for s in sizes))[0])
