@@ -1,5 +1,5 @@
 """A large constant operand of an exact float32 product, kept as narrow integers in column
-blocks (for `quant_int`'s ``MatMulInteger``).
+blocks (for `quant_int`'s ``MatMulInteger`` and `contrib_lstm`'s input products).
 
 `exact_int` computes ``(a - a_zp) @ (b - b_zp)`` as one float32 matrix product where every
 partial sum is an integer below ``2**24``. For a large constant B with few rows of A (a
@@ -8,15 +8,20 @@ product streams B from memory once per call. Its centered codes fit in int8 (or 
 byte each instead of four. Here B is kept as blocks of `BLOCK` columns, and each block is
 converted into one float32 buffer that stays in the cache and multiplied there: the same
 exact integers in every product (any order of summation gives them), so the result is
-bitwise that of the one product, and measured about 15% faster for ddddocr's classifier.
+bitwise that of the one product, and measured 10-35% faster for 2 to 64 rows of A (ddddocr's
+classifier and its LSTM's input products). One row (a matrix-vector product streams B well)
+and many rows (the product's own work dominates) run the float32 product as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 BLOCK = 384  # columns per block: a [1024, 384] float32 buffer is 1.5 MiB
-MIN_ELEMENTS = 1 << 22  # smaller operands stay in the caches as float32 anyway
+MIN_ELEMENTS = 1 << 20  # smaller operands stay in the caches as float32 anyway
+ROWS = (2, 128)  # the rows of A (all axes but the last) the blocks are used for
 
 
 class IntBlocks:
@@ -40,7 +45,9 @@ class IntBlocks:
                 and float(np.abs(f32).max()) <= 32767)
 
     def matmul(self, a: np.ndarray) -> np.ndarray:
-        """``a @ source`` (`a` float32 ``[..., M, K]``), block by block."""
+        """``a @ source`` (`a` float32 ``[..., M, K]``), block by block (see `ROWS`)."""
+        if not ROWS[0] <= a.size // max(self.k, 1) <= ROWS[1]:
+            return np.matmul(a, self.source)
         y = np.empty((*a.shape[:-1], self.n), np.float32)
         buf = np.empty((self.k, BLOCK), np.float32)
         for j, blk in self.blocks:
@@ -48,3 +55,20 @@ class IntBlocks:
             np.copyto(w, blk)
             np.matmul(a, w, out=y[..., j:j + blk.shape[1]])
         return y
+
+
+def matmul_for(kept: list, op) -> Callable:
+    """The product `exact_int` should call for the constant operand `op` (an
+    `exact_int.Operand`, the same object on every call: `ms_quant.Memo`): ``np.matmul``, or
+    one using its blocks where `IntBlocks.fits`. `kept` (``[None, None]`` at first) keeps
+    the operand last seen and its blocks."""
+    if kept[0] is not op:
+        kept[:] = [op, IntBlocks(op.f32) if IntBlocks.fits(op.f32) else None]
+    blocks = kept[1]
+    if blocks is None:
+        return np.matmul
+
+    def product(a, b):
+        return blocks.matmul(a) if b is blocks.source else np.matmul(a, b)
+
+    return product

@@ -23,7 +23,7 @@ from ....semantics import exact_int
 from ....semantics import ms_quant as mq
 from . import kernel
 from .conv_nd import conv_kernel
-from .int_blocks import IntBlocks
+from .int_blocks import matmul_for
 
 
 @kernel("DynamicQuantizeLinear", since=11)
@@ -54,13 +54,7 @@ def matmul_integer_float(node):
         if a.dtype not in exact_int.RANGES or b.dtype not in exact_int.RANGES:
             return None
         op = memo.operand(b, bzp, (max(np.ndim(b) - 2, 0),))
-        product = np.matmul
-        if b is memo.const:
-            if kept[0] is not op:
-                kept[:] = [op, IntBlocks(op.f32) if IntBlocks.fits(op.f32) else None]
-            if kept[1] is not None:
-                blocks = kept[1]
-                product = lambda ac, _: blocks.matmul(ac)  # noqa: E731 - `float_product`'s fn
+        product = matmul_for(kept, op) if b is memo.const else np.matmul
         return exact_int.float_product(product, a, mq.a_row_zero_point(a, azp), op)
 
     return fn
