@@ -94,14 +94,15 @@ def test_large_r_runs_the_generic_step(monkeypatch):
 
 
 def test_input_products_on_narrow_weight_blocks(monkeypatch):
-    """Constant W of more than `int_blocks.BLOCK` columns (4H = 400): each direction's input
-    product runs on W's int8 column blocks (size threshold lowered to keep the model small),
-    bitwise the result of the one float32 product, and within ONNX Runtime's tolerance."""
+    """Constant W of several blocks' columns: each direction's input product runs on W's
+    int8 column blocks (size thresholds lowered to keep the model small), bitwise the
+    result of the one float32 product, and within ONNX Runtime's tolerance."""
     from itergraph.backends.numpy.kernels import int_blocks
 
-    m, feeds = _model("bidirectional", 100, 5, 1, 7)
+    m, feeds = _model("bidirectional", 40, int_blocks.MIN_K, 1, 7)  # W [2, 128, 160]
     plain = ig.load(m).run(feeds, backend="numpy")  # W under the size threshold
     monkeypatch.setattr(int_blocks, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(int_blocks, "BLOCK_ELEMENTS", 64 * int_blocks.MIN_K)
     used = []
     blocked = int_blocks.IntBlocks.matmul
 

@@ -5,8 +5,9 @@ blocks (for `quant_int`'s ``MatMulInteger`` and `contrib_lstm`'s input products)
 partial sum is an integer below ``2**24``. For a large constant B with few rows of A (a
 recogniser's classifier: ddddocr's ``[20, 1024] @ [1024, 8210]``, 33 MB of float32) that
 product streams B from memory once per call. Its centered codes fit in int8 (or int16): one
-byte each instead of four. Here B is kept as blocks of `BLOCK` columns, and each block is
-converted into one float32 buffer that stays in the cache and multiplied there: the same
+byte each instead of four. Here B is kept as blocks of columns (about `BLOCK_ELEMENTS`
+each), and each block is converted into one float32 buffer that stays in the cache and
+multiplied there: the same
 exact integers in every product (any order of summation gives them), so the result is
 bitwise that of the one product, and measured 10-35% faster for 2 to 64 rows of A (ddddocr's
 classifier and its LSTM's input products). One row (a matrix-vector product streams B well)
@@ -19,8 +20,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-BLOCK = 384  # columns per block: a [1024, 384] float32 buffer is 1.5 MiB
+BLOCK_ELEMENTS = 1 << 18  # elements of a block (its float32 buffer: 1 MiB)
 MIN_ELEMENTS = 1 << 20  # smaller operands stay in the caches as float32 anyway
+MIN_K = 128  # rows of B at least: shorter blocks measured no faster than the one product
 ROWS = (2, 128)  # the rows of A (all axes but the last) the blocks are used for
 
 
@@ -28,20 +30,22 @@ class IntBlocks:
     """`f32` (``[K, N]``: integers, as `exact_int.Operand.f32` holds them) as column blocks
     of int8, or int16 where int8 does not hold them; `matmul(a)` is ``a @ f32``."""
 
-    __slots__ = ("source", "blocks", "k", "n")
+    __slots__ = ("source", "blocks", "k", "n", "cols")
 
     def __init__(self, f32: np.ndarray):
         self.source = f32
         self.k, self.n = f32.shape
+        self.cols = _columns(self.k)
         lo, hi = (float(f32.min()), float(f32.max())) if f32.size else (0.0, 0.0)
         dt = np.int8 if -128 <= lo and hi <= 127 else np.int16
-        self.blocks = [(j, np.ascontiguousarray(f32[:, j:j + BLOCK], dtype=dt))
-                       for j in range(0, self.n, BLOCK)]
+        self.blocks = [(j, np.ascontiguousarray(f32[:, j:j + self.cols], dtype=dt))
+                       for j in range(0, self.n, self.cols)]
 
     @staticmethod
     def fits(f32: np.ndarray) -> bool:
         """Is `f32` a 2-D operand large enough to gain, whose integers fit in 16 bits?"""
-        return (f32.ndim == 2 and f32.size >= MIN_ELEMENTS and f32.shape[1] > BLOCK
+        return (f32.ndim == 2 and f32.size >= MIN_ELEMENTS and f32.shape[0] >= MIN_K
+                and f32.shape[1] > _columns(f32.shape[0])
                 and float(np.abs(f32).max()) <= 32767)
 
     def matmul(self, a: np.ndarray) -> np.ndarray:
@@ -49,12 +53,17 @@ class IntBlocks:
         if not ROWS[0] <= a.size // max(self.k, 1) <= ROWS[1]:
             return np.matmul(a, self.source)
         y = np.empty((*a.shape[:-1], self.n), np.float32)
-        buf = np.empty((self.k, BLOCK), np.float32)
+        buf = np.empty((self.k, self.cols), np.float32)
         for j, blk in self.blocks:
             w = buf[:, :blk.shape[1]]
             np.copyto(w, blk)
             np.matmul(a, w, out=y[..., j:j + blk.shape[1]])
         return y
+
+
+def _columns(k: int) -> int:
+    """Columns of a block of `k` rows: about `BLOCK_ELEMENTS`, a multiple of 16."""
+    return max(16, BLOCK_ELEMENTS // max(k, 1) // 16 * 16)
 
 
 def matmul_for(kept: list, op) -> Callable:
