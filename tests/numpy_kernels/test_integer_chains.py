@@ -113,7 +113,7 @@ def test_large_constant_weights_in_narrow_blocks_match_onnx_runtime(monkeypatch,
     centered codes need it) column blocks (`kernels.int_blocks`), the last one partial;
     bitwise ONNX Runtime's result, A batched. The size thresholds are lowered to keep the
     model small."""
-    from itergraph.backends.numpy.kernels import int_blocks
+    from itergraph.semantics import int_blocks
 
     k = int_blocks.MIN_K
     monkeypatch.setattr(int_blocks, "MIN_ELEMENTS", 0)
@@ -137,7 +137,7 @@ def test_large_constant_weights_in_narrow_blocks_match_onnx_runtime(monkeypatch,
 
 
 def _recording(made):
-    from itergraph.backends.numpy.kernels import int_blocks
+    from itergraph.semantics import int_blocks
 
     init = int_blocks.IntBlocks.__init__
 

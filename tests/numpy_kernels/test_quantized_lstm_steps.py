@@ -97,7 +97,7 @@ def test_input_products_on_narrow_weight_blocks(monkeypatch):
     """Constant W of several blocks' columns: each direction's input product runs on W's
     int8 column blocks (size thresholds lowered to keep the model small), bitwise the
     result of the one float32 product, and within ONNX Runtime's tolerance."""
-    from itergraph.backends.numpy.kernels import int_blocks
+    from itergraph.semantics import int_blocks
 
     m, feeds = _model("bidirectional", 40, int_blocks.MIN_K, 1, 7)  # W [2, 128, 160]
     plain = ig.load(m).run(feeds, backend="numpy")  # W under the size threshold

@@ -19,19 +19,12 @@ from ...common import quant_lstm as ql
 from ...common.rnn import make_step
 from . import contrib_lstm_steps as steps
 from . import kernel
-from .int_blocks import matmul_for
 
 
-def qproduct(xp, x, w, ws, wzp, memo=None, kept=None):
-    """``float((q(x) - zx) @ (w - wzp)) * (sx * ws)`` with `x` dynamically quantized. With
-    `kept` (`int_blocks.matmul_for`'s memory) the product of the constant weights `memo`
-    holds runs on their narrow blocks where that pays."""
+def qproduct(xp, x, w, ws, wzp, memo=None):
+    """``float((q(x) - zx) @ (w - wzp)) * (sx * ws)`` with `x` dynamically quantized."""
     qx, sx, zx = mq.dynamic_quantize(xp, x)
-    if kept is not None and memo is not None and w is memo.const and w.ndim == 2:
-        op = memo.operand(w, wzp, (0,))
-        acc = exact_int.product(matmul_for(kept, op), qx, zx, op)
-    else:
-        acc = mq.int_matmul(xp, qx, zx, w, wzp, memo)
+    acc = mq.int_matmul(xp, qx, zx, w, wzp, memo)
     return mq.scaled(xp, acc, sx * ws.astype(np.float32), None)
 
 
@@ -41,8 +34,7 @@ def _dynamic_quantize_lstm(node, ctx):
     n_out = len(node.outputs)
     w_const, r_const = const_input(node, 1), const_input(node, 2)
     memos = [(mq.Memo(None if w_const is None else w_const[d]),
-              mq.Memo(None if r_const is None else r_const[d]), [None, None])
-             for d in range(at.dirs)]
+              mq.Memo(None if r_const is None else r_const[d])) for d in range(at.dirs)]
     kept: list = []  # the directions' recurrent operands last stacked, and the stack
 
     def fn(x, w, r, b=None, seq_lens=None, h0=None, c0=None, p=None,
@@ -76,12 +68,11 @@ def _direction(at, d, memo, x, w, r, b, states, params, H) -> dict:
     wzp = ql.dir_param(w_zp, d)[0]
     rzp = ql.dir_param(r_zp, d)[0]
     ws, rs = ql.dir_param(w_scale, d), ql.dir_param(r_scale, d)
-    mw, mr, kept = memo
+    mw, mr = memo
     rd = mr.const if r is None else r[d]
     wd = mw.const if w is None else w[d]
     xd = x[::-1] if at.reverse(d) else x
-    xw = qproduct(np, xd.reshape(seq * batch, -1), wd, ws, wzp, mw, kept).reshape(
-        seq, batch, 4 * H)
+    xw = qproduct(np, xd.reshape(seq * batch, -1), wd, ws, wzp, mw).reshape(seq, batch, 4 * H)
     bias = None if b is None else (b[d, :4 * H] + b[d, 4 * H:]).astype(np.float32)
     h = np.zeros((batch, H), np.float32) if h0 is None else h0[d].astype(np.float32)
     c = np.zeros((batch, H), np.float32) if c0 is None else c0[d].astype(np.float32)

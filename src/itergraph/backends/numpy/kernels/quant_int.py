@@ -6,8 +6,8 @@ place of ``onnx.reference``'s: the arithmetic of `semantics.ms_quant`.
 - ``MatMulInteger``: ``(A - a_zero_point) @ (B - b_zero_point)`` in int32, the zero points per
   tensor, per row of A (``[M]``) or per column of B (``[N]``); one float BLAS product, exact
   (`semantics.exact_int`); a large constant B of the float32 form is kept as int8/int16 column
-  blocks multiplied one at a time (`int_blocks`: the same exact result, a quarter of the
-  memory traffic).
+  blocks multiplied one at a time (`semantics.int_blocks`: the same exact result, a quarter
+  of the memory traffic).
 - ``ConvInteger``: ``Conv(X - x_zero_point, W - w_zero_point)`` in int32 (``w_zero_point`` per
   tensor or per output channel), ``Conv``'s kernel over float32 or float64 as
   `semantics.exact_int` finds exact; padding contributes zero, as ONNX Runtime pads with
@@ -23,7 +23,6 @@ from ....semantics import exact_int
 from ....semantics import ms_quant as mq
 from . import kernel
 from .conv_nd import conv_kernel
-from .int_blocks import matmul_for
 
 
 @kernel("DynamicQuantizeLinear", since=11)
@@ -48,14 +47,12 @@ def matmul_integer_float(node):
     """``fn(a, b, azp=None, bzp=None)``: MatMulInteger's product as float32 and a bound of
     its magnitudes (`exact_int.float_product`), or None where float32 is not exact."""
     memo = mq.Memo(const_input(node, 1))
-    kept: list = [None, None]  # the constant operand last seen and its `IntBlocks` (or None)
 
     def fn(a, b, azp=None, bzp=None):
         if a.dtype not in exact_int.RANGES or b.dtype not in exact_int.RANGES:
             return None
         op = memo.operand(b, bzp, (max(np.ndim(b) - 2, 0),))
-        product = matmul_for(kept, op) if b is memo.const else np.matmul
-        return exact_int.float_product(product, a, mq.a_row_zero_point(a, azp), op)
+        return exact_int.float_product(np.matmul, a, mq.a_row_zero_point(a, azp), op)
 
     return fn
 

@@ -1,5 +1,6 @@
 """A large constant operand of an exact float32 product, kept as narrow integers in column
-blocks (for `quant_int`'s ``MatMulInteger`` and `contrib_lstm`'s input products).
+blocks (NumPy): what `exact_int` multiplies a constant B (`ms_quant.Memo`) by, where it
+`fits`, in place of one ``np.matmul``.
 
 `exact_int` computes ``(a - a_zp) @ (b - b_zp)`` as one float32 matrix product where every
 partial sum is an integer below ``2**24``. For a large constant B with few rows of A (a
@@ -10,13 +11,12 @@ each), and each block is converted into one float32 buffer that stays in the cac
 multiplied there: the same
 exact integers in every product (any order of summation gives them), so the result is
 bitwise that of the one product, and measured 10-35% faster for 2 to 64 rows of A (ddddocr's
-classifier and its LSTM's input products). One row (a matrix-vector product streams B well)
+classifier and its LSTM's input products; any ``MatMulInteger``-based operator with a
+constant B). One row (a matrix-vector product streams B well)
 and many rows (the product's own work dominates) run the float32 product as it is.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
@@ -65,19 +65,3 @@ def _columns(k: int) -> int:
     """Columns of a block of `k` rows: about `BLOCK_ELEMENTS`, a multiple of 16."""
     return max(16, BLOCK_ELEMENTS // max(k, 1) // 16 * 16)
 
-
-def matmul_for(kept: list, op) -> Callable:
-    """The product `exact_int` should call for the constant operand `op` (an
-    `exact_int.Operand`, the same object on every call: `ms_quant.Memo`): ``np.matmul``, or
-    one using its blocks where `IntBlocks.fits`. `kept` (``[None, None]`` at first) keeps
-    the operand last seen and its blocks."""
-    if kept[0] is not op:
-        kept[:] = [op, IntBlocks(op.f32) if IntBlocks.fits(op.f32) else None]
-    blocks = kept[1]
-    if blocks is None:
-        return np.matmul
-
-    def product(a, b):
-        return blocks.matmul(a) if b is blocks.source else np.matmul(a, b)
-
-    return product
