@@ -8,12 +8,11 @@ recogniser's classifier: ddddocr's ``[20, 1024] @ [1024, 8210]``, 33 MB of float
 product streams B from memory once per call. Its centered codes fit in int8 (or int16): one
 byte each instead of four. Here B is kept as blocks of columns (about `BLOCK_ELEMENTS`
 each), and each block is converted into one float32 buffer that stays in the cache and
-multiplied there: the same
-exact integers in every product (any order of summation gives them), so the result is
-bitwise that of the one product, and measured 10-35% faster for 2 to 64 rows of A (ddddocr's
-classifier and its LSTM's input products; any ``MatMulInteger``-based operator with a
-constant B). One row (a matrix-vector product streams B well)
-and many rows (the product's own work dominates) run the float32 product as it is.
+multiplied there: the same exact integers in every product (any order of summation gives
+them), so the result is bitwise that of the one product, measured 10-35% faster for 2 to 64
+rows of A (ddddocr's classifier and its LSTM's input products; any ``MatMulInteger``-based
+operator with a constant B). One row (a matrix-vector product streams B well) and many rows
+(the product's own work dominates) run the float32 product as it is.
 """
 
 from __future__ import annotations
