@@ -137,6 +137,28 @@ def test_cast_of_nan_inf_and_out_of_range_floats_matches_onnxruntime(src, backen
     assert got["y7"][1] == np.iinfo(np.int64).min  # +inf
 
 
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_cast_of_finite_floats_to_wide_integers_matches_onnxruntime(src):
+    """Finite values within the target's range take NumPy's cast directly (the quantized
+    biases ONNX Runtime's quantizer casts); the range's two ends, and a value just past
+    it among in-range ones, agree with ONNX Runtime too."""
+    rng = np.random.default_rng(0)
+    body = (rng.standard_normal(64) * 1e5).astype(src)
+    elem = h.np_dtype_to_tensor_dtype(np.dtype(src))
+    for to, bits in ((6, 31), (7, 63)):  # INT32, INT64
+        top = src(2.0**bits)
+        hi = np.nextafter(top, src(0))  # the largest value of `src` below 2**bits
+        for extra in ([], [top]):  # all in range / one value past it
+            x = np.concatenate([body, np.array([-top, hi, -0.99, 0.99, *extra], src)])
+            m = model([h.make_node("Cast", ["x"], ["y"], to=to)],
+                      [h.make_tensor_value_info("x", elem, [len(x)])],
+                      [h.make_tensor_value_info("y", to, [len(x)])])
+            want = run_ort(m, {"x": x})["y"]
+            got = run_ig(m, {"x": x}, backend="numpy")["y"]
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"to={to} extra={extra}")
+
+
 # ----------------------------------------------------------------------------- 0-d inputs
 
 @pytest.mark.parametrize("op,inputs,attrs", [

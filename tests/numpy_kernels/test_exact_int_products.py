@@ -94,6 +94,31 @@ def test_matmul_integer_against_onnx_runtime(k, za, zb, const_b):
         np.testing.assert_array_equal(sess.run(feeds)["y"], want)
 
 
+@pytest.mark.parametrize("k", [128, 300])  # one float32 product / the split into halves
+def test_matmul_integer_on_weight_blocks_against_onnx_runtime(monkeypatch, k):
+    """A constant B kept as narrow column blocks (`semantics.int_blocks`, thresholds
+    lowered to keep it small): the standalone int32 MatMulInteger, in the float32 form and
+    with A split into 4-bit halves (a batch of two more), bitwise ONNX Runtime's."""
+    from itergraph.semantics import int_blocks
+
+    monkeypatch.setattr(int_blocks, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(int_blocks, "BLOCK_ELEMENTS", 64 * k)  # 64 columns a block
+    calls = []
+    blocked = int_blocks.IntBlocks.matmul
+    monkeypatch.setattr(int_blocks.IntBlocks, "matmul",
+                        lambda self, a: calls.append(a.ndim) or blocked(self, a))
+    a = _extremes((2, 3, k), 7)
+    b = _extremes((k, 2 * 64 + 17), 200)
+    bz = rng.integers(0, 256, b.shape[1]).astype(np.uint8)  # per column
+    b[:, 0], bz[0] = 255, 0  # L1 = 255 k: 248 * L1 >= 2**24 from k = 266 on (the split)
+    feeds = {"a": a}
+    m = _model([h.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])], feeds,
+               {"az": np.array(7, np.uint8), "bz": bz, "b": b}, ["y"])
+    got = ig.load(m).run(feeds, backend="numpy")["y"]
+    np.testing.assert_array_equal(got, run_ort(m, feeds)["y"])
+    assert calls == [3 if k == 128 else 4]  # A [2, 3, k], or its halves [2, 2, 3, k]
+
+
 @pytest.mark.parametrize("c,batch", [(4, 1), (40, 2), (470, 1)])
 @pytest.mark.parametrize("zx,zw", [(0, 255), (255, 0), (90, 31)])
 def test_conv_integer_against_onnx_runtime(c, batch, zx, zw):

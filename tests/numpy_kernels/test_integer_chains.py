@@ -105,3 +105,44 @@ def test_wide_weights_fall_back_to_the_int32_product():
     conv = next(n for n in node.nodes if n.op_type == "ConvInteger")
     q = np.full((1, 4096, 1, 1), 255, np.uint8)
     assert fn(conv)(q, w, np.uint8(0)) is None
+
+
+@pytest.mark.parametrize("wtype, held", [(np.int8, np.int8), (np.uint8, np.int16)])
+def test_large_constant_weights_in_narrow_blocks_match_onnx_runtime(monkeypatch, wtype, held):
+    """A constant B of a MatMulInteger with many columns is kept as int8 (int16 where the
+    centered codes need it) column blocks (`kernels.int_blocks`), the last one partial;
+    bitwise ONNX Runtime's result, A batched. The size thresholds are lowered to keep the
+    model small."""
+    from itergraph.semantics import int_blocks
+
+    k = int_blocks.MIN_K
+    monkeypatch.setattr(int_blocks, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(int_blocks, "BLOCK_ELEMENTS", 64 * k)  # blocks of 64 columns
+    made = []
+    monkeypatch.setattr(int_blocks.IntBlocks, "__init__", _recording(made))
+    rng = np.random.default_rng(7)
+    lo, hi = np.iinfo(wtype).min, np.iinfo(wtype).max
+    w = rng.integers(lo, hi + 1, (k, 2 * 64 + 17)).astype(wtype)
+    w[:, 0] = lo  # the codes at both ends of their type
+    w[:, 1] = hi
+    model, out = _model("MatMulInteger", w, rng.integers(-5000, 5000, (w.shape[1],)).astype(
+        np.int32), True, [2, 5, k])
+    x = rng.standard_normal((2, 5, k)).astype(np.float32)
+    got = ig.load(model).run({"x": x}, backend="numpy")[out]
+    expect = ort.InferenceSession(model.SerializeToString(),
+                                  providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, expect)
+    assert [(b.dtype, b.shape[1]) for _, b in made[0].blocks] == \
+        [(np.dtype(held), 64)] * 2 + [(np.dtype(held), 17)]
+
+
+def _recording(made):
+    from itergraph.semantics import int_blocks
+
+    init = int_blocks.IntBlocks.__init__
+
+    def record(self, f32):
+        init(self, f32)
+        made.append(self)
+
+    return record

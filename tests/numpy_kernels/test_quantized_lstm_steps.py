@@ -91,3 +91,29 @@ def test_large_r_runs_the_generic_step(monkeypatch):
     got = ig.load(m).run(feeds, backend="numpy")
     for k, v in run_ort(m, feeds).items():
         np.testing.assert_allclose(got[k], v, rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+def test_input_products_on_narrow_weight_blocks(monkeypatch):
+    """Constant W of several blocks' columns: each direction's input product runs on W's
+    int8 column blocks (size thresholds lowered to keep the model small), bitwise the
+    result of the one float32 product, and within ONNX Runtime's tolerance."""
+    from itergraph.semantics import int_blocks
+
+    m, feeds = _model("bidirectional", 40, int_blocks.MIN_K, 1, 7)  # W [2, 128, 160]
+    plain = ig.load(m).run(feeds, backend="numpy")  # W under the size threshold
+    monkeypatch.setattr(int_blocks, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(int_blocks, "BLOCK_ELEMENTS", 64 * int_blocks.MIN_K)
+    used = []
+    blocked = int_blocks.IntBlocks.matmul
+
+    def spy(self, a):
+        used.append(self.blocks[0][1].dtype)
+        return blocked(self, a)
+
+    monkeypatch.setattr(int_blocks.IntBlocks, "matmul", spy)
+    got = ig.load(m).run(feeds, backend="numpy")
+    assert used == [np.dtype(np.int8)] * 2  # one input product per direction
+    for k, v in plain.items():
+        np.testing.assert_array_equal(got[k], v, err_msg=k)
+    for k, v in run_ort(m, feeds).items():
+        np.testing.assert_allclose(got[k], v, rtol=1e-5, atol=1e-5, err_msg=k)

@@ -16,7 +16,9 @@ included), is at most ``amax * L1`` in magnitude. So:
   ``max(15, |hi|) * L1 < 2**24``, then combined in int32.
 - else one float64 product (exact below 2**53, far beyond where int32 sums wrap anyway).
 
-`Operand` holds a constant B's centered float32 form and its ``L1``, made once.
+`Operand` holds a constant B's centered float32 form and its ``L1``, made once, and for a
+large constant B its narrow column blocks (`int_blocks`), which a matrix product by it runs
+on.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
+from .int_blocks import IntBlocks
 
 _EXACT32 = 1 << 24
 RANGES = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127),  # codes per type
@@ -34,7 +38,7 @@ class Operand:
     """``b - zp`` (the B of a product) as float32, with ``l1``: the largest sum of
     ``|b - zp|`` over `k_axes` (the axes the product sums over)."""
 
-    __slots__ = ("f32", "l1", "_f64")
+    __slots__ = ("f32", "l1", "_f64", "blocks")
 
     def __init__(self, b, zp, k_axes: tuple[int, ...]):
         c = np.asarray(b).astype(np.int64)
@@ -43,6 +47,15 @@ class Operand:
         self.l1 = int(np.abs(c).sum(axis=k_axes).max()) if c.size else 0
         self.f32 = c.astype(np.float32)  # exact: centered 16-bit codes fit in 24 bits
         self._f64 = None
+        #: `int_blocks.IntBlocks` of `f32`, which ``np.matmul`` by it then runs on (set by
+        #: `ms_quant.Memo` for a large constant weight), or None
+        self.blocks = None
+
+    def keep_blocks(self) -> None:
+        """Keep `f32` as narrow column blocks where that pays (`int_blocks`): for an
+        operand multiplied again and again (a constant weight)."""
+        if IntBlocks.fits(self.f32):
+            self.blocks = IntBlocks(self.f32)
 
     def f64(self) -> np.ndarray:
         if self._f64 is None:
@@ -76,7 +89,14 @@ def float_product(fn: Callable, a, zp, b: Operand, amax: float | None = None):
     # the codes converted and centered in one pass (exact: integers below 2**17)
     ac = a.astype(np.float32) if zp is None else \
         np.subtract(a, np.asarray(zp, dtype=np.float32), dtype=np.float32)
-    return fn(ac, b.f32), amax * b.l1
+    return _f32_product(fn, ac, b), amax * b.l1
+
+
+def _f32_product(fn: Callable, a, b: Operand):
+    """``fn(a, b.f32)``; a matrix product on `b`'s blocks where it keeps them."""
+    if fn is np.matmul and b.blocks is not None:
+        return b.blocks.matmul(a)
+    return fn(a, b.f32)
 
 
 def product(fn: Callable, a, zp, b: Operand):
@@ -94,6 +114,6 @@ def product(fn: Callable, a, zp, b: Operand):
         ac -= np.asarray(zp).astype(np.int32)
     if max(15.0, np.ceil(amax / 16)) * b.l1 < _EXACT32:
         halves = np.stack([ac & 15, ac >> 4]).astype(np.float32)
-        y = fn(halves, b.f32)
+        y = _f32_product(fn, halves, b)
         return y[0].astype(np.int32) + (y[1].astype(np.int32) << 4)
     return fn(ac.astype(np.float64), b.f64()).astype(np.int64).astype(np.int32)

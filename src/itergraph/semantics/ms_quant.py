@@ -164,7 +164,9 @@ class Memo:
             return exact_int.Operand(v, zp, k_axes)
         z = None if zp is None else (np.shape(zp), zp.dtype.str, np.asarray(zp).tobytes())
         if self.value is None or self.key != z:
-            self.key, self.value = z, exact_int.Operand(v, zp, k_axes)
+            op = exact_int.Operand(v, zp, k_axes)
+            op.keep_blocks()
+            self.key, self.value = z, op
         return self.value
 
 

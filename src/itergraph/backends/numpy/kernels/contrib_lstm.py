@@ -35,6 +35,7 @@ def _dynamic_quantize_lstm(node, ctx):
     w_const, r_const = const_input(node, 1), const_input(node, 2)
     memos = [(mq.Memo(None if w_const is None else w_const[d]),
               mq.Memo(None if r_const is None else r_const[d])) for d in range(at.dirs)]
+    kept: list = []  # the directions' recurrent operands last stacked, and the stack
 
     def fn(x, w, r, b=None, seq_lens=None, h0=None, c0=None, p=None,
            w_scale=None, w_zp=None, r_scale=None, r_zp=None):
@@ -44,7 +45,7 @@ def _dynamic_quantize_lstm(node, ctx):
                            (w_scale, w_zp, r_scale, r_zp), H)
                 for d in range(at.dirs)]
         if all(dr["standard"] for dr in dirs):  # every direction at once (`steps.run`)
-            y, h, c = steps.run(*_stacked(dirs, b is None), at.clip)
+            y, h, c = steps.run(*_stacked(dirs, b is None, kept), at.clip)
             results = [(y[d], h[d], c[d]) for d in range(at.dirs)]
         else:
             results = [_alone(at, d, dr, b is None) for d, dr in enumerate(dirs)]
@@ -83,9 +84,22 @@ def _direction(at, d, memo, x, w, r, b, states, params, H) -> dict:
             "generic": dict(xw=xw, rd=rd, rs=rs, rzp=rzp, mr=mr, bias=bias, peep=pd, h=h, c=c)}
 
 
-def _stacked(dirs: list[dict], no_bias: bool) -> tuple:
-    """`contrib_lstm_steps.run`'s arguments for the directions `dirs`, but the clip."""
-    return (np.stack([dr["xw"] for dr in dirs]), np.stack([dr["r"] for dr in dirs]),
+def _stacked(dirs: list[dict], no_bias: bool, kept: list | None = None) -> tuple:
+    """`contrib_lstm_steps.run`'s arguments for the directions `dirs`, but the clip.
+
+    `kept` (a list, empty at first) keeps the last stack of the recurrent operands, with
+    them: the constant weights' operands are the same arrays on every call (`ms_quant.Memo`;
+    an operand is never written to), and stacking them anew copied megabytes per call (8 MiB
+    for ddddocr's 2 x 512 x 2048 CRNN, into freshly mapped pages) for steps that only read
+    them."""
+    rs = [dr["r"] for dr in dirs]
+    if kept and len(kept[0]) == len(rs) and all(a is b for a, b in zip(kept[0], rs)):
+        r = kept[1]
+    else:
+        r = np.stack(rs)
+        if kept is not None:
+            kept[:] = [rs, r]
+    return (np.stack([dr["xw"] for dr in dirs]), r,
             [dr["rs"] for dr in dirs], None if no_bias else [dr["bias"] for dr in dirs],
             np.stack([dr["h"] for dr in dirs]), np.stack([dr["c"] for dr in dirs]))
 

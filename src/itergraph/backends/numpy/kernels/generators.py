@@ -76,7 +76,24 @@ def _cast(node, ctx):
         raise ModelError(f"{where(node)}: Cast needs the 'to' attribute")
     dtype = np_dtype(to, node)
     saturate, round_mode = cast_options(node)
-    return lambda x: cast(x, dtype, saturate, round_mode)
+    wide = dtype in _WIDE_INTS
+
+    def fn(x):
+        if wide and x.__class__ is np.ndarray and x.dtype in _FLOATS and x.size:
+            # every value finite and in range (NaN fails both tests): the truncating C cast
+            # `cast` makes of the rest is NumPy's own; two reductions, no masks
+            lim = _LIMITS[dtype, x.dtype]
+            if x.min() >= -lim and x.max() < lim:
+                return x.astype(dtype)
+        return cast(x, dtype, saturate, round_mode)
+
+    return fn
+
+
+_WIDE_INTS = (np.dtype(np.int32), np.dtype(np.int64))
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: 2**(bits - 1) of each wide integer type in each float type (exact: a power of two)
+_LIMITS = {(i, f): f.type(2.0 ** (i.itemsize * 8 - 1)) for i in _WIDE_INTS for f in _FLOATS}
 
 
 @kernel("CastLike", since=15)

@@ -32,8 +32,22 @@ _OVERRIDES = {"sigmoid": sigmoid, "softplus": softplus}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+_NAMES: dict[int, tuple] = {}  # id(activations of a direction) -> (them, their names)
+_NAMES_MAX = 256
+
+
 def _names(at: RnnAttrs, d: int) -> tuple[str, ...]:
-    return tuple(a.name for a in at.activations[d])
+    """The activation names of direction `d`, kept per activations tuple (asked on every
+    call of a node; the entry holds the tuple, so its id is not reused meanwhile)."""
+    acts = at.activations[d]
+    hit = _NAMES.get(id(acts))
+    if hit is not None and hit[0] is acts:
+        return hit[1]
+    names = tuple([a.name for a in acts])
+    if len(_NAMES) >= _NAMES_MAX:
+        _NAMES.pop(next(iter(_NAMES)))
+    _NAMES[id(acts)] = (acts, names)
+    return names
 
 
 def fast_path(at: RnnAttrs, d: int, peep, dtype) -> bool:
@@ -50,7 +64,7 @@ def fast_path(at: RnnAttrs, d: int, peep, dtype) -> bool:
 
 def batch_of(node, *sizes: int) -> int:
     """The batch size the given leading dimensions broadcast to."""
-    if all(s == sizes[0] for s in sizes):
+    if sizes.count(sizes[0]) == len(sizes):
         return int(sizes[0])
     try:
         return int(np.broadcast_shapes(*((s,) for s in sizes))[0])
@@ -155,8 +169,14 @@ def _clip(v, t) -> None:
 def _sigmoid_halved(v) -> None:
     """Sigmoid of ``2 v`` in place: ``0.5 * tanh(v) + 0.5``."""
     np.tanh(v, out=v)
-    v *= 0.5
-    v += 0.5
+    half = _HALF[v.dtype]  # fast paths: float32 and float64 only
+    np.multiply(v, half, out=v)
+    np.add(v, half, out=v)
+
+
+#: 0.5 as a 0-d array of each float type: a Python float operand costs NumPy a scalar
+#: conversion per call, about as much as a step's operation on a small state itself
+_HALF = {np.dtype(t): np.array(0.5, t) for t in (np.float32, np.float64)}
 
 
 class _Layout:
@@ -274,6 +294,7 @@ def _lstm(at, d, x, w, r, wb, rb, h, c, mask):
     hv, cv, ys = lay.h, lay.c, lay.ys
     clip = at.clip
     mm, add, mul, tanh = lay.product(), np.add, np.multiply, np.tanh
+    half = _HALF[lay.dt]
     for k0, xc in lay.chunks(x, _halved(w.T, sig), _halved(_bias(wb, rb), sig)):
         for j in range(xc.shape[0]):
             masked = kept is not None and kept[k0 + j]
@@ -285,8 +306,8 @@ def _lstm(at, d, x, w, r, wb, rb, h, c, mask):
                 _clip(s, clip / 2)
                 _clip(gc, clip)
             tanh(g, out=g)
-            s *= 0.5
-            s += 0.5
+            mul(s, half, out=s)
+            add(s, half, out=s)
             mul(gf, cv, out=cv)
             mul(gi, gc, out=gc)
             add(cv, gc, out=cv)
@@ -322,6 +343,7 @@ def _gru(at, d, x, w, r, wb, rb, h, c, mask):
     hv, ys = lay.h, lay.ys
     clip = at.clip
     mm, add, mul, sub, tanh = lay.product(), np.add, np.multiply, np.subtract, np.tanh
+    half = _HALF[lay.dt]
     for k0, xc in lay.chunks(x, _halved(w.T, zr), _halved(_bias(wb, rb), zr)):
         for j in range(xc.shape[0]):
             xk = xc[j]
@@ -330,12 +352,12 @@ def _gru(at, d, x, w, r, wb, rb, h, c, mask):
             if clip is not None:
                 _clip(gzr, clip / 2)
             tanh(gzr, out=gzr)
-            gzr *= 0.5
-            gzr += 0.5
+            mul(gzr, half, out=gzr)
+            add(gzr, half, out=gzr)
             if lbr:
                 if rb_h is not None:
                     gn += rb_h
-                gn *= rg
+                mul(gn, rg, out=gn)
             else:
                 mul(rg, hv, out=t1)
                 mm(rh, t1, gn)
@@ -344,7 +366,7 @@ def _gru(at, d, x, w, r, wb, rb, h, c, mask):
                 _clip(gn, clip)
             tanh(gn, out=gn)
             sub(hv, gn, out=t1)  # h' = n + z * (h - n)
-            t1 *= z
+            mul(t1, z, out=t1)
             hp, hv = hv, ys[k0 + j]
             add(gn, t1, out=hv)
             if kept is not None and kept[k0 + j]:
