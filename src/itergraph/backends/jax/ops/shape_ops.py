@@ -102,16 +102,6 @@ def _expand(cx, x, shape):
     return np.array(r) if cx.folding else r
 
 
-@lowering("Tile", since=1, fold=True)
-def _tile1(cx, x, tiles, axis):
-    reps = [1] * x.ndim
-    n = int(cx.const(tiles, "tiles (input 1)"))
-    if n < 0:
-        raise ExecutionError(f"{where(cx.node)}: tiles (repeats) must not be negative, got {n}")
-    reps[int(cx.const(axis, "axis (input 2)"))] = n
-    return cx.xp.tile(x, tuple(reps))
-
-
 @lowering("Tile", since=6, fold=True)
 def _tile(cx, x, repeats):
     reps = cx.ints(repeats, "repeats (input 1)")

@@ -202,23 +202,10 @@ def _expand(node, ctx):
     return fn
 
 
-@kernel("Tile", since=1)
-def _tile_v1(node, ctx):
-    """Tile before opset 6: inputs (input, tiles, axis): repeat `tiles` times along `axis`."""
-
-    def fn(x, tiles, axis):
-        reps = [1] * x.ndim
-        reps[int(axis)] = int(tiles)
-        if int(tiles) < 0:
-            raise ExecutionError(f"{where(node)}: tiles (repeats) must not be negative, "
-                                 f"got {int(tiles)}")
-        return np.tile(x, reps)
-
-    return fn
-
-
 @kernel("Tile", since=6)
 def _tile(node, ctx):
+    """Tile (``Tile``-1 is read into this form: `ir.legacy_forms`)."""
+
     def fn(x, repeats):
         reps = tuple(int(r) for r in repeats.reshape(-1))
         if len(reps) != x.ndim:
