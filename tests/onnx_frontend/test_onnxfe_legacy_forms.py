@@ -3,9 +3,10 @@ every node of those ops carries the version of that form (no backend meets the o
 backends compute what ONNX Runtime computes on the file as its producer wrote it, and the file
 itergraph writes back runs in ONNX Runtime with the same results.
 
-ONNX Runtime runs no opset 6 ``Add`` or ``PRelu`` and no ``Tile``-1: their oracle is the opset 7 model that
+ONNX Runtime runs no opset 6 ``Add`` or ``PRelu``: their oracle is the opset 7 model that
 spells the old meaning out (B reshaped to line up with A from ``axis``, as the opset 6
-specification states)."""
+specification states); nor ``Tile``-1 (the opset 6 node with its repeats spelled out), nor
+``spatial=0`` in training (the formula)."""
 
 from __future__ import annotations
 
