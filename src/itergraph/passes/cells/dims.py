@@ -19,7 +19,6 @@ from ...ir.types import TensorType
 from ..loop_motion import const_value
 
 Ref = "int | tuple[int, int]"  # a known size, or (uid of a value, axis)
-_SAME_SHAPE = ("Identity", "Cast", "ReverseSequence", "Neg", "Relu", "Tanh", "Sigmoid")
 
 
 def _std(v: Value | None, *ops: str):
@@ -40,7 +39,7 @@ def rank(v: Value | None, depth: int = 0) -> int | None:
     p = v.producer
     if p is None or p.domain != "" or not p.inputs:
         return None
-    if p.op_type in _SAME_SHAPE or p.op_type == "Transpose":
+    if has(p, Trait.SAME_SHAPE) or p.op_type == "Transpose":
         return rank(p.inputs[0], depth + 1)
     if p.op_type in ("Squeeze", "Unsqueeze"):
         r, axes = rank(p.inputs[0], depth + 1), int_operand(p, 1)
@@ -67,7 +66,7 @@ def axis_ref(v: Value, axis: int, depth: int = 0):
     if p is None or p.domain != "" or not p.inputs or depth > 16:
         return (v.uid, axis)
     x = p.inputs[0]
-    if p.op_type in _SAME_SHAPE:
+    if has(p, Trait.SAME_SHAPE):
         return axis_ref(x, axis, depth + 1)
     if p.op_type == "Transpose":
         perm = p.attrs.get("perm") or list(range(r))[::-1]

@@ -20,6 +20,7 @@ import numpy as np
 
 from ....errors import where
 from ....ir import Loop, Node
+from ....ir.operands import SHAPE_OPERANDS
 from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
 from ....ir.traits import normalized_axes
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
@@ -461,16 +462,12 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
     return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
 
 
-#: inputs the JAX lowering needs when compiling (shapes, axes, counts), by op
+#: inputs the JAX lowering needs when compiling, by op: the shape operands, ``Pad``'s fill
+#: value, and every input of the ops whose output shape follows their data
 _NEEDS_STATIC: dict[str, tuple | str] = {
-    "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
-    "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "TopK": (1,), "Unsqueeze": (1,),
-    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all",
+    **SHAPE_OPERANDS, "Pad": (1, 2, 3), "Resize": "all",
     "Loop": "all", "If": "all", "Scan": "all", "NonZero": "all", "Compress": "all",
     "Unique": "all", "RandomNormalLike": "all", "RandomUniformLike": "all",
-    **{op: (1,) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                           "ReduceSumSquare")},
 }
 
 
