@@ -40,7 +40,7 @@ from ..ir import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.padded_axes import Along, along
 from ..ir.static_values import partial_shape, static_value
-from ..ir.traits import Trait, normalized_axes, traits
+from ..ir.traits import Trait, normalized_axes, traits, transpose_perm
 from ..ir.types import TensorType
 
 
@@ -276,7 +276,7 @@ def _gemm(node: Node, ins: list) -> list[State]:
 
 def _transpose(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    perm = list(node.attrs.get("perm", range(b.rank - 1, -1, -1)))
+    perm = transpose_perm(node, b.rank)
     return [Batched(perm.index(b.axis), b.rank)]
 
 

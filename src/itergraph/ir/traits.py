@@ -109,6 +109,15 @@ def ops_with(trait: Trait) -> frozenset[str]:
     return frozenset(op for op, t in TRAITS.items() if trait in t)
 
 
+def transpose_perm(node, rank: int) -> list[int]:
+    """The input axis each output axis of a ``Transpose`` node reads, for an input of `rank`:
+    its ``perm`` (an entry below 0 counted from the back), or the axes reversed when absent."""
+    perm = node.attrs.get("perm")
+    if perm is None:
+        return list(range(rank))[::-1]
+    return [int(a) % rank if rank else int(a) for a in perm]
+
+
 def normalized_axes(node, rank: int) -> list[int]:
     """The axes a ``Softmax``, ``LogSoftmax`` or ``Hardmax`` node normalizes over, for an
     input of `rank`: its ``axis`` (the opset 13 form; older nodes, which normalize every axis

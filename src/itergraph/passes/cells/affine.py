@@ -27,7 +27,7 @@ import numpy as np
 from ...ir.canonical import int_operand
 from ...ir.graph import Value
 from ...ir.static_values import known_dims, static_value
-from ...ir.traits import Trait, has
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import LoopScope, const_value, is_pure, static_shape
 
@@ -52,7 +52,7 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
         if has(p, Trait.BROADCAST) and None not in ins:
             return tuple(np.broadcast_shapes(*ins))
         if op == "Transpose" and ins[0] is not None:
-            perm = p.attrs.get("perm") or list(range(len(ins[0])))[::-1]
+            perm = transpose_perm(p, len(ins[0]))
             return tuple(ins[0][int(k)] for k in perm)
         if op in ("Unsqueeze", "Squeeze") and ins[0] is not None:
             axes = int_operand(p, 1)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ir.canonical import int_operand
 from ...ir.graph import Value
-from ...ir.traits import Trait, has
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import const_value
 
@@ -69,7 +69,7 @@ def axis_ref(v: Value, axis: int, depth: int = 0):
     if has(p, Trait.SAME_SHAPE):
         return axis_ref(x, axis, depth + 1)
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(r))[::-1]
+        perm = transpose_perm(p, r)
         return axis_ref(x, int(perm[axis]), depth + 1)
     axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is not None and p.op_type == "Unsqueeze":
@@ -99,7 +99,7 @@ def inner_axis(p, axis: int) -> int | None:
         return None
     axis %= r
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(r))[::-1]
+        perm = transpose_perm(p, r)
         return int(perm[axis])
     axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is None:
@@ -200,7 +200,7 @@ def layout(v: Value, depth: int = 0):
     if axes is None or p.op_type == "Identity":
         return base, axes
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(len(axes)))[::-1]
+        perm = transpose_perm(p, len(axes))
         return base, tuple(axes[int(k)] for k in perm)
     given = int_operand(p, 1)
     if given is None:

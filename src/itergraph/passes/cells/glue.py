@@ -21,7 +21,7 @@ import numpy as np
 from ...ir.canonical import int_operand
 from ...ir.graph import Node, Value
 from ...ir.loop import Loop
-from ...ir.traits import Trait, has
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import LoopScope, const_value
 from .affine import inv_shape
@@ -160,7 +160,7 @@ def _derived(v: Value, depth: int = 0) -> Shape | None:
         shape = _derived(p.inputs[0], depth + 1)
         if shape is None:
             return None
-        perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
+        perm = transpose_perm(p, len(shape))
         ok = sorted(int(k) for k in perm) == list(range(len(shape)))
         return tuple(shape[int(k)] for k in perm) if ok else None
     if has(p, Trait.BROADCAST):  # the inputs' broadcast shape

@@ -22,7 +22,7 @@ from ....errors import where
 from ....ir import Loop, Node
 from ....ir.operands import SHAPE_OPERANDS
 from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
-from ....ir.traits import normalized_axes
+from ....ir.traits import normalized_axes, transpose_perm
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
 from . import padded_attention
 from .padded import Grow, Padded, Refused
@@ -150,8 +150,7 @@ def _elementwise(cx, rule, inputs):
 
 def _transpose(cx, rule, inputs):
     x = inputs[0]
-    perm = cx.attr("perm")
-    perm = list(range(x.ndim))[::-1] if perm is None else [_axis(int(a), x.ndim) for a in perm]
+    perm = transpose_perm(cx.node, x.ndim)
     return x.like(rule.fn(cx, x.buf), perm.index(x.axis))
 
 
@@ -454,8 +453,7 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
         return op not in ("Slice", "Gather") and kind not in (Along.LENGTH, Along.REDUCE), None
     ax, r = known
     if op == "Transpose":
-        perm = n.attrs.get("perm")
-        perm = list(range(r))[::-1] if perm is None else [int(a) % r for a in perm]
+        perm = transpose_perm(n, r)
         return True, (perm.index(ax), r)
     if kind is Along.NORMALIZE or op == "Concat":
         return True, known
