@@ -258,3 +258,28 @@ def test_same_shape_op_gives_the_shape_of_its_first_input(op):
 
 def test_unary_ops_keep_their_shape():
     assert ops_with(Trait.UNARY) <= ops_with(Trait.SAME_SHAPE)
+
+
+# --- RESHAPE: the same elements in the same order -------------------------------------------
+
+RESHAPE_OPERANDS = {"Reshape": [np.array([3, 2], np.int64)],
+                    "Unsqueeze": [np.array([0], np.int64)]}
+
+
+@pytest.mark.parametrize("op", sorted(ops_with(Trait.RESHAPE)))
+def test_reshape_op_keeps_the_elements_in_order(op):
+    """Against ONNX Runtime: the output's elements, read in order, are the input's."""
+    import onnxruntime as ort
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3, 1)
+    ins = [x, *RESHAPE_OPERANDS.get(op, [])]
+    names = [f"x{i}" for i in range(len(ins))]
+    infos = [h.make_tensor_value_info(n, DataType.from_numpy(a.dtype).onnx, a.shape)
+             for n, a in zip(names, ins)]
+    g = h.make_graph([h.make_node(op, names, ["y"])], op, infos,
+                     [h.make_empty_tensor_value_info("y")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], ir_version=10)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, dict(zip(names, ins)))
+    np.testing.assert_array_equal(y.ravel(), x.ravel())
+    assert y.shape != x.shape or op == "Identity"

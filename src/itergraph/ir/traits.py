@@ -19,6 +19,8 @@ Traits:
 - ``CELL``: a recurrent-cell op (``LSTM``, ``GRU``, ``RNN``): a loop of its own over time.
 - ``SAME_SHAPE``: its (first) output has the shape of its first input whatever the values
   (every ``UNARY`` op; normalisations, ``CumSum``, ``ReverseSequence``, ``Trilu`` ...).
+- ``RESHAPE``: its output holds the elements of its first input in the same order, in another
+  shape (or the same: ``Identity``).
 - ``SHAPE_ONLY``: reads only the shapes of its inputs, never their values.
 - ``RANDOM``: draws random numbers; never pure.
 - ``TOTAL``: never raises on inputs of its declared types (a total function: element-wise math
@@ -47,6 +49,7 @@ class Trait(enum.Flag):
     CONTROL_FLOW = enum.auto()
     TOTAL = enum.auto()
     SAME_SHAPE = enum.auto()
+    RESHAPE = enum.auto()
 
 
 ELEMENTWISE = Trait.UNARY | Trait.BROADCAST
@@ -59,9 +62,11 @@ _U = Trait.UNARY | Trait.SAME_SHAPE
 _ROWS: dict[Trait, str] = {
     _T | _U: """
         Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Ceil Celu Cos Cosh Elu Erf Exp Floor
-        Gelu HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal
+        Gelu HardSigmoid HardSwish IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal
         Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh
         ThresholdedRelu""",
+    _T | _U | Trait.RESHAPE: "Identity",
+    _P | Trait.RESHAPE: "Flatten Reshape Squeeze Unsqueeze",
     # Cast raises on strings that are not numbers, Clip on bounds that are not scalars
     _P | _U: "Cast Clip",
     _P | Trait.BROADCAST: """
@@ -78,9 +83,8 @@ _ROWS: dict[Trait, str] = {
         LayerNormalization LogSoftmax ReverseSequence Softmax Trilu""",
     _P: """
         ArgMax ArgMin AveragePool Concat Constant ConstantOfShape DepthToSpace Expand EyeLike
-        Flatten Gather GatherElements GatherND GlobalAveragePool GlobalMaxPool MaxPool NonZero
-        OneHot Pad Range Reshape SequenceEmpty Slice SpaceToDepth Split Squeeze Tile TopK
-        Transpose Unsqueeze""",
+        Gather GatherElements GatherND GlobalAveragePool GlobalMaxPool MaxPool NonZero OneHot
+        Pad Range SequenceEmpty Slice SpaceToDepth Split Tile TopK Transpose""",
     Trait.RANDOM | Trait.SAME_SHAPE: "Bernoulli Dropout RandomNormalLike RandomUniformLike",
     Trait.RANDOM: "Multinomial RandomNormal RandomUniform",
     Trait.CONTROL_FLOW: "If Loop Scan SequenceMap",

@@ -125,7 +125,7 @@ def _elements(v: Value | None, depth: int = 0) -> list | None:
     if p is None or p.domain != "" or not p.inputs:
         return None
     op = p.op_type
-    if op in ("Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"):
+    if has(p, Trait.RESHAPE) or op == "Cast":
         return _elements(p.inputs[0], depth + 1)
     if op == "Shape" and len(p.inputs) == 1 and "start" not in p.attrs and "end" not in p.attrs:
         r = rank(p.inputs[0])

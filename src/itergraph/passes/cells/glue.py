@@ -27,7 +27,6 @@ from ..loop_motion import LoopScope, const_value
 from .affine import inv_shape
 from .emit import Emitter, Operand
 
-GLUE = ("Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten")
 Shape = tuple  # dims: int, or None when unknown
 
 
@@ -61,7 +60,7 @@ class StepInput:
 
 
 def _glue_ok(node: Node, scope: LoopScope) -> bool:
-    if node.op_type not in GLUE or node.domain != "" or not node.inputs:
+    if not has(node, Trait.RESHAPE) or not node.inputs:
         return False
     if node.inputs[0] is None or any(x is None or not scope.is_invariant(x)
                                      for x in node.inputs[1:]):
