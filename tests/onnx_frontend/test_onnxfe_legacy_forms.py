@@ -241,3 +241,41 @@ def test_dropout_mask_before_opset_10_keeps_the_input_type():
         mask = model.run({"x": X}, backend=backend)["mask"]
         assert mask.dtype == np.float32
         np.testing.assert_array_equal(mask, want.astype(np.float32))
+
+
+@pytest.mark.parametrize("opset", [7, 9])
+@pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
+@pytest.mark.parametrize("epsilon", [None, 1e-2])
+def test_node_suite_batch_norm_at_an_old_opset(epsilon, training, opset, tmp_path):
+    """The ONNX node suite's ``BatchNormalization`` cases (``[2, 3, 4, 5]``; ``epsilon``
+    default or 1e-2; inference or training) at `opset`, where the node trains when it has
+    more than one output (ONNX's converter takes the suite's opset 15 models to no older
+    opset). The suite's own reference functions give the expected outputs, on both backends
+    and for the file written back (run by ONNX Runtime)."""
+    from onnx.backend.test.case.node.batch_normalization import (
+        _batchnorm_test_mode,
+        _batchnorm_training_mode,
+    )
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    s, bias, mean = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
+    var = rng.random(3).astype(np.float32)
+    eps = {} if epsilon is None else {"epsilon": epsilon}
+    if training:
+        outs = ["y", "output_mean", "output_var"]
+        expected = _batchnorm_training_mode(x, s, bias, mean, var, 0.9, epsilon or 1e-5)
+    else:
+        outs = ["y"]
+        expected = [_batchnorm_test_mode(x, s, bias, mean, var, epsilon or 1e-5)]
+    want = {k: np.asarray(v).astype(np.float32) for k, v in zip(outs, expected)}
+    feeds = {"x": x, "s": s, "bias": bias, "mean": mean, "var": var}
+    ins = [h.make_tensor_value_info(k, F, list(v.shape)) for k, v in feeds.items()]
+    m = _model(opset, [h.make_node("BatchNormalization", list(feeds), outs, **eps)], ins,
+               _y(*outs))
+    model = ig.load(m)
+    assert [n.version for n in model.graph.nodes if n.op_type == "BatchNormalization"] == [15]
+    for backend in ("numpy", "jax"):
+        assert_same(model.run(feeds, backend=backend), want, rtol=1e-4, atol=1e-5)
+    ig.save(model, tmp_path / "w.onnx")
+    assert_same(run_ort(onnx.load(tmp_path / "w.onnx"), feeds), want, rtol=1e-4, atol=1e-5)
