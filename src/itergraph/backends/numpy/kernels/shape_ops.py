@@ -13,28 +13,10 @@ from numpy import asarray
 
 from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_ints, const_input
+from ...common.reshape import reshape_target, shape_not_a_vector
 from . import kernel
 
 # ----------------------------------------------------------------------------- Reshape
-
-
-def _reshape_target(node, shape, in_shape, allowzero: bool) -> list[int]:
-    s = [int(d) for d in shape]
-    if not allowzero:
-        for i, d in enumerate(s):
-            if d == 0:
-                if i >= len(in_shape):
-                    raise ExecutionError(
-                        f"{where(node)}: shape entry {i} is 0 (copy) but the input has rank "
-                        f"{len(in_shape)}"
-                    )
-                s[i] = in_shape[i]
-    return s
-
-
-def shape_not_a_vector(node, shape) -> str:
-    """Reshape's target must be a vector (ONNX Runtime: "A shape tensor must be a vector")."""
-    return f"{where(node)}: the target shape (input 1) has shape {list(shape)}, not a vector"
 
 
 @kernel("Reshape", since=5)
@@ -55,7 +37,7 @@ def _reshape(node, ctx):
     def fn(x, shape):
         if shape.ndim != 1:
             raise ExecutionError(shape_not_a_vector(node, shape.shape))
-        return x.reshape(_reshape_target(node, shape.tolist(), x.shape, allowzero))
+        return x.reshape(reshape_target(node, shape.tolist(), x.shape, allowzero))
 
     return fn
 
