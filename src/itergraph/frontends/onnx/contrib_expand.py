@@ -61,8 +61,8 @@ from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
 from ...semantics import ms_transformer as mt
+from ...semantics import recurrent
 from ...semantics.ms_nbits import weight
-from ...semantics.recurrent import ACTIVATION_OPS, activation_names
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -851,9 +851,10 @@ def _built(node: Node) -> _Builder | None:
 # ---------------------------------------------------------------------------- DynamicQuantizeLSTM
 
 def standard_activations(node: Node, names: list[str]) -> list[str]:
-    """`names`, when each is an activation the standard ops spell (`ACTIVATION_OPS`)."""
+    """`names`, when each is an activation the standard ops spell
+    (`semantics.recurrent.ACTIVATION_OPS`)."""
     for a in names:
-        if a not in ACTIVATION_OPS:
+        if a not in recurrent.ACTIVATION_OPS:
             raise UnsupportedError(f"{where(node)}: activation '{a}' is not written with "
                                    "standard ops (Sigmoid, Tanh, Relu)")
     return names
@@ -892,8 +893,8 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
         raise UnsupportedError(f"{where(node)}: sequence_lens is not written with standard ops")
     H = int(H)
     dirs = 2 if direction == "bidirectional" else 1
-    names = standard_activations(node, activation_names(_attr(node, "activations"), "LSTM",
-                                                        dirs))
+    given = _attr(node, "activations")
+    names = standard_activations(node, recurrent.activation_names(given, "LSTM", dirs))
     clip = _attr(node, "clip")
     couple = bool(_attr(node, "input_forget", 0))
     x = b.input(0)
@@ -992,7 +993,7 @@ def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
     def act(k: int, v: str) -> str:
         if clip is not None:
             v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
-        return s.op(ACTIVATION_OPS[acts[k]], [v])
+        return s.op(recurrent.ACTIVATION_OPS[acts[k]], [v])
 
     i = act(0, gi)
     fg = s.op("Sub", [s.init(np.float32(1)), i]) if couple else act(0, gf)
