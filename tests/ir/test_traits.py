@@ -213,3 +213,73 @@ def test_control_flow_ops_hold_subgraphs():
 
 def test_reduction_ops_are_the_reduce_ops():
     assert ops_with(Trait.REDUCTION) == {op for op in TRAITS if re.fullmatch(r"Reduce\w+", op)}
+
+
+# --- SAME_SHAPE: the output has the first input's shape -------------------------------------
+
+SAME_SHAPE_ATTRS = {"GroupNormalization": {"num_groups": 3}, "LRN": {"size": 3}}
+#: shapes for the inputs after the first where an op needs them to tell its output's shape
+OTHER_SHAPES = {"ReverseSequence": (3,), "GroupNormalization": (3,)}
+
+
+def _same_shape_model(op: str) -> onnx.ModelProto:
+    s = schema(op)
+    required = [f for f in s.inputs[1:]
+                if f.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
+    names = ["x"] + [f"i{k}" for k in range(1, len(required) + 1)]
+    infos = [h.make_tensor_value_info("x", input_type(op, 0), [2, 3, 4])] + [
+        h.make_tensor_value_info(n, input_type(op, k), OTHER_SHAPES.get(op))
+        for k, n in enumerate(names[1:], 1)]
+    node = h.make_node(op, names, ["y"], **{**ATTRS.get(op, {}), **SAME_SHAPE_ATTRS.get(op, {})})
+    g = h.make_graph([node], op, infos, [h.make_empty_tensor_value_info("y")])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], ir_version=10)
+
+
+@pytest.mark.parametrize("op", sorted(ops_with(Trait.SAME_SHAPE)))
+def test_same_shape_op_gives_the_shape_of_its_first_input(op):
+    """ONNX's shape inference as the oracle; where it has none (``GroupNormalization``),
+    ONNX Runtime's result."""
+    m = _same_shape_model(op)
+    out = onnx.shape_inference.infer_shapes(m, strict_mode=True).graph.output[0].type
+    if out.tensor_type.HasField("shape"):
+        dims = [d.dim_value if d.HasField("dim_value") else None
+                for d in out.tensor_type.shape.dim]
+        assert dims == [2, 3, 4]
+        return
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(4)
+    feeds = {i.name: sample(i.type.tensor_type.elem_type,
+                            [d.dim_value for d in i.type.tensor_type.shape.dim], rng)
+             for i in m.graph.input}
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, feeds)[0].shape == (2, 3, 4)
+
+
+def test_unary_ops_keep_their_shape():
+    assert ops_with(Trait.UNARY) <= ops_with(Trait.SAME_SHAPE)
+
+
+# --- RESHAPE: the same elements in the same order -------------------------------------------
+
+RESHAPE_OPERANDS = {"Reshape": [np.array([3, 2], np.int64)],
+                    "Unsqueeze": [np.array([0], np.int64)]}
+
+
+@pytest.mark.parametrize("op", sorted(ops_with(Trait.RESHAPE)))
+def test_reshape_op_keeps_the_elements_in_order(op):
+    """Against ONNX Runtime: the output's elements, read in order, are the input's."""
+    import onnxruntime as ort
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3, 1)
+    ins = [x, *RESHAPE_OPERANDS.get(op, [])]
+    names = [f"x{i}" for i in range(len(ins))]
+    infos = [h.make_tensor_value_info(n, DataType.from_numpy(a.dtype).onnx, a.shape)
+             for n, a in zip(names, ins)]
+    g = h.make_graph([h.make_node(op, names, ["y"])], op, infos,
+                     [h.make_empty_tensor_value_info("y")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], ir_version=10)
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, dict(zip(names, ins)))
+    np.testing.assert_array_equal(y.ravel(), x.ravel())
+    assert y.shape != x.shape or op == "Identity"

@@ -40,7 +40,7 @@ from ..ir import Graph, Node, Value
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.padded_axes import Along, along
 from ..ir.static_values import partial_shape, static_value
-from ..ir.traits import Trait, normalized_axes, traits
+from ..ir.traits import Trait, normalized_axes, traits, transpose_perm
 from ..ir.types import TensorType
 
 
@@ -157,11 +157,9 @@ def _where(node: Node) -> str:
     return f"{node.op_type} '{node.name}'" if node.name else node.op_type
 
 
-def _ints(node: Node, attr: str, input_index: int) -> list[int] | None:
-    """An axes-like list from attribute `attr` or constant input `input_index`."""
-    if attr in node.attrs:
-        a = node.attrs[attr]
-        return [int(x) for x in np.atleast_1d(a)]
+def _ints(node: Node, input_index: int) -> list[int] | None:
+    """The axes of input `input_index` (the IR's one form takes them as an input:
+    `ir.canonical`), None when absent; refused when not constant."""
     if input_index < len(node.inputs) and node.inputs[input_index] is not None:
         c = static_value(node.inputs[input_index])
         if c is None:
@@ -191,7 +189,7 @@ def _op(node: Node, ins: list) -> list[State]:
         return [_only_first_batched(node, ins)] * len(node.outputs)
     if kind is Along.REDUCE:
         b = _only_first_batched(node, ins)
-        axes = _ints(node, "axes", 1)
+        axes = _ints(node, 1)
         if not axes:
             _refuse(node, "it reduces every axis, the batch axis among them")
         return [_drop_axes(node, b, axes, node.attrs.get("keepdims", 1))]
@@ -278,7 +276,7 @@ def _gemm(node: Node, ins: list) -> list[State]:
 
 def _transpose(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    perm = list(node.attrs.get("perm", range(b.rank - 1, -1, -1)))
+    perm = transpose_perm(node, b.rank)
     return [Batched(perm.index(b.axis), b.rank)]
 
 
@@ -321,7 +319,7 @@ def _slice(node: Node, ins: list) -> list[State]:
     starts = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
     if starts is None:
         _refuse(node, "its starts are not constant")
-    axes = _ints(node, "axes", 3)
+    axes = _ints(node, 3)
     if axes is None:
         axes = list(range(len(np.atleast_1d(starts))))
     if b.axis in [_norm(node, a, b.rank) for a in axes]:
@@ -346,7 +344,7 @@ def _gather(node: Node, ins: list) -> list[State]:
 
 def _squeeze(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    axes = _ints(node, "axes", 1)
+    axes = _ints(node, 1)
     if not axes:
         _refuse(node, "without axes it may squeeze a batch axis of size 1")
     return [_drop_axes(node, b, axes, 0)]
@@ -354,7 +352,7 @@ def _squeeze(node: Node, ins: list) -> list[State]:
 
 def _unsqueeze(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    axes = _ints(node, "axes", 1)
+    axes = _ints(node, 1)
     r = b.rank + len(axes)
     new = {_norm(node, a, r) for a in axes}
     kept = [i for i in range(r) if i not in new]
@@ -458,7 +456,7 @@ _POINTWISE_WINDOWS = {"Conv", "AveragePool", "MaxPool", "LpPool"}
 def _pad(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
     pads = static_value(node.inputs[1]) if len(node.inputs) > 1 else None
-    axes = _ints(node, "axes", 3) if len(node.inputs) > 3 else None
+    axes = _ints(node, 3) if len(node.inputs) > 3 else None
     if pads is None:
         _refuse(node, "its pads are not constant")
     pads = [int(x) for x in np.atleast_1d(pads)]

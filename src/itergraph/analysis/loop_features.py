@@ -15,8 +15,9 @@ import numpy as np
 
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import UNBOUNDED_TRIP_COUNT, Carried, Concat, Loop
+from ..ir.operands import SHAPE_OPERANDS
 from ..ir.static_values import const_value
-from ..ir.traits import ELEMENTWISE, traits
+from ..ir.traits import ELEMENTWISE, Trait, has, traits
 from ..ir.types import DataType, TensorType
 
 _FLAVOUR = {"onnx.Loop": "Loop", "onnx.Scan": "Scan", "openvino.Loop": "Loop",
@@ -164,18 +165,13 @@ def _concat_of(v: Value, param: Value) -> bool:
     return False
 
 
-#: Inputs (by index) that decide the shape of an op's output rather than its values.
-_SHAPE_INPUTS = {"Slice": (1, 2, 3, 4), "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,),
-                 "Tile": (1,), "Pad": (1,), "Range": (0, 1, 2), "Resize": (2, 3),
-                 "TopK": (1,), "OneHot": (1,), "Unsqueeze": (1,),
-                 "Squeeze": (1,), "Split": (1,), "CenterCropPad": (1,)}
 #: Ops whose output shape depends on the values of their data input.
 _DATA_SHAPED = {"NonZero", "Compress", "Unique", "NonMaxSuppression", "StringSplit"}
 #: Ops whose output's values are only the shape of their input.
 _FIXED_SHAPE = {"Shape", "Size"}
-#: Ops whose output keeps a changing shape of an input (besides the element-wise ones).
-_SHAPE_KEEPING = {"Concat", "Identity", "Cast", "CastLike", "Pad", "Tile", "Expand", "Where",
-                  "Softmax", "LogSoftmax", "Transpose", "Clip", "Unsqueeze", "Squeeze",
+#: Ops whose output keeps a changing shape of an input (besides the element-wise ones and
+#: those of the input's shape, `Trait.SAME_SHAPE`).
+_SHAPE_KEEPING = {"Concat", "Pad", "Tile", "Expand", "Transpose", "Unsqueeze", "Squeeze",
                   "Flatten"}
 
 
@@ -199,12 +195,12 @@ def shape_varying(loop: Loop) -> set[int]:
                 varying.update(v.uid for v in n.outputs)
             ins = list(n.inputs)
             by_value = any(i < len(ins) and ins[i] is not None and ins[i].uid in varying
-                           for i in _SHAPE_INPUTS.get(n.op_type, ()))
+                           for i in SHAPE_OPERANDS.get(n.op_type, ()))
             by_data = n.op_type in _DATA_SHAPED and any(v.uid in varying for v in reads)
             # A changing shape flows on through element-wise ops and joins; other ops (a
             # slice of constant bounds, a reduction) may well fix it, and are not followed.
-            elementwise = bool(traits(n.op_type, n.domain) & ELEMENTWISE)
-            by_shape = (elementwise or n.op_type in _SHAPE_KEEPING) and \
+            keeps = bool(traits(n.op_type, n.domain) & (ELEMENTWISE | Trait.SAME_SHAPE))
+            by_shape = (keeps or n.op_type in _SHAPE_KEEPING) and \
                 any(v.uid in shaped for v in reads)
             if by_value or by_data or by_shape:
                 shaped.update(v.uid for v in n.outputs)
@@ -289,16 +285,14 @@ def dynamic_inputs(graph: Graph) -> list[Value]:
 
 
 
-_SAME_SHAPE = ("Identity", "Cast", "CastLike")
 #: ops between a carried value and the Concat that appends to it: they keep its length
 #: (Gather: a beam search reordering its sequences); a Slice may not (a sliding window)
-_THROUGH = _SAME_SHAPE + ("Reshape", "Unsqueeze", "Gather")
+_THROUGH = ("Reshape", "Unsqueeze", "Gather")  # and the ops of `Trait.SAME_SHAPE`
 
 
 #: ops whose output is at least as large as their first input (elementwise, broadcasting):
 #: a carried value grown before them is still grown after them
-_KEEP_GROWTH = _SAME_SHAPE + ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Neg", "Abs",
-                              "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Clip")
+_KEEP_GROWTH = Trait.SAME_SHAPE | Trait.BROADCAST
 
 
 def grows_each_iteration(c: Carried) -> bool:
@@ -306,7 +300,7 @@ def grows_each_iteration(c: Carried) -> bool:
     to, a growing KV cache) or a Pad of itself (``x = F.pad(x, ...)``), possibly followed by
     elementwise ops? Then its shape changes every iteration."""
     p = c.result.producer
-    while p is not None and p.op_type in _KEEP_GROWTH:
+    while p is not None and traits(p.op_type, p.domain) & _KEEP_GROWTH:
         p = p.inputs[0].producer if p.inputs and p.inputs[0] is not None else None
     if p is None or p.op_type not in ("Concat", "Pad"):
         return False
@@ -323,7 +317,7 @@ def grows_each_iteration(c: Carried) -> bool:
         if v is c.param:
             return True
         q = v.producer
-        if v.uid in seen or q is None or q.op_type not in _THROUGH:
+        if v.uid in seen or q is None or not (q.op_type in _THROUGH or has(q, Trait.SAME_SHAPE)):
             continue
         seen.add(v.uid)
         todo.extend(u for u in q.inputs[:1] if u is not None)

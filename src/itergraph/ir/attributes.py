@@ -112,6 +112,18 @@ def _strings(v):
     return v.decode() if isinstance(v, bytes) else v
 
 
+def fill_value(node) -> np.ndarray:
+    """A ``ConstantOfShape`` node's fill: its one-element ``value`` as a 0-d array (float32
+    zero when absent)."""
+    v = node.attrs.get("value")
+    if v is None:
+        return np.zeros((), dtype=np.float32)
+    v = np.asarray(v)
+    if v.size != 1:
+        raise ModelError(f"{where(node)}: 'value' must hold one element, has {v.size}")
+    return v.reshape(())
+
+
 def constant_value(node) -> np.ndarray:
     """The tensor a Constant node produces, from whichever attribute form it uses."""
     for name in ("value", "sparse_value"):

@@ -37,6 +37,7 @@ from .builder import Builder
 from .graph import Graph, Node
 from .legacy_forms import READ_AS, rewrite_legacy
 from .static_values import const_value
+from .traits import Trait, ops_with
 from .types import TensorType
 
 
@@ -55,8 +56,7 @@ class Form(NamedTuple):
 
 _AXES = (Moved("axes", 1, True),)
 #: the reductions whose ``axes`` became an input at opset 18 (``ReduceSum``: at 13)
-REDUCE_18 = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
-             "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare")
+REDUCE_18 = tuple(sorted(ops_with(Trait.REDUCTION) - {"ReduceSum"}))
 
 FORMS: dict[str, Form] = {
     "Reshape": Form(5, (Moved("shape", 1, True),), back_to=None),

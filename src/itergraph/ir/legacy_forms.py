@@ -17,14 +17,22 @@ that compute the same thing; after that no backend asks these nodes' version:
 - ``PRelu`` before opset 7 applies a 1-D slope per channel (axis 1): the same alignment.
 - ``BatchNormalization`` before opset 14 trains when it has more than one output (before
   opset 7: when ``is_test`` is 0): it becomes the opset 15 node with ``training_mode`` set.
-  Kept as read: ``spatial=0`` (statistics per activation, no later form) and the training
-  form's fourth and fifth outputs (the saved batch statistics, which opset 14 dropped).
+  ``spatial=0`` (before opset 9: parameters and statistics per element of ``[C, D1, ...]``)
+  is the opset 15 node on X flattened to ``[N, C * D1 * ...]`` (``Flatten``) and the
+  parameters as vectors, its results reshaped back. The fourth and fifth outputs (which
+  opset 14 dropped) are spelled out: in training, the batch mean and
+  ``1 / sqrt(var + epsilon)`` (as ONNX Runtime gives them: ``ReduceMean`` over every axis
+  but the channel axis); in inference (``is_test`` 1), as every output after ``Y``, the
+  input statistics (``mean``, ``var``, ``mean``, ``1 / sqrt(var + epsilon)``).
 - ``Dropout`` before opset 12 has its ``ratio`` as an attribute and (before opset 10) a mask
   of the input's type; it becomes the opset 13 node, the mask cast back to that type.
 - ``Upsample`` (7: ``scales`` an attribute; 9 and the deprecated 10: an input) is the opset 13
   ``Resize`` with ``asymmetric`` coordinates, ``nearest`` taking the floor: each output
   position ``o`` reads the input at ``o / scale`` (as ONNX Runtime computes it). Its modes are
   ``nearest`` and ``linear``; another mode is kept as read.
+- ``Tile`` before opset 6 repeats along one ``axis`` (inputs ``tiles`` and ``axis``, of the
+  data's float type): the opset 6 node with ``repeats`` 1 but at ``axis``. ONNX has no later
+  form that writes back to opset 1, and ONNX Runtime runs none: it is written at opset 6.
 
 Each rewritten or added node of the newer op remembers the version read (``READ_AS``) when
 the writer can write it back at the file's opset (`frontends.onnx.versioning`).
@@ -38,6 +46,7 @@ import numpy as np
 
 from .builder import Builder
 from .graph import Graph, Node, Value
+from .static_values import const_value
 from .types import DataType, TensorType
 
 #: ``node.meta`` key: the version the node was read with (shared with `ir.canonical`)
@@ -153,20 +162,95 @@ def _prelu(node: Node, b: Builder) -> list[Node] | None:
 
 def _batch_norm(node: Node, b: Builder) -> list[Node] | None:
     attrs = dict(node.attrs)
-    if int(attrs.pop("spatial", 1)) != 1 or any(o.name for o in node.outputs[3:]):
-        return None
+    spatial = int(attrs.pop("spatial", 1))
     is_test = attrs.pop("is_test", None)
     attrs.pop("consumed_inputs", None)
+    if len(node.inputs) != 5 or None in node.inputs:
+        return None
+    old, x = node.version, node.inputs[0]
+    outs = [*node.outputs, *(Value("") for _ in range(5 - len(node.outputs)))]
     training = not is_test if is_test is not None else len(node.outputs) > 1
     if training:
         attrs["training_mode"] = 1
-    node.attrs = attrs
-    node.outputs = node.outputs[:3]
-    old = node.version
-    _marked(node, old, 15)
-    if training or old < 6:  # the writer brings back inference nodes of opset 6 and later
-        node.meta.pop(READ_AS)
-    return [node]
+    xin, params = (x, node.inputs[1:]) if spatial else _flattened(b, node, old)
+    kept = outs[:3] if training else outs[:1]
+    core = kept if spatial else [Value(b.fresh("per_activation") if o.name else "")
+                                 for o in kept]
+    new = b.add("BatchNormalization", [xin, *params], core, attrs, name=node.name,
+                version=15)
+    new.meta.update(node.meta)
+    if not spatial:
+        for i, (c, o) in enumerate(zip(core, kept)):
+            if o.name:  # back to the shape of X (Y) or of the statistics (the running ones)
+                like = x if i == 0 else node.inputs[3]
+                b.add("Reshape", [c, b.node("Shape", [like], version=1)], [o],
+                      version=max(old, 5))
+    _saved_statistics(b, node, outs, xin, training, spatial)
+    if not training and old >= 6:  # the writer brings back inference nodes of opset 6 on
+        new.meta.setdefault(READ_AS, old)
+    return b.nodes
+
+
+def _flattened(b: Builder, node: Node, old: int) -> tuple[Value, list[Value]]:
+    """``spatial=0``: X as ``[N, C * D1 * ...]`` and the parameters as vectors, so that the
+    opset 15 node's per-channel statistics are the per-activation ones."""
+    x = node.inputs[0]
+    flat = b.i64([-1], "flat")
+    xin = b.node("Flatten", [x], {"axis": 1}, version=old,
+                 type=TensorType(_dtype(x), (None, None)))
+    return xin, [b.node("Reshape", [p, flat], version=max(old, 5),
+                        type=TensorType(_dtype(p), (None,))) for p in node.inputs[1:]]
+
+
+def _saved_statistics(b: Builder, node: Node, outs: list[Value], xin: Value, training: bool,
+                      spatial: int) -> None:
+    """The outputs after the opset 15 node's: the training form's saved batch mean and
+    ``1 / sqrt(var + epsilon)`` (as ONNX Runtime gives them) over every axis of `xin` but the
+    channel axis; an inference node's repeat the input statistics (``mean``, ``var``,
+    ``mean``, ``1 / sqrt(var + epsilon)``)."""
+    mean, var = node.inputs[3], node.inputs[4]
+    eps = float(node.attrs.get("epsilon", 1e-5))
+    if not training:
+        for o, v in zip(outs[1:4], (mean, var, mean)):
+            if o.name:
+                b.add("Identity", [v], [o], version=16)
+        if outs[4].name:
+            _inv_std(b, var, eps, outs[4])
+        return
+    if not (outs[3].name or outs[4].name):
+        return
+    dt = TensorType(_dtype(xin), None)
+    x3 = b.node("Reshape", [xin, b.i64([0, 0, -1], "n_c_rest")], version=14, type=dt)
+    axes = b.i64([0, 2], "axes")
+
+    def mean_of(v: Value, keep: int, out: Value | None = None) -> Value:
+        return b.node("ReduceMean", [v, axes], {"keepdims": keep}, version=18, type=dt,
+                      out=out)
+
+    def back(o: Value) -> Value | None:  # spatial=0: reshaped to the statistics' shape after
+        return o if spatial else None
+
+    if outs[3].name:
+        m = mean_of(x3, 0, back(outs[3]))
+        if not spatial:
+            b.add("Reshape", [m, b.node("Shape", [mean], version=1)], [outs[3]], version=14)
+    if outs[4].name:
+        d = b.node("Sub", [x3, mean_of(x3, 1)], version=14, type=dt)
+        inv = _inv_std(b, mean_of(b.node("Mul", [d, d], version=14, type=dt), 0), eps,
+                       back(outs[4]))
+        if not spatial:
+            b.add("Reshape", [inv, b.node("Shape", [var], version=1)], [outs[4]], version=14)
+
+
+def _inv_std(b: Builder, var: Value, eps: float, out: Value | None) -> Value:
+    """``1 / sqrt(var + eps)``, `eps` of `var`'s element type."""
+    dt = _dtype(var)
+    e = b.const(np.array(eps, dt.numpy if dt is not None else np.float32), "epsilon")
+    if dt is None:
+        e = b.node("CastLike", [e, var], version=15, type=TensorType(None, ()))
+    t = TensorType(dt, None)
+    s = b.node("Sqrt", [b.node("Add", [var, e], version=14, type=t)], version=13, type=t)
+    return b.node("Reciprocal", [s], version=13, out=out, type=t)
 
 
 def _dropout(node: Node, b: Builder) -> list[Node] | None:
@@ -213,6 +297,41 @@ def _upsample(node: Node, b: Builder) -> list[Node] | None:
     return [new]
 
 
+# ---------------------------------------------------------------------------- Tile
+
+
+def _tile(node: Node, b: Builder) -> list[Node] | None:
+    """``Tile``-1 ``(input, tiles, axis)`` as ``Tile``-6 ``(input, repeats)``: ``repeats`` is 1
+    for every axis but ``axis`` (counted from the back when negative), which gets ``tiles``
+    (both truncated to integers). A constant vector when all three are known at import,
+    else ``ScatterElements(ones(rank), [axis], [tiles])``, which refuses an axis out of range
+    at run time as the kernels refuse a negative count."""
+    if len(node.inputs) != 3 or None in node.inputs:
+        return None
+    x, tiles, axis = node.inputs
+    rank, t, a = _rank(x), const_value(tiles), const_value(axis)
+    if rank is not None and t is not None and a is not None and t.size == a.size == 1 \
+            and -rank <= int(a.reshape(())) < rank:
+        reps = np.ones(rank, np.int64)
+        reps[int(a.reshape(()))] = int(t.reshape(()))
+        repeats = b.i64(reps, "repeats")
+    else:
+        vec = TensorType(_I64, (1,))
+        ones = b.i64(np.ones(rank, np.int64), "ones") if rank is not None else b.node(
+            "ConstantOfShape", [b.node("Shape", [b.node("Shape", [x], version=1)], version=1)],
+            {"value": np.ones(1, np.int64)}, version=9, type=TensorType(_I64, (None,)))
+        one = b.i64([1], "one")
+
+        def entry(v: Value) -> Value:
+            i = b.node("Cast", [v], {"to": _I64.onnx}, version=13, type=TensorType(_I64, None))
+            return b.node("Reshape", [i, one], version=13, type=vec)
+
+        repeats = b.node("ScatterElements", [ones, entry(axis), entry(tiles)], {"axis": 0},
+                         version=13, type=TensorType(_I64, (rank,)))
+    node.inputs, node.version = [x, repeats], 6
+    return [*b.nodes, node]
+
+
 Rule = Callable[[Node, Builder], "list[Node] | None"]
 
 #: op -> (the opset its current form starts at, the rewrite of an older node)
@@ -222,7 +341,8 @@ RULES: dict[str, tuple[int, Rule]] = {
     "PRelu": (7, _prelu),
     "BatchNormalization": (14, _batch_norm),
     "Dropout": (12, _dropout),
-    "Upsample": (11, _upsample),  # every version: Resize replaced it (opset 10 deprecates it)
+    "Upsample": (11, _upsample),
+    "Tile": (6, _tile),  # every version: Resize replaced it (opset 10 deprecates it)
 }
 
 

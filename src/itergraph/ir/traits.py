@@ -17,6 +17,10 @@ Traits:
 - ``MATMUL``: a contraction (matrix product, convolution) whose cost dominates a loop body;
   worth batching over a loop's iterations.
 - ``CELL``: a recurrent-cell op (``LSTM``, ``GRU``, ``RNN``): a loop of its own over time.
+- ``SAME_SHAPE``: its (first) output has the shape of its first input whatever the values
+  (every ``UNARY`` op; normalisations, ``CumSum``, ``ReverseSequence``, ``Trilu`` ...).
+- ``RESHAPE``: its output holds the elements of its first input in the same order, in another
+  shape (or the same: ``Identity``).
 - ``SHAPE_ONLY``: reads only the shapes of its inputs, never their values.
 - ``RANDOM``: draws random numbers; never pure.
 - ``TOTAL``: never raises on inputs of its declared types (a total function: element-wise math
@@ -44,22 +48,27 @@ class Trait(enum.Flag):
     RANDOM = enum.auto()
     CONTROL_FLOW = enum.auto()
     TOTAL = enum.auto()
+    SAME_SHAPE = enum.auto()
+    RESHAPE = enum.auto()
 
 
 ELEMENTWISE = Trait.UNARY | Trait.BROADCAST
 
 _P = Trait.PURE
 _T = Trait.PURE | Trait.TOTAL
+_U = Trait.UNARY | Trait.SAME_SHAPE
 
 # One row per kind of op; every op name appears in exactly one row.
 _ROWS: dict[Trait, str] = {
-    _T | Trait.UNARY: """
+    _T | _U: """
         Abs Acos Acosh Asin Asinh Atan Atanh BitwiseNot Ceil Celu Cos Cosh Elu Erf Exp Floor
-        Gelu HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal
+        Gelu HardSigmoid HardSwish IsInf IsNaN LeakyRelu Log Mish Neg Not Reciprocal
         Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt Tan Tanh
         ThresholdedRelu""",
+    _T | _U | Trait.RESHAPE: "Identity",
+    _P | Trait.RESHAPE: "Flatten Reshape Squeeze Unsqueeze",
     # Cast raises on strings that are not numbers, Clip on bounds that are not scalars
-    _P | Trait.UNARY: "Cast Clip",
+    _P | _U: "Cast Clip",
     _P | Trait.BROADCAST: """
         Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less
         LessOrEqual Max Mean Min Mod Mul Or Pow PRelu Sub Sum Where Xor""",
@@ -69,16 +78,15 @@ _ROWS: dict[Trait, str] = {
     _P | Trait.MATMUL: "Conv ConvTranspose Einsum Gemm MatMul MatMulInteger",
     _P | Trait.CELL: "GRU LSTM RNN",
     _T | Trait.SHAPE_ONLY: "Shape Size",
+    _P | Trait.SAME_SHAPE: """
+        BatchNormalization CastLike CumSum GroupNormalization Hardmax InstanceNormalization LRN
+        LayerNormalization LogSoftmax ReverseSequence Softmax Trilu""",
     _P: """
-        ArgMax ArgMin AveragePool BatchNormalization CastLike Concat Constant ConstantOfShape
-        CumSum DepthToSpace Expand EyeLike Flatten Gather GatherElements GatherND
-        GlobalAveragePool GlobalMaxPool GroupNormalization Hardmax InstanceNormalization LRN
-        LayerNormalization LogSoftmax MaxPool NonZero OneHot Pad Range Reshape ReverseSequence
-        SequenceEmpty Slice Softmax SpaceToDepth Split Squeeze Tile TopK Transpose Trilu
-        Unsqueeze""",
-    Trait.RANDOM: """
-        Bernoulli Dropout Multinomial RandomNormal RandomNormalLike RandomUniform
-        RandomUniformLike""",
+        ArgMax ArgMin AveragePool Concat Constant ConstantOfShape DepthToSpace Expand EyeLike
+        Gather GatherElements GatherND GlobalAveragePool GlobalMaxPool MaxPool NonZero OneHot
+        Pad Range SequenceEmpty Slice SpaceToDepth Split Tile TopK Transpose""",
+    Trait.RANDOM | Trait.SAME_SHAPE: "Bernoulli Dropout RandomNormalLike RandomUniformLike",
+    Trait.RANDOM: "Multinomial RandomNormal RandomUniform",
     Trait.CONTROL_FLOW: "If Loop Scan SequenceMap",
 }
 
@@ -103,6 +111,15 @@ def has(node, trait: Trait) -> bool:
 def ops_with(trait: Trait) -> frozenset[str]:
     """Names of the standard ops having every trait in `trait`."""
     return frozenset(op for op, t in TRAITS.items() if trait in t)
+
+
+def transpose_perm(node, rank: int) -> list[int]:
+    """The input axis each output axis of a ``Transpose`` node reads, for an input of `rank`:
+    its ``perm`` (an entry below 0 counted from the back), or the axes reversed when absent."""
+    perm = node.attrs.get("perm")
+    if perm is None:
+        return list(range(rank))[::-1]
+    return [int(a) % rank if rank else int(a) for a in perm]
 
 
 def normalized_axes(node, rank: int) -> list[int]:

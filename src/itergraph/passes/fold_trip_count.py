@@ -7,12 +7,10 @@ import numpy as np
 from ..ir.graph import Graph, Value
 from ..ir.loop import Loop, Sliced
 from ..ir.static_values import static_int, static_value
+from ..ir.traits import Trait, has
 from ..ir.types import DataType, TensorType
 from .base import LoopPass
 from .loop_motion import const_value
-
-#: Ops that pass an integer scalar's value through unchanged (for the slice-count match).
-_SAME_VALUE = ("Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity", "Flatten")
 
 
 class FoldTripCount(LoopPass):
@@ -65,7 +63,7 @@ def shape_source(v: Value) -> tuple[Value, int] | None:
         n = v.producer
         if n is None or n.domain != "":
             return None
-        if n.op_type in _SAME_VALUE:
+        if has(n, Trait.RESHAPE) or n.op_type == "Cast":  # the integer's value passes
             v = n.inputs[0]
             continue
         if n.op_type == "Gather" and n.attrs.get("axis", 0) == 0:

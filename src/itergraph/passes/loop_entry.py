@@ -20,7 +20,7 @@ import numpy as np
 from ..ir.graph import Node
 from ..ir.loop import Loop
 from ..ir.static_values import const_value, static_int, static_shape
-from ..ir.traits import Trait, has
+from ..ir.traits import Trait, has, transpose_perm
 from ..ir.types import TensorType
 
 #: broadcasting ops that raise on unfit shapes only (on floating-point operands: an integer
@@ -58,8 +58,7 @@ def _fitting_shape(node: Node, shapes: list[tuple]) -> tuple | None:
         return _broadcast(*shapes)
     if node.op_type == "Transpose" and len(shapes) == 1:
         (s,) = shapes
-        perm = node.attrs.get("perm")
-        perm = list(range(len(s)))[::-1] if perm is None else [int(p) for p in perm]
+        perm = transpose_perm(node, len(s))
         return tuple(s[p] for p in perm) if sorted(perm) == list(range(len(s))) else None
     if node.op_type == "MatMul" and len(shapes) == 2 and all(_floating(v) for v in node.inputs):
         a, b = shapes

@@ -21,6 +21,7 @@ from ..ir.builder import Builder, const_type
 from ..ir.graph import Graph, Value
 from ..ir.loop import Concat, Last, Loop, Sliced
 from ..ir.static_values import static_value
+from ..ir.traits import Trait, has
 from ..ir.traversal import replace_all_uses
 from ..ir.types import DataType, TensorType
 from .iteration_gather import iteration_gather
@@ -129,7 +130,7 @@ def _is_length(v: Value, s: Sliced) -> bool:
         seen += 1
         if n.domain != "":
             return False
-        if n.op_type in ("Cast", "Squeeze", "Unsqueeze", "Reshape", "Identity") and n.inputs:
+        if (has(n, Trait.RESHAPE) or n.op_type == "Cast") and n.inputs:
             v = n.inputs[0]
             continue
         if n.op_type == "Gather" and len(n.inputs) == 2:

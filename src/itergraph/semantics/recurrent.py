@@ -15,9 +15,23 @@ def clip_threshold(op: str, clip) -> float | None:
     return None if op == "RNN" and not c >= 0 else c
 
 
+#: the ONNX op of each activation a cell may name in lower case (OpenVINO's cells, ONNX
+#: Runtime's ``DynamicQuantizeLSTM`` and the ONNX cells' own expansion)
+ACTIVATION_OPS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
+
 #: each direction's activations by default, in the order of the ``activations`` attribute
 DEFAULT_ACTIVATIONS = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"),
                        "RNN": ("Tanh",)}
+
+
+def activation_names(given, op: str, dirs: int) -> list[str]:
+    """The activations of an `op` cell of `dirs` directions, in lower case (ONNX Runtime
+    matches them without regard to case), each direction's in turn: `given` (the
+    ``activations`` attribute), else the defaults; one direction's list serves both."""
+    default = [a.lower() for a in DEFAULT_ACTIVATIONS[op]]
+    names = [(a.decode() if isinstance(a, bytes) else str(a)).lower()
+             for a in given or []] or default * dirs
+    return names * 2 if len(names) == len(default) and dirs == 2 else names
 
 
 def activation_count_error(op: str, directions: int, count: int) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import ModelError, UnsupportedError
-from .core import _dims
+from .core import checked_dims
 from .dims import Dims
 from .enums import (
     BuilderFlag,
@@ -73,7 +73,7 @@ class IOptimizationProfile:
 
     def set_shape(self, input: str, min, opt, max) -> None:  # noqa: A002
         what = f"IOptimizationProfile.set_shape('{input}')"
-        dims = [_dims(d, what) for d in (min, opt, max)]
+        dims = [checked_dims(d, what) for d in (min, opt, max)]
         _check_range(dims, what, "shape", nonnegative=True)
         self._shapes[str(input)] = tuple(Dims(d) for d in dims)
 

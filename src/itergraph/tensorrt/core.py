@@ -84,7 +84,7 @@ class Tensor:
     def shape(self, dims) -> None:
         if self._input_type is None:
             raise ModelError(f"tensor '{self.name}': only a network input's shape can be set")
-        self._input_type = (self._input_type[0], _dims(dims, f"input '{self.name}'"))
+        self._input_type = (self._input_type[0], checked_dims(dims, f"input '{self.name}'"))
         self.network.touch()
 
     @property
@@ -167,7 +167,9 @@ def int_tuple(layer, value, attr: str) -> tuple[int, ...]:
         raise ModelError(f"{layer.what()}: {attr}: {type(e).__name__}: {e}") from None
 
 
-def _dims(dims, what: str) -> Shape:
+def checked_dims(dims, what: str) -> Shape:
+    """`dims` as a tuple of ints (-1: unknown), or a `ModelError` naming `what` (strings,
+    non-integers, sizes below -1)."""
     if isinstance(dims, str | bytes) or dims is None:
         raise ModelError(f"{what}: dimensions must be integers, got {dims!r}")
     try:

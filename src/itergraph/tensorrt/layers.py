@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .core import FLOATS as _FLOATS
-from .core import Layer, Tensor, _dims
+from .core import Layer, Tensor, checked_dims
 from .dims import Dims
 from .enums import (
     ONNX_TYPE,
@@ -76,7 +76,7 @@ class ConstantLayer(Layer):
 
     @shape.setter
     def shape(self, dims) -> None:
-        self._shape = _dims(dims, self.what())
+        self._shape = checked_dims(dims, self.what())
         self.network.touch()
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from .core import FLOATS, Layer, _dims
+from .core import FLOATS, Layer, checked_dims
 from .dims import Dims
 from .enums import (
     ONNX_TYPE,
@@ -43,7 +43,7 @@ class FillLayer(Layer):
 
     def __init__(self, network, shape, op, to_type=DataType.FLOAT):
         super().__init__(network, [])
-        self._shape = _dims(shape, self.what())
+        self._shape = checked_dims(shape, self.what())
         self._op = check_enum(FillOperation, op, self.what())
         self.to_type = as_dtype(to_type)
         self._alpha, self._beta = 0.0, 1.0
@@ -61,7 +61,7 @@ class FillLayer(Layer):
 
     @shape.setter
     def shape(self, dims) -> None:
-        self._shape = _dims(dims, self.what())
+        self._shape = checked_dims(dims, self.what())
         self._reset(0)
         self.network.touch()
 

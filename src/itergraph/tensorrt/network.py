@@ -24,7 +24,7 @@ from . import layers_shape as LS
 from . import layers_tensor as LT
 from .build import build
 from .control import IfConditional, Loop
-from .core import Layer, LayerView, NetworkBase, Tensor, _dims, checked_arguments
+from .core import Layer, LayerView, NetworkBase, Tensor, checked_arguments, checked_dims
 from .enums import (
     DataType,
     GatherMode,
@@ -167,7 +167,7 @@ class Network(NetworkBase):
         if any(t.name == name for t in self.inputs):
             raise ModelError(f"network input '{name}' is defined twice")
         t = Tensor(self, str(name),
-                   input_type=(as_dtype(dtype), _dims(shape, f"network input '{name}'")))
+                   input_type=(as_dtype(dtype), checked_dims(shape, f"network input '{name}'")))
         self.inputs.append(t)
         self.touch()
         return t

@@ -61,6 +61,7 @@ from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
 from ...semantics import ms_transformer as mt
+from ...semantics import recurrent
 from ...semantics.ms_nbits import weight
 from .types import type_to_onnx
 
@@ -849,7 +850,14 @@ def _built(node: Node) -> _Builder | None:
 
 # ---------------------------------------------------------------------------- DynamicQuantizeLSTM
 
-_LSTM_ACTS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
+def standard_activations(node: Node, names: list[str]) -> list[str]:
+    """`names`, when each is an activation the standard ops spell
+    (`semantics.recurrent.ACTIVATION_OPS`)."""
+    for a in names:
+        if a not in recurrent.ACTIVATION_OPS:
+            raise UnsupportedError(f"{where(node)}: activation '{a}' is not written with "
+                                   "standard ops (Sigmoid, Tanh, Relu)")
+    return names
 
 
 def _qproduct(b: _Builder, x: str, w: str, scale: str, zp: str) -> str:
@@ -885,14 +893,8 @@ def _dq_lstm(b: _Builder, node: Node) -> None:
         raise UnsupportedError(f"{where(node)}: sequence_lens is not written with standard ops")
     H = int(H)
     dirs = 2 if direction == "bidirectional" else 1
-    names = [str(a).lower() for a in (_attr(node, "activations") or [])] or \
-        ["sigmoid", "tanh", "tanh"] * dirs
-    if len(names) == 3 and dirs == 2:
-        names = names * 2
-    for a in names:
-        if a not in _LSTM_ACTS:
-            raise UnsupportedError(f"{where(node)}: activation '{a}' is not written with "
-                                   "standard ops (Sigmoid, Tanh, Relu)")
+    given = _attr(node, "activations")
+    names = standard_activations(node, recurrent.activation_names(given, "LSTM", dirs))
     clip = _attr(node, "clip")
     couple = bool(_attr(node, "input_forget", 0))
     x = b.input(0)
@@ -991,7 +993,7 @@ def lstm_body(b: _Builder, rec: Callable[[_Builder, str], str], bias, peep,
     def act(k: int, v: str) -> str:
         if clip is not None:
             v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
-        return s.op(_LSTM_ACTS[acts[k]], [v])
+        return s.op(recurrent.ACTIVATION_OPS[acts[k]], [v])
 
     i = act(0, gi)
     fg = s.op("Sub", [s.init(np.float32(1)), i]) if couple else act(0, gf)

@@ -18,12 +18,12 @@ from onnx import helper, numpy_helper
 
 from ...errors import UnsupportedError
 from ...ir.graph import Node, Value
+from ...ir.operands import vector_operands
 from ...ir.static_values import const_value
 from .attributes import attr_to_onnx
 from .export_common import declarable, rank_of
 from .naming import Env
 from .types import tensor_to_onnx, type_to_onnx
-from .vector_inputs import vector_positions
 from .versioning import adapt, unchanged
 
 
@@ -36,7 +36,11 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
     ins = ["" if v is None else w.name(env, v, user) for v in n.inputs]
     consts = {nm: _const_of(v) for nm, v in zip(ins, n.inputs) if v is not None}
     vectors = set()
-    for i in vector_positions(n.op_type, n.domain):
+    # OpenVINO takes a scalar wherever one axis, count or ``k`` is meant, and the IR keeps
+    # such nodes as read; ONNX Runtime refuses scalars where ONNX declares a vector ("An axes
+    # tensor must be a vector tensor"): a scalar, or a value of unknown rank, is reshaped to
+    # [-1], a constant written as a vector constant.
+    for i in vector_operands(n.op_type) if n.domain == "" else ():
         if i < len(ins) and ins[i] and rank_of(n.inputs[i]) != 1:
             ins[i] = _as_vector(w, ins[i], consts, nodes)
             vectors.add(ins[i])

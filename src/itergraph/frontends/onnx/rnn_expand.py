@@ -19,16 +19,16 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from ...errors import UnsupportedError, where
 from ...ir.graph import Graph, Node
+from ...semantics.recurrent import ACTIVATION_OPS, activation_names
 from .contrib_expand import (
-    _LSTM_ACTS,
     _attr,
     _Builder,
     _reverse,
     hidden_and_direction,
     lstm_body,
     masked_step,
+    standard_activations,
 )
 
 
@@ -40,15 +40,9 @@ def lstm_expansion(node: Node) -> Graph:
     return b.graph()
 
 
-def _names(node: Node, dirs: int, default: list[str]) -> list[str]:
-    names = [str(a).lower() for a in (_attr(node, "activations") or [])] or default * dirs
-    if len(names) == len(default) and dirs == 2:
-        names = names * 2
-    for a in names:
-        if a not in _LSTM_ACTS:
-            raise UnsupportedError(f"{where(node)}: activation '{a}' is not written with "
-                                   "standard ops (Sigmoid, Tanh, Relu)")
-    return names
+def _names(node: Node, dirs: int) -> list[str]:
+    return standard_activations(node, activation_names(_attr(node, "activations"),
+                                                       node.op_type, dirs))
 
 
 def _i64(b: _Builder, *v: int) -> str:
@@ -57,7 +51,7 @@ def _i64(b: _Builder, *v: int) -> str:
 
 def _lstm(b: _Builder, node: Node) -> None:
     H, direction, dirs = hidden_and_direction(node)
-    names = _names(node, dirs, ["sigmoid", "tanh", "tanh"])
+    names = _names(node, dirs)
     layout = int(_attr(node, "layout", 0))
     x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
     xs = b.op("Shape", [x])
@@ -135,8 +129,7 @@ def gru_expansion(node: Node) -> Graph:
 def _gru(b: _Builder, node: Node) -> None:
     H, direction, dirs = hidden_and_direction(node)
     gates = 3 if node.op_type == "GRU" else 1
-    default = ["sigmoid", "tanh"] if gates == 3 else ["tanh"]
-    names = _names(node, dirs, default)
+    names = _names(node, dirs)
     layout = int(_attr(node, "layout", 0))
     x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
     xs = b.op("Shape", [x])
@@ -166,7 +159,7 @@ def _gru(b: _Builder, node: Node) -> None:
         init = b.op("Gather", [s0, d], axis=0) if s0 else b.op(
             "ConstantOfShape", [state_shape],
             value=helper.make_tensor("z", TensorProto.FLOAT, [1], [0.0]))
-        acts = names[len(default) * di:len(default) * (di + 1)]
+        acts = names[len(names) // dirs * di:len(names) // dirs * (di + 1)]
         body = _gru_body(b, node, r_zr, r_h, rb, H, acts, mask is not None) if gates == 3 \
             else _rnn_body(b, node, r_h, rb, acts, mask is not None)
         scanned = [xw] if mask is None else [xw, _reverse(b, mask) if reverse else mask]
@@ -189,7 +182,7 @@ def _rnn_body(b: _Builder, node: Node, r_t: str, rb, acts: list[str],
     clip = _attr(node, "clip")
     if clip is not None:
         v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
-    return _step_graph(s, "rnn_step", h, xw_t, s.op(_LSTM_ACTS[acts[0]], [v]), masked)
+    return _step_graph(s, "rnn_step", h, xw_t, s.op(ACTIVATION_OPS[acts[0]], [v]), masked)
 
 
 def _step_graph(s: _Builder, name: str, h: str, xw_t: str, h2: str,
@@ -218,7 +211,7 @@ def _gru_body(b: _Builder, node: Node, r_zr: str, r_h: str, rb, H: int, acts: li
     def act(k: int, v: str) -> str:
         if clip is not None:
             v = s.op("Clip", [v, s.init(np.float32(-clip)), s.init(np.float32(clip))])
-        return s.op(_LSTM_ACTS[acts[k]], [v])
+        return s.op(ACTIVATION_OPS[acts[k]], [v])
 
     xz, xr, xh = (s.fresh() for _ in range(3))
     s.nodes.append(helper.make_node("Split", [xw_t], [xz, xr, xh], axis=1, num_outputs=3))

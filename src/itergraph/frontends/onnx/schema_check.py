@@ -30,7 +30,7 @@ from onnx import AttributeProto, TensorProto
 
 from ...errors import ModelError, UnsupportedError
 from ...ir.graph import Value
-from ...ir.traits import Trait, traits
+from ...ir.traits import Trait, ops_with, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
 from ...semantics.window import window_attribute_error
@@ -371,8 +371,7 @@ def _check_axis(p, inputs: list[Value | None], what: str) -> None:
 
 #: the reductions (``ReduceMax``...), whose ``axes`` attribute (before it became an input)
 #: names axes of the input
-_REDUCTIONS = tuple(f"Reduce{k}" for k in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean",
-                                           "Min", "Prod", "Sum", "SumSquare"))
+_REDUCTIONS = tuple(sorted(ops_with(Trait.REDUCTION)))
 
 
 def _check_axes(p, inputs: list[Value | None], what: str) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from ...ir.canonical import int_operand
 from ...ir.graph import Value
 from ...ir.static_values import known_dims, static_value
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import LoopScope, const_value, is_pure, static_shape
 
@@ -46,12 +47,12 @@ def inv_shape(v: Value | None, depth: int = 0) -> tuple[int, ...] | None:
     ins = [inv_shape(x, depth + 1) if x is not None else None for x in p.inputs]
     op = p.op_type
     try:
-        if op in ("Identity", "Cast", "Neg", "Relu", "Tanh", "Sigmoid") and ins[0] is not None:
+        if has(p, Trait.SAME_SHAPE) and ins[0] is not None:
             return ins[0]
-        if op in ("Add", "Sub", "Mul", "Div") and None not in ins:
+        if has(p, Trait.BROADCAST) and None not in ins:
             return tuple(np.broadcast_shapes(*ins))
         if op == "Transpose" and ins[0] is not None:
-            perm = p.attrs.get("perm") or list(range(len(ins[0])))[::-1]
+            perm = transpose_perm(p, len(ins[0]))
             return tuple(ins[0][int(k)] for k in perm)
         if op in ("Unsqueeze", "Squeeze") and ins[0] is not None:
             axes = int_operand(p, 1)

@@ -14,12 +14,11 @@ import numpy as np
 
 from ...ir.canonical import int_operand
 from ...ir.graph import Value
-from ...ir.traits import Trait, has
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import const_value
 
 Ref = "int | tuple[int, int]"  # a known size, or (uid of a value, axis)
-_SAME_SHAPE = ("Identity", "Cast", "ReverseSequence", "Neg", "Relu", "Tanh", "Sigmoid")
 
 
 def _std(v: Value | None, *ops: str):
@@ -40,7 +39,7 @@ def rank(v: Value | None, depth: int = 0) -> int | None:
     p = v.producer
     if p is None or p.domain != "" or not p.inputs:
         return None
-    if p.op_type in _SAME_SHAPE or p.op_type == "Transpose":
+    if has(p, Trait.SAME_SHAPE) or p.op_type == "Transpose":
         return rank(p.inputs[0], depth + 1)
     if p.op_type in ("Squeeze", "Unsqueeze"):
         r, axes = rank(p.inputs[0], depth + 1), int_operand(p, 1)
@@ -67,10 +66,10 @@ def axis_ref(v: Value, axis: int, depth: int = 0):
     if p is None or p.domain != "" or not p.inputs or depth > 16:
         return (v.uid, axis)
     x = p.inputs[0]
-    if p.op_type in _SAME_SHAPE:
+    if has(p, Trait.SAME_SHAPE):
         return axis_ref(x, axis, depth + 1)
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(r))[::-1]
+        perm = transpose_perm(p, r)
         return axis_ref(x, int(perm[axis]), depth + 1)
     axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is not None and p.op_type == "Unsqueeze":
@@ -100,7 +99,7 @@ def inner_axis(p, axis: int) -> int | None:
         return None
     axis %= r
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(r))[::-1]
+        perm = transpose_perm(p, r)
         return int(perm[axis])
     axes = int_operand(p, 1) if p.op_type in ("Squeeze", "Unsqueeze") else None
     if axes is None:
@@ -126,7 +125,7 @@ def _elements(v: Value | None, depth: int = 0) -> list | None:
     if p is None or p.domain != "" or not p.inputs:
         return None
     op = p.op_type
-    if op in ("Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape"):
+    if has(p, Trait.RESHAPE) or op == "Cast":
         return _elements(p.inputs[0], depth + 1)
     if op == "Shape" and len(p.inputs) == 1 and "start" not in p.attrs and "end" not in p.attrs:
         r = rank(p.inputs[0])
@@ -201,7 +200,7 @@ def layout(v: Value, depth: int = 0):
     if axes is None or p.op_type == "Identity":
         return base, axes
     if p.op_type == "Transpose":
-        perm = p.attrs.get("perm") or list(range(len(axes)))[::-1]
+        perm = transpose_perm(p, len(axes))
         return base, tuple(axes[int(k)] for k in perm)
     given = int_operand(p, 1)
     if given is None:

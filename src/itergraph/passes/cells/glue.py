@@ -21,12 +21,12 @@ import numpy as np
 from ...ir.canonical import int_operand
 from ...ir.graph import Node, Value
 from ...ir.loop import Loop
+from ...ir.traits import Trait, has, transpose_perm
 from ...ir.types import TensorType
 from ..loop_motion import LoopScope, const_value
 from .affine import inv_shape
 from .emit import Emitter, Operand
 
-GLUE = ("Identity", "Squeeze", "Unsqueeze", "Reshape", "Flatten")
 Shape = tuple  # dims: int, or None when unknown
 
 
@@ -60,7 +60,7 @@ class StepInput:
 
 
 def _glue_ok(node: Node, scope: LoopScope) -> bool:
-    if node.op_type not in GLUE or node.domain != "" or not node.inputs:
+    if not has(node, Trait.RESHAPE) or not node.inputs:
         return False
     if node.inputs[0] is None or any(x is None or not scope.is_invariant(x)
                                      for x in node.inputs[1:]):
@@ -142,13 +142,6 @@ def _gather_root(loop: Loop, scope: LoopScope, skip: frozenset, only: Value | No
     return si, g.outputs[0]
 
 
-#: ops whose output has the shape of their first input
-_SAME_SHAPE = ("ReverseSequence", "Cast", "Identity", "Not", "Neg", "Abs", "Sigmoid", "Tanh",
-               "Relu")
-#: element-wise ops whose output has their inputs' broadcast shape
-_BROADCAST = ("Add", "Sub", "Mul", "Div", "Equal", "Greater", "GreaterOrEqual", "Less",
-              "LessOrEqual", "And", "Or", "Xor", "Where")
-_REDUCE = ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceMean")
 
 
 def _derived(v: Value, depth: int = 0) -> Shape | None:
@@ -160,19 +153,19 @@ def _derived(v: Value, depth: int = 0) -> Shape | None:
     p = v.producer
     if shape is not None or p is None or p.domain != "" or depth > 12 or not p.inputs:
         return shape
-    if p.op_type in _SAME_SHAPE:
+    if has(p, Trait.SAME_SHAPE):
         return _derived(p.inputs[0], depth + 1)
     if p.op_type == "Transpose":
         shape = _derived(p.inputs[0], depth + 1)
         if shape is None:
             return None
-        perm = p.attrs.get("perm") or list(range(len(shape)))[::-1]
+        perm = transpose_perm(p, len(shape))
         ok = sorted(int(k) for k in perm) == list(range(len(shape)))
         return tuple(shape[int(k)] for k in perm) if ok else None
-    if p.op_type in _BROADCAST:
+    if has(p, Trait.BROADCAST):  # the inputs' broadcast shape
         shapes = [None if x is None else _derived(x, depth + 1) for x in p.inputs]
         return None if None in shapes else _broadcast(shapes)
-    if p.op_type in _REDUCE:
+    if has(p, Trait.REDUCTION):
         return _reduced(p, _derived(p.inputs[0], depth + 1))
     return None
 

@@ -20,8 +20,9 @@ import numpy as np
 
 from ....errors import where
 from ....ir import Loop, Node
+from ....ir.operands import SHAPE_OPERANDS
 from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
-from ....ir.traits import normalized_axes
+from ....ir.traits import normalized_axes, transpose_perm
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
 from . import padded_attention
 from .padded import Grow, Padded, Refused
@@ -149,8 +150,7 @@ def _elementwise(cx, rule, inputs):
 
 def _transpose(cx, rule, inputs):
     x = inputs[0]
-    perm = cx.attr("perm")
-    perm = list(range(x.ndim))[::-1] if perm is None else [_axis(int(a), x.ndim) for a in perm]
+    perm = transpose_perm(cx.node, x.ndim)
     return x.like(rule.fn(cx, x.buf), perm.index(x.axis))
 
 
@@ -453,24 +453,19 @@ def _static_axis(n: Node, axis: dict, ins: list) -> tuple[bool, tuple | None]:
         return op not in ("Slice", "Gather") and kind not in (Along.LENGTH, Along.REDUCE), None
     ax, r = known
     if op == "Transpose":
-        perm = n.attrs.get("perm")
-        perm = list(range(r))[::-1] if perm is None else [int(a) % r for a in perm]
+        perm = transpose_perm(n, r)
         return True, (perm.index(ax), r)
     if kind is Along.NORMALIZE or op == "Concat":
         return True, known
     return False, None  # Shape, Slice, Gather, Unsqueeze, Squeeze, reductions: not followed
 
 
-#: inputs the JAX lowering needs when compiling (shapes, axes, counts), by op
+#: inputs the JAX lowering needs when compiling, by op: the shape operands, ``Pad``'s fill
+#: value, and every input of the ops whose output shape follows their data
 _NEEDS_STATIC: dict[str, tuple | str] = {
-    "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
-    "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "TopK": (1,), "Unsqueeze": (1,),
-    "Squeeze": (1,), "Split": (1,), "OneHot": (1,), "Resize": "all",
+    **SHAPE_OPERANDS, "Pad": (1, 2, 3), "Resize": "all",
     "Loop": "all", "If": "all", "Scan": "all", "NonZero": "all", "Compress": "all",
     "Unique": "all", "RandomNormalLike": "all", "RandomUniformLike": "all",
-    **{op: (1,) for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                           "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                           "ReduceSumSquare")},
 }
 
 

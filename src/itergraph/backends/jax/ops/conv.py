@@ -358,8 +358,6 @@ def _gmp(cx, x):
 def _batch_norm(cx, x, scale, b, mean, var, *rest):
     if attr(cx.node, "training_mode", 0) or len(cx.node.outputs) > 1:
         cx.fail("training-mode BatchNormalization is not lowered")
-    if not attr(cx.node, "spatial", 1):  # opset < 9 per-activation form, kept as read
-        cx.fail("BatchNormalization with spatial=0 is not lowered")
     xp = cx.xp
     eps = float(attr(cx.node, "epsilon", 1e-5))
     last = not cx.folding and x.ndim > 2 and form(cx.tc, x) is not None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import constant_value
+from ....ir.attributes import constant_value, fill_value
 from ...common.cast import cast, cast_options, float_to_int, is_float_to_int
 from ..table import lowering
 from ._util import attr, np_dtype
@@ -26,14 +26,7 @@ def _constant(cx):
 
 @lowering("ConstantOfShape", since=9, fold=True)
 def _constant_of_shape(cx, shape):
-    v = cx.node.attrs.get("value")
-    if v is None:
-        fill = np.zeros((), dtype=np.float32)
-    else:
-        v = np.asarray(v)
-        if v.size != 1:
-            raise ModelError(f"{where(cx.node)}: 'value' must hold one element, has {v.size}")
-        fill = v.reshape(())
+    fill = fill_value(cx.node)
     dims = tuple(cx.ints(shape, "the shape (input 0)"))
     if any(d < 0 for d in dims):
         raise ExecutionError(f"{where(cx.node)}: negative dimension in shape {list(dims)}")

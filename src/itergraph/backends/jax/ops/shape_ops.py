@@ -10,21 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ...numpy.kernels.shape_ops import shape_not_a_vector
+from ...common.reshape import reshape_target, shape_not_a_vector
 from ..table import lowering
 from ._util import attr, attr_ints
-
-
-def _reshape_target(cx, shape: list[int], in_shape, allowzero: bool) -> list[int]:
-    s = list(shape)
-    if not allowzero:
-        for i, d in enumerate(s):
-            if d == 0:
-                if i >= len(in_shape):
-                    raise ExecutionError(f"{where(cx.node)}: shape entry {i} is 0 (copy) but the "
-                                         f"input has rank {len(in_shape)}")
-                s[i] = in_shape[i]
-    return s
 
 
 def _reshape(cx, x, target):
@@ -41,7 +29,7 @@ def _reshape5(cx, x, shape):
         error = ModelError if isinstance(shape, np.ndarray) else ExecutionError
         raise error(shape_not_a_vector(cx.node, shape.shape))
     s = cx.ints(shape, "the target shape (input 1)")
-    return _reshape(cx, x, _reshape_target(cx, s, x.shape, bool(attr(cx.node, "allowzero", 0))))
+    return _reshape(cx, x, reshape_target(cx.node, s, x.shape, bool(attr(cx.node, "allowzero", 0))))
 
 
 @lowering("Transpose", since=1, fold=True)
@@ -100,16 +88,6 @@ def _expand(cx, x, shape):
                              f"{list(dims)}") from None
     r = cx.xp.broadcast_to(x, out)
     return np.array(r) if cx.folding else r
-
-
-@lowering("Tile", since=1, fold=True)
-def _tile1(cx, x, tiles, axis):
-    reps = [1] * x.ndim
-    n = int(cx.const(tiles, "tiles (input 1)"))
-    if n < 0:
-        raise ExecutionError(f"{where(cx.node)}: tiles (repeats) must not be negative, got {n}")
-    reps[int(cx.const(axis, "axis (input 2)"))] = n
-    return cx.xp.tile(x, tuple(reps))
 
 
 @lowering("Tile", since=6, fold=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, constant_value, np_dtype
+from ....ir.attributes import attr, constant_value, fill_value, np_dtype
 from ...common.cast import cast, cast_options
 from . import kernel
 
@@ -24,14 +24,7 @@ def _constant(node, ctx):
 def _constant_of_shape(node, ctx):
     """ConstantOfShape: a tensor of shape `input` filled with the one-element `value`
     (default float32 zero)."""
-    v = node.attrs.get("value")
-    if v is None:
-        fill = np.zeros((), dtype=np.float32)
-    else:
-        v = np.asarray(v)
-        if v.size != 1:
-            raise ModelError(f"{where(node)}: 'value' must hold one element, has {v.size}")
-        fill = v.reshape(())
+    fill = fill_value(node)
     dtype = fill.dtype
 
     def fn(shape):

@@ -1,4 +1,4 @@
-"""Normalization kernels: BatchNormalization (opset 1-15, inference and training),
+"""Normalization kernels: BatchNormalization (opset 15 form, inference and training),
 InstanceNormalization (opset 1-22) and LayerNormalization (opset 17).
 
 All statistics are population ones (variance divided by the element count) and are computed
@@ -10,21 +10,16 @@ BatchNormalization, for ``X`` ``[N, C, D1, ...]`` and per-channel ``scale``, ``B
     Y = (X - mean) / sqrt(var + epsilon) * scale + B
 
 In inference mode ``mean``/``var`` are the inputs (folded once into one multiply and one add
-per element; at compile time when all four are initializers). In training mode they are the
-batch statistics over every axis but the channel axis, and the outputs after ``Y`` are::
+per element; at compile time when all four are initializers). In training mode
+(``training_mode`` 1) they are the batch statistics over every axis but the channel axis,
+and the outputs after ``Y`` are::
 
     running_mean = input_mean * momentum + mean * (1 - momentum)   # momentum default 0.9
     running_var  = input_var * momentum + var * (1 - momentum)
-    saved_mean   = mean                      # opset < 14 only
-    saved_var    = 1 / sqrt(var + epsilon)   # opset < 14 only (as ONNX Runtime gives it)
 
-The mode: the ``training_mode`` attribute (older nodes are read into the opset 15 form:
-`ir.legacy_forms`). Two older forms have no later one and are kept as read: ``spatial=0``
-(before opset 9: parameters and statistics per element of ``[C, D1, ...]``) and a training
-node asking for the saved statistics; for those, training is ``is_test`` 0 when present
-(before opset 7), else more than one output (as ONNX Runtime decides). In inference mode,
-outputs beyond ``Y`` repeat the inputs' mean and variance (and ``mean``,
-``1 / sqrt(var + epsilon)`` as saved).
+Older nodes (``is_test``, ``spatial=0``, the saved statistics) are read into this form:
+`ir.legacy_forms`. In inference mode, outputs beyond ``Y`` repeat the inputs' mean and
+variance.
 
 InstanceNormalization: each ``[n, c]`` slice of ``X`` ``[N, C, D1, ...]`` normalized over its
 spatial axes with its own mean and variance, then ``* scale[c] + B[c]``.
@@ -49,24 +44,9 @@ from . import kernel
 # ----------------------------------------------------------------------------- BatchNorm
 
 
-def _batch_norm_training(node) -> bool:
-    """Opset 14 on: ``training_mode``. The older nodes `ir.legacy_forms` keeps as read
-    (``spatial=0``, or the saved batch statistics among the outputs): ``is_test`` 0 before
-    opset 7, else more than one output."""
-    if (node.version or 15) >= 14:
-        return bool(attr(node, "training_mode", 0))
-    if node.attrs.get("is_test") is not None:
-        return not attr(node, "is_test")
-    return len(node.outputs) > 1
-
-
-def _param_shape(p, x_shape) -> tuple[int, ...]:
-    """Where a BatchNormalization parameter goes against ``X``: per channel, or (``spatial=0``)
-    per element of ``X.shape[1:]``."""
-    n = len(x_shape) - 2
-    if p.size == x_shape[1]:
-        return (x_shape[1],) + (1,) * n
-    return tuple(x_shape[1:])
+def _param_shape(x_shape) -> tuple[int, ...]:
+    """A per-channel BatchNormalization parameter's shape against ``X``."""
+    return (x_shape[1],) + (1,) * (len(x_shape) - 2)
 
 
 def inference_affine(scale, bias, mean, var, eps: float, wd) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +58,7 @@ def inference_affine(scale, bias, mean, var, eps: float, wd) -> tuple[np.ndarray
 
 def is_inference(node) -> bool:
     """Does this BatchNormalization normalise by its given statistics (no training mode)?"""
-    return not _batch_norm_training(node)
+    return not attr(node, "training_mode", 0)
 
 
 @kernel("BatchNormalization", since=1)
@@ -86,14 +66,13 @@ def _batch_norm(node, ctx):
     eps = float(attr(node, "epsilon", 1e-5))
     momentum = float(attr(node, "momentum", 0.9))
     n_out = len(node.outputs)
-    spatial = bool(attr(node, "spatial", 1))  # 0: the per-activation form before opset 9
-    training = _batch_norm_training(node)
+    training = not is_inference(node)
     consts = [const_input(node, i) for i in range(1, 5)]
     folded: dict[tuple, tuple] = {}
 
     def fold(scale, bias, mean, var, x_shape, wd):
         """(a, c) with ``Y = X * a + c``, shaped against ``X``."""
-        shape = _param_shape(scale, x_shape)
+        shape = _param_shape(x_shape)
         a, c = inference_affine(scale, bias, mean, var, eps, wd)
         return a.reshape(shape), c.reshape(shape)
 
@@ -110,35 +89,27 @@ def _batch_norm(node, ctx):
         y = np.multiply(x, a, dtype=wd)
         y += c
         y = y.astype(x.dtype, copy=False)
-        if n_out == 1:
-            return y
-        inv = (1.0 / np.sqrt(var.astype(wd) + wd.type(eps))).astype(x.dtype)
-        # outputs 4 and 5 (the saved statistics) exist only before opset 14
-        extra = [mean, var, mean.astype(x.dtype), inv]
-        return (y, *extra[:n_out - 1])
+        return y if n_out == 1 else (y, mean, var)[:n_out]
 
     def train(x, scale, bias, mean, var):
         wd = work_dtype(x.dtype)
         if x.ndim < 2:
             raise ExecutionError(f"{where(node)}: input of rank {x.ndim} (need N, C, ...)")
-        axes = (0,) if not spatial else (0,) + tuple(range(2, x.ndim))
+        axes = (0,) + tuple(range(2, x.ndim))
         xw = x.astype(wd, copy=False)
         m = xw.mean(axis=axes, keepdims=True)
         d = xw - m
         v = np.mean(d * d, axis=axes, keepdims=True)
         inv = 1.0 / np.sqrt(v + wd.type(eps))
-        shape = _param_shape(scale, x.shape)
+        shape = _param_shape(x.shape)
         y = d * (inv * scale.astype(wd).reshape(shape)) + bias.astype(wd).reshape(shape)
         y = y.astype(x.dtype, copy=False)
         if n_out == 1:
             return y
-        stat = mean.shape
-        m, v, inv = m.reshape(stat), v.reshape(stat), inv.reshape(stat)
+        m, v = m.reshape(mean.shape), v.reshape(var.shape)
         run_mean = (mean.astype(wd) * wd.type(momentum) + m * wd.type(1 - momentum))
         run_var = (var.astype(wd) * wd.type(momentum) + v * wd.type(1 - momentum))
-        outs = [run_mean.astype(mean.dtype), run_var.astype(var.dtype), m.astype(x.dtype),
-                 inv.astype(x.dtype)]
-        return (y, *outs[:n_out - 1])
+        return (y, run_mean.astype(mean.dtype), run_var.astype(var.dtype))[:n_out]
 
     return train if training else infer
 

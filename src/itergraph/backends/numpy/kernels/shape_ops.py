@@ -13,28 +13,10 @@ from numpy import asarray
 
 from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr, attr_ints, const_input
+from ...common.reshape import reshape_target, shape_not_a_vector
 from . import kernel
 
 # ----------------------------------------------------------------------------- Reshape
-
-
-def _reshape_target(node, shape, in_shape, allowzero: bool) -> list[int]:
-    s = [int(d) for d in shape]
-    if not allowzero:
-        for i, d in enumerate(s):
-            if d == 0:
-                if i >= len(in_shape):
-                    raise ExecutionError(
-                        f"{where(node)}: shape entry {i} is 0 (copy) but the input has rank "
-                        f"{len(in_shape)}"
-                    )
-                s[i] = in_shape[i]
-    return s
-
-
-def shape_not_a_vector(node, shape) -> str:
-    """Reshape's target must be a vector (ONNX Runtime: "A shape tensor must be a vector")."""
-    return f"{where(node)}: the target shape (input 1) has shape {list(shape)}, not a vector"
 
 
 @kernel("Reshape", since=5)
@@ -55,7 +37,7 @@ def _reshape(node, ctx):
     def fn(x, shape):
         if shape.ndim != 1:
             raise ExecutionError(shape_not_a_vector(node, shape.shape))
-        return x.reshape(_reshape_target(node, shape.tolist(), x.shape, allowzero))
+        return x.reshape(reshape_target(node, shape.tolist(), x.shape, allowzero))
 
     return fn
 
@@ -202,23 +184,10 @@ def _expand(node, ctx):
     return fn
 
 
-@kernel("Tile", since=1)
-def _tile_v1(node, ctx):
-    """Tile before opset 6: inputs (input, tiles, axis): repeat `tiles` times along `axis`."""
-
-    def fn(x, tiles, axis):
-        reps = [1] * x.ndim
-        reps[int(axis)] = int(tiles)
-        if int(tiles) < 0:
-            raise ExecutionError(f"{where(node)}: tiles (repeats) must not be negative, "
-                                 f"got {int(tiles)}")
-        return np.tile(x, reps)
-
-    return fn
-
-
 @kernel("Tile", since=6)
 def _tile(node, ctx):
+    """Tile (``Tile``-1 is read into this form: `ir.legacy_forms`)."""
+
     def fn(x, repeats):
         reps = tuple(int(r) for r in repeats.reshape(-1))
         if len(reps) != x.ndim:

@@ -22,13 +22,12 @@ import numpy as np
 
 from .....errors import ModelError, UnsupportedError
 from .....ir.types import DataType
+from .....semantics.recurrent import ACTIVATION_OPS, activation_names
 from ...builder import Builder, dtype_of, rank_of, shape_of
 from ...elements import to_numpy
 from ...import_table import importer
 from ...netparse import Layer
 from ..basic.read import out_dtype
-
-_ACT = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
 
 
 def _activations(layer: Layer, default: list[str], dirs: int) -> dict:
@@ -41,7 +40,7 @@ def _activations(layer: Layer, default: list[str], dirs: int) -> dict:
                          f"{len(names)} given")
     names = names[:len(default)]
     try:
-        acts = [_ACT[a.lower()] for a in names]
+        acts = [ACTIVATION_OPS[a.lower()] for a in names]
     except KeyError as e:
         raise UnsupportedError(f"{layer.where()}: activation {e} is not supported") from None
     attrs: dict = {"activations": acts * dirs}
@@ -133,14 +132,14 @@ def _lstm_cell(b: Builder, layer: Layer, x):
         B = x[5] if len(x) > 5 else None
         P = x[6] if len(x) > 6 else None
     return _run_cell(b, layer, "LSTM", hs, dt, order, X, [H, C], W, R, B, P, 2,
-                     _activations(layer, ["sigmoid", "tanh", "tanh"], 1), 4)
+                     _activations(layer, activation_names(None, "LSTM", 1), 1), 4)
 
 
 @importer("GRUCell", since=3)
 def _gru_cell(b: Builder, layer: Layer, x):
     hs = _hidden(layer)
     dt = out_dtype(layer, x)
-    attrs = _activations(layer, ["sigmoid", "tanh"], 1)
+    attrs = _activations(layer, activation_names(None, "GRU", 1), 1)
     attrs["linear_before_reset"] = 1 if layer.bool_attr("linear_before_reset") else 0
     B = x[4] if len(x) > 4 else None
     return _run_cell(b, layer, "GRU", hs, dt, [0, 1, 2], x[0], [x[1]], x[2], x[3], B, None, 1,
@@ -153,7 +152,7 @@ def _rnn_cell(b: Builder, layer: Layer, x):
     dt = out_dtype(layer, x)
     B = x[4] if len(x) > 4 else None
     return _run_cell(b, layer, "RNN", hs, dt, [0], x[0], [x[1]], x[2], x[3], B, None, 1,
-                     _activations(layer, ["tanh"], 1), 1)
+                     _activations(layer, activation_names(None, "RNN", 1), 1), 1)
 
 
 def _onnx_bias(b: Builder, layer: Layer, B, hs: int, gates: int, order, lbr: bool, dt,
@@ -215,7 +214,7 @@ def _run_cell(b: Builder, layer: Layer, op: str, hs: int, dt, order, X, states, 
     return res
 
 
-def _sequence(op: str, gates: int, default_acts: list[str]):
+def _sequence(op: str, gates: int):
     def tr(b: Builder, layer: Layer, x):
         hs = _hidden(layer)
         dt = out_dtype(layer, x)
@@ -223,7 +222,7 @@ def _sequence(op: str, gates: int, default_acts: list[str]):
         if direction not in ("forward", "reverse", "bidirectional"):
             raise ModelError(f"{layer.where()}: unknown direction '{direction}'")
         dirs = 2 if direction == "bidirectional" else 1
-        attrs = _activations(layer, default_acts, dirs)
+        attrs = _activations(layer, activation_names(None, op, 1), dirs)
         attrs["direction"] = direction
         attrs["hidden_size"] = hs
         n_states = 2 if op == "LSTM" else 1
@@ -252,6 +251,6 @@ def _sequence(op: str, gates: int, default_acts: list[str]):
     return tr
 
 
-importer("LSTMSequence", since=5)(_sequence("LSTM", 4, ["sigmoid", "tanh", "tanh"]))
-importer("GRUSequence", since=5)(_sequence("GRU", 3, ["sigmoid", "tanh"]))
-importer("RNNSequence", since=5)(_sequence("RNN", 1, ["tanh"]))
+importer("LSTMSequence", since=5)(_sequence("LSTM", 4))
+importer("GRUSequence", since=5)(_sequence("GRU", 3))
+importer("RNNSequence", since=5)(_sequence("RNN", 1))

@@ -18,7 +18,12 @@ import numpy as np
 from .....errors import ModelError, UnsupportedError, where
 from .....ir.graph import Node
 from .....ir.types import DataType, TensorType
-from .....semantics.recurrent import clip_threshold
+from .....semantics.recurrent import (
+    ACTIVATION_OPS,
+    DEFAULT_ACTIVATIONS,
+    activation_names,
+    clip_threshold,
+)
 from ....onnx.rnn_expand import gru_expansion, lstm_expansion
 from ...elements import to_numpy
 from ...export_table import exporter
@@ -28,11 +33,7 @@ from ..basic.write import const_value, i64_port
 I64 = DataType.INT64
 #: activations OpenVINO's RNN sequences take, by their lower-case ONNX names (ONNX Runtime
 #: matches the names without regard to case, so converters write 'sigmoid' as well)
-_ACTS = {"sigmoid", "tanh", "relu"}
-
-
-def _text(x) -> str:
-    return x.decode() if isinstance(x, bytes) else str(x)
+_ACTS = set(ACTIVATION_OPS)
 
 
 def _reorder_const(c: np.ndarray, order, axis: int) -> np.ndarray:
@@ -99,7 +100,7 @@ def _known_shape(v) -> tuple | None:
     return tuple(t.shape) if isinstance(t, TensorType) and t.shape is not None else None
 
 
-def _sequence(kind: str, gates: int, default_acts: list[str]):
+def _sequence(kind: str, gates: int):
     ov_type = {"LSTM": "LSTMSequence", "GRU": "GRUSequence", "RNN": "RNNSequence"}[kind]
     order = [2, 0, 3, 1] if kind == "LSTM" else list(range(gates))
 
@@ -109,8 +110,8 @@ def _sequence(kind: str, gates: int, default_acts: list[str]):
         direction = a.get("direction", "forward")
         dirs = 2 if direction == "bidirectional" else 1
         layout = int(a.get("layout", 0))
-        acts = [_text(x).lower() for x in a.get("activations", default_acts * dirs)]
-        n_act = len(default_acts)
+        acts = activation_names(a.get("activations"), kind, dirs)
+        n_act = len(DEFAULT_ACTIVATIONS[kind])
         if dirs == 2 and len(acts) == 2 * n_act and acts[:n_act] != acts[n_act:]:
             raise UnsupportedError(f"{where(node)}: different activations per direction cannot "
                                    "be written to OpenVINO")
@@ -304,9 +305,9 @@ def _bias(w: NetWriter, node: Node, ins, hs, gates, dirs, order, lbr, npdt) -> O
     return _reorder(w, summed, None, order, 1)
 
 
-exporter("LSTM", since=7)(_sequence("LSTM", 4, ["sigmoid", "tanh", "tanh"]))
-exporter("GRU", since=7)(_sequence("GRU", 3, ["sigmoid", "tanh"]))
-exporter("RNN", since=7)(_sequence("RNN", 1, ["tanh"]))
+exporter("LSTM", since=7)(_sequence("LSTM", 4))
+exporter("GRU", since=7)(_sequence("GRU", 3))
+exporter("RNN", since=7)(_sequence("RNN", 1))
 
 
 def _as_standard_nodes(w: NetWriter, node: Node) -> list:
