@@ -9,9 +9,10 @@ Run by hand from the repository root, in the environment of ``gen_torch.py`` plu
 Every model is built from a tiny configuration with random weights (seeded; nothing is
 downloaded): text encoders (BERT, RoBERTa, ALBERT, ELECTRA, DistilBERT, DeBERTa-v2, MPNet,
 XLM-RoBERTa), decoders with a causal mask and learned or rotary positions (GPT-2, Llama,
-Mistral, Qwen2, Phi, GPT-NeoX, OPT, BLOOM's ALiBi, Gemma, Falcon, GPT-J, CodeGen, StableLM),
-encoder-decoders (T5, BART, Whisper on log-mel features), vision backbones (ViT, DeiT, BEiT,
-Swin, ConvNeXt, ResNet, RegNet, SegFormer, DINOv2) and speech (Wav2Vec2, HuBERT),
+Mistral, Qwen2, Qwen3 (query/key norms), Phi, GPT-NeoX, OPT, BLOOM's ALiBi, Gemma, Falcon,
+GPT-J, CodeGen, StableLM, GPT-BigCode), encoder-decoders (T5, BART, Pegasus, Whisper on
+log-mel features), vision backbones (ViT, DeiT, BEiT, Swin, ConvNeXt, ResNet, RegNet,
+EfficientNet, SegFormer, DINOv2), speech (Wav2Vec2, HuBERT)
 and CLIP's text and vision towers. Each is exported by the TorchScript exporter
 (``dynamo=False``, opset 14, batch and sequence axes dynamic) and a few by the dynamo exporter
 (opset 18, static shapes; two text decoders also with ``sdpa`` attention at opset 23, where
@@ -19,7 +20,9 @@ and CLIP's text and vision towers. Each is exported by the TorchScript exporter
 model with XLA. The stored outputs are the model's own
 (``last_hidden_state``, in float32); the manifest records how ONNX Runtime and OpenVINO's own
 ONNX frontend fare on each file. A model whose file ONNX Runtime refuses or computes wrong is
-left out (an exporter bug, not a model a user can run), and said so on stdout.
+left out (an exporter bug, not a model a user can run), and said so on stdout; so is one
+that an exporter refuses (Whisper's ``aten::diff`` at opset 14; Mixtral's ``aten::histc``,
+and its dynamo export, fail in ``torch.onnx`` 2.13).
 """
 
 from __future__ import annotations
@@ -127,6 +130,17 @@ ARCHS = {
                 "CodeGen decoder"),
     "stablelm": (decoder(tf.StableLmConfig, tf.StableLmModel, partial_rotary_factor=0.25),
                  "ids", "StableLM: LayerNorm, partial rotary"),
+    "qwen3": (decoder(tf.Qwen3Config, tf.Qwen3Model, head_dim=8), "ids",
+              "Qwen3: RMSNorm on queries and keys"),
+    "gpt_bigcode": (lambda attn: tf.GPTBigCodeModel(_cfg(
+        tf.GPTBigCodeConfig, vocab_size=VOCAB, n_embd=16, n_layer=1, n_head=2, n_positions=64,
+        multi_query=True, use_cache=False, attn_implementation=attn)), "ids",
+                    "GPT-BigCode (StarCoder): multi-query attention"),
+    "pegasus": (lambda attn: tf.PegasusModel(_cfg(
+        tf.PegasusConfig, vocab_size=VOCAB, d_model=16, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+        decoder_ffn_dim=32, max_position_embeddings=64, use_cache=False,
+        attn_implementation=attn)), "seq2seq", "Pegasus: sinusoidal positions"),
     "t5": (lambda attn: tf.T5Model(_cfg(
         tf.T5Config, vocab_size=VOCAB, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2,
         use_cache=False, attn_implementation=attn)), "seq2seq",
@@ -171,6 +185,10 @@ ARCHS = {
         tf.ResNetConfig, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
         layer_type="bottleneck", attn_implementation=attn)), "pixels32",
                "ResNet with bottleneck blocks, batch norm"),
+    "efficientnet": (lambda attn: tf.EfficientNetModel(_cfg(
+        tf.EfficientNetConfig, image_size=32, width_coefficient=0.1, depth_coefficient=0.1,
+        hidden_dim=128, attn_implementation=attn)), "pixels32",
+                     "EfficientNet: squeeze-excite, Swish, depthwise convolutions"),
     "regnet": (lambda attn: tf.RegNetModel(_cfg(
         tf.RegNetConfig, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], groups_width=4,
         attn_implementation=attn)), "pixels32", "RegNet: grouped convolutions, squeeze-excite"),
