@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 import itergraph as ig
 
@@ -88,3 +89,16 @@ def test_scatter_nd_cache_update_in_a_loop_compiles():
     m.graph.node[0].output[0] = "y"
     _compare(m, {"n": np.array(4, np.int64), "c0": np.zeros((6, 3), np.float32),
                  "row": np.arange(3, dtype=np.float32)})
+
+
+def test_gather_nd_of_constant_indices_compiles():
+    """Constant indices into a computed tensor (the dynamo exporter's attention-mask
+    gather in BERT, GPT-2, Llama, T5): checked when tracing, not refused by the tracer."""
+    idx = np.array([[[0, 1], [1, 3]], [[1, 0], [0, -1]]], np.int64)
+    g = h.make_graph([h.make_node("Cast", ["d"], ["b"], to=T.BOOL),
+                      h.make_node("GatherND", ["b", "i"], ["y"])], "g",
+                     [h.make_tensor_value_info("d", T.INT64, [2, 4])],
+                     [h.make_tensor_value_info("y", T.BOOL, None)],
+                     [numpy_helper.from_array(idx, "i")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    _compare(m, {"d": np.array([[1, 0, 1, 1], [0, 1, 1, 0]], np.int64)})

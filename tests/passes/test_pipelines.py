@@ -42,6 +42,7 @@ def _models() -> dict:
     lists = _module("passes/test_sequence_scan_outputs.py")
     splits = _module("passes/test_split_sequence_reads.py")
     known = _module("passes/test_static_sequences.py")
+    ragged = _module("passes/test_ragged_scan_joins.py")
     generation = _module("generation/models.py")
     return {
         "counter": lambda: load(loop_sem.counter_loop()),
@@ -64,6 +65,7 @@ def _models() -> dict:
         "list_append": lambda: load(lists._list_loop({"axis": 1, "new_axis": 0})),
         "split_rows": lambda: load(splits._rows_loop(1, 1)),
         "known_list": lambda: load(known.reads_model({"axis": 1})),
+        "ragged_join": lambda: load(ragged.appended(1)),
         "greedy_search": lambda: load(generation.generation_model(
             "GreedySearch", ["max_length", "min_length", "repetition_penalty", "vocab_mask"],
             no_repeat_ngram_size=2)),

@@ -34,7 +34,9 @@ of the graph, before tracing. `XLA_FUSE`:
 `OPENVINO_WRITE`: what the OpenVINO IR writer applies to a copy of the graph before writing
 it: `lower_generation` first (ONNX Runtime's ``GreedySearch``, which IR has no op for,
 becomes standard ops and a loop; what it cannot lower stays an `UnsupportedError` naming
-the feature), then (IR has no sequence type) `split_sequence_reads`, `sequence_scan_outputs`,
+the feature), then `ragged_scan_joins` (a scan output split and joined again, whose pieces
+may change length, grown as a carried tensor: OpenVINO's Loop returns such pieces stacked
+wrong), then (IR has no sequence type) `split_sequence_reads`, `sequence_scan_outputs`,
 `static_sequences`, then
 `iteration_gather`, which makes the per-iteration ``Gather`` of a row (the first pass writes
 ``SequenceAt(SplitToSequence(x), i)`` so) a sliced input, then `loop_to_ti`: a loop with a
@@ -75,6 +77,7 @@ from .loop_to_ti import loop_to_ti
 from .lower_generation import lower_generation
 from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
+from .ragged_scan_joins import ragged_scan_joins
 from .sequence_scan_outputs import sequence_scan_outputs
 from .sequence_tensors import sequence_tensors
 from .split_sequence_reads import split_sequence_reads
@@ -90,7 +93,7 @@ XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
 XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION
-OPENVINO_WRITE: tuple[Pass, ...] = (lower_generation, split_sequence_reads,
+OPENVINO_WRITE: tuple[Pass, ...] = (lower_generation, ragged_scan_joins, split_sequence_reads,
                                     sequence_scan_outputs, static_sequences, sequence_tensors,
                                     iteration_gather, loop_to_ti)
 

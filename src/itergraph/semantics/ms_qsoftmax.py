@@ -40,6 +40,19 @@ def _log_room(d: int) -> float:
     return max(0.0, math.log(float(np.float32(FLT_MAX) / np.float32(d))) - 5)
 
 
+def exp_scaled(xp, offsets, d: int, x_scale):
+    """``e = float32(exp((offsets + shift) * X_scale))`` for float64 `offsets` (codes minus
+    their row's maximum) in rows of `d` codes: ORT's lookup table."""
+    xs = xp.asarray(x_scale).reshape(()).astype(np.float64)
+    return xp.exp((offsets + _log_room(d) / xs) * xs).astype(np.float32)
+
+
+def y_factor(xp, y_scale):
+    """``floor(float32(1 / y_scale))``, the factor the probabilities are scaled by."""
+    return xp.floor((1.0 / xp.asarray(y_scale).reshape(()).astype(np.float64))
+                    .astype(np.float32))
+
+
 def _total(xp, e):
     """The row sums of float32 `e` (..., D) in MLAS's AVX-512 order."""
     d = e.shape[-1]
@@ -77,14 +90,12 @@ def qlinear_softmax(node, xp, x, sx, zx, sy, zy=None):
         return x
     rows, back = _rows(node, xp, x)
     d = rows.shape[-1]
-    xs = xp.asarray(sx).reshape(()).astype(np.float64)
     codes = rows.astype(np.int32)
     i = (codes - xp.max(codes, axis=-1, keepdims=True)).astype(np.float64)
-    e = xp.exp((i + _log_room(d) / xs) * xs).astype(np.float32)
+    e = exp_scaled(xp, i, d, sx)
     total = _total(xp, e)
     inv = (1.0 / total.astype(np.float64)).astype(np.float32)
-    ysf = xp.floor((1.0 / xp.asarray(sy).reshape(()).astype(np.float64)).astype(np.float32))
-    scale = (inv * ysf)[..., None]
+    scale = (inv * y_factor(xp, sy))[..., None]
     z = np.float32(0) if zy is None else xp.asarray(zy).reshape(()).astype(np.float32)
     vec = 16 * (d // 16)
     fused = mq.fma(xp, e[..., :vec], scale, z)

@@ -11,6 +11,8 @@ the first fused operator of a transformer is untyped, and the writers cannot tel
 - ``MultiHeadAttention``: ``(B, S, Dv)``, ``Dv`` the value's last dimension (3-D value) or
   heads times head size (4-D value);
 - ``MatMulNBits``: ``A``'s shape with the last dimension ``N``;
+- ``QGemm``: ``(M, N)`` from ``A`` and ``B`` (``transA``, ``transB``), of ``y_zero_point``'s
+  type when it has ``y_scale`` (else ``A``'s 8-bit type), float32 without;
 - ``EmbedLayerNormalization``: ``(B, S, H)`` of the word embedding's type, ``mask_index``
   int32 ``(B)``, ``embedding_sum`` as output 0.
 """
@@ -56,10 +58,24 @@ def contrib_output_types(n: Node) -> list:
         width = n.attrs.get("N")
         out[0] = TensorType(first.dtype, None if xs is None else
                             (*xs[:-1], int(width) if width is not None else None))
+    elif n.op_type == "QGemm" and first is not None:
+        out[0] = _qgemm_type(n, first, xs)
     elif n.op_type in ("Attention", "MultiHeadAttention") and first is not None:
         known = xs is not None and len(xs) == 3
         out[0] = TensorType(first.dtype, (xs[0], xs[1], _attention_width(n)) if known else None)
     return out
+
+
+def _qgemm_type(n: Node, first: TensorType, xs: tuple | None) -> TensorType:
+    quantized = len(n.inputs) > 7 and n.inputs[7] is not None
+    zp = _tensor(n, 8) if quantized else None
+    dt = (zp.dtype if zp is not None else first.dtype) if quantized else DataType.FLOAT32
+    ws = _shape(n, 3)
+    if xs is None or ws is None or len(xs) != 2 or len(ws) != 2:
+        return TensorType(dt, None)
+    m = xs[1] if n.attrs.get("transA", 0) else xs[0]
+    k = ws[0] if n.attrs.get("transB", 0) else ws[1]
+    return TensorType(dt, (m, k))
 
 
 def _attention_width(n: Node):

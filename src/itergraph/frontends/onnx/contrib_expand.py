@@ -16,6 +16,8 @@ outputs are its outputs (as `schema_functions.expansion` does for ONNX's functio
   kernel; ``QLinearAdd``, ``QLinearMul``: ``Gather`` from the 65536-entry table of every pair
   of codes (MLAS's scalar-run variant where the shapes show one input constant along the
   innermost axis): exact, but the scales and zero points must be constants.
+- ``QLinearSoftmax``: rows of fewer than 16 codes, the exp table, sums and roundings of ONNX
+  Runtime's kernel (`contrib_qsoftmax`).
 - ``QLinearConcat``: ``DequantizeLinear`` then ``QuantizeLinear`` per input, ``Concat``.
 - ``QLinearGlobalAveragePool``: the int32 sum (``ReduceSum``), ``Sub`` of ``x_zp * n``,
   ``Mul`` by ``x_scale / (y_scale * n)`` (computed here), ``Round``, ``Add`` y_zp, ``Clip``,
@@ -63,6 +65,7 @@ from ...semantics import ms_quant_ops as qops
 from ...semantics import ms_transformer as mt
 from ...semantics import recurrent
 from ...semantics.ms_nbits import weight
+from .contrib_qsoftmax import qlinear_softmax
 from .types import type_to_onnx
 
 DOMAIN = "com.microsoft"
@@ -794,6 +797,7 @@ _BUILDERS: dict[str, Callable[[_Builder, Node], None]] = {
     "QGemm": _qgemm,
     "QLinearSigmoid": _lookup,
     "QLinearLeakyRelu": _lookup,
+    "QLinearSoftmax": lambda b, node: qlinear_softmax(b, node, _quant_dtype(node, 0, 2)),
     "QLinearAdd": _binary,
     "QLinearMul": _binary,
     "QLinearConcat": _qlinear_concat,

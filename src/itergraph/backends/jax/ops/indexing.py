@@ -178,11 +178,12 @@ def _written(cx, data, key: tuple, updates, reduction: str):
 def nd_indices(cx, indices, dims, what: str) -> tuple:
     """Index vectors (last axis of `indices`) as a tuple of index arrays, negative entries
     counted from the end; out-of-range ones reported (now or at run time)."""
-    xp = cx.xp
     dims = np.asarray(dims, np.int64)
+    # constant indices are checked now, in NumPy (a jnp op inside a jit trace gives a tracer)
+    xp = np if isinstance(indices, np.ndarray) else cx.xp
     idx = xp.asarray(indices).astype(np.int64)
     bad = (idx < -dims) | (idx >= dims)
-    if isinstance(indices, np.ndarray):
+    if xp is np:
         if bad.any():
             raise out_of_range(cx.node, what)
     else:

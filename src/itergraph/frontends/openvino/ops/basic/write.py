@@ -377,6 +377,10 @@ def _ones_like_vector(w: NetWriter, node: Node, i: int, like: Out) -> Out:
     c = const_value(node, i)
     if c is not None:
         return w.i64(np.ones(np.asarray(c).size, np.int64))
+    if like.shape is not None and len(like.shape) == 1 and isinstance(like.shape[0], int):
+        # a constant: ONNX Runtime's shape inference reads a computed one (the IR written
+        # back to ONNX) as empty, and refuses a Resize whose sizes come from the Slice
+        return w.i64(np.ones(like.shape[0], np.int64))
     shape = w.one("ShapeOf", V3, [like], {"output_type": "i64"}, dtype=I64)
     return w.one("Broadcast", V3, [w.i64(1), shape], {"mode": "numpy"}, dtype=I64)
 
