@@ -2,7 +2,8 @@
 the NumPy kernels' arithmetic (`backends.numpy.kernels.quant_int`) over ``jax.numpy``, the
 integer products as float products (exact: float64, or float32 where the constant weight's
 magnitudes bound every partial sum below 2**24, `ms_quant.centered_weight`) and ``ConvInteger``
-through ``Conv``'s lowering. A constant weight is centered on its zero point once, on the
+through ``Conv``'s lowering. A ``MatMulInteger`` with a large constant weight is one int8
+product instead (`int8_dot`). A constant weight is centered on its zero point once, on the
 host (`OpContext.prepared`), not in every call."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 
 from ....semantics import ms_quant as mq
 from ..table import lowering
+from . import int8_dot
 from .conv import lower_conv
 
 
@@ -33,8 +35,13 @@ def _dynamic_quantize_linear(cx, x):
 
 @lowering("MatMulInteger", since=10)
 def _matmul_integer(cx, a, b, azp=None, bzp=None):
+    azp = mq.a_row_zero_point(a, azp)
+    if int8_dot.applies(a, b, bzp):
+        y = int8_dot.product(cx, a, azp, b, bzp)
+        if y is not None:
+            return y
     bc = _centered_weight(cx, b, bzp, a.dtype, (-2,))
-    return mq.int_matmul(cx.xp, a, mq.a_row_zero_point(a, azp), b, bzp, bc=bc)
+    return mq.int_matmul(cx.xp, a, azp, b, bzp, bc=bc)
 
 
 @lowering("ConvInteger", since=10)

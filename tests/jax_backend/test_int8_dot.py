@@ -1,0 +1,97 @@
+"""``MatMulInteger`` with a large constant weight runs as one int8 x int8 -> int32 product on
+JAX (`backends.jax.ops.int8_dot`): exact, for every pairing of uint8/int8 codes and of zero
+points (none, per tensor, per row of A, per column of B), against the plain int64 product and
+ONNX Runtime; with the weight embedded and passed as an argument."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+import itergraph as ig
+from itergraph.backends.jax import big_constants
+from itergraph.backends.jax.ops import int8_dot
+from onnx_builders import run_ort
+
+rng = np.random.default_rng(5)
+NP_T = {np.dtype(np.uint8): T.UINT8, np.dtype(np.int8): T.INT8}
+K, N = 256, 256  # int8_dot.MIN_WEIGHT elements
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """Counts the products `int8_dot` builds."""
+    calls = []
+    real = int8_dot.product
+
+    def product(*args):
+        y = real(*args)
+        calls.append(y is not None)
+        return y
+
+    monkeypatch.setattr(int8_dot, "product", product)
+    return calls
+
+
+def _codes(dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, int(info.max) + 1, shape).astype(dtype)
+
+
+def _model(a, b, azp, bzp):
+    names = ["a", "b", "" if azp is None else "az", "" if bzp is None else "bz"]
+    while names[-1] == "":
+        names.pop()
+    inits = [numpy_helper.from_array(b, "b")]
+    inits += [numpy_helper.from_array(v, k) for k, v in (("az", azp), ("bz", bzp))
+              if v is not None]
+    g = h.make_graph([h.make_node("MatMulInteger", names, ["y"])], "g",
+                     [h.make_tensor_value_info("a", NP_T[a.dtype], list(a.shape))],
+                     [h.make_tensor_value_info("y", T.INT32, None)], inits)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def _oracle(a, azp, b, bzp):
+    za = 0 if azp is None else (azp.astype(np.int64).reshape(-1, 1) if azp.ndim else
+                                np.int64(azp))
+    zb = 0 if bzp is None else bzp.astype(np.int64)
+    return ((a.astype(np.int64) - za) @ (b.astype(np.int64) - zb)).astype(np.int32)
+
+
+CASES = [  # (A codes, B codes, A's zero point, B's zero point, A's shape)
+    (np.uint8, np.int8, "tensor", "tensor", (20, K)),
+    (np.uint8, np.int8, "tensor", None, (2, 3, K)),
+    (np.uint8, np.uint8, "tensor", "column", (5, K)),
+    (np.int8, np.int8, None, "column", (4, K)),
+    (np.int8, np.uint8, "row", "tensor", (6, K)),
+    (np.uint8, np.int8, "row", "column", (1, K)),
+]
+
+
+@pytest.mark.parametrize("a_t,b_t,az_kind,bz_kind,shape", CASES)
+def test_int8_product_exact(taken, a_t, b_t, az_kind, bz_kind, shape):
+    a, b = _codes(a_t, shape), _codes(b_t, (K, N))
+    azp = {None: None, "tensor": _codes(a_t, ()), "row": _codes(a_t, (shape[-2],))}[az_kind]
+    bzp = {None: None, "tensor": _codes(b_t, ()), "column": _codes(b_t, (N,))}[bz_kind]
+    m = _model(a, b, azp, bzp)
+    sess = ig.load(m).compile("jax")
+    want = _oracle(a, azp, b, bzp)
+    for _ in range(2):  # the first run, then the prepared call
+        np.testing.assert_array_equal(sess.run({"a": a})["y"], want)
+    assert taken == [True]
+    if az_kind != "row" and (a_t, b_t) != (np.int8, np.uint8):  # what ONNX Runtime runs
+        np.testing.assert_array_equal(run_ort(m, {"a": a})["y"], want)
+
+
+def test_int8_product_weight_as_argument(taken, monkeypatch):
+    """A weight passed as an argument (`big_constants`) is prepared on the host as well."""
+    monkeypatch.setattr(big_constants, "EMBED_BYTES", 0)
+    a, b = _codes(np.uint8, (3, K)), _codes(np.int8, (K, N))
+    azp, bzp = np.uint8(117), np.int8(-3)
+    m = _model(a, b, np.array(azp), np.array(bzp))
+    got = ig.load(m).compile("jax").run({"a": a})["y"]
+    np.testing.assert_array_equal(got, _oracle(a, np.array(azp), b, np.array(bzp)))
+    assert taken and all(taken)  # traced twice: the second time with the prepared parts
