@@ -95,3 +95,38 @@ def test_int8_product_weight_as_argument(taken, monkeypatch):
     got = ig.load(m).compile("jax").run({"a": a})["y"]
     np.testing.assert_array_equal(got, _oracle(a, np.array(azp), b, np.array(bzp)))
     assert taken and all(taken)  # traced twice: the second time with the prepared parts
+
+
+CONV_CASES = [  # (X codes, W codes, W's zero point, pads, strides, dilations, auto_pad)
+    (np.uint8, np.uint8, "tensor", [1, 1, 1, 1], [1, 1], [1, 1], None),
+    (np.uint8, np.uint8, "channel", [0, 1, 2, 0], [2, 1], [1, 1], None),
+    (np.uint8, np.int8, None, [1, 0, 1, 2], [1, 2], [2, 1], None),
+    (np.int8, np.int8, "channel", None, [2, 2], [1, 1], "SAME_UPPER"),
+]
+
+
+@pytest.mark.parametrize("x_t,w_t,wz_kind,pads,strides,dilations,auto_pad", CONV_CASES)
+def test_int8_conv_exact(taken, x_t, w_t, wz_kind, pads, strides, dilations, auto_pad):
+    """ConvInteger over its column matrix: padded positions count as X's zero point; the
+    same int32 output as the NumPy backend's (itself ONNX Runtime's bit for bit) and as
+    ONNX Runtime where it runs the types."""
+    C, O = 64, 128  # a [128, 64, 3, 3] weight: int8_dot.MIN_WEIGHT elements and more
+    x, w = _codes(x_t, (1, C, 6, 7)), _codes(w_t, (O, C, 3, 3))
+    xzp = _codes(x_t, ())
+    wzp = {None: None, "tensor": _codes(w_t, ()), "channel": _codes(w_t, (O,))}[wz_kind]
+    attrs = {"strides": strides, "dilations": dilations}
+    attrs |= {"auto_pad": auto_pad} if auto_pad else {"pads": pads}
+    names = ["x", "w", "xz"] + ([] if wzp is None else ["wz"])
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(xzp, "xz")]
+    inits += [] if wzp is None else [numpy_helper.from_array(wzp, "wz")]
+    g = h.make_graph([h.make_node("ConvInteger", names, ["y"], **attrs)], "g",
+                     [h.make_tensor_value_info("x", NP_T[x.dtype], list(x.shape))],
+                     [h.make_tensor_value_info("y", T.INT32, None)], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    want = ig.load(m).run({"x": x}, backend="numpy")["y"]
+    sess = ig.load(m).compile("jax")
+    for _ in range(2):
+        np.testing.assert_array_equal(sess.run({"x": x})["y"], want)
+    assert taken == [True]
+    if (x_t, w_t, wz_kind) == (np.uint8, np.uint8, "tensor"):  # what ONNX Runtime runs
+        np.testing.assert_array_equal(run_ort(m, {"x": x})["y"], want)
