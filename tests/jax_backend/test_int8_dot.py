@@ -130,3 +130,29 @@ def test_int8_conv_exact(taken, x_t, w_t, wz_kind, pads, strides, dilations, aut
     assert taken == [True]
     if (x_t, w_t, wz_kind) == (np.uint8, np.uint8, "tensor"):  # what ONNX Runtime runs
         np.testing.assert_array_equal(run_ort(m, {"x": x})["y"], want)
+
+
+@pytest.mark.parametrize("op", ["DynamicQuantizeMatMul", "MatMulIntegerToFloat"])
+def test_int8_product_in_contrib_ops(taken, op):
+    """ONNX Runtime's fused dynamic-quantization products take the same int8 product: the
+    float outputs agree with ONNX Runtime's to float32 rounding."""
+    a = rng.standard_normal((3, K)).astype(np.float32)
+    b = _codes(np.int8, (K, N))
+    bs = (rng.random(N) * 0.01 + 0.001).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    consts = {"b": b, "bs": bs, "bz": np.zeros(N, np.int8), "bias": bias}
+    if op == "DynamicQuantizeMatMul":
+        names, feeds = ["a", "b", "bs", "bz", "bias"], {"a": a}
+    else:
+        names, feeds = ["a", "b", "as", "bs", "az", "bz", "bias"], {"a": _codes(np.uint8, (3, K))}
+        consts |= {"as": np.float32(0.02), "az": np.uint8(121)}
+    in_t = T.FLOAT if op == "DynamicQuantizeMatMul" else T.UINT8
+    g = h.make_graph([h.make_node(op, names, ["y"], domain="com.microsoft")], "g",
+                     [h.make_tensor_value_info("a", in_t, [3, K])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)],
+                     [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
+                     ir_version=8)
+    got = ig.load(m).run(feeds, backend="jax")["y"]
+    np.testing.assert_allclose(got, run_ort(m, feeds)["y"], rtol=1e-5, atol=1e-4)
+    assert taken and all(taken)

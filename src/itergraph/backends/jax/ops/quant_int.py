@@ -35,7 +35,13 @@ def _dynamic_quantize_linear(cx, x):
 
 @lowering("MatMulInteger", since=10)
 def _matmul_integer(cx, a, b, azp=None, bzp=None):
-    azp = mq.a_row_zero_point(a, azp)
+    return int_product(cx, a, mq.a_row_zero_point(a, azp), b, bzp)
+
+
+def int_product(cx, a, azp, b, bzp):
+    """``(a - azp) @ (b - bzp)`` in int32, exactly (`azp` as `ms_quant.a_row_zero_point`
+    shapes it, `bzp` per tensor or per column): `int8_dot`'s product for a large constant
+    B, else the exact float product of B centered once (`_centered_weight`)."""
     if int8_dot.applies(a, b, bzp):
         y = int8_dot.product(cx, a, azp, b, bzp)
         if y is not None:
