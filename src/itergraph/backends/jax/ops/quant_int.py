@@ -51,7 +51,8 @@ def int_product(cx, a, azp, b, bzp):
 
 
 @lowering("ConvInteger", since=10)
-def _conv_integer(cx, x, w, xzp=None, wzp=None):
+def conv_integer(cx, x, w, xzp=None, wzp=None):
+    """``ConvInteger`` (also `qlinear`'s): int32, exactly."""
     y = _int8_conv(cx, x, w, xzp, wzp)
     if y is not None:
         return y
