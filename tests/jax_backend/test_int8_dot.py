@@ -23,7 +23,8 @@ K, N = 256, 256  # int8_dot.MIN_WEIGHT elements
 
 @pytest.fixture
 def taken(monkeypatch):
-    """Counts the products `int8_dot` builds."""
+    """Counts the products `int8_dot` builds; small products take it too (`MIN_PRODUCT`)."""
+    monkeypatch.setattr(int8_dot, "MIN_PRODUCT", 0)
     calls = []
     real = int8_dot.product
 
@@ -156,3 +157,15 @@ def test_int8_product_in_contrib_ops(taken, op):
     got = ig.load(m).run(feeds, backend="jax")["y"]
     np.testing.assert_allclose(got, run_ort(m, feeds)["y"], rtol=1e-5, atol=1e-4)
     assert taken and all(taken)
+
+
+def test_small_products_keep_the_float_product(monkeypatch):
+    """Below `MIN_PRODUCT` multiply-adds (here 3 x 256 x 256) the float32 product stays: the
+    int8 kernel is no faster there."""
+    calls = []
+    real = int8_dot.product
+    monkeypatch.setattr(int8_dot, "product", lambda *a: calls.append(1) or real(*a))
+    a, b = _codes(np.uint8, (3, K)), _codes(np.int8, (K, N))
+    got = ig.load(_model(a, b, None, None)).compile("jax").run({"a": a})["y"]
+    np.testing.assert_array_equal(got, _oracle(a, None, b, None))
+    assert not calls

@@ -46,14 +46,14 @@ CONV = [  # (x codes, w codes, channels in/out, group, per-channel w?, bias?, at
     (np.uint8, np.uint8, (6, 4), 1, False, False, {"strides": [2, 1], "pads": [0, 1, 2, 1]}),
     (np.uint8, np.int8, (12, 12), 12, True, True, {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
     (np.int8, np.int8, (4, 6), 2, False, True, {"dilations": [2, 1]}),
-    (np.uint8, np.int8, (64, 128), 1, True, True, {"pads": [1, 1, 1, 1]}),  # the int8 product
+    (np.uint8, np.int8, (64, 128), 1, True, True, {"pads": [1, 1, 1, 1]}),  # int8 (16x16)
 ]
 
 
 @pytest.mark.parametrize("x_t,w_t,chans,group,per_channel,bias,attrs", CONV)
 def test_qlinear_conv(x_t, w_t, chans, group, per_channel, bias, attrs):
     c, o = chans
-    x = _codes(x_t, (1, c, 7, 6))
+    x = _codes(x_t, (1, c) + ((16, 16) if c >= 64 else (7, 6)))
     w = _codes(w_t, (o, c // group, 3, 3))
     cols = (o,) if per_channel else ()
     wz = np.zeros(cols, w_t) if w_t == np.int8 else _codes(w_t, cols)
@@ -70,7 +70,7 @@ MATMUL = [  # (a codes, b codes, a's shape, K, N, per-column b?)
     (np.uint8, np.int8, (5, 32), 32, 12, True),
     (np.uint8, np.uint8, (2, 3, 24), 24, 7, False),
     (np.int8, np.int8, (4, 16), 16, 9, True),
-    (np.uint8, np.int8, (6, 256), 256, 256, True),  # the int8 product
+    (np.uint8, np.int8, (128, 256), 256, 256, True),  # the int8 product
 ]
 
 

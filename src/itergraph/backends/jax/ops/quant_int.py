@@ -69,7 +69,7 @@ def _int8_conv(cx, x, w, xzp, wzp):
     over its column matrix (`conv.stacked_windows`, padded with X's zero point: a padded
     position counts as zero); None where that does not apply."""
     if not (int8_dot.eight_bit(x, w) and x.ndim >= 3 and w.ndim == x.ndim
-            and w.size >= int8_dot.MIN_WEIGHT and int(attr(cx.node, "group", 1)) == 1
+            and int(attr(cx.node, "group", 1)) == 1
             and int8_dot.known_zero_point(wzp, w.shape[0])
             and (xzp is None or xzp.size == 1)):
         return None
@@ -78,9 +78,14 @@ def _int8_conv(cx, x, w, xzp, wzp):
     if list(kernel) != list(w.shape[2:]) or w.shape[1] != x.shape[1] or any(
             a < 0 or c < 0 for a, c in pads):
         return None
-    if any((i + a + c - (k - 1) * d - 1) < 0 for i, k, d, (a, c) in
-           zip(x.shape[2:], kernel, dilations, pads)):
+    spans = [i + a + c - (k - 1) * d - 1 for i, k, d, (a, c) in
+             zip(x.shape[2:], kernel, dilations, pads)]
+    if any(v < 0 for v in spans):
         return None  # an empty window: the general path words the error
+    positions = x.shape[0] * int(np.prod([v // s + 1 for v, s in zip(spans, strides)]))
+    k = int(np.prod(w.shape[1:]))
+    if not int8_dot.worth(positions * k, (k, w.shape[0])):
+        return None
     za = None if xzp is None else xzp.reshape(())
     cols, out = conv.stacked_windows(cx, conv.channels_last(cx, x), kernel, strides,
                                      dilations, pads, 0 if za is None else za)
