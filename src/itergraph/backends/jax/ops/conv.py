@@ -268,7 +268,7 @@ def _depthwise(cx, x, w, kernel, strides, dilations, pads):
     return y
 
 
-def _pool_refusal(node) -> str | None:
+def pool_refusal(node) -> str | None:
     """Why a pooling node stays on NumPy (None: it lowers)."""
     if node.op_type == "MaxPool" and len(node.outputs) > 1:
         return "MaxPool's indices output is not lowered"
@@ -278,7 +278,7 @@ def _pool_refusal(node) -> str | None:
 
 
 def _pool_window(cx, x):
-    refused(cx, _pool_refusal)
+    refused(cx, pool_refusal)
     kernel, strides, dilations, pads = geometry(cx, x)
     return ((1, 1, *kernel), (1, 1, *strides), (1, 1, *dilations),
             [(0, 0), (0, 0), *pads])
@@ -297,7 +297,7 @@ def _pooled(cx, x, fn):
     return channels_first(cx, fn(channels_last(cx, x), *map(last, geometry)))
 
 
-@lowering("MaxPool", since=1, refuses=_pool_refusal)
+@lowering("MaxPool", since=1, refuses=pool_refusal)
 def _max_pool(cx, x):
     from jax import lax
 
@@ -329,7 +329,16 @@ def _separable(x, init, op, win, st, dil, pads):
     return x
 
 
-@lowering("AveragePool", since=1, refuses=_pool_refusal)
+def lower_pool_sum(cx, x):
+    """The sum over each pooling window of `x` (the node's window; padding counts as zeros),
+    as AveragePool's numerator."""
+    from jax import lax
+
+    zero = np.array(0, x.dtype)
+    return _pooled(cx, x, lambda v, *g: _separable(v, zero, lax.add, *g))
+
+
+@lowering("AveragePool", since=1, refuses=pool_refusal)
 def lower_avg_pool(cx, x):
     from jax import lax
 
