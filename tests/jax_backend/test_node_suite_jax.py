@@ -18,7 +18,7 @@ from conformance.node_suite import _normalize, assert_similar, cases, known_fail
 KEYS = ("loop", "scan", "_if", "range", "lstm", "gru", "_rnn_", "slice", "top_k", "sequence",
         "optional", "resize", "scatternd", "gathernd", "quantizelinear", "trilu", "swish",
         "rms_normalization", "lppool", "lpnormalization", "group_normalization", "mvn",
-        "qlinearconv", "qlinearmatmul", "matmulinteger", "convinteger")
+        "qlinearconv", "qlinearmatmul", "matmulinteger", "convinteger", "reversesequence")
 KNOWN = known_failures()
 CASES = [c for c in cases() if any(k in c.name for k in KEYS) and c.name not in KNOWN]
 

@@ -1,5 +1,6 @@
 """LpNormalization, GroupNormalization (opsets 18 and 21), MeanVarianceNormalization,
-GlobalLpPool and LpPool compile on JAX (no NumPy step) with ONNX Runtime's outputs."""
+GlobalLpPool, LpPool and ReverseSequence compile on JAX (no NumPy step) with ONNX Runtime's
+outputs."""
 
 from __future__ import annotations
 
@@ -63,3 +64,23 @@ def test_global_lp_pool(p):
 def test_lp_pool(attrs):
     x = rng.standard_normal((1, 3, 6, 5)).astype(np.float32)
     _check(h.make_node("LpPool", ["x"], ["y"], **attrs), x)
+
+
+@pytest.mark.parametrize("batch_axis,time_axis,lens", [(1, 0, [4, 1, 0]), (0, 1, [2, 5, 3])])
+def test_reverse_sequence(batch_axis, time_axis, lens):
+    """ReverseSequence (TensorFlow's bidirectional RNNs) with run-time lengths."""
+    shape = [0, 0, 2]
+    shape[batch_axis], shape[time_axis] = 3, 5
+    x = rng.standard_normal(shape).astype(np.float32)
+    node = h.make_node("ReverseSequence", ["x", "n"], ["y"], batch_axis=batch_axis,
+                       time_axis=time_axis)
+    g = h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, shape),
+                                   h.make_tensor_value_info("n", T.INT64, [3])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    feeds = {"x": x, "n": np.array(lens, np.int64)}
+    model = ig.load(m)
+    np.testing.assert_array_equal(model.run(feeds, backend="jax")["y"], run_ort(m, feeds)["y"])
+    assert all(r.compiles for r in model._jax.explain())
+    with pytest.raises(ig.Error, match="sequence_lens"):
+        model.run({"x": x, "n": np.array([6, 1, 1], np.int64)}, backend="jax")
