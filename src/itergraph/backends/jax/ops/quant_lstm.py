@@ -41,6 +41,15 @@ def _centered(cx, w, zp):
     return split if all(s is not None for s in split) else mq.centered(cx.xp, w, zp)
 
 
+def _centered_stack(cx, w, zp):
+    """``w - zp`` for every direction at once (`_both_directions` multiplies by all of them
+    in each step): one array made on the host for a constant."""
+    tag = ("lstm-centered-all", zp.dtype.str, zp.tobytes())
+    wc = cx.prepared(w, tag, lambda v: np.ascontiguousarray(
+        mq.centered_weight(v, zp, ql.QUANTIZED, (-2,))))
+    return mq.centered(cx.xp, w, zp) if wc is None else wc
+
+
 @lowering("DynamicQuantizeLSTM", domain=ql.DOMAIN)
 def _dynamic_quantize_lstm(cx, x, w, r, b=None, seq_lens=None, h0=None, c0=None, p=None,
                            w_scale=None, w_zp=None, r_scale=None, r_zp=None):
@@ -51,16 +60,18 @@ def _dynamic_quantize_lstm(cx, x, w, r, b=None, seq_lens=None, h0=None, c0=None,
         seq_lens = cx.const(seq_lens, "sequence_lens")
     H = ql.check(cx.node, at, x, w, r, seq_lens, *params)
     w_scale, w_zp, r_scale, r_zp = params
+    both = at.dirs == 2 and len(set(at.activations)) == 1
     wc = _centered(cx, w, ql.zero_points(w_zp, at.dirs))
-    rc = _centered(cx, r, ql.zero_points(r_zp, at.dirs))
-    run = _both_directions if at.dirs == 2 and len(set(at.activations)) == 1 else ql.run
+    rc = (_centered_stack if both else _centered)(cx, r, ql.zero_points(r_zp, at.dirs))
+    run = _both_directions if both else ql.run
     outs = run(cx.xp, at, _loop, H, x, wc, rc, b, h0, c0, p, w_scale, r_scale)
     return outs[0] if len(cx.node.outputs) == 1 else outs[:len(cx.node.outputs)]
 
 
 def _both_directions(xp, at, loop, H: int, x, wc, rc, b, h0, c0, p, w_scale, r_scale):
-    """`quant_lstm.run`'s outputs with the two directions in one scan (module doc); `loop`
-    is not used: the scan is this function's."""
+    """`quant_lstm.run`'s outputs with the two directions in one scan (module doc); `rc` is
+    R centered for both directions, one array (`_centered_stack`); `loop` is not used: the
+    scan is this function's."""
     import jax
     from jax import lax
 
@@ -77,7 +88,7 @@ def _both_directions(xp, at, loop, H: int, x, wc, rc, b, h0, c0, p, w_scale, r_s
         rs.append(np.asarray(ql.dir_param(r_scale, d)))
         bias.append(None if b is None else (b[d, :4 * H] + b[d, 4 * H:]).astype(f32))
         peep.append(None if p is None else p[d].astype(f32))
-    stacked = [xp.stack(v) for v in (rc, rs)] + [
+    stacked = [rc, xp.stack(rs)] + [
         None if v[0] is None else xp.stack(v) for v in (bias, peep)]
 
     def one(xw_t, h, c, rd, rsd, bd, pd):
