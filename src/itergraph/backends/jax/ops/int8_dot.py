@@ -19,7 +19,7 @@ operands then contract their last axis, the layout the integer kernel is fastest
 (`quant_int`): on few output positions and many channels (``[256, 64, 3, 3]`` over 8x20)
 it runs 2x faster than the float32 convolution; on many positions and few channels the
 column matrix costs more than the product saves (24 -> 24 channels over 32x80: 2.4x slower),
-which `MIN_WEIGHT` keeps out.
+which `MIN_WEIGHT` and `MIN_CONV_TERMS` keep out.
 
 Measured on one thread of an AMD EPYC (Zen 4, AVX-512 VNNI), where ONNX Runtime's u8s8
 kernels are still 4-6x faster than either XLA product: XLA's integer kernel does not reach
@@ -37,6 +37,12 @@ MIN_WEIGHT = 1 << 16  # weights with fewer elements keep the float32 product (no
 #: the int8 product ran 1.2-3.5x faster, except where the float32 product is as fast (160 x 576
 #: x 256: the same time)
 MIN_PRODUCT = 1 << 23
+#: a convolution's column product also needs this many terms per output (input channels x
+#: taps): the column matrix costs more below it (3x3 convolutions with int8 as against float32,
+#: one thread: 24 -> 96 channels over 32x80 4.3x slower, 48 -> 192 over 16x40 the same time;
+#: 64 -> 256 over 8x20 2.2x, 96 -> 192 over 16x32 1.2x, 128 -> 256 over 16x16 1.3x, 256 ->
+#: 256 over 8x8 1.4x faster)
+MIN_CONV_TERMS = 512
 _SHIFT = {np.dtype(np.uint8): 128, np.dtype(np.int8): 0}
 
 

@@ -84,7 +84,7 @@ def _int8_conv(cx, x, w, xzp, wzp):
         return None  # an empty window: the general path words the error
     positions = x.shape[0] * int(np.prod([v // s + 1 for v, s in zip(spans, strides)]))
     k = int(np.prod(w.shape[1:]))
-    if not int8_dot.worth(positions * k, (k, w.shape[0])):
+    if k < int8_dot.MIN_CONV_TERMS or not int8_dot.worth(positions * k, (k, w.shape[0])):
         return None
     za = None if xzp is None else xzp.reshape(())
     cols, out = conv.stacked_windows(cx, conv.channels_last(cx, x), kernel, strides,
