@@ -1,5 +1,6 @@
 """The ONNX node-suite cases about loops, branches, sequences, optionals and recurrent cells,
-on the JAX backend.
+and about the lowerings of quantized products, Lp pooling and the normalizations, on the
+JAX backend.
 
 Same expectations as ``tests/conformance`` (outputs of every data set match the suite's),
 through ``itergraph.onnx_backend`` with ``backend="jax"``; parts that cannot compile fall back to
@@ -16,7 +17,8 @@ from conformance.node_suite import _normalize, assert_similar, cases, known_fail
 
 KEYS = ("loop", "scan", "_if", "range", "lstm", "gru", "_rnn_", "slice", "top_k", "sequence",
         "optional", "resize", "scatternd", "gathernd", "quantizelinear", "trilu", "swish",
-        "rms_normalization")
+        "rms_normalization", "lppool", "lpnormalization", "group_normalization", "mvn",
+        "qlinearconv", "qlinearmatmul", "matmulinteger", "convinteger", "reversesequence")
 KNOWN = known_failures()
 CASES = [c for c in cases() if any(k in c.name for k in KEYS) and c.name not in KNOWN]
 

@@ -201,6 +201,22 @@ def int_matmul(xp, a, azp, b, bzp, memo: Memo | None = None, bc=None):
     return to_int32(xp, xp.matmul(centered(xp, a, azp), centered(xp, b, bzp)))
 
 
+def product_multiplier(xp, a_scale, b_scale, y_scale):
+    """ONNX Runtime's requantization multiplier of ``QLinearMatMul`` / ``QLinearConv``:
+    ``fl(fl(a_scale * b_scale) / y_scale)`` in float32 (per column or output channel where
+    ``b_scale`` is)."""
+    return div(xp, f32(xp, a_scale) * f32(xp, b_scale), f32(xp, y_scale))
+
+
+def requantize_product(xp, acc, multiplier, zp, dtype):
+    """``clamp(rne(fl(float(acc) * multiplier)) + zp)`` as `dtype`: MLAS's requantization of
+    an int32 product (the float32 product rounded once, to nearest even)."""
+    lo, hi = qrange(dtype)
+    v = xp.round(acc.astype(np.float32) * f32(xp, multiplier))
+    return xp.clip(v + f32(xp, 0 if zp is None else xp.asarray(zp).astype(np.int32)),
+                   lo, hi).astype(dtype)
+
+
 def add(xp, a, b):
     """``a + b`` of float32 values, rounded once, and never contracted with the product that
     made `a` into one ``fma`` (XLA does that to ``x * m + b``; MLAS rounds twice): on JAX the

@@ -71,18 +71,27 @@ def dequantize_linear(node, xp, x, scale, zp=None):
     return y.astype(scale.dtype)
 
 
-def dynamic_quantize_matmul(node, xp, a, b, b_scale, b_zp=None, bias=None, *, memo=None):
+def _product(xp, memo, product):
+    """``(a, azp, b, bzp) -> int32`` product: the backend's `product` where it gives one,
+    else `ms_quant.int_matmul`."""
+    if product is not None:
+        return product
+    return lambda a, azp, b, bzp: mq.int_matmul(xp, a, azp, b, bzp, memo)
+
+
+def dynamic_quantize_matmul(node, xp, a, b, b_scale, b_zp=None, bias=None, *, memo=None,
+                            product=None):
     qa, sa, za = mq.dynamic_quantize(xp, a)
-    acc = mq.int_matmul(xp, qa, za, b, per_column(node, b_zp, b, "b_zero_point"), memo)
+    acc = _product(xp, memo, product)(qa, za, b, per_column(node, b_zp, b, "b_zero_point"))
     mult = sa * per_column(node, b_scale, b, "b_scale").astype(np.float32)
     return mq.scaled(xp, acc, mult, bias)
 
 
 def matmul_integer_to_float(node, xp, a, b, a_scale, b_scale, a_zp=None, b_zp=None,
-                            bias=None, *, memo=None):
+                            bias=None, *, memo=None, product=None):
     sa = scalar(node, a_scale, "a_scale").astype(np.float32)
-    acc = mq.int_matmul(xp, a, scalar(node, a_zp, "a_zero_point"), b,
-                        per_column(node, b_zp, b, "b_zero_point"), memo)
+    acc = _product(xp, memo, product)(a, scalar(node, a_zp, "a_zero_point"), b,
+                                      per_column(node, b_zp, b, "b_zero_point"))
     mult = sa * per_column(node, b_scale, b, "b_scale").astype(np.float32)
     return mq.scaled(xp, acc, mult, bias)
 
@@ -174,7 +183,8 @@ def qlinear_average_pool_io(node, xp, x, sx, zx, sy, zy, pool):
 
 
 # op -> node-level function, for the backends' registrations (those taking a keyword ``memo``
-# keep their constant B's float64 form in an `ms_quant.Memo`)
+# keep their constant B's float64 form in an `ms_quant.Memo`; their keyword ``product``
+# replaces the integer product, `ms_quant.int_matmul`, by the backend's own)
 OPS = {
     "QuantizeLinear": quantize_linear,
     "DequantizeLinear": dequantize_linear,

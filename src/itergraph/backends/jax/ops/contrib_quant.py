@@ -2,7 +2,9 @@
 same node-level functions as the NumPy kernels (`semantics.ms_quant_ops`,
 `semantics.ms_fused`) over ``jax.numpy``, so integer results are the NumPy backend's
 bit for bit. ``QLinearAveragePool`` pools with ``AveragePool``'s lowering, ``FusedGemm`` and
-``FusedConv`` run ``Gemm`` / ``Conv``'s. ``DynamicQuantizeLSTM``: `quant_lstm`.
+``FusedConv`` run ``Gemm`` / ``Conv``'s. ``DynamicQuantizeMatMul`` and
+``MatMulIntegerToFloat`` take their integer product from `quant_int.int_product`.
+``DynamicQuantizeLSTM``: `quant_lstm`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from ..table import lowering
 from ._util import precision
 from .conv import lower_avg_pool, lower_conv
 from .nn import _gemm
+from .quant_int import int_product
+
+_INT_PRODUCT = ("DynamicQuantizeMatMul", "MatMulIntegerToFloat")
 
 
 def _rule(fn):
@@ -23,8 +28,18 @@ def _rule(fn):
     return rule
 
 
+def _int_rule(fn):
+    """A rule whose integer product is `quant_int.int_product` (an int8 product for a large
+    constant B, else float32 where exact) rather than `ms_quant.int_matmul`'s float64 one."""
+    def rule(cx, *inputs):
+        return fn(cx.node, cx.xp, *inputs,
+                  product=lambda a, azp, b, bzp: int_product(cx, a, azp, b, bzp))
+
+    return rule
+
+
 for _op, _fn in ops.OPS.items():
-    lowering(_op, domain=DOMAIN)(_rule(_fn))
+    lowering(_op, domain=DOMAIN)(_rule(_fn) if _op not in _INT_PRODUCT else _int_rule(_fn))
 
 
 @lowering("QLinearAveragePool", domain=DOMAIN)

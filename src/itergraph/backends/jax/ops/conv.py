@@ -38,7 +38,9 @@ def _pads(cx, spatial, kernel, strides, dilations):
     return list(zip(pads[:n], pads[n:]))
 
 
-def _geometry(cx, x, kernel=None):
+def geometry(cx, x, kernel=None):
+    """``(kernel, strides, dilations, pads)`` of a convolution or pooling node over `x`
+    (``[N, C, *spatial]``), its window attributes checked; `pads` per axis (before, after)."""
     n = x.ndim - 2
     check_window_attributes(cx.node, n)
     kernel = kernel or attr_ints(cx.node, "kernel_shape")
@@ -57,7 +59,7 @@ def lower_conv(cx, x, w, b=None):
     per-channel weights; one whose column matrix is small (`_few_columns`) is one product
     over the stacked windows."""
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
-    _, strides, dilations, pads = _geometry(cx, x, kernel)
+    _, strides, dilations, pads = geometry(cx, x, kernel)
     n = x.ndim - 2
     group = int(attr(cx.node, "group", 1))
     if n < 1 or n > 3:
@@ -105,11 +107,11 @@ def _conv(cx, x, w, b, kernel, strides, dilations, pads, group):
     # vectors and shifts windows several times faster so
     held = form(cx.tc, x) is not None
     if pointwise:
-        y = _pointwise(cx, _channels_last(cx, xw[0]), xw[1], strides, pads)
+        y = _pointwise(cx, channels_last(cx, xw[0]), xw[1], strides, pads)
     elif depthwise:
-        y = _depthwise(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations, pads)
+        y = _depthwise(cx, channels_last(cx, xw[0]), xw[1], kernel, strides, dilations, pads)
     elif narrow:
-        y = _columns_product(cx, _channels_last(cx, xw[0]), xw[1], kernel, strides, dilations,
+        y = _columns_product(cx, channels_last(cx, xw[0]), xw[1], kernel, strides, dilations,
                              pads)
     elif held or n > 1:
         y = _general(cx, x, w, strides, dilations, pads, group, held)
@@ -121,7 +123,7 @@ def _conv(cx, x, w, b, kernel, strides, dilations, pads, group):
         return astype(cx, y, x.dtype)
     if b is not None:
         y = y + b
-    return _channels_first(cx, astype(cx, y, x.dtype))
+    return channels_first(cx, astype(cx, y, x.dtype))
 
 
 def _general(cx, x, w, strides, dilations, pads, group, last_in: bool, last_out: bool = True):
@@ -140,7 +142,7 @@ def _general(cx, x, w, strides, dilations, pads, group, last_in: bool, last_out:
         cx.prepared(w, ("spatial-first",), _spatial_first)
     if laid is not None:
         w, spec[1] = laid, space + "IO"
-    return lax.conv_general_dilated(_channels_last(cx, x) if last_in else x, w, tuple(strides),
+    return lax.conv_general_dilated(channels_last(cx, x) if last_in else x, w, tuple(strides),
                                     pads, rhs_dilation=tuple(dilations),
                                     dimension_numbers=tuple(spec), feature_group_count=group,
                                     precision=precision())
@@ -151,21 +153,22 @@ def _spatial_first(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(w, (0, 1), (-1, -2)))
 
 
-def _channels_last(cx, x):
+def channels_last(cx, x):
     """``[N, C, *spatial]`` as ``[N, *spatial, C]`` (`channels_last.to_last`)."""
     return cx.xp.moveaxis(x, 1, -1) if cx.folding else to_last(cx.tc, x)
 
 
-def _channels_first(cx, y):
+def channels_first(cx, y):
     """``[N, *spatial, C]`` as ``[N, C, *spatial]``, `y` kept as its channels-last form."""
     return cx.xp.moveaxis(y, -1, 1) if cx.folding else from_last(cx.tc, y)
 
 
-def _padded(cx, x, pads):
-    """Channels-last `x` with its spatial axes padded with zeros."""
+def _padded(cx, x, pads, value=0):
+    """Channels-last `x` with its spatial axes padded with `value` (zeros)."""
     if not any(p for pair in pads for p in pair):
         return x
-    return cx.xp.pad(x, [(0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads], (0, 0)])
+    return cx.xp.pad(x, [(0, 0), *[(max(a, 0), max(c, 0)) for a, c in pads], (0, 0)],
+                     constant_values=value)
 
 
 def _window(x, start: list[int], size: list[int], strides: list[int]):
@@ -210,26 +213,34 @@ def _few_columns(shape, kernel, strides, dilations, pads) -> bool:
 
 
 def _columns_product(cx, x, w, kernel, strides, dilations, pads):
-    """A convolution of channels-last `x` as one product: every kernel offset's strided
-    window of the padded input stacked into columns ``[n, positions, taps * c]``, times the
-    weights laid out ``[o, taps * c]`` (im2col)."""
+    """A convolution of channels-last `x` as one product: the stacked windows
+    (`stacked_windows`) times the weights laid out ``[o, taps * c]`` (im2col)."""
+    columns, out = stacked_windows(cx, x, kernel, strides, dilations, pads)
+    n, o = x.shape[0], w.shape[0]
+    kw = {} if cx.folding else {"precision": precision()}
+    laid = cx.prepared(w, ("taps-channels",), taps_channels)  # once, for an argument
+    y = cx.xp.einsum("npk,ok->npo", columns,
+                     taps_channels(w, cx.xp) if laid is None else laid, **kw)
+    return cx.xp.reshape(y, (n, *out, o))
+
+
+def stacked_windows(cx, x, kernel, strides, dilations, pads, pad_value=0):
+    """The column matrix of a convolution of channels-last `x`: every kernel offset's strided
+    window of the input padded with `pad_value`, stacked into ``[n, positions, taps * c]``
+    (channels fastest, as `taps_channels` lays out the weights); and the output's spatial
+    sizes."""
     import itertools
 
-    xp = _padded(cx, x, pads)
+    xp = _padded(cx, x, pads, pad_value)
     out = [_out_size(i, k, s, d, p) for i, k, s, d, p in
            zip(x.shape[1:-1], kernel, strides, dilations, pads)]
     windows = [_window(xp, [o * d for o, d in zip(off, dilations)], out, strides)
                for off in itertools.product(*(range(k) for k in kernel))]
-    n, c, o = x.shape[0], x.shape[-1], w.shape[0]
-    columns = cx.xp.reshape(cx.xp.stack(windows, axis=-2), (n, -1, len(windows) * c))
-    kw = {} if cx.folding else {"precision": precision()}
-    laid = cx.prepared(w, ("taps-channels",), _taps_channels)  # once, for an argument
-    y = cx.xp.einsum("npk,ok->npo", columns,
-                     _taps_channels(w, cx.xp) if laid is None else laid, **kw)
-    return cx.xp.reshape(y, (n, *out, o))
+    n, c = x.shape[0], x.shape[-1]
+    return cx.xp.reshape(cx.xp.stack(windows, axis=-2), (n, -1, len(windows) * c)), out
 
 
-def _taps_channels(w, xp=np):
+def taps_channels(w, xp=np):
     """Conv weights ``[O, C, *k]`` as ``[O, taps * C]``, channels fastest."""
     return xp.reshape(xp.moveaxis(w, 1, -1), (w.shape[0], -1))
 
@@ -257,7 +268,7 @@ def _depthwise(cx, x, w, kernel, strides, dilations, pads):
     return y
 
 
-def _pool_refusal(node) -> str | None:
+def pool_refusal(node) -> str | None:
     """Why a pooling node stays on NumPy (None: it lowers)."""
     if node.op_type == "MaxPool" and len(node.outputs) > 1:
         return "MaxPool's indices output is not lowered"
@@ -267,8 +278,8 @@ def _pool_refusal(node) -> str | None:
 
 
 def _pool_window(cx, x):
-    refused(cx, _pool_refusal)
-    kernel, strides, dilations, pads = _geometry(cx, x)
+    refused(cx, pool_refusal)
+    kernel, strides, dilations, pads = geometry(cx, x)
     return ((1, 1, *kernel), (1, 1, *strides), (1, 1, *dilations),
             [(0, 0), (0, 0), *pads])
 
@@ -283,10 +294,10 @@ def _pooled(cx, x, fn):
     def last(p):
         return (*p[:1], *p[2:], p[1])
 
-    return _channels_first(cx, fn(_channels_last(cx, x), *map(last, geometry)))
+    return channels_first(cx, fn(channels_last(cx, x), *map(last, geometry)))
 
 
-@lowering("MaxPool", since=1, refuses=_pool_refusal)
+@lowering("MaxPool", since=1, refuses=pool_refusal)
 def _max_pool(cx, x):
     from jax import lax
 
@@ -318,7 +329,16 @@ def _separable(x, init, op, win, st, dil, pads):
     return x
 
 
-@lowering("AveragePool", since=1, refuses=_pool_refusal)
+def lower_pool_sum(cx, x):
+    """The sum over each pooling window of `x` (the node's window; padding counts as zeros),
+    as AveragePool's numerator."""
+    from jax import lax
+
+    zero = np.array(0, x.dtype)
+    return _pooled(cx, x, lambda v, *g: _separable(v, zero, lax.add, *g))
+
+
+@lowering("AveragePool", since=1, refuses=pool_refusal)
 def lower_avg_pool(cx, x):
     from jax import lax
 
@@ -340,7 +360,7 @@ def _global(cx, x, reduce):
     """`reduce` over the spatial axes, read channels last (as the convolutions before it
     leave their results: a channel-first read here makes XLA lay the convolution's output
     out channels first and transpose it inside the fused loops)."""
-    y = reduce(_channels_last(cx, x), axis=tuple(range(1, x.ndim - 1)))
+    y = reduce(channels_last(cx, x), axis=tuple(range(1, x.ndim - 1)))
     return cx.xp.reshape(y, y.shape + (1,) * (x.ndim - 2))
 
 
@@ -366,9 +386,9 @@ def _batch_norm(cx, x, scale, b, mean, var, *rest):
     def r(v):
         return xp.reshape(v, shape)
 
-    z = _channels_last(cx, x) if last else x
+    z = channels_last(cx, x) if last else x
     y = astype(cx, (z - r(mean)) / xp.sqrt(r(var) + eps) * r(scale) + r(b), x.dtype)
-    return _channels_first(cx, y) if last else y
+    return channels_first(cx, y) if last else y
 
 
 @lowering("InstanceNormalization", since=1)

@@ -1,4 +1,4 @@
-"""Indexing rules: Concat, Split, Slice, Gather, GatherElements.
+"""Indexing rules: Concat, Split, Slice, Gather, GatherElements, ReverseSequence.
 
 Slice clamps as ONNX does (see the NumPy kernel). Gather and GatherElements accept negative
 indices; an out-of-range index is an `ExecutionError` (found at trace time for constant
@@ -214,3 +214,24 @@ def _scatter_elements_rule(cx, data, indices, updates):
     red = attr(cx.node, "reduction", "none")
     red = red.decode() if isinstance(red, bytes) else red
     return _scatter_elements(cx, data, indices, updates, int(attr(cx.node, "axis", 0)), red)
+
+
+@lowering("ReverseSequence", since=10)
+def _reverse_sequence(cx, x, lens):
+    """Each batch entry's first ``sequence_lens[b]`` steps along ``time_axis`` reversed, the
+    rest kept (one gather along the time axis); a length outside ``[0, steps]`` is an
+    `ExecutionError`, as in ONNX Runtime."""
+    xp = cx.xp
+    batch_axis = norm_axis(cx, int(attr(cx.node, "batch_axis", 1)), x.ndim)
+    time_axis = norm_axis(cx, int(attr(cx.node, "time_axis", 0)), x.ndim)
+    steps = x.shape[time_axis]
+    shape = [1] * x.ndim
+    shape[time_axis] = steps
+    t = xp.reshape(xp.arange(steps, dtype=np.int64), shape)
+    shape = [1] * x.ndim
+    shape[batch_axis] = -1
+    n = xp.reshape(xp.asarray(lens).astype(np.int64), shape)
+    cx.check(xp.any((n < 0) | (n > steps)),
+             f"sequence_lens must lie in [0, {steps}] (the length of the time axis)")
+    idx = xp.broadcast_to(xp.where(t < n, n - 1 - t, t), x.shape)
+    return xp.take_along_axis(x, idx, axis=time_axis)
