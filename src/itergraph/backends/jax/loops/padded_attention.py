@@ -91,8 +91,9 @@ def attention(cx, rule, inputs):
         src = appended_rows(past.src, past.length, s)
         grown.append(Padded(out, PAST_AXIS, (l0, d, extra + s), past.length + s, src,
                             past.rows))
-        keys = gather_rows(out, src, past.rows, PAST_AXIS)
-        return keys[0], keys[1], past.length + s
+        # keys and values gathered apart, each where it is read (XLA fuses the gather there)
+        kv = [gather_rows(out[i], src, past.rows - 1, PAST_AXIS - 1) for i in (0, 1)]
+        return kv[0], kv[1], past.length + s
 
     if mask is not None and not isinstance(mask, Padded):
         raise Refused(f"{where(node)}: a mask_index that is not padded with its past")

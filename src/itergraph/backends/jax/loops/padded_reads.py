@@ -417,9 +417,13 @@ _MOVES = {"Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
           "Gather": _gather, "Concat": _concat, "Slice": _slice}
 
 
+def _identity(cx, rule, inputs):
+    return [inputs[0]]
+
+
 #: the rules that take a value whose rows are reordered lazily (`padded.Padded.src`); every
 #: other rule reads it gathered
-_LAZY_ROWS = (_gather, _concat, padded_attention.attention)
+_LAZY_ROWS = (_identity, _gather, _concat, padded_attention.attention)
 
 
 def rule_for(node: Node):
@@ -427,6 +431,8 @@ def rule_for(node: Node):
     (`padded_attention`'s for ONNX Runtime's Attention), or None."""
     if padded_attention.is_attention(node):
         return padded_attention.attention
+    if (node.domain, node.op_type) == ("", "Identity"):
+        return _identity
     kind = along(node)
     if kind is Along.REDUCE:
         return _reduce if node.op_type in NEUTRAL else None
