@@ -70,7 +70,7 @@ def _explain_told_the_truth(g, cg) -> None:
 
 
 def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool = False,
-                   d: int = 4) -> onnx.ModelProto:
+                   d: int = 4, reorder: bool = False) -> onnx.ModelProto:
     """A cache k [B, T, d] grown by one row per iteration (Concat axis 1) and attended to by
     the carried query y [B, 1, d]: softmax(y k^T) k. `read_` picks how the body reads the
     cache: "softmax"; "reducesum" (softmax written out: ReduceMax, Exp, ReduceSum along the
@@ -80,11 +80,24 @@ def attention_loop(read_: str = "softmax", trip: str = "input", scan_out: bool =
     when compiling: falls back); "softsign" (an element-wise op, then a ReduceSum along the
     grown axis: kinds read from `ir.padded_axes`). `trip`:
     "input" (run-time trip count), "const" (3, known when compiling: a scan) or "cond" (no
-    trip count; a condition stops it after M iterations)."""
+    trip count; a condition stops it after M iterations). `reorder`: the cache's rows are
+    reordered first every iteration, as a beam search reorders its caches (a Gather on axis
+    0 by ``max((r + i) mod B - 1, 0)``: rows repeated and dropped)."""
     n = []
     n.append(h.make_node("Add", ["y", "c_bias"], ["yb"]))
     n.append(h.make_node("Tanh", ["yb"], ["piece"]))
-    n.append(h.make_node("Concat", ["k", "piece"], ["k2"], axis=1))
+    cache = "k"
+    if reorder:
+        n.append(h.make_node("Shape", ["y"], ["kshape"], start=0, end=1))
+        n.append(h.make_node("Squeeze", ["kshape"], ["nrows"]))
+        n.append(h.make_node("Range", ["c_i0", "nrows", "c_i1"], ["rows"]))
+        n.append(h.make_node("Add", ["rows", "i"], ["shifted"]))
+        n.append(h.make_node("Mod", ["shifted", "nrows"], ["turned"]))
+        n.append(h.make_node("Sub", ["turned", "c_i1"], ["down"]))
+        n.append(h.make_node("Max", ["down", "c_i0"], ["parents"]))
+        n.append(h.make_node("Gather", ["k", "parents"], ["kg"], axis=0))
+        cache = "kg"
+    n.append(h.make_node("Concat", [cache, "piece"], ["k2"], axis=1))
     n.append(h.make_node("Transpose", ["k2"], ["kt"], perm=[0, 2, 1]))
     n.append(h.make_node("MatMul", ["y", "kt"], ["s0"]))
     n.append(h.make_node("Mul", ["s0", "c_scale"], ["s"]))
@@ -228,6 +241,14 @@ def test_read_without_an_exact_rule_falls_back_to_numpy():
 def test_static_explain_says_the_grown_values_run_as_buffers():
     (rec,) = [r for r in analyze(read(attention_loop())) if r.element.startswith("Loop")]
     assert rec.compiles and "'k'" in rec.reason and GROWN in rec.reason
+
+
+@pytest.mark.parametrize("trip", ["input", "const", "cond"])
+def test_rows_reordered_every_iteration(trip):
+    """A cache whose rows a Gather reorders every iteration (carried with its rows in place
+    and an ancestry table, `padded.Grow.rows`), read by products, a Softmax and as the loop's
+    final value: what NumPy and ONNX Runtime give."""
+    _check(attention_loop(trip=trip, reorder=True), _feeds(trip, m=6, b=3))
 
 
 # ----------------------------------------------------------------------------- decoders

@@ -125,7 +125,7 @@ def probe(tc: TraceContext, st: Setup, wanted: list[Value], carried_at: int | No
 
     def f(k, state, pieces):
         vals, _ = run_body(tc, st, k, state, pieces, wanted, carried_at=carried_at)
-        return [as_array(v.buf if isinstance(v, Padded) else v) for v in vals]
+        return [as_state(v.buf if isinstance(v, Padded) else v) for v in vals]
 
     out = jax.eval_shape(f, k_aval, state_avals, piece_avals(st))
     del tc.notes[notes:]
