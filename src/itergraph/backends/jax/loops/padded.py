@@ -96,10 +96,11 @@ def identity_rows(n_rows: int, capacity: int):
 
 
 def appended_rows(src, length, s: int):
-    """`src` with the `s` positions from `length` on read from each row itself."""
-    import jax
+    """`src` with the `s` positions from `length` on read from each row itself (a select, not
+    an update in place: XLA fuses it with the gather of the table that precedes it)."""
     import jax.numpy as jnp
 
-    piece = identity_rows(src.shape[0], s)
-    return jax.lax.dynamic_update_slice(src, piece, (jnp.zeros((), np.int32),
-                                                     jnp.asarray(length, np.int32)))
+    n, c = src.shape
+    cols = jnp.arange(c, dtype=np.int64)[None, :]
+    new = (cols >= length) & (cols < length + s)
+    return jnp.where(new, jnp.arange(n, dtype=np.int32)[:, None], src)
