@@ -19,6 +19,7 @@ from itergraph.backends.jax import generation
 from itergraph.backends.numpy import compile_graph as numpy_compile
 from itergraph.backends.numpy import run_plan
 from itergraph.frontends.onnx import read
+from itergraph.passes import lower_generation
 from itergraph.passes.decoder_positions import causal_decoder
 from itergraph.passes.lower_generation import lower_generation_stepwise
 
@@ -56,8 +57,23 @@ def _count(graph, op_type: str) -> int:
     return sum(n.op_type == op_type for _, n in graph.walk())
 
 
+@pytest.fixture
+def beam_stepwise(monkeypatch):
+    """BeamSearch read stepwise too (off by default: see `STEPWISE_OPS`)."""
+    monkeypatch.setattr(lower_generation, "STEPWISE_OPS",
+                        lower_generation.STEPWISE_OPS | {"BeamSearch"})
+
+
+def test_beam_search_keeps_its_prompt_step_by_default():
+    feeds = _feeds("BeamSearch")
+    model = _model("BeamSearch", feeds)
+    g = read(model)
+    lower_generation_stepwise(g)
+    assert _count(g, "Attention") == 2 * LAYERS
+
+
 @pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch", "Sampling"])
-def test_compiled_search_holds_one_decoder(op):
+def test_compiled_search_holds_one_decoder(op, beam_stepwise):
     feeds = _feeds(op)
     model = _model(op, feeds)
     cg = jb.compile_graph(read(model))
@@ -108,7 +124,7 @@ def test_what_is_not_proven_causal():
 
 
 @pytest.mark.parametrize("op", ["GreedySearch", "BeamSearch"])
-def test_stepwise_logits_processing_gives_ort_tokens(op):
+def test_stepwise_logits_processing_gives_ort_tokens(op, beam_stepwise):
     """Every logits processor, the first-step-only prefix mask included (a condition of the
     step, not of the graph, once the prompt runs through the loop), on NumPy."""
     feeds = _feeds(op)
