@@ -230,6 +230,71 @@ def test_static_explain_says_the_grown_values_run_as_buffers():
     assert rec.compiles and "'k'" in rec.reason and GROWN in rec.reason
 
 
+def reordered_attention_loop(trip: str, rows: int = 3, hidden: int = 8, heads: int = 2
+                             ) -> onnx.ModelProto:
+    """ONNX Runtime's Attention on a carried query y [rows, 1, hidden] with a past
+    ``[2, rows, heads, T, head size]`` whose rows are reordered first every iteration, as a
+    beam search reorders its caches (a Gather on axis 1 by ``max((r + i) mod rows - 1, 0)``:
+    rows repeated and dropped); the present carried, and the loop's final value. `trip` as
+    `attention_loop` takes it."""
+    rng = np.random.default_rng(4)
+    consts = {"w": (0.5 * rng.standard_normal((hidden, 3 * hidden))).astype(np.float32),
+              "b": (0.1 * rng.standard_normal(3 * hidden)).astype(np.float32),
+              "c_i0": np.array(0, np.int64), "c_i1": np.array(1, np.int64),
+              "c_rows": np.array(rows, np.int64), "c_true": np.array(True)}
+    n = [h.make_node("Range", ["c_i0", "c_rows", "c_i1"], ["r"]),
+         h.make_node("Add", ["r", "i"], ["shifted"]),
+         h.make_node("Mod", ["shifted", "c_rows"], ["turned"]),
+         h.make_node("Sub", ["turned", "c_i1"], ["down"]),
+         h.make_node("Max", ["down", "c_i0"], ["parents"]),
+         h.make_node("Gather", ["past", "parents"], ["past_g"], axis=1),
+         h.make_node("Attention", ["y", "w", "b", "", "past_g"], ["att", "present"],
+                     domain="com.microsoft", num_heads=heads, unidirectional=1),
+         h.make_node("Tanh", ["att"], ["y_out"]),
+         h.make_node("Identity", ["present"], ["past_out"])]
+    if trip == "cond":
+        consts["c_i64_1"] = np.array(1, np.int64)
+        n += [h.make_node("Add", ["i", "c_i64_1"], ["i1"]),
+              h.make_node("Less", ["i1", "M"], ["cond_out"])]
+    else:
+        n.append(h.make_node("Identity", ["cond"], ["cond_out"]))
+    past_t = h.make_tensor_value_info("past", T.FLOAT, [2, rows, heads, None, hidden // heads])
+    body = h.make_graph(n, "body", [h.make_tensor_value_info("i", T.INT64, []),
+                                    h.make_tensor_value_info("cond", T.BOOL, []),
+                                    h.make_tensor_value_info("y", T.FLOAT, [rows, 1, hidden]),
+                                    past_t],
+                        [h.make_tensor_value_info("cond_out", T.BOOL, []),
+                         h.make_tensor_value_info("y_out", T.FLOAT, [rows, 1, hidden]),
+                         h.make_tensor_value_info("past_out", T.FLOAT, None)])
+    inputs = [h.make_tensor_value_info("y0", T.FLOAT, [rows, 1, hidden]),
+              h.make_tensor_value_info("past0", T.FLOAT, [2, rows, heads, None,
+                                                          hidden // heads])]
+    if trip == "const":
+        consts["M"] = np.array(3, np.int64)
+    else:
+        inputs.append(h.make_tensor_value_info("M", T.INT64, []))
+    loop = h.make_node("Loop", ["" if trip == "cond" else "M", "c_true", "y0", "past0"],
+                       ["y", "past_last"], body=body)
+    g = h.make_graph([loop], "g", inputs, [h.make_tensor_value_info(o, T.FLOAT, None)
+                                           for o in ("y", "past_last")],
+                     [nh.from_array(v, k) for k, v in consts.items()])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17),
+                                          h.make_opsetid("com.microsoft", 1)], ir_version=8)
+
+
+@pytest.mark.parametrize("trip", ["input", "const", "cond"])
+def test_rows_reordered_every_iteration(trip):
+    """A K/V cache whose rows a Gather reorders every iteration before ONNX Runtime's
+    Attention reads it as its past (carried with its rows in place and an ancestry table,
+    `padded.Grow.rows`), and the loop's final value: what NumPy and ONNX Runtime give."""
+    rng = np.random.default_rng(2)
+    feeds = {"y0": rng.standard_normal((3, 1, 8)).astype(np.float32),
+             "past0": rng.standard_normal((2, 3, 2, 2, 4)).astype(np.float32)}
+    if trip != "const":
+        feeds["M"] = np.array(6, np.int64)
+    _check(reordered_attention_loop(trip), feeds)
+
+
 # ----------------------------------------------------------------------------- decoders
 
 

@@ -42,10 +42,11 @@ from . import config
 from .big_constants import big_used
 from .context import CannotLower, Scope, TooLarge, TraceContext, is_static, raise_error
 from .loops import growing
-from .loops.body import as_array
+from .loops.body import as_state
 from .loops.info import loop_info, static_truth
 from .loops.messages import limit_before_size, out_of_memory_message, zero_trip_message
 from .loops.outputs import empty_stack, finish_concat
+from .loops.padded_reads import settled
 from .loops.setup import setup
 from .loops.untraced_body import defer_body_error
 from .loops.while_loop import WhileParts
@@ -124,6 +125,9 @@ class LoopDriver:
         parts.post_checks(frame, final)
         tc.merge(frame, final[4])
         k, cond, carried, lasts, err, bufs, k0 = final
+        carried = list(carried)
+        for g in grows:  # the host and the next step read the buffers with rows in place
+            carried[g.index] = settled(carried[g.index], g)
         more = parts.running(final) & (k - k0 >= cap)
         self.messages[(cap, state is None)] = tc.messages
         self.notes = [n for n in tc.notes if n[0] is not self.loop]
@@ -152,7 +156,7 @@ class LoopDriver:
         import jax.numpy as jnp
 
         zero = jnp.zeros((), np.int64)
-        final = (zero, jnp.zeros((), bool), [as_array(x) for x in st.carried0], [],
+        final = (zero, jnp.zeros((), bool), [as_state(x) for x in st.carried0], [],
                  jnp.zeros((), np.int32), [], zero)
         return WhileParts(tc, st, cap), final
 

@@ -81,8 +81,17 @@ def as_array(x, dtype=None):
     return jnp.asarray(x) if dtype is None else jnp.asarray(x, dtype=dtype)
 
 
+def as_state(x):
+    """A carried value as the loop's state: an array, or a tuple of arrays (a buffer whose
+    rows are reordered lazily and its ancestry table, `padded.Grow.rows`)."""
+    return tuple(as_array(y) for y in x) if isinstance(x, tuple) else as_array(x)
+
+
 def conform(loop: Loop, what: str, x, like):
-    """`x` as a traced array of `like`'s shape and dtype; CannotLower when it differs."""
+    """`x` as a traced array of `like`'s shape and dtype (tuples element by element);
+    CannotLower when it differs."""
+    if isinstance(like, tuple):
+        return tuple(conform(loop, what, y, z) for y, z in zip(x, like))
     shape, dtype = tuple(like.shape), np.dtype(like.dtype)
     if tuple(x.shape) != shape or np.dtype(x.dtype) != dtype:
         raise CannotLower(loop, f"{what} changes from {dtype}{list(shape)} to "
@@ -109,13 +118,14 @@ def probe(tc: TraceContext, st: Setup, wanted: list[Value], carried_at: int | No
 
     if not wanted:
         return []
-    state_avals = [jax.ShapeDtypeStruct(tuple(x.shape), x.dtype) for x in st.carried0]
+    state_avals = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(tuple(x.shape), x.dtype),
+                                         list(st.carried0))
     k_aval = jax.ShapeDtypeStruct((), np.int64)
     notes = len(tc.notes)
 
     def f(k, state, pieces):
         vals, _ = run_body(tc, st, k, state, pieces, wanted, carried_at=carried_at)
-        return [as_array(v.buf if isinstance(v, Padded) else v) for v in vals]
+        return [as_state(v.buf if isinstance(v, Padded) else v) for v in vals]
 
     out = jax.eval_shape(f, k_aval, state_avals, piece_avals(st))
     del tc.notes[notes:]

@@ -27,7 +27,7 @@ from ....errors import where
 from ....ir.padded_axes import MICROSOFT, PADDED_INPUTS
 from ....semantics import ms_transformer as mt
 from ..ops._util import precision
-from .padded import Padded, Refused
+from .padded import Padded, Refused, appended_rows, gather_rows
 
 _PAST, _MASK = PADDED_INPUTS[(MICROSOFT, "Attention")]  # past (grown into present), mask
 PAST, MASK = _PAST.index, _MASK.index
@@ -67,6 +67,8 @@ def attention(cx, rule, inputs):
     if not isinstance(past, Padded) or past.axis != PAST_AXIS or past.ndim != PAST_RANK:
         raise Refused(f"{where(node)}: reads a grown buffer other than as its past (padded "
                       "on the past length)")
+    if past.src is not None and past.rows == PAST_AXIS:
+        past = past.materialized()
     if any(isinstance(x, Padded) for i, x in enumerate(inputs) if i not in (PAST, MASK)):
         raise Refused(f"{where(node)}: a padded input other than past and mask_index")
     l0, d, extra = past.key
@@ -81,8 +83,17 @@ def attention(cx, rule, inputs):
         start = [jnp.zeros((), np.int64)] * PAST_RANK
         start[PAST_AXIS] = jnp.asarray(past.length, np.int64)
         out = jax.lax.dynamic_update_slice(buf, new, start)
-        grown.append(Padded(out, PAST_AXIS, (l0, d, extra + s), past.length + s))
-        return out[0], out[1], past.length + s
+        if past.src is None:
+            grown.append(Padded(out, PAST_AXIS, (l0, d, extra + s), past.length + s))
+            return out[0], out[1], past.length + s
+        # rows reordered lazily: the new keys and values of row r written in row r, the
+        # attention reading the rows gathered
+        src = appended_rows(past.src, past.length, s)
+        grown.append(Padded(out, PAST_AXIS, (l0, d, extra + s), past.length + s, src,
+                            past.rows))
+        # keys and values gathered apart, each where it is read (XLA fuses the gather there)
+        kv = [gather_rows(out[i], src, past.rows - 1, PAST_AXIS - 1) for i in (0, 1)]
+        return kv[0], kv[1], past.length + s
 
     if mask is not None and not isinstance(mask, Padded):
         raise Refused(f"{where(node)}: a mask_index that is not padded with its past")

@@ -25,7 +25,7 @@ from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
 from ....ir.traits import normalized_axes, transpose_perm
 from ..context import CannotLower, OpContext, Scope, TraceContext, is_static
 from . import padded_attention
-from .padded import Grow, Padded, Refused
+from .padded import Grow, Padded, Refused, appended_rows, gather_rows, identity_rows
 
 __all__ = ["Grow", "Padded", "Refused", "apply", "needs_static", "reads_padded", "rule_for",
            "static_problem", "trim", "unwrap", "wrap"]
@@ -43,7 +43,11 @@ def wrap(grows: list[Grow], state: list, k) -> list:
         key = (g.l0, g.d, 0)
         if key not in lengths:
             lengths[key] = g.l0 + g.d * k.astype(np.int64)
-        out[g.index] = Padded(state[g.index], g.axis, key, lengths[key])
+        if g.rows is None:
+            out[g.index] = Padded(state[g.index], g.axis, key, lengths[key])
+        else:  # (buffer, ancestry table): rows reordered lazily
+            buf, src = state[g.index]
+            out[g.index] = Padded(buf, g.axis, key, lengths[key], src, g.rows)
     return out
 
 
@@ -67,12 +71,30 @@ def unwrap(loop: Loop, grows: list[Grow], vals: list, carried_at: int, n_carried
         if x.axis != g.axis or x.key != (g.l0, g.d, g.d):
             raise Refused(f"carried value '{loop.carried[j].param.name}' grows by a length "
                           "that changes across iterations")
-        out[i] = x.buf
+        if g.rows is None:
+            out[i] = x.materialized().buf
+        elif x.src is None:
+            out[i] = (x.buf, identity_rows(x.buf.shape[g.rows], x.buf.shape[g.axis]))
+        elif x.rows != g.rows:
+            x = x.materialized()
+            out[i] = (x.buf, identity_rows(x.buf.shape[g.rows], x.buf.shape[g.axis]))
+        else:
+            out[i] = (x.buf, x.src)
     return out
 
 
+def settled(x, g: Grow):
+    """A carried buffer as an array: a (buffer, ancestry table) pair gathered (`Grow.rows`)."""
+    if g.rows is None:
+        return x
+    buf, src = x
+    return gather_rows(buf, src, g.rows, g.axis)
+
+
 def trim(x, g: Grow, k: int):
-    """The final buffer `x` cut to its valid length after `k` iterations."""
+    """The final buffer `x` (a pair where `Grow.rows`: `settled`) cut to its valid length
+    after `k` iterations."""
+    x = settled(x, g)
     idx = [slice(None)] * x.ndim
     idx[g.axis] = slice(0, g.l0 + g.d * k)
     return x[tuple(idx)]
@@ -105,6 +127,8 @@ def apply(tc: TraceContext, node: Node, scope: Scope) -> list:
     if rule is None:
         raise Refused(f"{where(node)}: no lowering")
     inputs = [None if v is None else scope.get(v) for v in node.inputs]
+    if fn not in _LAZY_ROWS:
+        inputs = [x.materialized() if isinstance(x, Padded) else x for x in inputs]
     import jax.numpy as jnp
 
     cx = OpContext(node, jnp, tc, scope.frame)
@@ -183,6 +207,16 @@ def _gather(cx, rule, inputs):
     if isinstance(idx, Padded) or not isinstance(x, Padded):
         raise Refused(f"{where(cx.node)}: gathers with padded indices")
     a = _axis(int(cx.attr("axis", 0)), x.ndim)
+    if x.src is not None and a == x.rows and np.ndim(idx) == 1 and \
+            np.shape(idx)[0] == x.buf.shape[a]:  # a reordering of rows: of the table only
+        import jax.numpy as jnp
+
+        n = x.buf.shape[a]
+        at = jnp.asarray(idx).astype(np.int32)
+        at = jnp.where(at < 0, at + n, at)
+        return [Padded(x.buf, x.axis, x.key, x.length,
+                       jnp.take(x.src, at, axis=0, mode="clip"), x.rows)]
+    x = x.materialized()
     if a == x.axis:  # static indices in [-l0, l0): exact positions of the valid part
         if not is_static(idx):
             raise Refused(f"{where(cx.node)}: gathers along the grown axis at run-time "
@@ -275,6 +309,8 @@ def _concat(cx, rule, inputs):
                       "Concat")
     if a != x.axis:
         raise Refused(f"{where(cx.node)}: concatenates a grown buffer on another axis")
+    if x.src is not None and x.rows == a:
+        x = x.materialized()
     rest = [y for y in inputs[1:] if y is not None]
     import jax.numpy as jnp
 
@@ -290,7 +326,11 @@ def _concat(cx, rule, inputs):
     start = [jnp.zeros((), np.int64)] * rank
     start[a] = jnp.asarray(x.length, np.int64)
     buf = jax.lax.dynamic_update_slice(x.buf, piece, start)
-    return [Padded(buf, a, (l0, d, extra + s), x.length + s)]
+    if x.src is None:
+        return [Padded(buf, a, (l0, d, extra + s), x.length + s)]
+    # the new positions of row r are in row r
+    return [Padded(buf, a, (l0, d, extra + s), x.length + s, appended_rows(x.src, x.length, s),
+                   x.rows)]
 
 
 def _slice(cx, rule, inputs):
@@ -377,11 +417,22 @@ _MOVES = {"Transpose": _transpose, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
           "Gather": _gather, "Concat": _concat, "Slice": _slice}
 
 
+def _identity(cx, rule, inputs):
+    return [inputs[0]]
+
+
+#: the rules that take a value whose rows are reordered lazily (`padded.Padded.src`); every
+#: other rule reads it gathered
+_LAZY_ROWS = (_identity, _gather, _concat, padded_attention.attention)
+
+
 def rule_for(node: Node):
     """The exact rule for `node` reading a padded value, by its kind in `ir.padded_axes`
     (`padded_attention`'s for ONNX Runtime's Attention), or None."""
     if padded_attention.is_attention(node):
         return padded_attention.attention
+    if (node.domain, node.op_type) == ("", "Identity"):
+        return _identity
     kind = along(node)
     if kind is Along.REDUCE:
         return _reduce if node.op_type in NEUTRAL else None

@@ -7,7 +7,7 @@ import numpy as np
 from ....ir import Value
 from ..context import TraceContext
 from .batching import batch
-from .body import as_array, conform, port_results, probe, run_body
+from .body import as_array, as_state, conform, port_results, probe, run_body
 from .outputs import check_size, finish_concat, last_outputs, length_of
 from .setup import Setup
 
@@ -20,7 +20,7 @@ def lower_scan(tc: TraceContext, st: Setup, n: int) -> list:
     carried_res, concat_res, plain_res = port_results(st)
     wanted = carried_res + concat_res + plain_res
     nc, ny = len(carried_res), len(concat_res)
-    init_state = [as_array(x) for x in st.carried0]
+    init_state = [as_state(x) for x in st.carried0]
     plain_avals = probe(tc, st, plain_res)
     init_lasts = [jnp.zeros(a.shape, a.dtype) for a in plain_avals]
     skip, bound, batched_vals, batched, n_batched = batch(tc, st, n, wanted)

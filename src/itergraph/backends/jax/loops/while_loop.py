@@ -7,7 +7,7 @@ import numpy as np
 from ....errors import ExecutionError, IterationLimitError, where
 from ...common.memory import over_limit
 from ..context import CannotLower, Frame, TooLarge, TraceContext, is_static
-from .body import as_array, conform, port_results, probe, run_body
+from .body import as_array, as_state, conform, port_results, probe, run_body
 from .messages import LIMIT_MESSAGE, beyond_message, too_large_message, zero_trip_message
 from .outputs import last_outputs
 from .setup import INT64_MAX, Setup
@@ -108,7 +108,7 @@ class WhileParts:
                 if self.capacity is not None else [])
         lasts = [jnp.zeros(a.shape, a.dtype) for a in avals[ny:]]
         cond0 = jnp.asarray(st.cond0, dtype=bool)
-        return (jnp.zeros((), np.int64), cond0, [as_array(x) for x in st.carried0], lasts,
+        return (jnp.zeros((), np.int64), cond0, [as_state(x) for x in st.carried0], lasts,
                 jnp.zeros((), np.int32), bufs, jnp.zeros((), np.int64))
 
     def check_buffer_size(self, avals) -> None:
