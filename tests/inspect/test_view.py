@@ -353,7 +353,7 @@ def demo_and_sample_models(tmp_path) -> list:
     for _, f in found:
         by_dir.setdefault(f.parent.name, []).append(f)
     for files in by_dir.values():  # tf, tf-ov, torch, torch-ov, ...: evenly spread
-        models += files[::max(1, len(files) // 4)][:4]
+        models += files[::max(1, len(files) // 2)][:2]
     return models
 
 

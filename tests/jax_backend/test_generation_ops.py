@@ -145,6 +145,9 @@ BEAM_CASES = {
 }
 
 
+RUN_AGAIN = {"2beams", "4beams-early-stopping-eos-mid-way", "no-repeat-ngram-2"}
+
+
 @pytest.mark.parametrize("case", list(BEAM_CASES))
 def test_beam_search_is_one_xla_loop_with_ort_tokens_and_scores(case):
     mask, max_length, beams, returned, penalty, extra, attrs = BEAM_CASES[case]
@@ -153,7 +156,11 @@ def test_beam_search_is_one_xla_loop_with_ort_tokens_and_scores(case):
     cg = jb.compile_graph(g)
     static = analyze(g)
     sess = ort.InferenceSession(model.SerializeToString())
-    for f in (feeds, {**feeds, "max_length": np.array([max_length - 2], np.int32)}, feeds):
+    # (each max_length is a program of its own: three cases also run a second one, and the
+    # first again)
+    again = [{**feeds, "max_length": np.array([max_length - 2], np.int32)}, feeds] \
+        if case in RUN_AGAIN else []
+    for f in (feeds, *again):
         got = cg.run(f)
         want = sess.run(None, f)
         np.testing.assert_array_equal(got["sequences"], want[0])
