@@ -3021,3 +3021,27 @@ def _(c):
               [const("w", np.ones((1, 1, 3, 3), np.float32))])
     ort_refuses(m, {"x": np.ones((1, 1, 5, 5), np.float32)})
     ig.load(m)
+
+
+@case("onnx/loop_appends_zero_row_steps_after_a_first_element_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-models/running_max_script_op17|feed_shape|2006977753`, `--seed
+    # 20019`): a list holding x, then a running max of x's zero rows appended per step; JAX
+    # refused the Reshape its own scan-output rewrite made (a 0 read as "copy"), NumPy ran it
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Max", ["best", "x"], ["best_out"], name="max"),
+                  h.make_node("SequenceInsert", ["seq", "best_out"], ["seq_out"], name="ins")],
+                 [vi("i", I64, []), vi("c", B, []), vi("best", F, ["n", 3]),
+                  onnx.helper.make_tensor_sequence_value_info("seq", F, None)],
+                 [vi("c_out", B, []), vi("best_out", F, ["n", 3]),
+                  onnx.helper.make_tensor_sequence_value_info("seq_out", F, None)])
+    nodes = [h.make_node("SequenceConstruct", ["x"], ["seq0"], name="first"),
+             h.make_node("Loop", ["M", "cond", "x", "seq0"], ["best_final", "seq_final"],
+                         name="L", body=body),
+             h.make_node("ConcatFromSequence", ["seq_final"], ["y"], name="stack", axis=1,
+                         new_axis=1)]
+    m = model(nodes, [vi("M", I64, []), vi("cond", B, []), vi("x", F, ["n", 3])],
+              [vi("y", F, None)])
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True),
+             "x": np.zeros((0, 3), np.float32)}
+    assert_close(ig_run(c, m, feeds)["y"], run_ort(m, feeds)["y"])
