@@ -3045,3 +3045,27 @@ def _(c):
     feeds = {"M": np.array(2, np.int64), "cond": np.array(True),
              "x": np.zeros((0, 3), np.float32)}
     assert_close(ig_run(c, m, feeds)["y"], run_ort(m, feeds)["y"])
+
+
+@case("onnx/lstm_and_gru_with_a_bias_fed_nan_propagate_nan", Ok(), backends=BOTH)
+def _(c):
+    # a documented choice (found by the peer check on `feed_nonfinite`): ONNX Runtime's CPU
+    # LSTM and GRU give finite outputs for NaN inputs when the node has a bias (its clamped
+    # activations); both backends propagate NaN as IEEE arithmetic and onnx.reference do
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(0)
+    x = {"x": np.full((3, 2, 2), np.nan, np.float32)}
+    for op, gates in (("LSTM", 4), ("GRU", 3)):
+        node = h.make_node(op, ["x", "W", "R", "B"], ["y", "yh"], name="r", hidden_size=3)
+        m = model([node], [vi("x", F, [3, 2, 2])], [vi("y", F, None), vi("yh", F, None)],
+                  [const("W", rng.standard_normal((1, gates * 3, 2)).astype(np.float32)),
+                   const("R", rng.standard_normal((1, gates * 3, 3)).astype(np.float32)),
+                   const("B", rng.standard_normal((1, 2 * gates * 3)).astype(np.float32))],
+                  opset=14)
+        assert not np.isnan(run_ort(m, x)["yh"]).any()  # premise: ONNX Runtime's finite values
+        want = ReferenceEvaluator(m).run(None, x)
+        got = ig_run(c, m, x)
+        for k, w in zip(("y", "yh"), want, strict=True):
+            assert np.isnan(w).all() and np.isnan(got[k]).all(), (op, k, got[k])
+            assert got[k].shape == w.shape, (op, k, got[k].shape, w.shape)
