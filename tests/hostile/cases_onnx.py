@@ -3069,3 +3069,54 @@ def _(c):
         for k, w in zip(("y", "yh"), want, strict=True):
             assert np.isnan(w).all() and np.isnan(got[k]).all(), (op, k, got[k])
             assert got[k].shape == w.shape, (op, k, got[k].shape, w.shape)
+
+
+def _if_concat_min_axis() -> onnx.ModelProto:
+    def branch(name, axis):
+        return graph([h.make_node("Concat", ["x", "x"], [f"{name}_y"], name=f"{name}_cat",
+                                  axis=axis)], [], [vi(f"{name}_y", F, None)], name=name)
+
+    node = h.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", -2**31),
+                       else_branch=branch("else", 0))
+    return model([node], [vi("c", B, []), vi("x", F, None)], [vi("y", F, None)])
+
+
+@case("onnx/concat_axis_min_int32_in_an_if_of_unknown_rank",
+      Raises(ExecutionError, "Concat node 'then_cat'", "-2147483648", "rank 2"), backends=BOTH)
+def _(c):
+    # found by the peer check (`nest_if`): NumPy reads an axis of -2**31 as "flatten first",
+    # so both backends concatenated x's twelve values into a vector; ONNX Runtime refuses it
+    # when the branch runs (x's rank is not known at load)
+    feeds = {"c": np.array(True), "x": X}
+    ort_refuses(_if_concat_min_axis(), feeds)
+    ig_run(c, _if_concat_min_axis(), feeds)
+
+
+@case("onnx/concat_axis_min_int32_in_an_if_branch_not_taken_valid", Ok(), backends=BOTH)
+def _(c):
+    # JAX traces both branches of an If; one that cannot be traced for these shapes makes the
+    # condition a compile-time value, as ONNX Runtime runs only the branch taken
+    feeds = {"c": np.array(False), "x": X}
+    assert_close(ig_run(c, _if_concat_min_axis(), feeds)["y"],
+                 run_ort(_if_concat_min_axis(), feeds)["y"])
+
+
+@case("onnx/gather_compress_flatten_axis_min_int32_of_unknown_rank", Ok(), backends=BOTH)
+def _(c):
+    # np.take and np.compress also read an axis of -2**31 as "flatten first" (NumPy ran
+    # Gather where JAX refused it; both ran Compress), and Flatten took any axis; ONNX Runtime
+    # refuses each; the rank of x is known only at run time
+    extra = {"Gather": {"i": np.array([0], np.int64)}, "Compress": {"k": np.array([True])},
+             "Flatten": {}}
+    for op, more in extra.items():
+        node = h.make_node(op, ["x", *more], ["y"], name="n", axis=-2**31)
+        m = model([node], [vi("x", F, None)] + [vi(k, I64 if op == "Gather" else B, None)
+                                                 for k in more], [vi("y", F, None)])
+        feeds = {"x": X, **more}
+        ort_refuses(m, feeds)
+        try:
+            ig_run(c, m, feeds)
+        except ExecutionError as e:
+            assert f"{op} node 'n'" in str(e) and "-2147483648" in str(e), (op, e)
+        else:
+            raise AssertionError(f"{op} with axis -2**31 ran")
