@@ -72,6 +72,8 @@ def build_network(steps: list[Step]):
     env: dict = {"net": net}
     for s in steps:
         obj = env.get(s.obj)
+        if obj is None:  # made by a step removed: a step no user could write
+            continue
         args = [_resolve(env, a) for a in s.args]
         if s.attr is not None:
             setattr(obj, s.attr, args[0])

@@ -403,3 +403,48 @@ def _(c):
     net = _net()
     net.mark_output(net.add_slice(_x(net), (0, 0), (10**12, 1), (1, 1)).get_output(0))
     ig.load(net)
+
+
+@case("network/output_named_as_an_input", Raises(ModelError, "network output 'x'",
+                                                  "name of a network input"))
+def _(c):
+    # a fuzzer finding (`network/counting_loop|net_name|1271828049`, `--seed 20021`): an output
+    # renamed to the input's name ran, and was written to ONNX as 'x_1'
+    net = _net()
+    t = net.add_activation(_x(net), trt.ActivationType.RELU).get_output(0)
+    t.name = "x"
+    net.mark_output(t)
+    ig.load(net)
+
+
+@case("network/input_marked_as_an_output_valid", Ok(), backends=BOTH)
+def _(c):
+    net = _net()
+    x = _x(net)
+    net.mark_output(x)
+    y = net.add_activation(x, trt.ActivationType.RELU).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    v = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    out = ig.load(net).run({"x": v}, backend=c.backend)
+    assert_close(out["x"], v)
+    assert_close(out["y"], np.maximum(v, 0))
+
+
+@case("network/chain_of_3000_layers_valid", Ok())
+def _(c):
+    # a fuzzer finding (`network/layers|net_wide|889864020`, `--seed 20021`): reading a shape
+    # at the end of a chain of 500 layers re-inferred them recursively (RecursionError), and
+    # every layer added re-inferred all before it (2,000 layers: 23 s to build)
+    import time
+
+    net = _net()
+    t = _x(net)
+    start = time.monotonic()
+    for _ in range(3000):
+        t = net.add_unary(t, trt.UnaryOperation.NEG).get_output(0)
+    assert time.monotonic() - start < 5, "building the chain is not linear"
+    t.name = "y"
+    net.mark_output(t)
+    v = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    assert_close(ig.load(net).run({"x": v}, backend=c.backend)["y"], v)

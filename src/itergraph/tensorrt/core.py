@@ -148,7 +148,7 @@ class Tensor:
                 dt, shape = self._input_type
                 self._cache = (version, dt, shape, None)
             else:
-                self._producer.refresh()
+                _refresh_upstream(self._producer, version)
         return self._cache[1:]
 
     def const_value(self) -> np.ndarray | None:
@@ -210,6 +210,36 @@ def checked_arguments(cls):
     return cls
 
 
+def _stale(t, version: int) -> bool:
+    return isinstance(t, Tensor) and t._input_type is None and t._producer is not None and (
+        t._cache is None or t._cache[0] != version)
+
+
+def _refresh_upstream(layer: Layer, version: int) -> None:
+    """Refresh `layer`, the stale layers upstream of it first (deepest first): a loop, not a
+    recursion, so that a chain of thousands of layers does not exhaust Python's stack.
+
+    Upstream is every input, a recurrence's next value (a back edge its inference does not
+    read) included: an upstream layer that cannot be refreshed yet is left stale, and
+    refreshed (or its error raised) when a layer that reads it asks for it, as before."""
+    order, stack, seen = [], [layer], {id(layer)}
+    while stack:
+        top = stack[-1]
+        pending = [t._producer for t in top.inputs
+                   if _stale(t, version) and id(t._producer) not in seen]
+        if pending:
+            seen.update(id(p) for p in pending)
+            stack.extend(pending)
+            continue
+        order.append(stack.pop())
+    for each in order[:-1]:
+        try:
+            each.refresh()
+        except ModelError:
+            pass
+    layer.refresh()
+
+
 class Layer(ABC):
     """Base of every layer (TensorRT's ILayer).
 
@@ -226,6 +256,10 @@ class Layer(ABC):
     check_at_creation = True  # False: attributes set after creation can make it valid
     shape_inputs: tuple[int, ...] = ()
     polymorphic = False
+    # whether adding this layer can change what other layers infer (a loop's or a
+    # conditional's boundary); adding any other layer leaves their cached shapes valid
+    changes_others = False
+    _added = False  # set by `add_layer`: attribute changes from then on are edits
 
     def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
         object.__setattr__(self, "network", network)
@@ -245,7 +279,7 @@ class Layer(ABC):
 
     def __setattr__(self, key: str, value) -> None:
         object.__setattr__(self, key, value)
-        if not key.startswith("_"):
+        if not key.startswith("_") and self._added:
             self.network.touch()
 
     # -- TensorRT's ILayer surface --------------------------------------------------------
@@ -429,7 +463,7 @@ class NetworkBase:
         self.outputs: list[Tensor] = []
         self._shape_outputs: list[Tensor] = []
         self.version = 0
-        self._shape_cache: tuple[int, set, set] | None = None
+        self._shape_cache: tuple[tuple[int, int], set, set] | None = None
 
     def touch(self) -> None:
         self.version += 1
@@ -447,8 +481,13 @@ class NetworkBase:
             raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
 
     def add_layer(self, layer: Layer) -> Layer:
+        """Append `layer` and infer its outputs. Only a boundary layer invalidates what the
+        layers before it inferred (a new plain layer changes none of them: re-inferring every
+        layer upstream at each addition made building a chain quadratic)."""
         self.layers.append(layer)
-        self.touch()
+        object.__setattr__(layer, "_added", True)
+        if layer.changes_others:
+            self.touch()
         try:
             layer.refresh()  # infer now, so that mistakes are reported where they are made
         except ModelError:
@@ -463,7 +502,8 @@ class NetworkBase:
         rules: inputs that layers require to be shape tensors and outputs marked for shapes
         are shape tensors; so are the data inputs of a polymorphic layer (elementwise,
         gather, shuffle...) whose output is one."""
-        if self._shape_cache is not None and self._shape_cache[0] == self.version:
+        key = (self.version, len(self.layers))
+        if self._shape_cache is not None and self._shape_cache[0] == key:
             return self._shape_cache[1], self._shape_cache[2]
         shape: set[int] = set()
         execution: set[int] = {id(t) for t in self.outputs}
@@ -499,5 +539,5 @@ class NetworkBase:
                             execution.add(id(x))
                             changed = True
         only_shape = {i for i in shape if i not in execution}
-        self._shape_cache = (self.version, shape, only_shape)
+        self._shape_cache = (key, shape, only_shape)
         return shape, only_shape
