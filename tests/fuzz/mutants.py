@@ -23,6 +23,7 @@ from . import (  # noqa: F401 - the *_more modules register their operators
     mutate_network,
     mutate_onnx,
     mutate_onnx_more,
+    mutate_onnx_scale,
 )
 from .common import NotApplicable
 from .seeds import Seed, seed, seeds

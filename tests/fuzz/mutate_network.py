@@ -324,7 +324,8 @@ def net_dup(script: Script, rng) -> str:
 def net_input(script: Script, rng) -> str:
     import itergraph.network as trt
 
-    k = pick(rng, [k for k, s in enumerate(script.steps) if s.method == "add_input"])
+    k = pick(rng, [k for k, s in enumerate(script.steps)
+                   if s.method == "add_input" and s.obj == "net"])
     s = script.steps[k]
     if rng.random() < 0.5:
         dims = list(s.args[2])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from . import mutate_feeds, mutate_ir, mutate_onnx
+from . import mutate_feeds, mutate_ir, mutate_network, mutate_onnx
 from .campaign import run_campaign, summarize
 from .common import NotApplicable
 from .mutants import SPECIAL, Mutant, build, campaign
@@ -38,9 +38,10 @@ def test_a_mutant_changes_its_seed(tmp_path):
 
 
 @pytest.mark.parametrize("op", sorted(mutate_onnx.OPS) + sorted(mutate_ir.OPS)
-                         + sorted(mutate_feeds.OPS))
+                         + sorted(mutate_network.OPS) + sorted(mutate_feeds.OPS))
 def test_every_operator_applies_to_some_seed(op, tmp_path):
-    fmt = "openvino" if op in mutate_ir.OPS else "onnx" if op in mutate_onnx.OPS else None
+    fmt = "openvino" if op in mutate_ir.OPS else "onnx" if op in mutate_onnx.OPS else \
+        "network" if op in mutate_network.OPS else None
     for s in seeds():
         if fmt and s.format != fmt or "sklearn" in s.id:
             continue
