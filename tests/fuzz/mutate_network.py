@@ -58,7 +58,9 @@ class Script:
 def _resolve(env: dict, a):
     if isinstance(a, Ref):
         v = env.get(a.name)
-        return v.get_output(a.index) if a.index is not None and v is not None else v
+        if a.index is None or not hasattr(v, "get_output"):  # a loop, a conditional: itself
+            return v
+        return v.get_output(a.index)
     if isinstance(a, list):
         return [_resolve(env, x) for x in a]
     return a
