@@ -557,3 +557,24 @@ def _(c):
 @case("api/feed_bytes_for_a_tensor", Raises(InputError, "input 'x'", "bytes"))
 def _(c):
     _run(c, _relu(), {"x": b"ab"})
+
+
+@case("api/feed_a_masked_array_with_masked_elements", Raises(InputError, "input 'x'", "masked"),
+      backends=BOTH)
+def _(c):
+    # NumPy ran the data under the mask and JAX raised a raw ValueError; the mask has no
+    # meaning to a model
+    x = np.ma.masked_array(np.array([1.0, -2.0], np.float32), mask=[True, False])
+    _run(c, _relu(), {"x": x})
+
+
+@case("api/feed_a_matrix_and_an_unmasked_masked_array_valid", Ok(), backends=BOTH)
+def _(c):
+    x = np.array([1.0, -2.0], np.float32)
+    out = _run(c, _relu(), {"x": np.ma.masked_array(x, mask=[False, False])})
+    assert type(out["y"]) is np.ndarray
+    assert_close(out["y"], np.maximum(x, 0))
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [1, 2])], [vi("y", F, None)])
+    out = _run(c, m, {"x": np.asmatrix(x)})
+    assert type(out["y"]) is np.ndarray
+    assert_close(out["y"], np.maximum(x, 0).reshape(1, 2))
