@@ -578,3 +578,15 @@ def _(c):
     out = _run(c, m, {"x": np.asmatrix(x)})
     assert type(out["y"]) is np.ndarray
     assert_close(out["y"], np.maximum(x, 0).reshape(1, 2))
+
+
+@case("api/save_to_none_or_an_integer", Raises(InputError, "NoneType", ".onnx or .xml"))
+def _(c):
+    # a raw TypeError from pathlib before; ig.load(None) was an InputError already
+    try:
+        ig.save(ig.load(_relu()), 3)
+    except InputError as e:
+        assert "int" in str(e), e
+    else:
+        raise AssertionError("saved to 3")
+    ig.save(ig.load(_relu()), None)
