@@ -448,3 +448,34 @@ def _(c):
     net.mark_output(t)
     v = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
     assert_close(ig.load(net).run({"x": v}, backend=c.backend)["y"], v)
+
+
+@case("network/add_input_of_nine_dimensions", Raises(ModelError, "'c'", "9 dimensions"))
+def _(c):
+    # a fuzzer finding (`network/conditional|net_input|461823231`, `--seed 20022`): accepted,
+    # then a raw ValueError from Dims when the shape was read; TensorRT's Dims hold 8
+    _net().add_input("c", trt.bool, (1,) * 9)
+
+
+@case("network/shuffle_to_ten_dimensions", Raises(ModelError, "Shuffle layer", "10 dimensions"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = (1,) * 9 + (6,)
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/loop_output_kind_set", Raises(ModelError, "LoopOutput layer", "'kind'"))
+def _(c):
+    # a fuzzer finding (`network/while_loop|net_attr|2013183444`, `--seed 20022`): a raw
+    # AttributeError (a read-only property); a setter's bad value was a raw ValueError
+    net = _net()
+    x = _x(net)
+    loop = net.add_loop()
+    out = loop.add_loop_output(loop.add_recurrence(x).get_output(0), trt.LoopOutput.LAST_VALUE)
+    try:
+        net.add_shuffle(x).first_transpose = "ab"
+    except ModelError as e:
+        assert "first_transpose" in str(e), e
+    out.kind = trt.LoopOutput.CONCATENATE

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
-from .dims import Dims
+from .dims import MAX_DIMS, Dims
 from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
 
 Shape = tuple[int, ...]
@@ -181,6 +181,8 @@ def _dims(dims, what: str) -> Shape:
         raise ModelError(f"{what}: dimensions must be >= -1, got {out}")
     if any(d >= 2**63 for d in out):
         raise ModelError(f"{what}: dimensions must fit in int64, got {out}")
+    if len(out) > MAX_DIMS:
+        raise ModelError(f"{what}: {len(out)} dimensions; a tensor has at most {MAX_DIMS}")
     return out
 
 
@@ -278,7 +280,13 @@ class Layer(ABC):
         self.num_ranks = 1
 
     def __setattr__(self, key: str, value) -> None:
-        object.__setattr__(self, key, value)
+        try:
+            object.__setattr__(self, key, value)
+        except AttributeError as e:  # a property without a setter (TensorRT: read-only)
+            raise ModelError(f"{self.what()}: '{key}' cannot be set ({e})") from None
+        except (TypeError, ValueError, OverflowError) as e:  # a setter's conversion
+            raise ModelError(f"{self.what()}: bad value for '{key}': {value!r:.80} "
+                             f"({type(e).__name__}: {e})") from None
         if not key.startswith("_") and self._added:
             self.network.touch()
 
@@ -401,6 +409,10 @@ class Layer(ABC):
         finally:
             self._refreshing = False
         version = self.network.version
+        for i, (_, shape, _) in enumerate(infos):
+            if len(shape) > MAX_DIMS:
+                raise ModelError(f"{self.what()}: output {i} would have {len(shape)} "
+                                 f"dimensions; a tensor has at most {MAX_DIMS}")
         for t, (dt, shape, const) in zip(self.outputs, infos):
             t._cache = (version, dt, tuple(shape), const)
 
