@@ -186,6 +186,13 @@ FIXED = [
     "tf-ov/keras_lstm_seq_onnxfe|ir_element_type|1647729862",
     # a running max fed zero rows: JAX refused the Reshape of its own scan-output rewrite
     "torch-models/running_max_script_op17|feed_shape|2006977753",
+    # +inf into DynamicQuantizeLinear: ONNX Runtime's codes are undefined, the IR differed
+    "ort-quant/cnn_dyn|feed_values|1092399366",
+    # network API calls: an output named as an input (written to ONNX as 'x_1'), an input of
+    # 40 dims (a raw ValueError), a read-only attribute set (a raw AttributeError)
+    "network/counting_loop|net_name|1271828049",
+    "network/conditional|net_input|461823231",
+    "network/while_loop|net_attr|2013183444",
 ]
 
 
