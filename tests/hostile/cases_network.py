@@ -479,3 +479,28 @@ def _(c):
     except ModelError as e:
         assert "first_transpose" in str(e), e
     out.kind = trt.LoopOutput.CONCATENATE
+
+
+@case("network/onnx_parser_of_a_chain_of_2000_nodes_valid", Ok())
+def _(c):
+    # the parser names every layer it adds, and a name set re-inferred every layer before it
+    # (500 nodes: 7.5 s to parse); a file path of None was a raw TypeError
+    import time
+
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    n = 2000
+    nodes = [h.make_node("Neg", [f"t{k}"], [f"t{k + 1}"], name=f"n{k}") for k in range(n)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+                     [h.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, None)])
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    net = _net()
+    parser = trt.OnnxParser(net, trt.Logger())
+    assert parser.parse_from_file(None) is False and parser.num_errors == 1
+    parser.clear_errors()
+    start = time.monotonic()
+    assert parser.parse(data), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    assert time.monotonic() - start < 5, "parsing a chain is not linear"
+    v = np.array([1.5, -2.0], np.float32)
+    assert_close(ig.load(net).run({"t0": v})[f"t{n}"], v)

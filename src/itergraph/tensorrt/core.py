@@ -212,6 +212,11 @@ def checked_arguments(cls):
     return cls
 
 
+#: layer attributes that change no inferred type or shape: setting them leaves the inferred
+#: shapes valid (a parser names every layer it adds)
+_NOT_SHAPING = frozenset({"name", "metadata", "num_ranks"})
+
+
 def _stale(t, version: int) -> bool:
     return isinstance(t, Tensor) and t._input_type is None and t._producer is not None and (
         t._cache is None or t._cache[0] != version)
@@ -287,7 +292,7 @@ class Layer(ABC):
         except (TypeError, ValueError, OverflowError) as e:  # a setter's conversion
             raise ModelError(f"{self.what()}: bad value for '{key}': {value!r:.80} "
                              f"({type(e).__name__}: {e})") from None
-        if not key.startswith("_") and self._added:
+        if not key.startswith("_") and key not in _NOT_SHAPING and self._added:
             self.network.touch()
 
     # -- TensorRT's ILayer surface --------------------------------------------------------
