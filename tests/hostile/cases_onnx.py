@@ -3211,3 +3211,20 @@ def _(c):
     want = run_ort(m, x)
     for k, v in ig_run(c, m, x).items():
         assert_close(v, want[k])
+
+
+@case("onnx/linear_classifier_label_declared_uint16",
+      Raises(ModelError, "LinearClassifier node 'cls'", "tensor(uint16)", "classlabels_ints"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/random_forest_op22|value_dtype|758494418`, `--seed 20023`): a
+    # classifier's label declared uint16 where its int64 class labels make it int64 ran, and the
+    # IR written from it returned uint16; ONNX Runtime refuses it at load
+    x = {"x": np.array([[1.0, 2.0], [-3.0, 0.5]], np.float32)}
+    cls = h.make_node("LinearClassifier", ["x"], ["label", "scores"], name="cls",
+                      domain="ai.onnx.ml", coefficients=[0.5, -1.0, 1.0, 2.0],
+                      intercepts=[0.0, 0.1], classlabels_ints=[0, 1])
+    m = _ml_model([cls], [vi("x", F, [2, 2])],
+                  [vi("label", TensorProto.UINT16, [2]), vi("scores", F, [2, 2])])
+    ort_refuses(m, x)
+    ig_run(c, m, x)

@@ -118,7 +118,9 @@ def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
                                f"{' and '.join(floats)} only")
     _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "LabelEncoder" and len(outputs) == 1:
-        _fill_label_encoder_type(p, outputs[0], what)
+        _fill_label_encoder_type(p, outputs[0], what, _LABEL_ENCODER_VALUES)
+    if p.op_type in _CLASSIFIERS and outputs:
+        _fill_label_encoder_type(p, outputs[0], what, _CLASS_LABELS)
 
 
 # ai.onnx.ml ops whose schema allows integer features that ONNX Runtime does not implement
@@ -129,9 +131,18 @@ _LABEL_ENCODER_VALUES = {"values_floats": TensorProto.FLOAT, "values_int64s": Te
                          "values_strings": TensorProto.STRING}
 
 
-def _fill_label_encoder_type(p, out: Value, what: str) -> None:
+# a classifier's label (output 0) element type, from the attribute that holds its classes
+_CLASSIFIERS = ("LinearClassifier", "SVMClassifier", "TreeEnsembleClassifier")
+_CLASS_LABELS = {"classlabels_ints": TensorProto.INT64, "classlabels_int64s": TensorProto.INT64,
+                 "classlabels_strings": TensorProto.STRING}
+
+
+def _fill_label_encoder_type(p, out: Value, what: str, table: dict) -> None:
+    """`out` given the element type the attribute of `table` that `p` has makes (a
+    LabelEncoder's values, a classifier's class labels); a declaration of another type is a
+    `ModelError`, as ONNX Runtime refuses it at load."""
     for a in p.attribute:
-        code = _LABEL_ENCODER_VALUES.get(a.name)
+        code = table.get(a.name)
         if a.name == "values_tensor" and a.type == AttributeProto.TENSOR:
             code = a.t.data_type
         if code:
