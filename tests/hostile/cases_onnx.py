@@ -3228,3 +3228,27 @@ def _(c):
                   [vi("label", TensorProto.UINT16, [2]), vi("scores", F, [2, 2])])
     ort_refuses(m, x)
     ig_run(c, m, x)
+
+
+@case("onnx/loop_condition_input_declared_of_rank_1",
+      Raises(ModelError, "Loop node 'L'", "rank 0", "'c' of rank 1"), backends=BOTH)
+def _(c):
+    # found by the peer check (`paddle/attention_rows_op18|value_shape|786379951`): a body's
+    # condition input declared [-7] for a scalar cond ran; ONNX Runtime refuses any rank 1 there
+    m = loop_model()
+    cond_in = m.graph.node[0].attribute[0].g.input[1]
+    cond_in.type.tensor_type.shape.dim.add().dim_value = -7
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/scaler_offset_shorter_than_its_scale",
+      Raises(ModelError, "Scaler node 's'", "'scale' has 2 values but 'offset' has 1"))
+def _(c):
+    # found by the peer check (`sklearn-unseen/robust_scaler|attr_retype|2027603892`):
+    # onnx.reference broadcast the offset; ONNX Runtime refuses the node when it loads it
+    s = h.make_node("Scaler", ["x"], ["y"], name="s", domain="ai.onnx.ml", scale=[2.0, 3.0],
+                    offset=[0.5])
+    m = _ml_model([s], [vi("x", F, [2, 2])], [vi("y", F, [2, 2])])
+    ort_refuses(m, {"x": np.ones((2, 2), np.float32)})
+    ig.load(m)

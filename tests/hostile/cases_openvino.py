@@ -1055,3 +1055,14 @@ def _(c):
         want = want + x[:, t]
     out = _run(c, xml, w, {"X": x, "H": H})
     assert_close(list(out.values())[0], want)
+
+
+@case("ov/port_with_an_empty_dim", Raises(ModelError, "layer 2 'sum'", "port 1", "empty"))
+def _(c):
+    # found by the peer check (`torch-ov/for_range_shape_op23_onnxfe|ir_shape|815396324`): an
+    # empty <dim/> read as a dynamic dimension; OpenVINO refuses it
+    xml = add_net().replace("<port id=\"1\" precision=\"FP32\"><dim>2</dim>",
+                            "<port id=\"1\" precision=\"FP32\"><dim></dim>", 1)
+    assert "<dim></dim>" in xml
+    ov_refuses(xml, None, [X, X])
+    ig_read_ov(c, xml)

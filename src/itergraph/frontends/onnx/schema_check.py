@@ -121,6 +121,20 @@ def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_label_encoder_type(p, outputs[0], what, _LABEL_ENCODER_VALUES)
     if p.op_type in _CLASSIFIERS and outputs:
         _fill_label_encoder_type(p, outputs[0], what, _CLASS_LABELS)
+    if p.op_type == "Scaler":
+        _check_scaler(p, what)
+
+
+def _check_scaler(p: onnx.NodeProto, what: str) -> None:
+    """A Scaler's ``scale`` and ``offset``: both given, of one length (ONNX Runtime refuses
+    others when it loads the node; `onnx.reference` broadcast them)."""
+    given = {a.name: len(a.floats) for a in p.attribute if a.name in ("scale", "offset")}
+    for name in ("scale", "offset"):
+        if not given.get(name):
+            raise ModelError(f"{what}: attribute '{name}' is missing or empty")
+    if given["scale"] != given["offset"]:
+        raise ModelError(f"{what}: 'scale' has {given['scale']} values but 'offset' has "
+                         f"{given['offset']}")
 
 
 # ai.onnx.ml ops whose schema allows integer features that ONNX Runtime does not implement
