@@ -3252,3 +3252,14 @@ def _(c):
     m = _ml_model([s], [vi("x", F, [2, 2])], [vi("y", F, [2, 2])])
     ort_refuses(m, {"x": np.ones((2, 2), np.float32)})
     ig.load(m)
+
+
+@case("onnx/reshape_to_rank_65", Raises(ExecutionError, "Reshape node 'rs'", "65"),
+      backends=BOTH)
+def _(c):
+    # found by probing ranks: XLA computed a rank-65 array that NumPy cannot hold (a raw
+    # ValueError when JAX's result was handed back); ONNX Runtime refuses ranks above 64
+    m = model([h.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [vi("x", F, [2])],
+              [vi("y", F, None)], [const("s", np.array([2] + [1] * 64, np.int64))])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
