@@ -23,7 +23,6 @@ from .channels_last import along_axis, elementwise
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
 
-
 MAX_RANK = 64  # NumPy's (and ONNX Runtime's) limit on an array's dimensions
 
 
