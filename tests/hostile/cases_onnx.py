@@ -3263,3 +3263,15 @@ def _(c):
               [vi("y", F, None)], [const("s", np.array([2] + [1] * 64, np.int64))])
     ort_refuses(m, {"x": np.ones(2, np.float32)})
     ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/gather_nd_batch_dims_minus_1",
+      Raises(ExecutionError, "GatherND node 'n'", "batch_dims", "-1"), backends=BOTH)
+def _(c):
+    # found by probing attributes of -1 and -2**31: both backends gathered with a negative
+    # batch_dims; ONNX Runtime refuses -1 (and dies of -2**31)
+    m = model([h.make_node("GatherND", ["x", "i"], ["y"], name="n", batch_dims=-1)],
+              [vi("x", F, None), vi("i", I64, None)], [vi("y", F, None)], opset=18)
+    feeds = {"x": X, "i": np.zeros((2, 1), np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
