@@ -3275,3 +3275,15 @@ def _(c):
     feeds = {"x": X, "i": np.zeros((2, 1), np.int64)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+@case("onnx/reverse_sequence_batch_and_time_axis_both_1",
+      Raises(ModelError, "ReverseSequence node 'n'", "batch_axis=1", "time_axis=1"))
+def _(c):
+    # found by probing attributes: both backends reversed along the one axis given twice;
+    # ONNX Runtime refuses it at load
+    m = model([h.make_node("ReverseSequence", ["x", "L"], ["y"], name="n", batch_axis=1,
+                           time_axis=1)], [vi("x", F, [2, 3]), vi("L", I64, [3])],
+              [vi("y", F, [2, 3])])
+    ort_refuses(m, {"x": X, "L": np.ones(3, np.int64)})
+    ig.load(m)

@@ -405,6 +405,8 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
     where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type == "ReverseSequence":
+        _check_reverse_sequence_axes(p, what)
     if p.op_type in _WINDOWED:
         _check_window_attributes(p, inputs, what)
     if p.op_type in _REDUCTIONS:
@@ -417,6 +419,16 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
     _within(list(axes.ints), rank, what, "attribute 'axes'",
             "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+def _check_reverse_sequence_axes(p, what: str) -> None:
+    """ReverseSequence's ``batch_axis`` and ``time_axis``: 0 and 1, one each (ONNX Runtime
+    refuses others at load; both backends reversed along one axis given twice)."""
+    got = {a.name: a.i for a in p.attribute if a.name in ("batch_axis", "time_axis")}
+    batch, time = got.get("batch_axis", 1), got.get("time_axis", 0)
+    if {batch, time} != {0, 1}:
+        raise ModelError(f"{what}: batch_axis={batch} and time_axis={time}; they must be 0 "
+                         "and 1, one each")
 
 
 #: ops whose window attributes give entries per spatial axis of input 0 (`semantics.window`)
