@@ -3287,3 +3287,14 @@ def _(c):
               [vi("y", F, [2, 3])])
     ort_refuses(m, {"x": X, "L": np.ones(3, np.int64)})
     ig.load(m)
+
+
+@case("onnx/random_normal_like_of_dtype_string_declared_float",
+      Raises(ModelError, "RandomNormalLike node 'n'", "tensor(float)", "'dtype'"))
+def _(c):
+    # found by probing attributes: ran (float noise) where its dtype names a string tensor;
+    # ONNX Runtime refuses the declaration at load
+    m = model([h.make_node("RandomNormalLike", ["x"], ["y"], name="n", dtype=8)],
+              [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
+    ort_refuses(m, {"x": X})
+    ig.load(m)

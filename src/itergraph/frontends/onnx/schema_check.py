@@ -93,6 +93,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs, what)
+    if p.op_type in _DTYPE_OPS:
+        _fill_cast_type(p, outputs, what, "dtype")
     if p.op_type == "ConstantOfShape" and len(outputs) == 1:
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
@@ -557,18 +559,25 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
         _fill_checked(out, dtype, None, what, "its 'value' makes")
 
 
-def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
+#: ops whose ``dtype`` attribute, where given, names their output's element type
+_DTYPE_OPS = ("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+              "EyeLike", "Bernoulli", "Multinomial")
+
+
+def _fill_cast_type(p, outputs: list[Value], what: str, name: str = "to") -> None:
     """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
-    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type); an
-    output declared of another element type is refused, as ONNX Runtime refuses it."""
-    to = next((a for a in p.attribute if a.name == "to" and a.type == AttributeProto.INT), None)
+    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type), or a
+    random op's its ``dtype`` (`name`); an output declared of another element type is
+    refused, as ONNX Runtime refuses it."""
+    to = next((a for a in p.attribute if a.name == name and a.type == AttributeProto.INT), None)
     if to is None or len(outputs) != 1:
         return
     try:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'", "'to' makes")
+    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'",
+                  f"'{name}' makes")
 
 
 def _fill_checked(v: Value, dtype, shape, what: str, why: str) -> None:
