@@ -504,3 +504,13 @@ def _(c):
     assert time.monotonic() - start < 5, "parsing a chain is not linear"
     v = np.array([1.5, -2.0], np.float32)
     assert_close(ig.load(net).run({"t0": v})[f"t{n}"], v)
+
+
+@case("network/unary_op_set_to_a_huge_integer", Raises(ModelError, "Unary layer", "'op'",
+                                                        "UnaryOperation"))
+def _(c):
+    # a fuzzer finding (`network/conditional|net_attr|1357918539`, `--seed 20025`): an
+    # operation set after creation was not checked, and building the network raised a raw
+    # AttributeError; an enum attribute now stays a member of its enum
+    net = _net()
+    net.add_unary(_x(net), trt.UnaryOperation.NEG).op = np.int64(2**62)

@@ -24,7 +24,17 @@ import numpy as np
 
 from ..errors import ModelError
 from .dims import MAX_DIMS, Dims
-from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
+from .enums import (
+    DataType,
+    LayerType,
+    Severity,
+    TensorFormat,
+    TensorLocation,
+    TrtEnum,
+    TrtIntEnum,
+    as_dtype,
+    check_enum,
+)
 
 Shape = tuple[int, ...]
 
@@ -285,6 +295,9 @@ class Layer(ABC):
         self.num_ranks = 1
 
     def __setattr__(self, key: str, value) -> None:
+        old = None if key.startswith("_") else self.__dict__.get(key)
+        if isinstance(old, TrtEnum | TrtIntEnum):  # an operation, a mode: stays one
+            value = check_enum(type(old), value, f"{self.what()}: '{key}'")
         try:
             object.__setattr__(self, key, value)
         except AttributeError as e:  # a property without a setter (TensorRT: read-only)
