@@ -14,6 +14,11 @@ from .ir.types import DataType, MapType, OptionalType, SequenceType, TensorType
 def _check_tensor(v: Value, t: TensorType, x: Any, what: str) -> np.ndarray:
 
     want = DataType(t.dtype).numpy if t.dtype is not None else None
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:  # np.matrix, a masked array
+        if np.ma.is_masked(x):
+            raise InputError(f"{what}: a masked array with masked elements (a model reads "
+                             "every element: pass arr.filled(value))")
+        x = np.asarray(x)
     if not isinstance(x, np.ndarray):
         if isinstance(x, np.generic | int | float | bool | list | tuple):
             x = _from_python(x, want, what)

@@ -296,6 +296,9 @@ def save(model: Model | Graph, path: str | os.PathLike) -> None:
     graph = model.graph if isinstance(model, Model) else model
     if not isinstance(graph, Graph):
         raise InputError(f"cannot save a {type(model).__name__}: expected a Model or a Graph")
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(f"cannot save to a {type(path).__name__}: expected a path ending in "
+                         ".onnx or .xml")
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".onnx", ".xml"):

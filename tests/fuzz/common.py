@@ -21,7 +21,9 @@ DIMS = (-7, -1, 0, 1, 2, 3, 1000, 2**31, 2**40, 2**62)
 # `CONTROL_REF`: an XML reference to a control character, as OpenVINO writes them)
 NOT_UTF8, NOT_UTF8_BYTES = "_fuzz_not_utf8_", b"_fuzz_not_utf8\xff"
 CONTROL_REF, CONTROL_REF_BYTES = "_fuzz_ref_27_", b"_fuzz&#27;ref_"
-NAME_TAILS = ("\x00", "\x1b", "\x01\n", "\t", "\x7f", NOT_UTF8)
+NAME_TAILS = ("\x00", "\x1b", "\x01\n", "\t", "\x7f", NOT_UTF8,
+              # XML's specials, a CDATA end, bidirectional and combining marks, an astral letter
+              "<a&b>\"'", "]]>", "\u202e\ufeff", "e\u0301\U0001d4c1")
 
 
 def pick(rng: np.random.Generator, seq):

@@ -16,7 +16,15 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from . import mutate_feeds, mutate_ir, mutate_ir_more, mutate_onnx, mutate_onnx_more  # noqa: F401
+from . import (  # noqa: F401 - the *_more modules register their operators
+    mutate_feeds,
+    mutate_ir,
+    mutate_ir_more,
+    mutate_network,
+    mutate_onnx,
+    mutate_onnx_more,
+    mutate_onnx_scale,
+)
 from .common import NotApplicable
 from .seeds import Seed, seed, seeds
 
@@ -48,14 +56,17 @@ class Built:
     description: str
 
 
+_TABLES = {"onnx": mutate_onnx.OPS, "openvino": mutate_ir.OPS, "network": mutate_network.OPS}
+
+
 def model_ops(fmt: str) -> list[str]:
-    return sorted(mutate_onnx.OPS if fmt == "onnx" else mutate_ir.OPS)
+    return sorted(_TABLES[fmt])
 
 
 def _apply(op: str, fmt: str, target, feeds: dict, rng) -> str:
     if op in mutate_feeds.OPS:
         return mutate_feeds.OPS[op](feeds, rng)
-    table = mutate_onnx.OPS if fmt == "onnx" else mutate_ir.OPS
+    table = _TABLES[fmt]
     if op not in table:
         raise NotApplicable(f"operator {op} is not one of the {fmt} operators")
     return table[op](target, rng)
@@ -68,6 +79,8 @@ def build(m: Mutant, out_dir: Path) -> Built:
     rng = np.random.default_rng(m.rng_seed)
     feeds = dict(s.feeds())
     out_dir.mkdir(parents=True, exist_ok=True)
+    if s.format == "network":
+        return _build_network(m, s, rng, feeds, out_dir)
     if s.format == "onnx":
         target = onnx.load(str(s.file), load_external_data=False)
     else:
@@ -105,16 +118,43 @@ def build(m: Mutant, out_dir: Path) -> Built:
     return Built(path, feeds, desc)
 
 
+def _build_network(m: Mutant, s: Seed, rng, feeds: dict, out_dir: Path) -> Built:
+    """A network seed's script, mutated (``multi``: two or three operators), as ``m.netpkl``."""
+    script = mutate_network.seed_script(s.id)
+    if m.op == "bytes":
+        raise NotApplicable("bytes is an ONNX operator")
+    ops = [m.op] if m.op != "multi" else [
+        o for o in rng.choice(model_ops("network") + sorted(mutate_feeds.OPS),
+                              int(rng.integers(2, 4)))]
+    done = []
+    for op in ops if m.op != "none" else ():
+        try:
+            done.append(f"{op}: {_apply(op, 'network', script, feeds, rng)}")
+        except NotApplicable:
+            if m.op != "multi":
+                raise
+    if m.op == "multi" and not done:
+        raise NotApplicable("no operator applied")
+    path = out_dir / "m.netpkl"
+    mutate_network.write_script(script, path)
+    return Built(path, feeds, "; ".join(done) or m.op)
+
+
 def campaign(n: int, rng_seed: int, seed_ids: list[str] | None = None,
              ops: list[str] | None = None) -> list[Mutant]:
-    """`n` mutants drawn from `rng_seed`: a seed, then an operator (a quarter of the time a
+    """`n` mutants drawn from `rng_seed`: a seed (a network script a tenth of the time), then
+    an operator (a quarter of the time a
     feed operator, a few percent ``multi`` or ``bytes``, else one of the format's); with
     `ops`, an operator of those that applies to the seed's format."""
     pool = [s for s in seeds() if seed_ids is None or s.id in seed_ids]
+    nets = [s for s in pool if s.format == "network"]
+    files = [s for s in pool if s.format != "network"] or nets
     rng = np.random.default_rng(rng_seed)
     out = []
     for _ in range(n):
-        s = pool[int(rng.integers(len(pool)))]
+        # network scripts a tenth of the time (a handful of seeds among hundreds of files)
+        group = nets if nets and rng.random() < 0.1 else files
+        s = group[int(rng.integers(len(group)))]
         r = rng.random()
         if ops is not None:
             choice = sorted(o for o in ops if o in mutate_feeds.OPS or o in SPECIAL

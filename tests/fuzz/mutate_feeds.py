@@ -98,9 +98,14 @@ def feed_missing(feeds, rng):
 @OPS.register("feed_kind")
 def feed_kind(feeds, rng):
     """One feed given as something other than an array: a Python list, a scalar, None, a
-    string, or a non-contiguous or read-only view."""
+    string, a non-contiguous, read-only, reversed, broadcast (zero strides), unaligned or
+    byte-swapped view, a masked array (its first element masked) or a 0-d array."""
     name, v = _one(feeds, rng)
-    how = pick(rng, ["list", "scalar", "none", "str", "strided", "readonly", "fortran"])
+    how = pick(rng, ["list", "scalar", "none", "str", "strided", "readonly", "fortran",
+                     "reversed", "broadcast", "unaligned", "byteswapped", "masked", "0-d"])
+    if how in _VIEWS:
+        feeds[name] = _VIEWS[how](v)
+        return f"feed '{name}' as {how}"
     if how == "list":
         feeds[name] = v.tolist()
     elif how == "scalar":
@@ -118,6 +123,30 @@ def feed_kind(feeds, rng):
     else:
         feeds[name] = np.asfortranarray(v)
     return f"feed '{name}' as {how}"
+
+
+def _unaligned(v: np.ndarray) -> np.ndarray:
+    buf = np.zeros(v.nbytes + 1, np.uint8)
+    out = np.ndarray(v.shape, v.dtype, buf.data, offset=1)
+    out[...] = v
+    return out
+
+
+def _masked(v: np.ndarray) -> np.ndarray:
+    mask = np.zeros(v.shape, bool)
+    mask.reshape(-1)[:1] = True
+    return np.ma.masked_array(v, mask=mask)
+
+
+_VIEWS = {
+    "reversed": lambda v: v[..., ::-1] if v.ndim else v,
+    "broadcast": lambda v: np.broadcast_to(v.reshape(-1)[:1].reshape((1,) * v.ndim), v.shape)
+    if v.size else v,
+    "unaligned": _unaligned,
+    "byteswapped": lambda v: v.astype(v.dtype.newbyteorder()) if v.dtype.itemsize > 1 else v,
+    "masked": _masked,
+    "0-d": lambda v: np.asarray(v.reshape(-1)[0]) if v.size else np.asarray(0, v.dtype),
+}
 
 
 @OPS.register("feed_nonfinite")

@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             if r.get("verdict") != a.verdict:
                 continue
             sid = r["name"].split("|")[0]
+            if sid.startswith("network/"):  # a network script has no peer to run it
+                continue
             try:
                 if sid not in seeds:
                     own = check(f"{sid}|none|0", Path(tmp) / "seed")

@@ -34,6 +34,7 @@ import numpy as np
 from . import TESTS
 from .common import NotApplicable
 from .mutants import Mutant, build
+from .mutate_network import load_script
 from .seeds import seed
 from .verdicts import differ, stage_outcome
 
@@ -103,6 +104,12 @@ def _under_source_names(model, again: dict) -> dict:
     return out
 
 
+def _loadable(path: Path):
+    """What `ig.load` takes for a mutant's file: the path, or for a network script the
+    network it builds (the API calls run in the ``load`` stage)."""
+    return load_script(path) if path.suffix == ".netpkl" else path
+
+
 def run_mutant(spec: str, tmp: Path) -> dict:
     """One mutant through every stage; the result line the child reports."""
     import itergraph as ig
@@ -119,7 +126,7 @@ def run_mutant(spec: str, tmp: Path) -> dict:
         return {**res, "kind": "n/a", "msg": str(e)}
     res["desc"] = built.description[:400]
     pristine = copy.deepcopy(built.feeds)
-    model = _stage(stages, "load", lambda: ig.load(built.path))
+    model = _stage(stages, "load", lambda: ig.load(_loadable(built.path)))
     if model is None:
         return res
     outs = {}

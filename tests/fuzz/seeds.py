@@ -1,6 +1,7 @@
 """The seed models: every entry of the real-world corpus (ONNX files and OpenVINO IR from
 PyTorch, TensorFlow, Keras and scikit-learn converters, with the feeds recorded next to them)
-and the shipped silero VAD model (feeds made up here)."""
+the shipped silero VAD model (feeds made up here), and networks built through the
+TensorRT-style API (`mutate_network.SEEDS`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from . import TESTS
 @dataclass(frozen=True)
 class Seed:
     id: str
-    format: str  # "onnx" or "openvino"
-    file: Path  # .onnx or .xml (the .bin next to it)
+    format: str  # "onnx", "openvino" or "network" (a script of network API calls)
+    file: Path  # .onnx or .xml (the .bin next to it); a network's: a name only
     _feeds: object
     rtol: float = 0.0  # the corpus entry's tolerances: outputs this close are the same
     atol: float = 0.0
@@ -43,7 +44,11 @@ def seeds() -> tuple[Seed, ...]:
     """All seeds, in a fixed order (a mutant names its seed by id)."""
     import corpus
 
+    from .mutate_network import SEEDS, seed_script
+
     out = [Seed(e.id, e.format, e.file, e.feeds, e.rtol, e.atol) for e in corpus.entries()]
+    out += [Seed(k, "network", Path(f"{k}.netpkl"), lambda k=k: seed_script(k).feeds,
+                 1e-5, 1e-6) for k in SEEDS]
     silero = TESTS / "realworld" / "models" / "shipped" / "silero_vad_16k_op15.onnx"
     if silero.exists():
         out.append(Seed("shipped/silero_vad_16k_op15", "onnx", silero, _silero_feeds))

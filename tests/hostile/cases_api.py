@@ -557,3 +557,36 @@ def _(c):
 @case("api/feed_bytes_for_a_tensor", Raises(InputError, "input 'x'", "bytes"))
 def _(c):
     _run(c, _relu(), {"x": b"ab"})
+
+
+@case("api/feed_a_masked_array_with_masked_elements", Raises(InputError, "input 'x'", "masked"),
+      backends=BOTH)
+def _(c):
+    # NumPy ran the data under the mask and JAX raised a raw ValueError; the mask has no
+    # meaning to a model
+    x = np.ma.masked_array(np.array([1.0, -2.0], np.float32), mask=[True, False])
+    _run(c, _relu(), {"x": x})
+
+
+@case("api/feed_a_matrix_and_an_unmasked_masked_array_valid", Ok(), backends=BOTH)
+def _(c):
+    x = np.array([1.0, -2.0], np.float32)
+    out = _run(c, _relu(), {"x": np.ma.masked_array(x, mask=[False, False])})
+    assert type(out["y"]) is np.ndarray
+    assert_close(out["y"], np.maximum(x, 0))
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", F, [1, 2])], [vi("y", F, None)])
+    out = _run(c, m, {"x": np.asmatrix(x)})
+    assert type(out["y"]) is np.ndarray
+    assert_close(out["y"], np.maximum(x, 0).reshape(1, 2))
+
+
+@case("api/save_to_none_or_an_integer", Raises(InputError, "NoneType", ".onnx or .xml"))
+def _(c):
+    # a raw TypeError from pathlib before; ig.load(None) was an InputError already
+    try:
+        ig.save(ig.load(_relu()), 3)
+    except InputError as e:
+        assert "int" in str(e), e
+    else:
+        raise AssertionError("saved to 3")
+    ig.save(ig.load(_relu()), None)

@@ -403,3 +403,114 @@ def _(c):
     net = _net()
     net.mark_output(net.add_slice(_x(net), (0, 0), (10**12, 1), (1, 1)).get_output(0))
     ig.load(net)
+
+
+@case("network/output_named_as_an_input", Raises(ModelError, "network output 'x'",
+                                                  "name of a network input"))
+def _(c):
+    # a fuzzer finding (`network/counting_loop|net_name|1271828049`, `--seed 20021`): an output
+    # renamed to the input's name ran, and was written to ONNX as 'x_1'
+    net = _net()
+    t = net.add_activation(_x(net), trt.ActivationType.RELU).get_output(0)
+    t.name = "x"
+    net.mark_output(t)
+    ig.load(net)
+
+
+@case("network/input_marked_as_an_output_valid", Ok(), backends=BOTH)
+def _(c):
+    net = _net()
+    x = _x(net)
+    net.mark_output(x)
+    y = net.add_activation(x, trt.ActivationType.RELU).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    v = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    out = ig.load(net).run({"x": v}, backend=c.backend)
+    assert_close(out["x"], v)
+    assert_close(out["y"], np.maximum(v, 0))
+
+
+@case("network/chain_of_3000_layers_valid", Ok())
+def _(c):
+    # a fuzzer finding (`network/layers|net_wide|889864020`, `--seed 20021`): reading a shape
+    # at the end of a chain of 500 layers re-inferred them recursively (RecursionError), and
+    # every layer added re-inferred all before it (2,000 layers: 23 s to build)
+    import time
+
+    net = _net()
+    t = _x(net)
+    start = time.monotonic()
+    for _ in range(3000):
+        t = net.add_unary(t, trt.UnaryOperation.NEG).get_output(0)
+    assert time.monotonic() - start < 5, "building the chain is not linear"
+    t.name = "y"
+    net.mark_output(t)
+    v = np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+    assert_close(ig.load(net).run({"x": v}, backend=c.backend)["y"], v)
+
+
+@case("network/add_input_of_nine_dimensions", Raises(ModelError, "'c'", "9 dimensions"))
+def _(c):
+    # a fuzzer finding (`network/conditional|net_input|461823231`, `--seed 20022`): accepted,
+    # then a raw ValueError from Dims when the shape was read; TensorRT's Dims hold 8
+    _net().add_input("c", trt.bool, (1,) * 9)
+
+
+@case("network/shuffle_to_ten_dimensions", Raises(ModelError, "Shuffle layer", "10 dimensions"))
+def _(c):
+    net = _net()
+    s = net.add_shuffle(_x(net))
+    s.reshape_dims = (1,) * 9 + (6,)
+    net.mark_output(s.get_output(0))
+    ig.load(net)
+
+
+@case("network/loop_output_kind_set", Raises(ModelError, "LoopOutput layer", "'kind'"))
+def _(c):
+    # a fuzzer finding (`network/while_loop|net_attr|2013183444`, `--seed 20022`): a raw
+    # AttributeError (a read-only property); a setter's bad value was a raw ValueError
+    net = _net()
+    x = _x(net)
+    loop = net.add_loop()
+    out = loop.add_loop_output(loop.add_recurrence(x).get_output(0), trt.LoopOutput.LAST_VALUE)
+    try:
+        net.add_shuffle(x).first_transpose = "ab"
+    except ModelError as e:
+        assert "first_transpose" in str(e), e
+    out.kind = trt.LoopOutput.CONCATENATE
+
+
+@case("network/onnx_parser_of_a_chain_of_2000_nodes_valid", Ok())
+def _(c):
+    # the parser names every layer it adds, and a name set re-inferred every layer before it
+    # (500 nodes: 7.5 s to parse); a file path of None was a raw TypeError
+    import time
+
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    n = 2000
+    nodes = [h.make_node("Neg", [f"t{k}"], [f"t{k + 1}"], name=f"n{k}") for k in range(n)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+                     [h.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, None)])
+    data = h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    net = _net()
+    parser = trt.OnnxParser(net, trt.Logger())
+    assert parser.parse_from_file(None) is False and parser.num_errors == 1
+    parser.clear_errors()
+    start = time.monotonic()
+    assert parser.parse(data), [str(parser.get_error(i)) for i in range(parser.num_errors)]
+    assert time.monotonic() - start < 5, "parsing a chain is not linear"
+    v = np.array([1.5, -2.0], np.float32)
+    assert_close(ig.load(net).run({"t0": v})[f"t{n}"], v)
+
+
+@case("network/unary_op_set_to_a_huge_integer", Raises(ModelError, "Unary layer", "'op'",
+                                                        "UnaryOperation"))
+def _(c):
+    # a fuzzer finding (`network/conditional|net_attr|1357918539`, `--seed 20025`): an
+    # operation set after creation was not checked, and building the network raised a raw
+    # AttributeError; an enum attribute now stays a member of its enum
+    net = _net()
+    net.add_unary(_x(net), trt.UnaryOperation.NEG).op = np.int64(2**62)

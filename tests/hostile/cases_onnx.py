@@ -3021,3 +3021,280 @@ def _(c):
               [const("w", np.ones((1, 1, 3, 3), np.float32))])
     ort_refuses(m, {"x": np.ones((1, 1, 5, 5), np.float32)})
     ig.load(m)
+
+
+@case("onnx/loop_appends_zero_row_steps_after_a_first_element_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`torch-models/running_max_script_op17|feed_shape|2006977753`, `--seed
+    # 20019`): a list holding x, then a running max of x's zero rows appended per step; JAX
+    # refused the Reshape its own scan-output rewrite made (a 0 read as "copy"), NumPy ran it
+    body = graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Max", ["best", "x"], ["best_out"], name="max"),
+                  h.make_node("SequenceInsert", ["seq", "best_out"], ["seq_out"], name="ins")],
+                 [vi("i", I64, []), vi("c", B, []), vi("best", F, ["n", 3]),
+                  onnx.helper.make_tensor_sequence_value_info("seq", F, None)],
+                 [vi("c_out", B, []), vi("best_out", F, ["n", 3]),
+                  onnx.helper.make_tensor_sequence_value_info("seq_out", F, None)])
+    nodes = [h.make_node("SequenceConstruct", ["x"], ["seq0"], name="first"),
+             h.make_node("Loop", ["M", "cond", "x", "seq0"], ["best_final", "seq_final"],
+                         name="L", body=body),
+             h.make_node("ConcatFromSequence", ["seq_final"], ["y"], name="stack", axis=1,
+                         new_axis=1)]
+    m = model(nodes, [vi("M", I64, []), vi("cond", B, []), vi("x", F, ["n", 3])],
+              [vi("y", F, None)])
+    feeds = {"M": np.array(2, np.int64), "cond": np.array(True),
+             "x": np.zeros((0, 3), np.float32)}
+    assert_close(ig_run(c, m, feeds)["y"], run_ort(m, feeds)["y"])
+
+
+@case("onnx/lstm_and_gru_with_a_bias_fed_nan_propagate_nan", Ok(), backends=BOTH)
+def _(c):
+    # a documented choice (found by the peer check on `feed_nonfinite`): ONNX Runtime's CPU
+    # LSTM and GRU give finite outputs for NaN inputs when the node has a bias (its clamped
+    # activations); both backends propagate NaN as IEEE arithmetic and onnx.reference do
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(0)
+    x = {"x": np.full((3, 2, 2), np.nan, np.float32)}
+    for op, gates in (("LSTM", 4), ("GRU", 3)):
+        node = h.make_node(op, ["x", "W", "R", "B"], ["y", "yh"], name="r", hidden_size=3)
+        m = model([node], [vi("x", F, [3, 2, 2])], [vi("y", F, None), vi("yh", F, None)],
+                  [const("W", rng.standard_normal((1, gates * 3, 2)).astype(np.float32)),
+                   const("R", rng.standard_normal((1, gates * 3, 3)).astype(np.float32)),
+                   const("B", rng.standard_normal((1, 2 * gates * 3)).astype(np.float32))],
+                  opset=14)
+        assert not np.isnan(run_ort(m, x)["yh"]).any()  # premise: ONNX Runtime's finite values
+        want = ReferenceEvaluator(m).run(None, x)
+        got = ig_run(c, m, x)
+        for k, w in zip(("y", "yh"), want, strict=True):
+            assert np.isnan(w).all() and np.isnan(got[k]).all(), (op, k, got[k])
+            assert got[k].shape == w.shape, (op, k, got[k].shape, w.shape)
+
+
+def _if_concat_min_axis() -> onnx.ModelProto:
+    def branch(name, axis):
+        return graph([h.make_node("Concat", ["x", "x"], [f"{name}_y"], name=f"{name}_cat",
+                                  axis=axis)], [], [vi(f"{name}_y", F, None)], name=name)
+
+    node = h.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", -2**31),
+                       else_branch=branch("else", 0))
+    return model([node], [vi("c", B, []), vi("x", F, None)], [vi("y", F, None)])
+
+
+@case("onnx/concat_axis_min_int32_in_an_if_of_unknown_rank",
+      Raises(ExecutionError, "Concat node 'then_cat'", "-2147483648", "rank 2"), backends=BOTH)
+def _(c):
+    # found by the peer check (`nest_if`): NumPy reads an axis of -2**31 as "flatten first",
+    # so both backends concatenated x's twelve values into a vector; ONNX Runtime refuses it
+    # when the branch runs (x's rank is not known at load)
+    feeds = {"c": np.array(True), "x": X}
+    ort_refuses(_if_concat_min_axis(), feeds)
+    ig_run(c, _if_concat_min_axis(), feeds)
+
+
+@case("onnx/concat_axis_min_int32_in_an_if_branch_not_taken_valid", Ok(), backends=BOTH)
+def _(c):
+    # JAX traces both branches of an If; one that cannot be traced for these shapes makes the
+    # condition a compile-time value, as ONNX Runtime runs only the branch taken
+    feeds = {"c": np.array(False), "x": X}
+    assert_close(ig_run(c, _if_concat_min_axis(), feeds)["y"],
+                 run_ort(_if_concat_min_axis(), feeds)["y"])
+
+
+@case("onnx/gather_compress_flatten_axis_min_int32_of_unknown_rank", Ok(), backends=BOTH)
+def _(c):
+    # np.take and np.compress also read an axis of -2**31 as "flatten first" (NumPy ran
+    # Gather where JAX refused it; both ran Compress), and Flatten took any axis; ONNX Runtime
+    # refuses each; the rank of x is known only at run time
+    extra = {"Gather": {"i": np.array([0], np.int64)}, "Compress": {"k": np.array([True])},
+             "Flatten": {}}
+    for op, more in extra.items():
+        node = h.make_node(op, ["x", *more], ["y"], name="n", axis=-2**31)
+        m = model([node], [vi("x", F, None)] + [vi(k, I64 if op == "Gather" else B, None)
+                                                 for k in more], [vi("y", F, None)])
+        feeds = {"x": X, **more}
+        ort_refuses(m, feeds)
+        try:
+            ig_run(c, m, feeds)
+        except ExecutionError as e:
+            assert f"{op} node 'n'" in str(e) and "-2147483648" in str(e), (op, e)
+        else:
+            raise AssertionError(f"{op} with axis -2**31 ran")
+
+
+@case("onnx/scan_body_input_of_another_rank_than_its_elements",
+      Raises(ModelError, "Scan node 'scan'", "scan input 0 ('x')", "rank 1", "'xe' of rank 2"),
+      backends=BOTH)
+def _(c):
+    # found by the peer check (`value_shape`): the body declared [1, 3] for rows of [4, 3];
+    # both backends ran it, ONNX Runtime refuses it at load
+    body = graph([h.make_node("Add", ["s", "xe"], ["s_out"], name="add"),
+                  h.make_node("Identity", ["s_out"], ["ye"])],
+                 [vi("s", F, [3]), vi("xe", F, [1, 3])], [vi("s_out", F, [3]), vi("ye", F, None)])
+    m = model([h.make_node("Scan", ["s0", "x"], ["s_fin", "ys"], name="scan", body=body,
+                           num_scan_inputs=1)],
+              [vi("s0", F, [3]), vi("x", F, [4, 3])], [vi("s_fin", F, None), vi("ys", F, None)],
+              opset=16)
+    feeds = {"s0": np.zeros(3, np.float32), "x": np.ones((4, 3), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+def _iteration_body(i_info) -> onnx.GraphProto:
+    return graph([h.make_node("Identity", ["c"], ["c_out"]),
+                  h.make_node("Cast", ["i"], ["fi"], name="cast", to=F),
+                  h.make_node("Add", ["x", "fi"], ["x_out"], name="add_i")],
+                 [i_info, vi("c", B, []), vi("x", F, [2])],
+                 [vi("c_out", B, []), vi("x_out", F, [2])])
+
+
+@case("onnx/loop_iteration_number_input_untyped_valid", Ok(), backends=BOTH)
+def _(c):
+    # a documented leniency (found by the peer check on `value_kind`): a loop body whose
+    # iteration-number input has no type is read as the int64 scalar ONNX gives it; ONNX
+    # Runtime loads it and refuses it when the loop runs ("subgraph input 0 has unknown shape")
+    feeds = {"M": np.array(4, np.int64), "cond": np.array(True), "x0": np.zeros(2, np.float32)}
+    want = run_ort(loop_model(_iteration_body(vi("i", I64, [])), outputs=("x_final",)), feeds)
+    m = loop_model(_iteration_body(onnx.ValueInfoProto(name="i")), outputs=("x_final",))
+    ort_refuses(m, feeds)
+    assert_close(ig_run(c, m, feeds)["x_final"], want["x_final"])
+
+
+@case("onnx/scalar_sparse_initializer_in_a_loop_body_valid", Ok(), backends=BOTH)
+def _(c):
+    # a documented leniency (found by the peer check on `sparse_initializer`): the ONNX checker
+    # wants a sparse tensor of rank > 0, ONNX Runtime checks it in a subgraph (and refuses the
+    # model) but not in the main graph (and runs it); itergraph reads it in both, densified
+    one = h.make_sparse_tensor(h.make_tensor("one", F, [1], [2.5]),
+                               h.make_tensor("one_i", I64, [1], [0]), [])
+    body = h.make_graph([h.make_node("Identity", ["c"], ["c_out"]),
+                         h.make_node("Add", ["x", "one"], ["x_out"], name="add_one")], "body",
+                        [vi("i", I64, []), vi("c", B, []), vi("x", F, [2])],
+                        [vi("c_out", B, []), vi("x_out", F, [2])], sparse_initializer=[one])
+    m = loop_model(body, outputs=("x_final",))
+    feeds = {"M": np.array(3, np.int64), "cond": np.array(True), "x0": np.zeros(2, np.float32)}
+    ort_refuses(m, feeds)
+    want = feeds["x0"]
+    for _ in range(3):
+        want = want + np.float32(2.5)
+    assert_close(ig_run(c, m, feeds)["x_final"], want)
+
+
+def _dql() -> onnx.ModelProto:
+    node = h.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"], name="dq")
+    return model([node], [vi("x", F, [6])], [vi("q", TensorProto.UINT8, None), vi("s", F, None),
+                                               vi("z", TensorProto.UINT8, None)], opset=13)
+
+
+@case("onnx/dynamic_quantize_linear_of_infinite_and_nan_values",
+      Raises(ExecutionError, "DynamicQuantizeLinear node 'dq'", "not finite"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`ort-quant/cnn_dyn|feed_values|1092399366`, `--seed 20020`): an inf fed
+    # to a dynamically quantized CNN; the scale is then inf and ONNX Runtime's zero point and
+    # codes a NaN cast to uint8 (undefined: 0 or 255 by the sign), and the IR written from it
+    # computed others again; a NaN gives ONNX Runtime a range that depends on where it lies
+    m = _dql()
+    for bad in (np.inf, -np.inf):
+        x = np.array([1, 2, bad, -1, 0, 3], np.float32)
+        try:
+            ig_run(c, m, {"x": x})
+        except ExecutionError:
+            continue
+        raise AssertionError(f"ran with {bad}")
+    ig_run(c, m, {"x": np.array([1, np.nan, 2, 3, 4, 5], np.float32)})
+
+
+@case("onnx/dynamic_quantize_linear_of_finite_values_valid", Ok(), backends=BOTH)
+def _(c):
+    m = _dql()
+    x = {"x": np.array([1, 2, 3e38, -1, 0, 3], np.float32)}
+    want = run_ort(m, x)
+    for k, v in ig_run(c, m, x).items():
+        assert_close(v, want[k])
+
+
+@case("onnx/linear_classifier_label_declared_uint16",
+      Raises(ModelError, "LinearClassifier node 'cls'", "tensor(uint16)", "classlabels_ints"),
+      backends=BOTH)
+def _(c):
+    # a fuzzer finding (`sklearn/random_forest_op22|value_dtype|758494418`, `--seed 20023`): a
+    # classifier's label declared uint16 where its int64 class labels make it int64 ran, and the
+    # IR written from it returned uint16; ONNX Runtime refuses it at load
+    x = {"x": np.array([[1.0, 2.0], [-3.0, 0.5]], np.float32)}
+    cls = h.make_node("LinearClassifier", ["x"], ["label", "scores"], name="cls",
+                      domain="ai.onnx.ml", coefficients=[0.5, -1.0, 1.0, 2.0],
+                      intercepts=[0.0, 0.1], classlabels_ints=[0, 1])
+    m = _ml_model([cls], [vi("x", F, [2, 2])],
+                  [vi("label", TensorProto.UINT16, [2]), vi("scores", F, [2, 2])])
+    ort_refuses(m, x)
+    ig_run(c, m, x)
+
+
+@case("onnx/loop_condition_input_declared_of_rank_1",
+      Raises(ModelError, "Loop node 'L'", "rank 0", "'c' of rank 1"), backends=BOTH)
+def _(c):
+    # found by the peer check (`paddle/attention_rows_op18|value_shape|786379951`): a body's
+    # condition input declared [-7] for a scalar cond ran; ONNX Runtime refuses any rank 1 there
+    m = loop_model()
+    cond_in = m.graph.node[0].attribute[0].g.input[1]
+    cond_in.type.tensor_type.shape.dim.add().dim_value = -7
+    ort_refuses(m, _loop_feeds())
+    ig_run(c, m, _loop_feeds())
+
+
+@case("onnx/scaler_offset_shorter_than_its_scale",
+      Raises(ModelError, "Scaler node 's'", "'scale' has 2 values but 'offset' has 1"))
+def _(c):
+    # found by the peer check (`sklearn-unseen/robust_scaler|attr_retype|2027603892`):
+    # onnx.reference broadcast the offset; ONNX Runtime refuses the node when it loads it
+    s = h.make_node("Scaler", ["x"], ["y"], name="s", domain="ai.onnx.ml", scale=[2.0, 3.0],
+                    offset=[0.5])
+    m = _ml_model([s], [vi("x", F, [2, 2])], [vi("y", F, [2, 2])])
+    ort_refuses(m, {"x": np.ones((2, 2), np.float32)})
+    ig.load(m)
+
+
+@case("onnx/reshape_to_rank_65", Raises(ExecutionError, "Reshape node 'rs'", "65"),
+      backends=BOTH)
+def _(c):
+    # found by probing ranks: XLA computed a rank-65 array that NumPy cannot hold (a raw
+    # ValueError when JAX's result was handed back); ONNX Runtime refuses ranks above 64
+    m = model([h.make_node("Reshape", ["x", "s"], ["y"], name="rs")], [vi("x", F, [2])],
+              [vi("y", F, None)], [const("s", np.array([2] + [1] * 64, np.int64))])
+    ort_refuses(m, {"x": np.ones(2, np.float32)})
+    ig_run(c, m, {"x": np.ones(2, np.float32)})
+
+
+@case("onnx/gather_nd_batch_dims_minus_1",
+      Raises(ExecutionError, "GatherND node 'n'", "batch_dims", "-1"), backends=BOTH)
+def _(c):
+    # found by probing attributes of -1 and -2**31: both backends gathered with a negative
+    # batch_dims; ONNX Runtime refuses -1 (and dies of -2**31)
+    m = model([h.make_node("GatherND", ["x", "i"], ["y"], name="n", batch_dims=-1)],
+              [vi("x", F, None), vi("i", I64, None)], [vi("y", F, None)], opset=18)
+    feeds = {"x": X, "i": np.zeros((2, 1), np.int64)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/reverse_sequence_batch_and_time_axis_both_1",
+      Raises(ModelError, "ReverseSequence node 'n'", "batch_axis=1", "time_axis=1"))
+def _(c):
+    # found by probing attributes: both backends reversed along the one axis given twice;
+    # ONNX Runtime refuses it at load
+    m = model([h.make_node("ReverseSequence", ["x", "L"], ["y"], name="n", batch_axis=1,
+                           time_axis=1)], [vi("x", F, [2, 3]), vi("L", I64, [3])],
+              [vi("y", F, [2, 3])])
+    ort_refuses(m, {"x": X, "L": np.ones(3, np.int64)})
+    ig.load(m)
+
+
+@case("onnx/random_normal_like_of_dtype_string_declared_float",
+      Raises(ModelError, "RandomNormalLike node 'n'", "tensor(float)", "'dtype'"))
+def _(c):
+    # found by probing attributes: ran (float noise) where its dtype names a string tensor;
+    # ONNX Runtime refuses the declaration at load
+    m = model([h.make_node("RandomNormalLike", ["x"], ["y"], name="n", dtype=8)],
+              [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
+    ort_refuses(m, {"x": X})
+    ig.load(m)

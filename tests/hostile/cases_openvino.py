@@ -1040,3 +1040,29 @@ def _(c):
     # float axes, JAX cast them; OpenVINO goes by element_type and refuses float axes
     xml = const_net("2", 16, element_type="f64").replace('precision="FP32"', 'precision="I64"')
     ig_read_ov(c, xml, np.zeros(2, np.float64).tobytes())
+
+
+@case("ov/ti_slice_start_1_valid", Ok(), backends=BOTH)
+def _(c):
+    # found by the peer check on `ir_slicing`: OpenVINO's CPU plugin computes otherwise
+    # (2 * x_4 here; 2 * x_5 for ov/ti_valid); the oracle is the TensorIterator-1
+    # specification, which starts at `start`
+    xml, w = ov_ti(c)
+    xml = _sub(xml, 'start="0" end="-1"', 'start="1" end="-1"')
+    x = np.arange(36, dtype=np.float32).reshape(2, 6, 3)
+    want = H.copy()
+    for t in range(1, 6):  # the spec: slices start, start + stride, ... up to end (-1: the last)
+        want = want + x[:, t]
+    out = _run(c, xml, w, {"X": x, "H": H})
+    assert_close(list(out.values())[0], want)
+
+
+@case("ov/port_with_an_empty_dim", Raises(ModelError, "layer 2 'sum'", "port 1", "empty"))
+def _(c):
+    # found by the peer check (`torch-ov/for_range_shape_op23_onnxfe|ir_shape|815396324`): an
+    # empty <dim/> read as a dynamic dimension; OpenVINO refuses it
+    xml = add_net().replace("<port id=\"1\" precision=\"FP32\"><dim>2</dim>",
+                            "<port id=\"1\" precision=\"FP32\"><dim></dim>", 1)
+    assert "<dim></dim>" in xml
+    ov_refuses(xml, None, [X, X])
+    ig_read_ov(c, xml)

@@ -56,7 +56,8 @@ def test_an_error_in_a_body_names_its_loop():
     body = text.index("<body>")
     text = text[:body] + text[body:].replace("<dim>512</dim>", "<dim>x</dim>", 1)
     with pytest.raises(ModelError, match=r"^layer 3 'lstm_ti' \(TensorIterator-opset1\) body: "
-                                         r"layer 0 port 0: dimension 'x' is not an integer"):
+                                         r"layer 0 'parameter_0' port 0: dimension 'x' is not "
+                                         r"an integer"):
         read(text)
 
 

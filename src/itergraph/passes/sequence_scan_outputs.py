@@ -282,7 +282,8 @@ def _stacked_after(graph: Graph, prefix: list[Value], appended: Value,
     nodes.append(Node("Reshape", [appended, _const(graph, f"{stacked.name}_flat", [-1])],
                       [flat], version=14, name=f"{appended.name}_flat"))
     steps = Value(f"{appended.name}_shaped", appended.type)
-    nodes.append(Node("Reshape", [flat, target], [steps], version=14,
+    # allowzero: the target is exact, and a first element with a zero dim asks for 0 itself
+    nodes.append(Node("Reshape", [flat, target], [steps], {"allowzero": 1}, version=14,
                       name=f"{appended.name}_shaped"))
     nodes.append(Node("Concat", [*parts, steps], [stacked], {"axis": 0}, version=13,
                       name=f"{stacked.name}_join"))

@@ -119,6 +119,13 @@ def _dynamic_params_np(x):
     return np.asarray(scale, np.float32), np.asarray(zp).astype(np.uint8)
 
 
+#: why a scale that is not finite is refused: ONNX Runtime's zero point and codes are then a
+#: NaN cast to an integer (undefined behaviour), and NaN inputs give it a range that depends
+#: on where they lie (its vectorized min and max skip some)
+NONFINITE = ("input 'x' holds a value that is not finite, so its quantization scale is not "
+             "finite (ONNX Runtime's result is undefined there)")
+
+
 def dynamic_quantize(xp, x):
     """``(y, y_scale, y_zero_point)`` of ``DynamicQuantizeLinear`` (uint8)."""
     scale, zp = dynamic_params(xp, x)

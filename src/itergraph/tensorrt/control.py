@@ -82,6 +82,8 @@ class Loop:
 class LoopBoundaryLayer(Layer):
     """TensorRT's ILoopBoundaryLayer: a layer of a loop's boundary (`loop` is its loop)."""
 
+    changes_others = True
+
     def __init__(self, loop: Loop, inputs):
         object.__setattr__(self, "_loop", loop)
         super().__init__(loop.network, inputs)
@@ -233,6 +235,8 @@ class IfConditional:
 
 class IfConditionalBoundaryLayer(Layer):
     """TensorRT's IIfConditionalBoundaryLayer (`conditional` is its conditional)."""
+
+    changes_others = True
 
     def __init__(self, cond: IfConditional, inputs):
         object.__setattr__(self, "_conditional", cond)

@@ -23,8 +23,18 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
-from .dims import Dims
-from .enums import DataType, LayerType, Severity, TensorFormat, TensorLocation, as_dtype
+from .dims import MAX_DIMS, Dims
+from .enums import (
+    DataType,
+    LayerType,
+    Severity,
+    TensorFormat,
+    TensorLocation,
+    TrtEnum,
+    TrtIntEnum,
+    as_dtype,
+    check_enum,
+)
 
 Shape = tuple[int, ...]
 
@@ -148,7 +158,7 @@ class Tensor:
                 dt, shape = self._input_type
                 self._cache = (version, dt, shape, None)
             else:
-                self._producer.refresh()
+                _refresh_upstream(self._producer, version)
         return self._cache[1:]
 
     def const_value(self) -> np.ndarray | None:
@@ -183,6 +193,8 @@ def checked_dims(dims, what: str) -> Shape:
         raise ModelError(f"{what}: dimensions must be >= -1, got {out}")
     if any(d >= 2**63 for d in out):
         raise ModelError(f"{what}: dimensions must fit in int64, got {out}")
+    if len(out) > MAX_DIMS:
+        raise ModelError(f"{what}: {len(out)} dimensions; a tensor has at most {MAX_DIMS}")
     return out
 
 
@@ -212,6 +224,41 @@ def checked_arguments(cls):
     return cls
 
 
+#: layer attributes that change no inferred type or shape: setting them leaves the inferred
+#: shapes valid (a parser names every layer it adds)
+_NOT_SHAPING = frozenset({"name", "metadata", "num_ranks"})
+
+
+def _stale(t, version: int) -> bool:
+    return isinstance(t, Tensor) and t._input_type is None and t._producer is not None and (
+        t._cache is None or t._cache[0] != version)
+
+
+def _refresh_upstream(layer: Layer, version: int) -> None:
+    """Refresh `layer`, the stale layers upstream of it first (deepest first): a loop, not a
+    recursion, so that a chain of thousands of layers does not exhaust Python's stack.
+
+    Upstream is every input, a recurrence's next value (a back edge its inference does not
+    read) included: an upstream layer that cannot be refreshed yet is left stale, and
+    refreshed (or its error raised) when a layer that reads it asks for it, as before."""
+    order, stack, seen = [], [layer], {id(layer)}
+    while stack:
+        top = stack[-1]
+        pending = [t._producer for t in top.inputs
+                   if _stale(t, version) and id(t._producer) not in seen]
+        if pending:
+            seen.update(id(p) for p in pending)
+            stack.extend(pending)
+            continue
+        order.append(stack.pop())
+    for each in order[:-1]:
+        try:
+            each.refresh()
+        except ModelError:
+            pass
+    layer.refresh()
+
+
 class Layer(ABC):
     """Base of every layer (TensorRT's ILayer).
 
@@ -228,6 +275,10 @@ class Layer(ABC):
     check_at_creation = True  # False: attributes set after creation can make it valid
     shape_inputs: tuple[int, ...] = ()
     polymorphic = False
+    # whether adding this layer can change what other layers infer (a loop's or a
+    # conditional's boundary); adding any other layer leaves their cached shapes valid
+    changes_others = False
+    _added = False  # set by `add_layer`: attribute changes from then on are edits
 
     def __init__(self, network: NetworkBase, inputs: list[Tensor | None]):
         object.__setattr__(self, "network", network)
@@ -246,8 +297,17 @@ class Layer(ABC):
         self.num_ranks = 1
 
     def __setattr__(self, key: str, value) -> None:
-        object.__setattr__(self, key, value)
-        if not key.startswith("_"):
+        old = None if key.startswith("_") else self.__dict__.get(key)
+        if isinstance(old, TrtEnum | TrtIntEnum):  # an operation, a mode: stays one
+            value = check_enum(type(old), value, f"{self.what()}: '{key}'")
+        try:
+            object.__setattr__(self, key, value)
+        except AttributeError as e:  # a property without a setter (TensorRT: read-only)
+            raise ModelError(f"{self.what()}: '{key}' cannot be set ({e})") from None
+        except (TypeError, ValueError, OverflowError) as e:  # a setter's conversion
+            raise ModelError(f"{self.what()}: bad value for '{key}': {value!r:.80} "
+                             f"({type(e).__name__}: {e})") from None
+        if not key.startswith("_") and key not in _NOT_SHAPING and self._added:
             self.network.touch()
 
     # -- TensorRT's ILayer surface --------------------------------------------------------
@@ -369,6 +429,10 @@ class Layer(ABC):
         finally:
             self._refreshing = False
         version = self.network.version
+        for i, (_, shape, _) in enumerate(infos):
+            if len(shape) > MAX_DIMS:
+                raise ModelError(f"{self.what()}: output {i} would have {len(shape)} "
+                                 f"dimensions; a tensor has at most {MAX_DIMS}")
         for t, (dt, shape, const) in zip(self.outputs, infos):
             t._cache = (version, dt, tuple(shape), const)
 
@@ -431,7 +495,7 @@ class NetworkBase:
         self.outputs: list[Tensor] = []
         self._shape_outputs: list[Tensor] = []
         self.version = 0
-        self._shape_cache: tuple[int, set, set] | None = None
+        self._shape_cache: tuple[tuple[int, int], set, set] | None = None
 
     def touch(self) -> None:
         self.version += 1
@@ -449,8 +513,13 @@ class NetworkBase:
             raise ModelError(f"{what}: tensor '{t.name}' belongs to another network")
 
     def add_layer(self, layer: Layer) -> Layer:
+        """Append `layer` and infer its outputs. Only a boundary layer invalidates what the
+        layers before it inferred (a new plain layer changes none of them: re-inferring every
+        layer upstream at each addition made building a chain quadratic)."""
         self.layers.append(layer)
-        self.touch()
+        object.__setattr__(layer, "_added", True)
+        if layer.changes_others:
+            self.touch()
         try:
             layer.refresh()  # infer now, so that mistakes are reported where they are made
         except ModelError:
@@ -465,7 +534,8 @@ class NetworkBase:
         rules: inputs that layers require to be shape tensors and outputs marked for shapes
         are shape tensors; so are the data inputs of a polymorphic layer (elementwise,
         gather, shuffle...) whose output is one."""
-        if self._shape_cache is not None and self._shape_cache[0] == self.version:
+        key = (self.version, len(self.layers))
+        if self._shape_cache is not None and self._shape_cache[0] == key:
             return self._shape_cache[1], self._shape_cache[2]
         shape: set[int] = set()
         execution: set[int] = {id(t) for t in self.outputs}
@@ -501,5 +571,5 @@ class NetworkBase:
                             execution.add(id(x))
                             changed = True
         only_shape = {i for i in shape if i not in execution}
-        self._shape_cache = (self.version, shape, only_shape)
+        self._shape_cache = (key, shape, only_shape)
         return shape, only_shape

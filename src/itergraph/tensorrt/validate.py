@@ -39,10 +39,14 @@ def validate(network, an: Analysis) -> None:
             raise UnsupportedError(
                 f"{layer.what()} is inside a loop or conditional; assertions are supported "
                 "outside them only")
+    inputs = {t.name: t for t in network.inputs}
     names: dict[str, Tensor] = {}
     for t in network.outputs:
         if t.name in names and names[t.name] is not t:
             raise ModelError(f"two network outputs are named '{t.name}'")
+        if inputs.get(t.name, t) is not t:  # an engine binds its inputs and outputs by name
+            raise ModelError(f"network output '{t.name}' ({tensor_desc(t)}) has the name of a "
+                             "network input")
         names[t.name] = t
         s = an.tensor_scope(t)
         if s is not None:

@@ -15,6 +15,8 @@ from ...errors import ExecutionError, where
 
 def index_depth(node, data_shape, indices_shape, batch_dims: int = 0) -> int:
     """``k``, the length of the index vectors, checked against `data`'s rank."""
+    if batch_dims < 0:  # ONNX Runtime refuses it (and dies of -2**31)
+        raise ExecutionError(f"{where(node)}: batch_dims must not be negative, got {batch_dims}")
     if len(indices_shape) < 1 + batch_dims:
         raise ExecutionError(f"{where(node)}: indices of shape {list(indices_shape)} need at "
                              f"least rank {batch_dims + 1}")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ExecutionError, where
+from ...errors import ExecutionError, IterationLimitError, where
 from ...ir import Graph, Node
-from .context import CannotLower, Frame, Scope, TraceContext, is_static
+from .context import Bailout, CannotLower, Frame, Scope, TooLarge, TraceContext, is_static
 from .trace import eval_graph
 
 
@@ -69,6 +69,13 @@ def lower_if(tc: TraceContext, node: Node, scope: Scope) -> list:
         # fed 16 kHz frames); with the condition known, only the taken one is traced.
         raise CannotLower(e.element, e.reason, needs_static=True,
                           values=[node.inputs[0]]) from e
+    except ExecutionError as e:
+        # Nor trace: a Concat axis beyond a rank only the run shows, in a branch ONNX
+        # Runtime never runs; the taken branch, traced alone, raises it if it is that one.
+        if isinstance(e, IterationLimitError | TooLarge | Bailout):
+            raise
+        raise CannotLower(node, f"a branch cannot be traced for these shapes ({e})",
+                          needs_static=True, values=[node.inputs[0]]) from e
     tc.merge(scope.frame, err)
     tc.note(node, True, "lax.cond")
     return list(outs)

@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import Error
+from ...errors import Error, ExecutionError, where
 from ...ir import Graph, Node, Value
 from .affine import propagate
 from .big_constants import constant_inputs, derived
 from .channels_last import along_axis, elementwise
 from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Scope, TraceContext
 from .table import Rule, lookup
+
+MAX_RANK = 64  # NumPy's (and ONNX Runtime's) limit on an array's dimensions
 
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
@@ -60,6 +62,9 @@ def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
     if len(results) != len(outs):
         raise CannotLower(node, f"lowering produced {len(results)} values for {len(outs)} outputs")
     for v, x in zip(outs, results):
+        if getattr(x, "ndim", 0) > MAX_RANK:  # XLA computes it, NumPy cannot hold the result
+            raise ExecutionError(f"{where(node)}: output '{v.name}' would have rank {x.ndim}; "
+                                 f"an array has at most {MAX_RANK} dimensions")
         scope.bind(v, x)
 
 

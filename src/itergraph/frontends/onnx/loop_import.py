@@ -73,6 +73,7 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
     _check_type(p, iter_param, "tensor(int64)", "the body's iteration number (input 0)")
     _check_type(p, cond_param, "tensor(bool)", "the body's condition (input 1)")
     _check_type(p, cond_out, "tensor(bool)", "the body's condition (output 0)")
+    _check_condition_rank(p, cond, cond_param)
     for i in range(n):
         check_carried(p, f"loop-carried value {i}", init[i], body.inputs[2 + i],
                       body.outputs[1 + i], outputs[i])
@@ -96,6 +97,18 @@ def import_loop(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 iteration_param=iter_param, name=p.name, origin="onnx.Loop",
                 origin_attrs={"opset": version, "version": r.since(p, version)},
                 negative_trip_count="zero")
+
+
+def _check_condition_rank(p: onnx.NodeProto, cond: Value | None, cond_param: Value) -> None:
+    """The body's condition input declared of another rank than the node's `cond`: ONNX
+    Runtime's inference refuses it at load (without a `cond`, a ``bool[1]`` input is read by
+    `_scalar_condition`)."""
+    ranks = [v.type.rank if v is not None and isinstance(v.type, TensorType) else None
+             for v in (cond, cond_param)]
+    if None not in ranks and ranks[0] != ranks[1]:
+        raise ModelError(f"{where(p)}: the condition cond ('{cond.name}') has rank {ranks[0]} "
+                         f"but the body declares its condition input '{cond_param.name}' of "
+                         f"rank {ranks[1]}")
 
 
 def _scalar_condition(body: Graph, cond_param: Value, version: int) -> Value:

@@ -136,7 +136,15 @@ def _check_topk(node, args) -> None:
                              f"{length}")
 
 
-_INPUT_CHECKS = {("", "TopK"): _check_topk}
+def _check_compress(node, args) -> None:
+    """Compress: the axis, where given, within the rank (``np.compress`` reads -2**31 as no
+    axis and flattens)."""
+    axis, rank = node.attrs.get("axis"), np.ndim(args[0])
+    if axis is not None and not -rank <= int(axis) < rank:
+        raise ExecutionError(f"{where(node)}: axis {int(axis)} out of range for rank {rank}")
+
+
+_INPUT_CHECKS = {("", "TopK"): _check_topk, ("", "Compress"): _check_compress}
 
 
 # ----------------------------------------------------------------------------- loading

@@ -163,6 +163,12 @@ def _checked(r, p: onnx.NodeProto, scope: Scope, inputs: list[Value | None],
                 tx.dtype, tp.dtype) and tx.dtype != tp.dtype:
             raise ModelError(f"{where(p)}: scan input {j} ('{x.name}') is {tx.dtype} but the "
                              f"body reads it as {tp.dtype} ('{param.name}')")
+        drop = 2 if version == 8 else 1  # the scan axis, and Scan-8's batch axis
+        rx, rp = _rank(x), _rank(param)
+        if None not in (rx, rp) and rx - drop != rp:  # ONNX Runtime refuses it at load
+            raise ModelError(f"{where(p)}: scan input {j} ('{x.name}') has rank {rx}, so the "
+                             f"body reads elements of rank {rx - drop}, but it declares "
+                             f"'{param.name}' of rank {rp}")
     return attrs, m, n, body
 
 

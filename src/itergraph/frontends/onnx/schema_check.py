@@ -93,6 +93,8 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
         _fill_constant_type(p, outputs)
     if p.op_type == "Cast":
         _fill_cast_type(p, outputs, what)
+    if p.op_type in _DTYPE_OPS:
+        _fill_cast_type(p, outputs, what, "dtype")
     if p.op_type == "ConstantOfShape" and len(outputs) == 1:
         _fill_constant_of_shape_type(p, outputs[0])
     if len(outputs) == 1:
@@ -118,7 +120,23 @@ def _check_ml_types(p: onnx.NodeProto, version: int, inputs: list[Value | None],
                                f"{' and '.join(floats)} only")
     _fill_output_types(schema, bound, outputs, what)
     if p.op_type == "LabelEncoder" and len(outputs) == 1:
-        _fill_label_encoder_type(p, outputs[0], what)
+        _fill_label_encoder_type(p, outputs[0], what, _LABEL_ENCODER_VALUES)
+    if p.op_type in _CLASSIFIERS and outputs:
+        _fill_label_encoder_type(p, outputs[0], what, _CLASS_LABELS)
+    if p.op_type == "Scaler":
+        _check_scaler(p, what)
+
+
+def _check_scaler(p: onnx.NodeProto, what: str) -> None:
+    """A Scaler's ``scale`` and ``offset``: both given, of one length (ONNX Runtime refuses
+    others when it loads the node; `onnx.reference` broadcast them)."""
+    given = {a.name: len(a.floats) for a in p.attribute if a.name in ("scale", "offset")}
+    for name in ("scale", "offset"):
+        if not given.get(name):
+            raise ModelError(f"{what}: attribute '{name}' is missing or empty")
+    if given["scale"] != given["offset"]:
+        raise ModelError(f"{what}: 'scale' has {given['scale']} values but 'offset' has "
+                         f"{given['offset']}")
 
 
 # ai.onnx.ml ops whose schema allows integer features that ONNX Runtime does not implement
@@ -129,9 +147,18 @@ _LABEL_ENCODER_VALUES = {"values_floats": TensorProto.FLOAT, "values_int64s": Te
                          "values_strings": TensorProto.STRING}
 
 
-def _fill_label_encoder_type(p, out: Value, what: str) -> None:
+# a classifier's label (output 0) element type, from the attribute that holds its classes
+_CLASSIFIERS = ("LinearClassifier", "SVMClassifier", "TreeEnsembleClassifier")
+_CLASS_LABELS = {"classlabels_ints": TensorProto.INT64, "classlabels_int64s": TensorProto.INT64,
+                 "classlabels_strings": TensorProto.STRING}
+
+
+def _fill_label_encoder_type(p, out: Value, what: str, table: dict) -> None:
+    """`out` given the element type the attribute of `table` that `p` has makes (a
+    LabelEncoder's values, a classifier's class labels); a declaration of another type is a
+    `ModelError`, as ONNX Runtime refuses it at load."""
     for a in p.attribute:
-        code = _LABEL_ENCODER_VALUES.get(a.name)
+        code = table.get(a.name)
         if a.name == "values_tensor" and a.type == AttributeProto.TENSOR:
             code = a.t.data_type
         if code:
@@ -379,6 +406,8 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     output (Unsqueeze) or of the input (Squeeze), and a reduction's within the input's rank,
     where the input's rank is known."""
     _check_axis(p, inputs, what)
+    if p.op_type == "ReverseSequence":
+        _check_reverse_sequence_axes(p, what)
     if p.op_type in _WINDOWED:
         _check_window_attributes(p, inputs, what)
     if p.op_type in _REDUCTIONS:
@@ -391,6 +420,16 @@ def _check_axes(p, inputs: list[Value | None], what: str) -> None:
     rank = rank + len(axes.ints) if p.op_type == "Unsqueeze" else rank
     _within(list(axes.ints), rank, what, "attribute 'axes'",
             "an output" if p.op_type == "Unsqueeze" else "an input")
+
+
+def _check_reverse_sequence_axes(p, what: str) -> None:
+    """ReverseSequence's ``batch_axis`` and ``time_axis``: 0 and 1, one each (ONNX Runtime
+    refuses others at load; both backends reversed along one axis given twice)."""
+    got = {a.name: a.i for a in p.attribute if a.name in ("batch_axis", "time_axis")}
+    batch, time = got.get("batch_axis", 1), got.get("time_axis", 0)
+    if {batch, time} != {0, 1}:
+        raise ModelError(f"{what}: batch_axis={batch} and time_axis={time}; they must be 0 "
+                         "and 1, one each")
 
 
 #: ops whose window attributes give entries per spatial axis of input 0 (`semantics.window`)
@@ -519,18 +558,25 @@ def _fill_constant_of_shape_type(p, out: Value) -> None:
         _fill_checked(out, dtype, None, what, "its 'value' makes")
 
 
-def _fill_cast_type(p, outputs: list[Value], what: str) -> None:
+#: ops whose ``dtype`` attribute, where given, names their output's element type
+_DTYPE_OPS = ("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+              "EyeLike", "Bernoulli", "Multinomial")
+
+
+def _fill_cast_type(p, outputs: list[Value], what: str, name: str = "to") -> None:
     """Give a Cast's output the element type its ``to`` names (``Mul(Cast(to=uint32),
-    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type); an
-    output declared of another element type is refused, as ONNX Runtime refuses it."""
-    to = next((a for a in p.attribute if a.name == "to" and a.type == AttributeProto.INT), None)
+    float)`` is refused as ONNX Runtime refuses it, not computed in a promoted type), or a
+    random op's its ``dtype`` (`name`); an output declared of another element type is
+    refused, as ONNX Runtime refuses it."""
+    to = next((a for a in p.attribute if a.name == name and a.type == AttributeProto.INT), None)
     if to is None or len(outputs) != 1:
         return
     try:
         dtype = dtype_from_onnx(to.i)
     except Exception:  # noqa: BLE001 - not an element type: the importer names it
         return
-    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'", "'to' makes")
+    _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'",
+                  f"'{name}' makes")
 
 
 def _fill_checked(v: Value, dtype, shape, what: str, why: str) -> None:

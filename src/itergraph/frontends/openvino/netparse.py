@@ -185,7 +185,9 @@ def _int(s: str | None, what: str) -> int:
 
 def parse_dim(text: str, what: str) -> Dim:
     t = (text or "").strip()
-    if t in ("-1", "?", ""):
+    if not t:  # OpenVINO: "dimension () ... must be greater or equal to -1"
+        raise ModelError(f"{what}: an empty dimension")
+    if t in ("-1", "?"):
         return None
     if ".." in t:
         lo, _, hi = t.partition("..")
@@ -287,7 +289,7 @@ class NetParts:
         lid = _int(el.get("id"), "layer id")
         if lid in self.layers:
             raise ModelError(f"layer id {lid} appears twice")
-        what = f"layer {lid}"
+        what = f"layer {lid} '{el.get('name')}'" if el.get("name") else f"layer {lid}"
         data_el = el.find("data")
         data = _NO_DATA
         if data_el is not None and data_el.attrib:

@@ -99,7 +99,7 @@ class OnnxParser:
         try:
             with open(model, "rb") as f:
                 data = f.read()
-        except OSError as e:
+        except (OSError, TypeError, ValueError) as e:  # a path that is None, holds NUL...
             self._errors.append(ParserError(ErrorCode.MODEL_DESERIALIZE_FAILED,
                                             f"Failed to open file {model}: {e}",
                                             func="parse_from_file"))

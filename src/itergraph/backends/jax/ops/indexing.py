@@ -23,7 +23,7 @@ def _concat(cx, *xs):
     if len(ranks) != 1:
         raise ExecutionError(f"{where(cx.node)}: cannot concatenate shapes "
                              f"{[tuple(x.shape) for x in xs]} on axis {axis}")
-    return cx.xp.concatenate(xs, axis=axis)
+    return cx.xp.concatenate(xs, axis=norm_axis(cx, axis, xs[0].ndim))
 
 
 def _split(cx, x, axis: int, split: list[int] | None):

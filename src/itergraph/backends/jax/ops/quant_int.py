@@ -30,7 +30,9 @@ def _centered_weight(cx, w, zp, a_dtype, axes: tuple[int, ...]):
 
 @lowering("DynamicQuantizeLinear", since=11)
 def _dynamic_quantize_linear(cx, x):
-    return mq.dynamic_quantize(cx.xp, x)
+    y, scale, zp = mq.dynamic_quantize(cx.xp, x)
+    cx.check(~cx.xp.isfinite(scale), mq.NONFINITE)
+    return y, scale, zp
 
 
 @lowering("MatMulInteger", since=10)

@@ -12,7 +12,7 @@ import numpy as np
 from ....errors import ExecutionError, ModelError, where
 from ...common.reshape import reshape_target, shape_not_a_vector
 from ..table import lowering
-from ._util import attr, attr_ints
+from ._util import attr, attr_ints, norm_axis
 
 
 def _reshape(cx, x, target):
@@ -72,7 +72,7 @@ def _unsqueeze13(cx, x, axes):
 @lowering("Flatten", since=1, fold=True)
 def _flatten(cx, x):
     axis = int(attr(cx.node, "axis", 1))
-    a = axis + x.ndim if axis < 0 else axis
+    a = axis if axis == x.ndim else norm_axis(cx, axis, x.ndim)  # axis may be the rank
     outer = int(np.prod(x.shape[:a], dtype=np.int64))
     inner = int(np.prod(x.shape[a:], dtype=np.int64))
     return cx.xp.reshape(x, (outer, inner))

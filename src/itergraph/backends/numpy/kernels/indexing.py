@@ -27,6 +27,9 @@ def _concat(node, ctx):
     concatenate = np.concatenate
 
     def fn(*xs):
+        rank = xs[0].ndim
+        if not -rank <= axis < rank:  # NumPy reads -2**31 as "flatten first"
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {rank}")
         try:
             return concatenate(xs, axis=axis)
         except ValueError as e:
@@ -185,6 +188,8 @@ def _gather(node, ctx):
                 except IndexError as e:
                     raise ExecutionError(f"{where(node)}: {e}") from None
                 return r if r.__class__ is ndarray else asarray(r)
+        if not -data.ndim <= axis < data.ndim:  # np.take reads -2**31 as "flatten first"
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {data.ndim}")
         try:
             return asarray(take(data, indices, axis=axis))
         except IndexError as e:

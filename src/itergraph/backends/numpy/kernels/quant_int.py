@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....errors import ExecutionError, where
 from ....ir.attributes import const_input
 from ....semantics import exact_int
 from ....semantics import ms_quant as mq
@@ -28,7 +29,10 @@ from .conv_nd import conv_kernel
 @kernel("DynamicQuantizeLinear", since=11)
 def _dynamic_quantize_linear(node, ctx):
     def fn(x):
-        return mq.dynamic_quantize(np, x)
+        y, scale, zp = mq.dynamic_quantize(np, x)
+        if not np.isfinite(scale):
+            raise ExecutionError(f"{where(node)}: {mq.NONFINITE}")
+        return y, scale, zp
 
     return fn
 

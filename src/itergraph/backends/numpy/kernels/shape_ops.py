@@ -153,6 +153,8 @@ def _flatten(node, ctx):
     axis = int(attr(node, "axis", 1))
 
     def fn(x):
+        if not -x.ndim <= axis <= x.ndim:
+            raise ExecutionError(f"{where(node)}: axis {axis} out of range for rank {x.ndim}")
         a = axis + x.ndim if axis < 0 else axis
         outer = 1
         for d in x.shape[:a]:
