@@ -32,10 +32,10 @@ from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Last, Loop
 from ..ir.types import DataType, TensorType
-from .base import Pass
+from .base import LoopPass
 
 
-class RaggedScanJoins(Pass):
+class RaggedScanJoins(LoopPass):
     """Scan outputs only re-joined on an existing axis, whose pieces may change shape,
     become a carried tensor grown by ``Concat``.
 
@@ -59,14 +59,8 @@ class RaggedScanJoins(Pass):
     name = "ragged_scan_joins"
     in_place = True
 
-    def __call__(self, graph: Graph) -> int:
-        done = 0
-        for node in list(graph.nodes):
-            for g in node.subgraphs():
-                done += self(g)
-            if isinstance(node, Loop):
-                done += _rewrite_loop(graph, node)
-        return done
+    def rewrite_loop(self, graph: Graph, loop: Loop) -> int:
+        return _rewrite_loop(graph, loop)
 
 
 ragged_scan_joins = RaggedScanJoins()
