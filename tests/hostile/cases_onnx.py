@@ -3298,3 +3298,14 @@ def _(c):
               [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
     ort_refuses(m, {"x": X})
     ig.load(m)
+
+
+@case("onnx/bernoulli_of_an_unknown_dtype_code",
+      Raises(ModelError, "Bernoulli node 'n'", "'dtype'", "99"))
+def _(c):
+    # found by fuzzing: loaded, then failed at run time with a wrapped "KeyError: 99";
+    # ONNX Runtime refuses it at load
+    m = model([h.make_node("Bernoulli", ["x"], ["y"], name="n", dtype=99)],
+              [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
+    ort_refuses(m, {"x": X})
+    ig.load(m)

@@ -573,8 +573,11 @@ def _fill_cast_type(p, outputs: list[Value], what: str, name: str = "to") -> Non
         return
     try:
         dtype = dtype_from_onnx(to.i)
-    except Exception:  # noqa: BLE001 - not an element type: the importer names it
-        return
+    except Exception:  # noqa: BLE001 - not an element type
+        if name == "to":  # Cast's importer names it
+            return
+        raise ModelError(f"{what}: attribute '{name}' is {to.i}, which is no ONNX element "
+                         "type") from None
     _fill_checked(outputs[0], dtype, None, f"{what}: output '{outputs[0].name}'",
                   f"'{name}' makes")
 
