@@ -33,8 +33,13 @@ from ...netparse import Layer
 _INTEGER = (DataType.INT32, DataType.INT64)
 
 
-def _int(layer: Layer, d: dict, key: str, default: int | None = None) -> int | None:
+def port_int(layer: Layer, d: dict, key: str, default: int | None = None, *,
+             required: bool = False) -> int | None:
+    """Entry `key` of a port map or back edge `d` as an int; `default` where it is absent (a
+    `ModelError` instead where `required` and there is no default)."""
     if key not in d:
+        if required and default is None:
+            raise ModelError(f"{layer.where()}: port_map entry {d} has no '{key}'")
         return default
     try:
         return int(d[key])
@@ -80,7 +85,7 @@ def _check_loop(layer: Layer, pm, ins: list[Value]) -> None:
 
 
 def _check_slice(layer: Layer, d: dict, ins: list[Value]) -> None:
-    ext = _int(layer, d, "external_port_id")
+    ext = port_int(layer, d, "external_port_id")
     index = next((i for i, p in enumerate(layer.inputs) if p.id == ext), None)
     if index is None or index >= len(ins):
         return  # the importer reports a port map naming no input
@@ -90,7 +95,7 @@ def _check_slice(layer: Layer, d: dict, ins: list[Value]) -> None:
         shape = layer.inputs[index].shape
     if not shape:
         return
-    axis = _int(layer, d, "axis")
+    axis = port_int(layer, d, "axis")
     rank = len(shape)
     if not -rank <= axis < rank:
         raise ModelError(f"{layer.where()}: port_map input for port {ext}: axis {axis} is out "
@@ -100,13 +105,13 @@ def _check_slice(layer: Layer, d: dict, ins: list[Value]) -> None:
         return
     posts = {}
     for key, default in (("start", 0), ("end", -1)):
-        post = _int(layer, d, key, default)
+        post = port_int(layer, d, key, default)
         if not -(dim + 1) <= post <= dim:
             raise ModelError(f"{layer.where()}: port_map input for port {ext}: {key}={post} "
                              f"lies beyond axis {axis}, of length {dim} (expected "
                              f"{-(dim + 1)} <= {key} <= {dim})")
         posts[key] = post if post >= 0 else dim + 1 + post
-    stride = _int(layer, d, "stride", 1)
+    stride = port_int(layer, d, "stride", 1)
     s, e = posts["start"], posts["end"]
     if (stride > 0 and not s < e) or (stride < 0 and not s > e):
         raise ModelError(f"{layer.where()}: port_map input for port {ext}: start={d.get('start')}"

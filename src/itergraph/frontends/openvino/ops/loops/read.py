@@ -35,7 +35,7 @@ from .....ir.types import TensorType
 from ...builder import OPSET, Builder
 from ...import_table import importer
 from ...netparse import Layer, parse_net
-from .ports import check_bound_parameter, check_current_iteration, check_loop_layer
+from .ports import check_bound_parameter, check_current_iteration, check_loop_layer, port_int
 
 
 def _entries(layer: Layer, section: str, kind: str) -> list[dict]:
@@ -53,15 +53,7 @@ def _entries(layer: Layer, section: str, kind: str) -> list[dict]:
 
 
 def _int(layer: Layer, d: dict, key: str, default=None) -> int:
-    if key not in d:
-        if default is None:
-            raise ModelError(f"{layer.where()}: port_map entry {d} has no '{key}'")
-        return default
-    try:
-        return int(d[key])
-    except ValueError:
-        raise ModelError(f"{layer.where()}: port_map {key}='{d[key]}' is not an integer") \
-            from None
+    return port_int(layer, d, key, default, required=True)
 
 
 @importer("TensorIterator", since=1)
