@@ -78,7 +78,7 @@ def test_run_time_trip_count_is_driven_with_an_exact_capacity(n):
     final, seq, its = python_counter(np.float32(0), n)
     np.testing.assert_array_equal(got["seq"], seq)
     np.testing.assert_array_equal(got["its"], its)
-    driver = cg._root.last_plan.steps[-1].driver
+    driver = cg.root.last_plan.steps[-1].driver
     assert driver.capacities == [max(1, 1 << (max(n, 1) - 1).bit_length())]
 
 
@@ -96,7 +96,7 @@ def test_run_time_trip_count_without_concat_is_one_while_loop():
         got, cg = compare(g, feeds)
         assert float(got["y"]) == 3 * 0.5 ** max(n, 0)
     assert _how(cg, "W") == ["lax.while_loop"]
-    assert len(cg._root.last_plan.steps) == 1  # one jitted function for the whole graph
+    assert len(cg.root.last_plan.steps) == 1  # one jitted function for the whole graph
 
 
 # ----------------------------------------------------------------------------- sliced inputs
@@ -221,7 +221,7 @@ def test_while_with_concat_resumes_in_doubled_buffers(precondition, lim):
     out, sq = python_while(0, lim, precondition)
     np.testing.assert_array_equal(got["sq"], sq)  # no iteration ran twice or went missing
     n = len(sq)
-    caps = cg._root.last_plan.steps[-1].driver.capacities
+    caps = cg.root.last_plan.steps[-1].driver.capacities
     assert caps == [2 << i for i in range(len(caps))]  # doubling from the initial capacity
     assert sum(caps[:-1]) <= n <= sum(caps)  # each full buffer resumed once, no extra step
     if n == 0:
@@ -233,7 +233,7 @@ def test_while_without_concat_is_compiled_in_place():
     for lim in (0, 4):
         got, cg = compare(g, {"x0": np.array(0), "lim": np.array(lim)})
     assert _how(cg, "W") == ["lax.while_loop"]
-    assert len(cg._root.last_plan.steps) == 1
+    assert len(cg.root.last_plan.steps) == 1
 
 
 def test_precondition_with_padded_length():
@@ -603,7 +603,7 @@ def test_later_runs_start_from_the_capacity_an_earlier_run_needed():
     cg = jb.compile_graph(g, initial_capacity=2)
     feeds = {"x0": np.array(0), "lim": np.array(20)}
     first = cg.run(feeds)
-    driver = cg._root.last_plan.steps[-1].driver
+    driver = cg.root.last_plan.steps[-1].driver
     assert driver.capacities == [2, 4, 8, 16]
     assert_same(cg.run(feeds), first)
     assert driver.capacities == [32]  # one step now
@@ -623,14 +623,14 @@ def test_driver_buffers_never_exceed_what_max_iterations_allows(monkeypatch):
         cg.run(feeds, max_iterations=1000)
     out = cg.run({**feeds, "M": np.array(1000, np.int64)}, max_iterations=1000)
     assert out["seq"].shape == (1000,)
-    assert max(cg._root.last_plan.steps[-1].driver.capacities) <= 1001
+    assert max(cg.root.last_plan.steps[-1].driver.capacities) <= 1001
 
 
 def test_driver_capacity_growth_stops_at_max_iterations_plus_one():
     cg = jb.compile_graph(while_graph(), initial_capacity=2)
     out = cg.run({"x0": np.array(0), "lim": np.array(10)}, max_iterations=10)
     assert out["sq"].shape == (10,)
-    assert cg._root.last_plan.steps[-1].driver.capacities == [2, 4, 5]
+    assert cg.root.last_plan.steps[-1].driver.capacities == [2, 4, 5]
 
 
 def _small_memory(monkeypatch, nbytes):
@@ -713,7 +713,7 @@ def test_an_unbounded_loop_stops_at_max_iterations_in_one_step(trip):
     for _ in range(2):
         with pytest.raises(ig.IterationLimitError, match=r"'L'.*max_iterations=1000"):
             cg.run(feeds, max_iterations=1000)
-    (plan,) = cg._root.plans.values()
+    (plan,) = cg.root.plans.values()
     assert plan.steps[-1].driver.capacities == [1001]
     with pytest.raises(ig.IterationLimitError):
         numpy_run(g, feeds, max_iterations=1000)

@@ -34,7 +34,7 @@ def test_shape_gather_concat_reshape_chain_stays_static():
                     "zero": np.array(0), "one": np.array(1)})
     for shape in [(2, 3, 4), (5, 1)]:
         _, cg = compare(g, {"x": np.ones(shape, np.float32)})
-    step = cg._root.last_plan.steps[0]
+    step = cg.root.last_plan.steps[0]
     assert set(step.static_out) == {v.uid for v in g.outputs if v.name == "y"}  # folded
 
 
@@ -81,10 +81,10 @@ def test_large_constants_are_arguments_only_past_the_embedding_budget(monkeypatc
     g = onnx_graph([h.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", T.FLOAT, [3, 200])],
                    [vi("y", T.FLOAT, None)], {"w": w})
     _, cg = compare(g, {"x": np.ones((3, 200), np.float32)}, rtol=1e-4)
-    assert not cg._root.last_plan.steps[0].big_uids  # 80 kB: embedded
+    assert not cg.root.last_plan.steps[0].big_uids  # 80 kB: embedded
     monkeypatch.setattr(big_constants, "EMBED_BYTES", w.nbytes - 1)
     _, cg = compare(g, {"x": np.ones((3, 200), np.float32)}, rtol=1e-4)
-    assert cg._root.last_plan.steps[0].big_uids  # passed as a device array
+    assert cg.root.last_plan.steps[0].big_uids  # passed as a device array
 
 
 def test_run_time_index_error_is_reported():
@@ -148,7 +148,7 @@ def test_small_integer_inputs_needed_as_constants_become_known_values():
         feeds = {"x": x, "axes": np.array(axes), "shape": np.array(shape)}
         got, cg = compare(g, feeds) if cg is None else (cg.run(feeds), cg)
         np.testing.assert_array_equal(got["y"], x.sum(axis=axes[0]).reshape(shape))
-    assert len(cg._root.plans) == 3  # one per distinct (axes, shape)
+    assert len(cg.root.plans) == 3  # one per distinct (axes, shape)
     assert all(r.compiles for r in cg.explain())
 
 

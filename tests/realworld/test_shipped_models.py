@@ -56,7 +56,7 @@ def test_silero_vad_is_one_xla_program_per_sample_rate_as_explain_says():
         records = m._jax.explain()  # what the last run did
         assert records and all(r.compiles for r in records), [r for r in records
                                                                if not r.compiles]
-        plan = m._jax._root.last_plan
+        plan = m._jax.root.last_plan
         assert [type(s) for s in plan.steps] == [JitStep] and plan.tail is None
     fast = list(m._jax._fast.values())
     assert len(fast) == 2 and all(isinstance(f, FastCall) for f in fast)

@@ -62,7 +62,7 @@ class FastCall:
                  max_it_arg):
         self.compiled = step.compiled
         self.arg_names = arg_names
-        self.extra = (*step._big, max_it_arg) if step.uses_limit else tuple(step._big)
+        self.extra = (*step.big_args, max_it_arg) if step.uses_limit else tuple(step.big_args)
         self.check = step.checks
         self.outputs = outputs  # (output name, "traced" | "known" | "feed", index/value/name)
         self.x64 = False
@@ -103,13 +103,13 @@ def build(cg, feeds: dict[str, Any], max_iterations: int | None) -> FastCall | N
     None when that run was more than one compiled step."""
     from .jit_step import JitStep
 
-    plan = cg._root.last_plan
+    plan = cg.root.last_plan
     if plan is None or plan.tail is not None or len(plan.steps) != 1:
         return None
     step = plan.steps[0]
     if not isinstance(step, JitStep) or step.compiled is None:
         return None
-    name_of = {uid: name for name, uid, _ in cg._input_specs}
+    name_of = {uid: name for name, uid, _ in cg.input_specs}
     arg_names = [name_of.get(u) for u in step.traced_in]
     if any(n is None or type(feeds.get(n)) is not np.ndarray for n in arg_names):
         return None

@@ -39,7 +39,7 @@ class JitStep:
         self.nodes = cg.nodes[a:b]
         # a graph output computed before `a` that no node here reads passes through the
         # runner, not the function (it may be a string tensor, which XLA cannot hold)
-        read = {u for i in range(a, b) for u in cg._reads[i]}
+        read = {u for i in range(a, b) for u in cg.reads[i]}
         ins = [u for u in cg.live_in(a, b) if u in read]
         self.static_in = {u for u in ins if u in static}
         self.traced_in = [u for u in ins if u not in static]
@@ -102,7 +102,7 @@ class JitStep:
         if self._jit is None:
             self._statics = {u: env[u] for u in self.static_in}
             self._jit = config.jit(self._fn)
-            self._big = self.cg.big_args(self.big_uids)
+            self.big_args = self.cg.big_args(self.big_uids)
         args = [env[u] for u in self.traced_in]
         try:
             outs, err = self._traced_call(args, max_it)
@@ -139,7 +139,7 @@ class JitStep:
                 return self._call(args, max_it_arg)
             except Retrace as r:
                 self.big_uids = [*self.big_uids, *r.keys]
-                self._big = self.cg.big_args(self.big_uids)
+                self.big_args = self.cg.big_args(self.big_uids)
                 self._jit = config.jit(self._fn)
                 self.compiled = None
         return self._call(args, max_it_arg)
@@ -148,7 +148,7 @@ class JitStep:
         """Run the step: (traced outputs, error code or None). Host arrays (the usual case)
         go to an executable compiled ahead for them, which `fast_call.FastCall` also calls;
         device arrays placed by the caller (with their shardings) go through `jax.jit`."""
-        extra = (*self._big, max_it_arg) if self.uses_limit else self._big
+        extra = (*self.big_args, max_it_arg) if self.uses_limit else self.big_args
         if all(type(x) is np.ndarray for x in args):
             if self.compiled is None:
                 self.compiled = self._jit.lower(*args, *extra).compile()

@@ -54,8 +54,8 @@ class PaddedCalls:
     def _route(self, raw: tuple, feeds: dict[str, Any]) -> tuple[str, int] | None:
         """(input, axis) when `raw` differs from a compiled signature in that extent only and
         padding it is exact."""
-        names = self.cg._feed_names
-        for key in self.cg._compiled_keys:
+        names = self.cg.feed_names
+        for key in self.cg.compiled_keys:
             where = _one_extent_apart(raw, key, names)
             if where is None:
                 continue
@@ -69,7 +69,7 @@ class PaddedCalls:
 
     @property
     def compiled_signatures(self) -> int:
-        return sum(len(p[1]._compiled_keys) for p in self.plans.values() if p is not None)
+        return sum(len(p[1].compiled_keys) for p in self.plans.values() if p is not None)
 
     def compiled_for(self, key: tuple) -> bool:
         return self.plans[key[1:3]][1].compiled_for(key[3])

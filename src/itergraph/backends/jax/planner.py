@@ -127,7 +127,7 @@ class Tail:
         limit, exc = n, None
         untraceable = {u for u in self.live_in if u not in static and not _traceable(env[u])}
         if untraceable:
-            limit = next((k for k in range(i, n) if untraceable & set(cg._reads[k])), n)
+            limit = next((k for k in range(i, n) if untraceable & set(cg.reads[k])), n)
             if limit < n:
                 v = next(v for v in cg.nodes[limit].reads() if v.uid in untraceable)
                 exc = CannotLower(cg.nodes[limit], f"it reads '{v.name}', a "
@@ -201,9 +201,9 @@ class Tail:
             if u in seen:
                 continue
             seen.add(u)
-            d = cg._defined_at.get(u)
+            d = cg.defined_at.get(u)
             if d is not None and d >= self.start:
-                todo.extend(cg._reads[d])
+                todo.extend(cg.reads[d])
         return list(seen)
 
 

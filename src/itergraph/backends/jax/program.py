@@ -135,20 +135,20 @@ class CompiledGraph:
         # that kernels holding state (OpenVINO's RandomUniform) keep it across runs
         self.segment_plans: dict[Any, Any] = {}
         self.bailouts = 0  # runs redone on NumPy (see `context.Bailout`)
-        self._reads = [[v.uid for v in n.reads()] for n in self.nodes]
-        self._defined_at: dict[int, int] = {}
+        self.reads = [[v.uid for v in n.reads()] for n in self.nodes]
+        self.defined_at: dict[int, int] = {}
         for i, n in enumerate(self.nodes):
             for v in n.outputs:
-                self._defined_at[v.uid] = i
-        self._input_specs = [(v.name, v.uid, v.const) for v in graph.inputs]
+                self.defined_at[v.uid] = i
+        self.input_specs = [(v.name, v.uid, v.const) for v in graph.inputs]
         self._input_uids = {v.uid for v in graph.inputs}
         self._out_uids = [v.uid for v in graph.outputs]
-        self._root = Tail(self, 0)
+        self.root = Tail(self, 0)
         self._analysis: list[Record] | None = None
-        self._feed_names = tuple(name for name, _, _ in self._input_specs)
-        self._name_of = {uid: name for name, uid, _ in self._input_specs}
+        self.feed_names = tuple(name for name, _, _ in self.input_specs)
+        self._name_of = {uid: name for name, uid, _ in self.input_specs}
         self._fast: dict[tuple, Any] = {}  # signature -> `fast_call.FastCall` (or None)
-        self._compiled_keys: set[tuple] = set()  # signatures a run has compiled
+        self.compiled_keys: set[tuple] = set()  # signatures a run has compiled
         self._promoted: tuple[int, tuple[str, ...]] = (0, ())  # (count, names): `_promoted_names`
 
     # ------------------------------------------------------------------ helpers for steps
@@ -156,11 +156,11 @@ class CompiledGraph:
         """uids read by nodes[a:b] (or graph outputs when b is the end) defined before a."""
         out: list[int] = []
         seen: set[int] = set()
-        reads = [u for i in range(a, b) for u in self._reads[i]]
+        reads = [u for i in range(a, b) for u in self.reads[i]]
         if b == len(self.nodes):
             reads += self._out_uids
         for u in reads:
-            d = self._defined_at.get(u)
+            d = self.defined_at.get(u)
             if u not in seen and (d is None or d < a):
                 if d is None and u not in self._input_uids:
                     continue  # an initializer: resolved in the trace, never passed
@@ -173,11 +173,11 @@ class CompiledGraph:
         graph outputs it defines."""
         if b < len(self.nodes):
             return self.live_out(a, b)
-        return [u for u in dict.fromkeys(self._out_uids) if self._defined_at.get(u, -1) >= a]
+        return [u for u in dict.fromkeys(self._out_uids) if self.defined_at.get(u, -1) >= a]
 
     def live_out(self, a: int, b: int) -> list[int]:
         """uids defined by nodes[a:b] that nodes[b:] or the graph outputs read."""
-        later = {u for i in range(b, len(self.nodes)) for u in self._reads[i]}
+        later = {u for i in range(b, len(self.nodes)) for u in self.reads[i]}
         later.update(self._out_uids)
         return [v.uid for n in self.nodes[a:b] for v in n.outputs if v.uid in later]
 
@@ -204,8 +204,8 @@ class CompiledGraph:
         """The names of the promoted inputs (`planner`), remade only when a run promotes one
         (the list only grows)."""
         n, names = self._promoted
-        if n != len(self._root.promoted):
-            names = tuple(self._name_of[u] for u in self._root.promoted)
+        if n != len(self.root.promoted):
+            names = tuple(self._name_of[u] for u in self.root.promoted)
             self._promoted = (len(names), names)
         return names
 
@@ -214,8 +214,8 @@ class CompiledGraph:
         """The key runs of `feeds` are compiled under (None: not host arrays); a signature
         that runs padded (`padded_calls`) has its padded key."""
         promoted = self.promoted_names()
-        key = signature(feeds, self._feed_names, promoted, max_iterations)
-        if key is None or key in self._compiled_keys or not self._compiled_keys:
+        key = signature(feeds, self.feed_names, promoted, max_iterations)
+        if key is None or key in self.compiled_keys or not self.compiled_keys:
             return key
         return self._padded.key(key, feeds, max_iterations) or key
 
@@ -223,13 +223,13 @@ class CompiledGraph:
         """Has a run of this signature (`signature`) been compiled?"""
         if key is not None and key[0] == "padded":
             return self._padded.compiled_for(key)
-        return key is not None and key in self._compiled_keys
+        return key is not None and key in self.compiled_keys
 
     @property
     def compiled_signatures(self) -> int:
         """How many programs runs have compiled: one per signature, or per padded length
         (`padded_calls`)."""
-        return len(self._compiled_keys) + self._padded.compiled_signatures
+        return len(self.compiled_keys) + self._padded.compiled_signatures
 
     def prepared_call(self, key: tuple | None):
         """The `fast_call.FastCall` of this signature, if there is one."""
@@ -245,7 +245,7 @@ class CompiledGraph:
         if progress.active():  # compiled loops report when they finish: the planner's path
             return self._run(feeds, max_iterations)
         promoted = self.promoted_names()
-        key = signature(feeds, self._feed_names, promoted, max_iterations)
+        key = signature(feeds, self.feed_names, promoted, max_iterations)
         if key is None:
             return self._run(feeds, max_iterations)
         fast = self._fast.get(key, False)
@@ -253,22 +253,22 @@ class CompiledGraph:
             out = fast(feeds)
             if out is not None:
                 return out
-        elif key not in self._compiled_keys and self._compiled_keys:
+        elif key not in self.compiled_keys and self.compiled_keys:
             padded = self._padded.key(key, feeds, max_iterations)
             if padded is not None:
                 return self._padded.run(padded, feeds, max_iterations)
         bailouts = self.bailouts
         out = self._run(feeds, max_iterations)
-        if len(self._root.promoted) == len(promoted) and len(self._compiled_keys) < 4096:
-            self._compiled_keys.add(key)
+        if len(self.root.promoted) == len(promoted) and len(self.compiled_keys) < 4096:
+            self.compiled_keys.add(key)
         if fast is False and len(self._fast) < FAST_SIGNATURES and self.bailouts == bailouts:
-            if len(self._root.promoted) == len(promoted):  # else the key changed
+            if len(self.root.promoted) == len(promoted):  # else the key changed
                 self._fast[key] = build(self, feeds, max_iterations)
         return out
 
     def _run(self, feeds: dict[str, Any], max_iterations: int | None) -> dict[str, Any]:
         env: dict[int, Any] = {}
-        for name, uid, const in self._input_specs:
+        for name, uid, const in self.input_specs:
             if name in feeds:
                 x = feeds[name]
             elif const is not None:
@@ -282,7 +282,7 @@ class CompiledGraph:
         static: dict[int, Any] = {}
         try:
             with config.x64():
-                self._root.run(env, static, max_iterations)
+                self.root.run(env, static, max_iterations)
         except Bailout:
             return self._numpy_run(feeds, max_iterations)
         out: dict[str, Any] = {}
@@ -319,7 +319,7 @@ class CompiledGraph:
         plan did; before any run: a static analysis of the graph (shapes not known)."""
         from .generation import merged
 
-        plan = self._root.last_plan
+        plan = self.root.last_plan
         if plan is None:
             from .analysis import analyze
 
