@@ -79,4 +79,18 @@ def _register_constant_kernels() -> None:
     set_kernel_runner(run_numpy_kernel)
 
 
+def _register_schema_defaults() -> None:
+    """`ir.defaults` reads attribute defaults from ONNX's schemas, which the IR cannot import:
+    the ONNX frontend's reader is injected here (onnx is imported on first use)."""
+    from .ir.defaults import set_schema_defaults
+
+    def onnx_schema_defaults(domain, op_type, version):
+        from .frontends.onnx.schema_defaults import schema_defaults
+
+        return schema_defaults(domain, op_type, version)
+
+    set_schema_defaults(onnx_schema_defaults)
+
+
 _register_constant_kernels()
+_register_schema_defaults()

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError, where
+from .defaults import defaults
 from .types import DataType
 
 
@@ -19,6 +20,18 @@ def attr(node, name: str, default: Any = None) -> Any:
     """The attribute `name` of `node`, or `default` when absent."""
     v = node.attrs.get(name)
     return default if v is None else v
+
+
+def attr_or_default(node, name: str) -> Any:
+    """The attribute `name` of `node`, or its default in the op's schema (`ir.defaults`); a
+    `ModelError` naming the node where it leaves out an attribute that has none."""
+    v = node.attrs.get(name)
+    if v is None:
+        v = defaults(node.domain, node.op_type, node.version).get(name)
+        if v is None:
+            raise ModelError(f"{where(node)}: attribute '{name}' is required (it has no "
+                             "default)")
+    return list(v) if isinstance(v, list) else v
 
 
 def attr_str(node, name: str, default: str | None = None) -> str | None:

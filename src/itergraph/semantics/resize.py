@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ExecutionError, ModelError, where
-from ..ir.attributes import attr, attr_ints, attr_str
+from ..ir.attributes import attr, attr_ints, attr_or_default, attr_str
 
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                     "asymmetric", "tf_crop_and_resize")
@@ -79,12 +79,12 @@ def read_attrs(node) -> Attrs:
     a = Attrs(mode=attr_str(node, "mode", "nearest"),
               coordinate=attr_str(node, "coordinate_transformation_mode", "half_pixel"),
               nearest=attr_str(node, "nearest_mode", "round_prefer_floor"),
-              cubic_a=float(attr(node, "cubic_coeff_a", -0.75)),
-              exclude_outside=bool(attr(node, "exclude_outside", 0)),
+              cubic_a=float(attr_or_default(node, "cubic_coeff_a")),
+              exclude_outside=bool(attr_or_default(node, "exclude_outside")),
               antialias=bool(attr(node, "antialias", 0)),
               axes=attr_ints(node, "axes"),
               policy=attr_str(node, "keep_aspect_ratio_policy", "stretch"),
-              extrapolation=float(attr(node, "extrapolation_value", 0.0)))
+              extrapolation=float(attr_or_default(node, "extrapolation_value")))
     for name, value, allowed in (("mode", a.mode, ("nearest", "linear", "cubic")),
                                  ("coordinate_transformation_mode", a.coordinate,
                                   COORDINATE_MODES),

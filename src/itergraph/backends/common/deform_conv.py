@@ -128,5 +128,6 @@ def node_params(node, x_shape, w_shape, onnx: bool) -> dict:
                              f"and weights) run, got ranks {len(x_shape)} and {len(w_shape)}")
     groups = "offset_group" if onnx else "deformable_groups"
     return {"strides": strides, "pads": pads, "dilations": dilations,
-            "group": int(attr(node, "group", 1)), "offset_group": int(attr(node, groups, 1)),
+            "group": int(attr(node, "group", 1)),
+            "offset_group": int(attr(node, groups, 1)),
             "zero_pad": onnx}

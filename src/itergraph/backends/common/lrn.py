@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-from ...ir.attributes import attr
+from ...ir.attributes import attr, attr_or_default
 
 
 def lrn_params(node) -> tuple[int, float, float, float]:
     """``(size, alpha, beta, bias)`` of an LRN node, with ONNX's defaults."""
-    return (int(attr(node, "size")), float(attr(node, "alpha", 1e-4)),
-            float(attr(node, "beta", 0.75)), float(attr(node, "bias", 1.0)))
+    return (int(attr(node, "size")), float(attr_or_default(node, "alpha")),
+            float(attr_or_default(node, "beta")), float(attr_or_default(node, "bias")))
 
 
 def lrn(xp, x, size: int, alpha: float, beta: float, bias: float):

@@ -90,7 +90,7 @@ def _variadic(ctx, node, ins, attrs):
 @importer("Mod")
 def _mod(ctx, node, ins, attrs):
     a, b = ins
-    if attrs.get("fmod", 0):  # the sign of the dividend: a - trunc(a / b) * b
+    if attrs["fmod"]:  # the sign of the dividend: a - trunc(a / b) * b
         q = ew(ctx, E.DIV, a, b)
         if dtype_of(a) not in _INTS:
             q = cast(ctx, cast(ctx, q, DataType.INT64), dtype_of(a))
@@ -116,7 +116,7 @@ def _unary(ctx, node, ins, attrs):
 def _isinf(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     out = un(ctx, U.ISINF, x)
-    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    pos, neg = attrs["detect_positive"], attrs["detect_negative"]
     if pos and neg:
         return [out]
     sign = ew(ctx, E.GREATER if pos else E.LESS, x, scalar_like(ctx, 0, x))
@@ -144,7 +144,7 @@ def _scaled_tanh(ctx, node, ins, attrs):  # alpha * tanh(beta * x)
 
 @importer("Gelu")
 def _gelu(ctx, node, ins, attrs):
-    kind = A.GELU_TANH if attrs.get("approximate", "none") == "tanh" else A.GELU_ERF
+    kind = A.GELU_TANH if attrs["approximate"] == "tanh" else A.GELU_ERF
     return [act(ctx, kind, ins[0])]
 
 
@@ -228,7 +228,7 @@ def _constant_of_shape(ctx, node, ins, attrs):
 def _shape(ctx, node, ins, attrs):
     s = shape_tensor(ctx, ins[0])
     rank = len(shape_of(ins[0]))
-    start, end = attrs.get("start", 0), attrs.get("end", rank)
+    start, end = attrs["start"], attrs.get("end", rank)
     start, end = (max(0, min(rank, v + rank if v < 0 else v)) for v in (start, end))
     if (start, end) == (0, rank):
         return [s]
@@ -246,7 +246,7 @@ def _size(ctx, node, ins, attrs):
 
 @importer("Reshape")
 def _reshape(ctx, node, ins, attrs):
-    allowzero = bool(attrs.get("allowzero", 0))
+    allowzero = bool(attrs["allowzero"])
     c = ctx.const(ins[1])
     if c is not None:
         return [reshape(ctx, ins[0], [int(d) for d in c], not allowzero)]
@@ -257,7 +257,7 @@ def _reshape(ctx, node, ins, attrs):
 def _flatten(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     rank = len(x.shape)
-    axis = attrs.get("axis", 1)
+    axis = attrs["axis"]
     axis = axis + rank if axis < 0 else axis
     if axis == 0:
         return [reshape(ctx, x, (1, -1))]

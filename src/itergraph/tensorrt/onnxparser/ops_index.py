@@ -53,7 +53,7 @@ def _wrap_indices(ctx, idx, data, axis: int):
 @importer("Gather")
 def _gather(ctx, node, ins, attrs):
     data = ctx.tensor(ins[0])
-    axis = norm_axis(ctx, attrs.get("axis", 0), len(data.shape))
+    axis = norm_axis(ctx, attrs["axis"], len(data.shape))
     idx = _wrap_indices(ctx, ins[1], data, axis)
     return [ctx.name(ctx.network.add_gather(data, idx, axis)).get_output(0)]
 
@@ -61,7 +61,7 @@ def _gather(ctx, node, ins, attrs):
 @importer("GatherElements")
 def _gather_elements(ctx, node, ins, attrs):
     data = ctx.tensor(ins[0])
-    axis = norm_axis(ctx, attrs.get("axis", 0), len(data.shape))
+    axis = norm_axis(ctx, attrs["axis"], len(data.shape))
     layer = ctx.network.add_gather_v2(data, _wrap_indices(ctx, ins[1], data, axis),
                                       GatherMode.ELEMENT)
     layer.axis = axis
@@ -71,7 +71,7 @@ def _gather_elements(ctx, node, ins, attrs):
 @importer("GatherND")
 def _gather_nd(ctx, node, ins, attrs):
     layer = ctx.network.add_gather_v2(ctx.tensor(ins[0]), ctx.tensor(ins[1]), GatherMode.ND)
-    layer.num_elementwise_dims = attrs.get("batch_dims", 0)
+    layer.num_elementwise_dims = attrs["batch_dims"]
     return [ctx.name(layer).get_output(0)]
 
 
@@ -80,7 +80,7 @@ def _scatter_elements(ctx, node, ins, attrs):
     if attrs.get("reduction", "none") != "none":
         fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "reduction is not supported")
     data = ctx.tensor(ins[0])
-    axis = norm_axis(ctx, attrs.get("axis", 0), len(data.shape))
+    axis = norm_axis(ctx, attrs["axis"], len(data.shape))
     layer = ctx.network.add_scatter(data, _wrap_indices(ctx, ins[1], data, axis),
                                     ctx.tensor(ins[2]), ScatterMode.ELEMENT)
     layer.axis = axis
@@ -89,7 +89,7 @@ def _scatter_elements(ctx, node, ins, attrs):
 
 @importer("ScatterND")
 def _scatter_nd(ctx, node, ins, attrs):
-    if attrs.get("reduction", "none") != "none":
+    if attrs["reduction"] != "none":
         fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "`reduction` is not supported")
     layer = ctx.network.add_scatter(*(ctx.tensor(v) for v in ins), ScatterMode.ND)
     return [ctx.name(layer).get_output(0)]
@@ -100,7 +100,7 @@ def _one_hot(ctx, node, ins, attrs):
     idx, depth, values = ins
     depth = scalar(ctx, cast(ctx, depth, DataType.INT64))
     layer = ctx.network.add_one_hot(cast(ctx, idx, DataType.INT64), ctx.tensor(values), depth,
-                                    attrs.get("axis", -1))
+                                    attrs["axis"])
     return [ctx.name(layer).get_output(0)]
 
 
@@ -112,8 +112,8 @@ def _non_zero(ctx, node, ins, attrs):
 @importer("TopK")
 def _topk(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
-    axis = norm_axis(ctx, attrs.get("axis", -1), len(x.shape))
-    op = TopKOperation.MAX if attrs.get("largest", 1) else TopKOperation.MIN
+    axis = norm_axis(ctx, attrs["axis"], len(x.shape))
+    op = TopKOperation.MAX if attrs["largest"] else TopKOperation.MIN
     if ctx.opset < 10:
         layer = ctx.network.add_topk(x, op, attrs["k"], 1 << axis, DataType.INT64)
     else:
@@ -128,13 +128,13 @@ def _topk(ctx, node, ins, attrs):
 
 @importer("ArgMax", "ArgMin")
 def _argmax(ctx, node, ins, attrs):
-    if attrs.get("select_last_index", 0):
+    if attrs["select_last_index"]:
         fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "select_last_index is not supported")
     x = ctx.tensor(ins[0])
-    axis = norm_axis(ctx, attrs.get("axis", 0), len(x.shape))
+    axis = norm_axis(ctx, attrs["axis"], len(x.shape))
     op = TopKOperation.MAX if node.op_type == "ArgMax" else TopKOperation.MIN
     idx = ctx.name(ctx.network.add_topk(x, op, 1, 1 << axis, DataType.INT64)).get_output(1)
-    if not attrs.get("keepdims", 1):
+    if not attrs["keepdims"]:
         idx = ctx.name(ctx.network.add_squeeze(idx, ints(ctx, [axis]))).get_output(0)
     return [idx]
 
@@ -144,16 +144,16 @@ def _cumsum(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     axis = scalar(ctx, ins[1])
     layer = ctx.network.add_cumulative(x, axis, CumulativeOperation.SUM,
-                                       bool(attrs.get("exclusive", 0)),
-                                       bool(attrs.get("reverse", 0)))
+                                       bool(attrs["exclusive"]),
+                                       bool(attrs["reverse"]))
     return [ctx.name(layer).get_output(0)]
 
 
 @importer("ReverseSequence")
 def _reverse_sequence(ctx, node, ins, attrs):
     layer = ctx.network.add_reverse_sequence(ctx.tensor(ins[0]), ctx.tensor(ins[1]))
-    layer.batch_axis = attrs.get("batch_axis", 1)
-    layer.sequence_axis = attrs.get("time_axis", 0)
+    layer.batch_axis = attrs["batch_axis"]
+    layer.sequence_axis = attrs["time_axis"]
     return [ctx.name(layer).get_output(0)]
 
 

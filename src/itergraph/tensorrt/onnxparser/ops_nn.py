@@ -76,7 +76,7 @@ def reduce(ctx, x, op, mask: int, keep: bool):
 def _reduce(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     mask = _reduce_mask(ctx, node, ins, attrs, len(x.shape))
-    keep = bool(attrs.get("keepdims", 1))
+    keep = bool(attrs["keepdims"])
     op = node.op_type
     if op in _REDUCE:
         return [reduce(ctx, x, _REDUCE[op], mask, keep)]
@@ -112,11 +112,11 @@ def _matmul(ctx, node, ins, attrs):
 @importer("Gemm")
 def _gemm(ctx, node, ins, attrs):
     a, b = (ctx.tensor(v) for v in ins[:2])
-    ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+    ta, tb = attrs["transA"], attrs["transB"]
     T, N = MatrixOperation.TRANSPOSE, MatrixOperation.NONE
     y = ctx.name(ctx.network.add_matrix_multiply(a, T if ta else N, b, T if tb else N)) \
         .get_output(0)
-    alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+    alpha, beta = attrs["alpha"], attrs["beta"]
     if alpha != 1.0:
         y = ew(ctx, E.PROD, y, scalar_like(ctx, alpha, y))
     if len(ins) > 2 and ins[2] is not None:
@@ -149,7 +149,7 @@ def _softmax(ctx, node, ins, attrs):
 def _batch_norm(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     scale, bias, mean, var = (ctx.const(v) for v in ins[1:5])
-    eps = attrs.get("epsilon", 1e-5)
+    eps = attrs["epsilon"]
     rank = len(x.shape)
     shape = (1, -1) + (1,) * (rank - 2)
     if all(v is not None for v in (scale, bias, mean, var)):
@@ -170,7 +170,7 @@ def _instance_norm(ctx, node, ins, attrs):
     s, b = (reshape(ctx, ctx.tensor(v), shape) for v in ins[1:3])
     mask = sum(1 << a for a in range(2, rank))
     layer = ctx.network.add_normalization(x, s, b, mask)
-    layer.epsilon = attrs.get("epsilon", 1e-5)
+    layer.epsilon = attrs["epsilon"]
     return [ctx.name(layer).get_output(0)]
 
 
@@ -178,20 +178,20 @@ def _instance_norm(ctx, node, ins, attrs):
 def _layer_norm(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     rank = len(x.shape)
-    axis = norm_axis(ctx, attrs.get("axis", -1), rank)
+    axis = norm_axis(ctx, attrs["axis"], rank)
     s = to_rank(ctx, ins[1], rank)
     b = to_rank(ctx, ins[2] if len(ins) > 2 and ins[2] is not None
                 else np.zeros(shape_of(ins[1]), np.float32), rank)
     b = cast(ctx, b, x.compute_dtype)
     layer = ctx.network.add_normalization(x, s, b, sum(1 << a for a in range(axis, rank)))
-    layer.epsilon = attrs.get("epsilon", 1e-5)
+    layer.epsilon = attrs["epsilon"]
     return [ctx.name(layer).get_output(0)]
 
 
 @importer("LRN")
 def _lrn(ctx, node, ins, attrs):
-    layer = ctx.network.add_lrn(ctx.tensor(ins[0]), attrs["size"], attrs.get("alpha", 1e-4),
-                                attrs.get("beta", 0.75), attrs.get("bias", 1.0))
+    layer = ctx.network.add_lrn(ctx.tensor(ins[0]), attrs["size"], attrs["alpha"],
+                                attrs["beta"], attrs["bias"])
     return [ctx.name(layer).get_output(0)]
 
 
@@ -225,7 +225,7 @@ def _conv(ctx, node, ins, attrs):
     wt = None if w is not None else ctx.tensor(ins[1])
     wshape = shape_of(ins[1])
     k = len(wshape) - 2
-    groups = attrs.get("group", 1)
+    groups = attrs["group"]
     maps = wshape[0] if node.op_type == "Conv" else wshape[1] * groups
     bias = ctx.const(ins[2]) if len(ins) > 2 and ins[2] is not None else None
     if node.op_type == "ConvTranspose" and (attrs.get("output_padding") or
@@ -256,7 +256,7 @@ def _pool(ctx, node, ins, attrs):
     kind = PoolingType.MAX if node.op_type == "MaxPool" else PoolingType.AVERAGE
     layer = ctx.network.add_pooling_nd(x, kind, window)
     _spatial(layer, attrs, len(window))
-    if attrs.get("ceil_mode", 0):
+    if attrs["ceil_mode"]:
         layer.padding_mode = PaddingMode.EXPLICIT_ROUND_UP
     layer.average_count_excludes_padding = not attrs.get("count_include_pad", 0)
     return [ctx.name(layer).get_output(0)]
@@ -274,7 +274,7 @@ def _global_pool(ctx, node, ins, attrs):
 def _pad(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     rank = len(x.shape)
-    mode = attrs.get("mode", "constant")
+    mode = attrs["mode"]
     pads = list(attrs["pads"]) if ctx.opset < 11 else const_ints(ctx, ins[1], "Pad pads")
     value = attrs.get("value", 0.0) if ctx.opset < 11 else (
         ins[2] if len(ins) > 2 and ins[2] is not None else None)
@@ -307,7 +307,7 @@ def _pad(ctx, node, ins, attrs):
 def _resize(ctx, node, ins, attrs):
     x = ctx.tensor(ins[0])
     layer = ctx.network.add_resize(x)
-    mode = attrs.get("mode", "nearest")
+    mode = attrs["mode"]
     layer.resize_mode = {"nearest": InterpolationMode.NEAREST, "linear": InterpolationMode.LINEAR,
                          "cubic": InterpolationMode.CUBIC}[mode]
     ct = attrs.get("coordinate_transformation_mode", "half_pixel" if node.op_type == "Resize"

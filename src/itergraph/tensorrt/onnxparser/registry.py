@@ -6,6 +6,7 @@ import onnx
 from onnx import numpy_helper
 
 from ...errors import Error
+from ...ir.defaults import defaults
 from ...ir.graph import canonical_domain
 from ..core import Tensor
 from .errors import ErrorCode, ImportFailure, NodeFailure, ParserError, fail, node_name
@@ -24,8 +25,12 @@ def importer(*names):
 
 # -- the graph walk ---------------------------------------------------------------------------
 
-def attributes(node, base_dir: str = "") -> dict:
-    out = {}
+def attributes(node, opset: int, base_dir: str = "") -> dict:
+    """`node`'s attributes as Python values, with the scalar defaults of those it leaves out
+    (its schema's at `opset`, `ir.defaults`; a list default such as ``RNN``'s two
+    ``activations`` depends on other attributes, so its importer decides)."""
+    out = {k: v for k, v in defaults("", node.op_type, opset).items()
+           if isinstance(v, (int, float, str))}
     for a in node.attribute:
         v = onnx.helper.get_attribute_value(a)
         if a.type == onnx.AttributeProto.TENSOR:
@@ -54,7 +59,7 @@ def import_graph(ctx, graph, layer_outputs: dict | None = None) -> None:
             if fn is None:
                 fail(ErrorCode.UNSUPPORTED_NODE, f"No importer registered for op: {node.op_type}")
             inputs = [ctx.get(n) if n else None for n in node.input]
-            outs = fn(ctx, node, inputs, attributes(node, ctx.base_dir))
+            outs = fn(ctx, node, inputs, attributes(node, ctx.opset, ctx.base_dir))
         except ImportFailure as f:
             e = f.error
             raise ImportFailure(ParserError(

@@ -161,7 +161,7 @@ def _state0(ctx, ins, index: int, d: int, like_x, h: int):
 @importer("LSTM", "GRU", "RNN")
 def _rnn(ctx, node, ins, attrs):
     net = ctx.network
-    if attrs.get("layout", 0) != 0:
+    if attrs["layout"] != 0:
         fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "`layout` attribute must be 0")
     if attrs.get("input_forget", 0):
         fail(ErrorCode.UNSUPPORTED_NODE_ATTR, "`input_forget` attribute must be 0")

@@ -7,10 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir.attributes import attr, attr_floats, attr_ints, attr_str, attr_strs, np_dtype
+from ....ir.attributes import (
+    attr,
+    attr_floats,
+    attr_ints,
+    attr_or_default,
+    attr_str,
+    attr_strs,
+    np_dtype,
+)
 
-__all__ = ["attr", "attr_floats", "attr_ints", "attr_str", "attr_strs", "np_dtype", "astype",
-           "norm_axis", "precision"]
+__all__ = ["attr", "attr_floats", "attr_ints", "attr_or_default", "attr_str", "attr_strs",
+           "np_dtype", "astype", "norm_axis", "precision"]
 
 _precision: list = []
 

@@ -17,7 +17,7 @@ import numpy as np
 from ...common.window import check_window_attributes, window_counts
 from ..channels_last import form, from_last, to_last
 from ..table import lowering, refused
-from ._util import astype, attr, attr_ints, attr_str, norm_axis, precision
+from ._util import astype, attr_ints, attr_or_default, attr_str, norm_axis, precision
 
 
 def _pads(cx, spatial, kernel, strides, dilations):
@@ -61,7 +61,7 @@ def lower_conv(cx, x, w, b=None):
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
     _, strides, dilations, pads = geometry(cx, x, kernel)
     n = x.ndim - 2
-    group = int(attr(cx.node, "group", 1))
+    group = int(attr_or_default(cx.node, "group"))
     if n < 1 or n > 3:
         cx.fail(f"Conv with {n} spatial axes is not lowered")
     # a window larger than the padded input is an error, as on NumPy (XLA would give an
@@ -272,7 +272,7 @@ def pool_refusal(node) -> str | None:
     """Why a pooling node stays on NumPy (None: it lowers)."""
     if node.op_type == "MaxPool" and len(node.outputs) > 1:
         return "MaxPool's indices output is not lowered"
-    if attr(node, "ceil_mode", 0):
+    if attr_or_default(node, "ceil_mode"):
         return "pooling with ceil_mode=1 is not lowered"
     return None
 
@@ -346,7 +346,7 @@ def lower_avg_pool(cx, x):
 
     def pool(x, win, st, dil, pads):
         s = _separable(x, zero, lax.add, win, st, dil, pads)
-        if attr(cx.node, "count_include_pad", 0):
+        if attr_or_default(cx.node, "count_include_pad"):
             return astype(cx, s / float(np.prod(win)), x.dtype)
         ones = cx.xp.ones([1 if w == 1 and p == (0, 0) else n
                            for n, w, p in zip(x.shape, win, pads)], x.dtype)
@@ -376,10 +376,10 @@ def _gmp(cx, x):
 
 @lowering("BatchNormalization", since=1)
 def _batch_norm(cx, x, scale, b, mean, var, *rest):
-    if attr(cx.node, "training_mode", 0) or len(cx.node.outputs) > 1:
+    if attr_or_default(cx.node, "training_mode") or len(cx.node.outputs) > 1:
         cx.fail("training-mode BatchNormalization is not lowered")
     xp = cx.xp
-    eps = float(attr(cx.node, "epsilon", 1e-5))
+    eps = float(attr_or_default(cx.node, "epsilon"))
     last = not cx.folding and x.ndim > 2 and form(cx.tc, x) is not None
     shape = (-1,) if last else (1, -1) + (1,) * (x.ndim - 2)
 
@@ -394,7 +394,7 @@ def _batch_norm(cx, x, scale, b, mean, var, *rest):
 @lowering("InstanceNormalization", since=1)
 def _instance_norm(cx, x, scale, b):
     xp = cx.xp
-    eps = float(attr(cx.node, "epsilon", 1e-5))
+    eps = float(attr_or_default(cx.node, "epsilon"))
     axes = tuple(range(2, x.ndim))
     mean = xp.mean(x, axis=axes, keepdims=True)
     var = xp.mean((x - mean) ** 2, axis=axes, keepdims=True)
@@ -406,9 +406,9 @@ def _instance_norm(cx, x, scale, b):
 @lowering("RMSNormalization", since=23)
 def _rms_norm(cx, x, scale):
     xp = cx.xp
-    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
-    eps = float(attr(cx.node, "epsilon", 1e-5))
-    stash = np.float32 if int(attr(cx.node, "stash_type", 1)) == 1 else x.dtype
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim)
+    eps = float(attr_or_default(cx.node, "epsilon"))
+    stash = np.float32 if int(attr_or_default(cx.node, "stash_type")) == 1 else x.dtype
     xs = astype(cx, x, np.promote_types(x.dtype, stash))
     ms = xp.mean(xs * xs, axis=tuple(range(a, x.ndim)), keepdims=True)
     y = astype(cx, xs / xp.sqrt(ms + eps), x.dtype) * scale

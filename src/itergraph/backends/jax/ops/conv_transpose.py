@@ -15,7 +15,7 @@ import numpy as np
 
 from ...common.conv_transpose import transpose_geometry
 from ..table import lowering
-from ._util import astype, attr, attr_ints, precision
+from ._util import astype, attr, attr_ints, attr_or_default, precision
 
 
 @lowering("ConvTranspose", since=1)
@@ -28,7 +28,7 @@ def _conv_transpose(cx, x, w, b=None):
         cx.fail("ConvTranspose with more than 3 spatial axes is not lowered")
     kernel = attr_ints(cx.node, "kernel_shape") or list(w.shape[2:])
     strides, dil, begin, end, out_pad = transpose_geometry(cx.node, x.shape[2:], kernel)
-    group = int(attr(cx.node, "group", 1))
+    group = int(attr_or_default(cx.node, "group"))
     cin, cout_g = w.shape[0], w.shape[1]
     wk = xp.reshape(w, (group, cin // group, cout_g, *w.shape[2:]))
     wk = xp.swapaxes(wk, 1, 2).reshape((group * cout_g, cin // group, *w.shape[2:]))
@@ -49,7 +49,7 @@ def _conv_transpose(cx, x, w, b=None):
 def _max_roi_pool(cx, x, rois):
     xp = cx.xp
     ph, pw = (int(v) for v in attr(cx.node, "pooled_shape"))
-    scale = float(attr(cx.node, "spatial_scale", 1.0))
+    scale = float(attr_or_default(cx.node, "spatial_scale"))
     _, _, h, w = x.shape
     r = rois.astype(np.float32)
     batch = r[:, 0].astype(np.int32)

@@ -12,7 +12,7 @@ from functools import reduce
 import numpy as np
 
 from ..table import lowering
-from ._util import astype, attr, attr_str
+from ._util import astype, attr_or_default, attr_str
 
 
 def _binary(name: str):
@@ -111,7 +111,7 @@ def _pow(cx, a, b):
 def _mod(cx, a, b):
     if a.dtype.kind in "iu":
         _no_zero_divisor(cx, a, b, "modulo")
-    return (cx.xp.fmod if attr(cx.node, "fmod", 0) else cx.xp.mod)(a, b)
+    return (cx.xp.fmod if attr_or_default(cx.node, "fmod") else cx.xp.mod)(a, b)
 
 
 def _no_zero_divisor(cx, a, b, what: str) -> None:
@@ -171,8 +171,8 @@ def _erf(cx, x):
 
 @lowering("IsInf", since=10, fold=True)
 def _isinf(cx, x):
-    neg = bool(attr(cx.node, "detect_negative", 1))
-    pos = bool(attr(cx.node, "detect_positive", 1))
+    neg = bool(attr_or_default(cx.node, "detect_negative"))
+    pos = bool(attr_or_default(cx.node, "detect_positive"))
     xp = cx.xp
     if neg and pos:
         return xp.isinf(x)

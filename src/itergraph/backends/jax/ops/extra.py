@@ -12,7 +12,7 @@ import numpy as np
 from ....errors import ExecutionError, where
 from ...common.nd_index import index_depth
 from ..table import lowering
-from ._util import astype, attr, attr_str, norm_axis, np_dtype
+from ._util import astype, attr, attr_or_default, attr_str, norm_axis, np_dtype
 from .indexing import nd_indices
 from .reduce import cumulative
 
@@ -59,7 +59,7 @@ def _pad11(cx, x, pads, value=None, axes=None):
 @lowering("Trilu", since=14, fold=True)
 def _trilu(cx, x, k=None):
     kk = 0 if k is None else int(cx.const(k, "k (input 1)").reshape(()))
-    fn = cx.xp.triu if attr(cx.node, "upper", 1) else cx.xp.tril
+    fn = cx.xp.triu if attr_or_default(cx.node, "upper") else cx.xp.tril
     return fn(x, kk)
 
 
@@ -67,7 +67,7 @@ def _trilu(cx, x, k=None):
 def _eye_like(cx, x):
     dt = attr(cx.node, "dtype")
     dtype = x.dtype if dt is None else np_dtype(dt, cx.node)
-    return cx.xp.eye(x.shape[0], x.shape[1], k=int(attr(cx.node, "k", 0)), dtype=dtype)
+    return cx.xp.eye(x.shape[0], x.shape[1], k=int(attr_or_default(cx.node, "k")), dtype=dtype)
 
 
 # ----------------------------------------------------------------------------- OneHot
@@ -85,7 +85,7 @@ def _one_hot(cx, indices, depth, values):
     if int(np.prod(values.shape, dtype=np.int64)) != 2:
         raise ExecutionError(f"{where(cx.node)}: values must hold [off, on], got "
                              f"{tuple(values.shape)}")
-    axis = int(attr(cx.node, "axis", -1))
+    axis = int(attr_or_default(cx.node, "axis"))
     r = indices.ndim + 1
     a = axis + r if axis < 0 else axis
     if not 0 <= a < r:
@@ -144,8 +144,8 @@ def _topk(cx, x, k: int):
     import jax
     import jax.numpy as jnp
 
-    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
-    largest = bool(attr(cx.node, "largest", 1))
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim)
+    largest = bool(attr_or_default(cx.node, "largest"))
     if k < 0 or k > x.shape[a]:
         raise ExecutionError(f"{where(cx.node)}: k={k} out of range for axis length "
                              f"{x.shape[a]}")
@@ -179,7 +179,7 @@ def _topk10(cx, x, k):
 @lowering("GatherND", since=11, fold=True)
 def _gather_nd(cx, data, indices):
     xp = cx.xp
-    b = int(attr(cx.node, "batch_dims", 0))
+    b = int(attr_or_default(cx.node, "batch_dims"))
     m = index_depth(cx.node, data.shape, indices.shape, b)
     key = nd_indices(cx, indices, data.shape[b:b + m], "GatherND")
     if b == 0:
@@ -235,8 +235,8 @@ def _space_to_depth(cx, x):
 @lowering("Shrink", since=9)
 def _shrink(cx, x):
     xp = cx.xp
-    bias = float(attr(cx.node, "bias", 0.0))
-    lambd = float(attr(cx.node, "lambd", 0.5))
+    bias = float(attr_or_default(cx.node, "bias"))
+    lambd = float(attr_or_default(cx.node, "lambd"))
     y = xp.where(x < -lambd, x + bias, xp.where(x > lambd, x - bias, 0))
     return astype(cx, y, x.dtype)
 
@@ -245,7 +245,7 @@ def _shrink(cx, x):
 def _swish(cx, x):
     from jax import lax
 
-    alpha = float(attr(cx.node, "alpha", 1.0))
+    alpha = float(attr_or_default(cx.node, "alpha"))
     return astype(cx, x * lax.logistic(alpha * x), x.dtype)
 
 

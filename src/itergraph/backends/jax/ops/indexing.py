@@ -13,7 +13,7 @@ from ....errors import ExecutionError, ModelError, where
 from ...common.nd_index import check_updates, out_of_range
 from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from ..table import lowering
-from ._util import attr, norm_axis
+from ._util import attr, attr_or_default, norm_axis
 
 
 @lowering("Concat", since=1, fold=True)
@@ -42,7 +42,7 @@ def _split(cx, x, axis: int, split: list[int] | None):
 @lowering("Split", since=13, fold=True)
 def _split13(cx, x, split=None):
     s = None if split is None else cx.ints(split, "split (input 1)")
-    return _split(cx, x, int(attr(cx.node, "axis", 0)), s)
+    return _split(cx, x, int(attr_or_default(cx.node, "axis")), s)
 
 
 def _slice(cx, x, starts, ends, axes, steps):
@@ -133,7 +133,7 @@ def _indices(cx, idx, dim: int, what: str):
 
 @lowering("Gather", since=1, fold=True)
 def _gather(cx, data, indices):
-    a = norm_axis(cx, int(attr(cx.node, "axis", 0)), data.ndim)
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), data.ndim)
     idx = _indices(cx, indices, data.shape[a], "Gather")
     if cx.folding:
         return np.take(data, idx, axis=a)
@@ -142,7 +142,7 @@ def _gather(cx, data, indices):
 
 @lowering("GatherElements", since=11, fold=True)
 def _gather_elements(cx, data, indices):
-    a = norm_axis(cx, int(attr(cx.node, "axis", 0)), data.ndim)
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), data.ndim)
     idx = _indices(cx, indices, data.shape[a], "GatherElements")
     if cx.folding:
         return np.take_along_axis(data, idx, axis=a)
@@ -195,7 +195,7 @@ def nd_indices(cx, indices, dims, what: str) -> tuple:
 @lowering("ScatterND", since=11, fold=True)
 def _scatter_nd(cx, data, indices, updates):
     """`backends.common.nd_index`: ``data.at[index vectors]`` set or combined."""
-    red = attr(cx.node, "reduction", "none")
+    red = attr_or_default(cx.node, "reduction")
     red = red.decode() if isinstance(red, bytes) else red
     if red not in ("none", "add", "mul", "max", "min"):
         raise ModelError(f"{where(cx.node)}: unknown reduction {red!r}")
@@ -206,14 +206,15 @@ def _scatter_nd(cx, data, indices, updates):
 
 @lowering("Scatter", since=9, fold=True)
 def _scatter(cx, data, indices, updates):
-    return _scatter_elements(cx, data, indices, updates, int(attr(cx.node, "axis", 0)), "none")
+    axis = int(attr_or_default(cx.node, "axis"))
+    return _scatter_elements(cx, data, indices, updates, axis, "none")
 
 
 @lowering("ScatterElements", since=11, fold=True)
 def _scatter_elements_rule(cx, data, indices, updates):
-    red = attr(cx.node, "reduction", "none")
+    red = attr_or_default(cx.node, "reduction")
     red = red.decode() if isinstance(red, bytes) else red
-    return _scatter_elements(cx, data, indices, updates, int(attr(cx.node, "axis", 0)), red)
+    return _scatter_elements(cx, data, indices, updates, int(attr_or_default(cx.node, "axis")), red)
 
 
 @lowering("ReverseSequence", since=10)
@@ -222,8 +223,8 @@ def _reverse_sequence(cx, x, lens):
     rest kept (one gather along the time axis); a length outside ``[0, steps]`` is an
     `ExecutionError`, as in ONNX Runtime."""
     xp = cx.xp
-    batch_axis = norm_axis(cx, int(attr(cx.node, "batch_axis", 1)), x.ndim)
-    time_axis = norm_axis(cx, int(attr(cx.node, "time_axis", 0)), x.ndim)
+    batch_axis = norm_axis(cx, int(attr_or_default(cx.node, "batch_axis")), x.ndim)
+    time_axis = norm_axis(cx, int(attr_or_default(cx.node, "time_axis")), x.ndim)
     steps = x.shape[time_axis]
     shape = [1] * x.ndim
     shape[time_axis] = steps

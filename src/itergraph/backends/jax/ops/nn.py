@@ -12,7 +12,7 @@ import numpy as np
 
 from ...common.lrn import lrn, lrn_params
 from ..table import lowering
-from ._util import astype, attr, attr_str, norm_axis, precision
+from ._util import astype, attr_or_default, attr_str, norm_axis, precision
 
 
 def _act(fn):
@@ -28,8 +28,8 @@ def _lax():
     return lax
 
 
-def _alpha(cx, default):
-    return float(attr(cx.node, "alpha", default))
+def _alpha(cx):
+    return float(attr_or_default(cx.node, "alpha"))
 
 
 def _elu_core(xp, x, alpha):
@@ -45,18 +45,18 @@ _ACTS = {
     "Sigmoid": (1, lambda cx, x: _lax().logistic(x)),
     "Softsign": (1, lambda cx, x: x / (1 + cx.xp.abs(x))),
     "Softplus": (1, lambda cx, x: _softplus(cx.xp, x)),
-    "LeakyRelu": (1, lambda cx, x: cx.xp.where(x >= 0, x, x * _alpha(cx, 0.01))),
-    "Elu": (1, lambda cx, x: _elu_core(cx.xp, x, _alpha(cx, 1.0))),
-    "Selu": (1, lambda cx, x: float(attr(cx.node, "gamma", 1.05070102214813232421875))
-             * _elu_core(cx.xp, x, _alpha(cx, 1.67326319217681884765625))),
+    "LeakyRelu": (1, lambda cx, x: cx.xp.where(x >= 0, x, x * _alpha(cx))),
+    "Elu": (1, lambda cx, x: _elu_core(cx.xp, x, _alpha(cx))),
+    "Selu": (1, lambda cx, x: float(attr_or_default(cx.node, "gamma"))
+             * _elu_core(cx.xp, x, _alpha(cx))),
     "Celu": (12, lambda cx, x: cx.xp.maximum(x, 0)
-             + cx.xp.minimum(0, _alpha(cx, 1.0) * cx.xp.expm1(x / _alpha(cx, 1.0)))),
-    "ThresholdedRelu": (10, lambda cx, x: cx.xp.where(x > _alpha(cx, 1.0), x, 0)),
+             + cx.xp.minimum(0, _alpha(cx) * cx.xp.expm1(x / _alpha(cx)))),
+    "ThresholdedRelu": (10, lambda cx, x: cx.xp.where(x > _alpha(cx), x, 0)),
     "HardSigmoid": (1, lambda cx, x: cx.xp.clip(
-        _alpha(cx, 0.2) * x + float(attr(cx.node, "beta", 0.5)), 0, 1)),
+        _alpha(cx) * x + float(attr_or_default(cx.node, "beta")), 0, 1)),
     "HardSwish": (14, lambda cx, x: x * cx.xp.clip(x / 6 + 0.5, 0, 1)),
     "Mish": (18, lambda cx, x: x * cx.xp.tanh(_softplus(cx.xp, x))),
-    "Swish": (24, lambda cx, x: x * _lax().logistic(_alpha(cx, 1.0) * x)),
+    "Swish": (24, lambda cx, x: x * _lax().logistic(_alpha(cx) * x)),
 }
 for _op, (_since, _fn) in _ACTS.items():
     lowering(_op, since=_since)(_act(_fn))
@@ -98,7 +98,7 @@ def _softmax_rule(impl):
     """The opset 13 form (older nodes were rewritten at import: `ir.legacy_forms`)."""
 
     def rule(cx, x):
-        return impl(cx.xp, x, norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim))
+        return impl(cx.xp, x, norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim))
 
     return rule
 
@@ -110,7 +110,7 @@ lowering("LogSoftmax", since=1)(_softmax_rule(_log_softmax))
 @lowering("Hardmax", since=1)
 def _hardmax(cx, x):
     xp = cx.xp
-    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim)
     idx = xp.argmax(x, axis=a)
     return astype(cx, xp.moveaxis(_one_hot(xp, idx, x.shape[a]), -1, a), x.dtype)
 
@@ -128,10 +128,10 @@ def _matmul(cx, a, b):
 def _gemm(cx, a, b, c=None):
     xp = cx.xp
     node = cx.node
-    alpha = float(attr(node, "alpha", 1.0))
-    beta = float(attr(node, "beta", 1.0))
-    a = xp.transpose(a) if attr(node, "transA", 0) else a
-    b = xp.transpose(b) if attr(node, "transB", 0) else b
+    alpha = float(attr_or_default(node, "alpha"))
+    beta = float(attr_or_default(node, "beta"))
+    a = xp.transpose(a) if attr_or_default(node, "transA") else a
+    b = xp.transpose(b) if attr_or_default(node, "transB") else b
     y = xp.matmul(a, b, precision=precision())
     if alpha != 1.0:
         y = y * alpha
@@ -151,9 +151,9 @@ def _layer_norm(cx, x, scale, bias=None):
     """Normalize over the axes from `axis` on; outputs Y (and Mean, InvStdDev if asked)."""
     xp = cx.xp
     node = cx.node
-    a = norm_axis(cx, int(attr(node, "axis", -1)), x.ndim)
-    eps = float(attr(node, "epsilon", 1e-5))
-    stash = np.float32 if int(attr(node, "stash_type", 1)) == 1 else x.dtype
+    a = norm_axis(cx, int(attr_or_default(node, "axis")), x.ndim)
+    eps = float(attr_or_default(node, "epsilon"))
+    stash = np.float32 if int(attr_or_default(node, "stash_type")) == 1 else x.dtype
     axes = tuple(range(a, x.ndim))
     xs = astype(cx, x, np.promote_types(x.dtype, stash))
     mean = xp.mean(xs, axis=axes, keepdims=True)

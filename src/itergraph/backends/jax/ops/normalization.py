@@ -20,15 +20,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..table import lowering
-from ._util import astype, attr, attr_ints, norm_axis
+from ._util import astype, attr, attr_ints, attr_or_default, norm_axis
 from .conv import lower_pool_sum, pool_refusal
 
 
 @lowering("LpNormalization", since=1)
 def _lp_normalization(cx, x):
     xp = cx.xp
-    a = norm_axis(cx, int(attr(cx.node, "axis", -1)), x.ndim)
-    p = int(attr(cx.node, "p", 2))
+    a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim)
+    p = int(attr_or_default(cx.node, "p"))
     if p not in (1, 2):
         cx.fail(f"LpNormalization with p={p} (ONNX allows 1 and 2)")
     norm = (xp.sum(xp.abs(x), axis=a, keepdims=True) if p == 1
@@ -43,7 +43,7 @@ def _group_normalization(cx, x, scale, bias):
     c = x.shape[1]
     if groups <= 0 or c % groups:
         cx.fail(f"GroupNormalization: {c} channels in {groups} groups")
-    eps = float(attr(cx.node, "epsilon", 1e-5))
+    eps = float(attr_or_default(cx.node, "epsilon"))
     wide = np.promote_types(x.dtype, np.float32)
     g = xp.reshape(astype(cx, x, wide), (x.shape[0], groups, -1))
     mean = xp.mean(g, axis=-1, keepdims=True)
@@ -69,7 +69,7 @@ def _mean_variance_normalization(cx, x):
 
 
 def _p(cx) -> float:
-    return float(attr(cx.node, "p", 2))
+    return float(attr_or_default(cx.node, "p"))
 
 
 def _powered(cx, x, p: float):

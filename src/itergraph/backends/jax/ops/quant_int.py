@@ -13,7 +13,7 @@ import numpy as np
 from ....semantics import ms_quant as mq
 from ..table import lowering
 from . import conv, int8_dot
-from ._util import attr, attr_ints
+from ._util import attr_ints, attr_or_default
 
 
 def _centered_weight(cx, w, zp, a_dtype, axes: tuple[int, ...]):
@@ -71,7 +71,7 @@ def _int8_conv(cx, x, w, xzp, wzp):
     over its column matrix (`conv.stacked_windows`, padded with X's zero point: a padded
     position counts as zero); None where that does not apply."""
     if not (int8_dot.eight_bit(x, w) and x.ndim >= 3 and w.ndim == x.ndim
-            and int(attr(cx.node, "group", 1)) == 1
+            and int(attr_or_default(cx.node, "group")) == 1
             and int8_dot.known_zero_point(wzp, w.shape[0])
             and (xzp is None or xzp.size == 1)):
         return None

@@ -16,7 +16,7 @@ from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
 from ..table import lowering
-from ._util import astype, attr, norm_axis
+from ._util import astype, attr, attr_or_default, norm_axis
 
 
 def _sum(cx, x, ax, kd):
@@ -93,10 +93,10 @@ def _input_form(impl):
     def rule(cx, x, axes=None):
         if "axes" in cx.node.attrs:
             raise ModelError(not_canonical(cx.node, "axes"))
-        kd = bool(attr(cx.node, "keepdims", 1))
+        kd = bool(attr_or_default(cx.node, "keepdims"))
         ax = None if axes is None else cx.ints(axes, "axes (input 1)")
         if not ax:
-            if attr(cx.node, "noop_with_empty_axes", 0):
+            if attr_or_default(cx.node, "noop_with_empty_axes"):
                 return x
             ax = None
         return _run(cx, impl, x, ax, kd)
@@ -111,16 +111,16 @@ for _op, _impl in _IMPLS.items():
 def _arg(name: str):
     def rule(cx, x):
         xp = cx.xp
-        a = norm_axis(cx, int(attr(cx.node, "axis", 0)), x.ndim)
+        a = norm_axis(cx, int(attr_or_default(cx.node, "axis")), x.ndim)
         fn = getattr(xp, name)
-        last = bool(attr(cx.node, "select_last_index", 0))
+        last = bool(attr_or_default(cx.node, "select_last_index"))
         if np.issubdtype(np.dtype(x.dtype), np.floating) and x.shape[a]:
             idx = nan_arg(xp, x, a, name == "argmax", last)
         elif last:
             idx = x.shape[a] - 1 - fn(xp.flip(x, a), axis=a)
         else:
             idx = fn(x, axis=a)
-        if attr(cx.node, "keepdims", 1):
+        if attr_or_default(cx.node, "keepdims"):
             idx = xp.expand_dims(idx, a)
         return astype(cx, xp.asarray(idx), np.int64)
 

@@ -12,7 +12,7 @@ import numpy as np
 from ....errors import ExecutionError, ModelError, where
 from ...common.reshape import reshape_target, shape_not_a_vector
 from ..table import lowering
-from ._util import attr, attr_ints, norm_axis
+from ._util import attr, attr_ints, attr_or_default, norm_axis
 
 
 def _reshape(cx, x, target):
@@ -29,7 +29,8 @@ def _reshape5(cx, x, shape):
         error = ModelError if isinstance(shape, np.ndarray) else ExecutionError
         raise error(shape_not_a_vector(cx.node, shape.shape))
     s = cx.ints(shape, "the target shape (input 1)")
-    return _reshape(cx, x, reshape_target(cx.node, s, x.shape, bool(attr(cx.node, "allowzero", 0))))
+    zero = bool(attr_or_default(cx.node, "allowzero"))
+    return _reshape(cx, x, reshape_target(cx.node, s, x.shape, zero))
 
 
 @lowering("Transpose", since=1, fold=True)
@@ -71,7 +72,7 @@ def _unsqueeze13(cx, x, axes):
 
 @lowering("Flatten", since=1, fold=True)
 def _flatten(cx, x):
-    axis = int(attr(cx.node, "axis", 1))
+    axis = int(attr_or_default(cx.node, "axis"))
     a = axis if axis == x.ndim else norm_axis(cx, axis, x.ndim)  # axis may be the rank
     outer = int(np.prod(x.shape[:a], dtype=np.int64))
     inner = int(np.prod(x.shape[a:], dtype=np.int64))
@@ -103,7 +104,7 @@ def _tile(cx, x, repeats):
 
 @lowering("Shape", since=1)
 def _shape(cx, x):
-    start = attr(cx.node, "start", 0)
+    start = attr_or_default(cx.node, "start")
     end = attr(cx.node, "end")
     return np.array(tuple(x.shape)[slice(int(start), None if end is None else int(end))],
                     dtype=np.int64)

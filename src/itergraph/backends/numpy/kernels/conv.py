@@ -8,14 +8,14 @@ import itertools
 
 import numpy as np
 
-from ....ir.attributes import attr
+from ....ir.attributes import attr, attr_or_default
 from ...common.conv_transpose import transpose_geometry
 from . import kernel
 
 
 @kernel("ConvTranspose", since=1)
 def _conv_transpose(node, ctx):
-    group = int(attr(node, "group", 1))
+    group = int(attr_or_default(node, "group"))
 
     def fn(x, w, b=None):
         n = x.ndim - 2

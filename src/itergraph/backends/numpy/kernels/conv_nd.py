@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ....ir.attributes import attr, const_input
+from ....ir.attributes import attr, attr_or_default, const_input
 from ...common.precision import work_dtype
 from ...common.window import window_counts, window_pads
 from . import kernel
@@ -176,7 +176,7 @@ def _conv(node, ctx):
 def conv_kernel(node, w_const):
     """`node`'s Conv as ``fn(x, w, b=None)``; everything that depends on the weights alone is
     prepared once when `w` is `w_const` (the weights known when compiling, or None)."""
-    group = int(attr(node, "group", 1))
+    group = int(attr_or_default(node, "group"))
     plans: dict[tuple, _Plan] = {}
 
     def fn(x, w, b=None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ....ir.attributes import attr
+from ....ir.attributes import attr_or_default
 from ...common.precision import work_dtype
 from . import kernel
 
@@ -30,8 +30,8 @@ def _axis(node, axis, rank: int) -> int:
 
 @kernel("CumSum", since=11)
 def _cumsum(node, ctx):
-    exclusive = bool(attr(node, "exclusive", 0))
-    reverse = bool(attr(node, "reverse", 0))
+    exclusive = bool(attr_or_default(node, "exclusive"))
+    reverse = bool(attr_or_default(node, "reverse"))
 
     def fn(x, axis):
         a = _axis(node, axis, x.ndim)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, attr_str
+from ....ir.attributes import attr_or_default, attr_str
 from . import kernel
 
 # ----------------------------------------------------------------------------- helpers
@@ -113,7 +113,7 @@ def _pow(node, ctx):
 @kernel("Mod", since=10)
 def _mod(node, ctx):
     """Mod: ``fmod=0`` takes the divisor's sign (np.mod), ``fmod=1`` the dividend's (np.fmod)."""
-    uf = np.fmod if attr(node, "fmod", 0) else np.mod
+    uf = np.fmod if attr_or_default(node, "fmod") else np.mod
 
     def fn(a, b):
         if a.dtype.kind in "iu" and not b.all() and _divides(a, b):
@@ -242,8 +242,8 @@ _register_unary({"IsNaN": np.isnan}, since=9)
 
 @kernel("IsInf", since=10)
 def _isinf(node, ctx):
-    neg = bool(attr(node, "detect_negative", 1))
-    pos = bool(attr(node, "detect_positive", 1))
+    neg = bool(attr_or_default(node, "detect_negative"))
+    pos = bool(attr_or_default(node, "detect_positive"))
 
     def fn(x):
         if neg and pos:
@@ -282,8 +282,8 @@ def _where(node, ctx):
 @kernel("Shrink", since=9)
 def _shrink(node, ctx):
     """``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, else 0."""
-    lambd = float(attr(node, "lambd", 0.5))
-    bias = float(attr(node, "bias", 0.0))
+    lambd = float(attr_or_default(node, "lambd"))
+    bias = float(attr_or_default(node, "bias"))
 
     def fn(x):
         y = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0))

@@ -11,7 +11,7 @@ import numpy as np
 from numpy import asarray, ndarray
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, const_input, has_input
+from ....ir.attributes import attr, attr_or_default, const_input, has_input
 from ...common.nd_index import check_updates, index_depth, out_of_range
 from ...common.slicing import check_slice_vectors, slice_of, split_sizes
 from . import kernel
@@ -87,7 +87,7 @@ def _split_fn(node, axis: int, n: int, split_of, const_sizes: bool = False):
 @kernel("Split", since=13)
 def _split(node, ctx):
     """Split 13+: sizes from the optional `split` input; 18+: or ``num_outputs`` parts."""
-    axis = int(attr(node, "axis", 0))
+    axis = int(attr_or_default(node, "axis"))
     n = len(node.outputs)
     num_outputs = attr(node, "num_outputs")
     if num_outputs is not None and int(num_outputs) != n:
@@ -174,7 +174,7 @@ def _key(a) -> tuple | None:
 @kernel("Gather", since=1)
 def _gather(node, ctx):
     """Gather: ``np.take`` along `axis`; negative indices count from the end."""
-    axis = int(attr(node, "axis", 0))
+    axis = int(attr_or_default(node, "axis"))
     take = np.take
     heads = [(slice(None),) * a for a in range(8)]  # index prefixes for axis 0..7
 
@@ -200,7 +200,7 @@ def _gather(node, ctx):
 
 @kernel("GatherElements", since=11)
 def _gather_elements(node, ctx):
-    axis = int(attr(node, "axis", 0))
+    axis = int(attr_or_default(node, "axis"))
 
     def fn(data, indices):
         a = axis + data.ndim if axis < 0 else axis
@@ -255,12 +255,13 @@ def _scatter_elements(node, axis: int, reduction: str):
 
 @kernel("Scatter", since=9)
 def _scatter(node, ctx):
-    return _scatter_elements(node, int(attr(node, "axis", 0)), "none")
+    return _scatter_elements(node, int(attr_or_default(node, "axis")), "none")
 
 
 @kernel("ScatterElements", since=11)
 def _scatter_elements_kernel(node, ctx):
-    return _scatter_elements(node, int(attr(node, "axis", 0)), attr(node, "reduction", "none"))
+    return _scatter_elements(node, int(attr_or_default(node, "axis")),
+                             attr_or_default(node, "reduction"))
 
 
 def _nd_indices(node, indices, dims, what: str) -> tuple:
@@ -278,7 +279,7 @@ def _nd_indices(node, indices, dims, what: str) -> tuple:
 def _scatter_nd(node, ctx):
     """ScatterND (`backends.common.nd_index`): a copy of `data` with `updates` written at the
     index vectors of `indices`; `reduction` combines instead (opset 16/18)."""
-    reduction = _reduction(node, attr(node, "reduction", "none"))
+    reduction = _reduction(node, attr_or_default(node, "reduction"))
 
     def fn(data, indices, updates):
         k = check_updates(node, data.shape, indices.shape, updates.shape)
@@ -291,7 +292,7 @@ def _scatter_nd(node, ctx):
 @kernel("GatherND", since=11)
 def _gather_nd(node, ctx):
     """GatherND (`backends.common.nd_index`) with `batch_dims` leading axes shared."""
-    b = int(attr(node, "batch_dims", 0))
+    b = int(attr_or_default(node, "batch_dims"))
 
     def fn(data, indices):
         k = index_depth(node, data.shape, indices.shape, b)
@@ -312,7 +313,7 @@ def _gather_nd(node, ctx):
 def _one_hot(node, ctx):
     """``out[..., d, ...] = on if indices[...] (wrapped when negative) == d else off``, with the
     depth axis inserted at `axis`; a negative depth is an error, as in ONNX Runtime."""
-    axis = int(attr(node, "axis", -1))
+    axis = int(attr_or_default(node, "axis"))
 
     def fn(indices, depth, values):
         d = np.asarray(depth)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy import asarray, ndarray
 
-from ....ir.attributes import attr, attr_str
+from ....ir.attributes import attr, attr_or_default, attr_str
 from ...common.lrn import lrn, lrn_params
 from . import kernel
 from .elementwise import erf
@@ -109,13 +109,13 @@ kernel("Softplus", since=1)(_act(lambda n: softplus))
 
 @kernel("LeakyRelu", since=1)
 def _leaky_relu(node, ctx):
-    alpha = float(attr(node, "alpha", 0.01))
+    alpha = float(attr_or_default(node, "alpha"))
     return _act(lambda n: lambda x: np.where(x >= 0, x, x * alpha))(node, ctx)
 
 
 @kernel("Elu", since=1)
 def _elu(node, ctx):
-    alpha = float(attr(node, "alpha", 1.0))
+    alpha = float(attr_or_default(node, "alpha"))
     return _act(lambda n: lambda x: np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))))(
         node, ctx
     )
@@ -123,8 +123,8 @@ def _elu(node, ctx):
 
 @kernel("Selu", since=1)
 def _selu(node, ctx):
-    alpha = float(attr(node, "alpha", 1.67326319217681884765625))
-    gamma = float(attr(node, "gamma", 1.05070102214813232421875))
+    alpha = float(attr_or_default(node, "alpha"))
+    gamma = float(attr_or_default(node, "gamma"))
     return _act(
         lambda n: lambda x: gamma * np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
     )(node, ctx)
@@ -132,7 +132,7 @@ def _selu(node, ctx):
 
 @kernel("Celu", since=12)
 def _celu(node, ctx):
-    alpha = float(attr(node, "alpha", 1.0))
+    alpha = float(attr_or_default(node, "alpha"))
     return _act(
         lambda n: lambda x: np.maximum(x, 0) + np.minimum(0, alpha * np.expm1(x / alpha))
     )(node, ctx)
@@ -140,7 +140,7 @@ def _celu(node, ctx):
 
 @kernel("ThresholdedRelu", since=10)
 def _thresholded_relu(node, ctx):
-    alpha = float(attr(node, "alpha", 1.0))
+    alpha = float(attr_or_default(node, "alpha"))
     return _act(lambda n: lambda x: np.where(x > alpha, x, 0))(node, ctx)
 
 
@@ -162,8 +162,8 @@ def _hard_swish_value(x):
 
 @kernel("HardSigmoid", since=1)
 def _hard_sigmoid(node, ctx):
-    alpha = float(attr(node, "alpha", 0.2))
-    beta = float(attr(node, "beta", 0.5))
+    alpha = float(attr_or_default(node, "alpha"))
+    beta = float(attr_or_default(node, "beta"))
     return _act(lambda n: lambda x: _plus_clip01(alpha * x, beta))(node, ctx)
 
 
@@ -174,7 +174,7 @@ def _hard_swish(node, ctx):
 
 @kernel("Swish", since=24)
 def _swish(node, ctx):
-    alpha = float(attr(node, "alpha", 1.0))
+    alpha = float(attr_or_default(node, "alpha"))
     return _act(lambda n: lambda x: x * sigmoid(alpha * x))(node, ctx)
 
 
@@ -227,7 +227,7 @@ def _softmax_factory(impl):
     ``Flatten`` -> this -> ``Reshape``: `ir.legacy_forms`)."""
 
     def factory(node, ctx):
-        axis = int(attr(node, "axis", -1))
+        axis = int(attr_or_default(node, "axis"))
 
         def fn(x):
             return asarray(impl(x, axis))
@@ -273,10 +273,10 @@ def _matmul(node, ctx):
 @kernel("Gemm", since=1)
 def _gemm(node, ctx):
     """Gemm: ``alpha * A' @ B' + beta * C`` (A', B' optionally transposed; C broadcasts)."""
-    ta = bool(attr(node, "transA", 0))
-    tb = bool(attr(node, "transB", 0))
-    alpha = float(attr(node, "alpha", 1.0))
-    beta = float(attr(node, "beta", 1.0))
+    ta = bool(attr_or_default(node, "transA"))
+    tb = bool(attr_or_default(node, "transB"))
+    alpha = float(attr_or_default(node, "alpha"))
+    beta = float(attr_or_default(node, "beta"))
 
     def fn(a, b, c=None):
         y = (a.T if ta else a) @ (b.T if tb else b)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ....ir.attributes import attr, const_input, np_dtype
+from ....ir.attributes import attr_or_default, const_input, np_dtype
 from ...common.precision import work_dtype
 from . import kernel
 
@@ -58,13 +58,13 @@ def inference_affine(scale, bias, mean, var, eps: float, wd) -> tuple[np.ndarray
 
 def is_inference(node) -> bool:
     """Does this BatchNormalization normalise by its given statistics (no training mode)?"""
-    return not attr(node, "training_mode", 0)
+    return not attr_or_default(node, "training_mode")
 
 
 @kernel("BatchNormalization", since=1)
 def _batch_norm(node, ctx):
-    eps = float(attr(node, "epsilon", 1e-5))
-    momentum = float(attr(node, "momentum", 0.9))
+    eps = float(attr_or_default(node, "epsilon"))
+    momentum = float(attr_or_default(node, "momentum"))
     n_out = len(node.outputs)
     training = not is_inference(node)
     consts = [const_input(node, i) for i in range(1, 5)]
@@ -119,7 +119,7 @@ def _batch_norm(node, ctx):
 
 @kernel("InstanceNormalization", since=1)
 def _instance_norm(node, ctx):
-    eps = float(attr(node, "epsilon", 1e-5))
+    eps = float(attr_or_default(node, "epsilon"))
 
     def fn(x, scale, bias):
         wd = work_dtype(x.dtype)
@@ -142,9 +142,9 @@ def _instance_norm(node, ctx):
 def _rms_norm(node, ctx):
     """``x / sqrt(mean(x**2 over the axes from `axis`) + epsilon) * scale``, the mean in
     `stash_type`."""
-    axis = int(attr(node, "axis", -1))
-    eps = float(attr(node, "epsilon", 1e-5))
-    stash = np_dtype(int(attr(node, "stash_type", 1)), node)
+    axis = int(attr_or_default(node, "axis"))
+    eps = float(attr_or_default(node, "epsilon"))
+    stash = np_dtype(int(attr_or_default(node, "stash_type")), node)
 
     def fn(x, scale):
         r = x.ndim
@@ -161,9 +161,9 @@ def _rms_norm(node, ctx):
 
 @kernel("LayerNormalization", since=17)
 def _layer_norm(node, ctx):
-    axis = int(attr(node, "axis", -1))
-    eps = float(attr(node, "epsilon", 1e-5))
-    stash = np_dtype(int(attr(node, "stash_type", 1)), node)
+    axis = int(attr_or_default(node, "axis"))
+    eps = float(attr_or_default(node, "epsilon"))
+    stash = np_dtype(int(attr_or_default(node, "stash_type")), node)
     n_out = len(node.outputs)
 
     def fn(x, scale, bias=None):

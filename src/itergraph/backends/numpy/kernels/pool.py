@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir.attributes import attr
+from ....ir.attributes import attr, attr_or_default
 from ...common.precision import work_dtype
 from ...common.window import placement, window_counts, window_pads
 from . import kernel
@@ -95,7 +95,7 @@ def _max_pool(node, ctx):
         n = len(kernel_shape)
         strides = [int(s) for s in attr(node, "strides", [1] * n)]
         dil = [int(d) for d in attr(node, "dilations", [1] * n)]
-        ceil = bool(attr(node, "ceil_mode", 0))
+        ceil = bool(attr_or_default(node, "ceil_mode"))
 
         def values(x):
             w = _cached(plans, x.shape,
@@ -109,7 +109,7 @@ def _max_pool(node, ctx):
         kernel_shape = [int(k) for k in attr(node, "kernel_shape")]
         strides = [int(s) for s in attr(node, "strides", [1] * n)]
         dil = [int(d) for d in attr(node, "dilations", [1] * n)]
-        ceil = bool(attr(node, "ceil_mode", 0))
+        ceil = bool(attr_or_default(node, "ceil_mode"))
         size = x.shape[2:]
         begin, end = window_pads(node, size, kernel_shape, strides, dil)
         span = [(k - 1) * d + 1 for k, d in zip(kernel_shape, dil)]
@@ -131,7 +131,7 @@ def _max_pool(node, ctx):
         offsets = np.unravel_index(arg, kernel_shape)  # within the window
         pos = [np.arange(o).reshape((-1,) + (1,) * (n - 1 - a)) * s + off * d - b
                for a, (o, s, off, d, b) in enumerate(zip(outs, strides, offsets, dil, begin))]
-        if int(attr(node, "storage_order", 0)):
+        if int(attr_or_default(node, "storage_order")):
             spatial = np.zeros_like(arg)
             for a in reversed(range(n)):
                 spatial = spatial * size[a] + pos[a]
@@ -159,8 +159,8 @@ def _average_pool(node, ctx):
     n = len(kernel_shape)
     strides = [int(s) for s in attr(node, "strides", [1] * n)]
     dil = [int(d) for d in attr(node, "dilations", [1] * n)]
-    ceil = bool(attr(node, "ceil_mode", 0))
-    include = bool(attr(node, "count_include_pad", 0))
+    ceil = bool(attr_or_default(node, "ceil_mode"))
+    include = bool(attr_or_default(node, "count_include_pad"))
     plans: dict[tuple, tuple] = {}
 
     def plan(shape):

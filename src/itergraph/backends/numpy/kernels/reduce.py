@@ -13,7 +13,7 @@ import numpy as np
 from numpy import asarray
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, const_input
+from ....ir.attributes import attr_or_default, const_input
 from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
 from ...common.reduce import extreme_identity
@@ -109,8 +109,8 @@ def _input_form(impl):
     def factory(node, ctx):
         if "axes" in node.attrs:
             raise ModelError(not_canonical(node, "axes"))
-        kd = bool(attr(node, "keepdims", 1))
-        noop = bool(attr(node, "noop_with_empty_axes", 0))
+        kd = bool(attr_or_default(node, "keepdims"))
+        noop = bool(attr_or_default(node, "noop_with_empty_axes"))
         run = _checked(node, impl)
         const = const_input(node, 1)
         if const is not None:
@@ -140,9 +140,9 @@ for _op, _impl in _IMPLS.items():
 
 def _arg(np_fn):
     def factory(node, ctx):
-        axis = int(attr(node, "axis", 0))
-        kd = bool(attr(node, "keepdims", 1))
-        last = bool(attr(node, "select_last_index", 0))
+        axis = int(attr_or_default(node, "axis"))
+        kd = bool(attr_or_default(node, "keepdims"))
+        last = bool(attr_or_default(node, "select_last_index"))
 
         def fn(x):
             a = axis + x.ndim if axis < 0 else axis

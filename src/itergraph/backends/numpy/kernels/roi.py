@@ -12,14 +12,14 @@ import math
 
 import numpy as np
 
-from ....ir.attributes import attr
+from ....ir.attributes import attr, attr_or_default
 from . import kernel
 
 
 @kernel("MaxRoiPool", since=1)
 def _max_roi_pool(node, ctx):
     ph, pw = (int(v) for v in attr(node, "pooled_shape"))
-    scale = float(attr(node, "spatial_scale", 1.0))
+    scale = float(attr_or_default(node, "spatial_scale"))
 
     def bins(start: int, size: int, pooled: int, limit: int):
         step = size / pooled

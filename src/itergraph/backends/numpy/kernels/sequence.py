@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import ExecutionError, where
-from ....ir.attributes import attr
+from ....ir.attributes import attr, attr_or_default
 from . import kernel
 
 # ----------------------------------------------------------------------------- sequences
@@ -81,8 +81,8 @@ def _sequence_length(node, ctx):
 def _split_to_sequence(node, ctx):
     """SplitToSequence: pieces of size 1 (squeezed unless ``keepdims``) without `split`;
     chunks of a scalar `split` (the last may be shorter); or the 1-D `split` lengths."""
-    axis = int(attr(node, "axis", 0))
-    keepdims = bool(attr(node, "keepdims", 1))
+    axis = int(attr_or_default(node, "axis"))
+    keepdims = bool(attr_or_default(node, "keepdims"))
 
     def fn(x, split=None):
         a = axis + x.ndim if axis < 0 else axis
@@ -119,7 +119,7 @@ def _concat_from_sequence(node, ctx):
     """ConcatFromSequence: concatenate along `axis`, or stack on a new axis (``new_axis=1``,
     where `axis` may be -rank-1 .. rank)."""
     axis = int(attr(node, "axis", 0))
-    new_axis = bool(attr(node, "new_axis", 0))
+    new_axis = bool(attr_or_default(node, "new_axis"))
 
     def fn(seq):
         if not seq:

@@ -12,7 +12,7 @@ import numpy as np
 from numpy import asarray
 
 from ....errors import ExecutionError, ModelError, where
-from ....ir.attributes import attr, attr_ints, const_input
+from ....ir.attributes import attr, attr_ints, attr_or_default, const_input
 from ...common.reshape import reshape_target, shape_not_a_vector
 from . import kernel
 
@@ -22,7 +22,7 @@ from . import kernel
 @kernel("Reshape", since=5)
 def _reshape(node, ctx):
     """Reshape: 0 copies the input dim (unless ``allowzero``), -1 is inferred."""
-    allowzero = bool(attr(node, "allowzero", 0))
+    allowzero = bool(attr_or_default(node, "allowzero"))
     const = const_input(node, 1)
     if const is not None and const.ndim != 1:
         raise ModelError(shape_not_a_vector(node, const.shape))
@@ -150,7 +150,7 @@ def _unsqueeze(node, ctx):
 @kernel("Flatten", since=1)
 def _flatten(node, ctx):
     """Flatten: 2-D ``(prod(shape[:axis]), prod(shape[axis:]))``; axis may be negative (11+)."""
-    axis = int(attr(node, "axis", 1))
+    axis = int(attr_or_default(node, "axis"))
 
     def fn(x):
         if not -x.ndim <= axis <= x.ndim:
@@ -209,7 +209,7 @@ def _tile(node, ctx):
 @kernel("Shape", since=1)
 def _shape(node, ctx):
     """Shape: int64 1-D; `start`/`end` (opset 15) select a clamped range of dims."""
-    start = attr(node, "start", 0)
+    start = attr_or_default(node, "start")
     end = attr(node, "end")
     sl = slice(int(start), None if end is None else int(end))
     int64 = np.int64
@@ -229,7 +229,7 @@ def _size(node, ctx):
 @kernel("Trilu", since=14)
 def _trilu(node, ctx):
     """The upper (``upper=1``) or lower triangle of the last two axes, from diagonal `k`."""
-    keep = np.triu if int(attr(node, "upper", 1)) else np.tril
+    keep = np.triu if int(attr_or_default(node, "upper")) else np.tril
 
     def fn(x, k=None):
         if x.ndim < 2:

@@ -25,6 +25,7 @@ import numpy as np
 from onnx import TensorProto
 
 from .....errors import ModelError, UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...elements import to_element_type, to_numpy
@@ -113,7 +114,7 @@ def _pow(w: NetWriter, node: Node, ins):
 
 @exporter("Mod", since=10)
 def _mod(w: NetWriter, node: Node, ins):
-    ov = "Mod" if node.attrs.get("fmod", 0) else "FloorMod"
+    ov = "Mod" if attr_or_default(node, "fmod") else "FloorMod"
     return w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins))
 
 
@@ -161,7 +162,7 @@ def _non_empty(w: NetWriter, node: Node, ins):
 
 @exporter("Elu", since=1)
 def _elu(w: NetWriter, node: Node, ins):
-    return w.one("Elu", V1, ins[:1], {"alpha": float(node.attrs.get("alpha", 1.0))},
+    return w.one("Elu", V1, ins[:1], {"alpha": float(attr_or_default(node, "alpha"))},
                  dtype=ins[0].dtype, shape=ins[0].shape)
 
 
@@ -177,7 +178,7 @@ def _reciprocal(w: NetWriter, node: Node, ins):
 
 @exporter("LeakyRelu", since=1)
 def _leaky_relu(w: NetWriter, node: Node, ins):
-    return _select_neg(w, ins[0], _scalar(w, float(node.attrs.get("alpha", 0.01)), ins[0]))
+    return _select_neg(w, ins[0], _scalar(w, float(attr_or_default(node, "alpha")), ins[0]))
 
 
 @exporter("PRelu", since=1)
@@ -193,14 +194,14 @@ def _select_neg(w: NetWriter, x: Out, slope: Out) -> Out:
 
 @exporter("HardSigmoid", since=1)
 def _hard_sigmoid(w: NetWriter, node: Node, ins):
-    a = _scalar(w, float(node.attrs.get("alpha", 0.2)), ins[0])
-    b = _scalar(w, float(node.attrs.get("beta", 0.5)), ins[0])
+    a = _scalar(w, float(attr_or_default(node, "alpha")), ins[0])
+    b = _scalar(w, float(attr_or_default(node, "beta")), ins[0])
     return w.one("HardSigmoid", V1, [ins[0], a, b], dtype=ins[0].dtype, shape=ins[0].shape)
 
 
 @exporter("Gelu", since=20)
 def _gelu(w: NetWriter, node: Node, ins):
-    mode = "TANH" if node.attrs.get("approximate", "none") == "tanh" else "ERF"
+    mode = "TANH" if attr_or_default(node, "approximate") == "tanh" else "ERF"
     return w.one("Gelu", V7, ins[:1], {"approximation_mode": mode}, dtype=ins[0].dtype,
                  shape=ins[0].shape)
 
@@ -281,14 +282,14 @@ def i64_port(w: NetWriter, o: Out) -> Out:
 
 @exporter("Reshape", since=5)
 def _reshape(w: NetWriter, node: Node, ins):
-    special_zero = not node.attrs.get("allowzero", 0)
+    special_zero = not attr_or_default(node, "allowzero")
     return w.one("Reshape", V1, [ins[0], i64_port(w, ins[1])], {"special_zero": special_zero},
                  dtype=ins[0].dtype)
 
 
 @exporter("Flatten", since=1)
 def _flatten(w: NetWriter, node: Node, ins):
-    axis = int(node.attrs.get("axis", 1))
+    axis = int(attr_or_default(node, "axis"))
     x = ins[0]
     r = rank(x)
     if axis < 0 and r is not None:
@@ -397,19 +398,19 @@ def _slice10(w: NetWriter, node: Node, ins):
 
 @exporter("Gather", since=1)
 def _gather(w: NetWriter, node: Node, ins):
-    return w.one("Gather", V8, [ins[0], ins[1], w.i64(int(node.attrs.get("axis", 0)))],
+    return w.one("Gather", V8, [ins[0], ins[1], w.i64(int(attr_or_default(node, "axis")))],
                  {"batch_dims": 0}, dtype=ins[0].dtype)
 
 
 @exporter("GatherElements", since=11)
 def _gather_elements(w: NetWriter, node: Node, ins):
-    return w.one("GatherElements", "opset6", ins[:2], {"axis": int(node.attrs.get("axis", 0))},
+    return w.one("GatherElements", "opset6", ins[:2], {"axis": int(attr_or_default(node, "axis"))},
                  dtype=ins[0].dtype)
 
 
 @exporter("GatherND", since=11)
 def _gather_nd(w: NetWriter, node: Node, ins):
-    return w.one("GatherND", V8, ins[:2], {"batch_dims": int(node.attrs.get("batch_dims", 0))},
+    return w.one("GatherND", V8, ins[:2], {"batch_dims": int(attr_or_default(node, "batch_dims"))},
                  dtype=ins[0].dtype)
 
 
@@ -678,8 +679,8 @@ def _einsum(w: NetWriter, node: Node, ins):
 
 @exporter("CumSum", since=11)
 def _cumsum(w: NetWriter, node: Node, ins):
-    return w.one("CumSum", V3, ins[:2], {"exclusive": bool(node.attrs.get("exclusive", 0)),
-                                         "reverse": bool(node.attrs.get("reverse", 0))},
+    return w.one("CumSum", V3, ins[:2], {"exclusive": bool(attr_or_default(node, "exclusive")),
+                                         "reverse": bool(attr_or_default(node, "reverse"))},
                  dtype=ins[0].dtype, shape=ins[0].shape)
 
 
@@ -725,8 +726,8 @@ def _topk10(w: NetWriter, node: Node, ins):
 @exporter("ReverseSequence", since=10)
 def _reverse_sequence(w: NetWriter, node: Node, ins):
     return w.one("ReverseSequence", V1, [ins[0], i64_port(w, ins[1])],
-                 {"batch_axis": int(node.attrs.get("batch_axis", 1)),
-                  "seq_axis": int(node.attrs.get("time_axis", 0))},
+                 {"batch_axis": int(attr_or_default(node, "batch_axis")),
+                  "seq_axis": int(attr_or_default(node, "time_axis"))},
                  dtype=ins[0].dtype, shape=ins[0].shape)
 
 
@@ -736,7 +737,7 @@ _SCATTER_REDUCTION = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
 
 @exporter("ScatterND", since=11)
 def _scatter_nd(w: NetWriter, node: Node, ins):
-    reduction = node.attrs.get("reduction", "none")
+    reduction = attr_or_default(node, "reduction")
     if isinstance(reduction, bytes):
         reduction = reduction.decode()
     args = [ins[0], i64_port(w, ins[1]), ins[2]]

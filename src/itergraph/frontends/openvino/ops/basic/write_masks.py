@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...elements import to_element_type, to_numpy
@@ -129,7 +130,7 @@ def _trilu(w: NetWriter, node: Node, ins):
                  shape=(None, 1))
     cols = _range(w, _dim(w, shape, -1))
     diag = _bin(w, "Subtract", cols, rows, shape=(None, None))  # col - row, [N, M]
-    op = "GreaterEqual" if node.attrs.get("upper", 1) else "LessEqual"
+    op = "GreaterEqual" if attr_or_default(node, "upper") else "LessEqual"
     keep = _bin(w, op, diag, k, dtype=BOOL, shape=(None, None))
     zero = w.const(np.zeros((), _npdt(x)), x.dtype)
     return w.one("Select", V1, [keep, x, zero], _NUMPY, dtype=x.dtype, shape=x.shape)
@@ -200,7 +201,7 @@ def _eye_like(w: NetWriter, node: Node, ins):
                                "unknown")
     to_element_type(dt, where(node))  # refuses a type OpenVINO has not
     shape = _shape_of(w, x)
-    k = w.i64(int(np.clip(int(node.attrs.get("k", 0)), -_K_LIMIT, _K_LIMIT)))
+    k = w.i64(int(np.clip(int(attr_or_default(node, "k")), -_K_LIMIT, _K_LIMIT)))
     out_shape = x.shape
     eye = w.one("Eye", "opset9", [_dim(w, shape, 0), _dim(w, shape, 1), k],
                 {"output_type": "f32"}, dtype=DataType.FLOAT32, shape=out_shape)
@@ -216,10 +217,10 @@ def _eye_like(w: NetWriter, node: Node, ins):
 @exporter("LpNormalization", since=1)
 def _lp_normalization(w: NetWriter, node: Node, ins):
     x = ins[0]
-    p = int(node.attrs.get("p", 2))
+    p = int(attr_or_default(node, "p"))
     if p not in (1, 2):
         raise UnsupportedError(f"{where(node)}: LpNormalization p={p} (ONNX allows 1 or 2)")
-    axis = int(node.attrs.get("axis", -1))
+    axis = int(attr_or_default(node, "axis"))
     norm = w.one(f"ReduceL{p}", V4, [x, w.i64([axis])], {"keep_dims": True}, dtype=x.dtype)
     y = _bin(w, "Divide", x, norm, shape=x.shape)
     zero = w.const(np.zeros((), _npdt(x)), x.dtype)
@@ -332,7 +333,7 @@ def _instance_norm(w: NetWriter, node: Node, ins):
     if r is None or r < 3:
         raise UnsupportedError(f"{where(node)}: InstanceNormalization needs an input of known "
                                "rank, 3 or more")
-    eps = float(node.attrs.get("epsilon", 1e-5))
+    eps = float(attr_or_default(node, "epsilon"))
     y = w.one("MVN", "opset6", [x, w.i64(list(range(2, r)))],
               {"normalize_variance": True, "eps": eps, "eps_mode": "inside_sqrt"},
               dtype=x.dtype, shape=x.shape)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...elements import to_numpy
@@ -36,16 +37,16 @@ _NUMPY = {"auto_broadcast": "numpy"}
 
 @exporter("IsInf", since=10)
 def _is_inf(w: NetWriter, node: Node, ins):
-    data = {"detect_negative": bool(node.attrs.get("detect_negative", 1)),
-            "detect_positive": bool(node.attrs.get("detect_positive", 1))}
+    data = {"detect_negative": bool(attr_or_default(node, "detect_negative")),
+            "detect_positive": bool(attr_or_default(node, "detect_positive"))}
     return w.one("IsInf", "opset10", ins[:1], data, dtype=BOOL, shape=ins[0].shape)
 
 
 @exporter("Selu", since=1)
 def _selu(w: NetWriter, node: Node, ins):
     npdt = to_numpy(ins[0].dtype) if ins[0].dtype else np.float32
-    alpha = w.const(np.array(float(node.attrs.get("alpha", 1.67326319217681884765625)), npdt))
-    lam = w.const(np.array(float(node.attrs.get("gamma", 1.05070102214813232421875)), npdt))
+    alpha = w.const(np.array(float(attr_or_default(node, "alpha")), npdt))
+    lam = w.const(np.array(float(attr_or_default(node, "gamma")), npdt))
     return w.one("Selu", "opset1", [ins[0], alpha, lam], dtype=ins[0].dtype, shape=ins[0].shape)
 
 
@@ -87,13 +88,13 @@ _REDUCTION = {"none": "none", "add": "sum", "mul": "prod", "min": "min", "max": 
 
 @exporter("ScatterElements", since=11)
 def _scatter_elements(w: NetWriter, node: Node, ins):
-    red = str(node.attrs.get("reduction", "none"))
+    red = str(node.attrs.get("reduction", "none"))  # Scatter (9, 10) has none
     if red not in _REDUCTION:
         raise UnsupportedError(f"{where(node)}: ScatterElements reduction '{red}' is not "
                                "supported")
     data = {"reduction": _REDUCTION[red], "use_init_val": True}
     return w.one("ScatterElementsUpdate", "opset12",
-                 [ins[0], ins[1], ins[2], w.i64(int(node.attrs.get("axis", 0)))], data,
+                 [ins[0], ins[1], ins[2], w.i64(int(attr_or_default(node, "axis")))], data,
                  dtype=ins[0].dtype, shape=ins[0].shape)
 
 
@@ -119,19 +120,19 @@ def _one_hot(w: NetWriter, node: Node, ins):
 
 @exporter("BatchNormalization", since=1)
 def _batch_norm(w: NetWriter, node: Node, ins):
-    if int(node.attrs.get("training_mode", 0)) or len(node.outputs) > 1:
+    if int(attr_or_default(node, "training_mode")) or len(node.outputs) > 1:
         raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode has no "
                                "OpenVINO counterpart")
     return w.one("BatchNormInference", "opset5", ins[:5],
-                 {"epsilon": float(node.attrs.get("epsilon", 1e-5))}, dtype=ins[0].dtype,
+                 {"epsilon": float(attr_or_default(node, "epsilon"))}, dtype=ins[0].dtype,
                  shape=ins[0].shape)
 
 
 @exporter("LRN", since=1)
 def _lrn(w: NetWriter, node: Node, ins):
-    alpha = float(node.attrs.get("alpha", 1e-4))
-    beta = float(node.attrs.get("beta", 0.75))
-    bias = float(node.attrs.get("bias", 1.0))
+    alpha = float(attr_or_default(node, "alpha"))
+    beta = float(attr_or_default(node, "beta"))
+    bias = float(attr_or_default(node, "bias"))
     scale = None
     if bias != int(bias) and bias > 0:
         # OpenVINO 2026.4's CPU plugin drops the fraction of the bias: write
@@ -167,7 +168,7 @@ def _block_shape(shape, bs: int, to_space: bool):
 
 @exporter("DepthToSpace", since=1)
 def _depth_to_space(w: NetWriter, node: Node, ins):
-    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
+    mode = "depth_first" if str(attr_or_default(node, "mode")) == "CRD" else "blocks_first"
     bs = int(node.attrs["blocksize"])
     return w.one("DepthToSpace", "opset1", ins[:1], {"mode": mode, "block_size": bs},
                  dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, True))
@@ -185,7 +186,7 @@ def _unique(w: NetWriter, node: Node, ins):
     args = list(ins[:1])
     if "axis" in node.attrs:
         args.append(w.i64(int(node.attrs["axis"])))
-    data = {"sorted": bool(node.attrs.get("sorted", 1)), "index_element_type": "i64",
+    data = {"sorted": bool(attr_or_default(node, "sorted")), "index_element_type": "i64",
             "count_element_type": "i64"}
     outs = w.layer("Unique", "opset10", args, data,
                    [(ins[0].dtype, None), (I64, None), (I64, None), (I64, None)])
@@ -199,7 +200,7 @@ _PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
 def _pad(w: NetWriter, node: Node, ins):
     """``Pad-12`` (negative pads crop, as in ONNX); pads given for some ``axes`` are spread
     over every axis, 0 elsewhere."""
-    mode = str(node.attrs.get("mode", "constant"))
+    mode = str(attr_or_default(node, "mode"))
     if mode == "wrap":
         return _wrap(w, node, ins)
     if mode not in _PAD_MODES:

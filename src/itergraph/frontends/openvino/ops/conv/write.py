@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...export_table import exporter
@@ -86,7 +87,7 @@ def _bias(w: NetWriter, y: Out, bias: Out | None, n: int) -> Out:
 @exporter("Conv", since=1)
 def _conv(w: NetWriter, node: Node, ins):
     n = _spatial(node, ins, True)
-    group = int(node.attrs.get("group", 1))
+    group = int(attr_or_default(node, "group"))
     data = _window(node, n)
     dt = first_dtype(ins)
     if group == 1:
@@ -100,7 +101,7 @@ def _conv(w: NetWriter, node: Node, ins):
 @exporter("ConvTranspose", since=1)
 def _conv_transpose(w: NetWriter, node: Node, ins):
     n = _spatial(node, ins, True)
-    group = int(node.attrs.get("group", 1))
+    group = int(attr_or_default(node, "group"))
     data = _window(node, n)
     op = list(node.attrs.get("output_padding") or [0] * n)
     target = node.attrs.get("output_shape")
@@ -142,7 +143,7 @@ def _pool_data(node: Node, n: int, dilations: bool) -> dict:
 @exporter("MaxPool", since=1)
 def _max_pool(w: NetWriter, node: Node, ins):
     n = len(node.attrs["kernel_shape"])
-    if node.attrs.get("storage_order", 0):
+    if attr_or_default(node, "storage_order"):
         raise UnsupportedError(f"{where(node)}: MaxPool storage_order=1 (column-major "
                                "indices) has no OpenVINO equivalent")
     data = _pool_data(node, n, True)
@@ -157,7 +158,7 @@ def _avg_pool(w: NetWriter, node: Node, ins):
     n = len(node.attrs["kernel_shape"])
     dilated = any(d != 1 for d in node.attrs.get("dilations") or [])
     data = _pool_data(node, n, dilated)  # AvgPool-16 has dilations
-    data["exclude-pad"] = not node.attrs.get("count_include_pad", 0)
+    data["exclude-pad"] = not attr_or_default(node, "count_include_pad")
     return w.one("AvgPool", V16 if dilated else V14, ins[:1], data, dtype=ins[0].dtype)
 
 

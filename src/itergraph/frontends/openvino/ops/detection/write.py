@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...export_table import exporter
@@ -32,7 +33,7 @@ def _nms(w: NetWriter, node: Node, ins):
     if iou is not None:  # OpenVINO suppresses from the threshold on, ONNX above it
         up = np.nextafter(np.asarray(iou, np.float32), np.float32(np.inf))
         extra[1] = w.const(np.maximum(up, np.finfo(np.float32).tiny))  # no denormal
-    data = {"box_encoding": "center" if node.attrs.get("center_point_box", 0) else "corner",
+    data = {"box_encoding": "center" if attr_or_default(node, "center_point_box") else "corner",
             "sort_result_descending": False, "output_type": "i64"}
     outs = w.layer("NonMaxSuppression", "opset9", [ins[0], ins[1], *extra], data,
                    [(I64, (None, 3)), (ins[1].dtype, (None, 3)), (I64, (1,))])
@@ -41,11 +42,9 @@ def _nms(w: NetWriter, node: Node, ins):
 
 @exporter("RoiAlign", since=10)
 def _roi_align(w: NetWriter, node: Node, ins):
-    ctm = node.attrs.get("coordinate_transformation_mode",
-                         "half_pixel" if node.version and node.version >= 16 else
-                         "output_half_pixel")
+    ctm = attr_or_default(node, "coordinate_transformation_mode")
     ctm = ctm.decode() if isinstance(ctm, bytes) else ctm
-    mode = node.attrs.get("mode", "avg")
+    mode = attr_or_default(node, "mode")
     mode = mode.decode() if isinstance(mode, bytes) else mode
     if mode != "avg":
         raise UnsupportedError(f"{where(node)}: RoiAlign mode '{mode}' has no OpenVINO form "
@@ -54,10 +53,10 @@ def _roi_align(w: NetWriter, node: Node, ins):
     if ctm not in ("half_pixel", "output_half_pixel"):
         raise UnsupportedError(f"{where(node)}: RoiAlign coordinate_transformation_mode "
                                f"'{ctm}' is not half_pixel or output_half_pixel")
-    data = {"pooled_h": int(node.attrs.get("output_height", 1)),
-            "pooled_w": int(node.attrs.get("output_width", 1)),
-            "sampling_ratio": int(node.attrs.get("sampling_ratio", 0)),
-            "spatial_scale": float(node.attrs.get("spatial_scale", 1.0)),
+    data = {"pooled_h": int(attr_or_default(node, "output_height")),
+            "pooled_w": int(attr_or_default(node, "output_width")),
+            "sampling_ratio": int(attr_or_default(node, "sampling_ratio")),
+            "spatial_scale": float(attr_or_default(node, "spatial_scale")),
             "mode": mode,
             "aligned_mode": "half_pixel_for_nn" if ctm == "half_pixel" else "asymmetric"}
     return w.one("ROIAlign", "opset9", ins[:3], data, dtype=ins[0].dtype)
@@ -67,5 +66,5 @@ def _roi_align(w: NetWriter, node: Node, ins):
 def _max_roi_pool(w: NetWriter, node: Node, ins):
     h, wd = (int(v) for v in node.attrs["pooled_shape"])
     data = {"pooled_h": h, "pooled_w": wd, "output_size": [h, wd],
-            "spatial_scale": float(node.attrs.get("spatial_scale", 1.0)), "method": "max"}
+            "spatial_scale": float(attr_or_default(node, "spatial_scale")), "method": "max"}
     return w.one("ROIPooling", "opset2", ins[:2], data, dtype=ins[0].dtype)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...export_table import exporter
@@ -35,7 +36,8 @@ def _dft(w: NetWriter, node: Node, ins):
                                "(complex) axis")
     rank = len(x.shape)
     axis = _axis(node, rank)
-    inverse, onesided = bool(node.attrs.get("inverse", 0)), bool(node.attrs.get("onesided", 0))
+    inverse = bool(attr_or_default(node, "inverse"))
+    onesided = bool(attr_or_default(node, "onesided"))
     ins_ = [None, w.i64([axis])]
     length = const_value(node, 1)
     if len(node.inputs) > 1 and node.inputs[1] is not None and length is None:
@@ -58,7 +60,7 @@ def _dft(w: NetWriter, node: Node, ins):
 @exporter("STFT", since=17)
 def _stft(w: NetWriter, node: Node, ins):
     x = ins[0]
-    if not node.attrs.get("onesided", 1) or x.shape is None or x.shape[-1] != 1:
+    if not attr_or_default(node, "onesided") or x.shape is None or x.shape[-1] != 1:
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer takes a one-sided STFT of "
                                "a real signal")
     length = const_value(node, 3)

@@ -4,6 +4,7 @@ and bias) is ``GroupNormalization-12``; opset 18's per-group scale and bias are 
 from __future__ import annotations
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from ...export_table import exporter
 from ...net_writer import NetWriter
@@ -18,6 +19,6 @@ def _group_norm18(w: NetWriter, node: Node, ins):
 @exporter("GroupNormalization", since=21)
 def _group_norm(w: NetWriter, node: Node, ins):
     data = {"num_groups": int(node.attrs["num_groups"]),
-            "epsilon": float(node.attrs.get("epsilon", 1e-5))}
+            "epsilon": float(attr_or_default(node, "epsilon"))}
     return w.one("GroupNormalization", "opset12", ins[:3], data, dtype=ins[0].dtype,
                  shape=ins[0].shape)

@@ -55,6 +55,7 @@ from functools import cache
 import numpy as np
 
 from .....errors import ModelError, UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...elements import to_element_type
@@ -422,7 +423,7 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
     lo, hi = _RANGES[out]
     if prec == np.float16 and hi - lo > 255:
         raise UnsupportedError(f"{where(node)}: precision float16 with a 16-bit output")
-    block = int(node.attrs.get("block_size", 0) or 0)
+    block = int(attr_or_default(node, "block_size") or 0)
     xs = _f32(w, node, x, "input")
     ss = _f32(w, node, _broadcastable(w, node, s, x, block), "scale")
     if prec == np.float16:  # ONNX casts both operands to the precision first
@@ -447,7 +448,7 @@ def _dequantize_linear(w: NetWriter, node: Node, ins):
                                f"32-bit integers, 4-bit integers, float8 e4m3fn/e5m2 and "
                                f"float4 e2m1, not {x.dtype}")
     out = _onnx_type(node, "output_dtype") or s.dtype or F32
-    block = int(node.attrs.get("block_size", 0) or 0)
+    block = int(attr_or_default(node, "block_size") or 0)
     folded = _folded_weights(node, block, out)
     if folded is not None:
         return w.const(folded, out)

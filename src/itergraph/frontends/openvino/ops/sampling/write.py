@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....errors import UnsupportedError, where
+from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from .....ir.types import DataType
 from ...export_table import exporter
@@ -94,7 +95,7 @@ def _grid_sample(w: NetWriter, node: Node, ins):
               else "linear")
     ov_mode = {"linear": "bilinear", "bilinear": "bilinear", "cubic": "bicubic",
                "bicubic": "bicubic", "nearest": "nearest"}[mode]
-    data = {"align_corners": bool(node.attrs.get("align_corners", 0)), "mode": ov_mode,
+    data = {"align_corners": bool(attr_or_default(node, "align_corners")), "mode": ov_mode,
             "padding_mode": _s(node.attrs.get("padding_mode"), "zeros")}
     return w.one("GridSample", "opset9", ins[:2], data, dtype=ins[0].dtype)
 
