@@ -16,15 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .graph import MICROSOFT_DOMAIN
+
 #: ``source(domain, op_type, version) -> {attribute: default}``; version None: the newest
 Source = Callable[[str, str, "int | None"], dict[str, Any]]
 
 #: ONNX Runtime's defaults of the contrib ops that run a standard op's kernel
 CONTRIB: dict[tuple[str, str], dict[str, Any]] = {
-    ("com.microsoft", "FusedConv"): {"group": 1, "auto_pad": "NOTSET"},
-    ("com.microsoft", "FusedGemm"): {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0},
-    ("com.microsoft", "QLinearAveragePool"): {"ceil_mode": 0, "count_include_pad": 0,
-                                              "channels_last": 0, "auto_pad": "NOTSET"},
+    (MICROSOFT_DOMAIN, "FusedConv"): {"group": 1, "auto_pad": "NOTSET"},
+    (MICROSOFT_DOMAIN, "FusedGemm"): {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0},
+    (MICROSOFT_DOMAIN, "QLinearAveragePool"): {"ceil_mode": 0, "count_include_pad": 0,
+                                               "channels_last": 0, "auto_pad": "NOTSET"},
 }
 
 _source: Source | None = None

@@ -42,6 +42,8 @@ class Value:
 #: The name files may give the standard ONNX domain, which the IR spells ``""``; the one
 #: place it is written outside the frontends (a label for it, and `canonical_domain`).
 ONNX_DOMAIN = "ai.onnx"
+#: ONNX Runtime's contrib domain (``Attention``, ``FusedConv``, ``GreedySearch`` ...)
+MICROSOFT_DOMAIN = "com.microsoft"
 
 
 def canonical_domain(domain: str) -> str:

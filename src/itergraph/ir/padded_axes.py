@@ -35,6 +35,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .graph import MICROSOFT_DOMAIN as MICROSOFT
 from .traits import Trait, traits
 
 
@@ -81,7 +82,6 @@ def along(node) -> Along | None:
     return None
 
 
-MICROSOFT = "com.microsoft"  # ONNX Runtime's contrib domain
 
 
 @dataclass(frozen=True)

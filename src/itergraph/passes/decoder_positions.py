@@ -14,11 +14,11 @@ holding anything else is not proven, and its prompt must then run as one call.
 
 from __future__ import annotations
 
+from ..ir.graph import MICROSOFT_DOMAIN as MS
 from ..ir.graph import Graph, Node
 from ..ir.static_values import const_value
 from ..ir.traits import ELEMENTWISE, traits
 
-MS = "com.microsoft"
 #: contrib ops that work on the last axis alone: every input a position-wise value of the
 #: same rank or a constant of rank 1 (scale, bias)
 _LAST_AXIS = {(MS, "SkipLayerNormalization"), (MS, "SkipSimplifiedLayerNormalization"),

@@ -67,6 +67,7 @@ import numpy as np
 from ..errors import UnsupportedError, where
 from ..ir.builder import Builder
 from ..ir.clone import clone_node, clone_value
+from ..ir.graph import MICROSOFT_DOMAIN as MS
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Last, Loop
 from ..ir.types import DataType, TensorType
@@ -79,7 +80,6 @@ from ..semantics.generation import (
 from .base import Pass
 from .decoder_positions import causal_decoder
 
-MS = "com.microsoft"
 F32, I32, I64, BOOL = DataType.FLOAT32, DataType.INT32, DataType.INT64, DataType.BOOL
 LOWEST = np.finfo(np.float32).min
 GREEDY_INPUTS = ("input_ids", "max_length", "min_length", "repetition_penalty", "vocab_mask",

@@ -19,8 +19,9 @@ import numpy as np
 
 from ..errors import UnsupportedError, where
 from ..ir.attributes import attr, attr_floats, attr_str
+from ..ir.graph import MICROSOFT_DOMAIN
 
-DOMAIN = "com.microsoft"
+DOMAIN = MICROSOFT_DOMAIN
 
 
 def _act_table(xp, a, b, g) -> dict[str, Callable]:

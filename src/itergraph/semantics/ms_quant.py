@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.graph import MICROSOFT_DOMAIN
 from . import exact_int
 
-DOMAIN = "com.microsoft"
+DOMAIN = MICROSOFT_DOMAIN
 
 RANGES = exact_int.RANGES
 

@@ -36,8 +36,9 @@ import numpy as np
 
 from ..errors import ModelError, UnsupportedError, where
 from ..ir.attributes import attr
+from ..ir.graph import MICROSOFT_DOMAIN
 
-DOMAIN = "com.microsoft"
+DOMAIN = MICROSOFT_DOMAIN
 SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 QUICK_GELU_ALPHA = 1.702
 SKIP_NORM_EPSILON = 1e-12

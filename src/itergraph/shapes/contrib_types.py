@@ -19,10 +19,10 @@ the first fused operator of a transformer is untyped, and the writers cannot tel
 
 from __future__ import annotations
 
+from ..ir.graph import MICROSOFT_DOMAIN as DOMAIN
 from ..ir.graph import Node
 from ..ir.types import DataType, TensorType
 
-DOMAIN = "com.microsoft"
 _LIKE_INPUT = {"SkipLayerNormalization": (0, 3), "SkipSimplifiedLayerNormalization": (0, 3),
                "Gelu": (0,), "FastGelu": (0,), "BiasGelu": (0,), "QuickGelu": (0,),
                "BiasAdd": (0,), "QLinearSoftmax": (0,), "QLinearSigmoid": (0,),

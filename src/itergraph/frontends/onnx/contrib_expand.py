@@ -59,6 +59,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ...errors import UnsupportedError, where
+from ...ir.graph import MICROSOFT_DOMAIN as DOMAIN
 from ...ir.graph import Graph, Node
 from ...semantics import ms_quant as mq
 from ...semantics import ms_quant_ops as qops
@@ -68,7 +69,6 @@ from ...semantics.ms_nbits import weight
 from .contrib_qsoftmax import qlinear_softmax
 from .types import type_to_onnx
 
-DOMAIN = "com.microsoft"
 _OPSET = 21
 
 

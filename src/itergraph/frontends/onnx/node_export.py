@@ -17,7 +17,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ...errors import UnsupportedError
-from ...ir.graph import Node, Value
+from ...ir.graph import MICROSOFT_DOMAIN, Node, Value
 from ...ir.operands import vector_operands
 from ...ir.static_values import const_value
 from .attributes import attr_to_onnx
@@ -46,7 +46,7 @@ def emit_node(w, n: Node, env: Env, nodes: list[onnx.NodeProto]) -> None:
             vectors.add(ins[i])
     version = n.version if n.version is not None else (w.opset if n.domain == "" else None)
     attrs = [attr_to_onnx(k, val, attr_kind(n, k, version or w.opset),
-                          lambda sg: w.graph(sg, env, keep_names=n.domain == "com.microsoft"))
+                          lambda sg: w.graph(sg, env, keep_names=n.domain == MICROSOFT_DOMAIN))
              for k, val in n.attrs.items()]
     outs = [w.define(env, v) for v in n.outputs]
     proto = helper.make_node(n.op_type, ins, outs, name=w.node_names.fresh(n.name or n.op_type),

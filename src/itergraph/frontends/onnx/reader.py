@@ -30,7 +30,7 @@ import onnx
 
 from ...errors import InputError, ModelError, UnsupportedError
 from ...ir.canonical import canonicalize
-from ...ir.graph import Graph, Node, Value
+from ...ir.graph import MICROSOFT_DOMAIN, Graph, Node, Value
 from ...ir.traversal import toposort
 from ...ir.types import TensorType
 from ...ir.verifier import verify
@@ -220,7 +220,7 @@ class Reader:
         call = scope.call if scope is not None else None
         opsets = call.opsets if call is not None else self.opsets
         dom = domain_of(p)
-        if dom not in opsets and dom == "com.microsoft":
+        if dom not in opsets and dom == MICROSOFT_DOMAIN:
             return 1  # ONNX Runtime accepts its contrib ops without an opset_import entry
         if dom not in opsets:
             whose = "the model" if call is None else "its function"

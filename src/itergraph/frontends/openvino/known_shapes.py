@@ -28,13 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...ir.clone import clone_graph
+from ...ir.graph import MICROSOFT_DOMAIN as CONTRIB
 from ...ir.graph import Graph, Node, Value
 from ...ir.inference import infer_graph_types
 from ...ir.static_values import static_value
 from ...ir.types import TensorType
 
 #: ONNX Runtime's operator domain, whose fused transformer operators inference types
-CONTRIB = "com.microsoft"
 #: the meta key of a value whose type inference wrote (`shapes.infer_shapes.INFERRED`)
 INFERRED = "value_info"
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ....ir import Concat, Loop, Value
-from ....semantics.empty_stack import empty_stack
+from ....semantics.empty_stack import axis_out_of_range, empty_stack, stacked_output
 from ...common.memory import over_limit
 from ..context import CannotLower, TooLarge, is_static
 from .messages import too_large_message, zero_trip_message
@@ -74,21 +74,10 @@ def finish_concat(xp, loop: Loop, index: int, port: Concat, stacked, n: int, len
                        f"length {total}", n)
             pad = [(0, total - n)] + [(0, 0)] * (stacked.ndim - 1)
             stacked = xp.pad(stacked, pad)
-    rank = stacked.ndim - 1
-    if port.new_axis:
-        axis = port.axis + rank + 1 if port.axis < 0 else port.axis
-        if not 0 <= axis <= rank:
-            raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range "
-                                 f"for rank {rank + 1}")
-        return xp.moveaxis(stacked, 0, axis) if axis else stacked
-    axis = port.axis + rank if port.axis < 0 else port.axis
-    if not 0 <= axis < rank:
-        raise ExecutionError(f"{where(loop)}: output {index}: axis {port.axis} out of range for "
-                             f"rank {rank}")
-    moved = xp.moveaxis(stacked, 0, axis)
-    shape = list(stacked.shape[1:])
-    shape[axis] *= stacked.shape[0]
-    return xp.reshape(moved, tuple(shape))
+    out = stacked_output(xp, stacked, port)
+    if out is None:
+        raise ExecutionError(axis_out_of_range(loop, index, port, stacked.ndim - 1))
+    return out
 
 
 def check_size(loop: Loop, index: int, shape, dtype, what: str, iterations: int) -> None:

@@ -25,13 +25,12 @@ import numpy as np
 
 from ....errors import ExecutionError, UnsupportedError, where
 from ....ir import Node
+from ....ir.graph import MICROSOFT_DOMAIN as DOMAIN
 from ....semantics.generation import _scalar, check_inputs, check_vocab, required_inputs
 from ....semantics.generation import required_token_ids as _attrs
 from ..plan import CompileContext
 from . import kernel
 from .gen_logits import process_logits
-
-DOMAIN = "com.microsoft"
 
 
 class Subgraph:

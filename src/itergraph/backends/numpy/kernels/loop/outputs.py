@@ -17,7 +17,7 @@ import numpy as np
 
 from .....errors import ExecutionError, where
 from .....ir import Concat, Invariant, Loop, Value
-from .....semantics.empty_stack import empty_stack
+from .....semantics.empty_stack import axis_out_of_range, empty_stack, stacked_output
 from ....common.loop_memory import (
     allocate,
     allocation_failed_message,
@@ -198,18 +198,10 @@ class Accumulator:
                                   zeros=True)
             padded[: self.count] = stacked
             stacked = padded
-        rank = stacked.ndim - 1
-        if port.new_axis:
-            axis = port.axis + rank + 1 if port.axis < 0 else port.axis
-            return np.ascontiguousarray(np.moveaxis(stacked, 0, axis)) if axis else stacked.copy()
-        axis = port.axis + rank if port.axis < 0 else port.axis
-        if not 0 <= axis < rank:
-            raise ExecutionError(f"{where(self.loop)}: output {self.index}: axis {port.axis} "
-                                 f"out of range for rank {rank}")
-        moved = np.moveaxis(stacked, 0, axis)
-        shape = list(stacked.shape[1:])
-        shape[axis] *= stacked.shape[0]
-        return np.ascontiguousarray(moved).reshape(shape)
+        out = stacked_output(np, stacked, port)
+        if out is None:
+            raise ExecutionError(axis_out_of_range(self.loop, self.index, port, stacked.ndim - 1))
+        return stacked.copy() if out is stacked else np.ascontiguousarray(out)
 
 
 def _owns_data(a: np.ndarray) -> bool:
