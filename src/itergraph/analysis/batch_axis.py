@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import Graph, Node, Value
+from ..ir.attributes import attr_or_default
 from ..ir.loop import Concat, Invariant, Last, Loop, Sliced
 from ..ir.padded_axes import Along, along
 from ..ir.static_values import partial_shape, static_value
@@ -192,7 +193,7 @@ def _op(node: Node, ins: list) -> list[State]:
         axes = _ints(node, 1)
         if not axes:
             _refuse(node, "it reduces every axis, the batch axis among them")
-        return [_drop_axes(node, b, axes, node.attrs.get("keepdims", 1))]
+        return [_drop_axes(node, b, axes, attr_or_default(node, "keepdims"))]
     if kind is Along.NORMALIZE:
         return _softmax(node, ins)
     if kind is Along.CONTRACT:
@@ -265,7 +266,7 @@ def _matmul(node: Node, ins: list) -> list[State]:
 
 def _gemm(node: Node, ins: list) -> list[State]:
     a = _only_first_batched(node, ins)
-    row_axis = 1 if node.attrs.get("transA", 0) else 0
+    row_axis = 1 if attr_or_default(node, "transA") else 0
     if a.axis != row_axis:
         _refuse(node, "it contracts the batch axis")
     c = ins[2] if len(ins) > 2 else None
@@ -311,7 +312,8 @@ def _softmax(node: Node, ins: list) -> list[State]:
 
 def _arg_reduce(node: Node, ins: list) -> list[State]:
     b = _only_first_batched(node, ins)
-    return [_drop_axes(node, b, [int(node.attrs.get("axis", 0))], node.attrs.get("keepdims", 1))]
+    axis = int(attr_or_default(node, "axis"))
+    return [_drop_axes(node, b, [axis], attr_or_default(node, "keepdims"))]
 
 
 def _slice(node: Node, ins: list) -> list[State]:
@@ -331,7 +333,7 @@ def _gather(node: Node, ins: list) -> list[State]:
     data, idx = ins[0], ins[1]
     if idx.rank is None or data.rank is None:
         _refuse(node, "a rank is unknown")
-    a = _norm(node, int(node.attrs.get("axis", 0)), data.rank)
+    a = _norm(node, int(attr_or_default(node, "axis")), data.rank)
     r = data.rank + idx.rank - 1
     if isinstance(data, Batched) and isinstance(idx, Free):
         if data.axis == a:
@@ -501,7 +503,8 @@ def _dims_op(node: Node, ins: list) -> list[State]:
     if op in ("Identity", "Cast"):
         return [d[0]]
     if op == "Gather" and isinstance(d[0], Dims) and not d[0].scalar and \
-            node.attrs.get("axis", 0) == 0 and isinstance(d[1], Dims) and None not in d[1].entries:
+            attr_or_default(node, "axis") == 0 and isinstance(d[1], Dims) and \
+            None not in d[1].entries:
         n = len(d[0].entries)
         if all(-n <= i < n for i in d[1].entries):
             return [Dims(tuple(d[0].entries[i] for i in d[1].entries), scalar=d[1].scalar)]

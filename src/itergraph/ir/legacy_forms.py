@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from .attributes import attr_or_default
 from .builder import Builder
 from .graph import Graph, Node, Value
 from .static_values import const_value
@@ -209,7 +210,7 @@ def _saved_statistics(b: Builder, node: Node, outs: list[Value], xin: Value, tra
     channel axis; an inference node's repeat the input statistics (``mean``, ``var``,
     ``mean``, ``1 / sqrt(var + epsilon)``)."""
     mean, var = node.inputs[3], node.inputs[4]
-    eps = float(node.attrs.get("epsilon", 1e-5))
+    eps = float(attr_or_default(node, "epsilon"))
     if not training:
         for o, v in zip(outs[1:4], (mean, var, mean)):
             if o.name:

@@ -28,6 +28,7 @@ instead, and has the body compute in that layout:
 
 from __future__ import annotations
 
+from ..ir.attributes import attr_or_default
 from ..ir.builder import Builder
 from ..ir.canonical import int_operand
 from ..ir.graph import Graph, Node, Value
@@ -195,9 +196,9 @@ def _action(n: Node, t: set[int]) -> str | None:
         axes, _ = _reduce_axes(n)
         if axes is None or any(not -2 <= x < 2 for x in axes):
             return None
-        if not axes and n.attrs.get("noop_with_empty_axes", 0):
+        if not axes and attr_or_default(n, "noop_with_empty_axes"):
             return None
-        if n.attrs.get("keepdims", 1):
+        if attr_or_default(n, "keepdims"):
             return "reduce_keep"
         return "reduce_drop"
     if op == "MatMul" and len(n.inputs) == 2 and None not in n.inputs:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis.loop_features import shape_varying
+from ..ir.attributes import attr_or_default
 from ..ir.builder import Builder
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Carried, Concat, Last, Loop
@@ -87,8 +88,8 @@ def _join_of(graph: Graph, port: Concat, rank: int) -> tuple[Node, Node] | None:
         return None
     split = split_nodes[0]
     if not (split.op_type == "SplitToSequence" and split.domain == "" and len(split.inputs) == 1
-            and split.inputs[0] is port.output and int(split.attrs.get("axis", 0)) == 0
-            and int(split.attrs.get("keepdims", 1)) == 0):
+            and split.inputs[0] is port.output and int(attr_or_default(split, "axis")) == 0
+            and int(attr_or_default(split, "keepdims")) == 0):
         return None
     joins = _readers(graph, split.outputs[0])
     if not joins or len(joins) != 1:

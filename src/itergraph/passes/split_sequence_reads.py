@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import where
+from ..ir.attributes import attr_or_default
 from ..ir.graph import Graph, Node, Value
 from ..ir.loop import Loop
 from ..ir.types import DataType, TensorType
@@ -105,8 +106,8 @@ def _axes_fit(split: Node, concat: Node, r: int) -> bool:
     """Whether the split's axis lies within the rank `r` of its input and the join's within
     its pieces' (one more with ``new_axis``); else the pass leaves the join to the kernel,
     which names the axis."""
-    a = int(split.attrs.get("axis", 0))
-    keep = _sizes(split) is not None or bool(int(split.attrs.get("keepdims", 1)))
+    a = int(attr_or_default(split, "axis"))
+    keep = _sizes(split) is not None or bool(int(attr_or_default(split, "keepdims")))
     limit = (r if keep else r - 1) + int(concat.attrs.get("new_axis", 0))
     b = int(concat.attrs.get("axis", 0))
     return -r <= a < r and -limit <= b < limit
@@ -132,13 +133,13 @@ def _x_rank(split: Node, concat: Node) -> int | None:
     out = _rank(concat.outputs[0])
     if out is None:
         return None
-    keep = _sizes(split) is not None or bool(int(split.attrs.get("keepdims", 1)))
+    keep = _sizes(split) is not None or bool(int(attr_or_default(split, "keepdims")))
     return out - int(concat.attrs.get("new_axis", 0)) + (0 if keep else 1)
 
 
 def _axis(split: Node, r: int | None) -> int:
     """The split axis, counted from the front when the rank `r` is known."""
-    a = int(split.attrs.get("axis", 0))
+    a = int(attr_or_default(split, "axis"))
     return a + r if a < 0 and r is not None else a
 
 
@@ -192,7 +193,7 @@ def _at(graph: Graph, node: Node, split: Node) -> list[Node]:
     axis, name, out = _axis(split, _rank(x)), node.name or node.outputs[0].name, node.outputs[0]
     nodes: list[Node] = []
     if sizes is None:  # a Gather by the position itself, which `iteration_gather` knows
-        if not int(split.attrs.get("keepdims", 1)):
+        if not int(attr_or_default(split, "keepdims")):
             return [Node("Gather", [x, pos], [out], {"axis": axis}, version=13, name=name)]
         row = Value(f"{name}_row")
         return [Node("Gather", [x, pos], [row], {"axis": axis}, version=13, name=f"{name}_row"),
@@ -241,7 +242,7 @@ def _join(graph: Graph, node: Node, split: Node) -> list[Node]:
         x = _guarded(nodes, node, x, _sizes(split), 0)
         return [*nodes, Node("Identity", [x], [out], version=16, name=name)]
     x = _guarded(nodes, node, x, None, axis)
-    keep = bool(int(split.attrs.get("keepdims", 1)))
+    keep = bool(int(attr_or_default(split, "keepdims")))
     stacked = x
     if axis != 0:
         perm = [axis, *(d for d in range(r) if d != axis)]

@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...ir import Node
-from ...ir.attributes import attr
+from ...ir.attributes import attr_or_default
 from .epilogues import epilogue
 from .inplace import inplace_pair
 from .integer_chains import integer_chain
@@ -80,7 +80,7 @@ def _affine(node: Node, t, w: np.ndarray, known: Callable) -> tuple | None:
                 or not all(isinstance(p, np.ndarray) and p.shape == (m,)
                            and p.dtype == w.dtype for p in params)):
             return None
-        return inference_affine(*params, float(attr(node, "epsilon", 1e-5)), w.dtype)
+        return inference_affine(*params, float(attr_or_default(node, "epsilon")), w.dtype)
     if (node.op_type not in ("Mul", "Add", "Sub") or len(node.inputs) != 2
             or sum(v is t for v in node.inputs) != 1
             or (node.op_type == "Sub" and node.inputs[0] is not t)):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...ir.attributes import attr_or_default
 from ...ir.canonical import int_operand
 from ...ir.graph import Value
 from ...ir.static_values import known_dims, static_value
@@ -381,7 +382,7 @@ class AffineScope:
         return out
 
     def _gemm(self, p) -> Affine | None:
-        if p.attrs.get("transA", 0) or "broadcast" in p.attrs:
+        if attr_or_default(p, "transA") or "broadcast" in p.attrs:
             return None
         m = self.matrix(p.inputs[1], bool(p.attrs.get("transB", 0)))
         f = self._product(p.inputs[0], m)

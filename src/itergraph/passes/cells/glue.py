@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...ir.attributes import attr_or_default
 from ...ir.canonical import int_operand
 from ...ir.graph import Node, Value
 from ...ir.loop import Loop
@@ -190,7 +191,7 @@ def _reduced(p: Node, shape: Shape | None) -> Shape | None:
     if axes is None or not all(-len(shape) <= int(a) < len(shape) for a in axes):
         return None
     axes = {int(a) % len(shape) for a in axes}
-    if int(p.attrs.get("keepdims", 1)):
+    if int(attr_or_default(p, "keepdims")):
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ....errors import where
 from ....ir import Loop, Node
+from ....ir.attributes import attr_or_default
 from ....ir.operands import SHAPE_OPERANDS
 from ....ir.padded_axes import MASKED, NEUTRAL, Along, along, padded_inputs
 from ....ir.traits import normalized_axes, transpose_perm
@@ -389,10 +390,10 @@ def _reduce(cx, rule, inputs):
         axes = cx.ints(inputs[1], "axes")
     else:
         axes = list(cx.attr("axes", []) or [])
-    if not axes and cx.attr("noop_with_empty_axes", 0) and len(inputs) > 1:
+    if not axes and attr_or_default(cx.node, "noop_with_empty_axes") and len(inputs) > 1:
         return [x]
     axes = sorted({_axis(int(a), r) for a in axes}) if axes else list(range(r))
-    kd = bool(cx.attr("keepdims", 1))
+    kd = bool(attr_or_default(cx.node, "keepdims"))
     if x.axis not in axes:
         ax = x.axis if kd else x.axis - sum(a < x.axis for a in axes)
         return [x.like(rule.fn(cx, x.buf, *inputs[1:]), ax)]
