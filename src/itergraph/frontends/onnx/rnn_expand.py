@@ -49,15 +49,21 @@ def _i64(b: _Builder, *v: int) -> str:
     return b.init(np.array(v, np.int64))
 
 
-def _lstm(b: _Builder, node: Node) -> None:
-    H, direction, dirs = hidden_and_direction(node)
-    names = _names(node, dirs)
+def _time_major(b: _Builder, node: Node, H: int) -> tuple[int, str, str, str, str | None]:
+    """``layout`` (1: batch-major), the input time-major, its shape, the state shape
+    ``[batch, H]`` and the mask of valid steps (None without ``sequence_lens``)."""
     layout = int(_attr(node, "layout", 0))
     x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
     xs = b.op("Shape", [x])
     batch = b.op("Slice", [xs, _i64(b, 1), _i64(b, 2)])
     state_shape = b.op("Concat", [batch, _i64(b, H)], axis=0)
-    mask = _step_mask(b, xs) if b.input(4) is not None else None
+    return layout, x, xs, state_shape, _step_mask(b, xs) if b.input(4) is not None else None
+
+
+def _lstm(b: _Builder, node: Node) -> None:
+    H, direction, dirs = hidden_and_direction(node)
+    names = _names(node, dirs)
+    layout, x, xs, state_shape, mask = _time_major(b, node, H)
     ys, hs, cs = [], [], []
     for di in range(dirs):
         d = b.init(np.int64(di))
@@ -130,12 +136,7 @@ def _gru(b: _Builder, node: Node) -> None:
     H, direction, dirs = hidden_and_direction(node)
     gates = 3 if node.op_type == "GRU" else 1
     names = _names(node, dirs)
-    layout = int(_attr(node, "layout", 0))
-    x = b.op("Transpose", [b.input(0)], perm=[1, 0, 2]) if layout else b.input(0)
-    xs = b.op("Shape", [x])
-    batch = b.op("Slice", [xs, _i64(b, 1), _i64(b, 2)])
-    state_shape = b.op("Concat", [batch, _i64(b, H)], axis=0)
-    mask = _step_mask(b, xs) if b.input(4) is not None else None
+    layout, x, xs, state_shape, mask = _time_major(b, node, H)
     ys, hs = [], []
     for di in range(dirs):
         d = b.init(np.int64(di))
