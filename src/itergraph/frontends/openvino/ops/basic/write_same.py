@@ -113,9 +113,8 @@ def _one_hot(w: NetWriter, node: Node, ins):
                 shape=())
     on = w.one("Gather", "opset8", [ins[2], w.i64(1), w.i64(0)], {"batch_dims": 0}, dtype=dt,
                shape=())
-    return w.one("OneHot", "opset1", [idx, depth, on, off], {"axis": int(node.attrs.get("axis",
-                                                                                    -1))},
-                 dtype=dt)
+    return w.one("OneHot", "opset1", [idx, depth, on, off],
+                 {"axis": int(attr_or_default(node, "axis"))}, dtype=dt)
 
 
 @exporter("BatchNormalization", since=1)
