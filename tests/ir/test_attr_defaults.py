@@ -1,6 +1,7 @@
 """Attribute defaults (`ir.defaults`): ONNX's schemas, and ONNX Runtime's for the contrib ops
 that share a standard op's kernel. A node that leaves its attributes out computes what ONNX
-Runtime computes on both backends; one that leaves out a required one is refused by name."""
+Runtime computes on both backends; one that leaves out a required one is refused by name; and
+no kernel, lowering or writer of standard ops writes a schema's default again."""
 
 from __future__ import annotations
 
