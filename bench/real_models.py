@@ -518,8 +518,8 @@ def print_table(rows, results, engines, args, notes, load_before) -> None:
           f"rounds of {ROUND}, the engines taking turns, after {args.warmup} warm-up calls "
           f"(auto: and until the signatures it compiles behind "
           f"its calls are judged, at most {SETTLE_S:.0f} s); (x) = p50 relative to ONNX "
-          "Runtime (OpenVINO on the IR row); [jax] = auto may use JAX, [numpy] = it "
-          "cannot or it does not pay.")
+          "Runtime (OpenVINO on the IR row); [jax], [numpy] = the engine auto ran the timed "
+          "calls on (with their shares where the signatures went to both).")
     for row in rows:
         print(f"- {row.name}: {row.what}")
     for n in notes:
