@@ -370,7 +370,21 @@ def measure_row(row: Row, engines: list[str], calls: int, warmup: int, threads: 
     for st in live:
         t = np.array(st.times[:calls])
         st.res.p50, st.res.p99 = (float(np.percentile(t, q)) for q in (50, 99))
+        if st.engine == "auto" and st.session is not None:
+            st.res.engine_used = _picked(st, calls)
     return {e: st.res for e, st in streams.items()}, calls
+
+
+def _picked(st: _Stream, calls: int) -> str:
+    """The engines "auto" ran the timed calls' signatures on (`Session.engine_for`):
+    ``numpy``, ``jax``, or their shares of the calls."""
+    from collections import Counter
+
+    picks = Counter(st.session.engine_for(st.feeds(k)) or "numpy"
+                    for k in range(st.k - calls, st.k))
+    if len(picks) == 1:
+        return next(iter(picks))
+    return " / ".join(f"{e} {n / calls:.0%}" for e, n in picks.most_common())
 
 
 def _preload(row: Row, engines: list[str], threads: int) -> None:
@@ -504,8 +518,8 @@ def print_table(rows, results, engines, args, notes, load_before) -> None:
           f"rounds of {ROUND}, the engines taking turns, after {args.warmup} warm-up calls "
           f"(auto: and until the signatures it compiles behind "
           f"its calls are judged, at most {SETTLE_S:.0f} s); (x) = p50 relative to ONNX "
-          "Runtime (OpenVINO on the IR row); [jax] = auto may use JAX, [numpy] = it "
-          "cannot or it does not pay.")
+          "Runtime (OpenVINO on the IR row); [jax], [numpy] = the engine auto ran the timed "
+          "calls on (with their shares where the signatures went to both).")
     for row in rows:
         print(f"- {row.name}: {row.what}")
     for n in notes:

@@ -6,8 +6,10 @@
 As ONNX Runtime's ``InferenceSession`` and OpenVINO's ``CompiledModel``: everything that
 depends only on the model and the options is done once — choosing the engine, the NumPy
 plan or the JAX program, the checks of the options — and a call pays for the feeds' check
-(remembered per signature of host arrays, `feeds.FeedCheck`) and the run itself. On JAX, a
-signature whose run is one XLA program is called directly (`backends.jax.fast_call`).
+(remembered per signature of host arrays, `feeds.FeedCheck`) and the run itself. Once a
+signature has passed the check and its engine has a call for it (`Session.run`: NumPy's
+plan; on JAX a run that is one XLA program, called directly, `backends.jax.fast_call`; on
+"auto" the engine it judged faster), feeds of that signature go straight to that call.
 `Model.run` keeps one session per (backend, max_iterations) and runs through it.
 
 The engine ``"auto"`` chooses (`choose_backend`): JAX when the whole graph compiles with XLA
@@ -21,6 +23,7 @@ the environment variable ``ITERGRAPH_BACKEND`` (``numpy``, ``jax`` or ``auto``) 
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -103,63 +106,76 @@ def worth_compiling(graph) -> bool:
 
 
 class JaxCall:
-    """A session's call on the JAX engine: `feeds.FeedCheck`, then `CompiledGraph.run`; feeds
-    of a signature (`FeedCheck.key`) that has passed the check as it is and whose run is one
-    compiled program skip both, straight to its prepared call (`backends.jax.fast_call`):
-    one signature built per call instead of two. Only signatures the graph's run does not
-    plan per value (no promoted input, `backends.jax.planner`) and that run unpadded
-    (`backends.jax.padded_calls`) are kept: their prepared call computes any values of
-    those shapes. A prepared call that declines (a run-time error flagged, out of memory)
-    hands over to the full path, which raises the model's own error."""
+    """A session's call on the JAX engine: `CompiledGraph.run` on checked feeds; `direct`
+    gives the session a signature's prepared call (`backends.jax.fast_call`) once its run
+    is one compiled program. Only signatures the graph's run does not plan per value (no
+    promoted input, `backends.jax.planner`) are kept: their prepared call computes any
+    values of those shapes (padded ones, `backends.jax.padded_calls`, included). A prepared
+    call that declines (a run-time error flagged, out of memory) hands over to the full
+    path, which raises the model's own error."""
 
-    MAX_SIGNATURES = 64
-
-    def __init__(self, cg, check: FeedCheck, max_iterations: int | None):
-        self.cg, self.check, self.max_iterations = cg, check, max_iterations
-        self.prepared: dict[tuple, Any] = {}  # FeedCheck.key -> fast_call.FastCall
+    def __init__(self, cg, max_iterations: int | None):
+        self.cg, self.max_iterations = cg, max_iterations
 
     def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
-        key = self.check.key(feeds)
-        fast = self.prepared.get(key, False) if key is not None else None
-        if fast and not progress.active():
-            out = fast(feeds)
-            if out is not None:
-                return out
-        out = self.cg.run(self.check(feeds), max_iterations=self.max_iterations)
-        if (fast is False and self.check.passed(key) and not self.cg.promoted_names()
-                and len(self.prepared) < self.MAX_SIGNATURES):
-            sig = self.cg.signature(feeds, self.max_iterations)
-            if sig is not None and sig[0] != "padded":  # None: not one compiled program
-                self.prepared[key] = self.cg.prepared_call(sig)
-        return out
+        return self.cg.run(feeds, max_iterations=self.max_iterations)
+
+    def direct(self, feeds: dict[str, Any]):
+        """The prepared call of the signature of `feeds` (checked host arrays, just run);
+        None: not yet; False: none will be."""
+        cg = self.cg
+        if cg.promoted_names():
+            return False
+        sig = cg.signature(feeds, self.max_iterations)
+        if sig is None:
+            return False
+        fast = cg.prepared_call(sig)
+        if fast:
+            return fast
+        return False if cg.compiled_for(sig) else None
+
+
+class NumpyCall:
+    """A session's call on the NumPy engine: its plan, run on checked feeds."""
+
+    def __init__(self, plan):
+        from .backends.numpy import run_plan
+
+        self.run = functools.partial(run_plan, plan)
+
+    def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
+        return self.run(feeds)
+
+    def direct(self, feeds: dict[str, Any]):
+        return self.run
 
 
 class Session:
     """`model` prepared for one engine and iteration limit; ``run(feeds)`` -> outputs."""
 
+    #: feed signatures whose engine call is kept (`run`)
+    MAX_DIRECT = 256
+
     def __init__(self, model, backend: str | None = None, max_iterations: int | None = None):
         self.model = model
         self.max_iterations = check_max_iterations(max_iterations)
         self._check = FeedCheck(model.graph)
+        # FeedCheck.key -> the engine's call for feeds of that signature, or None (none)
+        self._direct: dict[tuple, Any] = {}
         if has_state(model.graph):  # the step graph (state in, state out) chooses its own
             self.backend = backend_name(backend)
             self._call = self._stateful
             return
         self.backend = choose_backend(model, backend)  # the engine that runs: numpy or jax
         if self.backend == "jax" and backend_name(backend) == "auto":
-            from .backends.numpy import run_plan
             from .tiered import TieredRunner
 
-            plan = model.numpy_plan(self.max_iterations, False)
-            self._call = TieredRunner(model.jax_compiled(), lambda f: run_plan(plan, f),
-                                      self.max_iterations)
+            numpy = NumpyCall(model.numpy_plan(self.max_iterations, False))
+            self._call = TieredRunner(model.jax_compiled(), numpy.run, self.max_iterations)
         elif self.backend == "jax":
-            self._call = JaxCall(model.jax_compiled(), self._check, self.max_iterations)
+            self._call = JaxCall(model.jax_compiled(), self.max_iterations)
         else:
-            from .backends.numpy import run_plan
-
-            plan = model.numpy_plan(self.max_iterations, False)
-            self._call = lambda feeds: run_plan(plan, feeds)
+            self._call = NumpyCall(model.numpy_plan(self.max_iterations, False))
 
     @property
     def inputs(self) -> list:
@@ -170,10 +186,38 @@ class Session:
         return self.model.outputs
 
     def run(self, feeds: dict[str, Any]) -> dict[str, Any]:
-        """Run on `feeds` (``{input name: value}``); ``{output name: value}`` in output order."""
-        if type(self._call) is JaxCall:
-            return self._call(feeds)  # checks the feeds itself
-        return self._call(self._check(feeds))
+        """Run on `feeds` (``{input name: value}``); ``{output name: value}`` in output order.
+
+        Feeds of a signature (`FeedCheck.key`) that has passed the check as it is go straight
+        to the call the engine gave for it (`_learn`): one signature built per call, no
+        other dispatch. A call that declines (returns None) takes the full path."""
+        key = FeedCheck.key(feeds)
+        fn = self._direct.get(key, False)
+        if fn and not progress.active():
+            out = fn(feeds)
+            if out is not None:
+                return out
+        out = self._call(self._check(feeds))
+        if fn is False and key is not None:
+            self._learn(feeds, key)
+        return out
+
+    def _learn(self, feeds: dict[str, Any], key: tuple) -> None:
+        """Keep the engine's call for feeds of signature `key` (just run), once it has one
+        (`direct`: the call, None not yet, False never): only for feeds the check took as
+        they are (a conversion would be skipped)."""
+        direct = getattr(self._call, "direct", None)
+        if direct is None or not self._check.passed(key) or len(self._direct) >= self.MAX_DIRECT:
+            return
+        fn = direct(feeds)
+        if fn is not None:
+            self._direct[key] = fn or None
+
+    def engine_for(self, feeds: dict[str, Any]) -> str | None:
+        """The engine that runs feeds of this signature: ``"numpy"`` or ``"jax"``; None where
+        ``"auto"`` has not judged it yet (it is answered on NumPy meanwhile)."""
+        engine_for = getattr(self._call, "engine_for", None)
+        return self.backend if engine_for is None else engine_for(feeds)
 
     def _stateful(self, feeds):
         return self.model.state.run(feeds, self.backend, max_iterations=self.max_iterations)

@@ -83,6 +83,20 @@ class TieredRunner:
         v = self.verdicts.get(self.cg.signature(feeds, self.max_iterations))
         return None if v is None else v.choice
 
+    def direct(self, feeds: dict[str, Any]):
+        """The call a judged signature runs on (`Session.run` calls it straight): NumPy's
+        run or JAX's prepared call; None: not judged yet; False: none will be (an input
+        whose value picks the program, a signature that is not one compiled program)."""
+        if self.cg.promoted_names():
+            return False
+        key = self.cg.signature(feeds, self.max_iterations)
+        v = None if key is None else self.verdicts.get(key)
+        if v is None or v.choice is None:
+            return None if key is not None else False
+        if v.choice == "numpy":
+            return self.numpy_run
+        return self.cg.prepared_call(key) or False
+
     def __call__(self, feeds: dict[str, Any]) -> dict[str, Any]:
         key = self.cg.signature(feeds, self.max_iterations)
         if key is None:  # sequences, optionals, device arrays: the reference engine

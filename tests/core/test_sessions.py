@@ -248,17 +248,41 @@ def test_auto_judges_after_fewer_calls_only_where_one_engine_is_clearly_faster()
 
 
 def test_a_jax_session_calls_a_checked_signature_straight_to_its_prepared_call():
-    """`session.JaxCall`: from the signature's first run on, the session keeps its prepared
+    """`Session.run`: once a signature's run is one program, the session keeps its prepared
     call by the feed check's key; new values of those shapes and a second signature are
     computed afresh, and feeds the check would convert still go through it."""
     sess = ig.load(add_model()).compile("jax")
     a = np.arange(4, dtype=np.float32)
     for k in range(3):
         np.testing.assert_array_equal(sess.run({"a": a + k, "b": a})["y"], 2 * a + k)
-    (key, fast), = sess._call.prepared.items()
+    (key, fast), = sess._direct.items()
     assert isinstance(fast, FastCall) and key == (("a", a.dtype, (4,)), ("b", a.dtype, (4,)))
-    np.testing.assert_array_equal(sess.run({"b": a, "a": a})["y"], 2 * a)  # another order
-    assert len(sess._call.prepared) == 2
+    for _ in range(2):
+        np.testing.assert_array_equal(sess.run({"b": a, "a": a})["y"], 2 * a)  # another order
+    assert len(sess._direct) == 2
     np.testing.assert_array_equal(sess.run({"a": [0, 1, 2, 3], "b": a})["y"], 2 * a)
     with pytest.raises(ig.InputError):
         sess.run({"a": a})
+
+
+def test_auto_calls_a_judged_signature_straight_on_the_engine_it_picked(default_engine):
+    """`Session.run` on "auto": once a signature is judged, its calls go to the picked
+    engine's call (`TieredRunner.direct`), which `Session.engine_for` names; another
+    signature is still answered (on NumPy) while it is not judged."""
+    g = _lstm_model()
+    sess = ig.load(g).compile()
+    x = np.random.default_rng(3).standard_normal((5, 1, 2)).astype(np.float32)
+    for _ in range(40):
+        sess.run({"X": x})
+        sess._call.wait(60)
+        if sess._direct:
+            break
+    (key, call), = sess._direct.items()
+    picked = sess.engine_for({"X": x})
+    assert picked in ("numpy", "jax") and key == (("X", x.dtype, x.shape),)
+    assert (call is sess._call.numpy_run) == (picked == "numpy")
+    for feeds in ({"X": x}, {"X": x[:3]}):
+        got = sess.run(feeds)
+        for name, want in run_ort(g, feeds).items():
+            np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-6)
+    assert sess.engine_for({"X": x[:3]}) is None

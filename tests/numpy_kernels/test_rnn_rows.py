@@ -85,3 +85,24 @@ def test_input_wider_than_the_state_takes_the_general_steps(monkeypatch):
     m, feeds = _lstm(12, 4, 5)
     monkeypatch.setattr(rnn_rows, "run", None)  # would fail if called
     _same(ig.load(m).run(feeds, backend="numpy"), run_ort(m, feeds))
+
+
+@pytest.mark.parametrize("states", [True, False])
+def test_a_constant_cell_over_one_sequence_prepares_its_matrix_once(monkeypatch, states):
+    """`rnn._one_row`: a forward LSTM with constant weights over a batch of one builds the
+    step matrix on its first call only; every call's outputs are its own arrays."""
+    m, feeds = _lstm(5, 7, 6, states=states)
+    built = []
+    augmented = rnn_rows.augmented
+    monkeypatch.setattr(rnn_rows, "augmented", lambda *a: built.append(1) or augmented(*a))
+    sess = ig.load(m).compile("numpy")
+    firsts = []
+    for _ in range(3):
+        got = sess.run(feeds)
+        _same(got, run_ort(m, feeds))
+        firsts.append({k: v.copy() for k, v in got.items()})
+        assert all(v.flags.c_contiguous and v.flags.writeable for v in got.values())
+        got["Y"][...] = np.nan  # the caller's: the next call does not see it
+        feeds["X"] = rng.standard_normal(feeds["X"].shape).astype(np.float32)
+    assert len(built) == 1
+    assert not np.array_equal(firsts[0]["Y"], firsts[1]["Y"])

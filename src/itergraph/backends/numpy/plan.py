@@ -25,6 +25,7 @@ from ...ir import Graph, Node, Value
 from ...ir.traits import Trait, has
 from ...ir.traversal import needed_nodes
 from .fusions import chain_for
+from .heap import keep_temporaries
 from .kernels import factory_for
 from .source_names import source_label
 
@@ -89,6 +90,7 @@ class CompileContext:
         key = (id(graph), tuple(v.uid for v in outs), tuple(v.uid for v in ins))
         plan = self._cache.get(key)
         if plan is None:
+            keep_temporaries()
             plan = _compile(graph, ins, outs, self)
             self._cache[key] = plan
         return plan

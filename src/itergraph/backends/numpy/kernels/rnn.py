@@ -23,7 +23,7 @@ from ...common.rnn import (
     step_count,
     with_last_y,
 )
-from . import kernel
+from . import kernel, rnn_rows
 from .nn import sigmoid, softplus
 from .rnn_steps import batch_of, fast_path, run_direction
 
@@ -37,8 +37,14 @@ def _recurrent(node, ctx):
     n_out = len(node.outputs)
     G = kind.gates
     views: list = []  # the last read-only weights and their views (see `_views`)
+    rows: list = []  # the last read-only weights and their `rnn_rows` matrix (`_one_row`)
+    one_row = at.op == "LSTM" and at.direction == "forward" and not layout
 
     def fn(x, w, r, b=None, seq_lens=None, *init):
+        if one_row and seq_lens is None:
+            outs = _one_row(node, at, rows, x, w, r, b, init)
+            if outs is not None:
+                return outs[0] if n_out == 1 else outs[:n_out]
         if layout:
             x = x.transpose(1, 0, 2)
         seq, batch = x.shape[0], x.shape[1]
@@ -85,6 +91,50 @@ def _recurrent(node, ctx):
         return outs[0] if n_out == 1 else tuple(outs[:n_out])
 
     return fn
+
+
+def _one_row(node, at: RnnAttrs, memo: list, x, w, r, b, init) -> tuple | None:
+    """(Y, Y_h, Y_c) of a forward LSTM over one sequence (batch 1, no lengths, no
+    peepholes) with constant weights, straight on `rnn_rows`: the weights' checks and the
+    step matrix are done once per weights and kept in `memo`, so that a call of a small
+    cell pays for its steps alone; None where this does not apply (the general path)."""
+    if x.ndim != 3 or x.shape[1] != 1 or x.shape[0] == 0 or len(init) > 2:
+        return None
+    hit = memo[0] if memo else None  # one read: another thread may replace it
+    if hit is None or hit[0] is not w or hit[1] is not r or hit[2] is not b:
+        hit = _row_matrix(node, at, w, r, b, x.dtype)
+        if hit is None:
+            return None
+        memo[:] = [hit]
+    m, H = hit[3], hit[4]
+    if x.dtype != m.dtype or x.shape[2] != w.shape[2] or x.shape[2] > H:  # `rnn_rows.applies`
+        return None
+    states = []
+    for k in range(2):
+        s = init[k] if k < len(init) else None
+        if s is None:
+            states.append(np.zeros((1, H), m.dtype))
+        elif s.shape == (1, 1, H) and s.dtype == m.dtype:
+            states.append(s[0].copy())
+        else:
+            return None
+    y, hn, cn = rnn_rows.run(x, m, states[0], states[1], at.clip)
+    return np.ascontiguousarray(y[:, None]), hn[None], cn[None]
+
+
+def _row_matrix(node, at: RnnAttrs, w, r, b, dt) -> tuple | None:
+    """``(w, r, b, rnn_rows.augmented matrix, H)`` for read-only weights of one direction
+    whose cell has `rnn_steps`' in-place form, else None."""
+    if any(a is not None and (a.flags.writeable or a.dtype != dt) for a in (w, r, b)):
+        return None
+    if not fast_path(at, 0, None, dt) or w.ndim != 3 or r.ndim != 3:
+        return None
+    H = at.hidden(r)
+    at.check_weights(node, w, r, H)
+    if b is not None and b.shape != (1, 8 * H):
+        return None
+    wb, rb = (None, None) if b is None else (b[0, :4 * H], b[0, 4 * H:])
+    return w, r, b, rnn_rows.augmented(r[0].T, w[0].T, wb, rb, dt), H
 
 
 def _views(memo: list, w, r, b, gh: int, dirs: int) -> list[tuple]:

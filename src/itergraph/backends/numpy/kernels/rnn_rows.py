@@ -24,6 +24,12 @@ _CACHE: dict[tuple, tuple] = {}  # read-only weights' augmented matrices, by the
 _CACHE_MAX = 64
 
 
+#: 0.5 as a 0-d array of each float type (made once: read-only)
+_HALF = {np.dtype(t): np.array(0.5, t) for t in (np.float32, np.float64)}
+for _a in _HALF.values():
+    _a.flags.writeable = False
+
+
 def applies(x, h, mask) -> bool:
     """Whether `run` fits: a batch of one, no step mask, an input no wider than the state."""
     return mask is None and x.shape[1] == 1 and h.shape[0] == 1 and x.shape[2] <= h.shape[1]
@@ -71,17 +77,17 @@ def run(x, m, h, c, clip):
     z[0, :H] = h[0]
     z[:n, H:-1] = x[:, 0]
     z[:, -1] = 1
-    b = np.empty(5 * H, dt)
-    b[4 * H:] = c[0]
+    b = np.empty(8 * H, dt)  # the gates, the cell state, then work space
+    b[4 * H:5 * H] = c[0]
     g, s, gc = b[:4 * H], b[:3 * H], b[3 * H:4 * H]
-    go, i_f, g_c, cv = b[:H], b[H:3 * H], b[3 * H:], b[4 * H:]
-    p, t1 = np.empty(2 * H, dt), np.empty(H, dt)
+    go, i_f, g_c, cv = b[:H], b[H:3 * H], b[3 * H:5 * H], b[4 * H:5 * H]
+    p, t1 = b[5 * H:7 * H], b[7 * H:]
     pi, pf = p[:H], p[H:]
     # a step is about one microsecond of NumPy's call overhead per operation: the row views
     # are cut once, and the constants are arrays (a Python float costs a scalar conversion
     # per call, twice the call itself on these sizes)
     rows, hs = list(z[:n]), list(z[1:, :H])
-    half = np.array(0.5, dt)  # `rnn_steps` runs float32 and float64 only
+    half = _HALF[dt]  # `rnn_steps` runs float32 and float64 only
     dot, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
     for zt, ht in zip(rows, hs):
         dot(zt, m, out=g)
