@@ -40,7 +40,7 @@ CASES = [
     ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_UPPER", "strides": [3]}),
     ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_LOWER"}),
     ((1, 3, 5, 6, 7), (3, 1, 2, 3, 2), {"group": 3, "strides": [1, 2, 1]}),
-    # strided depthwise: windows padded one by one (some wholly in the padding)
+    # strided depthwise, some windows wholly in the padding
     ((1, 16, 9, 10), (16, 1, 3, 3), {"group": 16, "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((2, 8, 8, 7), (16, 1, 5, 3), {"group": 8, "strides": [3, 2], "pads": [2, 1, 3, 0]}),
     ((1, 16, 3, 4), (16, 1, 3, 3), {"group": 16, "strides": [2, 2], "pads": [3, 3, 3, 3],
