@@ -99,14 +99,15 @@ def test_the_column_cases_take_the_column_form(x_shape, w_shape, attrs):
 
 
 def test_a_large_first_layer_takes_the_column_form():
-    """An image's first layer (3 input channels) is a product over the stacked windows at
-    any common size, 16 input channels only while the column matrix is small; and the large
+    """An image's first layer (3 input channels) is a product over the stacked windows up
+    to 320x320, on 16 input channels only while the column matrix is small; and a large
     3-channel one matches ONNX Runtime."""
     from itergraph.backends.jax.ops import conv
 
     geometry = ([3, 3], [2, 2], [1, 1], [(1, 1), (1, 1)])
     assert conv._few_columns((1, 3, 224, 224), *geometry)
     assert not conv._few_columns((1, 16, 224, 224), *geometry)
+    assert not conv._few_columns((1, 3, 800, 608), *geometry)
     m = _conv_model((1, 3, 160, 192), (8, 3, 3, 3), True, strides=[2, 2], pads=[1, 1, 1, 1])
     x = np.random.default_rng(0).standard_normal((1, 3, 160, 192)).astype(np.float32)
     want = ort.InferenceSession(m.SerializeToString(),

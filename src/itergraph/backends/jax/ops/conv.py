@@ -203,9 +203,10 @@ _COLUMN_TAPS = 27
 _COLUMN_ELEMENTS = 1 << 17
 #: on at most this many input channels (an image's first layer) the product over the column
 #: matrix stays faster up to `_FEW_CHANNEL_ELEMENTS` (3 -> 16, 3x3 stride 2 over 224x224
-#: and 320x320: 1.3-1.4x faster than XLA's convolution, with one thread)
+#: and 320x320: 1.2-1.4x faster than XLA's convolution, with one thread; a layout model's
+#: 800x608 input, 3.3M elements, no faster)
 _FEW_CHANNELS = 4
-_FEW_CHANNEL_ELEMENTS = 1 << 23
+_FEW_CHANNEL_ELEMENTS = 1 << 20
 
 
 def _few_columns(shape, kernel, strides, dilations, pads) -> bool:
