@@ -41,7 +41,13 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def configure_threads(n: int) -> None:
-    """Fix the thread count of NumPy's BLAS and XLA's CPU backend; must run before imports."""
+    """Fix the thread count of NumPy's BLAS and XLA's CPU backend; must run before imports.
+
+    With one thread the process is also pinned to one core (of those it may use): XLA's CPU
+    client sizes the pool its library kernels (YNNPACK's products and reductions) run on from
+    the cores the process may use, whatever its flags say, so on two cores a "one-thread"
+    JAX engine ran its work on two worker threads (magika: 85 + 86 ticks of CPU time on
+    them, 15 on the calling thread, over 200 calls) while ONNX Runtime used one."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
         os.environ[var] = str(n)
@@ -50,6 +56,13 @@ def configure_threads(n: int) -> None:
         flags += " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     os.environ["XLA_FLAGS"] = flags.strip()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if n == 1 and hasattr(os, "sched_setaffinity"):
+        usable = os.sched_getaffinity(0)
+        _PINNED_FROM.append(len(usable))
+        os.sched_setaffinity(0, {min(usable)})
+
+
+_PINNED_FROM: list[int] = []  # how many cores the process had before `configure_threads`
 
 
 # ----------------------------------------------------------------------------- machine
@@ -64,14 +77,16 @@ def machine_lines(threads: int, load_before: float | None) -> list[str]:
                 break
     except OSError:
         pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = _PINNED_FROM[0] if _PINNED_FROM else len(os.sched_getaffinity(0)) \
+        if hasattr(os, "sched_getaffinity") else os.cpu_count()
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "onnx", "onnxruntime", "openvino", "jax"):
         try:
             versions[mod] = __import__(mod).__version__
         except Exception:
             versions[mod] = "not installed"
-    lines = [f"CPU: {cpu}, {cores} cores available, threads per engine: {threads}",
+    pinned = " (the process pinned to one core)" if _PINNED_FROM else ""
+    lines = [f"CPU: {cpu}, {cores} cores available, threads per engine: {threads}{pinned}",
              "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items())]
     lines.append(f"itergraph-jax device: {jax_device()}")
     if load_before is not None:

@@ -40,6 +40,13 @@ CASES = [
     ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_UPPER", "strides": [3]}),
     ((1, 5, 12), (5, 1, 4), {"group": 5, "auto_pad": "SAME_LOWER"}),
     ((1, 3, 5, 6, 7), (3, 1, 2, 3, 2), {"group": 3, "strides": [1, 2, 1]}),
+    # strided depthwise, some windows wholly in the padding
+    ((1, 16, 9, 10), (16, 1, 3, 3), {"group": 16, "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((2, 8, 8, 7), (16, 1, 5, 3), {"group": 8, "strides": [3, 2], "pads": [2, 1, 3, 0]}),
+    ((1, 16, 3, 4), (16, 1, 3, 3), {"group": 16, "strides": [2, 2], "pads": [3, 3, 3, 3],
+                                    "dilations": [2, 1]}),
+    ((1, 16, 11), (16, 1, 4), {"group": 16, "strides": [2], "auto_pad": "SAME_UPPER"}),
+    ((1, 16, 5, 1), (16, 1, 3, 3), {"group": 16, "strides": [1, 3], "pads": [1, 3, 1, 3]}),
     # neither: the general convolution
     ((1, 6, 8, 8), (4, 3, 3, 3), {"group": 2}),
     ((1, 16, 64, 96), (8, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
@@ -89,3 +96,21 @@ def test_the_column_cases_take_the_column_form(x_shape, w_shape, attrs):
     assert conv._few_columns(x_shape, *geometry(x_shape, w_shape, attrs))
     big = CASES[-len(COLUMNS) - 1]
     assert not conv._few_columns(big[0], *geometry(*big))
+
+
+def test_a_large_first_layer_takes_the_column_form():
+    """An image's first layer (3 input channels) is a product over the stacked windows up
+    to 320x320, on 16 input channels only while the column matrix is small; and a large
+    3-channel one matches ONNX Runtime."""
+    from itergraph.backends.jax.ops import conv
+
+    geometry = ([3, 3], [2, 2], [1, 1], [(1, 1), (1, 1)])
+    assert conv._few_columns((1, 3, 224, 224), *geometry)
+    assert not conv._few_columns((1, 16, 224, 224), *geometry)
+    assert not conv._few_columns((1, 3, 800, 608), *geometry)
+    m = _conv_model((1, 3, 160, 192), (8, 3, 3, 3), True, strides=[2, 2], pads=[1, 1, 1, 1])
+    x = np.random.default_rng(0).standard_normal((1, 3, 160, 192)).astype(np.float32)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ig.load(m).run({"x": x}, backend="jax")["y"], want,
+                               rtol=1e-4, atol=1e-4)

@@ -1,4 +1,5 @@
-"""MaxPool and AveragePool on JAX reduce one spatial axis at a time (`ops.conv._separable`):
+"""MaxPool and AveragePool on JAX reduce one spatial axis at a time (`ops.conv._separable`),
+and windows that tile the input in one reduction over a reshape (`ops.conv._tiled`):
 a grid of windows, strides, pads, dilations, auto_pad, batch and element types against
 ONNX Runtime, for inputs held channels first and channels last."""
 
@@ -21,6 +22,13 @@ GRID = [
                                "auto_pad": "SAME_UPPER"}),
     ("MaxPool", (1, 3, 10), {"kernel_shape": [4], "strides": [3], "auto_pad": "SAME_LOWER"}),
     ("MaxPool", (1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [1, 2, 1]}),
+    # windows that tile the input (as long as their stride): one reduction over a reshape
+    ("MaxPool", (1, 3, 9, 10), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ("MaxPool", (2, 2, 8, 9), {"kernel_shape": [2, 3], "strides": [2, 1],
+                               "pads": [0, 1, 0, 1]}),
+    ("AveragePool", (1, 3, 7, 9), {"kernel_shape": [3, 3], "strides": [3, 3]}),
+    ("AveragePool", (1, 2, 8, 8), {"kernel_shape": [2, 2], "strides": [2, 2],
+                                   "auto_pad": "SAME_UPPER"}),
     ("AveragePool", (2, 3, 9, 8), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     ("AveragePool", (1, 3, 9, 8), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
                                    "count_include_pad": 1}),
