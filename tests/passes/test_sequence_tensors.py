@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from onnx import helper as h
 
-from itergraph.passes.sequence_tensors import sequence_tensors
+from itergraph.passes.sequence_tensors import (
+    sequence_tensors,
+    sequence_tensors_unconditional,
+)
 from onnx_builders import I64, B, F, body, model, vi
 from passutil import assert_like_ort_everywhere, assert_same_outputs, load, ops, rng, transformed
 
@@ -80,3 +83,21 @@ def test_list_read_elsewhere_is_left_alone():
     m.graph.node.append(h.make_node("SequenceLength", ["list"], ["n"]))
     m.graph.output.append(vi("n", I64, []))
     assert transformed(load(m), sequence_tensors)[1] == 0
+
+
+def test_compiler_form_leaves_conditional_appends_and_takes_unconditional_ones():
+    """`sequence_tensors_unconditional` (the JAX backend's): a list appended to inside an If
+    stays a list (its length would be known only at run time, XLA's conditional returns one
+    shape per branch); one appended to at every iteration becomes the grown tensor, with the
+    same outputs."""
+    assert transformed(load(_conditional(0, False, 3)), sequence_tensors_unconditional)[1] == 0
+    m = _conditional(0, False, 3)
+    loop = next(n for n in m.graph.node if n.op_type == "Loop")
+    b = loop.attribute[0].g
+    for i, n in enumerate(b.node):  # the append made unconditional
+        if n.op_type == "If":
+            b.node[i].CopyFrom(h.make_node("SequenceInsert", ["seq_in", "r"], ["seq_out"]))
+    g = load(m)
+    new, count = transformed(g, sequence_tensors_unconditional)
+    assert count == 1 and "SequenceInsert" not in ops(new)
+    assert_same_outputs(g, new, _feeds())

@@ -79,7 +79,7 @@ from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .ragged_scan_joins import ragged_scan_joins
 from .sequence_scan_outputs import sequence_scan_outputs
-from .sequence_tensors import sequence_tensors
+from .sequence_tensors import sequence_tensors, sequence_tensors_unconditional
 from .split_sequence_reads import split_sequence_reads
 from .static_sequences import static_sequences
 
@@ -89,7 +89,7 @@ XLA_FUSE: tuple[Pass, ...] = (fuse_cells,)
 #: the part of `XLA_LAYOUT` that removes sequences (the JAX backend's static analysis,
 #: `explain`, looks at the graph after it, as the compiled program does)
 XLA_SEQUENCES: tuple[Pass, ...] = (split_sequence_reads, sequence_scan_outputs,
-                                   static_sequences)
+                                   static_sequences, sequence_tensors_unconditional)
 XLA_LAYOUT: tuple[Pass, ...] = XLA_SEQUENCES + (gate_fission, carried_layout)
 XLA_MOTION: tuple[Pass, ...] = (hoist_invariants,)
 XLA: tuple[Pass, ...] = XLA_FUSE + XLA_LAYOUT + XLA_MOTION

@@ -53,12 +53,20 @@ class SequenceTensors(Pass):
     name = "sequence_tensors"
     in_place = True
 
+    def __init__(self, through_if: bool = True):
+        # without `through_if`, a set that passes through an If (a conditional append) is
+        # left as it is: its tensor grows by a length known only at run time, which a
+        # compiler's conditional (XLA's: one shape per branch output) cannot return
+        self.through_if = through_if
+
     def applicable(self, graph: Graph) -> bool:
         return any(n.op_type in _ROOTS and n.domain == "" for _, n in graph.walk())
 
     def __call__(self, graph: Graph) -> int:
         done = 0
         for comp in _components(graph):
+            if not self.through_if and _passes_if(comp):
+                continue
             plan = _plan(graph, comp)
             if plan is not None:
                 _rewrite(graph, comp, *plan)
@@ -67,6 +75,14 @@ class SequenceTensors(Pass):
 
 
 sequence_tensors = SequenceTensors()
+#: the form a compiler (XLA) takes: appends at every iteration only (`through_if` off)
+sequence_tensors_unconditional = SequenceTensors(through_if=False)
+
+
+def _passes_if(comp: dict) -> bool:
+    """Whether a value of the set is an If's output."""
+    return any(v.producer is not None and _std(v.producer, "If")
+               for v in comp["values"].values())
 
 
 def _std(n: Node, *ops: str) -> bool:
