@@ -16,7 +16,7 @@ from itergraph.ir import Carried, Graph, Last, Loop, Node, Value, tensor
 
 
 def _steps(cg):
-    out, plan = [], cg._root.last_plan
+    out, plan = [], cg.root.last_plan
     while plan is not None:
         out.extend(type(s).__name__ for s in plan.steps)
         plan = plan.tail.last_plan if plan.tail is not None else None
@@ -127,9 +127,9 @@ def test_plans_are_cached_per_signature_and_fast_paths_are_one_jit():
     for shape in [(2,), (3, 4), (2,)]:
         x = np.ones(shape, np.float32)
         np.testing.assert_array_equal(cg.run({"x": x})["y"], 2 * x)
-    assert len(cg._root.plans) == 2
+    assert len(cg.root.plans) == 2
     assert all(len(p.steps) == 1 and isinstance(p.steps[0], JitStep)
-               for p in cg._root.plans.values())
+               for p in cg.root.plans.values())
     assert cg.fully_compiled
     assert NumpyStep and DriverStep  # the other kinds of step, exercised elsewhere
 

@@ -196,7 +196,7 @@ def test_capacity_doubles_when_the_loop_runs_past_it():
     cg = jb.compile_graph(g, initial_capacity=2)
     got = cg.run(feeds)
     assert_same(got, numpy_run(g, feeds), rtol=1e-5, atol=1e-5)
-    (step,) = [s for s in cg._root.last_plan.steps if hasattr(s, "driver")]
+    (step,) = [s for s in cg.root.last_plan.steps if hasattr(s, "driver")]
     assert step.driver.capacities == [2, 4, 8]
     assert _grown(cg)
     assert_same(cg.run(feeds), got)
