@@ -1,5 +1,5 @@
 """Translators of ONNX ops that are one OpenVINO op with their attributes moved: IsInf, Selu,
-BitShift, ScatterElements, OneHot, BatchNormalization, LRN, DepthToSpace, SpaceToDepth, Unique.
+BitShift, ScatterElements, OneHot, LRN, DepthToSpace, SpaceToDepth, Unique.
 
 ONNX semantics kept where OpenVINO's op differs:
 - ``Selu``'s ``alpha``/``gamma`` attributes become OpenVINO's ``alpha``/``lambda`` inputs;
@@ -11,7 +11,7 @@ ONNX semantics kept where OpenVINO's op differs:
   ``mul`` is ``prod``);
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
   ``off_value``): the index is first moved into range;
-- ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
+- ``LRN`` is OpenVINO's
   ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
   plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
   ``depth_first``;
@@ -115,16 +115,6 @@ def _one_hot(w: NetWriter, node: Node, ins):
     return w.one("OneHot", "opset1", [idx, depth, on, off], {"axis": int(node.attrs.get("axis",
                                                                                     -1))},
                  dtype=dt)
-
-
-@exporter("BatchNormalization", since=1)
-def _batch_norm(w: NetWriter, node: Node, ins):
-    if int(node.attrs.get("training_mode", 0)) or len(node.outputs) > 1:
-        raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode has no "
-                               "OpenVINO counterpart")
-    return w.one("BatchNormInference", "opset5", ins[:5],
-                 {"epsilon": float(node.attrs.get("epsilon", 1e-5))}, dtype=ins[0].dtype,
-                 shape=ins[0].shape)
 
 
 @exporter("LRN", since=1)

@@ -420,8 +420,12 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
     x, s, zp = ins[0], ins[1], _in(ins, 2)
     out = _quant_type(node, zp)
     if out not in _QUANT_OUT:
+        # OpenVINO 2026.4's Convert to f8e4m3/f8e5m2 rounds twice (-50.0008 -> -48, where
+        # round-to-nearest-even gives -52) and gives NaN or inf where ONNX saturates
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer quantizes to uint8, int8, "
-                               f"uint16, int16, uint4 and int4 only, not to {out}")
+                               f"uint16, int16, uint4 and int4 only, not to {out} (OpenVINO's "
+                               "Convert to float8 neither rounds to nearest even nor "
+                               "saturates)")
     prec = _precision(node)
     lo, hi = _RANGES[out]
     if prec == np.float16 and hi - lo > 255:

@@ -1,0 +1,89 @@
+"""ONNX forms written to IR with ops OpenVINO's own counterpart lacks, each against ONNX's
+reference evaluator (ONNX Runtime where that fails): BatchNormalization in training mode (the
+batch's statistics, running averages), MaxPool's column-major indices
+(``storage_order=1``), a ConvTranspose ``output_shape`` beyond what the convolution makes
+(zeros padded on before the bias), and a DFT whose axis is an input."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx.reference import ReferenceEvaluator
+from ov_helpers import run_ov
+
+import itergraph as ig
+
+rng = np.random.default_rng(5)
+F = T.FLOAT
+
+
+def _agree(m: onnx.ModelProto, feeds: dict, tmp_path, atol=1e-5, oracle="reference"):
+    onnx.checker.check_model(m)
+    if oracle == "reference":
+        want = ReferenceEvaluator(m).run(None, feeds)
+    else:
+        want = ort.InferenceSession(m.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, feeds)
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    got = run_ov(xml, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol)
+
+
+def _model(node, inputs, outputs, inits=(), opset=20):
+    g = h.make_graph([node], "g", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=9)
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_batch_norm_training_mode(outputs, tmp_path):
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32) * 2 + 1
+    c = [rng.standard_normal(4).astype(np.float32) for _ in range(3)] + \
+        [rng.uniform(0.5, 2, 4).astype(np.float32)]
+    names = ["y", "rm", "rv"][:outputs]
+    node = h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], names,
+                       training_mode=1, momentum=0.8, epsilon=1e-3)
+    m = _model(node, [h.make_tensor_value_info("x", F, ["n", 4, "t"])],
+               [h.make_tensor_value_info(n, F, s) for n, s in
+                zip(names, [["n", 4, "t"], [4], [4]])],
+               [h.make_tensor(k, F, [4], v) for k, v in zip("sbmv", c)], opset=15)
+    _agree(m, {"x": x}, tmp_path)
+
+
+def test_max_pool_column_major_indices(tmp_path):
+    x = rng.standard_normal((2, 3, 5, 6, 4)).astype(np.float32)
+    node = h.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 3, 2], strides=[1, 2, 1],
+                       pads=[0, 1, 0, 1, 1, 0], storage_order=1)
+    m = _model(node, [h.make_tensor_value_info("x", F, [2, 3, 5, 6, 4])],
+               [h.make_tensor_value_info("y", F, ["a", "b", "c", "d", "e"]),
+                h.make_tensor_value_info("i", T.INT64, ["a", "b", "c", "d", "e"])], opset=12)
+    _agree(m, {"x": x}, tmp_path)
+
+
+def test_conv_transpose_output_shape_beyond_the_convolution(tmp_path):
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 2)).astype(np.float32)
+    node = h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2],
+                       output_shape=[8, 9])  # the convolution makes [7, 8]
+    m = _model(node, [h.make_tensor_value_info("x", F, [1, 2, 3, 4])],
+               [h.make_tensor_value_info("y", F, [1, 3, 8, 9])],
+               [h.make_tensor("w", F, w.shape, w.ravel()), h.make_tensor("b", F, [3],
+                                                                       [0.5, -1, 2])])
+    _agree(m, {"x": x}, tmp_path, oracle="onnxruntime")  # onnx.reference's Col2Im refuses it
+
+
+@pytest.mark.parametrize("axis", [1, 2, -2, -3])
+def test_dft_axis_given_at_run_time(axis, tmp_path):
+    x = rng.standard_normal((2, 5, 6, 2)).astype(np.float32)
+    node = h.make_node("DFT", ["x", "", "axis"], ["y"], inverse=0)
+    m = _model(node, [h.make_tensor_value_info("x", F, [2, 5, 6, 2]),
+                      h.make_tensor_value_info("axis", T.INT64, [])],
+               [h.make_tensor_value_info("y", F, ["a", "b", "c", 2])])
+    _agree(m, {"x": x, "axis": np.array(axis, np.int64)}, tmp_path, atol=1e-4)
