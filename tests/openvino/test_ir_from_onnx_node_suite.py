@@ -32,6 +32,9 @@ CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 REFUSED = {
     "not to float8": "QuantizeLinear to float8: OpenVINO's Convert to f8 rounds twice "
     "(-50.0008 -> -48 in e4m3, not -52) and gives NaN where ONNX saturates",
+    "neither rounds to nearest even nor saturates": "Cast to float8: OpenVINO's Convert to f8 "
+    "rounds twice and gives NaN where ONNX saturates (the cases that pass do so only because "
+    "their data has no value near a tie)",
 }
 
 

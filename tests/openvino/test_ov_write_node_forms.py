@@ -87,3 +87,53 @@ def test_dft_axis_given_at_run_time(axis, tmp_path):
                       h.make_tensor_value_info("axis", T.INT64, [])],
                [h.make_tensor_value_info("y", F, ["a", "b", "c", 2])])
     _agree(m, {"x": x, "axis": np.array(axis, np.int64)}, tmp_path, atol=1e-4)
+
+
+def test_tile_by_repeats_given_at_run_time(tmp_path):
+    """OpenVINO's CPU plugin leaves zeros when run-time repeats repeat four axes."""
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    node = h.make_node("Tile", ["x", "r"], ["y"])
+    m = _model(node, [h.make_tensor_value_info("x", F, [2, 3, 4, 5]),
+                      h.make_tensor_value_info("r", T.INT64, [4])],
+               [h.make_tensor_value_info("y", F, ["a", "b", "c", "d"])], opset=13)
+    _agree(m, {"x": x, "r": np.array([2, 2, 3, 2], np.int64)}, tmp_path)
+
+
+def test_space_to_depth_crd(tmp_path):
+    x = np.arange(48, dtype=np.float32).reshape(1, 2, 4, 6)
+    node = h.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, mode="CRD")
+    m = _model(node, [h.make_tensor_value_info("x", F, [1, 2, 4, 6])],
+               [h.make_tensor_value_info("y", F, [1, 8, 2, 3])], opset=28)
+    m.ir_version = 14
+    _agree(m, {"x": x}, tmp_path)
+
+
+def test_nms_threshold_given_at_run_time_suppresses_only_above_it(tmp_path):
+    """Two boxes whose IoU is exactly the threshold (1/7) both stay, as ONNX says."""
+    boxes = np.array([[[0, 0, 1, 1], [0.5, 0.5, 1.5, 1.5]]], np.float32)
+    node = h.make_node("NonMaxSuppression", ["b", "s", "k", "iou"], ["sel"])
+    m = _model(node, [h.make_tensor_value_info("b", F, [1, 2, 4]),
+                      h.make_tensor_value_info("s", F, [1, 1, 2]),
+                      h.make_tensor_value_info("k", T.INT64, [1]),
+                      h.make_tensor_value_info("iou", F, [1])],
+               [h.make_tensor_value_info("sel", T.INT64, ["n", 3])], opset=11)
+    feeds = {"b": boxes, "s": np.array([[[0.9, 0.8]]], np.float32),
+             "k": np.array([3], np.int64), "iou": np.array([1 / 7], np.float32)}
+    _agree(m, feeds, tmp_path)
+
+
+@pytest.mark.parametrize("what", ["dropout", "float8"])
+def test_refused_where_openvino_cannot_compute_it(what, tmp_path):
+    """Dropout in training mode draws random masks; OpenVINO's Convert to float8 rounds
+    twice (through float16) and does not saturate."""
+    if what == "dropout":
+        node = h.make_node("Dropout", ["x", "", "t"], ["y"])
+        inputs = [h.make_tensor_value_info("x", F, [3]),
+                  h.make_tensor_value_info("t", T.BOOL, [])]
+        out, words = h.make_tensor_value_info("y", F, [3]), "training mode"
+    else:
+        node = h.make_node("Cast", ["x"], ["y"], to=T.FLOAT8E4M3FN)
+        inputs = [h.make_tensor_value_info("x", F, [3])]
+        out, words = h.make_tensor_value_info("y", T.FLOAT8E4M3FN, [3]), "nearest even"
+    with pytest.raises(ig.UnsupportedError, match=words):
+        ig.load(_model(node, inputs, [out], opset=13)).save(tmp_path / "m.xml")

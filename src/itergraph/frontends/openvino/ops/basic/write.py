@@ -236,15 +236,31 @@ def _dtype_from_onnx(node: Node, code) -> DataType:
     raise ModelError(f"{where(node)}: unknown element type code {code}")
 
 
+#: narrow float types OpenVINO 2026.4's Convert rounds to other values than ONNX's Cast (it
+#: rounds twice, -50.0008 -> -48 in e4m3 where round-to-nearest-even gives -52; it makes NaN
+#: or inf of what ONNX saturates; float8_e8m0 comes out as uint8)
+_NARROW_FLOATS = {DataType.FLOAT8E4M3FN, DataType.FLOAT8E5M2, DataType.FLOAT4E2M1,
+                  DataType.FLOAT8E8M0}
+
+
+def _narrowing(node: Node, src: DataType | None, dst: DataType | None) -> None:
+    if dst in _NARROW_FLOATS and src != dst:
+        raise UnsupportedError(f"{where(node)}: a cast from {src} to {dst} is not written: "
+                               "OpenVINO's Convert to it neither rounds to nearest even nor "
+                               "saturates as ONNX does")
+
+
 @exporter("Cast", since=1)
 def _cast(w: NetWriter, node: Node, ins):
     dt = _dtype_from_onnx(node, node.attrs.get("to"))
+    _narrowing(node, ins[0].dtype, dt)
     return w.one("Convert", V1, ins[:1], {"destination_type": to_element_type(dt, where(node))},
                  dtype=dt, shape=ins[0].shape)
 
 
 @exporter("CastLike", since=15)
 def _cast_like(w: NetWriter, node: Node, ins):
+    _narrowing(node, ins[0].dtype, ins[1].dtype)
     return w.one("ConvertLike", V1, ins[:2], dtype=ins[1].dtype, shape=ins[0].shape)
 
 
@@ -476,7 +492,19 @@ def _where(w: NetWriter, node: Node, ins):
 
 @exporter("Tile", since=6)
 def _tile(w: NetWriter, node: Node, ins):
-    return w.one("Tile", V1, [ins[0], i64_port(w, ins[1])], dtype=ins[0].dtype)
+    reps = i64_port(w, ins[1])
+    n = ins[1].shape[0] if ins[1].shape else None
+    if const_value(node, 1) is not None or not isinstance(n, int) or n < 4:
+        return w.one("Tile", V1, [ins[0], reps], dtype=ins[0].dtype)
+    # OpenVINO 2026.4's CPU plugin tiles wrongly by run-time repeats of four or more axes
+    # ([2, 3, 4, 5] by [2, 2, 2, 2] leaves zeros): one Tile per axis, the others repeated once
+    y = ins[0]
+    for a in range(n):
+        e = np.eye(n, dtype=np.int64)[a]
+        r = w.one("Add", V1, [w.one("Multiply", V1, [reps, w.const(e)], dtype=I64),
+                              w.const(1 - e)], dtype=I64, shape=(n,))
+        y = w.one("Tile", V1, [y, r], dtype=ins[0].dtype)
+    return y
 
 
 def _all_axes(w: NetWriter, x: Out) -> Out:
@@ -690,6 +718,16 @@ def _non_zero(w: NetWriter, node: Node, ins):
 
 @exporter("Dropout", since=1)
 def _dropout(w: NetWriter, node: Node, ins):
+    def given(i: int) -> bool:
+        return len(node.inputs) > i and node.inputs[i] is not None
+
+    training = const_value(node, 2) if given(2) else False
+    ratio = const_value(node, 1) if given(1) else 0.5
+    if (training is None or bool(np.asarray(training))) and \
+            (ratio is None or float(np.asarray(ratio)) != 0.0):
+        raise UnsupportedError(f"{where(node)}: Dropout in training mode (training_mode "
+                               f"{'given at run time' if training is None else 'true'}) draws "
+                               "a random mask; the OpenVINO writer writes inference only")
     if len(node.outputs) > 1 and node.outputs[1] is not None:
         mask = w.one("Broadcast", V3, [w.const(np.array(True)),
                                        w.one("ShapeOf", V3, [ins[0]], {"output_type": "i64"},

@@ -11,10 +11,9 @@ ONNX semantics kept where OpenVINO's op differs:
   ``mul`` is ``prod``);
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
   ``off_value``): the index is first moved into range;
-- ``LRN`` is OpenVINO's
-  ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
-  plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
-  ``depth_first``;
+- ``LRN`` is OpenVINO's ``LRN`` over axes ``[1]``, a fractional bias factored out of the
+  power (OpenVINO's CPU plugin truncates it); ``DepthToSpace`` and ``SpaceToDepth``
+  ``DCR``/``CRD`` are ``blocks_first``/``depth_first``;
 - ``Pad`` mode ``wrap`` (OpenVINO's ``Pad`` has none) is a ``Gather`` per padded axis of the
   indices ``range(-begin, n + end) mod n``.
 """
@@ -165,8 +164,9 @@ def _depth_to_space(w: NetWriter, node: Node, ins):
 
 @exporter("SpaceToDepth", since=1)
 def _space_to_depth(w: NetWriter, node: Node, ins):
+    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
     bs = int(node.attrs["blocksize"])
-    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": "blocks_first", "block_size": bs},
+    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": mode, "block_size": bs},
                  dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, False))
 
 
