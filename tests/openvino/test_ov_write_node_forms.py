@@ -137,3 +137,18 @@ def test_refused_where_openvino_cannot_compute_it(what, tmp_path):
         out, words = h.make_tensor_value_info("y", T.FLOAT8E4M3FN, [3]), "nearest even"
     with pytest.raises(ig.UnsupportedError, match=words):
         ig.load(_model(node, inputs, [out], opset=13)).save(tmp_path / "m.xml")
+
+
+def test_float_floor_modulo_by_infinity(tmp_path):
+    """Python's ``x % inf``: ``x`` where the signs agree or x is 0, else the divisor;
+    OpenVINO's FloorMod gives NaN."""
+    x = np.array([-3, 3, -1, 1, 0, 5.5, -7.25, np.inf], np.float32)
+    y = np.array([np.inf, np.inf, -np.inf, -np.inf, np.inf, 2, -3, 2], np.float32)
+    node = h.make_node("Mod", ["x", "y"], ["z"], fmod=0)
+    m = _model(node, [h.make_tensor_value_info("x", F, [8]),
+                      h.make_tensor_value_info("y", F, [8])],
+               [h.make_tensor_value_info("z", F, [8])], opset=13)
+    want = np.mod(x.astype(np.float64), y).astype(np.float32)
+    xml = tmp_path / "m.xml"
+    ig.load(m).save(xml)
+    np.testing.assert_array_equal(run_ov(xml, {"x": x, "y": y})[0], want)

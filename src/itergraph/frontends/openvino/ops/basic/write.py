@@ -114,7 +114,24 @@ def _pow(w: NetWriter, node: Node, ins):
 @exporter("Mod", since=10)
 def _mod(w: NetWriter, node: Node, ins):
     ov = "Mod" if node.attrs.get("fmod", 0) else "FloorMod"
-    return w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins))
+    dt = first_dtype(ins)
+    r = w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=dt)
+    if ov == "Mod" or dt is None or not dt.is_floating:
+        return r
+    # a float modulo by an infinite divisor is the dividend where the signs agree (or it is
+    # 0), else the divisor, as Python's %; OpenVINO's FloorMod gives NaN there
+    x, y = ins[0], ins[1]
+    nb = {"auto_broadcast": "numpy"}
+
+    def b(kind: str, a, c, out=DataType.BOOL):
+        return w.one(kind, V1, [a, c], nb, dtype=out)
+
+    zero = w.const(np.zeros((), to_numpy(dt)))
+    finite = w.one("IsFinite", "opset10", [x], dtype=DataType.BOOL)
+    at_inf = b("LogicalAnd", w.one("IsInf", "opset10", [y], dtype=DataType.BOOL), finite)
+    keep = b("LogicalOr", b("Equal", x, zero), b("Equal", b("Less", x, zero), b("Less", y, zero)))
+    return w.one("Select", V1, [at_inf, w.one("Select", V1, [keep, x, y], nb, dtype=dt), r], nb,
+                 dtype=dt)
 
 
 def _variadic(ov_type: str, mean: bool = False):
