@@ -58,10 +58,39 @@ def _resize(w: NetWriter, node: Node, ins):
             "nearest_mode": _s(a.get("nearest_mode"), "round_prefer_floor"),
             "antialias": antialias, "cube_coeff": float(a.get("cubic_coeff_a", -0.75)),
             "pads_begin": [0] * (rank or 0), "pads_end": [0] * (rank or 0)}
+    _formulas_agree(node, x, axes, ctm, antialias and mode != "nearest")
     target = sizes if sizes is not None else scales
     y = w.one("Interpolate", "opset11", [x, target, w.const(np.array(axes, np.int64))],
               data, dtype=x.dtype)
     return y if sizes is not None else _cut_to_onnx_sizes(w, node, x, y, scales, axes)
+
+
+def _formulas_agree(node: Node, x: Out, axes: list[int], ctm: str, antialias: bool) -> None:
+    """Refuse what OpenVINO's Interpolate computes otherwise than ONNX: an antialiased
+    downscale (other taps and weights), and ``align_corners`` by a scale that makes no whole
+    length (ONNX divides by the unrounded ``length * scale - 1``, OpenVINO by the output
+    length less one). Checked where the scales or sizes are constants; an antialiased
+    Resize whose scale is not known when writing is refused too."""
+    scales, sizes = const_value(node, 2), const_value(node, 3)
+    dims = None if x.shape is None else [x.shape[i] for i in axes]
+    factors = None
+    if scales is not None and np.size(scales):
+        factors = [float(v) for v in np.asarray(scales).reshape(-1)]
+        factors = [factors[i] for i in axes] if len(factors) > len(axes) else factors
+    elif sizes is not None and dims is not None and all(isinstance(d, int) for d in dims):
+        out = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        out = [out[i] for i in axes] if len(out) > len(axes) else out
+        factors = [o / d if d else 1.0 for o, d in zip(out, dims)]
+    if antialias and (factors is None or any(f < 1 for f in factors)):
+        raise UnsupportedError(f"{where(node)}: an antialiased Resize that downscales (or by a "
+                               "scale known only at run time): OpenVINO's antialiased "
+                               "Interpolate weighs other taps than ONNX's")
+    if ctm == "align_corners" and scales is not None and np.size(scales) and \
+            dims is not None and all(isinstance(d, int) for d in dims):
+        if any(abs(d * f - round(d * f)) > 1e-6 for d, f in zip(dims, factors)):
+            raise UnsupportedError(f"{where(node)}: Resize align_corners by scales {factors} "
+                                   f"of lengths {dims}: ONNX aligns to the unrounded length "
+                                   "dim * scale, OpenVINO to the output length")
 
 
 def _cut_to_onnx_sizes(w: NetWriter, node: Node, x: Out, y: Out, scales: Out,
