@@ -16,8 +16,8 @@ relative position bias), windowed attention with cyclic shifts (Swin), LeViT's a
 gathered by index, a bidirectional LSTM over rows and columns (Sequencer2d), VOLO's outlook
 attention (``Unfold``/``Fold``), MLP-Mixer, PoolFormer's average pooling without padded
 elements, ConvNeXt's channels-last LayerNorm, EfficientNet's squeeze-excite with Swish,
-MobileNetV3's hard-swish and hard-sigmoid, DenseNet's concatenations, a small ResNet, PVT-v2's
-spatial-reduction attention, FocalNet's focal modulation, ConvMixer.
+MobileNetV3's hard-swish and hard-sigmoid, DenseNet's concatenations, a small ResNet,
+ConvMixer.
 
 Each entry stores its feeds (two 3x32x32 images; the batch axis is dynamic in the files) and
 torch's own outputs (``oracle="framework"``); ``peer`` records how ONNX Runtime and OpenVINO
@@ -35,6 +35,7 @@ import os
 import sys
 import warnings
 from contextlib import redirect_stderr, redirect_stdout
+from functools import partial
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -53,12 +54,10 @@ from timm.models import (  # noqa: E402
     densenet,
     efficientnet,
     eva,
-    focalnet,
     levit,
     metaformer,
     mlp_mixer,
     mobilenetv3,
-    pvt_v2,
     resnet,
     sequencer,
     swin_transformer,
@@ -66,6 +65,9 @@ from timm.models import (  # noqa: E402
     volo,
     xcit,
 )
+from timm.models._efficientnet_blocks import SqueezeExcite  # noqa: E402
+from timm.models._efficientnet_builder import decode_arch_def, round_channels  # noqa: E402
+from torch import nn  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus_writer import Corpus  # noqa: E402
@@ -121,33 +123,34 @@ MODELS = {
                                stem_hidden_dim=8, patch_size=8, num_classes=10),
              "VOLO: outlook attention (Unfold, softmax over a local window, Fold), "
              "class attention"),
-    "efficientnet": (lambda: efficientnet._gen_efficientnet(
-        "efficientnet_b0", channel_multiplier=0.25, depth_multiplier=0.25, num_features=64,
-        num_classes=10),
-        "EfficientNet-B0 at width 0.25: inverted residuals, squeeze-excite, Swish"),
-    "mobilenetv3": (lambda: mobilenetv3._gen_mobilenet_v3(
-        "mobilenetv3_small_100", 0.25, num_features=64, num_classes=10),
-        "MobileNetV3-Small at width 0.25: hard-swish, hard-sigmoid squeeze-excite"),
+    "efficientnet": (lambda: efficientnet.EfficientNet(
+        block_args=decode_arch_def([["ds_r1_k3_s1_e1_c8_se0.25"], ["ir_r1_k3_s2_e6_c12_se0.25"],
+                                    ["ir_r1_k5_s2_e6_c16_se0.25"]]),
+        num_features=64, stem_size=8, act_layer=nn.SiLU, num_classes=10),
+        "EfficientNet blocks: depthwise-separable and inverted residuals with squeeze-excite, "
+        "Swish"),
+    "mobilenetv3": (lambda: mobilenetv3.MobileNetV3(
+        block_args=decode_arch_def([["ds_r1_k3_s2_e1_c8_se0.25_nre"], ["ir_r1_k3_s2_e4.5_c12_nre"],
+                                    ["ir_r1_k5_s2_e4_c16_se0.25"], ["cn_r1_k1_s1_c32"]]),
+        num_features=64, stem_size=8, act_layer=nn.Hardswish,
+        se_layer=partial(SqueezeExcite, gate_layer="hard_sigmoid", force_act_layer=nn.ReLU,
+                         rd_round_fn=round_channels), num_classes=10),
+        "MobileNetV3-Small blocks: hard-swish, hard-sigmoid squeeze-excite, ReLU stages"),
     "densenet": (lambda: densenet.DenseNet(growth_rate=4, block_config=(2, 2), num_classes=10),
                  "DenseNet: dense blocks concatenating every layer's features, transitions"),
     "resnet": (lambda: resnet.ResNet(block=resnet.BasicBlock, layers=(1, 1, 1, 1),
                                      channels=(8, 16, 24, 32), stem_width=8, num_classes=10),
                "ResNet with basic blocks, channels 8-32: max-pool stem, strided shortcuts"),
-    "pvt_v2": (lambda: pvt_v2.PyramidVisionTransformerV2(
-        depths=(1, 1, 1, 1), embed_dims=(8, 16, 24, 32), num_heads=(1, 1, 2, 2), num_classes=10),
-        "PVT-v2: overlapping patch embeddings, spatial-reduction attention, depthwise-conv MLP"),
-    "focalnet": (lambda: focalnet.FocalNet(embed_dim=8, depths=(1, 1, 1, 1), num_classes=10),
-                 "FocalNet: focal modulation (depthwise convs at growing kernels, gates)"),
     "convmixer": (lambda: convmixer.ConvMixer(dim=16, depth=2, kernel_size=3, patch_size=4,
                                               num_classes=10),
                   "ConvMixer: patch conv, depthwise/pointwise convs with residual, BatchNorm"),
 }
 
 #: exported by the dynamo exporter at opset 23 too (LayerNormalization, Attention as ONNX ops)
-DYNAMO = ("vit", "swin", "convnext", "eva", "cait", "pvt_v2")
+DYNAMO = ("vit", "swin", "convnext", "eva", "cait")
 #: converted by OpenVINO's PyTorch frontend too (source ``timm-ov``)
 OV_TOO = ("vit", "swin", "convnext", "xcit", "eva", "beit", "levit", "sequencer", "volo",
-          "efficientnet", "mobilenetv3", "poolformer")
+          "efficientnet", "mobilenetv3")
 
 
 def build(name: str):
