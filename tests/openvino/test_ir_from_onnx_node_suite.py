@@ -30,6 +30,8 @@ CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 #: text a refusal holds -> why the writer cannot write the case exactly
 REFUSED = {
+    "constant axis for a real input": "DFT of a real signal with an axis known only at run "
+    "time: OpenVINO computes other values along axis 2 and crashes compiling the RDFT",
     "not to float8": "QuantizeLinear to float8: OpenVINO's Convert to f8 rounds twice "
     "(-50.0008 -> -48 in e4m3, not -52) and gives NaN where ONNX saturates",
     "neither rounds to nearest even nor saturates": "Cast to float8: OpenVINO's Convert to f8 "

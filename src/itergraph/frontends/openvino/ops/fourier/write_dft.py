@@ -2,8 +2,8 @@
 ``dft_length`` as ``signal_size``: a complex input (trailing axis 2) is ``DFT-7``/``IDFT-7``;
 a real one (trailing axis 1) is ``RDFT-9`` when ``onesided``, else made complex with a zero
 imaginary part first. The length must be a constant; an axis given at run time is fed to
-OpenVINO's transform as its ``axes`` input. A one-sided ``STFT`` of a real
-signal is ``STFT-15`` (the window of ones when absent)."""
+OpenVINO's transform as its ``axes`` input for a complex signal, and refused for a real one.
+A one-sided ``STFT`` of a real signal is ``STFT-15`` (the window of ones when absent)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,14 @@ def _dft(w: NetWriter, node: Node, ins):
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs a constant dft_length")
     sizes = [w.i64([int(np.asarray(length).reshape(-1)[0])])] if length is not None else []
     dt = x.dtype
+    runtime_axis = not (node.version is not None and node.version < 20) and \
+        len(node.inputs) > 2 and node.inputs[2] is not None and const_value(node, 2) is None
+    if x.shape[-1] == 1 and runtime_axis:
+        # OpenVINO 2026.4 computes other values along axis 2 of a [1, 10, 10, 1] real signal
+        # given its axis at run time, and its CPU plugin crashes compiling the RDFT
+        raise UnsupportedError(f"{where(node)}: the OpenVINO writer needs a constant axis for "
+                               "a real input (OpenVINO's transform of a real signal along an "
+                               "axis given at run time is wrong or crashes)")
     if x.shape[-1] == 1:
         real = w.one("Squeeze", V1, [x, w.i64([rank - 1])], dtype=dt)
         if onesided and not inverse:
