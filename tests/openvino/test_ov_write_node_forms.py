@@ -122,12 +122,30 @@ def test_nms_threshold_given_at_run_time_suppresses_only_above_it(tmp_path):
     _agree(m, feeds, tmp_path)
 
 
-@pytest.mark.parametrize("what", ["dropout", "float8", "antialias", "align_corners"])
+@pytest.mark.parametrize("what", ["dropout", "float8", "antialias", "align_corners",
+                                  "half_pixel_symmetric", "grid_sample_3d"])
 def test_refused_where_openvino_cannot_compute_it(what, tmp_path):
     """Dropout in training mode draws random masks; OpenVINO's Convert to float8 rounds
     twice (through float16) and does not saturate; its antialiased Interpolate weighs other
     taps than ONNX's Resize when downscaling, and its align_corners divides by the output
     length where ONNX divides by the unrounded ``length * scale``."""
+    if what == "grid_sample_3d":
+        node = h.make_node("GridSample", ["x", "g"], ["y"])
+        m = _model(node, [h.make_tensor_value_info("x", F, [1, 1, 2, 2, 2]),
+                          h.make_tensor_value_info("g", F, [1, 2, 2, 2, 3])],
+                   [h.make_tensor_value_info("y", F, [1, 1, 2, 2, 2])])
+        with pytest.raises(ig.UnsupportedError, match="4-D input only"):
+            ig.load(m).save(tmp_path / "m.xml")
+        return
+    if what == "half_pixel_symmetric":
+        node = h.make_node("Resize", ["x", "", "s"], ["y"], mode="linear",
+                           coordinate_transformation_mode=what)
+        m = _model(node, [h.make_tensor_value_info("x", F, [1, 1, 4, 4])],
+                   [h.make_tensor_value_info("y", F, [1, 1, 8, 8])],
+                   [h.make_tensor("s", F, [4], [1, 1, 2, 2])], opset=19)
+        with pytest.raises(ig.UnsupportedError, match=what):
+            ig.load(m).save(tmp_path / "m.xml")
+        return
     if what in ("antialias", "align_corners"):
         attrs = {"antialias": 1} if what == "antialias" else \
             {"coordinate_transformation_mode": "align_corners"}

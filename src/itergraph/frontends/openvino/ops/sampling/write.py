@@ -33,6 +33,9 @@ def _s(v, default: str) -> str:
 def _resize(w: NetWriter, node: Node, ins):
     a = node.attrs
     ctm = _s(a.get("coordinate_transformation_mode"), "half_pixel")
+    if ctm == "half_pixel_symmetric":
+        raise UnsupportedError(f"{where(node)}: Resize coordinate_transformation_mode "
+                               "half_pixel_symmetric (OpenVINO's Interpolate has no such mode)")
     if ctm == "tf_crop_and_resize" or a.get("exclude_outside", 0) or \
             _s(a.get("keep_aspect_ratio_policy"), "stretch") != "stretch":
         raise UnsupportedError(f"{where(node)}: Resize with {ctm}, exclude_outside or a kept "
@@ -123,6 +126,9 @@ def _grid_sample(w: NetWriter, node: Node, ins):
               else "linear")
     ov_mode = {"linear": "bilinear", "bilinear": "bilinear", "cubic": "bicubic",
                "bicubic": "bicubic", "nearest": "nearest"}[mode]
+    if ins[0].shape is not None and len(ins[0].shape) != 4:
+        raise UnsupportedError(f"{where(node)}: GridSample over {len(ins[0].shape) - 2} "
+                               "spatial axes (OpenVINO's GridSample takes 4-D input only)")
     data = {"align_corners": bool(node.attrs.get("align_corners", 0)), "mode": ov_mode,
             "padding_mode": _s(node.attrs.get("padding_mode"), "zeros")}
     return w.one("GridSample", "opset9", ins[:2], data, dtype=ins[0].dtype)
@@ -131,6 +137,10 @@ def _grid_sample(w: NetWriter, node: Node, ins):
 @exporter("Col2Im", since=18)
 def _col2im(w: NetWriter, node: Node, ins):
     n = 2
+    sizes = ins[1].shape if len(ins) > 1 and ins[1] is not None else None
+    if sizes is not None and len(sizes) == 1 and isinstance(sizes[0], int) and sizes[0] != n:
+        raise UnsupportedError(f"{where(node)}: Col2Im over {sizes[0]} spatial axes "
+                               "(OpenVINO's Col2Im folds 2-D images only)")
     pads = list(node.attrs.get("pads") or [0] * (2 * n))
     data = {"strides": list(node.attrs.get("strides") or [1] * n),
             "dilations": list(node.attrs.get("dilations") or [1] * n),
