@@ -109,3 +109,24 @@ def test_einsum7(eq, shapes, tmp_path):
     params = [ops7.parameter(list(v.shape), np.float32, name=n) for n, v in feeds.items()]
     e = ops7.einsum(params, eq)
     check_model(_model([e.output(0)], params), feeds, tmp_path, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["floor", "ceiling"])
+def test_floor_and_ceiling_of_integers(op, tmp_path):
+    """OpenVINO's PyTorch frontend writes ``floor_divide`` of int64 sizes as ``Floor`` of
+    an integer ``Divide``; ONNX's Floor and Ceil take floats only: the ONNX copy must run in
+    ONNX Runtime."""
+    import onnx
+    import onnxruntime as ort
+
+    import itergraph as ig
+
+    x = ops1.parameter([5], np.int64, name="x")
+    y = getattr(ops1, op)(ops1.divide(x, ops1.constant(np.int64(2))))
+    xml = save(_model([y], [x]), tmp_path)
+    ig.save(ig.load(xml), tmp_path / "m.onnx")
+    onnx.checker.check_model(str(tmp_path / "m.onnx"), full_check=True)
+    v = np.array([-5, -2, 0, 3, 7], np.int64)
+    got = ort.InferenceSession(str(tmp_path / "m.onnx"),
+                               providers=["CPUExecutionProvider"]).run(None, {"x": v})
+    np.testing.assert_array_equal(got[0], np.floor_divide(v, 2))

@@ -490,7 +490,30 @@ def test_matmul_integer_refuses_sums_it_cannot_bound(tmp_path):
                [_vi("A", T.UINT8, [2, 70000]), _vi("B", T.UINT8, [70000, 3])],
                [_vi("y", T.INT32, [2, 3])], opset=10)
     _refused(m, tmp_path, "more than 65536")
-    m = _model([h.make_node("MatMulInteger", ["A", "B"], ["y"])],
-               [_vi("A", T.UINT8, [2, None]), _vi("B", T.UINT8, [None, 3])],
-               [_vi("y", T.INT32, [2, 3])], opset=10)
-    _refused(m, tmp_path, "unknown inner dimension")
+
+
+@pytest.mark.parametrize("k", [7, 5000])
+def test_integer_products_of_an_inner_dimension_known_at_run_time(k, tmp_path):
+    """An inner dimension the file leaves unknown (attention's scores times values in an
+    ORT-quantized encoder) is written for up to 65,536 products per output: extreme codes
+    summed over 5,000 terms pass 2**24 and still come out exact, as ONNX Runtime's."""
+    a, b = _int8(T.UINT8, (2, k), extreme=True), _int8(T.UINT8, (k, 3), extreme=True)
+    m = _model([h.make_node("MatMulInteger", ["A", "B", "az"], ["y"])],
+               [_vi("A", T.UINT8, [2, "k"]), _vi("B", T.UINT8, ["k", 3])],
+               [_vi("y", T.INT32, [2, 3])], [h.make_tensor("az", T.UINT8, [], [1])], opset=10)
+    feeds = {"A": a, "B": b}
+    exact = (a.astype(np.int64) - 1) @ b.astype(np.int64)
+    got = _ov(m, feeds, tmp_path)
+    _same(got, [exact.astype(np.int32)])
+    _same(got, _ort(m, feeds))
+    a_s, y_s = np.float32(0.02), np.float32(40.0)
+    q = _model([h.make_node("QLinearMatMul", ["A", "as", "az", "B", "as", "az", "ys", "az"],
+                            ["y"])],
+               [_vi("A", T.UINT8, [2, "k"]), _vi("B", T.UINT8, ["k", 3])],
+               [_vi("y", T.UINT8, [2, 3])],
+               [h.make_tensor("az", T.UINT8, [], [1]), h.make_tensor("as", F, [], [a_s]),
+                h.make_tensor("ys", F, [], [y_s])], opset=10)
+    got = _ov(q, feeds, tmp_path)
+    acc = (a.astype(np.int64) - 1) @ (b.astype(np.int64) - 1)
+    _same(got, [_requant(acc, a_s * a_s / y_s, 1, T.UINT8)])
+    _same(got, _ort(q, feeds))

@@ -8,7 +8,8 @@ OpenVINO semantics kept (checked against OpenVINO itself in tests/openvino):
 - ``FloorMod`` is Python's ``%``, ``Mod`` keeps the dividend's sign (C ``fmod``);
 - reductions with an empty axes list reduce nothing (``noop_with_empty_axes=1``);
 - ``Clamp`` on integers clamps to ``ceil(min)``/``floor(max)``;
-- ``MatMul`` ``transpose_a/b`` swap the last two axes of inputs of rank >= 2.
+- ``MatMul`` ``transpose_a/b`` swap the last two axes of inputs of rank >= 2;
+- ``Floor``/``Ceiling`` of integers are the integers themselves (ONNX's take floats only).
 """
 
 from __future__ import annotations
@@ -54,10 +55,24 @@ def _unary(onnx_op: str, **attrs):
     return tr
 
 
+def _rounding(onnx_op: str):
+    """``Floor``/``Ceiling`` of an integer tensor (OpenVINO's PyTorch frontend writes
+    ``floor_divide`` so) is the tensor itself; ONNX's ops take floats only."""
+    def tr(b: Builder, layer: Layer, x):
+        dt = out_dtype(layer, x)
+        if dt is not None and not dt.is_floating:
+            return b.op("Identity", x[:1], dtype=dt)
+        return b.op(onnx_op, x[:1], dtype=dt)
+
+    return tr
+
+
 for _row in SAME_OPS:
-    importer(_row.openvino, since=1)((_unary if _row.arity == 1 else _binary)(_row.onnx))
+    importer(_row.openvino, since=1)(
+        _rounding(_row.onnx) if _row.onnx in ("Floor", "Ceil") else
+        (_unary if _row.arity == 1 else _binary)(_row.onnx))
 importer("ReLU", since=1)(_unary("Relu"))  # the specification's spellings
-importer("Ceil", since=1)(_unary("Ceil"))
+importer("Ceil", since=1)(_rounding("Ceil"))
 
 
 @importer("NotEqual", since=1)

@@ -115,7 +115,24 @@ def _pow(w: NetWriter, node: Node, ins):
 @exporter("Mod", since=10)
 def _mod(w: NetWriter, node: Node, ins):
     ov = "Mod" if attr_or_default(node, "fmod") else "FloorMod"
-    return w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=first_dtype(ins))
+    dt = first_dtype(ins)
+    r = w.one(ov, V1, ins[:2], {"auto_broadcast": "numpy"}, dtype=dt)
+    if ov == "Mod" or dt is None or not dt.is_floating:
+        return r
+    # a float modulo by an infinite divisor is the dividend where the signs agree (or it is
+    # 0), else the divisor, as Python's %; OpenVINO's FloorMod gives NaN there
+    x, y = ins[0], ins[1]
+    nb = {"auto_broadcast": "numpy"}
+
+    def b(kind: str, a, c, out=DataType.BOOL):
+        return w.one(kind, V1, [a, c], nb, dtype=out)
+
+    zero = w.const(np.zeros((), to_numpy(dt)))
+    finite = w.one("IsFinite", "opset10", [x], dtype=DataType.BOOL)
+    at_inf = b("LogicalAnd", w.one("IsInf", "opset10", [y], dtype=DataType.BOOL), finite)
+    keep = b("LogicalOr", b("Equal", x, zero), b("Equal", b("Less", x, zero), b("Less", y, zero)))
+    return w.one("Select", V1, [at_inf, w.one("Select", V1, [keep, x, y], nb, dtype=dt), r], nb,
+                 dtype=dt)
 
 
 def _variadic(ov_type: str, mean: bool = False):
@@ -237,15 +254,31 @@ def _dtype_from_onnx(node: Node, code) -> DataType:
     raise ModelError(f"{where(node)}: unknown element type code {code}")
 
 
+#: narrow float types OpenVINO 2026.4's Convert rounds to other values than ONNX's Cast (it
+#: rounds twice, -50.0008 -> -48 in e4m3 where round-to-nearest-even gives -52; it makes NaN
+#: or inf of what ONNX saturates; float8_e8m0 comes out as uint8)
+_NARROW_FLOATS = {DataType.FLOAT8E4M3FN, DataType.FLOAT8E5M2, DataType.FLOAT4E2M1,
+                  DataType.FLOAT8E8M0}
+
+
+def _narrowing(node: Node, src: DataType | None, dst: DataType | None) -> None:
+    if dst in _NARROW_FLOATS and src != dst:
+        raise UnsupportedError(f"{where(node)}: a cast from {src} to {dst} is not written: "
+                               "OpenVINO's Convert to it neither rounds to nearest even nor "
+                               "saturates as ONNX does")
+
+
 @exporter("Cast", since=1)
 def _cast(w: NetWriter, node: Node, ins):
     dt = _dtype_from_onnx(node, node.attrs.get("to"))
+    _narrowing(node, ins[0].dtype, dt)
     return w.one("Convert", V1, ins[:1], {"destination_type": to_element_type(dt, where(node))},
                  dtype=dt, shape=ins[0].shape)
 
 
 @exporter("CastLike", since=15)
 def _cast_like(w: NetWriter, node: Node, ins):
+    _narrowing(node, ins[0].dtype, ins[1].dtype)
     return w.one("ConvertLike", V1, ins[:2], dtype=ins[1].dtype, shape=ins[0].shape)
 
 
@@ -477,7 +510,19 @@ def _where(w: NetWriter, node: Node, ins):
 
 @exporter("Tile", since=6)
 def _tile(w: NetWriter, node: Node, ins):
-    return w.one("Tile", V1, [ins[0], i64_port(w, ins[1])], dtype=ins[0].dtype)
+    reps = i64_port(w, ins[1])
+    n = ins[1].shape[0] if ins[1].shape else None
+    if const_value(node, 1) is not None or not isinstance(n, int) or n < 4:
+        return w.one("Tile", V1, [ins[0], reps], dtype=ins[0].dtype)
+    # OpenVINO 2026.4's CPU plugin tiles wrongly by run-time repeats of four or more axes
+    # ([2, 3, 4, 5] by [2, 2, 2, 2] leaves zeros): one Tile per axis, the others repeated once
+    y = ins[0]
+    for a in range(n):
+        e = np.eye(n, dtype=np.int64)[a]
+        r = w.one("Add", V1, [w.one("Multiply", V1, [reps, w.const(e)], dtype=I64),
+                              w.const(1 - e)], dtype=I64, shape=(n,))
+        y = w.one("Tile", V1, [y, r], dtype=ins[0].dtype)
+    return y
 
 
 def _all_axes(w: NetWriter, x: Out) -> Out:
@@ -691,6 +736,16 @@ def _non_zero(w: NetWriter, node: Node, ins):
 
 @exporter("Dropout", since=1)
 def _dropout(w: NetWriter, node: Node, ins):
+    def given(i: int) -> bool:
+        return len(node.inputs) > i and node.inputs[i] is not None
+
+    training = const_value(node, 2) if given(2) else False
+    ratio = const_value(node, 1) if given(1) else 0.5
+    if (training is None or bool(np.asarray(training))) and \
+            (ratio is None or float(np.asarray(ratio)) != 0.0):
+        raise UnsupportedError(f"{where(node)}: Dropout in training mode (training_mode "
+                               f"{'given at run time' if training is None else 'true'}) draws "
+                               "a random mask; the OpenVINO writer writes inference only")
     if len(node.outputs) > 1 and node.outputs[1] is not None:
         mask = w.one("Broadcast", V3, [w.const(np.array(True)),
                                        w.one("ShapeOf", V3, [ins[0]], {"output_type": "i64"},

@@ -1,5 +1,5 @@
 """Translators of ONNX ops that are one OpenVINO op with their attributes moved: IsInf, Selu,
-BitShift, ScatterElements, OneHot, BatchNormalization, LRN, DepthToSpace, SpaceToDepth, Unique.
+BitShift, ScatterElements, OneHot, LRN, DepthToSpace, SpaceToDepth, Unique.
 
 ONNX semantics kept where OpenVINO's op differs:
 - ``Selu``'s ``alpha``/``gamma`` attributes become OpenVINO's ``alpha``/``lambda`` inputs;
@@ -11,10 +11,9 @@ ONNX semantics kept where OpenVINO's op differs:
   ``mul`` is ``prod``);
 - ``OneHot`` counts a negative index from the end (OpenVINO turns it into a row of
   ``off_value``): the index is first moved into range;
-- ``BatchNormalization`` (inference mode) is ``BatchNormInference-5``; ``LRN`` is OpenVINO's
-  ``LRN`` over axes ``[1]``, a fractional bias factored out of the power (OpenVINO's CPU
-  plugin truncates it); ``DepthToSpace`` ``DCR``/``CRD`` are ``blocks_first``/
-  ``depth_first``;
+- ``LRN`` is OpenVINO's ``LRN`` over axes ``[1]``, a fractional bias factored out of the
+  power (OpenVINO's CPU plugin truncates it); ``DepthToSpace`` and ``SpaceToDepth``
+  ``DCR``/``CRD`` are ``blocks_first``/``depth_first``;
 - ``Pad`` mode ``wrap`` (OpenVINO's ``Pad`` has none) is a ``Gather`` per padded axis of the
   indices ``range(-begin, n + end) mod n``.
 """
@@ -117,16 +116,6 @@ def _one_hot(w: NetWriter, node: Node, ins):
                  {"axis": int(attr_or_default(node, "axis"))}, dtype=dt)
 
 
-@exporter("BatchNormalization", since=1)
-def _batch_norm(w: NetWriter, node: Node, ins):
-    if int(attr_or_default(node, "training_mode")) or len(node.outputs) > 1:
-        raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode has no "
-                               "OpenVINO counterpart")
-    return w.one("BatchNormInference", "opset5", ins[:5],
-                 {"epsilon": float(attr_or_default(node, "epsilon"))}, dtype=ins[0].dtype,
-                 shape=ins[0].shape)
-
-
 @exporter("LRN", since=1)
 def _lrn(w: NetWriter, node: Node, ins):
     alpha = float(attr_or_default(node, "alpha"))
@@ -175,8 +164,9 @@ def _depth_to_space(w: NetWriter, node: Node, ins):
 
 @exporter("SpaceToDepth", since=1)
 def _space_to_depth(w: NetWriter, node: Node, ins):
+    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
     bs = int(node.attrs["blocksize"])
-    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": "blocks_first", "block_size": bs},
+    return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": mode, "block_size": bs},
                  dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, False))
 
 

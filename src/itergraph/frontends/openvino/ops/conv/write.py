@@ -8,11 +8,13 @@ ONNX semantics kept:
 - ``auto_pad`` ``SAME_UPPER``/``SAME_LOWER``/``VALID`` are OpenVINO's ``same_upper``/
   ``same_lower``/``valid``; ``NOTSET`` is ``explicit`` with ``pads``;
 - ``ceil_mode=1`` drops windows that would start in the end padding: ``ceil_torch``;
-- ``MaxPool``'s indices are flat over the whole input (``axis=0``); ``storage_order=1`` is
-  refused;
+- ``MaxPool``'s indices are flat over the whole input (``axis=0``); ``storage_order=1``
+  (the spatial axes counted column-major) is computed from them where the spatial sizes are
+  static;
 - ``ConvTranspose`` with ``output_shape`` (or a ``SAME_*`` ``auto_pad``) resolves its padding
   from the input shape, which must be static: ONNX puts the odd padding element at the
-  beginning unless ``SAME_UPPER``.
+  beginning unless ``SAME_UPPER``; an ``output_shape`` beyond what the convolution makes is
+  its output padded with zeros (then the bias added), as ONNX's negative padding gives.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ def _conv_transpose(w: NetWriter, node: Node, ins):
     op = list(node.attrs.get("output_padding") or [0] * n)
     target = node.attrs.get("output_shape")
     auto = data["auto_pad"]
+    grow: list[int] = []
     if target is not None or auto in ("same_upper", "same_lower"):
         size = _static(ins[0], node, "input")[2:]
         kernel = _static(ins[1], node, "weight")[2:]
@@ -116,13 +119,14 @@ def _conv_transpose(w: NetWriter, node: Node, ins):
         for i, k, s, d, o, p in zip(size, kernel, data["strides"], data["dilations"], target,
                                     op):
             total = s * (i - 1) + p + (k - 1) * d + 1 - o
-            if total < 0:
-                raise UnsupportedError(f"{where(node)}: output_shape {target} is larger than "
-                                       "the transposed convolution makes")
             half = total // 2
             begin.append(half if auto == "same_upper" else total - half)
             end.append(total - begin[-1])
-        data.update(pads_begin=begin, pads_end=end, auto_pad="explicit")
+        # a negative padding (an output_shape beyond what the convolution makes) is room
+        # that no tap reaches: zeros padded on after the convolution, before the bias
+        grow = [max(-b, 0) for b in begin] + [max(-e, 0) for e in end]
+        data.update(pads_begin=[max(b, 0) for b in begin], pads_end=[max(e, 0) for e in end],
+                    auto_pad="explicit")
     data["output_padding"] = op
     dt = first_dtype(ins)
     if group == 1:
@@ -130,6 +134,10 @@ def _conv_transpose(w: NetWriter, node: Node, ins):
     else:
         wg = _grouped_weights(w, node, ins[1], group)
         y = w.one("GroupConvolutionBackpropData", V1, [ins[0], wg], data, dtype=dt)
+    if any(grow):
+        y = w.one("Pad", "opset12", [y, w.i64([0, 0, *grow[:n]]), w.i64([0, 0, *grow[n:]]),
+                                     w.const(np.zeros((), dt.numpy))],
+                  {"pad_mode": "constant"}, dtype=dt)
     return _bias(w, y, ins[2] if len(ins) > 2 else None, n)
 
 
@@ -143,14 +151,37 @@ def _pool_data(node: Node, n: int, dilations: bool) -> dict:
 @exporter("MaxPool", since=1)
 def _max_pool(w: NetWriter, node: Node, ins):
     n = len(node.attrs["kernel_shape"])
-    if attr_or_default(node, "storage_order"):
+    column_major = len(node.outputs) > 1 and attr_or_default(node, "storage_order")
+    sizes = None if ins[0].shape is None else list(ins[0].shape[2:])
+    if column_major and (sizes is None or not all(isinstance(d, int) for d in sizes)):
         raise UnsupportedError(f"{where(node)}: MaxPool storage_order=1 (column-major "
-                               "indices) has no OpenVINO equivalent")
+                               "indices) is written for static spatial sizes only (OpenVINO's "
+                               f"indices are row-major); here {sizes}")
     data = _pool_data(node, n, True)
     data.update(index_element_type="i64", axis=0)
     outs = w.layer("MaxPool", V14, ins[:1], data,
                    [(ins[0].dtype, None), (DataType.INT64, None)])
+    if column_major:
+        outs = [outs[0], _column_major(w, outs[1], sizes)]
     return outs[:len(node.outputs)]
+
+
+def _column_major(w: NetWriter, idx: Out, sizes: list[int]) -> Out:
+    """Row-major flat indices `idx` over ``[N, C, *sizes]`` counted with the spatial axes in
+    column-major order (the first spatial axis varying fastest), batch and channel kept."""
+    def op(kind: str, a: Out, b: int) -> Out:
+        return w.one(kind, V1, [a, w.i64(b)], dtype=DataType.INT64)
+
+    plane = int(np.prod(sizes))
+    rest = op("FloorMod", idx, plane)
+    out = op("Multiply", op("Divide", idx, plane), plane)
+    strides = np.cumprod([1] + sizes[:-1])
+    for a in reversed(range(len(sizes))):
+        coord = op("FloorMod", rest, sizes[a])
+        rest = op("Divide", rest, sizes[a])
+        out = w.one("Add", V1, [out, op("Multiply", coord, int(strides[a]))],
+                    dtype=DataType.INT64)
+    return out
 
 
 @exporter("AveragePool", since=1)

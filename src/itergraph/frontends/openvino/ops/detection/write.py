@@ -5,8 +5,9 @@ OpenVINO's own ONNX frontend writes it) and ``output_half_pixel`` its ``asymmetr
 refused. ``MaxRoiPool`` is ``ROIPooling-2`` (``max``).
 ``NonMaxSuppression`` is ``NonMaxSuppression-9``
 with ``sort_result_descending=false`` (ONNX's order: batch, class, then score) and
-``center_point_box`` as ``box_encoding``; a constant IoU threshold becomes the next float
-above it (OpenVINO suppresses from the threshold on, ONNX above it). OpenVINO's CPU plugin
+``center_point_box`` as ``box_encoding``; the IoU threshold becomes the next float above it
+(OpenVINO suppresses from the threshold on, ONNX above it), computed when it is given at run
+time. OpenVINO's CPU plugin
 returns one row per selected box, as ONNX does."""
 
 from __future__ import annotations
@@ -33,11 +34,24 @@ def _nms(w: NetWriter, node: Node, ins):
     if iou is not None:  # OpenVINO suppresses from the threshold on, ONNX above it
         up = np.nextafter(np.asarray(iou, np.float32), np.float32(np.inf))
         extra[1] = w.const(np.maximum(up, np.finfo(np.float32).tiny))  # no denormal
+    elif ins[3].dtype == DataType.FLOAT32:
+        extra[1] = _next_above(w, ins[3])
     data = {"box_encoding": "center" if attr_or_default(node, "center_point_box") else "corner",
             "sort_result_descending": False, "output_type": "i64"}
     outs = w.layer("NonMaxSuppression", "opset9", [ins[0], ins[1], *extra], data,
                    [(I64, (None, 3)), (ins[1].dtype, (None, 3)), (I64, (1,))])
     return outs[0]
+
+
+def _next_above(w: NetWriter, t):
+    """The float32 after `t` (a threshold given at run time), for normal `t`:
+    ``t + |t| * 0.75 * 2**-23`` adds between 0.75 and 1.5 units in the last place, which round
+    to one; at least the smallest normal float."""
+    f = DataType.FLOAT32
+    step = w.one("Multiply", "opset1", [w.one("Abs", "opset1", [t], dtype=f),
+                                        w.const(np.float32(0.75 * 2.0 ** -23))], dtype=f)
+    up = w.one("Add", "opset1", [t, step], dtype=f)
+    return w.one("Maximum", "opset1", [up, w.const(np.finfo(np.float32).tiny)], dtype=f)
 
 
 @exporter("RoiAlign", since=10)

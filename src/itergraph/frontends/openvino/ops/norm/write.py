@@ -1,13 +1,24 @@
 """ONNX normalisations -> OpenVINO layers: ``GroupNormalization`` (opset 21, per-channel scale
-and bias) is ``GroupNormalization-12``; opset 18's per-group scale and bias are refused."""
+and bias) is ``GroupNormalization-12``; opset 18's per-group scale and bias are refused.
+
+``BatchNormalization`` in inference mode is ``BatchNormInference-5``. In training mode
+(``training_mode=1``, opset 14 on) it normalizes by the batch's own statistics, as ONNX
+defines it: the mean and the population variance over every axis but the channel axis feed
+``BatchNormInference``, and the optional outputs are the running statistics
+``input * momentum + batch * (1 - momentum)``. The older training form (opset < 14, outputs
+that include the saved statistics) is refused."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .....errors import UnsupportedError, where
 from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
 from ...export_table import exporter
-from ...net_writer import NetWriter
+from ...net_writer import NetWriter, Out
+
+_NUMPY = {"auto_broadcast": "numpy"}
 
 
 @exporter("GroupNormalization", since=18)
@@ -22,3 +33,44 @@ def _group_norm(w: NetWriter, node: Node, ins):
             "epsilon": float(attr_or_default(node, "epsilon"))}
     return w.one("GroupNormalization", "opset12", ins[:3], data, dtype=ins[0].dtype,
                  shape=ins[0].shape)
+
+
+@exporter("BatchNormalization", since=1)
+def _batch_norm(w: NetWriter, node: Node, ins):
+    eps = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
+    x = ins[0]
+    if not int(node.attrs.get("training_mode", 0)):
+        if len(node.outputs) > 1:
+            raise UnsupportedError(f"{where(node)}: BatchNormalization with the training "
+                                   "outputs of opset < 14 (saved mean and variance) is not "
+                                   "written")
+        return w.one("BatchNormInference", "opset5", ins[:5], eps, dtype=x.dtype,
+                     shape=x.shape)
+    if x.shape is None:
+        raise UnsupportedError(f"{where(node)}: BatchNormalization in training mode needs "
+                               "the input's rank")
+    axes = w.i64([a for a in range(len(x.shape)) if a != 1])
+    mean = w.one("ReduceMean", "opset1", [x, axes], {"keep_dims": False}, dtype=x.dtype)
+    shaped = w.one("Unsqueeze", "opset1", [mean, axes], dtype=x.dtype)
+    dev = w.one("Subtract", "opset1", [x, shaped], _NUMPY, dtype=x.dtype)
+    sq = w.one("Multiply", "opset1", [dev, dev], _NUMPY, dtype=x.dtype)
+    var = w.one("ReduceMean", "opset1", [sq, axes], {"keep_dims": False}, dtype=x.dtype)
+    y = w.one("BatchNormInference", "opset5", [x, ins[1], ins[2], mean, var], eps,
+              dtype=x.dtype, shape=x.shape)
+    momentum = float(node.attrs.get("momentum", 0.9))
+    return [y] + [_running(w, ins[3 + i], batch, momentum)
+                  for i, batch in enumerate((mean, var))][:len(node.outputs) - 1]
+
+
+def _running(w: NetWriter, old: Out, batch: Out, momentum: float) -> Out:
+    """``old * momentum + batch * (1 - momentum)`` in `old`'s type."""
+    dt = old.dtype.numpy
+
+    def scaled(v: Out, k: float) -> Out:
+        if v.dtype != old.dtype:
+            v = w.one("ConvertLike", "opset1", [v, old], dtype=old.dtype)
+        return w.one("Multiply", "opset1", [v, w.const(np.array(k, dt))], _NUMPY,
+                     dtype=old.dtype)
+
+    return w.one("Add", "opset1", [scaled(old, momentum), scaled(batch, 1 - momentum)], _NUMPY,
+                 dtype=old.dtype, shape=old.shape)

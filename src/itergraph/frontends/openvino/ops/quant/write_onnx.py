@@ -74,6 +74,10 @@ _QUANT_OUT = (DataType.UINT8, DataType.INT8, DataType.UINT16, DataType.INT16, Da
               DataType.INT4)
 _FLOAT_IN = (DataType.FLOAT32, DataType.FLOAT16, DataType.BFLOAT16)
 _EXACT = float(2 ** 24)  # f32 holds every integer up to this magnitude
+#: the inner dimension an integer product is written for when it is known only at run time:
+#: the four-way 4-bit split sums up to 2**16 products exactly, twice the 33,025 products of
+#: 8-bit values that ONNX Runtime's own int32 accumulator holds in the worst case
+_UNKNOWN_TERMS = 2 ** 16
 
 
 # -- small layer helpers ---------------------------------------------------------------------
@@ -417,8 +421,12 @@ def _quantize_linear(w: NetWriter, node: Node, ins):
     x, s, zp = ins[0], ins[1], _in(ins, 2)
     out = _quant_type(node, zp)
     if out not in _QUANT_OUT:
+        # OpenVINO 2026.4's Convert to f8e4m3/f8e5m2 rounds twice (-50.0008 -> -48, where
+        # round-to-nearest-even gives -52) and gives NaN or inf where ONNX saturates
         raise UnsupportedError(f"{where(node)}: the OpenVINO writer quantizes to uint8, int8, "
-                               f"uint16, int16, uint4 and int4 only, not to {out}")
+                               f"uint16, int16, uint4 and int4 only, not to {out} (OpenVINO's "
+                               "Convert to float8 neither rounds to nearest even nor "
+                               "saturates)")
     prec = _precision(node)
     lo, hi = _RANGES[out]
     if prec == np.float16 and hi - lo > 255:
@@ -542,12 +550,14 @@ def _exact_product(w: NetWriter, node: Node, op, a: Out, b: Out, amax: int,
                    bsum: tuple[float, float, float] | None, bmax: int, terms: int | None):
     """``op(a, b)`` (a MatMul or convolution of integer-valued f32 operands, `terms` products
     summed per output) exactly, as i32. `bsum`: for a constant `b`, the largest sum of ``|b|``,
-    ``|bh|``, ``|bl|`` that one output reads; else the bound comes from `bmax` and `terms`."""
+    ``|bh|``, ``|bl|`` that one output reads; else the bound comes from `bmax` and `terms`
+    (`_UNKNOWN_TERMS` when neither is known)."""
+    if terms is None and bsum is None:
+        terms = _UNKNOWN_TERMS
+
     def bound(scale_a: float, which: int) -> float:
         if bsum is not None:
             return scale_a * bsum[which]
-        if terms is None:
-            return math.inf
         per = (bmax, 16, 15)[which]
         return scale_a * per * terms
 
@@ -560,10 +570,8 @@ def _exact_product(w: NetWriter, node: Node, op, a: Out, b: Out, amax: int,
         ah, al = _split(w, a)
         return _combine(w, [(256, op(ah, bh)), (16, op(ah, bl)), (16, op(al, bh)),
                             (1, op(al, bl))])
-    what = "an unknown inner dimension" if terms is None and bsum is None else \
-        "more than 65536 products per output"
     raise UnsupportedError(f"{where(node)}: the OpenVINO writer cannot sum this integer "
-                           f"product exactly ({what})")
+                           "product exactly (more than 65536 products per output)")
 
 
 def _bsum(b: np.ndarray | None, axes: tuple[int, ...]):

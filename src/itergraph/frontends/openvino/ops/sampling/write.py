@@ -34,6 +34,9 @@ def _s(v, default: str) -> str:
 def _resize(w: NetWriter, node: Node, ins):
     a = node.attrs
     ctm = _s(a.get("coordinate_transformation_mode"), "half_pixel")
+    if ctm == "half_pixel_symmetric":
+        raise UnsupportedError(f"{where(node)}: Resize coordinate_transformation_mode "
+                               "half_pixel_symmetric (OpenVINO's Interpolate has no such mode)")
     if ctm == "tf_crop_and_resize" or a.get("exclude_outside", 0) or \
             _s(a.get("keep_aspect_ratio_policy"), "stretch") != "stretch":
         raise UnsupportedError(f"{where(node)}: Resize with {ctm}, exclude_outside or a kept "
@@ -59,10 +62,39 @@ def _resize(w: NetWriter, node: Node, ins):
             "nearest_mode": _s(a.get("nearest_mode"), "round_prefer_floor"),
             "antialias": antialias, "cube_coeff": float(a.get("cubic_coeff_a", -0.75)),
             "pads_begin": [0] * (rank or 0), "pads_end": [0] * (rank or 0)}
+    _formulas_agree(node, x, axes, ctm, antialias and mode != "nearest")
     target = sizes if sizes is not None else scales
     y = w.one("Interpolate", "opset11", [x, target, w.const(np.array(axes, np.int64))],
               data, dtype=x.dtype)
     return y if sizes is not None else _cut_to_onnx_sizes(w, node, x, y, scales, axes)
+
+
+def _formulas_agree(node: Node, x: Out, axes: list[int], ctm: str, antialias: bool) -> None:
+    """Refuse what OpenVINO's Interpolate computes otherwise than ONNX: an antialiased
+    downscale (other taps and weights), and ``align_corners`` by a scale that makes no whole
+    length (ONNX divides by the unrounded ``length * scale - 1``, OpenVINO by the output
+    length less one). Checked where the scales or sizes are constants; an antialiased
+    Resize whose scale is not known when writing is refused too."""
+    scales, sizes = const_value(node, 2), const_value(node, 3)
+    dims = None if x.shape is None else [x.shape[i] for i in axes]
+    factors = None
+    if scales is not None and np.size(scales):
+        factors = [float(v) for v in np.asarray(scales).reshape(-1)]
+        factors = [factors[i] for i in axes] if len(factors) > len(axes) else factors
+    elif sizes is not None and dims is not None and all(isinstance(d, int) for d in dims):
+        out = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        out = [out[i] for i in axes] if len(out) > len(axes) else out
+        factors = [o / d if d else 1.0 for o, d in zip(out, dims)]
+    if antialias and (factors is None or any(f < 1 for f in factors)):
+        raise UnsupportedError(f"{where(node)}: an antialiased Resize that downscales (or by a "
+                               "scale known only at run time): OpenVINO's antialiased "
+                               "Interpolate weighs other taps than ONNX's")
+    if ctm == "align_corners" and scales is not None and np.size(scales) and \
+            dims is not None and all(isinstance(d, int) for d in dims):
+        if any(abs(d * f - round(d * f)) > 1e-6 for d, f in zip(dims, factors)):
+            raise UnsupportedError(f"{where(node)}: Resize align_corners by scales {factors} "
+                                   f"of lengths {dims}: ONNX aligns to the unrounded length "
+                                   "dim * scale, OpenVINO to the output length")
 
 
 def _cut_to_onnx_sizes(w: NetWriter, node: Node, x: Out, y: Out, scales: Out,
@@ -95,6 +127,9 @@ def _grid_sample(w: NetWriter, node: Node, ins):
               else "linear")
     ov_mode = {"linear": "bilinear", "bilinear": "bilinear", "cubic": "bicubic",
                "bicubic": "bicubic", "nearest": "nearest"}[mode]
+    if ins[0].shape is not None and len(ins[0].shape) != 4:
+        raise UnsupportedError(f"{where(node)}: GridSample over {len(ins[0].shape) - 2} "
+                               "spatial axes (OpenVINO's GridSample takes 4-D input only)")
     data = {"align_corners": bool(attr_or_default(node, "align_corners")), "mode": ov_mode,
             "padding_mode": _s(node.attrs.get("padding_mode"), "zeros")}
     return w.one("GridSample", "opset9", ins[:2], data, dtype=ins[0].dtype)
@@ -103,6 +138,10 @@ def _grid_sample(w: NetWriter, node: Node, ins):
 @exporter("Col2Im", since=18)
 def _col2im(w: NetWriter, node: Node, ins):
     n = 2
+    sizes = ins[1].shape if len(ins) > 1 and ins[1] is not None else None
+    if sizes is not None and len(sizes) == 1 and isinstance(sizes[0], int) and sizes[0] != n:
+        raise UnsupportedError(f"{where(node)}: Col2Im over {sizes[0]} spatial axes "
+                               "(OpenVINO's Col2Im folds 2-D images only)")
     pads = list(node.attrs.get("pads") or [0] * (2 * n))
     data = {"strides": list(node.attrs.get("strides") or [1] * n),
             "dilations": list(node.attrs.get("dilations") or [1] * n),
