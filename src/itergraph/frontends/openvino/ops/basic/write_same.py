@@ -164,7 +164,7 @@ def _depth_to_space(w: NetWriter, node: Node, ins):
 
 @exporter("SpaceToDepth", since=1)
 def _space_to_depth(w: NetWriter, node: Node, ins):
-    mode = "depth_first" if str(node.attrs.get("mode", "DCR")) == "CRD" else "blocks_first"
+    mode = "depth_first" if str(attr_or_default(node, "mode")) == "CRD" else "blocks_first"
     bs = int(node.attrs["blocksize"])
     return w.one("SpaceToDepth", "opset1", ins[:1], {"mode": mode, "block_size": bs},
                  dtype=ins[0].dtype, shape=_block_shape(ins[0].shape, bs, False))

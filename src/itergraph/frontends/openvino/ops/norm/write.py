@@ -37,9 +37,9 @@ def _group_norm(w: NetWriter, node: Node, ins):
 
 @exporter("BatchNormalization", since=1)
 def _batch_norm(w: NetWriter, node: Node, ins):
-    eps = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
+    eps = {"epsilon": float(attr_or_default(node, "epsilon"))}
     x = ins[0]
-    if not int(node.attrs.get("training_mode", 0)):
+    if not int(attr_or_default(node, "training_mode")):
         if len(node.outputs) > 1:
             raise UnsupportedError(f"{where(node)}: BatchNormalization with the training "
                                    "outputs of opset < 14 (saved mean and variance) is not "
@@ -57,7 +57,7 @@ def _batch_norm(w: NetWriter, node: Node, ins):
     var = w.one("ReduceMean", "opset1", [sq, axes], {"keep_dims": False}, dtype=x.dtype)
     y = w.one("BatchNormInference", "opset5", [x, ins[1], ins[2], mean, var], eps,
               dtype=x.dtype, shape=x.shape)
-    momentum = float(node.attrs.get("momentum", 0.9))
+    momentum = float(attr_or_default(node, "momentum"))
     return [y] + [_running(w, ins[3 + i], batch, momentum)
                   for i, batch in enumerate((mean, var))][:len(node.outputs) - 1]
 
