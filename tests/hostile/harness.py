@@ -9,7 +9,8 @@ model, feed or argument and hands it to itergraph. Its `Expect`ation says what m
 - `Ok()`: the case returns normally (a valid control checks its own result with asserts);
 - `Warns(category, *words)`: the case returns normally and emits that warning.
 
-Cases run in child processes (`sys.executable`), each under an address-space cap
+Cases run in child processes forked from a server that has imported itergraph and the
+cases once (`fork_server`), each under an address-space cap
 (`MEMORY_CAP`, ``RLIMIT_AS``) and a wall-clock limit per case. Many cases share one child;
 a case marked ``isolate=True`` (it may crash, hang or allocate without bound) gets a child of
 its own. A child reports one JSON line as each case starts and one when it ends, so that when
@@ -23,6 +24,7 @@ every case's outcome without pytest. Set
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
@@ -198,7 +200,8 @@ def run_one(c: Case, tmp: Path) -> dict:
 
 
 def child_main(argv: list[str]) -> int:
-    """``harness.py --child TMPDIR MODULE:NAME ...``: run the cases, one JSON line each.
+    """Run the cases ``MODULE:NAME`` of ``argv = [TMPDIR, MODULE:NAME, ...]``, one JSON line
+    each on stdout (in a child of `fork_server`, or as ``harness.py --child TMPDIR ...``).
 
     The address-space cap is set here, first thing (not with ``preexec_fn``, which forks a
     parent that may run threads)."""
@@ -233,14 +236,20 @@ def _env() -> dict:
     return env
 
 
-def _spawn(cases: list[Case], tmp: Path) -> subprocess.Popen:
-    """A child running `cases`; its stderr goes to ``tmp/stderr.txt`` (a pipe nobody reads
-    while waiting for results could fill up and block the child)."""
-    args = [sys.executable, str(HERE / "harness.py"), "--child", str(tmp)]
-    args += [f"{c.module}:{c.name}" for c in cases]
-    with open(tmp / "stderr.txt", "wb") as err:
-        return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err, env=_env(), cwd=str(tmp))
+_SERVER = None
+
+
+def _spawn(cases: list[Case], tmp: Path):
+    """A child running `cases`, forked from this process's fork server (started on first
+    use; `fork_server`); its stderr goes to ``tmp/stderr.txt`` (a pipe nobody reads while
+    waiting for results could fill up and block the child)."""
+    global _SERVER
+    from fork_server import Server
+
+    if _SERVER is None or not _SERVER.alive():
+        _SERVER = Server(_env())
+        atexit.register(_SERVER.close)
+    return _SERVER.spawn([str(tmp), *(f"{c.module}:{c.name}" for c in cases)])
 
 
 def _stderr(tmp: Path) -> str:
