@@ -3309,3 +3309,19 @@ def _(c):
               [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
     ort_refuses(m, {"x": X})
     ig.load(m)
+
+
+@case("onnx/constant_of_shape_past_int64_bytes_from_a_shape", Raises(
+    ExecutionError, "ConstantOfShape node 'fill'"), backends=BOTH, isolate=True)
+def _(c):
+    # a fuzzer finding (`torch/gru_packed_bidirectional_op23|tensor_values|13616354`, `--seed
+    # 20027`): a GRU's initial state of shape [2, batch, 2**63 - 1]; XLA aborted the process
+    # ("overflow in static extent product") where NumPy refused it
+    big = np.array([2**63 - 1], np.int64)
+    nodes = [h.make_node("Shape", ["x"], ["s"], start=0, end=1),
+             h.make_node("Concat", ["s", "big"], ["shape"], axis=0),
+             h.make_node("ConstantOfShape", ["shape"], ["y"], name="fill")]
+    m = model(nodes, [vi("x", F, ["B", 3])], [vi("y", F, None)], [const("big", big)], opset=17)
+    feeds = {"x": np.ones((3, 3), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
