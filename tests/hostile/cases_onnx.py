@@ -3325,3 +3325,105 @@ def _(c):
     feeds = {"x": np.ones((3, 3), np.float32)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+# -- found by probing sizes, pads and indices of -1, 0 and past an axis (hostile input, round
+#    three); ONNX Runtime refuses each, and so do both backends now
+
+def _one(op, x, inits=(), ins=None, **attrs):
+    """``y = op(x, *inits)``, the node named 'n'; `ins` overrides the input names."""
+    names = ins or ["x"] + [n for n, _ in inits]
+    return model([h.make_node(op, names, ["y"], name="n", **attrs)], [vi("x", F, list(x.shape))],
+                 [vi("y", F, None)], [const(n, v) for n, v in inits])
+
+
+def _refused_by_ort_and_run(c, m, x):
+    ort_refuses(m, {"x": x})
+    ig_run(c, m, {"x": x})
+
+
+@case("onnx/split_with_a_negative_size", Raises(ExecutionError, "Split node 'n'", "negative"),
+      backends=BOTH)
+def _(c):
+    # split sizes [6, -2] add up to the axis length: both backends split (ONNX Runtime: "All
+    # values must be >= 0")
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("Split", ["x", "s"], ["y", "z"], name="n")], [vi("x", F, [4])],
+              [vi("y", F, None), vi("z", F, None)], [const("s", np.array([6, -2], np.int64))])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/window_attributes_not_positive", Raises(ModelError, "AveragePool node 'n'", "pads"),
+      backends=BOTH)
+def _(c):
+    # an AveragePool pad of -1 made XLA abort the process; a kernel, stride or dilation of 0
+    # failed with a wrapped ZeroDivisionError or IndexError. ONNX's shape inference (and ONNX
+    # Runtime) refuses them at load, as the reader does now
+    x = np.ones((1, 1, 2, 2), np.float32)
+    for op, attrs, word in (("MaxPool", {"kernel_shape": [0, 1]}, "kernel_shape"),
+                            ("MaxPool", {"kernel_shape": [1, 1], "strides": [0, 1]}, "strides"),
+                            ("LpPool", {"kernel_shape": [1, 1], "dilations": [1, 0]},
+                             "dilations")):
+        try:
+            ig_run(c, _one(op, x, **attrs), {"x": x})
+        except ModelError as e:
+            assert f"{op} node 'n'" in str(e) and word in str(e), e
+        else:
+            raise AssertionError(f"{op} {attrs} ran")
+    m = _one("AveragePool", x, kernel_shape=[1, 1], pads=[-1, 0, 0, 0])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/pad_cropping_more_than_the_axis", Raises(ExecutionError, "Pad node 'n'", "(-3, -3)"),
+      backends=BOTH)
+def _(c):
+    # NumPy refused pads of (-3, -3) on 4 elements; JAX returned an empty tensor
+    x = np.arange(4, dtype=np.float32)
+    _refused_by_ort_and_run(c, _one("Pad", x, [("p", np.array([-3, -3], np.int64))]), x)
+
+
+@case("onnx/resize_to_a_size_of_zero", Raises(ExecutionError, "Resize node 'n'", "[1, 1, 0, 2]"),
+      backends=BOTH)
+def _(c):
+    # both backends returned the input unchanged (ONNX Runtime: "Scale value should be
+    # greater than 0")
+    x = np.ones((1, 1, 2, 2), np.float32)
+    m = _one("Resize", x, [("sz", np.array([1, 1, 0, 2], np.int64))], ins=["x", "", "", "sz"])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/instance_normalization_of_rank_1", Raises(
+    ExecutionError, "InstanceNormalization node 'n'", "rank 1"), backends=BOTH)
+def _(c):
+    # NumPy gave shape (4,), JAX (1, 4); ONNX Runtime: "number of dimensions is less than 3"
+    x = np.ones(4, np.float32)
+    m = _one("InstanceNormalization", x, [("s", np.ones(4, np.float32)),
+                                          ("b", np.ones(4, np.float32))])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reverse_sequence_length_past_the_time_axis",
+      Raises(ExecutionError, "ReverseSequence node 'n'", "[0, 2]"), backends=BOTH)
+def _(c):
+    # NumPy (onnx.reference) ran a length of 5 over 2 steps, JAX refused it
+    x = np.ones((2, 2), np.float32)
+    m = _one("ReverseSequence", x, [("l", np.array([5, 1], np.int64))], batch_axis=1,
+             time_axis=0)
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reverse_sequence_valid", Ok(), backends=BOTH)
+def _(c):
+    for ba, ta, shape, lens in ((1, 0, (4, 3), [4, 0, 2]), (0, 1, (3, 4), [1, 4, 3])):
+        x = np.arange(12, dtype=np.float32).reshape(shape)
+        m = _one("ReverseSequence", x, [("l", np.array(lens, np.int64))], batch_axis=ba,
+                 time_axis=ta)
+        assert_close(ig_run(c, m, {"x": x})["y"], run_ort(m, {"x": x})["y"])
+
+
+@case("onnx/gather_elements_index_below_minus_the_axis",
+      Raises(ExecutionError, "GatherElements node 'n'", "-5"), backends=BOTH)
+def _(c):
+    # NumPy wrapped -5 twice (to the last element), JAX refused it
+    x = np.arange(4, dtype=np.float32)
+    _refused_by_ort_and_run(c, _one("GatherElements", x, [("i", np.array([-5], np.int64))]), x)

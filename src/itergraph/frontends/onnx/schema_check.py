@@ -442,12 +442,12 @@ def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
     and ``pads`` (two) of the length input 0's rank needs, where the rank is known: ONNX
     Runtime refuses another length at load ("Attribute dilations has incorrect size")."""
     rank = _rank_of(inputs[0]) if inputs else None
-    if rank is None or rank < 2:
-        return
+    spatial = None if rank is None or rank < 2 else rank - 2
     why = window_attribute_error({a.name: a.ints for a in p.attribute
-                                  if a.type == AttributeProto.INTS}, rank - 2)
+                                  if a.type == AttributeProto.INTS}, spatial)
     if why is not None:
-        raise ModelError(f"{what}: {why} (input 0 has rank {rank})")
+        raise ModelError(f"{what}: {why}" + ("" if spatial is None else
+                                             f" (input 0 has rank {rank})"))
 
 
 def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
