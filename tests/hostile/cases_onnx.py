@@ -3427,3 +3427,24 @@ def _(c):
     # NumPy wrapped -5 twice (to the last element), JAX refused it
     x = np.arange(4, dtype=np.float32)
     _refused_by_ort_and_run(c, _one("GatherElements", x, [("i", np.array([-5], np.int64))]), x)
+
+
+@case("onnx/add_of_a_sequence", Raises(ModelError, "Add node 'n'", "'s'", "sequence"))
+def _(c):
+    # a SequenceConstruct's output (no declared type) fed to Add: both backends stacked the
+    # sequence and added; ONNX Runtime refuses the type "seq(tensor(float))" at load
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+               h.make_node("Add", ["s", "x"], ["y"], name="n")], [vi("x", F, [4])],
+              [vi("y", F, None)])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/split_to_sequence_with_a_negative_size",
+      Raises(ExecutionError, "SplitToSequence node 'n'", "negative"), backends=BOTH)
+def _(c):
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("SplitToSequence", ["x", "s"], ["q"], name="n"),
+               h.make_node("SequenceLength", ["q"], ["y"])], [vi("x", F, [4])],
+              [vi("y", I64, None)], [const("s", np.array([6, -2], np.int64))])
+    _refused_by_ort_and_run(c, m, x)

@@ -637,10 +637,11 @@ def _check_types(schema, inputs: list[Value | None], what: str,
         else:
             break  # arity was checked: cannot happen
         ts = type_string(v.type)
-        if ts is None:
-            continue
         param = formal.type_str
         allowed = constraints.get(param, {param})
+        if ts is None:
+            _check_kind(v, allowed, i, formal.name, what)
+            continue
         if check_allowed and ts not in allowed:
             raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts}; "
                              f"{_allowed(allowed)} {'is' if len(allowed) == 1 else 'are'} "
@@ -656,6 +657,34 @@ def _check_types(schema, inputs: list[Value | None], what: str,
                              f"but input {first[1]} is {first[0]}; both have type {param}, "
                              "which must be one type")
     return bound
+
+
+def _kind(type_strings) -> str | None:
+    """"tensor" or "seq" when every type string is of that kind, else None."""
+    kinds = {t.split("(")[0] for t in type_strings}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"tensor", "seq"} else None
+
+
+def _check_kind(v: Value, allowed: set[str], i: int, formal: str, what: str) -> None:
+    """A value of unknown type whose producer's schema gives only sequences (or only
+    tensors), read where only the other kind is allowed (a sequence fed to ``Add``: ONNX
+    Runtime refuses its type)."""
+    p = v.producer
+    if p is None or p.domain not in ("", "ai.onnx") or p.version is None:
+        return
+    try:
+        schema = onnx.defs.get_schema(p.op_type, p.version, "")
+        k = next(j for j, o in enumerate(p.outputs) if o is v)
+        out = schema.outputs[min(k, len(schema.outputs) - 1)]
+    except (onnx.defs.SchemaError, StopIteration, IndexError):
+        return
+    made = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}.get(
+        out.type_str, [out.type_str])
+    have, want = _kind(made), _kind(allowed)
+    if have and want and have != want:
+        raise ModelError(f"{what}: input {i} ('{formal}', value '{v.name}') is a "
+                         f"{'sequence' if have == 'seq' else 'tensor'} ({p.op_type} makes it); "
+                         f"{'sequences' if want == 'seq' else 'tensors'} only are allowed there")
 
 
 def _allowed(allowed: set[str]) -> str:
