@@ -610,3 +610,34 @@ def _(c):
         net.mark_output(layer.get_output(0))
         got = ig.load(net).run({"x": xv}, backend=c.backend)
         assert_close(next(iter(got.values())), np.asarray(want, np.float32))
+
+
+@case("network/convolution_stride_and_kernel_of_zero",
+      Raises(ModelError, "Convolution layer", "stride_nd", "(0, 1)"))
+def _(c):
+    # a stride of 0 was a raw ZeroDivisionError reading the output's shape, a kernel of
+    # (0, 0) a raw AttributeError when the network was built
+    net = _net()
+    x = net.add_input("x", trt.float32, (1, 1, 2, 3))
+    zero = net.add_convolution_nd(x, 1, (0, 0), np.ones(0, np.float32), None)
+    net.mark_output(zero.get_output(0))
+    try:
+        ig.load(net)
+    except ModelError as e:
+        assert "window (0, 0)" in str(e), e
+    else:
+        raise AssertionError("a kernel of (0, 0) was accepted")
+    net.unmark_output(zero.get_output(0))
+    conv = net.add_convolution_nd(x, 1, (1, 1), np.ones(1, np.float32), None)
+    conv.stride_nd = (0, 1)
+    net.mark_output(conv.get_output(0))
+    ig.load(net)
+
+
+@case("network/linspace_fill_of_2e40_elements", Raises(ExecutionError, "Fill"), backends=BOTH,
+      isolate=True)
+def _(c):
+    # a static LINSPACE was folded while the network was built: a raw MemoryError
+    net = _net()
+    net.mark_output(net.add_fill((2**40,), trt.FillOperation.LINSPACE).get_output(0))
+    ig.load(net).run({}, backend=c.backend)

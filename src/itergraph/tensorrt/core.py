@@ -456,7 +456,7 @@ class Layer(ABC):
         self._refreshing = True
         try:
             infos = self.infer()
-        except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+        except (ValueError, TypeError, ArithmeticError) as e:  # an attribute's bad value
             raise ModelError(f"{self.what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False

@@ -228,6 +228,10 @@ class _Spatial(Layer):
         for name in ("_stride_nd", "_pre_padding", "_post_padding"):
             if len(getattr(self, name)) != k:
                 raise ModelError(f"{self.what()}: {name[1:]} must have {k} entries")
+        for name, dims in (("stride_nd", self._stride_nd), ("window", self._window()),
+                           ("dilation_nd", getattr(self, "_dilation_nd", (1,) * k))):
+            if any(d < 1 for d in dims):
+                raise ModelError(f"{self.what()}: {name} {tuple(dims)} must be positive")
         return x
 
     def _out_dims(self, x, dilation=None, transposed=False) -> list[int]:
