@@ -641,3 +641,17 @@ def _(c):
     net = _net()
     net.mark_output(net.add_fill((2**40,), trt.FillOperation.LINSPACE).get_output(0))
     ig.load(net).run({}, backend=c.backend)
+
+
+@case("network/lrn_window_of_zero", Raises(ModelError, "LRN layer", "window_size 0"))
+def _(c):
+    # a raw ZeroDivisionError when the network was built; TensorRT's window is odd, 1 to 15
+    net = _net()
+    x = net.add_input("x", trt.float32, (1, 1, 2, 3))
+    try:
+        net.add_lrn(x, 3, 1.0, 0.0, 1.0)
+    except ModelError as e:
+        assert "beta" in str(e), e
+    else:
+        raise AssertionError("a beta of 0 was accepted (TensorRT: 0.01 to 1e5)")
+    net.mark_output(net.add_lrn(x, 0, 1.0, 1.0, 1.0).get_output(0))
