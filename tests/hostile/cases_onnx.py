@@ -3448,3 +3448,19 @@ def _(c):
                h.make_node("SequenceLength", ["q"], ["y"])], [vi("x", F, [4])],
               [vi("y", I64, None)], [const("s", np.array([6, -2], np.int64))])
     _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reduce_axes_repeated_a_million_times_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`hf/phi_ts14|attr_huge|1306446072`, `--seed 20027`): a ReduceMean's
+    # axes attribute of 1,000,000 copies of -1 ran for minutes (each call normalised every
+    # entry); ONNX Runtime reduces over the set of axes ([0, 0] is [0]), as both backends do
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    small = _one("ReduceL2", x, [("a", np.array([0, 0, -2], np.int64))], keepdims=0)
+    small.opset_import[0].version = 18
+    assert_close(ig_run(c, small, {"x": x})["y"], run_ort(small, {"x": x})["y"])
+    m = model([h.make_node("ReduceMean", ["x"], ["y"], name="n", axes=[-1] * 1_000_000)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=13)
+    start = time.monotonic()
+    assert_close(ig_run(c, m, {"x": x})["y"], x.mean(axis=-1, keepdims=True))
+    assert time.monotonic() - start < 15, "a million repeated axes are slow"
