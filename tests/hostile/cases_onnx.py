@@ -3464,3 +3464,24 @@ def _(c):
     start = time.monotonic()
     assert_close(ig_run(c, m, {"x": x})["y"], x.mean(axis=-1, keepdims=True))
     assert time.monotonic() - start < 15, "a million repeated axes are slow"
+
+
+@case("onnx/embed_layer_normalization_mask_of_another_batch",
+      Raises(ExecutionError, "EmbedLayerNormalization node 'n'", "mask"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`ort-fused/bert_ort|feed_shape|1357105547`, `--seed 20028`): ids of
+    # batch 1 with a mask of batch 2 ran (the IR written from it gave batch 2); ONNX Runtime:
+    # "Input 0 and 7 (mask) shall have same shape"
+    emb = np.arange(12, dtype=np.float32).reshape(3, 4)
+    node = h.make_node("EmbedLayerNormalization",
+                       ["ids", "", "word", "pos", "", "gamma", "beta", "mask"], ["y", "mi"],
+                       name="n", domain="com.microsoft")
+    m = h.make_model(h.make_graph(
+        [node], "g", [vi("ids", I32, [None, 2]), vi("mask", I32, [None, 2])],
+        [vi("y", F, None), vi("mi", I32, None)],
+        [const("word", emb), const("pos", emb), const("gamma", np.ones(4, np.float32)),
+         const("beta", np.zeros(4, np.float32))]),
+        opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    feeds = {"ids": np.ones((1, 2), np.int32), "mask": np.ones((2, 2), np.int32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
