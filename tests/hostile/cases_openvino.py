@@ -1123,3 +1123,14 @@ def _(c):
         "pad", 'name="pad"', 'name="pad"')
     ov_refuses(xml, w, [x])
     _run(c, xml, w, {"x": x})
+
+
+@case("ov/parameter_version_opset99", Raises(UnsupportedError, "layer 0 'x'", "opset99"))
+def _(c):
+    # the peer check of `--seed 20028` (`ir_version` on a loop body's Parameter): only the
+    # layers that become nodes had their version checked; OpenVINO refuses "unsupported
+    # opset: opset99" for any layer
+    xml = add_net().replace('name="x" type="Parameter" version="opset1"',
+                            'name="x" type="Parameter" version="opset99"', 1)
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)
