@@ -3485,3 +3485,23 @@ def _(c):
     feeds = {"ids": np.ones((1, 2), np.int32), "mask": np.ones((2, 2), np.int32)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+@case("onnx/tree_ensemble_node_lists_of_other_lengths",
+      Raises(ModelError, "TreeEnsembleRegressor node 'n'", "nodes_truenodeids 100000"))
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/decision_tree_classifier|attr_huge|500390341`,
+    # `--seed 20029`): nodes_truenodeids of a million entries for 11 nodes ran for minutes
+    # (the reference walked them); ONNX Runtime refuses lists of other lengths at load
+    tree = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+                nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+                nodes_truenodeids=[1] * 100_000, nodes_falsenodeids=[2, 0, 0],
+                target_treeids=[0, 0], target_nodeids=[1, 2], target_ids=[0, 0],
+                target_weights=[1.0, 2.0], n_targets=1)
+    node = h.make_node("TreeEnsembleRegressor", ["x"], ["y"], name="n", domain="ai.onnx.ml",
+                       **tree)
+    m = h.make_model(h.make_graph([node], "g", [vi("x", F, [2, 1])], [vi("y", F, None)]),
+                     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)])
+    feeds = {"x": np.array([[0.2], [0.9]], np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)

@@ -34,6 +34,7 @@ from ...ir.traits import Trait, ops_with, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
 from ...semantics.window import window_attribute_error
+from .tree_attributes import check_tree_attributes
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -73,6 +74,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
     if p.domain == "ai.onnx.ml":
+        check_tree_attributes(p, _where(p))
         _check_ml_types(p, version, inputs, outputs)
         return
     if p.domain not in _DEFAULT_DOMAINS:
