@@ -3505,3 +3505,17 @@ def _(c):
     feeds = {"x": np.array([[0.2], [0.9]], np.float32)}
     ort_refuses(m, feeds)
     ig_run(c, m, feeds)
+
+
+@case("onnx/graph_input_declared_a_map_over_an_initializer",
+      Raises(ModelError, "input 'w'", "map(int64, tensor(float))"))
+def _(c):
+    # the peer check of `--seed 20028` (`value_kind` on a loop body's initializer input): an
+    # input that is also an initializer declared a map ran; ONNX Runtime refuses it at load
+    w = h.make_value_info("w", h.make_map_type_proto(TensorProto.INT64,
+                                                       h.make_tensor_type_proto(F, [2])))
+    m = model([h.make_node("Add", ["x", "w"], ["y"], name="n")], [vi("x", F, [2]), w],
+              [vi("y", F, None)], [const("w", np.ones(2, np.float32))])
+    feeds = {"x": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
