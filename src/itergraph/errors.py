@@ -33,6 +33,11 @@ class IterationLimitError(ExecutionError):
     """A loop ran past the `max_iterations` limit given to `run`."""
 
 
+class AttributeSetError(ModelError, AttributeError):
+    """An attribute set that the object does not have, or cannot change (the TensorRT-style
+    network API: TensorRT's bindings raise `AttributeError` there, so this is one too)."""
+
+
 class SecurityError(ModelError):
     """The input tried something hostile (XML entity expansion, external entities, ...)."""
 

@@ -28,8 +28,10 @@ new ones stay on NumPy (shapes that never repeat would otherwise keep a core com
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections import deque
 from typing import Any
 
@@ -62,6 +64,22 @@ class _Verdict:
             self.choice = "jax" if max(j) < min(n) else "numpy"
 
 
+#: every runner, so that exiting the interpreter can wait for a compile under way
+_RUNNERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_compiles() -> None:
+    """At exit, no new compile starts and the one under way finishes: a daemon thread stopped
+    inside XLA aborts the process ("terminate called ... exception not rethrown", exit status
+    134) after a script that ran a model on the default engine has ended."""
+    for runner in list(_RUNNERS):
+        runner.pending.clear()
+        w = runner.worker
+        if w is not None and w.is_alive():
+            w.join()
+
+
 class TieredRunner:
     """``runner(feeds)`` over a `backends.jax.program.CompiledGraph` and a function running
     the same graph's NumPy plan (see module docstring)."""
@@ -77,6 +95,7 @@ class TieredRunner:
         self.refused: set = set()
         self.worker: threading.Thread | None = None
         self.compiled_in_background = 0
+        _RUNNERS.add(self)
 
     def engine_for(self, feeds: dict[str, Any]) -> str | None:
         """The engine this signature was judged to run on (None: not judged yet)."""

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 
 from . import (  # noqa: F401 - the *_more modules register their operators
+    mutate_definitions,
     mutate_feeds,
     mutate_ir,
     mutate_ir_more,

@@ -590,3 +590,28 @@ def _(c):
     else:
         raise AssertionError("saved to 3")
     ig.save(ig.load(_relu()), None)
+
+
+_EXIT_SCRIPT = """
+import numpy as np, onnx, itergraph as ig
+m = onnx.load_model_from_string(bytes.fromhex({hex!r}))
+for _ in range(4):
+    ig.load(m).run({{"M": np.array(3), "cond": np.array(True),
+                     "x0": np.ones(2, np.float32)}})
+"""
+
+
+@case("api/script_ending_while_a_compile_runs_valid", Ok(), isolate=True, timeout=60)
+def _(c):
+    # found while probing: a script that ran a loop on the default engine and ended while
+    # its background JAX compile ran aborted ("terminate called ...", exit status 134) in
+    # most runs; the interpreter now lets that compile finish
+    import subprocess
+    import sys
+
+    m = loop_model()
+    script = _EXIT_SCRIPT.format(hex=m.SerializeToString().hex())
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           timeout=50)
+        assert r.returncode == 0, (r.returncode, r.stderr[-300:])

@@ -514,3 +514,144 @@ def _(c):
     # AttributeError; an enum attribute now stays a member of its enum
     net = _net()
     net.add_unary(_x(net), trt.UnaryOperation.NEG).op = np.int64(2**62)
+
+
+# -- what TensorRT's bindings and build refuse (hostile input, round three) ----------------------
+
+def _conditional(false_shape, condition=None):
+    """``y = -x if c else x[:2, :2]`` over ``x`` [2, 3]; `condition` a constant, or an input
+    ``c`` when None."""
+    net = _net()
+    x = net.add_input("x", trt.float32, (2, 3))
+    c = net.add_input("c", trt.bool, ()) if condition is None else _const(net, condition)
+    cond = net.add_if_conditional()
+    cond.name = "pick"
+    cond.set_condition(c)
+    xin = cond.add_input(x).get_output(0)
+    neg = net.add_unary(xin, trt.UnaryOperation.NEG).get_output(0)
+    part = net.add_slice(xin, (0, 0), false_shape, (1, 1)).get_output(0)
+    out = cond.add_output(neg, part)
+    out.name = "pick_out"
+    out.get_output(0).name = "y"
+    net.mark_output(out.get_output(0))
+    return net
+
+
+@case("network/conditional_branch_outputs_of_other_shapes",
+      Raises(ModelError, "conditional 'pick'", "same shape", "(2, 3)", "(2, 2)"))
+def _(c):
+    # TensorRT: "IIfConditionalOutputLayer inputs must have the same shape"; accepted before
+    _conditional((2, 2))
+
+
+@case("network/conditional_branch_outputs_of_other_shapes_constant_condition_valid", Ok())
+def _(c):
+    # a build-time constant condition: only the branch taken counts (TensorRT's If reference)
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for cv, want in ((True, -xv), (False, xv[:2, :2])):
+        got = ig.load(_conditional((2, 2), np.array(cv))).run({"x": xv})["y"]
+        assert_close(got, want)
+
+
+@case("network/attribute_a_layer_does_not_have", Raises(ModelError, "Unary layer", "'axis'"))
+def _(c):
+    # TensorRT's bindings raise AttributeError for an attribute an object does not define
+    # (it was stored and ignored); the error is an AttributeError and a ModelError
+    net = _net()
+    layer = net.add_unary(_x(net), trt.UnaryOperation.NEG)
+    for obj, key in ((layer.get_output(0), "axes"), (net.add_loop(), "shape"), (net, "axis"),
+                     (net.add_if_conditional(), "reverse")):
+        try:
+            setattr(obj, key, 1)
+        except AttributeError:
+            continue
+        raise AssertionError(f"{obj!r}.{key} was accepted")
+    layer.axis = 1
+
+
+@case("network/cast_to_int4", Raises(ModelError, "Cast layer", "INT4"))
+def _(c):
+    # TensorRT's cast layer has no INT4 (nor FP8, FP4): it wrapped, where INT8 saturates
+    net = _net()
+    net.add_cast(_x(net), trt.int4)
+
+
+@case("network/identity_output_type_int8", Raises(ModelError, "Identity layer", "INT8"))
+def _(c):
+    # IIdentityLayer converts FLOAT to UINT8, INT32 or BOOL only; INT8 was ignored
+    net = _net()
+    layer = net.add_identity(_x(net))
+    layer.set_output_type(0, trt.int8)
+    net.mark_output(layer.get_output(0))
+    ig.load(net)
+
+
+@case("network/output_binding_int8_over_a_float_layer", Raises(ModelError, "'y'", "INT8",
+                                                                "FLOAT"))
+def _(c):
+    # TensorRT 10 refuses an output type incompatible with its layer's (it wrapped 300 to 44)
+    net = _net()
+    y = net.add_identity(_x(net)).get_output(0)
+    y.name = "y"
+    net.mark_output(y)
+    y.dtype = trt.int8
+    ig.load(net)
+
+
+@case("network/identity_output_type_int32_and_uint8_valid", Ok(), backends=BOTH)
+def _(c):
+    # TensorRT's operator reference: identity with output type INT32 gives [1.1, 2.4, 3.7 ...]
+    # as [1, 2, 3 ...] (the tensor stays FLOAT); to UINT8 as its cast layer (260.0 -> 4)
+    xv = np.array([1.1, 2.4, 3.7, 9.9, -0.5, 260.0], np.float32)
+    for to, want in ((trt.int32, np.trunc(xv)), (trt.uint8, [1, 2, 3, 9, 0, 4])):
+        net = _net()
+        layer = net.add_identity(net.add_input("x", trt.float32, (6,)))
+        layer.set_output_type(0, to)
+        net.mark_output(layer.get_output(0))
+        got = ig.load(net).run({"x": xv}, backend=c.backend)
+        assert_close(next(iter(got.values())), np.asarray(want, np.float32))
+
+
+@case("network/convolution_stride_and_kernel_of_zero",
+      Raises(ModelError, "Convolution layer", "stride_nd", "(0, 1)"))
+def _(c):
+    # a stride of 0 was a raw ZeroDivisionError reading the output's shape, a kernel of
+    # (0, 0) a raw AttributeError when the network was built
+    net = _net()
+    x = net.add_input("x", trt.float32, (1, 1, 2, 3))
+    zero = net.add_convolution_nd(x, 1, (0, 0), np.ones(0, np.float32), None)
+    net.mark_output(zero.get_output(0))
+    try:
+        ig.load(net)
+    except ModelError as e:
+        assert "window (0, 0)" in str(e), e
+    else:
+        raise AssertionError("a kernel of (0, 0) was accepted")
+    net.unmark_output(zero.get_output(0))
+    conv = net.add_convolution_nd(x, 1, (1, 1), np.ones(1, np.float32), None)
+    conv.stride_nd = (0, 1)
+    net.mark_output(conv.get_output(0))
+    ig.load(net)
+
+
+@case("network/linspace_fill_of_2e40_elements", Raises(ExecutionError, "Fill"), backends=BOTH,
+      isolate=True)
+def _(c):
+    # a static LINSPACE was folded while the network was built: a raw MemoryError
+    net = _net()
+    net.mark_output(net.add_fill((2**40,), trt.FillOperation.LINSPACE).get_output(0))
+    ig.load(net).run({}, backend=c.backend)
+
+
+@case("network/lrn_window_of_zero", Raises(ModelError, "LRN layer", "window_size 0"))
+def _(c):
+    # a raw ZeroDivisionError when the network was built; TensorRT's window is odd, 1 to 15
+    net = _net()
+    x = net.add_input("x", trt.float32, (1, 1, 2, 3))
+    try:
+        net.add_lrn(x, 3, 1.0, 0.0, 1.0)
+    except ModelError as e:
+        assert "beta" in str(e), e
+    else:
+        raise AssertionError("a beta of 0 was accepted (TensorRT: 0.01 to 1e5)")
+    net.mark_output(net.add_lrn(x, 0, 1.0, 1.0, 1.0).get_output(0))

@@ -3309,3 +3309,213 @@ def _(c):
               [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
     ort_refuses(m, {"x": X})
     ig.load(m)
+
+
+@case("onnx/constant_of_shape_past_int64_bytes_from_a_shape", Raises(
+    ExecutionError, "ConstantOfShape node 'fill'"), backends=BOTH, isolate=True)
+def _(c):
+    # a fuzzer finding (`torch/gru_packed_bidirectional_op23|tensor_values|13616354`, `--seed
+    # 20027`): a GRU's initial state of shape [2, batch, 2**63 - 1]; XLA aborted the process
+    # ("overflow in static extent product") where NumPy refused it
+    big = np.array([2**63 - 1], np.int64)
+    nodes = [h.make_node("Shape", ["x"], ["s"], start=0, end=1),
+             h.make_node("Concat", ["s", "big"], ["shape"], axis=0),
+             h.make_node("ConstantOfShape", ["shape"], ["y"], name="fill")]
+    m = model(nodes, [vi("x", F, ["B", 3])], [vi("y", F, None)], [const("big", big)], opset=17)
+    feeds = {"x": np.ones((3, 3), np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+# -- found by probing sizes, pads and indices of -1, 0 and past an axis (hostile input, round
+#    three); ONNX Runtime refuses each, and so do both backends now
+
+def _one(op, x, inits=(), ins=None, **attrs):
+    """``y = op(x, *inits)``, the node named 'n'; `ins` overrides the input names."""
+    names = ins or ["x"] + [n for n, _ in inits]
+    return model([h.make_node(op, names, ["y"], name="n", **attrs)], [vi("x", F, list(x.shape))],
+                 [vi("y", F, None)], [const(n, v) for n, v in inits])
+
+
+def _refused_by_ort_and_run(c, m, x):
+    ort_refuses(m, {"x": x})
+    ig_run(c, m, {"x": x})
+
+
+@case("onnx/split_with_a_negative_size", Raises(ExecutionError, "Split node 'n'", "negative"),
+      backends=BOTH)
+def _(c):
+    # split sizes [6, -2] add up to the axis length: both backends split (ONNX Runtime: "All
+    # values must be >= 0")
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("Split", ["x", "s"], ["y", "z"], name="n")], [vi("x", F, [4])],
+              [vi("y", F, None), vi("z", F, None)], [const("s", np.array([6, -2], np.int64))])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/window_attributes_not_positive", Raises(ModelError, "AveragePool node 'n'", "pads"),
+      backends=BOTH)
+def _(c):
+    # an AveragePool pad of -1 made XLA abort the process; a kernel, stride or dilation of 0
+    # failed with a wrapped ZeroDivisionError or IndexError. ONNX's shape inference (and ONNX
+    # Runtime) refuses them at load, as the reader does now
+    x = np.ones((1, 1, 2, 2), np.float32)
+    for op, attrs, word in (("MaxPool", {"kernel_shape": [0, 1]}, "kernel_shape"),
+                            ("MaxPool", {"kernel_shape": [1, 1], "strides": [0, 1]}, "strides"),
+                            ("LpPool", {"kernel_shape": [1, 1], "dilations": [1, 0]},
+                             "dilations")):
+        try:
+            ig_run(c, _one(op, x, **attrs), {"x": x})
+        except ModelError as e:
+            assert f"{op} node 'n'" in str(e) and word in str(e), e
+        else:
+            raise AssertionError(f"{op} {attrs} ran")
+    m = _one("AveragePool", x, kernel_shape=[1, 1], pads=[-1, 0, 0, 0])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/pad_cropping_more_than_the_axis", Raises(ExecutionError, "Pad node 'n'", "(-3, -3)"),
+      backends=BOTH)
+def _(c):
+    # NumPy refused pads of (-3, -3) on 4 elements; JAX returned an empty tensor
+    x = np.arange(4, dtype=np.float32)
+    _refused_by_ort_and_run(c, _one("Pad", x, [("p", np.array([-3, -3], np.int64))]), x)
+
+
+@case("onnx/resize_to_a_size_of_zero", Raises(ExecutionError, "Resize node 'n'", "[1, 1, 0, 2]"),
+      backends=BOTH)
+def _(c):
+    # both backends returned the input unchanged (ONNX Runtime: "Scale value should be
+    # greater than 0")
+    x = np.ones((1, 1, 2, 2), np.float32)
+    m = _one("Resize", x, [("sz", np.array([1, 1, 0, 2], np.int64))], ins=["x", "", "", "sz"])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/instance_normalization_of_rank_1", Raises(
+    ExecutionError, "InstanceNormalization node 'n'", "rank 1"), backends=BOTH)
+def _(c):
+    # NumPy gave shape (4,), JAX (1, 4); ONNX Runtime: "number of dimensions is less than 3"
+    x = np.ones(4, np.float32)
+    m = _one("InstanceNormalization", x, [("s", np.ones(4, np.float32)),
+                                          ("b", np.ones(4, np.float32))])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reverse_sequence_length_past_the_time_axis",
+      Raises(ExecutionError, "ReverseSequence node 'n'", "[0, 2]"), backends=BOTH)
+def _(c):
+    # NumPy (onnx.reference) ran a length of 5 over 2 steps, JAX refused it
+    x = np.ones((2, 2), np.float32)
+    m = _one("ReverseSequence", x, [("l", np.array([5, 1], np.int64))], batch_axis=1,
+             time_axis=0)
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reverse_sequence_valid", Ok(), backends=BOTH)
+def _(c):
+    for ba, ta, shape, lens in ((1, 0, (4, 3), [4, 0, 2]), (0, 1, (3, 4), [1, 4, 3])):
+        x = np.arange(12, dtype=np.float32).reshape(shape)
+        m = _one("ReverseSequence", x, [("l", np.array(lens, np.int64))], batch_axis=ba,
+                 time_axis=ta)
+        assert_close(ig_run(c, m, {"x": x})["y"], run_ort(m, {"x": x})["y"])
+
+
+@case("onnx/gather_elements_index_below_minus_the_axis",
+      Raises(ExecutionError, "GatherElements node 'n'", "-5"), backends=BOTH)
+def _(c):
+    # NumPy wrapped -5 twice (to the last element), JAX refused it
+    x = np.arange(4, dtype=np.float32)
+    _refused_by_ort_and_run(c, _one("GatherElements", x, [("i", np.array([-5], np.int64))]), x)
+
+
+@case("onnx/add_of_a_sequence", Raises(ModelError, "Add node 'n'", "'s'", "sequence"))
+def _(c):
+    # a SequenceConstruct's output (no declared type) fed to Add: both backends stacked the
+    # sequence and added; ONNX Runtime refuses the type "seq(tensor(float))" at load
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+               h.make_node("Add", ["s", "x"], ["y"], name="n")], [vi("x", F, [4])],
+              [vi("y", F, None)])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/split_to_sequence_with_a_negative_size",
+      Raises(ExecutionError, "SplitToSequence node 'n'", "negative"), backends=BOTH)
+def _(c):
+    x = np.arange(4, dtype=np.float32)
+    m = model([h.make_node("SplitToSequence", ["x", "s"], ["q"], name="n"),
+               h.make_node("SequenceLength", ["q"], ["y"])], [vi("x", F, [4])],
+              [vi("y", I64, None)], [const("s", np.array([6, -2], np.int64))])
+    _refused_by_ort_and_run(c, m, x)
+
+
+@case("onnx/reduce_axes_repeated_a_million_times_valid", Ok(), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`hf/phi_ts14|attr_huge|1306446072`, `--seed 20027`): a ReduceMean's
+    # axes attribute of 1,000,000 copies of -1 ran for minutes (each call normalised every
+    # entry); ONNX Runtime reduces over the set of axes ([0, 0] is [0]), as both backends do
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    small = _one("ReduceL2", x, [("a", np.array([0, 0, -2], np.int64))], keepdims=0)
+    small.opset_import[0].version = 18
+    assert_close(ig_run(c, small, {"x": x})["y"], run_ort(small, {"x": x})["y"])
+    m = model([h.make_node("ReduceMean", ["x"], ["y"], name="n", axes=[-1] * 1_000_000)],
+              [vi("x", F, [2, 3])], [vi("y", F, None)], opset=13)
+    start = time.monotonic()
+    assert_close(ig_run(c, m, {"x": x})["y"], x.mean(axis=-1, keepdims=True))
+    assert time.monotonic() - start < 15, "a million repeated axes are slow"
+
+
+@case("onnx/embed_layer_normalization_mask_of_another_batch",
+      Raises(ExecutionError, "EmbedLayerNormalization node 'n'", "mask"), backends=BOTH)
+def _(c):
+    # a fuzzer finding (`ort-fused/bert_ort|feed_shape|1357105547`, `--seed 20028`): ids of
+    # batch 1 with a mask of batch 2 ran (the IR written from it gave batch 2); ONNX Runtime:
+    # "Input 0 and 7 (mask) shall have same shape"
+    emb = np.arange(12, dtype=np.float32).reshape(3, 4)
+    node = h.make_node("EmbedLayerNormalization",
+                       ["ids", "", "word", "pos", "", "gamma", "beta", "mask"], ["y", "mi"],
+                       name="n", domain="com.microsoft")
+    m = h.make_model(h.make_graph(
+        [node], "g", [vi("ids", I32, [None, 2]), vi("mask", I32, [None, 2])],
+        [vi("y", F, None), vi("mi", I32, None)],
+        [const("word", emb), const("pos", emb), const("gamma", np.ones(4, np.float32)),
+         const("beta", np.zeros(4, np.float32))]),
+        opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    feeds = {"ids": np.ones((1, 2), np.int32), "mask": np.ones((2, 2), np.int32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/tree_ensemble_node_lists_of_other_lengths",
+      Raises(ModelError, "TreeEnsembleRegressor node 'n'", "nodes_truenodeids 100000"))
+def _(c):
+    # a fuzzer finding (`sklearn-unseen/decision_tree_classifier|attr_huge|500390341`,
+    # `--seed 20029`): nodes_truenodeids of a million entries for 11 nodes ran for minutes
+    # (the reference walked them); ONNX Runtime refuses lists of other lengths at load
+    tree = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 0, 0],
+                nodes_values=[0.5, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+                nodes_truenodeids=[1] * 100_000, nodes_falsenodeids=[2, 0, 0],
+                target_treeids=[0, 0], target_nodeids=[1, 2], target_ids=[0, 0],
+                target_weights=[1.0, 2.0], n_targets=1)
+    node = h.make_node("TreeEnsembleRegressor", ["x"], ["y"], name="n", domain="ai.onnx.ml",
+                       **tree)
+    m = h.make_model(h.make_graph([node], "g", [vi("x", F, [2, 1])], [vi("y", F, None)]),
+                     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)])
+    feeds = {"x": np.array([[0.2], [0.9]], np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)
+
+
+@case("onnx/graph_input_declared_a_map_over_an_initializer",
+      Raises(ModelError, "input 'w'", "map(int64, tensor(float))"))
+def _(c):
+    # the peer check of `--seed 20028` (`value_kind` on a loop body's initializer input): an
+    # input that is also an initializer declared a map ran; ONNX Runtime refuses it at load
+    w = h.make_value_info("w", h.make_map_type_proto(TensorProto.INT64,
+                                                       h.make_tensor_type_proto(F, [2])))
+    m = model([h.make_node("Add", ["x", "w"], ["y"], name="n")], [vi("x", F, [2]), w],
+              [vi("y", F, None)], [const("w", np.ones(2, np.float32))])
+    feeds = {"x": np.ones(2, np.float32)}
+    ort_refuses(m, feeds)
+    ig_run(c, m, feeds)

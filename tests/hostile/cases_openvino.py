@@ -1066,3 +1066,71 @@ def _(c):
     assert "<dim></dim>" in xml
     ov_refuses(xml, None, [X, X])
     ig_read_ov(c, xml)
+
+
+# -- found by probing window sizes, strides and pads of 0 and -1 (hostile input, round three)
+
+def _one_layer(c, make, name: str, old: str, new: str) -> tuple[str, bytes]:
+    """An IR of one layer over x [1, 1, 4, 4] (`make(x)`), `old` replaced by `new` in it."""
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    x = ops.parameter([1, 1, 4, 4], np.float32, name="x")
+    xml, w = _saved(c, ov.Model([make(ops, x)], [x], "m"), name)
+    assert old in xml, (old, xml)
+    return xml.replace(old, new, 1), w
+
+
+@case("ov/pool_and_convolution_strides_of_zero", Raises(ModelError, "'conv'", "strides [0, 1]"))
+def _(c):
+    # a raw ZeroDivisionError from the reader (a stride of 0 for an AvgPool or MaxPool); OpenVINO
+    # refuses windows, strides and dilations below 1
+    x = np.ones((1, 1, 4, 4), np.float32)
+    xml, w = _one_layer(c, lambda ops, v: ops.avg_pool(v, [1, 1], [0, 0], [0, 0], [1, 1], True,
+                                                       name="pool"),
+                        "pool", 'strides="1, 1"', 'strides="0, 1"')
+    ov_refuses(xml, w, [x])
+    try:
+        _run(c, xml, w, {"x": x})
+    except ModelError as e:
+        assert "'pool'" in str(e) and "strides" in str(e), e
+    else:
+        raise AssertionError("a pool stride of 0 was accepted")
+    xml, w = _one_layer(c, lambda ops, v: ops.convolution(
+        v, ops.constant(np.ones((1, 1, 1, 1), np.float32)), [1, 1], [0, 0], [0, 0], [1, 1],
+        name="conv"), "conv", 'strides="1, 1"', 'strides="0, 1"')
+    ov_refuses(xml, w, [x])
+    _run(c, xml, w, {"x": x})
+
+
+@case("ov/lrn_size_zero", Raises(ModelError, "'lrn'", "size 0"))
+def _(c):
+    # a raw ZeroDivisionError from the reader (alpha / size); ONNX's LRN size is at least 1
+    xml, w = _one_layer(c, lambda ops, v: ops.lrn(v, ops.constant(np.array([1], np.int64)),
+                                                  1e-4, 0.75, 1.0, 3, name="lrn"),
+                        "lrn", 'size="3"', 'size="0"')
+    _run(c, xml, w, {"x": np.ones((1, 1, 4, 4), np.float32)})
+
+
+@case("ov/pad12_cropping_past_the_axis", Raises(ModelError, "'pad'", "(-3, -3)"))
+def _(c):
+    # negative Pad-12 pads of (-3, -3) on 4 elements: both backends gave an empty axis (a
+    # Slice clamps); OpenVINO refuses it
+    x = np.ones((1, 1, 4, 4), np.float32)
+    xml, w = _one_layer(c, lambda ops, v: ops.pad(
+        v, ops.constant(np.array([0, 0, -3, 0], np.int64)),
+        ops.constant(np.array([0, 0, -3, 0], np.int64)), "constant", name="pad"),
+        "pad", 'name="pad"', 'name="pad"')
+    ov_refuses(xml, w, [x])
+    _run(c, xml, w, {"x": x})
+
+
+@case("ov/parameter_version_opset99", Raises(UnsupportedError, "layer 0 'x'", "opset99"))
+def _(c):
+    # the peer check of `--seed 20028` (`ir_version` on a loop body's Parameter): only the
+    # layers that become nodes had their version checked; OpenVINO refuses "unsupported
+    # opset: opset99" for any layer
+    xml = add_net().replace('name="x" type="Parameter" version="opset1"',
+                            'name="x" type="Parameter" version="opset99"', 1)
+    ov_refuses(xml, None, XY)
+    ig_read_ov(c, xml)

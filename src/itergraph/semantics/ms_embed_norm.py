@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, where
+from ..errors import ExecutionError, ModelError, where
 from ..ir.attributes import attr
 from .ms_transformer import SKIP_NORM_EPSILON, normalize, work_dtype
 
@@ -45,6 +45,10 @@ def embed_layer_norm(node, xp, ids, segment_ids, word, position, segment, gamma,
         raise ModelError(f"{where(node)}: input_ids must be 2-D (batch, sequence), got "
                          f"shape {tuple(ids.shape)}")
     batch, seq = ids.shape
+    for other, what in ((segment_ids, "segment_ids (input 1)"), (mask, "mask (input 7)")):
+        if other is not None and tuple(other.shape) != tuple(ids.shape):  # as ONNX Runtime
+            raise ExecutionError(f"{where(node)}: {what} has shape {tuple(other.shape)}; "
+                                 f"input_ids has {tuple(ids.shape)}, and they must be one")
     wd = work_dtype(word.dtype)
     if position_ids is None:
         position_ids = xp.arange(seq, dtype=np.int64).reshape(1, seq)

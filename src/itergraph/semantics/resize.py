@@ -121,8 +121,9 @@ def plan(node, a: Attrs, shape: tuple[int, ...], roi, scales, sizes) -> Plan | N
     factor = {}
     for k, ax in enumerate(axes):
         if sizes is not None:
-            if sizes[k] < 0:
-                raise ExecutionError(f"{where(node)}: sizes {sizes} holds a negative size")
+            if sizes[k] < 0 or (sizes[k] == 0 and shape[ax]):  # ONNX Runtime: a scale of 0
+                raise ExecutionError(f"{where(node)}: sizes {sizes} holds a size below 1 for "
+                                     f"axis {ax} of length {shape[ax]}")
             out[ax] = sizes[k]
             factor[ax] = sizes[k] / shape[ax] if shape[ax] else 1.0
         else:

@@ -20,13 +20,13 @@ element per iteration.
 from __future__ import annotations
 
 from ..errors import ModelError
-from .core import Layer, Tensor, checked_arguments
+from .core import FixedAttributes, Layer, Tensor, checked_arguments
 from .enums import LayerType, LoopOutput, TripLimit, check_enum
-from .shapes import merge, norm_axis
+from .shapes import merge, norm_axis, same_dims
 
 
 @checked_arguments
-class Loop:
+class Loop(FixedAttributes):
     """A loop of the network (TensorRT's ILoop). Create with ``network.add_loop()``."""
 
     def __init__(self, network, index: int):
@@ -37,6 +37,7 @@ class Loop:
         self.iterators: list[IteratorLayer] = []
         self.recurrences: list[RecurrenceLayer] = []
         self.outputs: list[LoopOutputLayer] = []
+        self._built = True
 
     def add_trip_limit(self, tensor: Tensor, kind: TripLimit) -> TripLimitLayer:
         layer = TripLimitLayer(self, tensor, kind)
@@ -189,7 +190,7 @@ class LoopOutputLayer(LoopBoundaryLayer):
 
 
 @checked_arguments
-class IfConditional:
+class IfConditional(FixedAttributes):
     """An if-then-else (TensorRT's IIfConditional). Create with ``network.add_if_conditional()``.
 
     ``output = true_subgraph(inputs) if condition else false_subgraph(inputs)``: the layers of
@@ -204,6 +205,7 @@ class IfConditional:
         self.condition: ConditionLayer | None = None
         self.inputs: list[IfConditionalInputLayer] = []
         self.outputs: list[IfConditionalOutputLayer] = []
+        self._built = True
 
     def set_condition(self, condition: Tensor) -> ConditionLayer:
         if self.condition is not None:
@@ -221,6 +223,12 @@ class IfConditional:
         layer = IfConditionalOutputLayer(self, true_subgraph_output, false_subgraph_output)
         self.outputs.append(layer)
         return self.network.add_layer(layer)
+
+    def constant_condition(self) -> bool | None:
+        """The condition's value when it is known at build time, else None."""
+        t = self.condition.inputs[0] if self.condition is not None else None
+        c = None if t is None else t.const_value()
+        return None if c is None or c.size != 1 else bool(c.reshape(()))
 
     def boundary_layers(self) -> list[Layer]:
         cond = [self.condition] if self.condition is not None else []
@@ -284,12 +292,24 @@ class IfConditionalOutputLayer(IfConditionalBoundaryLayer):
         super().__init__(cond, [t, f])
 
     def infer(self):
+        """TensorRT: the two outputs have one type and one shape, unless the condition is a
+        build-time constant (then only the branch taken counts). A dimension known only at
+        run time is not compared."""
         t, f = self.required_input(0), self.required_input(1)
         if t.compute_dtype != f.compute_dtype or len(t.shape) != len(f.shape):
             raise ModelError(
                 f"{self.what()}: the branch outputs differ in type or rank "
                 f"({t.compute_dtype.name}{tuple(t.shape)} vs "
                 f"{f.compute_dtype.name}{tuple(f.shape)})"
+            )
+        taken = self._conditional.constant_condition()
+        if taken is not None:
+            return [(t.compute_dtype, (t if taken else f).shape, None)]
+        if not same_dims(t.shape, f.shape):
+            raise ModelError(
+                f"{self.what()}: the branch outputs must have the same shape, got "
+                f"{tuple(t.shape)} (true branch, {t.name!r}) and {tuple(f.shape)} "
+                f"(false branch, {f.name!r})"
             )
         return [(t.compute_dtype, merge(t.shape, f.shape), None)]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import AttributeSetError, ModelError
 from .dims import MAX_DIMS, Dims
 from .enums import (
     DataType,
@@ -67,7 +67,37 @@ TYPE_NAMES = {
 FLOATS = (DataType.FLOAT, DataType.HALF, DataType.BF16, DataType.FP8)
 
 
-class Tensor:
+def settable(obj, key: str) -> bool:
+    """May `key` be set on `obj` (a built binding object)? Its own attributes and properties
+    (a read-only one then refuses), and private names (the emulator's bookkeeping)."""
+    return (key.startswith("_") or key in obj.__dict__ or key == "__class__"
+            or isinstance(getattr(type(obj), key, None), property))
+
+
+def set_attribute(obj, key: str, value) -> None:
+    """``obj.key = value`` as TensorRT's bindings do it: an attribute the object does not
+    have, or a read-only one, is an `AttributeSetError` (an AttributeError) naming the object
+    (``obj.what()``)."""
+    if obj.__dict__.get("_built") and not settable(obj, key):
+        raise AttributeSetError(f"{obj.what()} has no attribute '{key}'")
+    try:
+        object.__setattr__(obj, key, value)
+    except AttributeError as e:  # a property without a setter (TensorRT: read-only)
+        raise AttributeSetError(f"{obj.what()}: '{key}' cannot be set ({e})") from None
+
+
+class FixedAttributes:
+    """A binding object whose attributes are fixed once built (``self._built = True`` at the
+    end of ``__init__``): see `set_attribute`."""
+
+    def __setattr__(self, key: str, value) -> None:
+        set_attribute(self, key, value)
+
+    def what(self) -> str:
+        return type(self).__name__
+
+
+class Tensor(FixedAttributes):
     """A tensor of the network (TensorRT's ITensor). `name` is settable."""
 
     def __init__(self, network: NetworkBase, name: str, producer: Layer | None = None,
@@ -84,6 +114,10 @@ class Tensor:
         self.location = TensorLocation.DEVICE
         self.broadcast_across_batch = False
         self.dynamic_range = None
+        self._built = True
+
+    def what(self) -> str:
+        return f"tensor '{self.name}'"
 
     # -- TensorRT's ITensor surface -------------------------------------------------------
     @property
@@ -301,9 +335,7 @@ class Layer(ABC):
         if isinstance(old, TrtEnum | TrtIntEnum):  # an operation, a mode: stays one
             value = check_enum(type(old), value, f"{self.what()}: '{key}'")
         try:
-            object.__setattr__(self, key, value)
-        except AttributeError as e:  # a property without a setter (TensorRT: read-only)
-            raise ModelError(f"{self.what()}: '{key}' cannot be set ({e})") from None
+            set_attribute(self, key, value)
         except (TypeError, ValueError, OverflowError) as e:  # a setter's conversion
             raise ModelError(f"{self.what()}: bad value for '{key}': {value!r:.80} "
                              f"({type(e).__name__}: {e})") from None
@@ -424,7 +456,7 @@ class Layer(ABC):
         self._refreshing = True
         try:
             infos = self.infer()
-        except (ValueError, TypeError, OverflowError) as e:  # an attribute set to a bad value
+        except (ValueError, TypeError, ArithmeticError) as e:  # an attribute's bad value
             raise ModelError(f"{self.what()}: {type(e).__name__}: {e}") from None
         finally:
             self._refreshing = False
@@ -483,7 +515,7 @@ class LayerView(Layer):
 LayerView.__name__ = LayerView.__qualname__ = "ILayer"
 
 
-class NetworkBase:
+class NetworkBase(FixedAttributes):
     """What tensors and layers see of the network that holds them: its layers, inputs and
     outputs, and an edit counter (`version`) that invalidates their cached inference.
     `Network` (:mod:`.network`) adds TensorRT's ``add_*`` API on top.
@@ -499,6 +531,9 @@ class NetworkBase:
 
     def touch(self) -> None:
         self.version += 1
+
+    def what(self) -> str:
+        return f"network '{getattr(self, 'name', '')}'"
 
     def strongly_typed(self) -> bool:
         return False
@@ -518,6 +553,7 @@ class NetworkBase:
         layer upstream at each addition made building a chain quadratic)."""
         self.layers.append(layer)
         object.__setattr__(layer, "_added", True)
+        object.__setattr__(layer, "_built", True)  # no new attributes from now on
         if layer.changes_others:
             self.touch()
         try:

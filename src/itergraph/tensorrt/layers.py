@@ -386,10 +386,50 @@ class IdentityLayer(Layer):
 
     def infer(self):
         x = self.required_input(0)
-        return [(x.compute_dtype, x.shape, x.const_value())]
+        to = self.output_types.get(0)
+        if to is not None and not identity_converts(x.compute_dtype, to):
+            raise ModelError(
+                f"{self.what()}: an identity layer does not convert {x.compute_dtype.name} to "
+                f"{to.name} (set_output_type); TensorRT's identity converts between FLOAT, "
+                "HALF, INT32 and BOOL, and from FLOAT or HALF to UINT8 and back; use a cast "
+                "layer")
+        const = x.const_value() if to is None or to in _FLOATS else None
+        return [(x.compute_dtype, x.shape, const)]
 
     def lower(self, em):
-        return em.node("Identity", [em.value(self.inputs[0])])
+        """An output type set to an integer or BOOL converts to it (floats to UINT8 as a cast
+        layer does), and back to the tensor's type; a floating one is `lower_layer`'s."""
+        x = em.value(self.inputs[0])
+        to, dt = self.output_types.get(0), self.inputs[0].compute_dtype
+        if to is None or to in _FLOATS or to == dt:
+            return em.node("Identity", [x])
+        return em.node("Cast", [convert(em, x, dt, to)], {"to": ONNX_TYPE[dt]})
+
+
+#: the types TensorRT's cast layer converts between (its operator reference's T1 and T2)
+CAST_TYPES = (DataType.BOOL, DataType.UINT8, DataType.INT8, DataType.INT32, DataType.INT64,
+              DataType.HALF, DataType.BF16, DataType.FLOAT)
+_IDENTITY_GROUP = (DataType.FLOAT, DataType.HALF, DataType.INT32, DataType.BOOL)
+
+
+def identity_converts(a: DataType, b: DataType) -> bool:
+    """The conversions TensorRT's identity layer makes (IIdentityLayer: between FLOAT, HALF,
+    INT32 and BOOL; FLOAT or HALF to UINT8 and back)."""
+    halfs = (DataType.FLOAT, DataType.HALF)
+    return a == b or (a in _IDENTITY_GROUP and b in _IDENTITY_GROUP) or (
+        a in halfs and b is DataType.UINT8) or (a is DataType.UINT8 and b in halfs)
+
+
+def convert(em, x, dt: DataType, to: DataType):
+    """The IR value `x` of type `dt` converted to `to` as TensorRT converts: floats to INT8
+    saturate; floats to UINT8 make negatives 0 and keep the low 8 bits of larger values (its
+    logged cast of 260.0 is 4); the rest as ONNX's Cast."""
+    if dt in _FLOATS and to is DataType.INT8:
+        x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
+    elif dt in _FLOATS and to is DataType.UINT8:
+        x = em.node("Cast", [em.node("Relu", [x])], {"to": ONNX_TYPE[DataType.INT64]})
+        x = em.node("Mod", [x, em.scalar(256, DataType.INT64)])
+    return em.node("Cast", [x], {"to": ONNX_TYPE[to]})
 
 
 class CastLayer(Layer):
@@ -401,24 +441,24 @@ class CastLayer(Layer):
         self.to_type = as_dtype(to_type)
 
     def infer(self):
+        """Types outside `CAST_TYPES` (INT4, FP8, FP4, E8M0) are refused, as TensorRT's cast
+        layer has none of them; a constant is folded unless it is a float made INT8 or UINT8
+        (`convert` gives those at run time)."""
         x = self.required_input(0)
         to = as_dtype(self.to_type)
+        for dt, role in ((x.compute_dtype, "from"), (to, "to")):
+            if dt not in CAST_TYPES:
+                raise ModelError(
+                    f"{self.what()}: a cast layer does not convert {role} {dt.name}; it "
+                    "converts between " + ", ".join(t.name for t in CAST_TYPES))
         c = x.const_value()
+        if x.compute_dtype in _FLOATS and to in (DataType.INT8, DataType.UINT8):
+            c = None
         return [(to, x.shape, None if c is None else _fold(to, c))]
 
     def lower(self, em):
-        """Floats to INT8 saturate; to UINT8 as TensorRT's cast does (see below)."""
-        x = em.value(self.inputs[0])
-        to = self.to_type
-        dt = self.inputs[0].compute_dtype
-        if dt in _FLOATS and to is DataType.INT8:
-            x = em.node("Clip", [x, em.scalar(-128, dt), em.scalar(127, dt)])
-        elif dt in _FLOATS and to is DataType.UINT8:
-            # TensorRT: negatives become 0, larger values keep their low 8 bits (its logged
-            # cast of 260.0 is 4)
-            x = em.node("Cast", [em.node("Relu", [x])], {"to": ONNX_TYPE[DataType.INT64]})
-            x = em.node("Mod", [x, em.scalar(256, DataType.INT64)])
-        return em.node("Cast", [x], {"to": ONNX_TYPE[to]})
+        return convert(em, em.value(self.inputs[0]), self.inputs[0].compute_dtype,
+                       as_dtype(self.to_type))
 
 
 class SelectLayer(Layer):

@@ -228,6 +228,10 @@ class _Spatial(Layer):
         for name in ("_stride_nd", "_pre_padding", "_post_padding"):
             if len(getattr(self, name)) != k:
                 raise ModelError(f"{self.what()}: {name[1:]} must have {k} entries")
+        for name, dims in (("stride_nd", self._stride_nd), ("window", self._window()),
+                           ("dilation_nd", getattr(self, "_dilation_nd", (1,) * k))):
+            if any(d < 1 for d in dims):
+                raise ModelError(f"{self.what()}: {name} {tuple(dims)} must be positive")
         return x
 
     def _out_dims(self, x, dilation=None, transposed=False) -> list[int]:
@@ -402,8 +406,13 @@ class PoolingLayer(_Spatial):
                                em.node("Mul", [avg, em.scalar(f, dt)])])
 
 
+#: TensorRT's ILRNLayer ranges (its window size: odd, from 1 to 15)
+_LRN_RANGES = (("alpha", -1e20, 1e20), ("beta", 0.01, 1e5), ("k", 1e-5, 1e10))
+
+
 class LRNLayer(Layer):
-    """ONNX LRN across channels (axis 1): `window_size`, `alpha`, `beta`, `k`."""
+    """ONNX LRN across channels (axis 1): `window_size` (odd, 1 to 15), `alpha`, `beta`,
+    `k`."""
 
     _type = LayerType.LRN
 
@@ -415,6 +424,13 @@ class LRNLayer(Layer):
         x = self.required_input(0)
         if x.compute_dtype not in FLOATS or len(x.shape) < 3:
             raise ModelError(f"{self.what()}: needs a float input of rank >= 3")
+        n = int(self.window_size)
+        if not (1 <= n <= 15 and n % 2):
+            raise ModelError(f"{self.what()}: window_size {n} must be odd, from 1 to 15")
+        for name, lo, hi in _LRN_RANGES:
+            v = float(getattr(self, name))
+            if not lo <= v <= hi:
+                raise ModelError(f"{self.what()}: {name} {v} must lie in [{lo:g}, {hi:g}]")
         return [(x.compute_dtype, x.shape, None)]
 
     def lower(self, em):

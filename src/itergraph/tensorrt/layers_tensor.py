@@ -24,8 +24,13 @@ from .enums import (
     check_enum,
     to_numpy,
 )
+from .shapes import volume
 
 _INDEX = (DataType.INT32, DataType.INT64)
+
+
+#: the most elements a static LINSPACE fill is folded into at build time
+_FOLD_MAX = 1 << 16
 
 
 class FillLayer(Layer):
@@ -142,7 +147,8 @@ class FillLayer(Layer):
             raise ModelError(f"{self.what()}: random fills make FLOAT or HALF, not {to.name}")
         shape = self._out_shape()
         const = None
-        if self._op is FillOperation.LINSPACE and -1 not in shape and a is None:
+        if self._op is FillOperation.LINSPACE and -1 not in shape and a is None \
+                and volume(shape) <= _FOLD_MAX:  # a larger one is computed when run
             beta = self._static_beta(len(shape))
             grids = np.indices(shape) if shape else np.zeros((0,))
             val = np.full(shape, self._alpha_value())

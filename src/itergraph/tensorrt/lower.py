@@ -108,6 +108,7 @@ def lower_layer(layer, em: Emitter) -> None:
     outputs (an assertion) leaves a check token in ``em.checks``.
     """
     em.prefix = layer.name
+    layer.refresh()  # a layer left invalid after creation names its error before lowering
     saved = {}
     p = layer.precision if layer.precision_is_set else None
     if p is not None and p in FLOATS:

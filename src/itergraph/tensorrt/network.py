@@ -96,6 +96,7 @@ class Network(NetworkBase):
         self._refittable: set[str] = set()
         self.profiles: list = []  # set when a builder call checks them against the network
         self.error_recorder = None
+        self._built = True
 
     def _layer(self, cls, *inputs: Tensor, args=()) -> Layer:
         for i, t in enumerate(inputs):

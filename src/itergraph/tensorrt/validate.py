@@ -48,6 +48,7 @@ def validate(network, an: Analysis) -> None:
             raise ModelError(f"network output '{t.name}' ({tensor_desc(t)}) has the name of a "
                              "network input")
         names[t.name] = t
+        _check_binding_type(t)
         s = an.tensor_scope(t)
         if s is not None:
             raise ModelError(
@@ -55,6 +56,22 @@ def validate(network, an: Analysis) -> None:
                 "leaves a loop only through a loop output layer (a conditional: through an "
                 "output layer)"
             )
+
+
+def _check_binding_type(t: Tensor) -> None:
+    """TensorRT 10: the type set on a network output (``ITensor.dtype``) must be compatible
+    with its layer's output type (``set_output_type``, else the type computed): the same, or
+    both FLOAT or HALF; another conversion needs a cast layer."""
+    p = t.producer
+    if t.out_type is None or p is None:
+        return
+    made = p.output_types.get(p.outputs.index(t), t.compute_dtype)
+    halfs = (DataType.FLOAT, DataType.HALF)
+    if t.out_type != made and not (t.out_type in halfs and made in halfs):
+        raise ModelError(
+            f"network output '{t.name}': its type is set to {t.out_type.name} but "
+            f"{p.what()} makes {made.name}; TensorRT converts an output binding between FLOAT "
+            "and HALF only (use a cast layer, or set_output_type)")
 
 
 def _outside(an: Analysis, s, layer, t: Tensor, role: str) -> None:

@@ -1,4 +1,4 @@
-"""Index arithmetic of ONNX Slice and Split, shared by both backends."""
+"""Index arithmetic of ONNX Slice, Split and Pad, shared by both backends."""
 
 from __future__ import annotations
 
@@ -19,11 +19,21 @@ def split_sizes(node, dim: int, split, n: int) -> list[int]:
     sizes = [int(s) for s in split]
     if len(sizes) != n:
         raise ExecutionError(f"{where(node)}: {len(sizes)} split sizes for {n} outputs")
+    if any(s < 0 for s in sizes):  # ONNX Runtime: "All values must be >= 0"
+        raise ExecutionError(f"{where(node)}: split sizes {sizes} include a negative size")
     if sum(sizes) != dim:
         raise ExecutionError(
             f"{where(node)}: split sizes {sizes} do not add up to the axis length {dim}"
         )
     return sizes
+
+
+def check_pad_crop(node, dim: int, begin: int, end: int) -> None:
+    """Negative pads crop an axis; cropping more than its `dim` elements is an error (ONNX
+    Runtime refuses it)."""
+    if dim - max(0, -begin) - max(0, -end) < 0:
+        raise ExecutionError(f"{where(node)}: pads ({begin}, {end}) remove more than the "
+                             f"{dim} elements of an axis")
 
 
 def slice_of(start: int, end: int, step: int, dim: int) -> slice:

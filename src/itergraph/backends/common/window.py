@@ -28,6 +28,14 @@ def check_window_attributes(node, n: int) -> None:
         raise ExecutionError(f"{where(node)}: {why}")
 
 
+def check_instance_rank(node, rank: int) -> None:
+    """InstanceNormalization normalizes each (N, C) entry over the spatial axes: an input of
+    rank below 3 has none (ONNX Runtime: "number of dimensions is less than 3")."""
+    if rank < 3:
+        raise ExecutionError(f"{where(node)}: input 0 has rank {rank}; instance normalization "
+                             "needs (N, C, D1, ...), rank 3 or more")
+
+
 def window_pads(node, size, kernel_shape, strides, dil) -> tuple[list[int], list[int]]:
     """(pads_begin, pads_end) of the spatial axes of `size` under the node's ``auto_pad`` /
     ``pads`` attributes."""

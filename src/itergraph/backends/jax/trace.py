@@ -11,6 +11,7 @@ is one.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from .context import FOLD_MAX_ELEMENTS, CannotLower, NeedsDriver, OpContext, Sco
 from .table import Rule, lookup
 
 MAX_RANK = 64  # NumPy's (and ONNX Runtime's) limit on an array's dimensions
+MAX_BYTES = np.iinfo(np.intp).max  # NumPy's limit on an array's size in bytes
 
 
 def eval_graph(tc: TraceContext, graph: Graph, scope: Scope, outputs: list[Value]) -> list[Any]:
@@ -62,10 +64,22 @@ def eval_node(tc: TraceContext, node: Node, scope: Scope) -> None:
     if len(results) != len(outs):
         raise CannotLower(node, f"lowering produced {len(results)} values for {len(outs)} outputs")
     for v, x in zip(outs, results):
-        if getattr(x, "ndim", 0) > MAX_RANK:  # XLA computes it, NumPy cannot hold the result
-            raise ExecutionError(f"{where(node)}: output '{v.name}' would have rank {x.ndim}; "
-                                 f"an array has at most {MAX_RANK} dimensions")
+        _check_array(node, v, x)
         scope.bind(v, x)
+
+
+def _check_array(node: Node, v: Value, x) -> None:
+    """An output NumPy could not hold: a rank above 64 (XLA computes it), or more bytes than
+    an array can address (XLA aborts the process on such a shape when compiling)."""
+    if getattr(x, "ndim", 0) > MAX_RANK:
+        raise ExecutionError(f"{where(node)}: output '{v.name}' would have rank {x.ndim}; "
+                             f"an array has at most {MAX_RANK} dimensions")
+    shape = getattr(x, "shape", ())
+    if all(isinstance(d, int) for d in shape):
+        size = math.prod(shape) * np.dtype(getattr(x, "dtype", np.uint8)).itemsize
+        if size > MAX_BYTES:
+            raise ExecutionError(f"{where(node)}: output '{v.name}' would have shape "
+                                 f"{tuple(shape)}, more bytes than an array can hold")
 
 
 def _guard(node: Node, fn) -> list:

@@ -294,8 +294,13 @@ class Reader:
 
 def _check_initializer_declared(graph: str, v: Value, declared) -> None:
     """A graph input that is also an initializer (a default a feed may override) declared of
-    another element type than the initializer holds: ONNX Runtime refuses it at load."""
-    if not isinstance(declared, TensorType) or declared.dtype is None:
+    another element type than the initializer holds, or declared a sequence, optional or map
+    (an initializer is a tensor): ONNX Runtime refuses both at load."""
+    if declared is not None and not isinstance(declared, TensorType):
+        raise ModelError(f"graph '{graph}': input '{v.name}' is declared "
+                         f"{type_string(declared) or type(declared).__name__} but its "
+                         f"initializer holds {type_string(v.type)}")
+    if declared is None or declared.dtype is None:
         return
     if v.type.dtype is not None and declared.dtype != v.type.dtype:
         raise ModelError(f"graph '{graph}': input '{v.name}' is declared "

@@ -34,6 +34,7 @@ from ...ir.traits import Trait, ops_with, traits
 from ...ir.types import MapType, OptionalType, SequenceType, TensorType
 from ...semantics.recurrent import DEFAULT_ACTIVATIONS, activation_count_error
 from ...semantics.window import window_attribute_error
+from .tree_attributes import check_tree_attributes
 from .types import dtype_from_onnx, dtype_to_onnx, type_from_onnx
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -73,6 +74,7 @@ def check_node(p: onnx.NodeProto, version: int, inputs: list[Value | None],
     value's) and a Cast's (its ``to``), so that a type error further on (in a loop body, or
     wherever ONNX shape inference gives up) is still seen."""
     if p.domain == "ai.onnx.ml":
+        check_tree_attributes(p, _where(p))
         _check_ml_types(p, version, inputs, outputs)
         return
     if p.domain not in _DEFAULT_DOMAINS:
@@ -442,12 +444,12 @@ def _check_window_attributes(p, inputs: list[Value | None], what: str) -> None:
     and ``pads`` (two) of the length input 0's rank needs, where the rank is known: ONNX
     Runtime refuses another length at load ("Attribute dilations has incorrect size")."""
     rank = _rank_of(inputs[0]) if inputs else None
-    if rank is None or rank < 2:
-        return
+    spatial = None if rank is None or rank < 2 else rank - 2
     why = window_attribute_error({a.name: a.ints for a in p.attribute
-                                  if a.type == AttributeProto.INTS}, rank - 2)
+                                  if a.type == AttributeProto.INTS}, spatial)
     if why is not None:
-        raise ModelError(f"{what}: {why} (input 0 has rank {rank})")
+        raise ModelError(f"{what}: {why}" + ("" if spatial is None else
+                                             f" (input 0 has rank {rank})"))
 
 
 def _check_reduction_axes_input(p, inputs: list[Value | None], what: str) -> None:
@@ -637,10 +639,11 @@ def _check_types(schema, inputs: list[Value | None], what: str,
         else:
             break  # arity was checked: cannot happen
         ts = type_string(v.type)
-        if ts is None:
-            continue
         param = formal.type_str
         allowed = constraints.get(param, {param})
+        if ts is None:
+            _check_kind(v, allowed, i, formal.name, what)
+            continue
         if check_allowed and ts not in allowed:
             raise ModelError(f"{what}: input {i} ('{formal.name}', value '{v.name}') is {ts}; "
                              f"{_allowed(allowed)} {'is' if len(allowed) == 1 else 'are'} "
@@ -656,6 +659,34 @@ def _check_types(schema, inputs: list[Value | None], what: str,
                              f"but input {first[1]} is {first[0]}; both have type {param}, "
                              "which must be one type")
     return bound
+
+
+def _kind(type_strings) -> str | None:
+    """"tensor" or "seq" when every type string is of that kind, else None."""
+    kinds = {t.split("(")[0] for t in type_strings}
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"tensor", "seq"} else None
+
+
+def _check_kind(v: Value, allowed: set[str], i: int, formal: str, what: str) -> None:
+    """A value of unknown type whose producer's schema gives only sequences (or only
+    tensors), read where only the other kind is allowed (a sequence fed to ``Add``: ONNX
+    Runtime refuses its type)."""
+    p = v.producer
+    if p is None or p.domain not in ("", "ai.onnx") or p.version is None:
+        return
+    try:
+        schema = onnx.defs.get_schema(p.op_type, p.version, "")
+        k = next(j for j, o in enumerate(p.outputs) if o is v)
+        out = schema.outputs[min(k, len(schema.outputs) - 1)]
+    except (onnx.defs.SchemaError, StopIteration, IndexError):
+        return
+    made = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}.get(
+        out.type_str, [out.type_str])
+    have, want = _kind(made), _kind(allowed)
+    if have and want and have != want:
+        raise ModelError(f"{what}: input {i} ('{formal}', value '{v.name}') is a "
+                         f"{'sequence' if have == 'seq' else 'tensor'} ({p.op_type} makes it); "
+                         f"{'sequences' if want == 'seq' else 'tensors'} only are allowed there")
 
 
 def _allowed(allowed: set[str]) -> str:

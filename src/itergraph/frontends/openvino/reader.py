@@ -148,6 +148,7 @@ class Reader:
         for layer in net.order():
             ins = [values[s] for s in net.sources[layer.id]]
             t = layer.type
+            self._known_opset(layer)
             if t == "Parameter":
                 v = self._parameter(layer)
                 graph.inputs.append(v)
@@ -271,10 +272,15 @@ class Reader:
                                    node.outputs)
         return outs
 
-    def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
+    @staticmethod
+    def _known_opset(layer: Layer) -> None:
+        """Every layer's version (Parameter, Const and Result too) is an opset OpenVINO has."""
         if layer.opset is not None and layer.opset > MAX_OPSET:
             raise UnsupportedError(f"{layer.where()}: OpenVINO has no {layer.version} (this "
                                    f"reader knows opset1 to opset{MAX_OPSET})")
+
+    def _translate_layer(self, b: Builder, layer: Layer, ins: list[Value]) -> list[Value]:
+        self._known_opset(layer)
         opset = layer.opset
         fn = IMPORTERS.lookup(layer.type, opset) if opset is not None else None
         if fn is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...common.window import check_window_attributes, window_counts
+from ...common.window import check_instance_rank, check_window_attributes, window_counts
 from ..channels_last import form, from_last, to_last
 from ..table import lowering, refused
 from ._util import astype, attr_ints, attr_or_default, attr_str, norm_axis, precision
@@ -435,6 +435,7 @@ def _batch_norm(cx, x, scale, b, mean, var, *rest):
 
 @lowering("InstanceNormalization", since=1)
 def _instance_norm(cx, x, scale, b):
+    check_instance_rank(cx.node, x.ndim)
     xp = cx.xp
     eps = float(attr_or_default(cx.node, "epsilon"))
     axes = tuple(range(2, x.ndim))

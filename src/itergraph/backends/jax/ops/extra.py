@@ -11,6 +11,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ...common.nd_index import index_depth
+from ...common.slicing import check_pad_crop
 from ..table import lowering
 from ._util import astype, attr, attr_or_default, attr_str, norm_axis, np_dtype
 from .indexing import nd_indices
@@ -29,7 +30,8 @@ def _pad(cx, x, pads: list[int], mode: str, value, axes: list[int] | None):
     before, after = [0] * r, [0] * r
     for k, a in enumerate(axes):
         before[a], after[a] = pads[k], pads[k + len(axes)]
-    # negative pads crop
+    for a, (b, e) in enumerate(zip(before, after)):  # negative pads crop
+        check_pad_crop(cx.node, x.shape[a], b, e)
     idx = tuple(slice(max(-b, 0), x.shape[a] - max(-e, 0)) for a, (b, e) in
                 enumerate(zip(before, after)))
     x = x[idx]

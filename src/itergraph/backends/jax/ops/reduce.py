@@ -14,7 +14,7 @@ import numpy as np
 from ....errors import ModelError
 from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
-from ...common.reduce import extreme_identity
+from ...common.reduce import extreme_identity, reduction_axes
 from ..table import lowering
 from ._util import astype, attr, attr_or_default, norm_axis
 
@@ -85,7 +85,7 @@ _IMPLS = {
 
 
 def _run(cx, impl, x, axes, kd):
-    ax = None if axes is None else tuple(norm_axis(cx, a, x.ndim) for a in axes)
+    ax = None if axes is None else reduction_axes(cx.node, axes, x.ndim)
     return astype(cx, impl(cx, x, ax, kd), x.dtype)
 
 

@@ -204,6 +204,11 @@ def _gather_elements(node, ctx):
 
     def fn(data, indices):
         a = axis + data.ndim if axis < 0 else axis
+        dim = data.shape[a] if 0 <= a < data.ndim else 0
+        bad = indices[(indices < -dim) | (indices >= dim)] if indices.size else indices
+        if bad.size:
+            raise ExecutionError(f"{where(node)}: index {int(bad.reshape(-1)[0])} is out of "
+                                 f"range for axis {axis} of shape {list(data.shape)}")
         idx = np.where(indices < 0, indices + data.shape[a], indices)
         try:
             return np.take_along_axis(data, idx, axis=a)
@@ -243,6 +248,11 @@ def _scatter_elements(node, axis: int, reduction: str):
 
     def fn(data, indices, updates):
         a = axis + data.ndim if axis < 0 else axis
+        dim = data.shape[a] if 0 <= a < data.ndim else 0
+        bad = indices[(indices < -dim) | (indices >= dim)] if indices.size else indices
+        if bad.size:
+            raise ExecutionError(f"{where(node)}: index {int(bad.reshape(-1)[0])} is out of "
+                                 f"range for axis {axis} of shape {list(data.shape)}")
         idx = np.where(indices < 0, indices + data.shape[a], indices).astype(np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= data.shape[a]):
             raise ExecutionError(f"{where(node)}: index out of range for axis of {data.shape[a]}")
@@ -335,5 +345,37 @@ def _one_hot(node, ctx):
             [n if i == ax else 1 for i in range(rank)])
         flat = values.reshape(-1)
         return asarray(np.where(hot, flat[1], flat[0]).astype(values.dtype, copy=False))
+
+    return fn
+
+
+# ----------------------------------------------------------------------------- ReverseSequence
+
+
+@kernel("ReverseSequence", since=10)
+def _reverse_sequence(node, ctx):
+    """Each batch entry's first ``sequence_lens[b]`` steps along ``time_axis`` reversed, the
+    rest kept; a length outside ``[0, steps]`` is an `ExecutionError`, as in ONNX Runtime
+    (`onnx.reference` read past the axis). The axes are 0 and 1, one each (checked at load)."""
+    batch_axis = int(attr_or_default(node, "batch_axis"))
+    time_axis = int(attr_or_default(node, "time_axis"))
+
+    def fn(x, lens):
+        steps = x.shape[time_axis]
+        n = lens.astype(np.int64).reshape(-1)
+        if n.size != x.shape[batch_axis]:
+            raise ExecutionError(f"{where(node)}: {n.size} sequence_lens for a batch of "
+                                 f"{x.shape[batch_axis]}")
+        if n.size and (n.min() < 0 or n.max() > steps):
+            raise ExecutionError(f"{where(node)}: sequence_lens must lie in [0, {steps}] (the "
+                                 "length of the time axis)")
+        shape = [1] * x.ndim
+        shape[time_axis] = steps
+        t = np.arange(steps, dtype=np.int64).reshape(shape)
+        shape = [1] * x.ndim
+        shape[batch_axis] = -1
+        n = n.reshape(shape)
+        idx = np.broadcast_to(np.where(t < n, n - 1 - t, t), x.shape)
+        return np.take_along_axis(x, idx, axis=time_axis)
 
     return fn

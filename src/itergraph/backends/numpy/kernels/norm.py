@@ -39,6 +39,7 @@ import numpy as np
 from ....errors import ExecutionError, where
 from ....ir.attributes import attr_or_default, const_input, np_dtype
 from ...common.precision import work_dtype
+from ...common.window import check_instance_rank
 from . import kernel
 
 # ----------------------------------------------------------------------------- BatchNorm
@@ -122,6 +123,7 @@ def _instance_norm(node, ctx):
     eps = float(attr_or_default(node, "epsilon"))
 
     def fn(x, scale, bias):
+        check_instance_rank(node, x.ndim)
         wd = work_dtype(x.dtype)
         axes = tuple(range(2, x.ndim))
         shape = (-1,) + (1,) * (x.ndim - 2)

@@ -29,6 +29,7 @@ import numpy as np
 
 from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr_str, const_input
+from ...common.slicing import check_pad_crop
 from . import kernel
 
 _MAX_PLANS = 64  # geometries kept per node (shapes rarely vary; a bound all the same)
@@ -64,9 +65,7 @@ class _Plan:
         for a, (d, b, e) in enumerate(zip(shape, before, after)):
             cut_b, cut_e = max(0, -b), max(0, -e)
             kept = d - cut_b - cut_e
-            if kept < 0:
-                raise ExecutionError(f"{where(node)}: pads ({b}, {e}) remove more than the "
-                                     f"{d} elements of an axis")
+            check_pad_crop(node, d, b, e)
             add_b, add_e = max(0, b), max(0, e)
             src.append(slice(cut_b, d - cut_e))
             dst.append(slice(add_b, add_b + kept))

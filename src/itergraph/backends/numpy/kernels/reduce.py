@@ -16,7 +16,7 @@ from ....errors import ExecutionError, ModelError, where
 from ....ir.attributes import attr_or_default, const_input
 from ....ir.canonical import not_canonical
 from ...common.nan_arg import nan_arg
-from ...common.reduce import extreme_identity
+from ...common.reduce import extreme_identity, reduction_axes
 from . import kernel
 
 # ----------------------------------------------------------------------------- implementations
@@ -95,6 +95,7 @@ def _finish(r, dtype):
 
 def _checked(node, impl):
     def run(x, ax, kd):
+        ax = None if ax is None else reduction_axes(node, ax, x.ndim)
         try:
             return _finish(impl(x, ax, kd), x.dtype)
         except (ValueError, np.exceptions.AxisError) as e:
@@ -114,7 +115,7 @@ def _input_form(impl):
         run = _checked(node, impl)
         const = const_input(node, 1)
         if const is not None:
-            ax = tuple(const.reshape(-1).tolist()) or None
+            ax = tuple(dict.fromkeys(const.reshape(-1).tolist())) or None  # each once
             if ax is None and noop:
                 return lambda x, axes=None: x
             return lambda x, axes=None: run(x, ax, kd)

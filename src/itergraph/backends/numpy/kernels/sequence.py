@@ -12,6 +12,7 @@ import numpy as np
 
 from ....errors import ExecutionError, where
 from ....ir.attributes import attr, attr_or_default
+from ...common.slicing import split_sizes
 from . import kernel
 
 # ----------------------------------------------------------------------------- sequences
@@ -99,11 +100,7 @@ def _split_to_sequence(node, ctx):
             if dim % size:
                 lengths.append(dim % size)
         else:
-            lengths = [int(s) for s in split]
-            if sum(lengths) != dim:
-                raise ExecutionError(
-                    f"{where(node)}: split lengths {lengths} do not add up to {dim}"
-                )
+            lengths = split_sizes(node, dim, split.reshape(-1), split.size)
         out = []
         pos = 0
         for n in lengths:

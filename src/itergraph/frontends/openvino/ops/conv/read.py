@@ -92,6 +92,10 @@ class Geometry:
         self.n, self.kernel = n, kernel
         self.strides = _ints(layer, "strides", n, 1)
         self.dilations = _ints(layer, "dilations", n, 1) if dilated else [1] * n
+        for name, v in (("kernel", kernel), ("strides", self.strides),
+                        ("dilations", self.dilations)):
+            if any(d < 1 for d in v):  # OpenVINO refuses them ("std::none_of(strides...")
+                raise ModelError(f"{layer.where()}: {name} {list(v)} must be positive")
         self.mode = auto_pad(layer)
         if self.mode == "NOTSET":
             self.begin = _ints(layer, "pads_begin", n, 0)

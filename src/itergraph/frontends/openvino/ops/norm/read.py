@@ -116,6 +116,8 @@ def _lrn(b: Builder, layer: Layer, x):
     if any(not 0 <= a < r for a in axes):
         raise ModelError(f"{layer.where()}: LRN axes out of range for rank {r}")
     size = layer.int_attr("size", required=True)
+    if size < 1:
+        raise ModelError(f"{layer.where()}: LRN size {size} must be at least 1")
     alpha, beta = layer.float_attr("alpha", 1e-4), layer.float_attr("beta", 0.75)
     bias = layer.float_attr("bias", 1.0)
     dt = out_dtype(layer, x)

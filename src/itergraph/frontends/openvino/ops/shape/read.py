@@ -416,6 +416,9 @@ def _pad(b: Builder, layer: Layer, x):
             for i in axes:
                 dims[i] = (dims[i] + min(int(lo[i]), 0) + min(int(hi[i]), 0)
                            if isinstance(dims[i], int) else None)
+                if dims[i] is not None and dims[i] < 0:  # OpenVINO refuses it
+                    raise ModelError(f"{layer.where()}: pads ({int(lo[i])}, {int(hi[i])}) "
+                                     f"remove more than the {shape[i]} elements of axis {i}")
             data.type = TensorType(dt, tuple(dims))
         x = [data, b.i64(np.maximum(lo, 0)), b.i64(np.maximum(hi, 0)), *x[3:]]
     if mode == "symmetric":
