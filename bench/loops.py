@@ -43,11 +43,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 def configure_threads(n: int) -> None:
     """Fix the thread count of NumPy's BLAS and XLA's CPU backend; must run before imports.
 
-    With one thread the process is also pinned to one core (of those it may use): XLA's CPU
-    client sizes the pool its library kernels (YNNPACK's products and reductions) run on from
-    the cores the process may use, whatever its flags say, so on two cores a "one-thread"
+    With one thread, XLA's CPU client is also made while the process may use only one core:
+    the client sizes the pool its library kernels (YNNPACK's products and reductions) run on
+    from the cores the process may use, whatever its flags say, so on two cores a "one-thread"
     JAX engine ran its work on two worker threads (magika: 85 + 86 ticks of CPU time on
-    them, 15 on the calling thread, over 200 calls) while ONNX Runtime used one."""
+    them, 15 on the calling thread, over 200 calls) while ONNX Runtime used one. The pool's
+    thread keeps that one core; the process gets all its cores back at once, since
+    OpenVINO's CPU plugin crashes on some models (ISTFT, a Loop reading its iteration
+    number) in a process that may use only one core of several."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
         os.environ[var] = str(n)
@@ -58,11 +61,19 @@ def configure_threads(n: int) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if n == 1 and hasattr(os, "sched_setaffinity"):
         usable = os.sched_getaffinity(0)
-        _PINNED_FROM.append(len(usable))
         os.sched_setaffinity(0, {min(usable)})
+        try:
+            import jax
+
+            jax.devices("cpu")
+            _ONE_CORE_POOL.append(True)
+        except Exception:  # noqa: BLE001 - no JAX here: nothing to size
+            pass
+        finally:
+            os.sched_setaffinity(0, usable)
 
 
-_PINNED_FROM: list[int] = []  # how many cores the process had before `configure_threads`
+_ONE_CORE_POOL: list[bool] = []  # whether XLA's pool was made on one core
 
 
 # ----------------------------------------------------------------------------- machine
@@ -77,15 +88,14 @@ def machine_lines(threads: int, load_before: float | None) -> list[str]:
                 break
     except OSError:
         pass
-    cores = _PINNED_FROM[0] if _PINNED_FROM else len(os.sched_getaffinity(0)) \
-        if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     versions = {"python": platform.python_version()}
     for mod in ("numpy", "onnx", "onnxruntime", "openvino", "jax"):
         try:
             versions[mod] = __import__(mod).__version__
         except Exception:
             versions[mod] = "not installed"
-    pinned = " (the process pinned to one core)" if _PINNED_FROM else ""
+    pinned = " (XLA's worker pool made on one core)" if _ONE_CORE_POOL else ""
     lines = [f"CPU: {cpu}, {cores} cores available, threads per engine: {threads}{pinned}",
              "versions: " + ", ".join(f"{k} {v}" for k, v in versions.items())]
     lines.append(f"itergraph-jax device: {jax_device()}")

@@ -36,25 +36,6 @@ if "ITERGRAPH_JAX_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _xla_cache, ignore_errors=True)
 
 
-def _pin_test_worker() -> None:
-    """Under pytest-xdist with no more workers than cores, each worker keeps to a core of its
-    own, and so do the processes it starts. The libraries size their thread pools from the
-    cores a process may use (XLA's CPU client runs its library kernels on such a pool whatever
-    its flags say; ONNX Runtime and OpenVINO by default too): unpinned, every worker's pools
-    spread over every core and the workers' threads contend for them (measured: 6% more CPU
-    time on a JAX-heavy file on two cores)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
-    if not worker.startswith("gw") or not hasattr(os, "sched_setaffinity"):
-        return
-    cores = sorted(os.sched_getaffinity(0))
-    if 1 < count <= len(cores):
-        os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
-
-
-_pin_test_worker()
-
-
 def pytest_terminal_summary(terminalreporter):
     """After a run that included the real-world corpus, list the stages it skips and why
     (``tests/realworld/skips.json``; each must still end in `UnsupportedError`)."""
