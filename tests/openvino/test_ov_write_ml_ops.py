@@ -405,5 +405,5 @@ def test_tree_lists_of_other_lengths_are_refused(tmp_path):
                        target_nodeids=[n for _, n in leaves], target_ids=[0] * len(leaves),
                        target_weights=[1.0] * len(leaves), name="short", **a)
     m = _model([node], T.FLOAT, [None, 4], [_out("Y", T.FLOAT, [None, 1])])
-    with pytest.raises(ig.ModelError, match="node 'short'.*differ in length"):
+    with pytest.raises(ig.ModelError, match="node 'short'.*must have one length.*nodes_values"):
         ig.load(m).save(tmp_path / "m.xml")

@@ -125,10 +125,10 @@ def test_nms_threshold_given_at_run_time_suppresses_only_above_it(tmp_path):
 @pytest.mark.parametrize("what", ["dropout", "float8", "antialias", "align_corners",
                                   "half_pixel_symmetric", "grid_sample_3d"])
 def test_refused_where_openvino_cannot_compute_it(what, tmp_path):
-    """Dropout in training mode draws random masks; OpenVINO's Convert to float8 rounds
-    twice (through float16) and does not saturate; its antialiased Interpolate weighs other
-    taps than ONNX's Resize when downscaling, and its align_corners divides by the output
-    length where ONNX divides by the unrounded ``length * scale``."""
+    """Dropout in training mode draws random masks; OpenVINO's Convert from float32 to
+    float8 rounds twice (through float16) and does not saturate; its antialiased Interpolate
+    weighs other taps than ONNX's Resize when downscaling, and its align_corners divides by
+    the output length where ONNX divides by the unrounded ``length * scale``."""
     if what == "grid_sample_3d":
         node = h.make_node("GridSample", ["x", "g"], ["y"])
         m = _model(node, [h.make_tensor_value_info("x", F, [1, 1, 2, 2, 2]),
@@ -182,3 +182,25 @@ def test_float_floor_modulo_by_infinity(tmp_path):
     xml = tmp_path / "m.xml"
     ig.load(m).save(xml)
     np.testing.assert_array_equal(run_ov(xml, {"x": x, "y": y})[0], want)
+
+
+@pytest.mark.parametrize("to", [T.FLOAT8E4M3FN, T.FLOAT8E5M2], ids=["e4m3fn", "e5m2"])
+def test_saturating_cast_from_half_to_float8(to, tmp_path):
+    """From float16, a saturating Cast to float8 is written as Clamp then Convert: one
+    rounding to nearest even (ties included) and values past the range, infinities too,
+    saturated, as ONNX Runtime computes it (the float8 values cast back to float16 to be
+    compared)."""
+    import ml_dtypes
+
+    top = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn if to == T.FLOAT8E4M3FN
+                                else ml_dtypes.float8_e5m2).max)
+    grid = np.linspace(-1.5 * top, 1.5 * top, 4001)
+    ties = np.array([-52, -50, 9, 11, 13, 17, 19, 0.0078125 * 3, top + 1, top * 4])
+    with np.errstate(over="ignore"):  # past float16's range: infinities, saturated too
+        x = np.concatenate([grid, ties, [np.inf, -np.inf, 0.0, -0.0]]).astype(np.float16)
+    nodes = [h.make_node("Cast", ["x"], ["q"], to=to),
+             h.make_node("Cast", ["q"], ["y"], to=T.FLOAT16)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT16, [x.size])],
+                     [h.make_tensor_value_info("y", T.FLOAT16, [x.size])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    _agree(m, {"x": x}, tmp_path, atol=0, oracle="ort")

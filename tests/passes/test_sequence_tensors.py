@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 from onnx import helper as h
 
-from itergraph.passes.sequence_tensors import (
-    sequence_tensors,
-    sequence_tensors_unconditional,
-)
+from itergraph.passes.sequence_tensors import sequence_tensors
+from itergraph.passes.sequence_tensors_unconditional import sequence_tensors_unconditional
 from onnx_builders import I64, B, F, body, model, vi
 from passutil import assert_like_ort_everywhere, assert_same_outputs, load, ops, rng, transformed
 

@@ -79,7 +79,8 @@ from .passthrough_condition import passthrough_condition
 from .precompute_sliced import precompute_sliced
 from .ragged_scan_joins import ragged_scan_joins
 from .sequence_scan_outputs import sequence_scan_outputs
-from .sequence_tensors import sequence_tensors, sequence_tensors_unconditional
+from .sequence_tensors import sequence_tensors
+from .sequence_tensors_unconditional import sequence_tensors_unconditional
 from .split_sequence_reads import split_sequence_reads
 from .static_sequences import static_sequences
 

@@ -75,8 +75,6 @@ class SequenceTensors(Pass):
 
 
 sequence_tensors = SequenceTensors()
-#: the form a compiler (XLA) takes: appends at every iteration only (`through_if` off)
-sequence_tensors_unconditional = SequenceTensors(through_if=False)
 
 
 def _passes_if(comp: dict) -> bool:

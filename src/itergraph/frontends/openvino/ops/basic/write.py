@@ -21,6 +21,7 @@ ONNX semantics kept where OpenVINO's op differs:
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from onnx import TensorProto
 
@@ -259,6 +260,8 @@ def _dtype_from_onnx(node: Node, code) -> DataType:
 #: or inf of what ONNX saturates; float8_e8m0 comes out as uint8)
 _NARROW_FLOATS = {DataType.FLOAT8E4M3FN, DataType.FLOAT8E5M2, DataType.FLOAT4E2M1,
                   DataType.FLOAT8E8M0}
+_SATURABLE_F8 = {DataType.FLOAT8E4M3FN: ml_dtypes.finfo(ml_dtypes.float8_e4m3fn),
+                 DataType.FLOAT8E5M2: ml_dtypes.finfo(ml_dtypes.float8_e5m2)}
 
 
 def _narrowing(node: Node, src: DataType | None, dst: DataType | None) -> None:
@@ -268,9 +271,26 @@ def _narrowing(node: Node, src: DataType | None, dst: DataType | None) -> None:
                                "saturates as ONNX does")
 
 
+def _saturated_from_half(w: NetWriter, node: Node, x: Out, dst: DataType) -> Out | None:
+    """A saturating Cast from float16 to float8 E4M3FN or E5M2 as Clamp to the finite range,
+    then Convert: from float16 OpenVINO's Convert rounds once, to nearest even (the double
+    rounding is float32's, through float16), and the Clamp saturates as ONNX does (an
+    OpenVINO FakeConvert read in is such a cast). None where this form does not hold."""
+    if x.dtype != DataType.FLOAT16 or dst not in _SATURABLE_F8 or \
+            not int(attr_or_default(node, "saturate")):
+        return None
+    top = float(_SATURABLE_F8[dst].max)
+    x = w.one("Clamp", V1, [x], {"min": -top, "max": top}, dtype=x.dtype, shape=x.shape)
+    return w.one("Convert", V1, [x], {"destination_type": to_element_type(dst, where(node))},
+                 dtype=dst, shape=x.shape)
+
+
 @exporter("Cast", since=1)
 def _cast(w: NetWriter, node: Node, ins):
     dt = _dtype_from_onnx(node, node.attrs.get("to"))
+    done = _saturated_from_half(w, node, ins[0], dt)
+    if done is not None:
+        return done
     _narrowing(node, ins[0].dtype, dt)
     return w.one("Convert", V1, ins[:1], {"destination_type": to_element_type(dt, where(node))},
                  dtype=dt, shape=ins[0].shape)
