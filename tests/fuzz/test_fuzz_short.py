@@ -94,8 +94,8 @@ def test_short_campaign_has_no_findings(tmp_path):
 #: findings of the short campaign not fixed yet, each with what is known (README.md lists them)
 OPEN = {
     # initializers of -1e30 in a causal decoder layer: float32 overflows; the ONNX model's
-    # LayerNormalization output stays finite on NumPy, the IR written from it (attention and
-    # LayerNormalization as their function bodies) gives NaN there
+    # LayerNormalization output stays finite on NumPy, the IR written from it gives NaN there
+    # (LayerNormalization written as ONNX's function body, whose E[x^2] - E[x]^2 is inf - inf)
     "torch-models/causal_decoder_dynamo_op23|tensor_values|1355407686": "finding 68, open",
 }
 
