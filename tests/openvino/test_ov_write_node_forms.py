@@ -204,3 +204,22 @@ def test_saturating_cast_from_half_to_float8(to, tmp_path):
                      [h.make_tensor_value_info("y", T.FLOAT16, [x.size])])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
     _agree(m, {"x": x}, tmp_path, atol=0, oracle="ort")
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_layer_normalization_past_float32s_range(axis, tmp_path):
+    """LayerNormalization as ONNX Runtime computes it, the deviations first: rows whose
+    variance overflows float32 give the bias (ONNX's function body, ``E[x^2] - E[x]^2``,
+    gives NaN there), ordinary rows the normalized values; the mean and inverse standard
+    deviation outputs too."""
+    x = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    x[0, 1] = [1e30, -1e30, 3e30, 0.5, 2e31, -7e30]
+    shape = [4, 6] if axis == 1 else [6]
+    node = h.make_node("LayerNormalization", ["x", "s", "b"], ["y", "m", "r"], axis=axis)
+    m = _model(node, [h.make_tensor_value_info("x", F, [3, 4, 6])],
+               [h.make_tensor_value_info("y", F, [3, 4, 6])] +
+               [h.make_tensor_value_info(n, F, [3, 1, 1] if axis == 1 else [3, 4, 1])
+                for n in ("m", "r")],
+               [h.make_tensor("s", F, shape, rng.standard_normal(shape)),
+                h.make_tensor("b", F, shape, rng.standard_normal(shape))], opset=17)
+    _agree(m, {"x": x}, tmp_path, atol=1e-5, oracle="ort")

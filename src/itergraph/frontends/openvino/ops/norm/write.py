@@ -6,7 +6,13 @@ and bias) is ``GroupNormalization-12``; opset 18's per-group scale and bias are 
 defines it: the mean and the population variance over every axis but the channel axis feed
 ``BatchNormInference``, and the optional outputs are the running statistics
 ``input * momentum + batch * (1 - momentum)``. The older training form (opset < 14, outputs
-that include the saved statistics) is refused."""
+that include the saved statistics) is refused.
+
+``LayerNormalization`` is written with the deviations first, as ONNX Runtime computes it:
+``d = x - mean``, ``inv = 1 / sqrt(mean(d * d) + epsilon)``, ``y = d * inv * scale + bias``
+over the axes from ``axis`` on, in the stash type. ONNX's own function body computes the
+variance as ``E[x^2] - E[x]^2``, which past float32's range is ``inf - inf``: NaN where
+ONNX Runtime gives the bias."""
 
 from __future__ import annotations
 
@@ -15,6 +21,8 @@ import numpy as np
 from .....errors import UnsupportedError, where
 from .....ir.attributes import attr_or_default
 from .....ir.graph import Node
+from .....ir.types import DataType
+from ...elements import to_element_type, to_numpy
 from ...export_table import exporter
 from ...net_writer import NetWriter, Out
 
@@ -74,3 +82,39 @@ def _running(w: NetWriter, old: Out, batch: Out, momentum: float) -> Out:
 
     return w.one("Add", "opset1", [scaled(old, momentum), scaled(batch, 1 - momentum)], _NUMPY,
                  dtype=old.dtype, shape=old.shape)
+
+
+def _convert(w: NetWriter, node: Node, x: Out, dt: DataType) -> Out:
+    if x.dtype == dt:
+        return x
+    return w.one("Convert", "opset1", [x], {"destination_type": to_element_type(dt, where(node))},
+                 dtype=dt, shape=x.shape)
+
+
+@exporter("LayerNormalization", since=17)
+def _layer_norm(w: NetWriter, node: Node, ins):
+    x = ins[0]
+    if x.shape is None:
+        raise UnsupportedError(f"{where(node)}: LayerNormalization is written for an input "
+                               "of known rank")
+    rank = len(x.shape)
+    axis = int(attr_or_default(node, "axis"))
+    axis = axis + rank if axis < 0 else axis
+    stash = DataType.from_onnx(int(attr_or_default(node, "stash_type")))
+    np_stash = to_numpy(stash)
+    axes = w.i64(list(range(axis, rank)))
+    xs = _convert(w, node, x, stash)
+    mean = w.one("ReduceMean", "opset1", [xs, axes], {"keep_dims": True}, dtype=stash)
+    d = w.one("Subtract", "opset1", [xs, mean], _NUMPY, dtype=stash, shape=x.shape)
+    sq = w.one("Multiply", "opset1", [d, d], _NUMPY, dtype=stash, shape=x.shape)
+    var = w.one("ReduceMean", "opset1", [sq, axes], {"keep_dims": True}, dtype=stash)
+    eps = w.const(np.array(float(attr_or_default(node, "epsilon")), np_stash))
+    std = w.one("Sqrt", "opset1", [w.one("Add", "opset1", [var, eps], _NUMPY, dtype=stash)],
+                dtype=stash)
+    inv = w.one("Divide", "opset1", [w.const(np.array(1, np_stash)), std], _NUMPY, dtype=stash)
+    y = _convert(w, node, w.one("Multiply", "opset1", [d, inv], _NUMPY, dtype=stash,
+                                shape=x.shape), x.dtype)
+    y = w.one("Multiply", "opset1", [y, ins[1]], _NUMPY, dtype=x.dtype, shape=x.shape)
+    if len(ins) > 2 and ins[2] is not None:
+        y = w.one("Add", "opset1", [y, ins[2]], _NUMPY, dtype=x.dtype, shape=x.shape)
+    return [y, mean, inv][:len(node.outputs)]
