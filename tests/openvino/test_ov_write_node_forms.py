@@ -211,10 +211,11 @@ def test_layer_normalization_past_float32s_range(axis, tmp_path):
     """LayerNormalization as ONNX Runtime computes it, the deviations first: rows whose
     variance overflows float32 give the bias (ONNX's function body, ``E[x^2] - E[x]^2``,
     gives NaN there), ordinary rows the normalized values; the mean and inverse standard
-    deviation outputs too."""
+    deviation outputs too. (An input whose rank only OpenVINO knows, in a lowered
+    generation loop's decoder, is in tests/generation/test_lower_generation.py.)"""
     x = rng.standard_normal((3, 4, 6)).astype(np.float32)
     x[0, 1] = [1e30, -1e30, 3e30, 0.5, 2e31, -7e30]
-    shape = [4, 6] if axis == 1 else [6]
+    shape = [6] if axis == -1 else [4, 6]
     node = h.make_node("LayerNormalization", ["x", "s", "b"], ["y", "m", "r"], axis=axis)
     m = _model(node, [h.make_tensor_value_info("x", F, [3, 4, 6])],
                [h.make_tensor_value_info("y", F, [3, 4, 6])] +

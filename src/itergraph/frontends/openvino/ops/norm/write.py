@@ -91,18 +91,30 @@ def _convert(w: NetWriter, node: Node, x: Out, dt: DataType) -> Out:
                  dtype=dt, shape=x.shape)
 
 
+def _axes_from(w: NetWriter, x: Out, axis: int) -> Out:
+    """The axes from `axis` (negative: from the end) to the last, as an i64 vector; where
+    only OpenVINO knows the rank, ``Range(start, rank)``, which it folds."""
+    if x.shape is not None:
+        rank = len(x.shape)
+        return w.i64(list(range(axis + rank if axis < 0 else axis, rank)))
+    i64 = {"output_type": "i64"}
+    rank = w.scalar(w.one("ShapeOf", "opset3", [w.one("ShapeOf", "opset3", [x], i64,
+                                                      dtype=DataType.INT64)],
+                          i64, dtype=DataType.INT64, shape=(1,)))
+    start = w.const(np.array(axis, np.int64))
+    if axis < 0:
+        start = w.one("Add", "opset1", [rank, start], _NUMPY, dtype=DataType.INT64, shape=())
+    return w.one("Range", "opset4", [start, rank, w.const(np.array(1, np.int64))], i64,
+                 dtype=DataType.INT64, shape=(None,))
+
+
 @exporter("LayerNormalization", since=17)
 def _layer_norm(w: NetWriter, node: Node, ins):
     x = ins[0]
-    if x.shape is None:
-        raise UnsupportedError(f"{where(node)}: LayerNormalization is written for an input "
-                               "of known rank")
-    rank = len(x.shape)
     axis = int(attr_or_default(node, "axis"))
-    axis = axis + rank if axis < 0 else axis
     stash = DataType.from_onnx(int(attr_or_default(node, "stash_type")))
     np_stash = to_numpy(stash)
-    axes = w.i64(list(range(axis, rank)))
+    axes = _axes_from(w, x, axis)
     xs = _convert(w, node, x, stash)
     mean = w.one("ReduceMean", "opset1", [xs, axes], {"keep_dims": True}, dtype=stash)
     d = w.one("Subtract", "opset1", [xs, mean], _NUMPY, dtype=stash, shape=x.shape)
