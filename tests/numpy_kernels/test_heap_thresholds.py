@@ -34,7 +34,8 @@ def faults(calls=20):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr(
     "CS_GNU_LIBC_VERSION") is None or os.environ.get(heap.ENV_DEFAULTS, "") not in ("", "0"),
-    reason="glibc's malloc, thresholds not left to glibc")
+    reason="the thresholds are set only under glibc's malloc, and not when "
+           "ITERGRAPH_MALLOC_DEFAULTS asks to leave glibc alone")
 def test_temporaries_stay_in_the_heap_once_a_plan_is_compiled():
     out = subprocess.run([sys.executable, "-c", PROBE + "print(faults())"], capture_output=True,
                          text=True, timeout=60, check=True)
